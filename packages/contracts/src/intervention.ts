@@ -1,0 +1,168 @@
+import { z } from 'zod';
+import { DateFilterSchema, DateTimeSchema, OpaqueIdSchema, UsdSchema, enumFilter, paginationShape } from './common.js';
+import { INTERVENTION_OUTCOMES, INTERVENTION_TYPES, InterventionOutcomeSchema, InterventionTypeSchema, RISK_LEVELS, RiskLevelSchema } from './enums.js';
+import { GuardrailContextSchema } from './guardrail.js';
+
+const Text = (max: number) => z.string().max(max);
+
+/** `{ suggested_rewrite: string | null }`. Source: platform-api.md (Intervention record). */
+export const RemediationPayloadSchema = z.strictObject({ suggested_rewrite: z.string().max(20_000).nullable() });
+
+/** Enrichment state of a record (issue 4); `pending` until the worker has run, `skipped` with no LLM key. */
+export const EnrichmentStatusSchema = z.enum(['pending', 'enriched', 'failed', 'skipped']);
+
+/**
+ * The intervention record as every read returns it. Money in USD; times ISO 8601 UTC.
+ * Source: platform-api.md (Intervention record).
+ */
+export const InterventionRecordSchema = z.object({
+  id: z.string(),
+  type: InterventionTypeSchema,
+  outcome: InterventionOutcomeSchema,
+  action_name: z.string(),
+  description: z.string().nullable(),
+  agent_id: z.string(),
+  run_id: z.string().nullable(),
+  policy_id: z.string().nullable(),
+  policy_name: z.string().nullable(),
+  risk_level: RiskLevelSchema.nullable(),
+  estimated_cost_usd: z.number().nullable(),
+  actual_cost_usd: z.number().nullable(),
+  cost_prevented_usd: z.number(),
+  blast_radius: z.string().nullable(),
+  reason: z.string().nullable(),
+  agent_intent: z.string().nullable(),
+  original_inputs: z.record(z.string(), z.unknown()),
+  modified_inputs: z.record(z.string(), z.unknown()).nullable(),
+  timestamp: z.string(),
+  organization_id: z.string(),
+  created_at: z.string(),
+  context: GuardrailContextSchema.optional(),
+  remediation_payload: RemediationPayloadSchema,
+  enrichment_status: EnrichmentStatusSchema,
+});
+export type InterventionRecord = z.infer<typeof InterventionRecordSchema>;
+
+/**
+ * Body of `POST /api/v1/interventions` and of an `intervention.create` ingest event.
+ * Required: type, outcome, action_name, agent_id (ARCHITECTURE.md §4). The spec's twelve creation fields are
+ * accepted, plus the record fields an agent-side client knows at the time (policy_name, agent_intent,
+ * actual_cost_usd, cost_prevented_usd, modified_inputs, context, remediation_payload, timestamp); see
+ * docs/decisions.md. Unknown fields are rejected with 422 naming them.
+ */
+export const CreateInterventionSchema = z
+  .strictObject({
+    type: InterventionTypeSchema,
+    outcome: InterventionOutcomeSchema,
+    action_name: z.string().min(1).max(256),
+    agent_id: OpaqueIdSchema,
+    description: Text(10_000).optional(),
+    run_id: OpaqueIdSchema.optional(),
+    policy_id: OpaqueIdSchema.optional(),
+    policy_name: Text(256).optional(),
+    risk_level: RiskLevelSchema.optional(),
+    estimated_cost_usd: UsdSchema.optional(),
+    actual_cost_usd: UsdSchema.optional(),
+    cost_prevented_usd: UsdSchema.optional(),
+    blast_radius: Text(10_000).optional(),
+    reason: Text(10_000).optional(),
+    agent_intent: Text(10_000).optional(),
+    original_inputs: z.record(z.string(), z.unknown()).optional(),
+    modified_inputs: z.record(z.string(), z.unknown()).nullable().optional(),
+    context: GuardrailContextSchema.optional(),
+    remediation_payload: RemediationPayloadSchema.optional(),
+    timestamp: DateTimeSchema.optional(),
+  })
+  .superRefine((body, ctx) => {
+    const expected = ({ pii_blocked: 'pii', content_blocked: 'moderation', loop_detected: 'loop', idempotent_replay: 'idempotency' } as Record<string, string>)[body.type];
+    if (body.context && !expected) {
+      ctx.addIssue({ code: 'custom', path: ['context'], message: `context is only accepted for guardrail types (pii_blocked, content_blocked, loop_detected, idempotent_replay), not ${body.type}` });
+    } else if (body.context && body.context.guardrail !== expected) {
+      ctx.addIssue({ code: 'custom', path: ['context', 'guardrail'], message: `type ${body.type} carries guardrail '${expected}', got '${body.context.guardrail}'` });
+    }
+  });
+export type CreateIntervention = z.infer<typeof CreateInterventionSchema>;
+
+/**
+ * Query of `GET /api/v1/interventions`. Enum filters take one value or a comma-separated list (OR);
+ * different filters compose with AND. Dates: `YYYY-MM-DD` or ISO date-time; an `end_date` given as a date
+ * includes that whole day. Unknown parameters are rejected (422).
+ * Source: platform-api.md (List query parameters, Limits).
+ */
+export const ListInterventionsQuerySchema = z
+  .strictObject({
+    type: enumFilter(INTERVENTION_TYPES).optional(),
+    outcome: enumFilter(INTERVENTION_OUTCOMES).optional(),
+    action_name: z.string().min(1).max(256).optional(),
+    agent_id: OpaqueIdSchema.optional(),
+    run_id: OpaqueIdSchema.optional(),
+    policy_id: OpaqueIdSchema.optional(),
+    risk_level: enumFilter(RISK_LEVELS).optional(),
+    start_date: DateFilterSchema.optional(),
+    end_date: DateFilterSchema.optional(),
+    ...paginationShape(50, 1000),
+  })
+  .superRefine((q, ctx) => {
+    if (q.start_date && q.end_date && q.start_date.date > endExclusive(q.end_date)) {
+      ctx.addIssue({ code: 'custom', path: ['end_date'], message: 'end_date must not be before start_date' });
+    }
+  });
+export type ListInterventionsQuery = z.infer<typeof ListInterventionsQuerySchema>;
+
+/** The exclusive upper bound of an end_date filter: a date-only value includes that whole day. */
+export function endExclusive(d: { date: Date; dateOnly: boolean }): Date {
+  return d.dateOnly ? new Date(d.date.getTime() + 86_400_000) : new Date(d.date.getTime() + 1);
+}
+
+/** A page of the list. Source: platform-api.md (Interventions). */
+export const InterventionPageSchema = z.object({
+  interventions: z.array(InterventionRecordSchema),
+  total: z.number().int(),
+  skip: z.number().int(),
+  limit: z.number().int(),
+});
+export type InterventionPage = z.infer<typeof InterventionPageSchema>;
+
+/**
+ * Query of `GET /api/v1/interventions/stats`. Without start_date the totals are all-time and the time series
+ * covers the last 30 days; with it, both cover start_date..end_date (default today), zero-filled.
+ */
+export const InterventionStatsQuerySchema = z.strictObject({
+  start_date: DateFilterSchema.optional(),
+  end_date: DateFilterSchema.optional(),
+});
+export type InterventionStatsQuery = z.infer<typeof InterventionStatsQuerySchema>;
+
+/** The statistics object. Source: platform-api.md (Intervention statistics object). */
+export const InterventionStatsSchema = z.object({
+  total_interventions: z.number().int(),
+  by_type: z.record(z.string(), z.number().int()),
+  by_outcome: z.record(z.string(), z.number().int()),
+  cost_prevented_usd: z.number(),
+  high_risk_blocks: z.number().int(),
+  time_series: z.array(z.object({ date: z.string(), interventions: z.number().int(), cost_prevented_usd: z.number() })),
+  top_blocked_actions: z.array(z.object({ action_name: z.string(), count: z.number().int(), cost_prevented_usd: z.number() })),
+  top_triggering_policies: z.array(z.object({ policy_id: z.string(), policy_name: z.string(), count: z.number().int() })),
+});
+export type InterventionStats = z.infer<typeof InterventionStatsSchema>;
+
+/**
+ * One audit-trail entry: an event of the record's stream, who or what caused it, and each field it changed.
+ * Source: ARCHITECTURE.md §3.
+ */
+export const AuditTrailEntrySchema = z.object({
+  event: z.string(),
+  at: z.string(),
+  actor: z.string(),
+  version: z.number().int(),
+  changes: z.record(z.string(), z.object({ from: z.unknown(), to: z.unknown() })),
+  details: z.record(z.string(), z.unknown()).optional(),
+});
+export type AuditTrailEntry = z.infer<typeof AuditTrailEntrySchema>;
+
+/** `GET /api/v1/interventions/{id}`: the record plus its audit trail. */
+export const InterventionDetailSchema = InterventionRecordSchema.extend({ audit_trail: z.array(AuditTrailEntrySchema) });
+export type InterventionDetail = z.infer<typeof InterventionDetailSchema>;
+
+/** Path parameter `{id}`. */
+export const IdParamSchema = z.strictObject({ id: z.string().min(1).max(256) });

@@ -1,0 +1,117 @@
+/**
+ * The EventStore port. Two adapters implement it with the same SQL: PostgreSQL (`pg`) in distributed
+ * mode and PGlite embedded. Source: ARCHITECTURE.md §3.
+ */
+
+/** Minimal SQL surface shared by `pg` and PGlite. `$1`-style parameters. */
+export interface SqlExecutor {
+  query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<{ rows: R[] }>;
+}
+
+/** A database: query outside a transaction, or run `fn` inside one (committed when it resolves, rolled back when it throws). */
+export interface Sql extends SqlExecutor {
+  transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /** Run several statements separated by `;` (migrations). */
+  exec(text: string): Promise<void>;
+  close(): Promise<void>;
+  /** `postgres` or `pglite`. */
+  readonly kind: 'postgres' | 'pglite';
+}
+
+/** Metadata every event carries. Source: ARCHITECTURE.md §3 (Event metadata). */
+export interface EventMetadata {
+  organization_id: string;
+  /** Who caused it: `key:<key id>`, `system`, `enrichment:<model>`, `approver:<email>`. */
+  actor: string;
+  correlation_id?: string;
+  causation_id?: string;
+  traceparent?: string;
+  schema_version: number;
+}
+
+/** An event to append. `event_id` is the idempotency key: appending the same id twice stores it once. */
+export interface NewEvent<D = Record<string, unknown>> {
+  event_id: string;
+  type: string;
+  data: D;
+  metadata: EventMetadata;
+}
+
+/** An event as stored. `global_position` is gap-free in commit order; `stream_version` starts at 1. */
+export interface StoredEvent<D = Record<string, unknown>> extends NewEvent<D> {
+  stream_id: string;
+  stream_version: number;
+  global_position: bigint;
+  /** Time of append (ISO 8601 UTC). */
+  recorded_at: string;
+}
+
+/** `any`: no check; `no_stream`: the stream must not exist; number: its current version must equal it. */
+export type ExpectedVersion = number | 'no_stream' | 'any';
+
+/** One stream's part of a (multi-stream) append. */
+export interface AppendRequest {
+  stream_id: string;
+  events: NewEvent[];
+  expected_version?: ExpectedVersion;
+}
+
+/** Result per stream: its version after the append and the positions of the events actually written. */
+export interface AppendResult {
+  stream_id: string;
+  next_version: number;
+  /** Events newly written (duplicates by event_id are left out). */
+  appended: StoredEvent[];
+  /** Event ids skipped because they were already stored. */
+  duplicates: string[];
+}
+
+/** Options of a catch-up subscription. */
+export interface SubscriptionOptions {
+  /** Durable name; its checkpoint is stored under this name. e.g. `interventions-read-model`. */
+  name: string;
+  /** Only these event types are handed to the handler (the checkpoint still advances past others). */
+  eventTypes?: string[];
+  /** Max events per handler call. @default 500 */
+  batchSize?: number;
+  /** Poll interval when idle, in ms (appends through the same store wake it at once). @default 200 */
+  idlePollMs?: number;
+  /**
+   * Apply a batch. Runs inside the transaction that also stores the checkpoint, so read-model writes
+   * made through `tx` commit atomically with it. Throwing rolls back and the batch is retried.
+   */
+  handler: (events: StoredEvent[], tx: SqlExecutor) => Promise<void>;
+  /** Called when a batch fails (it will be retried after a back-off). */
+  onError?: (err: unknown) => void;
+}
+
+/** A running catch-up subscription. */
+export interface Subscription {
+  /** Last position applied (committed). */
+  position(): bigint;
+  /** Resolve once the checkpoint is at or past `position`; reject after `timeoutMs`. */
+  waitFor(position: bigint, timeoutMs?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The EventStore port. */
+export interface EventStore {
+  readonly sql: Sql;
+  /** Create tables if missing. Idempotent. */
+  migrate(): Promise<void>;
+  /**
+   * Append to one or many streams in ONE transaction. Idempotent by event_id: events already stored are
+   * skipped (reported in `duplicates`), and a request whose events are all duplicates succeeds without a
+   * version check. @throws WrongExpectedVersionError (409) when an expected version does not match; nothing is written then.
+   */
+  append(requests: AppendRequest[]): Promise<AppendResult[]>;
+  /** All events of a stream in version order; [] when it does not exist. */
+  readStream(streamId: string): Promise<StoredEvent[]>;
+  /** Events after `fromPosition` (exclusive) in global order, up to `limit`, optionally filtered by type. */
+  readAll(fromPosition: bigint, limit: number, eventTypes?: string[]): Promise<StoredEvent[]>;
+  /** Start a catch-up subscription from its stored checkpoint (0 when new). */
+  subscribe(options: SubscriptionOptions): Subscription;
+  /** Reset a subscription's checkpoint (a replay). */
+  resetCheckpoint(name: string, position?: bigint): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+
+/**
+ * Environment settings shared by every AGP process, validated with zod at start.
+ * Each service may extend this schema with its own settings.
+ */
+export const baseEnvSchema = z.object({
+  /** NATS server URL. Set (with DATABASE_URL) to run distributed; unset means embedded mode. */
+  NATS_URL: z.string().optional(),
+  /** PostgreSQL connection string for the event store and read models (distributed mode). */
+  DATABASE_URL: z.string().optional(),
+  /** Gateway HTTP port. @default 8080 */
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  /** Embedded mode: folder for PGlite data. @default ./.agp/data */
+  AGP_DATA_DIR: z.string().default('./.agp/data'),
+  /** Prefix of every NATS subject; lets test runs share one NATS server without crosstalk. @default agp */
+  AGP_SUBJECT_PREFIX: z.string().regex(/^[a-zA-Z0-9_-]+(\.[a-zA-Z0-9_-]+)*$/).default('agp'),
+  /** Name of the JetStream stream that holds accepted ingest batches. @default INGEST */
+  AGP_INGEST_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/).default('INGEST'),
+  /** Headless initialisation: organisation to create at start when absent. */
+  AGP_INIT_ORG: z.string().min(1).max(256).optional(),
+  /** Headless initialisation: exact write key to create for AGP_INIT_ORG when absent. */
+  AGP_INIT_WRITE_KEY: z.string().min(8).optional(),
+  /** Headless initialisation: exact read key to create for AGP_INIT_ORG when absent. */
+  AGP_INIT_READ_KEY: z.string().min(8).optional(),
+  /** pino log level. @default info */
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type BaseEnv = z.infer<typeof baseEnvSchema>;
+
+/**
+ * Parse `env` against `schema`; on failure throw an Error listing every bad variable.
+ * @throws Error when a variable is invalid (the process should exit).
+ */
+export function loadEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined> = process.env): z.infer<S> {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`invalid environment:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}

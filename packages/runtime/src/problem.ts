@@ -1,0 +1,48 @@
+import { AgpError, type FieldError, ValidationError } from './errors.js';
+
+/**
+ * RFC 9457 problem details as AGP sends them (`application/problem+json`).
+ * Source: ARCHITECTURE.md §4 (Errors).
+ */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  instance?: string;
+  errors?: FieldError[];
+}
+
+/** Base URI for problem `type` values; each status has its own documented type. */
+export const PROBLEM_TYPE_BASE = 'https://agp.dev/problems/';
+
+const SLUGS: Record<number, string> = {
+  400: 'malformed-request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not-found',
+  409: 'conflict',
+  413: 'payload-too-large',
+  415: 'unsupported-media-type',
+  422: 'validation-failed',
+  429: 'rate-limited',
+  503: 'service-unavailable',
+  500: 'internal',
+};
+
+/** Build a problem body for a status. */
+export function problem(status: number, title: string, detail: string, errors?: FieldError[]): Problem {
+  const p: Problem = { type: PROBLEM_TYPE_BASE + (SLUGS[status] ?? 'error'), title, status, detail };
+  if (errors && errors.length) p.errors = errors;
+  return p;
+}
+
+/**
+ * Map any thrown value to a problem. AgpErrors keep their status; anything else is a 500
+ * whose detail hides internals (the caller logs the original).
+ */
+export function toProblem(err: unknown): Problem {
+  if (err instanceof ValidationError) return problem(422, err.title, err.message, err.errors);
+  if (err instanceof AgpError) return problem(err.status, err.title, err.message);
+  return problem(500, 'Internal Server Error', 'An unexpected error occurred; it has been logged.');
+}

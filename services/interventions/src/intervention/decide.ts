@@ -1,0 +1,80 @@
+import {
+  BLOCKING_OUTCOMES,
+  InterventionEvents,
+  type CreateIntervention,
+  type GuardrailContext,
+  type InterventionDeletedData,
+  type InterventionRecordedData,
+} from '@agp/contracts';
+import { NotFoundError } from '@agp/runtime';
+import type { InterventionState } from './intervention.js';
+
+/** Command metadata: time and ids come in, never from the clock inside the decider (STYLE.md). */
+export interface CommandMeta {
+  /** Current time, ISO 8601 UTC. */
+  now: string;
+  /** Platform-issued id for a new record (UUIDv7). */
+  id: string;
+  organization_id: string;
+}
+
+/**
+ * Mask a matched string so personal data never lands in the store: keep the first and last two characters
+ * of strings longer than 6, the first one of shorter ones. Text that already contains `*` is taken as masked.
+ * Source: platform-api.md (Guardrail context payload: matched_text is partly masked).
+ */
+export function maskMatchedText(text: string): string {
+  if (text.includes('*') || text.length === 0) return text;
+  if (text.length <= 6) return text[0] + '*'.repeat(text.length - 1);
+  return text.slice(0, 2) + '*'.repeat(text.length - 4) + text.slice(-2);
+}
+
+/** The guardrail context with every matched_text masked. */
+export function maskContext(ctx: GuardrailContext): GuardrailContext {
+  if (ctx.guardrail === 'pii' || ctx.guardrail === 'moderation') {
+    return { ...ctx, matches: ctx.matches.map((m) => ({ ...m, matched_text: maskMatchedText(m.matched_text) })) } as GuardrailContext;
+  }
+  return ctx;
+}
+
+/**
+ * Cost prevented, in USD: as given, else the estimated cost for blocking outcomes (blocked,
+ * rejected_after_review), else 0. Decision recorded in docs/decisions.md.
+ */
+export function costPrevented(body: CreateIntervention): number {
+  if (body.cost_prevented_usd !== undefined) return body.cost_prevented_usd;
+  return (BLOCKING_OUTCOMES as readonly string[]).includes(body.outcome) ? (body.estimated_cost_usd ?? 0) : 0;
+}
+
+/**
+ * RecordIntervention: a validated creation body becomes the InterventionRecorded event data.
+ * Source: platform-api.md (Intervention record), ARCHITECTURE.md §4 (Required fields on create).
+ */
+export function decideRecord(
+  body: CreateIntervention,
+  meta: CommandMeta,
+  source: InterventionRecordedData['source'],
+  ingestEventId?: string,
+): InterventionRecordedData {
+  const { timestamp, context, ...rest } = body;
+  const data: InterventionRecordedData = {
+    ...rest,
+    id: meta.id,
+    timestamp: timestamp ? new Date(timestamp).toISOString() : meta.now,
+    created_at: meta.now,
+    cost_prevented_usd: costPrevented(body),
+    source,
+  };
+  if (context) data.context = maskContext(context);
+  if (ingestEventId !== undefined) data.ingest_event_id = ingestEventId;
+  return data;
+}
+
+/**
+ * DeleteIntervention: allowed once on an existing record of the caller's organisation.
+ * @throws NotFoundError when the stream is empty, deleted, or another organisation's (never revealed).
+ */
+export function decideDelete(state: InterventionState | null, organizationId: string): { type: string; data: InterventionDeletedData } {
+  if (!state || state.deleted || state.record.organization_id !== organizationId) throw new NotFoundError('intervention not found');
+  return { type: InterventionEvents.Deleted, data: { id: state.record.id } };
+}

@@ -1,0 +1,19 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * One run covers unit tests (`*.test.ts` beside the code), integration tests (`*.int.test.ts`,
+ * real NATS and PostgreSQL) and end-to-end tests under `test/`. The global setup resolves the
+ * infrastructure once: DATABASE_URL / NATS_URL, else testcontainers when Docker works, else the
+ * integration suites skip and say why.
+ */
+export default defineConfig({
+  test: {
+    include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'services/*/src/**/*.test.ts', 'services/*/test/**/*.test.ts', 'test/**/*.test.ts'],
+    globalSetup: ['test/support/global-setup.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    reporters: ['default'],
+  },
+});
