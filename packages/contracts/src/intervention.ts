@@ -39,7 +39,6 @@ export const InterventionRecordSchema = z.object({
   created_at: z.string(),
   context: GuardrailContextSchema.optional(),
   remediation_payload: RemediationPayloadSchema,
-  enrichment_status: EnrichmentStatusSchema,
 });
 export type InterventionRecord = z.infer<typeof InterventionRecordSchema>;
 

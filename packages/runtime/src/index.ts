@@ -5,3 +5,4 @@ export * from './config.js';
 export * from './logger.js';
 export * from './ids.js';
 export * from './validate.js';
+export * from './ops.js';

@@ -96,7 +96,7 @@ const AUDITED_CREATION_FIELDS = [
  * Source: ARCHITECTURE.md §3 (`audit_trail: [{event, at, actor, changes: {field: {from, to}}}]`).
  */
 export function auditTrail(events: StoredEvent[]): AuditTrailEntry[] {
-  return events.map((e) => {
+  return events.map((e): AuditTrailEntry => {
     const base = { event: e.type, at: e.recorded_at, actor: e.metadata.actor, version: e.stream_version };
     switch (e.type) {
       case InterventionEvents.Recorded: {

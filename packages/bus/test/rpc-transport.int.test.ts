@@ -1,0 +1,196 @@
+import 'reflect-metadata';
+import { Controller, Inject, Module, type INestMicroservice } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { MessagePattern, Payload } from '@nestjs/microservices';
+import { NotFoundError, ServiceUnavailableError, type RpcRequest } from '@agp/runtime';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { infra, runSuffix, skipIntegration } from '../../../test/support/infra.js';
+import {
+  callRpc,
+  createBusClient,
+  createBusServer,
+  InProcessBroker,
+  RemoteProblemError,
+  rpcHandler,
+  useRpcReplies,
+  type BusClient,
+  type BusServer,
+  type RpcLogger,
+} from '../src/index.js';
+
+const INSTANCE = Symbol('INSTANCE');
+const LOGGER = Symbol('LOGGER');
+
+/** A logger that keeps what it is given, so tests can check that 5xx are logged. */
+class CapturingLogger implements RpcLogger {
+  readonly errors: Array<{ obj: object; msg?: string }> = [];
+  error(obj: object, msg?: string): void {
+    this.errors.push({ obj, msg });
+  }
+}
+
+@Controller()
+class EchoController {
+  constructor(
+    @Inject(INSTANCE) private readonly instance: string,
+    @Inject(LOGGER) private readonly logger: RpcLogger,
+  ) {}
+
+  /** Plain handler: the global RpcReplyInterceptor wraps what it returns or throws. */
+  @MessagePattern('echo.get')
+  get(@Payload() req: RpcRequest<{ id: string }>) {
+    if (req.body.id === 'missing') throw new NotFoundError(`thing ${req.body.id} not found`);
+    if (req.body.id === 'boom') throw new Error('database password is hunter2');
+    return { id: req.body.id, org: req.ctx.organization_id, instance: this.instance, at: new Date(0) };
+  }
+
+  /** Handler wrapped explicitly with rpcHandler. */
+  @MessagePattern('echo.wrapped')
+  wrapped(@Payload() req: RpcRequest<{ id: string }>) {
+    return rpcHandler(this.logger, async (r: RpcRequest<{ id: string }>) => {
+      if (r.body.id === 'missing') throw new NotFoundError(`thing ${r.body.id} not found`);
+      return { id: r.body.id, instance: this.instance };
+    })(req);
+  }
+
+  @MessagePattern('echo.slow')
+  async slow() {
+    await new Promise((r) => setTimeout(r, 1500));
+    return 'late';
+  }
+}
+
+async function startService(strategy: BusServer, instance: string, logger: RpcLogger): Promise<INestMicroservice> {
+  @Module({
+    controllers: [EchoController],
+    providers: [
+      { provide: INSTANCE, useValue: instance },
+      { provide: LOGGER, useValue: logger },
+    ],
+  })
+  class EchoModule {}
+  const app = await NestFactory.createMicroservice(EchoModule, { strategy, logger: false });
+  useRpcReplies(app, logger);
+  await app.listen();
+  return app;
+}
+
+const ctx = { organization_id: 'acme', scope: 'read' as const, key_id: 'key-1', correlation_id: 'corr-1' };
+const req = <T>(body: T): RpcRequest<T> => ({ ctx, body });
+
+interface TransportSetup {
+  server(instance: string): BusServer;
+  client(): BusClient;
+  /** A client that reaches no server (another prefix / broker). */
+  strangerClient(): BusClient;
+}
+
+function transportContract(name: string, setup: () => TransportSetup) {
+  describe(name, () => {
+    let t: TransportSetup;
+    let logger: CapturingLogger;
+    const apps: INestMicroservice[] = [];
+    let client: BusClient;
+
+    beforeAll(async () => {
+      t = setup();
+      logger = new CapturingLogger();
+      apps.push(await startService(t.server('a'), 'a', logger));
+      apps.push(await startService(t.server('b'), 'b', logger));
+      client = t.client();
+      await client.connect();
+    });
+
+    afterAll(async () => {
+      await client?.close();
+      for (const app of apps) await app.close();
+    });
+
+    it('replies with the handler data, JSON round-tripped', async () => {
+      const data = await callRpc<{ id: string; org: string; at: string }>(client, 'echo.get', req({ id: 'x1' }));
+      expect(data).toMatchObject({ id: 'x1', org: 'acme', at: '1970-01-01T00:00:00.000Z' });
+    });
+
+    it('turns a thrown NotFoundError into a RemoteProblemError carrying the 404 problem', async () => {
+      const err = await callRpc(client, 'echo.get', req({ id: 'missing' })).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(RemoteProblemError);
+      const remote = err as RemoteProblemError;
+      expect(remote.status).toBe(404);
+      expect(remote.problem).toEqual({ type: 'https://agp.dev/problems/not-found', title: 'Not Found', status: 404, detail: 'thing missing not found' });
+    });
+
+    it('answers the same way from a handler wrapped with rpcHandler', async () => {
+      await expect(callRpc(client, 'echo.wrapped', req({ id: 'w1' }))).resolves.toMatchObject({ id: 'w1' });
+      const err = (await callRpc(client, 'echo.wrapped', req({ id: 'missing' })).catch((e: unknown) => e)) as RemoteProblemError;
+      expect(err).toBeInstanceOf(RemoteProblemError);
+      expect(err.problem.status).toBe(404);
+    });
+
+    it('replies 500 without internals to an unexpected error, and logs it', async () => {
+      const before = logger.errors.length;
+      const err = (await callRpc(client, 'echo.get', req({ id: 'boom' })).catch((e: unknown) => e)) as RemoteProblemError;
+      expect(err).toBeInstanceOf(RemoteProblemError);
+      expect(err.problem.status).toBe(500);
+      expect(JSON.stringify(err.problem)).not.toContain('hunter2');
+      expect(logger.errors.length).toBe(before + 1);
+      expect((logger.errors.at(-1)!.obj as { err: Error }).err.message).toContain('hunter2');
+    });
+
+    it('fails fast with ServiceUnavailableError when no service handles the pattern', async () => {
+      const started = Date.now();
+      const err = await callRpc(client, 'echo.unknown', req({})).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ServiceUnavailableError);
+      expect((err as ServiceUnavailableError).status).toBe(503);
+      expect((err as Error).cause).toBeDefined();
+      expect(Date.now() - started).toBeLessThan(2000);
+    });
+
+    it('fails with ServiceUnavailableError when the reply does not come within the timeout', async () => {
+      const err = await callRpc(client, 'echo.slow', req({}), 200).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ServiceUnavailableError);
+      expect((err as Error).message).toContain('within 200 ms');
+    });
+
+    it('does not reach services of another prefix or broker', async () => {
+      const stranger = t.strangerClient();
+      await stranger.connect();
+      try {
+        await expect(callRpc(stranger, 'echo.get', req({ id: 'x' }))).rejects.toBeInstanceOf(ServiceUnavailableError);
+      } finally {
+        await stranger.close();
+      }
+    });
+
+    it('splits requests between two servers of one queue group', async () => {
+      const replies = await Promise.all(Array.from({ length: 40 }, (_, i) => callRpc<{ instance: string }>(client, 'echo.get', req({ id: `q${i}` }))));
+      const counts = { a: 0, b: 0 } as Record<string, number>;
+      for (const r of replies) counts[r.instance]++;
+      expect(counts.a + counts.b).toBe(40);
+      expect(counts.a).toBeGreaterThan(0);
+      expect(counts.b).toBeGreaterThan(0);
+    });
+  });
+}
+
+describe('request/reply over the bus', () => {
+  describe.skipIf(skipIntegration())('NATS', () => {
+    const prefix = `t${runSuffix()}`;
+    transportContract('PrefixedNatsServer + PrefixedNatsClient', () => {
+      const servers = infra().natsUrl;
+      return {
+        server: (instance) => createBusServer('nats', { servers, prefix, queue: 'echo', name: `echo-${instance}` }),
+        client: () => createBusClient('nats', { servers, prefix }),
+        strangerClient: () => createBusClient('nats', { servers, prefix: `${prefix}x` }),
+      };
+    });
+  });
+
+  transportContract('in-process transport', () => {
+    const broker = new InProcessBroker();
+    return {
+      server: () => createBusServer('in-process', { broker, queue: 'echo' }),
+      client: () => createBusClient('in-process', { broker }),
+      strangerClient: () => createBusClient('in-process', { broker: new InProcessBroker() }),
+    };
+  });
+});

@@ -1,0 +1,48 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * The embedded platform's lock on its data folder: `<AGP_DATA_DIR>/agp.lock` holding the pid of the process
+ * using it (PGlite is single-process). Same file and format as services/embedded/src/lock.ts.
+ */
+
+/** The embedded platform (or another `agp` command) holds the data folder. */
+export class DataDirLockedError extends Error {
+  override readonly name = 'DataDirLockedError';
+  constructor(
+    /** Pid in the lock file, alive. */
+    readonly pid: number,
+    /** Path of the lock file. */
+    readonly path: string,
+  ) {
+    super(`the embedded platform is running (pid ${pid}, lock ${path}); stop it first, or use AGP_INIT_* at start`);
+  }
+}
+
+/**
+ * Take the data folder's lock for this process, so that the embedded platform cannot start on the same PGlite
+ * files meanwhile. A stale lock (its pid is dead) is taken over. Returns the release function.
+ * @throws DataDirLockedError when a live process other than this one holds it.
+ */
+export function acquireDataDirLock(dataDir: string): () => void {
+  const path = join(dataDir, 'agp.lock');
+  let holder = 0;
+  try {
+    holder = Number.parseInt(readFileSync(path, 'utf8').trim(), 10);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  if (holder > 0 && holder !== process.pid && pidAlive(holder)) throw new DataDirLockedError(holder, path);
+  mkdirSync(dataDir, { recursive: true });
+  writeFileSync(path, String(process.pid));
+  return () => rmSync(path, { force: true });
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,108 @@
+import { writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { NestFactory } from '@nestjs/core';
+import { InProcessBroker, InProcessClient, InProcessServer, SqlIngestLog } from '@agp/bus';
+import { KeyStore } from '@agp/auth';
+import { createEventStore, createPgliteSql, type Sql } from '@agp/eventstore';
+import { createGateway } from '@agp/gateway';
+import { IngestModule, IngestService } from '@agp/ingest';
+import { InterventionsModule, InterventionsService } from '@agp/interventions';
+import { baseEnvSchema, createLogger, loadEnv, type Logger } from '@agp/runtime';
+import { acquireLock } from './lock.js';
+
+/** Options of {@link startEmbedded}; each defaults from the environment (PORT, AGP_DATA_DIR, AGP_INIT_*). */
+export interface EmbeddedOptions {
+  /** Gateway port; 0 picks a free one. @default env PORT or 8080 */
+  port?: number;
+  host?: string;
+  /** PGlite data folder; `memory` keeps everything in memory (tests). @default env AGP_DATA_DIR or ./.agp/data */
+  dataDir?: string;
+  initOrg?: string;
+  initWriteKey?: string;
+  initReadKey?: string;
+  logger?: Logger;
+  /** Create a `default` organisation with a fresh write and read key when the key store is empty. @default true */
+  bootstrapFirstRun?: boolean;
+}
+
+/** A running embedded platform. */
+export interface EmbeddedPlatform {
+  url: string;
+  port: number;
+  sql: Sql;
+  /** Keys created at this start (first run or headless init); the plaintext is shown only now. */
+  createdKeys: { organization_id: string; write?: string; read?: string } | null;
+  stop(): Promise<void>;
+}
+
+/**
+ * Start every service in one process: the in-process bus instead of NATS, PGlite instead of PostgreSQL,
+ * and an SQL-backed ingest log instead of JetStream. The service code is the same as in distributed mode.
+ * Source: ARCHITECTURE.md §2 (Embedded).
+ * @throws Error when another process holds the data folder's lock.
+ */
+export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<EmbeddedPlatform> {
+  const env = loadEnv(baseEnvSchema);
+  const logger = opts.logger ?? createLogger('agp');
+  const dataDir = opts.dataDir ?? env.AGP_DATA_DIR;
+  const inMemory = dataDir === 'memory';
+  const release = inMemory ? () => {} : acquireLock(resolve(dataDir));
+  const sql = await createPgliteSql(inMemory ? undefined : join(resolve(dataDir), 'pg'));
+  const store = createEventStore(sql);
+  await store.migrate();
+
+  const keys = new KeyStore(sql);
+  await keys.migrate();
+  let createdKeys: EmbeddedPlatform['createdKeys'] = null;
+  const initOrg = opts.initOrg ?? env.AGP_INIT_ORG;
+  if (initOrg) {
+    await keys.ensureInit({ org: initOrg, writeKey: opts.initWriteKey ?? env.AGP_INIT_WRITE_KEY, readKey: opts.initReadKey ?? env.AGP_INIT_READ_KEY });
+  } else if ((opts.bootstrapFirstRun ?? true) && !(await keys.hasAnyKey())) {
+    await keys.createOrganization('default', 'Default organisation');
+    const write = await keys.createKey({ organizationId: 'default', scope: 'write', name: 'first-run write key' });
+    const read = await keys.createKey({ organizationId: 'default', scope: 'read', name: 'first-run read key' });
+    createdKeys = { organization_id: 'default', write: write.key, read: read.key };
+    if (!inMemory) {
+      const file = join(resolve(dataDir), 'first-run-keys.json');
+      writeFileSync(file, JSON.stringify(createdKeys, null, 2) + '\n', { mode: 0o600 });
+    }
+  }
+
+  const broker = new InProcessBroker();
+  const ingestLog = await SqlIngestLog.create(sql, { logger: logger.child({ service: 'ingest-log' }) });
+
+  const interventions = new InterventionsService({ store, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, logger: logger.child({ service: 'interventions' }) });
+  await interventions.start();
+  const interventionsApp = await NestFactory.createMicroservice(InterventionsModule.register(interventions, logger.child({ service: 'interventions' })), {
+    strategy: new InProcessServer({ broker, queue: 'interventions' }),
+    logger: false,
+  });
+  await interventionsApp.listen();
+
+  const ingest = new IngestService({ log: ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, logger: logger.child({ service: 'ingest' }) });
+  const ingestApp = await NestFactory.createMicroservice(IngestModule.register(ingest, logger.child({ service: 'ingest' })), {
+    strategy: new InProcessServer({ broker, queue: 'ingest' }),
+    logger: false,
+  });
+  await ingestApp.listen();
+
+  const gateway = await createGateway({ bus: new InProcessClient({ broker }), keys, sql, logger: logger.child({ service: 'gateway' }) });
+  const port = await gateway.listen(opts.port ?? env.PORT, opts.host ?? '0.0.0.0');
+  const url = `http://127.0.0.1:${port}`;
+
+  return {
+    url,
+    port,
+    sql,
+    createdKeys,
+    async stop() {
+      await gateway.close();
+      await ingestApp.close();
+      await interventions.stop();
+      await interventionsApp.close();
+      await ingestLog.close();
+      await store.close();
+      release();
+    },
+  };
+}

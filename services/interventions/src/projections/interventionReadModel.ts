@@ -1,0 +1,189 @@
+import { HIGH_RISK_LEVELS, InterventionEvents, type InterventionRecord } from '@agp/contracts';
+import type { SqlExecutor, StoredEvent } from '@agp/eventstore';
+import { evolve, isBlocking, type InterventionState } from '../intervention/intervention.js';
+
+/** Name (and checkpoint key) of the projection. */
+export const READ_MODEL_PROJECTION = 'interventions-read-model';
+
+/** Event types it applies. */
+export const READ_MODEL_EVENT_TYPES = Object.values(InterventionEvents);
+
+/** One record's contribution to the stats tables; subtracting the old and adding the new keeps them exact. */
+interface Contribution {
+  org: string;
+  day: string;
+  type: string;
+  outcome: string;
+  action: string;
+  policyId: string | null;
+  policyName: string;
+  cost: number;
+  highRiskBlock: boolean;
+  blocking: boolean;
+}
+
+/** What a record adds to the stats. Pure. */
+export function contribution(r: InterventionRecord): Contribution {
+  const blocking = isBlocking(r.outcome);
+  return {
+    org: r.organization_id,
+    day: r.timestamp.slice(0, 10),
+    type: r.type,
+    outcome: r.outcome,
+    action: r.action_name,
+    policyId: r.policy_id,
+    policyName: r.policy_name ?? r.policy_id ?? '',
+    cost: r.cost_prevented_usd,
+    highRiskBlock: blocking && r.risk_level !== null && (HIGH_RISK_LEVELS as readonly string[]).includes(r.risk_level),
+    blocking,
+  };
+}
+
+/**
+ * Stats deltas accumulated over a batch, keyed by table row, so a batch of N events becomes a handful of
+ * upserts. Pure; `sign` is +1 for a contribution added and -1 for one removed.
+ */
+export class StatsDelta {
+  daily = new Map<string, { org: string; day: string; type: string; outcome: string; n: number; cost: number; hr: number }>();
+  actions = new Map<string, { org: string; day: string; action: string; n: number; cost: number }>();
+  policies = new Map<string, { org: string; day: string; policyId: string; name: string; n: number }>();
+  totals = new Map<string, number>();
+
+  add(c: Contribution, sign: 1 | -1): void {
+    const dk = `${c.org}\u0000${c.day}\u0000${c.type}\u0000${c.outcome}`;
+    const d = this.daily.get(dk) ?? { org: c.org, day: c.day, type: c.type, outcome: c.outcome, n: 0, cost: 0, hr: 0 };
+    d.n += sign;
+    d.cost += sign * c.cost;
+    d.hr += c.highRiskBlock ? sign : 0;
+    this.daily.set(dk, d);
+    if (c.blocking) {
+      const ak = `${c.org}\u0000${c.day}\u0000${c.action}`;
+      const a = this.actions.get(ak) ?? { org: c.org, day: c.day, action: c.action, n: 0, cost: 0 };
+      a.n += sign;
+      a.cost += sign * c.cost;
+      this.actions.set(ak, a);
+    }
+    if (c.policyId) {
+      const pk = `${c.org}\u0000${c.day}\u0000${c.policyId}`;
+      const p = this.policies.get(pk) ?? { org: c.org, day: c.day, policyId: c.policyId, name: c.policyName, n: 0 };
+      p.n += sign;
+      if (sign > 0) p.name = c.policyName;
+      this.policies.set(pk, p);
+    }
+  }
+
+  addTotal(org: string, sign: 1 | -1): void {
+    this.totals.set(org, (this.totals.get(org) ?? 0) + sign);
+  }
+
+  /** Write every accumulated delta with one statement per table. */
+  async flush(tx: SqlExecutor): Promise<void> {
+    const daily = [...this.daily.values()].filter((d) => d.n !== 0 || d.cost !== 0 || d.hr !== 0);
+    if (daily.length) {
+      await tx.query(
+        `INSERT INTO agp_intervention_stats_daily AS s (organization_id, day, type, outcome, interventions, cost_prevented_usd, high_risk_blocks)
+         SELECT * FROM unnest($1::text[], $2::date[], $3::text[], $4::text[], $5::bigint[], $6::float8[], $7::bigint[])
+         ON CONFLICT (organization_id, day, type, outcome) DO UPDATE SET
+           interventions = s.interventions + EXCLUDED.interventions,
+           cost_prevented_usd = s.cost_prevented_usd + EXCLUDED.cost_prevented_usd,
+           high_risk_blocks = s.high_risk_blocks + EXCLUDED.high_risk_blocks`,
+        [daily.map((d) => d.org), daily.map((d) => d.day), daily.map((d) => d.type), daily.map((d) => d.outcome), daily.map((d) => d.n), daily.map((d) => d.cost), daily.map((d) => d.hr)],
+      );
+    }
+    const actions = [...this.actions.values()].filter((a) => a.n !== 0 || a.cost !== 0);
+    if (actions.length) {
+      await tx.query(
+        `INSERT INTO agp_intervention_stats_actions AS s (organization_id, day, action_name, blocked, cost_prevented_usd)
+         SELECT * FROM unnest($1::text[], $2::date[], $3::text[], $4::bigint[], $5::float8[])
+         ON CONFLICT (organization_id, day, action_name) DO UPDATE SET
+           blocked = s.blocked + EXCLUDED.blocked, cost_prevented_usd = s.cost_prevented_usd + EXCLUDED.cost_prevented_usd`,
+        [actions.map((a) => a.org), actions.map((a) => a.day), actions.map((a) => a.action), actions.map((a) => a.n), actions.map((a) => a.cost)],
+      );
+    }
+    const policies = [...this.policies.values()].filter((p) => p.n !== 0);
+    if (policies.length) {
+      await tx.query(
+        `INSERT INTO agp_intervention_stats_policies AS s (organization_id, day, policy_id, policy_name, triggered)
+         SELECT * FROM unnest($1::text[], $2::date[], $3::text[], $4::text[], $5::bigint[])
+         ON CONFLICT (organization_id, day, policy_id) DO UPDATE SET
+           triggered = s.triggered + EXCLUDED.triggered,
+           policy_name = CASE WHEN EXCLUDED.triggered > 0 THEN EXCLUDED.policy_name ELSE s.policy_name END`,
+        [policies.map((p) => p.org), policies.map((p) => p.day), policies.map((p) => p.policyId), policies.map((p) => p.name), policies.map((p) => p.n)],
+      );
+    }
+    const totals = [...this.totals.entries()].filter(([, n]) => n !== 0);
+    if (totals.length) {
+      await tx.query(
+        `INSERT INTO agp_intervention_totals AS t (organization_id, total)
+         SELECT * FROM unnest($1::text[], $2::bigint[])
+         ON CONFLICT (organization_id) DO UPDATE SET total = t.total + EXCLUDED.total`,
+        [totals.map(([o]) => o), totals.map(([, n]) => n)],
+      );
+    }
+  }
+}
+
+const rowColumns = (r: InterventionRecord) => [r.id, r.organization_id, r.type, r.outcome, r.action_name, r.agent_id, r.run_id, r.policy_id, r.risk_level, r.timestamp, JSON.stringify(r)];
+
+/**
+ * Apply a batch of intervention events to the list read model and the stats projection, inside the
+ * subscription's transaction (its checkpoint commits with these writes). New records are inserted with one
+ * statement; later events of a record (enriched, outcome changed, deleted) read its row, subtract its old
+ * stats contribution and add the new one. Source: ARCHITECTURE.md §3 (Projections).
+ */
+export async function applyInterventionEvents(events: StoredEvent[], tx: SqlExecutor): Promise<void> {
+  const delta = new StatsDelta();
+  /** Records created in this batch, by id, still to be inserted (later events in the batch fold into them). */
+  const pending = new Map<string, InterventionState>();
+  const updates = new Map<string, InterventionState>();
+  const deletes = new Set<string>();
+
+  for (const e of events) {
+    const id = String((e.data as { id?: unknown }).id ?? '');
+    if (e.type === InterventionEvents.Recorded) {
+      const s = evolve(null, e)!;
+      pending.set(id, s);
+      delta.add(contribution(s.record), 1);
+      delta.addTotal(s.record.organization_id, 1);
+      continue;
+    }
+    let prev = pending.get(id) ?? updates.get(id) ?? null;
+    if (!prev && !deletes.has(id)) {
+      const { rows } = await tx.query<{ doc: InterventionRecord | string }>('SELECT doc FROM agp_interventions WHERE id = $1 FOR UPDATE', [id]);
+      if (rows[0]) {
+        const doc = typeof rows[0].doc === 'string' ? (JSON.parse(rows[0].doc) as InterventionRecord) : rows[0].doc;
+        prev = { record: doc, deleted: false, version: 0 };
+      }
+    }
+    if (!prev) continue; // already deleted, or never projected: nothing to change
+    const next = evolve(prev, e)!;
+    delta.add(contribution(prev.record), -1);
+    if (next.deleted) {
+      delta.addTotal(prev.record.organization_id, -1);
+      if (pending.delete(id)) continue;
+      updates.delete(id);
+      deletes.add(id);
+      continue;
+    }
+    delta.add(contribution(next.record), 1);
+    if (pending.has(id)) pending.set(id, next);
+    else updates.set(id, next);
+  }
+
+  if (pending.size) {
+    const rows = [...pending.values()].map((s) => rowColumns(s.record));
+    const col = (i: number) => rows.map((r) => r[i]);
+    await tx.query(
+      `INSERT INTO agp_interventions (id, organization_id, type, outcome, action_name, agent_id, run_id, policy_id, risk_level, ts, doc)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::jsonb[])
+       ON CONFLICT (id) DO NOTHING`,
+      [col(0), col(1), col(2), col(3), col(4), col(5), col(6), col(7), col(8), col(9), col(10)],
+    );
+  }
+  for (const s of updates.values()) {
+    const r = s.record;
+    await tx.query('UPDATE agp_interventions SET outcome = $2, risk_level = $3, doc = $4::jsonb WHERE id = $1', [r.id, r.outcome, r.risk_level, JSON.stringify(r)]);
+  }
+  if (deletes.size) await tx.query('DELETE FROM agp_interventions WHERE id = ANY($1::text[])', [[...deletes]]);
+  await delta.flush(tx);
+}

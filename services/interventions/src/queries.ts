@@ -1,0 +1,143 @@
+import {
+  INTERVENTION_OUTCOMES,
+  INTERVENTION_TYPES,
+  endExclusive,
+  type InterventionPage,
+  type InterventionRecord,
+  type InterventionStats,
+  type InterventionStatsQuery,
+  type ListInterventionsQuery,
+} from '@agp/contracts';
+import type { SqlExecutor } from '@agp/eventstore';
+
+const parseDoc = (doc: unknown): InterventionRecord => (typeof doc === 'string' ? JSON.parse(doc) : doc) as InterventionRecord;
+
+/**
+ * One page of the list read model, newest first (timestamp, then id), scoped to the organisation.
+ * Filters compose with AND; an enum filter with several values matches any of them.
+ * `total` counts every match: for the unfiltered list it comes from the totals projection (O(1)).
+ * Source: platform-api.md (GET /api/v1/interventions).
+ */
+export async function listInterventions(db: SqlExecutor, org: string, q: ListInterventionsQuery): Promise<InterventionPage> {
+  const where = ['organization_id = $1'];
+  const params: unknown[] = [org];
+  const add = (sql: (p: string) => string, value: unknown) => {
+    params.push(value);
+    where.push(sql(`$${params.length}`));
+  };
+  if (q.type) add((p) => `type = ANY(${p}::text[])`, q.type);
+  if (q.outcome) add((p) => `outcome = ANY(${p}::text[])`, q.outcome);
+  if (q.risk_level) add((p) => `risk_level = ANY(${p}::text[])`, q.risk_level);
+  if (q.action_name) add((p) => `action_name = ${p}`, q.action_name);
+  if (q.agent_id) add((p) => `agent_id = ${p}`, q.agent_id);
+  if (q.run_id) add((p) => `run_id = ${p}`, q.run_id);
+  if (q.policy_id) add((p) => `policy_id = ${p}`, q.policy_id);
+  if (q.start_date) add((p) => `ts >= ${p}::timestamptz`, q.start_date.date.toISOString());
+  if (q.end_date) add((p) => `ts < ${p}::timestamptz`, endExclusive(q.end_date).toISOString());
+  const filtered = where.length > 1;
+  const whereSql = where.join(' AND ');
+  const pageParams = [...params, q.limit, q.skip];
+  const [page, total] = await Promise.all([
+    db.query<{ doc: unknown }>(
+      `SELECT doc FROM agp_interventions WHERE ${whereSql} ORDER BY ts DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+      pageParams,
+    ),
+    filtered
+      ? db.query<{ n: string | number }>(`SELECT count(*) AS n FROM agp_interventions WHERE ${whereSql}`, params)
+      : db.query<{ n: string | number }>('SELECT total AS n FROM agp_intervention_totals WHERE organization_id = $1', [org]),
+  ]);
+  return { interventions: page.rows.map((r) => parseDoc(r.doc)), total: Number(total.rows[0]?.n ?? 0), skip: q.skip, limit: q.limit };
+}
+
+/** The live record of an organisation, or null (unknown, deleted, or another organisation's). */
+export async function getIntervention(db: SqlExecutor, org: string, id: string): Promise<InterventionRecord | null> {
+  const { rows } = await db.query<{ doc: unknown }>('SELECT doc FROM agp_interventions WHERE id = $1 AND organization_id = $2', [id, org]);
+  return rows[0] ? parseDoc(rows[0].doc) : null;
+}
+
+const DAY_MS = 86_400_000;
+const isoDay = (d: Date) => d.toISOString().slice(0, 10);
+
+/**
+ * The statistics object from the stats projection (never from scanning records).
+ * Period: without start_date, totals are all-time and the time series covers the last 30 days; with it,
+ * both cover start_date .. end_date (default: today), the series zero-filled per UTC day (at most 366 days,
+ * the most recent ones). Source: platform-api.md (Intervention statistics object).
+ * @param now current time (for "today").
+ */
+export async function interventionStats(db: SqlExecutor, org: string, q: InterventionStatsQuery, now: Date): Promise<InterventionStats> {
+  const from = q.start_date ? isoDay(q.start_date.date) : null;
+  // The stats grain is the UTC day: an end_date (date or date-time) includes its whole day.
+  const toExclusive = q.end_date ? isoDay(new Date(q.end_date.date.getTime() + DAY_MS)) : null;
+  const cond = ['organization_id = $1'];
+  const params: unknown[] = [org];
+  if (from) {
+    params.push(from);
+    cond.push(`day >= $${params.length}::date`);
+  }
+  if (toExclusive) {
+    params.push(toExclusive);
+    cond.push(`day < $${params.length}::date`);
+  }
+  const w = cond.join(' AND ');
+  const seriesEnd = toExclusive ? new Date(Date.parse(toExclusive) - DAY_MS) : new Date(Date.parse(isoDay(now)));
+  let seriesStart = from ? new Date(Date.parse(from)) : new Date(seriesEnd.getTime() - 29 * DAY_MS);
+  if ((seriesEnd.getTime() - seriesStart.getTime()) / DAY_MS > 365) seriesStart = new Date(seriesEnd.getTime() - 365 * DAY_MS);
+
+  const [byTypeOutcome, series, actions, policies] = await Promise.all([
+    db.query<{ type: string; outcome: string; n: string; cost: number; hr: string }>(
+      `SELECT type, outcome, sum(interventions) AS n, sum(cost_prevented_usd) AS cost, sum(high_risk_blocks) AS hr
+       FROM agp_intervention_stats_daily WHERE ${w} GROUP BY type, outcome`,
+      params,
+    ),
+    db.query<{ day: string | Date; n: string; cost: number }>(
+      `SELECT day, sum(interventions) AS n, sum(cost_prevented_usd) AS cost FROM agp_intervention_stats_daily
+       WHERE organization_id = $1 AND day >= $2::date AND day <= $3::date GROUP BY day`,
+      [org, isoDay(seriesStart), isoDay(seriesEnd)],
+    ),
+    db.query<{ action_name: string; n: string; cost: number }>(
+      `SELECT action_name, sum(blocked) AS n, sum(cost_prevented_usd) AS cost FROM agp_intervention_stats_actions
+       WHERE ${w} GROUP BY action_name HAVING sum(blocked) > 0 ORDER BY n DESC, action_name LIMIT 10`,
+      params,
+    ),
+    db.query<{ policy_id: string; policy_name: string; n: string }>(
+      `SELECT policy_id, (array_agg(policy_name ORDER BY day DESC))[1] AS policy_name, sum(triggered) AS n
+       FROM agp_intervention_stats_policies WHERE ${w} GROUP BY policy_id HAVING sum(triggered) > 0 ORDER BY n DESC, policy_id LIMIT 10`,
+      params,
+    ),
+  ]);
+
+  const by_type: Record<string, number> = Object.fromEntries(INTERVENTION_TYPES.map((t) => [t, 0]));
+  const by_outcome: Record<string, number> = Object.fromEntries(INTERVENTION_OUTCOMES.map((o) => [o, 0]));
+  let total = 0;
+  let cost = 0;
+  let hr = 0;
+  for (const r of byTypeOutcome.rows) {
+    const n = Number(r.n);
+    by_type[r.type] = (by_type[r.type] ?? 0) + n;
+    by_outcome[r.outcome] = (by_outcome[r.outcome] ?? 0) + n;
+    total += n;
+    cost += Number(r.cost);
+    hr += Number(r.hr);
+  }
+  const perDay = new Map(series.rows.map((r) => [typeof r.day === 'string' ? r.day.slice(0, 10) : isoDay(r.day), r]));
+  const time_series: InterventionStats['time_series'] = [];
+  for (let t = seriesStart.getTime(); t <= seriesEnd.getTime(); t += DAY_MS) {
+    const day = isoDay(new Date(t));
+    const r = perDay.get(day);
+    time_series.push({ date: day, interventions: r ? Number(r.n) : 0, cost_prevented_usd: r ? round(Number(r.cost)) : 0 });
+  }
+  return {
+    total_interventions: total,
+    by_type,
+    by_outcome,
+    cost_prevented_usd: round(cost),
+    high_risk_blocks: hr,
+    time_series,
+    top_blocked_actions: actions.rows.map((r) => ({ action_name: r.action_name, count: Number(r.n), cost_prevented_usd: round(Number(r.cost)) })),
+    top_triggering_policies: policies.rows.map((r) => ({ policy_id: r.policy_id, policy_name: r.policy_name, count: Number(r.n) })),
+  };
+}
+
+/** USD rounded to 1e-6 so float sums print cleanly. */
+const round = (usd: number) => Math.round(usd * 1e6) / 1e6;

@@ -1,0 +1,201 @@
+import {
+  CreateInterventionSchema,
+  IdParamSchema,
+  InterventionEvents,
+  InterventionStatsQuerySchema,
+  ListInterventionsQuerySchema,
+  interventionStream,
+  type IngestEnvelope,
+  type InterventionDetail,
+  type InterventionPage,
+  type InterventionRecord,
+  type InterventionStats,
+} from '@agp/contracts';
+import type { IngestDelivery, IngestLogConsumer } from '@agp/bus';
+import type { AppendRequest, EventStore, NewEvent, Subscription } from '@agp/eventstore';
+import { NotFoundError, deterministicId, newId, parseOrThrow, type Logger, type RequestContext } from '@agp/runtime';
+import { decideDelete, decideRecord } from './intervention/decide.js';
+import { auditTrail, fold, recordFromRecorded } from './intervention/intervention.js';
+import { READ_MODEL_EVENT_TYPES, READ_MODEL_PROJECTION, applyInterventionEvents } from './projections/interventionReadModel.js';
+import { migrateReadModels } from './projections/schema.js';
+import { getIntervention, interventionStats, listInterventions } from './queries.js';
+
+/** Dependencies of the interventions service; the same in both run modes. */
+export interface InterventionsDeps {
+  store: EventStore;
+  /** Where accepted ingest batches come from (JetStream, or the embedded SQL log). */
+  ingestLog: IngestLogConsumer;
+  /** Subject prefix (AGP_SUBJECT_PREFIX), for the ingest consumer's filter. */
+  subjectPrefix: string;
+  logger: Logger;
+  /** Clock; injectable for tests. */
+  now?: () => Date;
+  /** How long a synchronous write waits for the read model to catch up, in ms. @default 3000 */
+  readYourWritesMs?: number;
+  /** Max events appended per transaction by the ingest consumer. @default 2000 */
+  ingestAppendChunk?: number;
+}
+
+const SCHEMA_VERSION = 1;
+
+/**
+ * The interventions service: the intervention streams, the ingest consumer that records them, and the
+ * list/stats read models. Source: platform-api.md (Interventions), ARCHITECTURE.md §1, §3.
+ */
+export class InterventionsService {
+  private subscription?: Subscription;
+  private consumer?: { stop(): Promise<void> };
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: InterventionsDeps) {
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  /** Create read-model tables, start the projection and the durable ingest consumer. */
+  async start(): Promise<void> {
+    const { store, logger } = this.deps;
+    await store.migrate();
+    await migrateReadModels(store.sql);
+    this.subscription = store.subscribe({
+      name: READ_MODEL_PROJECTION,
+      eventTypes: READ_MODEL_EVENT_TYPES,
+      batchSize: 1000,
+      handler: applyInterventionEvents,
+      onError: (err) => logger.error({ err }, 'read-model projection batch failed; retrying'),
+    });
+    this.consumer = await this.deps.ingestLog.consume<IngestEnvelope>({
+      durable: 'interventions-ingest',
+      subjectFilter: `${this.deps.subjectPrefix}.ingest.*.interventions`,
+      batchSize: 64,
+      handler: (batch) => this.recordIngested(batch),
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.consumer?.stop();
+    await this.subscription?.stop();
+  }
+
+  /**
+   * Record every intervention of a batch of ingest messages: many `intervention-<id>` streams per
+   * transaction, idempotent by event id (derived from the organisation and the client's event id), then ack.
+   * A failed append naks the messages for redelivery; nothing acknowledged is lost.
+   */
+  async recordIngested(batch: IngestDelivery<IngestEnvelope>[]): Promise<void> {
+    const requests: AppendRequest[] = [];
+    for (const msg of batch) {
+      const env = msg.payload;
+      for (const ev of env.events) {
+        const parsed = CreateInterventionSchema.safeParse(ev.body);
+        if (!parsed.success) {
+          // The ingest service validated it; a mismatch means a contract drift, never a reason to stall the log.
+          this.deps.logger.error({ event_id: ev.id, organization_id: env.organization_id, issues: parsed.error.issues }, 'dropping invalid ingested intervention');
+          continue;
+        }
+        const data = decideRecord(parsed.data, { now: env.received_at, id: ev.assigned_id, organization_id: env.organization_id }, 'ingest', ev.id);
+        if (!parsed.data.timestamp) data.timestamp = new Date(ev.timestamp).toISOString();
+        requests.push({
+          stream_id: interventionStream(ev.assigned_id),
+          expected_version: 'any',
+          events: [
+            {
+              event_id: deterministicId(env.organization_id, 'ingest', ev.id),
+              type: InterventionEvents.Recorded,
+              data: data as unknown as Record<string, unknown>,
+              metadata: { organization_id: env.organization_id, actor: env.actor, correlation_id: env.correlation_id, schema_version: SCHEMA_VERSION },
+            },
+          ],
+        });
+      }
+    }
+    const chunk = this.deps.ingestAppendChunk ?? 2000;
+    try {
+      for (let i = 0; i < requests.length; i += chunk) await this.deps.store.append(requests.slice(i, i + chunk));
+    } catch (err) {
+      this.deps.logger.error({ err, messages: batch.length }, 'ingest append failed; messages will be redelivered');
+      await Promise.all(batch.map((m) => m.nak(1000)));
+      return;
+    }
+    await Promise.all(batch.map((m) => m.ack()));
+  }
+
+  private meta(ctx: RequestContext, causation?: string): NewEvent['metadata'] {
+    return {
+      organization_id: ctx.organization_id,
+      actor: `key:${ctx.key_id}`,
+      correlation_id: ctx.correlation_id,
+      ...(causation ? { causation_id: causation } : {}),
+      ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
+      schema_version: SCHEMA_VERSION,
+    };
+  }
+
+  /** Wait until the read model has applied `position` (read-your-writes for the synchronous path). */
+  private async caughtUp(position: bigint | undefined): Promise<void> {
+    if (position === undefined || !this.subscription) return;
+    try {
+      await this.subscription.waitFor(position, this.deps.readYourWritesMs ?? 3000);
+    } catch {
+      this.deps.logger.warn({ position: String(position) }, 'read model lagging; answering before it caught up');
+    }
+  }
+
+  /**
+   * POST /api/v1/interventions: append InterventionRecorded to a new stream and return the stored record (201).
+   * @throws ValidationError (422) for an invalid body.
+   */
+  async create(ctx: RequestContext, body: unknown): Promise<InterventionRecord> {
+    const input = parseOrThrow(CreateInterventionSchema, body, 'body');
+    const id = newId();
+    const data = decideRecord(input, { now: this.now().toISOString(), id, organization_id: ctx.organization_id }, 'api');
+    const [result] = await this.deps.store.append([
+      {
+        stream_id: interventionStream(id),
+        expected_version: 'no_stream',
+        events: [{ event_id: newId(), type: InterventionEvents.Recorded, data: data as unknown as Record<string, unknown>, metadata: this.meta(ctx) }],
+      },
+    ]);
+    await this.caughtUp(result.appended.at(-1)?.global_position);
+    return recordFromRecorded(data, ctx.organization_id);
+  }
+
+  /** GET /api/v1/interventions. @throws ValidationError (422). */
+  async list(ctx: RequestContext, query: unknown): Promise<InterventionPage> {
+    const q = parseOrThrow(ListInterventionsQuerySchema, query ?? {}, 'query');
+    return listInterventions(this.deps.store.sql, ctx.organization_id, q);
+  }
+
+  /** GET /api/v1/interventions/stats. @throws ValidationError (422). */
+  async stats(ctx: RequestContext, query: unknown): Promise<InterventionStats> {
+    const q = parseOrThrow(InterventionStatsQuerySchema, query ?? {}, 'query');
+    return interventionStats(this.deps.store.sql, ctx.organization_id, q, this.now());
+  }
+
+  /**
+   * GET /api/v1/interventions/{id}: the record plus its audit trail (the stream's events).
+   * @throws NotFoundError (404) for an unknown, deleted or other organisation's id.
+   */
+  async get(ctx: RequestContext, body: unknown): Promise<InterventionDetail> {
+    const { id } = parseOrThrow(IdParamSchema, body, 'path');
+    const record = await getIntervention(this.deps.store.sql, ctx.organization_id, id);
+    if (!record) throw new NotFoundError(`intervention ${id} not found`);
+    const events = await this.deps.store.readStream(interventionStream(id));
+    return { ...record, audit_trail: auditTrail(events.filter((e) => e.metadata.organization_id === ctx.organization_id)) };
+  }
+
+  /**
+   * DELETE /api/v1/interventions/{id}: append InterventionDeleted; the record leaves the read models and its
+   * stream stays for audit. @throws NotFoundError (404); ConflictError (409) on a concurrent change.
+   */
+  async delete(ctx: RequestContext, body: unknown): Promise<{ id: string; deleted: true }> {
+    const { id } = parseOrThrow(IdParamSchema, body, 'path');
+    const events = await this.deps.store.readStream(interventionStream(id));
+    const state = fold(events);
+    const decision = decideDelete(state, ctx.organization_id);
+    const [result] = await this.deps.store.append([
+      { stream_id: interventionStream(id), expected_version: state!.version, events: [{ event_id: newId(), type: decision.type, data: { ...decision.data }, metadata: this.meta(ctx) }] },
+    ]);
+    await this.caughtUp(result.appended.at(-1)?.global_position);
+    return { id, deleted: true };
+  }
+}

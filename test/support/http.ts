@@ -1,0 +1,47 @@
+/** A booted platform as the end-to-end scenarios see it: only its URL, keys and a look at its event log. */
+export interface BootedPlatform {
+  url: string;
+  writeKey: string;
+  readKey: string;
+  /** A write key of a second organisation, to prove isolation. */
+  otherOrgWriteKey: string;
+  /** Events stored in a stream (read straight from the event store, to check that history stays). */
+  streamEventTypes(streamId: string): Promise<string[]>;
+  stop(): Promise<void>;
+}
+
+/** fetch JSON with a key; returns status, headers and the parsed body (or text). */
+export async function call(
+  p: { url: string },
+  method: string,
+  path: string,
+  opts: { key?: string; body?: unknown; rawBody?: string | Buffer; contentType?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; headers: Headers; body: any }> {
+  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+  if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+  let body: string | Buffer | undefined;
+  if (opts.rawBody !== undefined) body = opts.rawBody;
+  else if (opts.body !== undefined) body = JSON.stringify(opts.body);
+  if (body !== undefined) headers['content-type'] = opts.contentType ?? 'application/json';
+  const res = await fetch(p.url + path, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    /* not JSON */
+  }
+  return { status: res.status, headers: res.headers, body: parsed };
+}
+
+/** Poll `fn` until it returns a truthy value or `timeoutMs` passes (then throw with the last value). */
+export async function eventually<T>(fn: () => Promise<T>, timeoutMs = 10_000, intervalMs = 50): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T | undefined;
+  while (Date.now() < deadline) {
+    last = await fn();
+    if (last) return last as NonNullable<T>;
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+  throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(last)}`);
+}
