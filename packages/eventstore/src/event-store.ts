@@ -1,0 +1,321 @@
+/**
+ * The SQL event store: one table of events with a global position, one row per stream with its version,
+ * one row per subscription checkpoint. The same SQL runs on PostgreSQL and PGlite.
+ * Source: ARCHITECTURE.md §3 (Event store).
+ *
+ * Ordering: appends take one transaction-scoped advisory lock, so positions are handed out and committed
+ * in the same order. A catch-up subscription that reads `position > checkpoint` therefore never skips an
+ * event that commits later with a smaller position (the classic bigserial gap problem).
+ */
+import { WrongExpectedVersionError } from '@agp/runtime';
+import type { AppendRequest, AppendResult, EventStore, NewEvent, Sql, SqlExecutor, StoredEvent, Subscription, SubscriptionOptions } from './types.js';
+
+/** Advisory lock key serialising appends ("AGPEVNTS" folded to 32 bits). */
+const APPEND_LOCK = 0x41475045;
+
+/** DDL of the store. Idempotent. */
+export const EVENT_STORE_DDL = `
+CREATE TABLE IF NOT EXISTS agp_events (
+  global_position bigserial PRIMARY KEY,
+  event_id text NOT NULL UNIQUE,
+  stream_id text NOT NULL,
+  stream_version integer NOT NULL,
+  event_type text NOT NULL,
+  data jsonb NOT NULL,
+  metadata jsonb NOT NULL,
+  organization_id text NOT NULL,
+  recorded_at timestamptz NOT NULL DEFAULT now(),
+  UNIQUE (stream_id, stream_version)
+);
+CREATE TABLE IF NOT EXISTS agp_streams (
+  stream_id text PRIMARY KEY,
+  version integer NOT NULL,
+  updated_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS agp_checkpoints (
+  name text PRIMARY KEY,
+  position bigint NOT NULL,
+  updated_at timestamptz NOT NULL DEFAULT now()
+);
+`;
+
+interface EventRow {
+  global_position: string;
+  event_id: string;
+  stream_id: string;
+  stream_version: number;
+  event_type: string;
+  data: Record<string, unknown>;
+  metadata: NewEvent['metadata'];
+  recorded_at: Date | string;
+}
+
+const SELECT_EVENT = `SELECT global_position::text AS global_position, event_id, stream_id, stream_version, event_type, data, metadata, recorded_at FROM agp_events`;
+
+function toStored(r: EventRow): StoredEvent {
+  return {
+    event_id: r.event_id,
+    type: r.event_type,
+    data: r.data,
+    metadata: r.metadata,
+    stream_id: r.stream_id,
+    stream_version: r.stream_version,
+    global_position: BigInt(r.global_position),
+    recorded_at: new Date(r.recorded_at).toISOString(),
+  };
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * The {@link EventStore} over a {@link Sql}. Create with {@link createEventStore}.
+ */
+export class SqlEventStore implements EventStore {
+  private readonly wakers = new Set<() => void>();
+
+  constructor(readonly sql: Sql) {}
+
+  async migrate(): Promise<void> {
+    // Several processes may start at once; the lock makes CREATE ... IF NOT EXISTS race-free.
+    await this.sql.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK + 1]);
+      for (const stmt of EVENT_STORE_DDL.split(';').map((s) => s.trim()).filter(Boolean)) await tx.query(stmt);
+    });
+  }
+
+  async append(requests: AppendRequest[]): Promise<AppendResult[]> {
+    if (requests.length === 0) return [];
+    const results = await this.sql.transaction((tx) => this.appendIn(tx, requests));
+    if (results.some((r) => r.appended.length > 0)) for (const wake of this.wakers) wake();
+    return results;
+  }
+
+  private async appendIn(tx: SqlExecutor, requests: AppendRequest[]): Promise<AppendResult[]> {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK]);
+    const allIds = requests.flatMap((r) => r.events.map((e) => e.event_id));
+    const streamIds = [...new Set(requests.map((r) => r.stream_id))];
+    const [{ rows: dupRows }, { rows: versionRows }] = [
+      await tx.query<{ event_id: string }>(`SELECT event_id FROM agp_events WHERE event_id IN (SELECT jsonb_array_elements_text($1::jsonb))`, [JSON.stringify(allIds)]),
+      await tx.query<{ stream_id: string; version: number }>(`SELECT stream_id, version FROM agp_streams WHERE stream_id IN (SELECT jsonb_array_elements_text($1::jsonb))`, [
+        JSON.stringify(streamIds),
+      ]),
+    ];
+    const seen = new Set(dupRows.map((r) => r.event_id));
+    const versions = new Map(versionRows.map((r) => [r.stream_id, r.version]));
+    const rows: Array<{ event_id: string; stream_id: string; stream_version: number; event_type: string; data: unknown; metadata: unknown; organization_id: string }> = [];
+    const pending: Array<{ stream_id: string; next: number; ids: string[]; duplicates: string[] }> = [];
+
+    for (const req of requests) {
+      const current = versions.get(req.stream_id) ?? 0;
+      const fresh: NewEvent[] = [];
+      const duplicates: string[] = [];
+      for (const e of req.events) {
+        if (seen.has(e.event_id)) duplicates.push(e.event_id);
+        else {
+          seen.add(e.event_id);
+          fresh.push(e);
+        }
+      }
+      if (fresh.length > 0) {
+        const exp = req.expected_version ?? 'any';
+        const ok = exp === 'any' || (exp === 'no_stream' ? !versions.has(req.stream_id) : exp === current);
+        if (!ok) throw new WrongExpectedVersionError(req.stream_id, exp, current);
+      }
+      let v = current;
+      for (const e of fresh) {
+        v += 1;
+        rows.push({ event_id: e.event_id, stream_id: req.stream_id, stream_version: v, event_type: e.type, data: e.data, metadata: e.metadata, organization_id: e.metadata.organization_id });
+      }
+      if (fresh.length > 0) versions.set(req.stream_id, v);
+      pending.push({ stream_id: req.stream_id, next: v, ids: fresh.map((e) => e.event_id), duplicates });
+    }
+
+    const stored = new Map<string, StoredEvent>();
+    if (rows.length > 0) {
+      const { rows: inserted } = await tx.query<EventRow>(
+        `INSERT INTO agp_events (event_id, stream_id, stream_version, event_type, data, metadata, organization_id)
+         SELECT x.event_id, x.stream_id, x.stream_version, x.event_type, x.data, x.metadata, x.organization_id
+           FROM jsonb_to_recordset($1::jsonb) AS x(event_id text, stream_id text, stream_version integer, event_type text, data jsonb, metadata jsonb, organization_id text)
+         RETURNING global_position::text AS global_position, event_id, stream_id, stream_version, event_type, data, metadata, recorded_at`,
+        [JSON.stringify(rows)],
+      );
+      for (const r of inserted) stored.set(r.event_id, toStored(r));
+      const touched = [...new Map(rows.map((r) => [r.stream_id, { stream_id: r.stream_id, version: versions.get(r.stream_id)! }])).values()];
+      await tx.query(
+        `INSERT INTO agp_streams (stream_id, version)
+         SELECT x.stream_id, x.version FROM jsonb_to_recordset($1::jsonb) AS x(stream_id text, version integer)
+         ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version, updated_at = now()`,
+        [JSON.stringify(touched)],
+      );
+    }
+    return pending.map((p) => ({
+      stream_id: p.stream_id,
+      next_version: versions.get(p.stream_id) ?? 0,
+      appended: p.ids.map((id) => stored.get(id)!).sort((a, b) => a.stream_version - b.stream_version),
+      duplicates: p.duplicates,
+    }));
+  }
+
+  async readStream(streamId: string): Promise<StoredEvent[]> {
+    const { rows } = await this.sql.query<EventRow>(`${SELECT_EVENT} WHERE stream_id = $1 ORDER BY stream_version`, [streamId]);
+    return rows.map(toStored);
+  }
+
+  async readAll(fromPosition: bigint, limit: number, eventTypes?: string[]): Promise<StoredEvent[]> {
+    const { rows } = eventTypes
+      ? await this.sql.query<EventRow>(
+          `${SELECT_EVENT} WHERE global_position > $1 AND event_type IN (SELECT jsonb_array_elements_text($3::jsonb)) ORDER BY agp_events.global_position LIMIT $2`,
+          [String(fromPosition), limit, JSON.stringify(eventTypes)],
+        )
+      : await this.sql.query<EventRow>(`${SELECT_EVENT} WHERE global_position > $1 ORDER BY agp_events.global_position LIMIT $2`, [String(fromPosition), limit]);
+    return rows.map(toStored);
+  }
+
+  async resetCheckpoint(name: string, position = 0n): Promise<void> {
+    await this.sql.query(
+      `INSERT INTO agp_checkpoints (name, position) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET position = excluded.position, updated_at = now()`,
+      [name, String(position)],
+    );
+  }
+
+  subscribe(options: SubscriptionOptions): Subscription {
+    return new CatchUpSubscription(this, options, this.wakers);
+  }
+
+  async close(): Promise<void> {
+    this.wakers.clear();
+    await this.sql.close();
+  }
+}
+
+/**
+ * A catch-up subscription: reads after its checkpoint in global order, hands each batch to the handler
+ * inside a transaction that also advances the checkpoint. Processes running the same subscription
+ * compete safely: the checkpoint row is locked, and a process that finds it moved re-reads from there.
+ */
+class CatchUpSubscription implements Subscription {
+  private pos = -1n;
+  private stopped = false;
+  private wake: () => void = () => {};
+  private readonly waiters = new Set<{ target: bigint; resolve: () => void }>();
+  private readonly loop: Promise<void>;
+  private readonly types?: Set<string>;
+
+  constructor(
+    private readonly store: SqlEventStore,
+    private readonly opts: SubscriptionOptions,
+    private readonly wakers: Set<() => void>,
+  ) {
+    this.types = opts.eventTypes ? new Set(opts.eventTypes) : undefined;
+    this.wakers.add(this.wakeUp);
+    this.loop = this.run();
+  }
+
+  /** Set when woken while busy, so the next idle wait returns at once instead of missing the wake-up. */
+  private dirty = false;
+  private readonly wakeUp = () => {
+    this.dirty = true;
+    this.wake();
+  };
+
+  position(): bigint {
+    return this.pos < 0n ? 0n : this.pos;
+  }
+
+  waitFor(position: bigint, timeoutMs = 5000): Promise<void> {
+    if (this.pos >= position) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const w = {
+        target: position,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      };
+      const timer = setTimeout(() => {
+        this.waiters.delete(w);
+        reject(new Error(`subscription ${this.opts.name} did not reach position ${position} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.waiters.add(w);
+      this.wakeUp();
+    });
+  }
+
+  private advanced(): void {
+    for (const w of this.waiters) {
+      if (this.pos >= w.target) {
+        this.waiters.delete(w);
+        w.resolve();
+      }
+    }
+  }
+
+  private idle(ms: number): Promise<void> {
+    if (this.dirty) {
+      this.dirty = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const t = setTimeout(done, ms);
+      function done() {
+        clearTimeout(t);
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+
+  private async run(): Promise<void> {
+    const { sql } = this.store;
+    const batchSize = this.opts.batchSize ?? 500;
+    let backoff = 100;
+    while (!this.stopped) {
+      try {
+        if (this.pos < 0n) {
+          const { rows } = await sql.query<{ position: string }>('SELECT position::text AS position FROM agp_checkpoints WHERE name = $1', [this.opts.name]);
+          this.pos = rows[0] ? BigInt(rows[0].position) : 0n;
+          this.advanced();
+        }
+        this.dirty = false;
+        const events = await this.store.readAll(this.pos, batchSize);
+        if (events.length === 0) {
+          await this.idle(this.opts.idlePollMs ?? 200);
+          continue;
+        }
+        const last = events[events.length - 1].global_position;
+        const from = this.pos;
+        const moved = await sql.transaction(async (tx) => {
+          await tx.query('SET LOCAL synchronous_commit = off');
+          await tx.query(`INSERT INTO agp_checkpoints (name, position) VALUES ($1, 0) ON CONFLICT (name) DO NOTHING`, [this.opts.name]);
+          const { rows } = await tx.query<{ position: string }>('SELECT position::text AS position FROM agp_checkpoints WHERE name = $1 FOR UPDATE', [this.opts.name]);
+          const stored = BigInt(rows[0].position);
+          if (stored !== from) return stored; // another process advanced it: resume from there
+          const wanted = this.types ? events.filter((e) => this.types!.has(e.type)) : events;
+          if (wanted.length > 0) await this.opts.handler(wanted, tx);
+          await tx.query('UPDATE agp_checkpoints SET position = $2, updated_at = now() WHERE name = $1', [this.opts.name, String(last)]);
+          return last;
+        });
+        this.pos = moved;
+        this.advanced();
+        backoff = 100;
+      } catch (err) {
+        if (this.stopped) break;
+        this.opts.onError?.(err);
+        await this.idle(backoff);
+        backoff = Math.min(backoff * 2, 5000);
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wakers.delete(this.wakeUp);
+    this.wakeUp();
+    await this.loop;
+  }
+}
+
+/** The event store over `sql` (either adapter). Call `migrate()` before use. */
+export function createEventStore(sql: Sql): EventStore {
+  return new SqlEventStore(sql);
+}

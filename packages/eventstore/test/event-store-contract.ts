@@ -1,0 +1,170 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WrongExpectedVersionError, newId } from '@agp/runtime';
+import { createEventStore, type EventStore, type NewEvent, type StoredEvent } from '../src/index.js';
+
+/** One contract, run against every adapter (PostgreSQL and PGlite). */
+export function eventStoreContract(name: string, open: () => Promise<{ store: EventStore; cleanup: () => Promise<void> }>) {
+  describe(`EventStore contract: ${name}`, () => {
+    let store: EventStore;
+    let cleanup: () => Promise<void>;
+    beforeAll(async () => {
+      ({ store, cleanup } = await open());
+      await store.migrate();
+      await store.migrate(); // idempotent
+    });
+    afterAll(async () => cleanup());
+
+    const ev = (type = 'Thing', data: Record<string, unknown> = {}, id = newId()): NewEvent => ({
+      event_id: id,
+      type,
+      data,
+      metadata: { organization_id: 'acme', actor: 'system', schema_version: 1 },
+    });
+
+    it('appends to a new stream and reads it back in version order', async () => {
+      const s = `t-${newId()}`;
+      const [r] = await store.append([{ stream_id: s, expected_version: 'no_stream', events: [ev('A', { n: 1 }), ev('B', { n: 2 })] }]);
+      expect(r.next_version).toBe(2);
+      expect(r.appended.map((e) => e.stream_version)).toEqual([1, 2]);
+      const read = await store.readStream(s);
+      expect(read.map((e) => [e.type, e.data.n, e.stream_version])).toEqual([
+        ['A', 1, 1],
+        ['B', 2, 2],
+      ]);
+      expect(read[1].global_position).toBeGreaterThan(read[0].global_position);
+      expect(read[0].metadata.organization_id).toBe('acme');
+      expect(Number.isNaN(Date.parse(read[0].recorded_at))).toBe(false);
+    });
+
+    it('rejects a wrong expected version with a 409 and writes nothing', async () => {
+      const s = `t-${newId()}`;
+      await store.append([{ stream_id: s, expected_version: 'no_stream', events: [ev()] }]);
+      const err = await store.append([{ stream_id: s, expected_version: 0, events: [ev()] }]).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(WrongExpectedVersionError);
+      expect((err as WrongExpectedVersionError).status).toBe(409);
+      await expect(store.append([{ stream_id: s, expected_version: 'no_stream', events: [ev()] }])).rejects.toBeInstanceOf(WrongExpectedVersionError);
+      expect(await store.readStream(s)).toHaveLength(1);
+      const [ok] = await store.append([{ stream_id: s, expected_version: 1, events: [ev()] }]);
+      expect(ok.next_version).toBe(2);
+    });
+
+    it('is idempotent by event id, within and across appends', async () => {
+      const s = `t-${newId()}`;
+      const e = ev('Once');
+      await store.append([{ stream_id: s, events: [e, e] }]);
+      const [again] = await store.append([{ stream_id: s, expected_version: 'no_stream', events: [e] }]);
+      expect(again.duplicates).toEqual([e.event_id]);
+      expect(again.appended).toEqual([]);
+      expect(await store.readStream(s)).toHaveLength(1);
+    });
+
+    it('appends many streams in one transaction: all or nothing', async () => {
+      const a = `t-${newId()}`;
+      const b = `t-${newId()}`;
+      await store.append([{ stream_id: b, events: [ev()] }]);
+      await expect(
+        store.append([
+          { stream_id: a, expected_version: 'no_stream', events: [ev()] },
+          { stream_id: b, expected_version: 'no_stream', events: [ev()] },
+        ]),
+      ).rejects.toBeInstanceOf(WrongExpectedVersionError);
+      expect(await store.readStream(a)).toEqual([]);
+      const results = await store.append([
+        { stream_id: a, expected_version: 'no_stream', events: [ev()] },
+        { stream_id: b, expected_version: 1, events: [ev(), ev()] },
+      ]);
+      expect(results.map((r) => r.next_version)).toEqual([1, 3]);
+    });
+
+    it('reads all events in global order, filtered by type', async () => {
+      const start = (await store.readAll(0n, 100000)).at(-1)?.global_position ?? 0n;
+      const s = `t-${newId()}`;
+      await store.append([{ stream_id: s, events: [ev('X'), ev('Y'), ev('X')] }]);
+      const all = await store.readAll(start, 100);
+      expect(all.map((e) => e.type)).toEqual(['X', 'Y', 'X']);
+      const xs = await store.readAll(start, 100, ['X']);
+      expect(xs).toHaveLength(2);
+      expect((await store.readAll(start, 1)).length).toBe(1);
+    });
+
+    it('catch-up subscription: delivers every event once, in order, with the checkpoint committed alongside the read model', async () => {
+      const name = `sub-${newId()}`;
+      await store.sql.exec(`CREATE TABLE IF NOT EXISTS contract_seen (name text, pos bigint, type text)`);
+      const start = (await store.readAll(0n, 100000)).at(-1)?.global_position ?? 0n;
+      await store.resetCheckpoint(name, start);
+      const handler = async (events: StoredEvent[], tx: { query: (t: string, p?: unknown[]) => Promise<unknown> }) => {
+        for (const e of events) await tx.query('INSERT INTO contract_seen VALUES ($1, $2, $3)', [name, String(e.global_position), e.type]);
+      };
+      const sub = store.subscribe({ name, eventTypes: ['Keep'], batchSize: 7, handler, idlePollMs: 50 });
+      // Concurrent appenders: positions must still be applied without gaps or repeats.
+      const appends = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => store.append([{ stream_id: `t-${newId()}`, events: [ev('Keep', { i }), ev('Skip'), ev('Keep', { i })] }])),
+      );
+      const maxPos = appends.flatMap((r) => r[0].appended.map((e) => e.global_position)).reduce((a, b) => (a > b ? a : b));
+      await sub.waitFor(maxPos, 10000);
+      expect(sub.position()).toBeGreaterThanOrEqual(maxPos);
+      await sub.stop();
+      const { rows } = await store.sql.query<{ pos: string; type: string }>('SELECT pos::text AS pos, type FROM contract_seen WHERE name = $1 ORDER BY pos', [name]);
+      expect(rows).toHaveLength(40);
+      expect(new Set(rows.map((r) => r.pos)).size).toBe(40);
+      expect(rows.every((r) => r.type === 'Keep')).toBe(true);
+      const { rows: cp } = await store.sql.query<{ position: string }>('SELECT position::text AS position FROM agp_checkpoints WHERE name = $1', [name]);
+      expect(BigInt(cp[0].position)).toBe(sub.position());
+
+      // A restarted subscription resumes from the checkpoint: nothing is applied twice.
+      const again = store.subscribe({ name, eventTypes: ['Keep'], handler, idlePollMs: 50 });
+      const [more] = await store.append([{ stream_id: `t-${newId()}`, events: [ev('Keep')] }]);
+      await again.waitFor(more.appended[0].global_position, 10000);
+      await again.stop();
+      const { rows: after } = await store.sql.query('SELECT 1 FROM contract_seen WHERE name = $1', [name]);
+      expect(after).toHaveLength(41);
+    });
+
+    it('a failing handler rolls back its batch and retries it', async () => {
+      const name = `sub-${newId()}`;
+      const start = (await store.readAll(0n, 100000)).at(-1)?.global_position ?? 0n;
+      await store.resetCheckpoint(name, start);
+      let calls = 0;
+      const errors: unknown[] = [];
+      const seen: string[] = [];
+      const sub = store.subscribe({
+        name,
+        idlePollMs: 20,
+        handler: async (events) => {
+          calls += 1;
+          if (calls === 1) throw new Error('boom');
+          seen.push(...events.map((e) => e.event_id));
+        },
+        onError: (e) => errors.push(e),
+      });
+      const e = ev('Retry');
+      const [r] = await store.append([{ stream_id: `t-${newId()}`, events: [e] }]);
+      await sub.waitFor(r.appended[0].global_position, 10000);
+      await sub.stop();
+      expect(errors).toHaveLength(1);
+      expect(seen).toEqual([e.event_id]);
+    });
+
+    it('two instances of one subscription share the work without applying an event twice', async () => {
+      const name = `sub-${newId()}`;
+      const start = (await store.readAll(0n, 100000)).at(-1)?.global_position ?? 0n;
+      await store.resetCheckpoint(name, start);
+      const seen: bigint[] = [];
+      const handler = async (events: StoredEvent[]) => void seen.push(...events.map((e) => e.global_position));
+      const one = store.subscribe({ name, batchSize: 3, handler, idlePollMs: 10 });
+      const two = store.subscribe({ name, batchSize: 3, handler, idlePollMs: 10 });
+      let last = 0n;
+      for (let i = 0; i < 10; i++) {
+        const [r] = await store.append([{ stream_id: `t-${newId()}`, events: [ev(), ev()] }]);
+        last = r.appended[1].global_position;
+      }
+      await Promise.all([one.waitFor(last, 10000).catch(() => two.waitFor(last, 10000)), two.waitFor(last, 10000).catch(() => one.waitFor(last, 10000))]);
+      await one.stop();
+      await two.stop();
+      expect(seen).toHaveLength(20);
+      expect(new Set(seen.map(String)).size).toBe(20);
+    });
+  });
+}
+
+export { createEventStore };

@@ -1,0 +1,18 @@
+import { describe } from 'vitest';
+import { createTestDatabase, skipIntegration } from '../../../test/support/infra.js';
+import { createEventStore, createPgSql } from '../src/index.js';
+import { eventStoreContract } from './event-store-contract.js';
+
+describe.skipIf(skipIntegration())('PostgreSQL adapter', () => {
+  eventStoreContract('PostgreSQL (pg pool)', async () => {
+    const db = await createTestDatabase('agp_es');
+    const store = createEventStore(createPgSql(db.url));
+    return {
+      store,
+      cleanup: async () => {
+        await store.close();
+        await db.drop();
+      },
+    };
+  });
+});
