@@ -20,9 +20,9 @@ export const baseEnvSchema = z.object({
   /** Headless initialisation: organisation to create at start when absent. */
   AGP_INIT_ORG: z.string().min(1).max(256).optional(),
   /** Headless initialisation: exact write key to create for AGP_INIT_ORG when absent. */
-  AGP_INIT_WRITE_KEY: z.string().min(8).optional(),
+  AGP_INIT_WRITE_KEY: z.string().min(16).optional(),
   /** Headless initialisation: exact read key to create for AGP_INIT_ORG when absent. */
-  AGP_INIT_READ_KEY: z.string().min(8).optional(),
+  AGP_INIT_READ_KEY: z.string().min(16).optional(),
   /** pino log level. @default info */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });

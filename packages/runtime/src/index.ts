@@ -6,3 +6,4 @@ export * from './logger.js';
 export * from './ids.js';
 export * from './validate.js';
 export * from './ops.js';
+export * from './lock.js';

@@ -8,7 +8,7 @@ import { createGateway } from '@agp/gateway';
 import { IngestModule, IngestService } from '@agp/ingest';
 import { InterventionsModule, InterventionsService } from '@agp/interventions';
 import { baseEnvSchema, createLogger, loadEnv, type Logger } from '@agp/runtime';
-import { acquireLock } from './lock.js';
+import { acquireDataDirLock } from '@agp/runtime';
 
 /** Options of {@link startEmbedded}; each defaults from the environment (PORT, AGP_DATA_DIR, AGP_INIT_*). */
 export interface EmbeddedOptions {
@@ -46,7 +46,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const logger = opts.logger ?? createLogger('agp');
   const dataDir = opts.dataDir ?? env.AGP_DATA_DIR;
   const inMemory = dataDir === 'memory';
-  const release = inMemory ? () => {} : acquireLock(resolve(dataDir));
+  const release = inMemory ? () => {} : acquireDataDirLock(resolve(dataDir));
   const sql = await createPgliteSql(inMemory ? undefined : join(resolve(dataDir), 'pg'));
   const store = createEventStore(sql);
   await store.migrate();

@@ -1,0 +1,110 @@
+/**
+ * HTTP routes of the gateway. Each authenticates at the edge (edge.ts), forwards the raw query or body
+ * with the caller's context to the owning service over the bus, and maps the reply. Validation lives in
+ * the services (one place), so both run modes answer the same 422s.
+ * Source: platform-api.md (Interventions, Ingest), ARCHITECTURE.md §4.
+ */
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
+import type { Response } from 'express';
+import { INGEST_MAX_EVENTS, IngestBatchSchema, Patterns, type IngestResponse, type InterventionRecord } from '@agp/contracts';
+import { callRpc, RemoteProblemError } from '@agp/bus';
+import { ServiceUnavailableError, UnauthorizedError, parseOrThrow, type RequestContext } from '@agp/runtime';
+import type { ClientProxy } from '@nestjs/microservices';
+import { chunkBatch } from './chunks.js';
+import type { AuthedRequest } from './edge.js';
+
+/** Injection token of the bus client. */
+export const BUS = Symbol('agp.gateway.bus');
+
+function ctxOf(req: AuthedRequest): RequestContext {
+  if (!req.agp) throw new UnauthorizedError('missing API key');
+  return req.agp;
+}
+
+/** `/api/v1/interventions`: list, stats, get, create, delete. */
+@Controller('api/v1/interventions')
+export class InterventionsController {
+  constructor(@Inject(BUS) private readonly bus: Pick<ClientProxy, 'send'>) {}
+
+  /** GET /api/v1/interventions: the filtered, paginated list `{interventions, total, skip, limit}`. */
+  @Get()
+  list(@Req() req: AuthedRequest, @Query() query: unknown) {
+    return callRpc(this.bus, Patterns.interventionsList, { ctx: ctxOf(req), body: query });
+  }
+
+  /** GET /api/v1/interventions/stats: totals, breakdowns, daily series, top lists. */
+  @Get('stats')
+  stats(@Req() req: AuthedRequest, @Query() query: unknown) {
+    return callRpc(this.bus, Patterns.interventionsStats, { ctx: ctxOf(req), body: query });
+  }
+
+  /** GET /api/v1/interventions/{id}: the record plus its audit trail; 404 when unknown or another organisation's. */
+  @Get(':id')
+  get(@Req() req: AuthedRequest, @Param('id') id: string) {
+    return callRpc(this.bus, Patterns.interventionsGet, { ctx: ctxOf(req), body: { id } });
+  }
+
+  /** POST /api/v1/interventions: 201 with the stored record and its Location. */
+  @Post()
+  @HttpCode(201)
+  async create(@Req() req: AuthedRequest, @Body() body: unknown, @Res({ passthrough: true }) res: Response) {
+    const record = await callRpc<InterventionRecord>(this.bus, Patterns.interventionsCreate, { ctx: ctxOf(req), body: body ?? {} });
+    res.location(`/api/v1/interventions/${record.id}`);
+    return record;
+  }
+
+  /** DELETE /api/v1/interventions/{id}: 204; the record leaves the read models, its stream stays. */
+  @Delete(':id')
+  @HttpCode(204)
+  async delete(@Req() req: AuthedRequest, @Param('id') id: string): Promise<void> {
+    await callRpc(this.bus, Patterns.interventionsDelete, { ctx: ctxOf(req), body: { id } });
+  }
+}
+
+/** `POST /api/v1/ingest/`: a batch of up to 1000 events, answered 207 per event. */
+@Controller('api/v1/ingest')
+export class IngestController {
+  constructor(@Inject(BUS) private readonly bus: Pick<ClientProxy, 'send'>) {}
+
+  /**
+   * Validate the envelope (422 when it is not `{batch: [...]}` of at most 1000), split it into chunks that
+   * fit a bus message, send the chunks to the ingest service in parallel and merge their per-event answers
+   * in batch order. 503 only when no event at all could be accepted.
+   */
+  @Post()
+  @HttpCode(207)
+  async ingest(@Req() req: AuthedRequest, @Body() body: unknown): Promise<IngestResponse> {
+    const ctx = ctxOf(req);
+    const { batch } = parseOrThrow(IngestBatchSchema, body ?? {}, 'body');
+    const { chunks, oversized } = chunkBatch(batch);
+    const answers = await Promise.all(
+      chunks.map(async (chunk) => {
+        try {
+          return { chunk, reply: await callRpc<IngestResponse>(this.bus, Patterns.ingestBatch, { ctx, body: chunk }) };
+        } catch (err) {
+          if (err instanceof RemoteProblemError && err.status < 500) throw err;
+          return { chunk, reply: null };
+        }
+      }),
+    );
+    const out: IngestResponse = { successes: [], errors: [] };
+    for (const { chunk, reply } of answers) {
+      if (reply) {
+        out.successes.push(...reply.successes);
+        out.errors.push(...reply.errors);
+      } else {
+        for (const e of chunk.events) {
+          const id = typeof (e as { id?: unknown })?.id === 'string' ? (e as { id: string }).id : null;
+          out.errors.push({ id, status: 503, message: 'the ingest service is unavailable; retry this event' });
+        }
+      }
+    }
+    for (const o of oversized) out.errors.push({ id: o.id, status: 413, message: `batch[${o.index}]: event is ${o.bytes} bytes; at most 921600 bytes per event` });
+    if (out.successes.length === 0 && out.errors.length > 0 && out.errors.every((e) => e.status === 503)) {
+      throw new ServiceUnavailableError('the ingest service is unavailable; nothing was accepted');
+    }
+    return out;
+  }
+}
+
+export { INGEST_MAX_EVENTS };

@@ -1,0 +1,122 @@
+/**
+ * The gateway's edge middleware, in front of the Nest controllers: request ids and trace context,
+ * HTTP metrics, API-key authentication and scope checks, and the JSON body parser with the error answers
+ * ARCHITECTURE.md §4 lists (400 malformed JSON, 401, 403, 413 over 5 MiB, 415 not JSON).
+ * Source: platform-api.md (Authentication), ARCHITECTURE.md §4 (Errors, Auth).
+ */
+import { randomUUID } from 'node:crypto';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { INGEST_MAX_BYTES } from '@agp/contracts';
+import type { KeyResolver } from '@agp/auth';
+import { counter, histogram, problem, type Problem, type RequestContext } from '@agp/runtime';
+
+/** The request context the auth middleware attaches (absent on public routes). */
+export type AuthedRequest = Request & { agp?: RequestContext };
+
+/** Send problem details with `application/problem+json`. */
+export function sendProblem(res: Response, p: Problem, headers: Record<string, string> = {}): void {
+  res.status(p.status).set({ 'content-type': 'application/problem+json', ...headers }).send(JSON.stringify(p));
+}
+
+const httpRequests = counter('agp_http_requests_total', 'HTTP requests answered by the gateway', ['method', 'route', 'status']);
+const httpDuration = histogram('agp_http_request_duration_seconds', 'HTTP request duration at the gateway, in seconds', ['method', 'route'], [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]);
+
+/** Route label for metrics: ids collapse to `{id}` so cardinality stays bounded. */
+function routeLabel(path: string): string {
+  const p = path.replace(/\/+$/, '') || '/';
+  if (p.startsWith('/api/v1/interventions/') && p !== '/api/v1/interventions/stats') return '/api/v1/interventions/{id}';
+  if (p.startsWith('/docs')) return '/docs';
+  return p.length > 64 ? 'other' : p;
+}
+
+/** Assigns `X-Request-Id` (kept when the client sent a sane one) and records metrics when the response ends. */
+export function requestIdAndMetrics() {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const incoming = req.get('x-request-id');
+    const id = incoming && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
+    res.locals.requestId = id;
+    res.set('x-request-id', id);
+    const end = httpDuration.startTimer();
+    res.on('finish', () => {
+      const route = routeLabel(req.path);
+      httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
+      end({ method: req.method, route });
+    });
+    next();
+  };
+}
+
+/** Paths under /api/v1 that need no key. */
+const PUBLIC = new Set(['/api/v1/openapi.json']);
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** The key of a request: `Authorization: Bearer <key>` or `X-API-Key: <key>`. */
+export function presentedKey(req: Request): string | null {
+  const auth = req.get('authorization');
+  if (auth) {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    return m ? m[1] : null;
+  }
+  return req.get('x-api-key')?.trim() || null;
+}
+
+/**
+ * Resolves the key of every `/api/v1` request (but the OpenAPI document): 401 without a key or with an
+ * unknown, revoked or expired one; 403 when a read key attempts a write. Runs before the body is parsed,
+ * so an unauthenticated client cannot make the gateway parse 5 MiB.
+ */
+export function authenticate(keys: KeyResolver) {
+  return async (req: AuthedRequest, res: Response, next: NextFunction) => {
+    const path = req.path.replace(/\/+$/, '');
+    if (!path.startsWith('/api/v1') || PUBLIC.has(path)) return next();
+    const key = presentedKey(req);
+    const challenge = { 'www-authenticate': 'Bearer realm="agp"' };
+    if (!key) return sendProblem(res, problem(401, 'Unauthorized', 'send an API key as "Authorization: Bearer <key>" or "X-API-Key: <key>"'), challenge);
+    let principal;
+    try {
+      principal = await keys.resolve(key);
+    } catch {
+      return sendProblem(res, problem(503, 'Service Unavailable', 'the key store is unavailable; retry'), { 'retry-after': '1' });
+    }
+    if (!principal) return sendProblem(res, problem(401, 'Unauthorized', 'unknown, revoked or expired API key'), challenge);
+    if (WRITE_METHODS.has(req.method) && principal.scope !== 'write') {
+      return sendProblem(res, problem(403, 'Forbidden', `a ${principal.scope} key cannot ${req.method} ${path}; use a write key`));
+    }
+    const traceparent = req.get('traceparent');
+    req.agp = {
+      organization_id: principal.organization_id,
+      scope: principal.scope,
+      key_id: principal.key_id,
+      correlation_id: res.locals.requestId as string,
+      ...(traceparent && /^[\da-f]{2}-[\da-f]{32}-[\da-f]{16}-[\da-f]{2}$/.test(traceparent) ? { traceparent } : {}),
+    };
+    next();
+  };
+}
+
+/**
+ * The JSON body parser: requests with a body must be `application/json` (or `+json`), at most 5 MiB, and
+ * well-formed. Errors are answered here as problem details, before any controller runs.
+ */
+export function jsonBody() {
+  const parse = express.json({ limit: INGEST_MAX_BYTES, type: () => true, strict: false });
+  return (req: Request, res: Response, next: NextFunction) => {
+    const length = req.get('content-length');
+    const hasBody = req.get('transfer-encoding') !== undefined || (length !== undefined && length !== '0');
+    if (!hasBody) return next();
+    const type = (req.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
+    if (type !== 'application/json' && !/^application\/[\w.+-]+\+json$/.test(type)) {
+      req.resume();
+      return sendProblem(res, problem(415, 'Unsupported Media Type', `send the body as application/json (got ${type || 'no content type'})`));
+    }
+    parse(req, res, (err?: unknown) => {
+      if (!err) return next();
+      const e = err as { type?: string; status?: number; message?: string };
+      if (e.type === 'entity.too.large') return sendProblem(res, problem(413, 'Content Too Large', `the body is over the ${INGEST_MAX_BYTES} byte (5 MiB) limit`));
+      if (e.type === 'entity.parse.failed') return sendProblem(res, problem(400, 'Bad Request', `malformed JSON: ${e.message ?? 'parse error'}`));
+      if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return sendProblem(res, problem(415, 'Unsupported Media Type', e.message ?? 'unsupported encoding'));
+      if (e.type === 'request.aborted') return; // the client went away
+      return sendProblem(res, problem(400, 'Bad Request', e.message ?? 'unreadable body'));
+    });
+  };
+}

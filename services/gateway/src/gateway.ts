@@ -1,0 +1,133 @@
+/**
+ * The HTTP gateway: a NestJS 12 application on express. It authenticates every `/api/v1` request, turns
+ * routes into bus requests to the owning services, and answers every error as RFC 9457 problem details.
+ * Also serves `/api/v1/openapi.json`, `/docs`, `/healthz`, `/readyz` and `/metrics`.
+ * Source: platform-api.md; ARCHITECTURE.md §1 (gateway), §4 (Errors, Auth), §5 (operations).
+ */
+import { createRequire } from 'node:module';
+import { Catch, Controller, Get, Header, Module, NotFoundException, type ArgumentsHost, type DynamicModule, type ExceptionFilter, HttpException } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import type { ClientProxy } from '@nestjs/microservices';
+import express, { type Response } from 'express';
+import { buildOpenApiDocument } from '@agp/contracts';
+import { CachedKeyResolver, type KeyResolver } from '@agp/auth';
+import { problemOf } from '@agp/bus';
+import type { SqlExecutor } from '@agp/eventstore';
+import { collectDefaultMetrics, metricsRegistry, problem, type Logger } from '@agp/runtime';
+import { BUS, IngestController, InterventionsController } from './controllers.js';
+import { authenticate, jsonBody, requestIdAndMetrics, sendProblem } from './edge.js';
+
+/** Maps anything a route throws to problem details; 5xx are logged with the request id. */
+@Catch()
+class ProblemFilter implements ExceptionFilter {
+  constructor(private readonly logger: Logger) {}
+
+  catch(err: unknown, host: ArgumentsHost): void {
+    const res = host.switchToHttp().getResponse<Response>();
+    if (res.headersSent) return;
+    let p;
+    if (err instanceof HttpException) {
+      const status = err.getStatus();
+      p = problem(status, err.name.replace(/Exception$/, '').replace(/([a-z])([A-Z])/g, '$1 $2') || 'Error', err instanceof NotFoundException ? 'no such route' : err.message);
+    } else p = problemOf(err);
+    if (p.status >= 500) this.logger.error({ err, request_id: res.locals.requestId }, 'request failed');
+    sendProblem(res, p, p.status === 503 ? { 'retry-after': '1' } : {});
+  }
+}
+
+const DOCS_HTML = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>AGP API</title>
+<link rel="stylesheet" href="/docs/assets/swagger-ui.css"></head>
+<body><div id="ui"></div>
+<script src="/docs/assets/swagger-ui-bundle.js"></script>
+<script>SwaggerUIBundle({ url: '/api/v1/openapi.json', dom_id: '#ui' });</script>
+</body></html>`;
+
+/** Options of {@link createGateway}. */
+export interface GatewayOptions {
+  /** Bus client the routes send requests with (NATS or in-process). */
+  bus: Pick<ClientProxy, 'send'>;
+  /** Where keys resolve; wrapped in a short-lived cache. */
+  keys: KeyResolver;
+  /** Database the readiness probe pings. */
+  sql: SqlExecutor;
+  logger: Logger;
+  /** How long a resolved key stays cached, in ms (a revoked key stops working within it). @default 10000 */
+  keyCacheMs?: number;
+}
+
+/** A built gateway: listen on a port (0 picks one) and close. */
+export interface Gateway {
+  listen(port: number, host?: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+/**
+ * Build the gateway application.
+ * @throws when Nest cannot initialise the module (a programming error).
+ */
+export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
+  collectDefaultMetrics();
+  const server = express();
+  server.disable('x-powered-by');
+  server.set('etag', false);
+  server.use(requestIdAndMetrics());
+  server.get(['/healthz', '/healthz/'], (_req, res) => void res.json({ status: 'ok', service: 'gateway' }));
+  server.get(['/readyz', '/readyz/'], (_req, res) => {
+    opts.sql.query('SELECT 1').then(
+      () => res.json({ status: 'ready', service: 'gateway' }),
+      (err: Error) => sendProblem(res, problem(503, 'Service Unavailable', `database unavailable: ${err.message}`)),
+    );
+  });
+  server.get(['/metrics', '/metrics/'], (_req, res) => {
+    metricsRegistry.metrics().then((m) => res.type(metricsRegistry.contentType).send(m), (err: Error) => sendProblem(res, problem(503, 'Service Unavailable', err.message)));
+  });
+  let openapi: string | null = null;
+  server.get(['/api/v1/openapi.json', '/api/v1/openapi.json/'], (_req, res) => {
+    openapi ??= JSON.stringify(buildOpenApiDocument('/'));
+    res.type('application/json').send(openapi);
+  });
+  const require = createRequire(import.meta.url);
+  const swaggerDir = (require('swagger-ui-dist') as { getAbsoluteFSPath(): string }).getAbsoluteFSPath();
+  server.get(['/docs', '/docs/'], (_req, res) => void res.type('html').send(DOCS_HTML));
+  server.use('/docs/assets', express.static(swaggerDir, { index: false }));
+  server.use(authenticate(new CachedKeyResolver(opts.keys, opts.keyCacheMs ?? 10_000)));
+  server.use(jsonBody());
+
+  @Controller()
+  class FallbackController {
+    @Get()
+    @Header('content-type', 'application/json')
+    root() {
+      return { name: 'AGP, the Agent Governance Platform', openapi: '/api/v1/openapi.json', docs: '/docs' };
+    }
+  }
+
+  @Module({})
+  class GatewayModule {
+    static register(): DynamicModule {
+      return { module: GatewayModule, controllers: [InterventionsController, IngestController, FallbackController], providers: [{ provide: BUS, useValue: opts.bus }] };
+    }
+  }
+
+  const app = await NestFactory.create(GatewayModule.register(), new ExpressAdapter(server), { bodyParser: false, logger: false });
+  app.useGlobalFilters(new ProblemFilter(opts.logger));
+  await app.init();
+  let httpServer: import('node:http').Server | null = null;
+  return {
+    async listen(port, host = '0.0.0.0') {
+      httpServer = app.getHttpServer() as import('node:http').Server;
+      httpServer.keepAliveTimeout = 65_000;
+      await new Promise<void>((resolve, reject) => {
+        httpServer!.once('error', reject);
+        httpServer!.listen(port, host, () => resolve());
+      });
+      const addr = httpServer.address();
+      return typeof addr === 'object' && addr ? addr.port : port;
+    },
+    async close() {
+      await app.close();
+    },
+  };
+}

@@ -1,0 +1,30 @@
+import 'reflect-metadata';
+import { z } from 'zod';
+import { KeyStore } from '@agp/auth';
+import { PrefixedNatsClient } from '@agp/bus';
+import { createPgSql } from '@agp/eventstore';
+import { baseEnvSchema, createLogger, loadEnv } from '@agp/runtime';
+import { createGateway } from './gateway.js';
+
+/** Distributed mode: the gateway as its own process (NATS + PostgreSQL). Serves /healthz, /readyz, /metrics itself. */
+const env = loadEnv(baseEnvSchema.extend({ NATS_URL: z.string().min(1), DATABASE_URL: z.string().min(1) }));
+const logger = createLogger('gateway', env.LOG_LEVEL);
+const sql = createPgSql(env.DATABASE_URL, { applicationName: 'agp-gateway' });
+const keys = new KeyStore(sql);
+await keys.migrate();
+if (env.AGP_INIT_ORG) await keys.ensureInit({ org: env.AGP_INIT_ORG, writeKey: env.AGP_INIT_WRITE_KEY, readKey: env.AGP_INIT_READ_KEY });
+const bus = new PrefixedNatsClient({ servers: env.NATS_URL, prefix: env.AGP_SUBJECT_PREFIX, name: 'agp-gateway' });
+await bus.connect();
+const gateway = await createGateway({ bus, keys, sql, logger });
+const port = await gateway.listen(env.PORT);
+logger.info({ port }, 'gateway listening');
+
+const shutdown = async () => {
+  logger.info('stopping');
+  await gateway.close();
+  await bus.close();
+  await sql.close();
+  process.exit(0);
+};
+process.on('SIGTERM', shutdown);
+process.on('SIGINT', shutdown);
