@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ingestSubject, subjectFilterToRegex, subjectToken } from './subjects.js';
+import { Patterns } from '@agp/contracts';
+import { ingestFilter, ingestSubject, ingestSubjects, prefixedSubject, subjectFilterToRegex, subjectToken } from './subjects.js';
 
 describe('subjectToken', () => {
   it('keeps ids made of [A-Za-z0-9_-] as they are', () => {
@@ -21,8 +22,8 @@ describe('subjectToken', () => {
 });
 
 describe('ingestSubject', () => {
-  it('builds <prefix>.ingest.<org token>.<kind>', () => {
-    expect(ingestSubject('agp', 'acme.eu', 'interventions')).toBe('agp.ingest.acme~2eeu.interventions');
+  it('builds <prefix>.ingested.<org token>.<kind>', () => {
+    expect(ingestSubject('agp', 'acme.eu', 'interventions')).toBe('agp.ingested.acme~2eeu.interventions');
   });
 
   it('rejects a kind that is not one token', () => {
@@ -52,5 +53,14 @@ describe('subjectFilterToRegex', () => {
 
   it('rejects > before the last token', () => {
     expect(() => subjectFilterToRegex('agp.>.x')).toThrow(/must be last/);
+  });
+});
+
+describe('ingest stream subjects', () => {
+  it('never capture a request/reply subject (JetStream would answer the request with a pub ack)', () => {
+    const stream = new RegExp(subjectFilterToRegex(ingestSubjects('agp')));
+    for (const pattern of Object.values(Patterns)) expect(stream.test(prefixedSubject('agp', pattern)), pattern).toBe(false);
+    expect(stream.test(ingestSubject('agp', 'acme', 'interventions'))).toBe(true);
+    expect(new RegExp(subjectFilterToRegex(ingestFilter('agp', 'interventions'))).test(ingestSubject('agp', 'acme', 'interventions'))).toBe(true);
   });
 });

@@ -2,7 +2,7 @@
  * NATS subject names. Every AGP subject is `<prefix>.<pattern>`, where the prefix comes from
  * `AGP_SUBJECT_PREFIX` (default `agp`) so that test runs sharing one NATS server never cross.
  * Subjects are lowercase and go from broad to specific: `agp.interventions.list`,
- * `agp.ingest.<org>.interventions`. Source: ARCHITECTURE.md §1, STYLE.md (Names).
+ * `agp.ingested.<org>.interventions`. Source: ARCHITECTURE.md §1, STYLE.md (Names).
  */
 
 const SAFE_TOKEN = /^[A-Za-z0-9_-]+$/;
@@ -40,19 +40,26 @@ export function prefixedSubject(prefix: string, pattern: string): string {
 }
 
 /**
- * Subject of an ingest message: `${prefix}.ingest.${subjectToken(org)}.${kind}`.
+ * Subject of an ingest message: `${prefix}.ingested.${subjectToken(org)}.${kind}`. (Not `.ingest.`: the
+ * request/reply subject `${prefix}.ingest.batch` must never be captured by the JetStream stream.)
  * `kind` names the consumer-facing target (e.g. `interventions`); the consumer filters on
- * `${prefix}.ingest.*.${kind}`. Source: ARCHITECTURE.md §1, §4 (Ingest).
+ * `${prefix}.ingested.*.${kind}` ({@link ingestFilter}). Source: ARCHITECTURE.md §1, §4 (Ingest).
  * @throws Error when `kind` is not one safe token (it comes from code, never from input).
  */
 export function ingestSubject(prefix: string, org: string, kind: string): string {
   if (!SAFE_TOKEN.test(kind)) throw new Error(`invalid ingest kind ${JSON.stringify(kind)}`);
-  return `${prefix}.ingest.${subjectToken(org)}.${kind}`;
+  return `${prefix}.ingested.${subjectToken(org)}.${kind}`;
 }
 
-/** Filter that matches every ingest subject of a prefix: `${prefix}.ingest.>` (the JetStream stream's subjects). */
+/** Filter that matches every ingest subject of a prefix: `${prefix}.ingested.>` (the JetStream stream's subjects). */
 export function ingestSubjects(prefix: string): string {
-  return `${prefix}.ingest.>`;
+  return `${prefix}.ingested.>`;
+}
+
+/** Filter of one target service's ingest messages, all organisations: `${prefix}.ingested.*.${kind}`. */
+export function ingestFilter(prefix: string, kind: string): string {
+  if (!SAFE_TOKEN.test(kind)) throw new Error(`invalid ingest kind ${JSON.stringify(kind)}`);
+  return `${prefix}.ingested.*.${kind}`;
 }
 
 /**

@@ -11,7 +11,7 @@ import {
   type InterventionRecord,
   type InterventionStats,
 } from '@agp/contracts';
-import type { IngestDelivery, IngestLogConsumer } from '@agp/bus';
+import { ingestFilter, type IngestDelivery, type IngestLogConsumer } from '@agp/bus';
 import type { AppendRequest, EventStore, NewEvent, Subscription } from '@agp/eventstore';
 import { NotFoundError, deterministicId, newId, parseOrThrow, type Logger, type RequestContext } from '@agp/runtime';
 import { decideDelete, decideRecord } from './intervention/decide.js';
@@ -65,7 +65,7 @@ export class InterventionsService {
     });
     this.consumer = await this.deps.ingestLog.consume<IngestEnvelope>({
       durable: 'interventions-ingest',
-      subjectFilter: `${this.deps.subjectPrefix}.ingest.*.interventions`,
+      subjectFilter: ingestFilter(this.deps.subjectPrefix, 'interventions'),
       batchSize: 64,
       handler: (batch) => this.recordIngested(batch),
     });
