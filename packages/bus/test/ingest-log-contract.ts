@@ -4,7 +4,7 @@
  * suite never see each other's messages.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ingestSubject, subjectToken, type IngestDelivery, type IngestLog, type IngestLogLogger } from '../src/index.js';
+import { ingestSubject, type IngestDelivery, type IngestLog, type IngestLogLogger } from '../src/index.js';
 
 export interface IngestLogFixture {
   log: IngestLog;
@@ -50,7 +50,7 @@ export function ingestLogContract(makeFixture: () => Promise<IngestLogFixture>):
     const org = `org-${n}.x`;
     return {
       subject: ingestSubject(f.prefix, org, 'interventions'),
-      filter: `${f.prefix}.ingest.${subjectToken(org)}.interventions`,
+      filter: ingestSubject(f.prefix, org, "interventions"),
       durable: `test-${n}`,
     };
   };

@@ -37,7 +37,7 @@ describe.skipIf(skipIntegration())('JetStreamIngestLog', () => {
   });
 
   it('reports an unreachable NATS server as ServiceUnavailableError', async () => {
-    const err = await JetStreamIngestLog.create({ servers: 'nats://127.0.0.1:1', streamName: 'NOPE', subjects: ['nope.ingest.>'] }).catch((e: unknown) => e);
+    const err = await JetStreamIngestLog.create({ servers: 'nats://127.0.0.1:1', streamName: 'NOPE', subjects: ['nope.ingested.>'] }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ServiceUnavailableError);
     expect((err as Error).cause).toBeDefined();
   });

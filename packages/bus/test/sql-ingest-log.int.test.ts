@@ -15,12 +15,12 @@ describe('SqlIngestLog on PGlite (in memory)', () => {
     const sql = await createPgliteSql();
     try {
       const log = await SqlIngestLog.create(sql, { dedupeWindowMs: 200, logger: new QuietLogger() });
-      const msg = { subject: 'agp.ingest.acme.interventions', msg_id: 'once', payload: { n: 1 } };
+      const msg = { subject: 'agp.ingested.acme.interventions', msg_id: 'once', payload: { n: 1 } };
       await log.publish(msg);
       const got: number[] = [];
       const c = await log.consume<{ n: number }>({
         durable: 'test',
-        subjectFilter: 'agp.ingest.*.interventions',
+        subjectFilter: 'agp.ingested.*.interventions',
         handler: async (batch) => {
           for (const m of batch) got.push(m.payload.n);
           await Promise.all(batch.map((m) => m.ack()));
@@ -42,11 +42,11 @@ describe('SqlIngestLog on PGlite (in memory)', () => {
     const sql = await createPgliteSql();
     try {
       const log = await SqlIngestLog.create(sql, { ackWaitMs: 300, logger: new QuietLogger() });
-      await log.publish({ subject: 'agp.ingest.acme.interventions', msg_id: 'lost', payload: { n: 1 } });
+      await log.publish({ subject: 'agp.ingested.acme.interventions', msg_id: 'lost', payload: { n: 1 } });
       const attempts: number[] = [];
       const c = await log.consume({
         durable: 'test',
-        subjectFilter: 'agp.ingest.>',
+        subjectFilter: 'agp.ingested.>',
         handler: async (batch) => {
           for (const m of batch) {
             attempts.push(m.attempt);

@@ -1,0 +1,313 @@
+/**
+ * `pnpm bench ingest`: the ingest benchmark of issue #2 (not a test). Everything is measured in one run on
+ * this machine, each AGP figure beside a baseline measured moments before:
+ *
+ *   (a) raw JetStream async publish, 800 B messages, msgID each, 1000 in flight  -> baseline of (c)
+ *   (b) raw PostgreSQL batched insert (1000-row INSERT ... SELECT, 4 connections) -> baseline of (d)
+ *   (c) AGP ingest accepted durably over HTTP (batches of 100 events of ~800 B)   vs (a)
+ *   (d) AGP ingest -> queryable (events visible via GET), then projection lag p50/p99 at half that load  vs (b)
+ *   (e) GET /api/v1/interventions at 50 connections over 100k interventions, vs a bare node:http server
+ *       answering the same bytes (the HTTP ceiling of this machine)
+ *   (f) embedded process idle RSS, vs a bare `node` process
+ *
+ * Needs DATABASE_URL (a server where it may create a database) and NATS_URL; defaults to the local ones.
+ * Knobs: BENCH_EVENTS (events for c/d, default 100000), BENCH_CONCURRENCY (HTTP requests in flight, default 16).
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer, request, Agent } from 'node:http';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { DiscardPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
+import { connect, nanos } from '@nats-io/transport-node';
+import { createDatabase, runSuffix } from '../test/support/db.js';
+import { startDistributed, type DistributedRun } from '../test/support/distributed.js';
+
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 100_000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const WRITE_KEY = 'agp_bench_write_key_000000000001';
+const READ_KEY = 'agp_bench_read_key_0000000000001';
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+
+/** Run `total` tasks keeping `inFlight` running; returns elapsed ms. */
+async function pump(total: number, inFlight: number, task: (i: number) => Promise<unknown>): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  const lane = async () => {
+    while (next < total) await task(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(inFlight, total) }, lane));
+  return performance.now() - started;
+}
+
+/** (a) Raw JetStream publish rate, msg/s. */
+async function rawJetStream(): Promise<number> {
+  const nc = await connect({ servers: NATS_URL });
+  const jsm = await jetstreamManager(nc);
+  const suffix = runSuffix();
+  const name = `BENCH_RAW_${suffix}`;
+  const subject = `bench${suffix}.raw`;
+  await jsm.streams.add({ name, subjects: [subject], storage: StorageType.File, retention: RetentionPolicy.Limits, discard: DiscardPolicy.Old, max_bytes: 2 * 1024 ** 3, duplicate_window: nanos(120_000) });
+  const js = jetstream(nc);
+  const data = randomBytes(400).toString('hex');
+  try {
+    await pump(5_000, 1000, (i) => js.publish(subject, data, { msgID: `w${i}` }));
+    const total = 60_000;
+    const ms = await pump(total, 1000, (i) => js.publish(subject, data, { msgID: `m${i}` }));
+    return (total / ms) * 1000;
+  } finally {
+    await jsm.streams.delete(name);
+    await nc.close();
+  }
+}
+
+/** (b) Raw PostgreSQL batched insert rate, rows/s (800 B jsonb rows, 1000 per statement, 4 connections). */
+async function rawPostgres(): Promise<number> {
+  const db = await createDatabase(DATABASE_URL, 'agp_bench_raw');
+  const pool = new pg.Pool({ connectionString: db.url, max: 4 });
+  try {
+    await pool.query('CREATE TABLE raw_insert (id text PRIMARY KEY, org text NOT NULL, ts timestamptz NOT NULL, data jsonb NOT NULL)');
+    const pad = randomBytes(330).toString('hex');
+    const batch = (b: number) => JSON.stringify(Array.from({ length: 1000 }, (_, i) => ({ id: `r${b}-${i}`, org: 'acme', ts: new Date().toISOString(), data: { action_name: 'send_email', agent_id: 'agent-1', pad } })));
+    const sql = `INSERT INTO raw_insert (id, org, ts, data) SELECT x.id, x.org, x.ts, x.data FROM jsonb_to_recordset($1::jsonb) AS x(id text, org text, ts timestamptz, data jsonb)`;
+    await pump(5, 4, (b) => pool.query(sql, [batch(-1 - b)]));
+    const batches = 100;
+    const ms = await pump(batches, 4, (b) => pool.query(sql, [batch(b)]));
+    return ((batches * 1000) / ms) * 1000;
+  } finally {
+    await pool.end();
+    await db.drop();
+  }
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+
+/** POST a body; resolves with status and parsed JSON. */
+function post(url: string, path: string, body: string): Promise<{ status: number; json: any }> {
+  return new Promise((resolve, reject) => {
+    const u = new URL(path, url);
+    const req = request(
+      { agent, hostname: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${WRITE_KEY}` } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString() || 'null') }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function getJson(url: string, path: string): Promise<any> {
+  const res = await fetch(new URL(path, url), { headers: { authorization: `Bearer ${READ_KEY}` } });
+  return res.json();
+}
+
+const TYPES = ['hard_block', 'approval_required', 'rate_limited', 'budget_exceeded', 'downgrade', 'warning', 'pii_blocked', 'content_blocked', 'loop_detected', 'idempotent_replay'];
+const OUTCOMES = ['blocked', 'escalated', 'modified', 'warned', 'approved_after_review', 'rejected_after_review'];
+
+/** A batch of 100 ingest events of ~800 B each, as a JSON string. */
+function ingestBody(run: string, b: number): string {
+  const pad = randomBytes(160).toString('hex');
+  const now = new Date().toISOString();
+  return JSON.stringify({
+    batch: Array.from({ length: 100 }, (_, i) => ({
+      id: `${run}-${b}-${i}`,
+      type: 'intervention.create',
+      timestamp: now,
+      body: {
+        type: TYPES[(b + i) % 10],
+        outcome: OUTCOMES[(b * 7 + i) % 6],
+        action_name: `action_${i % 17}`,
+        agent_id: `agent-${i % 23}`,
+        run_id: run,
+        policy_id: `policy-${i % 5}`,
+        risk_level: ['low', 'medium', 'high', 'critical'][i % 4],
+        estimated_cost_usd: (i % 50) + 0.25,
+        reason: 'benchmark event',
+        original_inputs: { pad },
+      },
+    })),
+  });
+}
+
+async function countRun(url: string, run: string): Promise<number> {
+  return (await getJson(url, `/api/v1/interventions?run_id=${run}&limit=1`)).total as number;
+}
+
+/** (c) + (d): accepted events/s, then time until all are visible. */
+async function agpIngest(p: DistributedRun): Promise<{ accepted: number; queryable: number; bytesPerEvent: number }> {
+  const run = `bench-${runSuffix()}`;
+  const batches = Math.ceil(EVENTS / 100);
+  const bodies = Array.from({ length: batches }, (_, b) => ingestBody(run, b));
+  const bytesPerEvent = Buffer.byteLength(bodies[0]) / 100;
+  // Warm-up (JIT, connections), not counted.
+  const warm = `warm-${runSuffix()}`;
+  await pump(20, CONCURRENCY, (b) => post(p.url, '/api/v1/ingest/', ingestBody(warm, b)));
+  while ((await countRun(p.url, warm)) < 2000) await sleep(100);
+  let rejected = 0;
+  const started = performance.now();
+  const ms = await pump(batches, CONCURRENCY, async (b) => {
+    const r = await post(p.url, '/api/v1/ingest/', bodies[b]);
+    if (r.status !== 207 || r.json.errors.length > 0) rejected += r.status === 207 ? r.json.errors.length : 100;
+  });
+  if (rejected) console.warn(`  warning: ${rejected} events were not accepted`);
+  while ((await countRun(p.url, run)) < batches * 100 - rejected) await sleep(20);
+  const visibleMs = performance.now() - started;
+  return { accepted: ((batches * 100) / ms) * 1000, queryable: ((batches * 100 - rejected) / visibleMs) * 1000, bytesPerEvent };
+}
+
+/** (d, second part): send at `rate` events/s for `seconds`; lag = visible time - accepted time, per batch. */
+async function projectionLag(p: DistributedRun, rate: number, seconds: number): Promise<{ p50: number; p99: number; max: number; batches: number }> {
+  const run = `lag-${runSuffix()}`;
+  const batches = Math.max(10, Math.round((rate * seconds) / 100));
+  const intervalMs = (100 / rate) * 1000;
+  const acked: Array<{ cumulative: number; at: number }> = [];
+  const visible: number[] = [];
+  let done = false;
+  let sent = 0;
+  const poller = (async () => {
+    let idx = 0;
+    while (!done || idx < acked.length) {
+      const n = await countRun(p.url, run);
+      const now = performance.now();
+      while (idx < acked.length && n >= acked[idx].cumulative) visible[idx++] = now;
+      await sleep(10);
+    }
+  })();
+  const t0 = performance.now();
+  const inflight: Promise<void>[] = [];
+  for (let b = 0; b < batches; b++) {
+    const due = t0 + b * intervalMs;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    const body = ingestBody(run, b);
+    inflight.push(
+      post(p.url, '/api/v1/ingest/', body).then(() => {
+        sent += 100;
+        acked.push({ cumulative: sent, at: performance.now() });
+      }),
+    );
+  }
+  await Promise.all(inflight);
+  done = true;
+  await poller;
+  const lags = acked.map((a, i) => Math.max(0, visible[i] - a.at));
+  return { p50: pct(lags, 50), p99: pct(lags, 99), max: Math.max(...lags), batches };
+}
+
+/** Fill the organisation up to `target` interventions (as fast as ingest allows). */
+async function fill(p: DistributedRun, target: number): Promise<void> {
+  const have = (await getJson(p.url, '/api/v1/interventions?limit=1')).total as number;
+  const run = `fill-${runSuffix()}`;
+  const batches = Math.ceil(Math.max(0, target - have) / 100);
+  await pump(batches, CONCURRENCY, (b) => post(p.url, '/api/v1/ingest/', ingestBody(run, b)));
+  while (((await getJson(p.url, '/api/v1/interventions?limit=1')).total as number) < target) await sleep(200);
+}
+
+async function cannon(url: string, headers: Record<string, string> = {}): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
+  const r = await autocannon({ url, connections: 50, duration: 10, headers });
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx };
+}
+
+/** (e) GET list at 50 connections, and a bare node:http server returning the same bytes. */
+async function listLoad(p: DistributedRun): Promise<{ agp: Awaited<ReturnType<typeof cannon>>; bare: Awaited<ReturnType<typeof cannon>>; total: number }> {
+  const path = '/api/v1/interventions';
+  const sample = await fetch(new URL(path, p.url), { headers: { authorization: `Bearer ${READ_KEY}` } });
+  const bytes = Buffer.from(await sample.arrayBuffer());
+  const total = JSON.parse(bytes.toString()).total as number;
+  await autocannon({ url: p.url + path, connections: 10, duration: 2, headers: { authorization: `Bearer ${READ_KEY}` } });
+  const agp = await cannon(p.url + path, { authorization: `Bearer ${READ_KEY}` });
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': bytes.length });
+    res.end(bytes);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as { port: number }).port;
+  const bare = await cannon(`http://127.0.0.1:${port}${path}`);
+  server.close();
+  return { agp, bare, total };
+}
+
+function rssOf(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+/** (f) Idle RSS of the embedded platform (after start and 5 s idle) and of a bare node process. */
+async function embeddedRss(): Promise<{ agp: number; bare: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'agp-bench-'));
+  const port = 18000 + Math.floor(Math.random() * 1000);
+  const child = spawn(process.execPath, ['services/embedded/dist/main.js'], { env: { ...process.env, PORT: String(port), AGP_DATA_DIR: dir, DATABASE_URL: '', NATS_URL: '', LOG_LEVEL: 'warn' }, stdio: 'ignore' });
+  const bare = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+  try {
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      try {
+        if ((await fetch(`http://127.0.0.1:${port}/readyz`)).ok) break;
+      } catch {
+        /* starting */
+      }
+      await sleep(200);
+    }
+    await sleep(5000);
+    return { agp: rssOf(child.pid!), bare: rssOf(bare.pid!) };
+  } finally {
+    child.kill('SIGTERM');
+    bare.kill('SIGTERM');
+    await sleep(1000);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function ingestBench(): Promise<void> {
+  console.log(`AGP ingest benchmark: ${EVENTS} events, ${CONCURRENCY} HTTP requests in flight, node ${process.version}, ${new Date().toISOString()}`);
+  console.log('measuring baselines ...');
+  const js = await rawJetStream();
+  const pgRate = await rawPostgres();
+  console.log('starting distributed mode (gateway, ingest, interventions as separate processes) ...');
+  const p = await startDistributed({ adminDatabaseUrl: DATABASE_URL, natsUrl: NATS_URL, dbPrefix: 'agp_bench', build: false, env: { AGP_INIT_ORG: 'bench', AGP_INIT_WRITE_KEY: WRITE_KEY, AGP_INIT_READ_KEY: READ_KEY, LOG_LEVEL: 'warn' } });
+  try {
+    const ing = await agpIngest(p);
+    const half = ing.queryable / 2;
+    const lag = await projectionLag(p, half, 20);
+    await fill(p, 100_000);
+    const list = await listLoad(p);
+    const rss = await embeddedRss();
+    const rows: Array<[string, string, string, string, string]> = [
+      ['(c) ingest accepted durably (HTTP, 100-event batches)', `${fmt(ing.accepted)} events/s`, '(a) raw JetStream publish, 800 B', `${fmt(js)} msg/s`, ratio(ing.accepted, js)],
+      ['(d) ingest -> queryable via GET', `${fmt(ing.queryable)} events/s`, '(b) raw PostgreSQL batched insert', `${fmt(pgRate)} rows/s`, ratio(ing.queryable, pgRate)],
+      [`    projection lag at half load (${fmt(half)} events/s, ${lag.batches} batches)`, `p50 ${fmt(lag.p50)} ms, p99 ${fmt(lag.p99)} ms`, '', '', `max ${fmt(lag.max)} ms`],
+      [`(e) GET list, 50 connections, ${fmt(list.total)} interventions`, `${fmt(list.agp.rps)} req/s, p50 ${list.agp.p50} ms, p99 ${list.agp.p99} ms`, 'bare node:http, same bytes', `${fmt(list.bare.rps)} req/s, p99 ${list.bare.p99} ms`, ratio(list.agp.rps, list.bare.rps)],
+      ['(f) embedded idle RSS', `${rss.agp.toFixed(0)} MB`, 'bare node process', `${rss.bare.toFixed(0)} MB`, ratio(rss.agp, rss.bare)],
+    ];
+    console.log(`\nevent size on the wire: ${ing.bytesPerEvent.toFixed(0)} B; list errors: ${list.agp.errors}\n`);
+    console.log('| AGP | figure | baseline | baseline figure | ratio |');
+    console.log('|---|---|---|---|---|');
+    for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+    console.log('\ntargets: (c) >= 1.0x (a); (d) >= 0.5x (b) with lag p99 < 1000 ms; (e) p99 < 15 ms; (f) < 250 MB');
+  } finally {
+    await p.stop();
+    agent.destroy();
+  }
+}
+
+const which = process.argv[2] ?? 'ingest';
+if (which !== 'ingest') {
+  console.error(`unknown benchmark ${which}; available: ingest`);
+  process.exit(2);
+}
+await ingestBench();
