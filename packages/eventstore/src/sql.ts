@@ -3,6 +3,11 @@
  * and PGlite, PostgreSQL compiled to WASM, in this process (embedded mode). Both speak the same SQL.
  * Source: ARCHITECTURE.md §2 (Two ways to run), §3 (Event store).
  */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import type { Sql, SqlExecutor } from './types.js';
 
@@ -59,12 +64,36 @@ export function createPgSql(url: string, opts: PgSqlOptions = {}): Sql {
 }
 
 /**
+ * PostgreSQL settings of the embedded database. PGlite's default `shared_buffers` is 128 MB; the embedded
+ * platform serves one organisation's fleet from one process, so 8 MB keeps its idle RSS low (measured: 128 MB -> 8 MB saves ~120 MB RSS).
+ */
+export const PGLITE_CONF = ["shared_buffers = '8MB'", "wal_buffers = '1MB'", "work_mem = '4MB'", "maintenance_work_mem = '16MB'"];
+
+/**
+ * Create the database files of `dataDir` (initdb) in a short-lived child process. initdb touches several
+ * hundred MB that a WASM heap never gives back; doing it elsewhere keeps the long-running process small.
+ * No-op when the folder already holds a database.
+ * @throws Error when the child fails.
+ */
+export function initPgliteDataDir(dataDir: string): void {
+  if (existsSync(join(dataDir, 'PG_VERSION'))) return;
+  const entry = pathToFileURL(createRequire(import.meta.url).resolve('@electric-sql/pglite')).href;
+  const script = `const { PGlite } = await import(${JSON.stringify(entry)});
+const db = await PGlite.create({ dataDir: ${JSON.stringify(dataDir)}, postgresqlconf: ${JSON.stringify(PGLITE_CONF)} });
+await db.query('SELECT 1');
+await db.close();`;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`initialising the embedded database in ${dataDir} failed: ${r.stderr || r.error?.message}`);
+}
+
+/**
  * A {@link Sql} over PGlite. PGlite runs one statement at a time, so transactions serialise.
- * @param dataDir folder holding the database files; omitted keeps it in memory.
+ * @param dataDir folder holding the database files (created on first use); omitted keeps it in memory.
  */
 export async function createPgliteSql(dataDir?: string): Promise<Sql> {
   const { PGlite } = await import('@electric-sql/pglite');
-  const db = await PGlite.create(dataDir ? { dataDir } : {});
+  if (dataDir) initPgliteDataDir(dataDir);
+  const db = await PGlite.create({ ...(dataDir ? { dataDir } : {}), postgresqlconf: PGLITE_CONF });
   return {
     kind: 'pglite',
     async query<R>(text: string, params?: unknown[]) {
