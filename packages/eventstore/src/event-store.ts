@@ -132,14 +132,28 @@ export class SqlEventStore implements EventStore {
 
     const stored = new Map<string, StoredEvent>();
     if (rows.length > 0) {
-      const { rows: inserted } = await tx.query<EventRow>(
+      // Only the columns the database assigns come back; the rest is what was sent (no JSON round trip).
+      const { rows: inserted } = await tx.query<{ global_position: string; event_id: string; recorded_at: Date | string }>(
         `INSERT INTO agp_events (event_id, stream_id, stream_version, event_type, data, metadata, organization_id)
          SELECT x.event_id, x.stream_id, x.stream_version, x.event_type, x.data, x.metadata, x.organization_id
            FROM jsonb_to_recordset($1::jsonb) AS x(event_id text, stream_id text, stream_version integer, event_type text, data jsonb, metadata jsonb, organization_id text)
-         RETURNING global_position::text AS global_position, event_id, stream_id, stream_version, event_type, data, metadata, recorded_at`,
+         RETURNING global_position::text AS global_position, event_id, recorded_at`,
         [JSON.stringify(rows)],
       );
-      for (const r of inserted) stored.set(r.event_id, toStored(r));
+      const sent = new Map(rows.map((r) => [r.event_id, r]));
+      for (const r of inserted) {
+        const row = sent.get(r.event_id)!;
+        stored.set(r.event_id, {
+          event_id: r.event_id,
+          type: row.event_type,
+          data: row.data as Record<string, unknown>,
+          metadata: row.metadata as NewEvent['metadata'],
+          stream_id: row.stream_id,
+          stream_version: row.stream_version,
+          global_position: BigInt(r.global_position),
+          recorded_at: new Date(r.recorded_at).toISOString(),
+        });
+      }
       const touched = [...new Map(rows.map((r) => [r.stream_id, { stream_id: r.stream_id, version: versions.get(r.stream_id)! }])).values()];
       await tx.query(
         `INSERT INTO agp_streams (stream_id, version)

@@ -23,3 +23,22 @@ export interface RpcRequest<T = unknown> {
 
 /** Envelope of every reply: either data or a problem. Handlers never throw across the wire. */
 export type RpcReply<T = unknown> = { ok: true; data: T } | { ok: false; problem: Problem };
+
+/**
+ * A reply body already serialized as JSON text. Large read replies (a list page of 1000 records) travel as
+ * text end to end: read as `jsonb::text` from PostgreSQL and written to the HTTP response unchanged, never
+ * parsed and re-serialized in between. The gateway sends `$json` with `content-type: application/json`.
+ */
+export interface RawJson {
+  $json: string;
+}
+
+/** Wrap JSON text as a {@link RawJson} reply body. The caller guarantees `json` is valid JSON. */
+export function rawJson(json: string): RawJson {
+  return { $json: json };
+}
+
+/** True when `value` is a {@link RawJson} reply body. */
+export function isRawJson(value: unknown): value is RawJson {
+  return typeof value === 'object' && value !== null && typeof (value as RawJson).$json === 'string' && Object.keys(value).length === 1;
+}

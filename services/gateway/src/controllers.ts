@@ -8,7 +8,7 @@ import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Re
 import type { Response } from 'express';
 import { INGEST_MAX_EVENTS, IngestBatchSchema, Patterns, type IngestResponse, type InterventionRecord } from '@agp/contracts';
 import { callRpc, RemoteProblemError } from '@agp/bus';
-import { ServiceUnavailableError, UnauthorizedError, parseOrThrow, type RequestContext } from '@agp/runtime';
+import { ServiceUnavailableError, UnauthorizedError, isRawJson, parseOrThrow, type RequestContext } from '@agp/runtime';
 import type { ClientProxy } from '@nestjs/microservices';
 import { chunkBatch } from './chunks.js';
 import type { AuthedRequest } from './edge.js';
@@ -21,6 +21,13 @@ function ctxOf(req: AuthedRequest): RequestContext {
   return req.agp;
 }
 
+/** A reply as the route returns it: JSON text (RawJson) goes out unchanged with a JSON content type. */
+function sendable(res: Response, data: unknown): unknown {
+  if (!isRawJson(data)) return data;
+  res.type('application/json');
+  return data.$json;
+}
+
 /** `/api/v1/interventions`: list, stats, get, create, delete. */
 @Controller('api/v1/interventions')
 export class InterventionsController {
@@ -28,8 +35,8 @@ export class InterventionsController {
 
   /** GET /api/v1/interventions: the filtered, paginated list `{interventions, total, skip, limit}`. */
   @Get()
-  list(@Req() req: AuthedRequest, @Query() query: unknown) {
-    return callRpc(this.bus, Patterns.interventionsList, { ctx: ctxOf(req), body: query });
+  async list(@Req() req: AuthedRequest, @Query() query: unknown, @Res({ passthrough: true }) res: Response) {
+    return sendable(res, await callRpc(this.bus, Patterns.interventionsList, { ctx: ctxOf(req), body: query }));
   }
 
   /** GET /api/v1/interventions/stats: totals, breakdowns, daily series, top lists. */

@@ -9,6 +9,7 @@ import {
   type ListInterventionsQuery,
 } from '@agp/contracts';
 import type { SqlExecutor } from '@agp/eventstore';
+import { rawJson, type RawJson } from '@agp/runtime';
 
 const parseDoc = (doc: unknown): InterventionRecord => (typeof doc === 'string' ? JSON.parse(doc) : doc) as InterventionRecord;
 
@@ -18,7 +19,11 @@ const parseDoc = (doc: unknown): InterventionRecord => (typeof doc === 'string' 
  * `total` counts every match: for the unfiltered list it comes from the totals projection (O(1)).
  * Source: platform-api.md (GET /api/v1/interventions).
  */
-export async function listInterventions(db: SqlExecutor, org: string, q: ListInterventionsQuery): Promise<InterventionPage> {
+/**
+ * One page of the list read model, newest first (timestamp, then id), as JSON text: the records are read as `doc::text` and joined, so a page is never
+ * parsed and re-serialized on its way to the client. Same shape: `{interventions, total, skip, limit}`.
+ */
+export async function listInterventionsJson(db: SqlExecutor, org: string, q: ListInterventionsQuery): Promise<RawJson> {
   const where = ['organization_id = $1'];
   const params: unknown[] = [org];
   const add = (sql: (p: string) => string, value: unknown) => {
@@ -38,15 +43,15 @@ export async function listInterventions(db: SqlExecutor, org: string, q: ListInt
   const whereSql = where.join(' AND ');
   const pageParams = [...params, q.limit, q.skip];
   const [page, total] = await Promise.all([
-    db.query<{ doc: unknown }>(
-      `SELECT doc FROM agp_interventions WHERE ${whereSql} ORDER BY ts DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+    db.query<{ doc: string }>(
+      `SELECT doc::text AS doc FROM agp_interventions WHERE ${whereSql} ORDER BY ts DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
       pageParams,
     ),
     filtered
       ? db.query<{ n: string | number }>(`SELECT count(*) AS n FROM agp_interventions WHERE ${whereSql}`, params)
       : db.query<{ n: string | number }>('SELECT total AS n FROM agp_intervention_totals WHERE organization_id = $1', [org]),
   ]);
-  return { interventions: page.rows.map((r) => parseDoc(r.doc)), total: Number(total.rows[0]?.n ?? 0), skip: q.skip, limit: q.limit };
+  return rawJson(`{"interventions":[${page.rows.map((r) => r.doc).join(',')}],"total":${Number(total.rows[0]?.n ?? 0)},"skip":${q.skip},"limit":${q.limit}}`);
 }
 
 /** The live record of an organisation, or null (unknown, deleted, or another organisation's). */

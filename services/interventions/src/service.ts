@@ -7,18 +7,17 @@ import {
   interventionStream,
   type IngestEnvelope,
   type InterventionDetail,
-  type InterventionPage,
   type InterventionRecord,
   type InterventionStats,
 } from '@agp/contracts';
 import { ingestFilter, type IngestDelivery, type IngestLogConsumer } from '@agp/bus';
 import type { AppendRequest, EventStore, NewEvent, Subscription } from '@agp/eventstore';
-import { NotFoundError, deterministicId, newId, parseOrThrow, type Logger, type RequestContext } from '@agp/runtime';
+import { NotFoundError, deterministicId, newId, parseOrThrow, type Logger, type RawJson, type RequestContext } from '@agp/runtime';
 import { decideDelete, decideRecord } from './intervention/decide.js';
 import { auditTrail, fold, recordFromRecorded } from './intervention/intervention.js';
 import { READ_MODEL_EVENT_TYPES, READ_MODEL_PROJECTION, applyInterventionEvents } from './projections/interventionReadModel.js';
 import { migrateReadModels } from './projections/schema.js';
-import { getIntervention, interventionStats, listInterventions } from './queries.js';
+import { getIntervention, interventionStats, listInterventionsJson } from './queries.js';
 
 /** Dependencies of the interventions service; the same in both run modes. */
 export interface InterventionsDeps {
@@ -37,6 +36,8 @@ export interface InterventionsDeps {
 }
 
 const SCHEMA_VERSION = 1;
+/** Most list pages kept in the position-tagged cache (each up to one page of JSON text). */
+const PAGE_CACHE_ENTRIES = 256;
 
 /**
  * The interventions service: the intervention streams, the ingest consumer that records them, and the
@@ -46,6 +47,8 @@ export class InterventionsService {
   private subscription?: Subscription;
   private consumer?: { stop(): Promise<void> };
   private readonly now: () => Date;
+  /** List pages by organisation and query, with the projection position each was read at. */
+  private readonly pageCache = new Map<string, { position: bigint; page: RawJson }>();
 
   constructor(private readonly deps: InterventionsDeps) {
     this.now = deps.now ?? (() => new Date());
@@ -159,10 +162,24 @@ export class InterventionsService {
     return recordFromRecorded(data, ctx.organization_id);
   }
 
-  /** GET /api/v1/interventions. @throws ValidationError (422). */
-  async list(ctx: RequestContext, query: unknown): Promise<InterventionPage> {
+  /**
+   * GET /api/v1/interventions: the page `{interventions, total, skip, limit}` as JSON text (see RawJson).
+   * @throws ValidationError (422).
+   */
+  async list(ctx: RequestContext, query: unknown): Promise<RawJson> {
     const q = parseOrThrow(ListInterventionsQuerySchema, query ?? {}, 'query');
-    return listInterventions(this.deps.store.sql, ctx.organization_id, q);
+    // Pages are cached per organisation and query, tagged with the projection position they were read at:
+    // a hit is only served while the read model has not moved since (so it is never staler than a query).
+    const position = this.subscription?.position();
+    const key = `${ctx.organization_id}\u0000${JSON.stringify(q)}`;
+    const hit = this.pageCache.get(key);
+    if (hit && position !== undefined && hit.position === position) return hit.page;
+    const page = await listInterventionsJson(this.deps.store.sql, ctx.organization_id, q);
+    if (position !== undefined) {
+      if (this.pageCache.size >= PAGE_CACHE_ENTRIES) this.pageCache.clear();
+      this.pageCache.set(key, { position, page });
+    }
+    return page;
   }
 
   /** GET /api/v1/interventions/stats. @throws ValidationError (422). */
