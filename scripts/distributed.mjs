@@ -3,6 +3,7 @@
 // named by NATS_URL and DATABASE_URL (defaults: the local servers), forwards their output, and stops them all
 // on Ctrl-C. Set INTERVENTIONS_REPLICAS / INGEST_REPLICAS to run more than one process of a service.
 import { spawn } from 'node:child_process';
+import pg from 'pg';
 
 const env = {
   ...process.env,
@@ -30,6 +31,28 @@ const stopAll = (code = 0) => {
 };
 process.on('SIGINT', () => stopAll(0));
 process.on('SIGTERM', () => stopAll(0));
+
+// Create the database when it does not exist yet (the services create their tables themselves).
+{
+  const target = new URL(env.DATABASE_URL);
+  const name = decodeURIComponent(target.pathname.slice(1)) || 'postgres';
+  const admin = new URL(env.DATABASE_URL);
+  admin.pathname = '/postgres';
+  const c = new pg.Client({ connectionString: admin.toString() });
+  try {
+    await c.connect();
+    const { rows } = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (rows.length === 0) {
+      await c.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`);
+      console.error(`[distributed] created database ${name}`);
+    }
+  } catch (err) {
+    console.error(`[distributed] cannot reach PostgreSQL at ${admin.host}: ${err.message}`);
+    process.exit(1);
+  } finally {
+    await c.end().catch(() => {});
+  }
+}
 
 // Each service gets its own ops port (health, readiness, metrics); the gateway serves PORT.
 let opsPort = Number(process.env.AGP_OPS_PORT_BASE ?? 9460);

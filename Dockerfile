@@ -1,0 +1,9 @@
+# One image for every service (choose with the command). Untested on this machine: it has no Docker engine.
+FROM node:20-slim
+WORKDIR /app
+RUN npm install -g pnpm@10.34.8
+COPY . .
+RUN pnpm install --frozen-lockfile && node scripts/build.mjs --quiet
+ENV NODE_ENV=production
+EXPOSE 8080
+CMD ["node", "services/embedded/dist/main.js"]
