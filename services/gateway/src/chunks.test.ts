@@ -25,4 +25,12 @@ describe('chunkBatch', () => {
       { offset: 2, events: [ev('c', 10)] },
     ]);
   });
+
+  it('keeps a body that fits one chunk whole without measuring each event', () => {
+    const batch = [ev('a', 10), ev('b', 10)];
+    expect(chunkBatch(batch, 1000, 900, 200).chunks).toEqual([{ offset: 0, events: batch }]);
+    // A body too big for one chunk is split as usual.
+    expect(chunkBatch(Array.from({ length: 10 }, (_, i) => ev(String(i), 300)), 1000, 900, 3500).chunks).toHaveLength(5);
+    expect(chunkBatch([], 1000, 900, 20).chunks).toEqual([]);
+  });
 });

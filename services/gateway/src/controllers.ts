@@ -83,7 +83,8 @@ export class IngestController {
   async ingest(@Req() req: AuthedRequest, @Body() body: unknown): Promise<IngestResponse> {
     const ctx = ctxOf(req);
     const { batch } = parseOrThrow(IngestBatchSchema, body ?? {}, 'body');
-    const { chunks, oversized } = chunkBatch(batch);
+    const length = Number(req.get('content-length'));
+    const { chunks, oversized } = chunkBatch(batch, undefined, undefined, Number.isFinite(length) && length > 0 ? length : undefined);
     const answers = await Promise.all(
       chunks.map(async (chunk) => {
         try {

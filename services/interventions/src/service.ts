@@ -62,7 +62,8 @@ export class InterventionsService {
     this.subscription = store.subscribe({
       name: READ_MODEL_PROJECTION,
       eventTypes: READ_MODEL_EVENT_TYPES,
-      batchSize: 1000,
+      // Large batches: one transaction and one stats flush per few thousand events under load.
+      batchSize: 5000,
       handler: applyInterventionEvents,
       onError: (err) => logger.error({ err }, 'read-model projection batch failed; retrying'),
     });
