@@ -1,8 +1,8 @@
 import { describe } from 'vitest';
-import { KeyStore } from '@agp/auth';
 import { createPgSql } from '@agp/eventstore';
 import { infra, skipIntegration } from '../support/infra.js';
 import { startDistributed } from '../support/distributed.js';
+import { databaseHandles } from '../support/http.js';
 import { platformScenarios } from './platform.scenarios.js';
 
 // Distributed mode: gateway, ingest and interventions as separate processes on real NATS and PostgreSQL.
@@ -14,18 +14,11 @@ describe.skipIf(skipIntegration())('distributed mode', () => {
       env: { AGP_INIT_ORG: 'acme', AGP_INIT_WRITE_KEY: 'agp_dist_write_key_001', AGP_INIT_READ_KEY: 'agp_dist_read_key_0001' },
     });
     const sql = createPgSql(run.databaseUrl);
-    const keys = new KeyStore(sql);
-    await keys.createOrganization('globex');
-    const other = await keys.createKey({ organizationId: 'globex', scope: 'write' });
     return {
       url: run.url,
       writeKey: 'agp_dist_write_key_001',
       readKey: 'agp_dist_read_key_0001',
-      otherOrgWriteKey: other.key,
-      async streamEventTypes(streamId) {
-        const { rows } = await sql.query<{ event_type: string }>('SELECT event_type FROM agp_events WHERE stream_id = $1 ORDER BY stream_version', [streamId]);
-        return rows.map((r) => r.event_type);
-      },
+      ...(await databaseHandles(sql)),
       async stop() {
         await sql.close();
         await run.stop();

@@ -1,3 +1,6 @@
+import { KeyStore } from '@agp/auth';
+import type { Sql } from '@agp/eventstore';
+
 /** A booted platform as the end-to-end scenarios see it: only its URL, keys and a look at its event log. */
 export interface BootedPlatform {
   url: string;
@@ -44,4 +47,21 @@ export async function eventually<T>(fn: () => Promise<T>, timeoutMs = 10_000, in
     await new Promise((r) => setTimeout(r, intervalMs));
   }
   throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(last)}`);
+}
+
+/**
+ * The parts of a {@link BootedPlatform} that read the platform's database directly: a write key of a second
+ * organisation (`globex`, created here) and the event types of a stream.
+ */
+export async function databaseHandles(sql: Sql): Promise<Pick<BootedPlatform, 'otherOrgWriteKey' | 'streamEventTypes'>> {
+  const keys = new KeyStore(sql);
+  await keys.createOrganization('globex');
+  const other = await keys.createKey({ organizationId: 'globex', scope: 'write' });
+  return {
+    otherOrgWriteKey: other.key,
+    async streamEventTypes(streamId) {
+      const { rows } = await sql.query<{ event_type: string }>('SELECT event_type FROM agp_events WHERE stream_id = $1 ORDER BY stream_version', [streamId]);
+      return rows.map((r) => r.event_type);
+    },
+  };
 }

@@ -94,12 +94,13 @@ export class SqlEventStore implements EventStore {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK]);
     const allIds = requests.flatMap((r) => r.events.map((e) => e.event_id));
     const streamIds = [...new Set(requests.map((r) => r.stream_id))];
-    const [{ rows: dupRows }, { rows: versionRows }] = [
-      await tx.query<{ event_id: string }>(`SELECT event_id FROM agp_events WHERE event_id IN (SELECT jsonb_array_elements_text($1::jsonb))`, [JSON.stringify(allIds)]),
-      await tx.query<{ stream_id: string; version: number }>(`SELECT stream_id, version FROM agp_streams WHERE stream_id IN (SELECT jsonb_array_elements_text($1::jsonb))`, [
-        JSON.stringify(streamIds),
-      ]),
-    ];
+    const { rows: dupRows } = await tx.query<{ event_id: string }>(`SELECT event_id FROM agp_events WHERE event_id IN (SELECT jsonb_array_elements_text($1::jsonb))`, [
+      JSON.stringify(allIds),
+    ]);
+    const { rows: versionRows } = await tx.query<{ stream_id: string; version: number }>(
+      `SELECT stream_id, version FROM agp_streams WHERE stream_id IN (SELECT jsonb_array_elements_text($1::jsonb))`,
+      [JSON.stringify(streamIds)],
+    );
     const seen = new Set(dupRows.map((r) => r.event_id));
     const versions = new Map(versionRows.map((r) => [r.stream_id, r.version]));
     const rows: Array<{ event_id: string; stream_id: string; stream_version: number; event_type: string; data: unknown; metadata: unknown; organization_id: string }> = [];

@@ -6,11 +6,11 @@
  */
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { INGEST_MAX_EVENTS, IngestBatchSchema, Patterns, type IngestResponse, type InterventionRecord } from '@agp/contracts';
+import { IngestBatchSchema, Patterns, type IngestResponse, type InterventionRecord } from '@agp/contracts';
 import { callRpc, RemoteProblemError } from '@agp/bus';
 import { ServiceUnavailableError, UnauthorizedError, isRawJson, parseOrThrow, type RequestContext } from '@agp/runtime';
 import type { ClientProxy } from '@nestjs/microservices';
-import { chunkBatch } from './chunks.js';
+import { MAX_EVENT_BYTES, chunkBatch } from './chunks.js';
 import type { AuthedRequest } from './edge.js';
 
 /** Injection token of the bus client. */
@@ -107,12 +107,10 @@ export class IngestController {
         }
       }
     }
-    for (const o of oversized) out.errors.push({ id: o.id, status: 413, message: `batch[${o.index}]: event is ${o.bytes} bytes; at most 921600 bytes per event` });
+    for (const o of oversized) out.errors.push({ id: o.id, status: 413, message: `batch[${o.index}]: event is ${o.bytes} bytes; at most ${MAX_EVENT_BYTES} bytes per event` });
     if (out.successes.length === 0 && out.errors.length > 0 && out.errors.every((e) => e.status === 503)) {
       throw new ServiceUnavailableError('the ingest service is unavailable; nothing was accepted');
     }
     return out;
   }
 }
-
-export { INGEST_MAX_EVENTS };

@@ -2,7 +2,6 @@ import {
   INTERVENTION_OUTCOMES,
   INTERVENTION_TYPES,
   endExclusive,
-  type InterventionPage,
   type InterventionRecord,
   type InterventionStats,
   type InterventionStatsQuery,
