@@ -11,6 +11,8 @@ const entries = {
   gateway: ['services/gateway/src/main.ts', 'services/gateway/dist/main.js'],
   ingest: ['services/ingest/src/main.ts', 'services/ingest/dist/main.js'],
   interventions: ['services/interventions/src/main.ts', 'services/interventions/dist/main.js'],
+  policies: ['services/policies/src/main.ts', 'services/policies/dist/main.js'],
+  stats: ['services/stats/src/main.ts', 'services/stats/dist/main.js'],
   client: ['packages/client/src/cli.ts', 'packages/client/dist/cli.js'],
 };
 

@@ -30,7 +30,7 @@ export interface DistributedRun {
 }
 
 /**
- * Build the service bundles and start each service as its own process (gateway, ingest, interventions)
+ * Build the service bundles and start each service as its own process (gateway, ingest, interventions, policies, stats)
  * against the real NATS and PostgreSQL, with a fresh database, subject prefix and JetStream stream.
  */
 export async function startDistributed(opts: { adminDatabaseUrl: string; natsUrl: string; env: Record<string, string>; dbPrefix?: string; build?: boolean }): Promise<DistributedRun> {
@@ -70,10 +70,16 @@ export async function startDistributed(opts: { adminDatabaseUrl: string; natsUrl
   };
   const opsInterventions = await freePort();
   const opsIngest = await freePort();
+  const opsPolicies = await freePort();
+  const opsStats = await freePort();
+  // The services that create tables start one after another (concurrent CREATE ... IF NOT EXISTS of the
+  // event store is serialised by a lock, but sequential starts keep the logs readable).
   await start('interventions', { OPS_PORT: String(opsInterventions) });
   await ready(`http://127.0.0.1:${opsInterventions}/readyz`);
+  await start('policies', { OPS_PORT: String(opsPolicies) });
+  await start('stats', { OPS_PORT: String(opsStats) });
   await start('ingest', { OPS_PORT: String(opsIngest) });
-  await ready(`http://127.0.0.1:${opsIngest}/readyz`);
+  await Promise.all([ready(`http://127.0.0.1:${opsPolicies}/readyz`), ready(`http://127.0.0.1:${opsStats}/readyz`), ready(`http://127.0.0.1:${opsIngest}/readyz`)]);
   await start('gateway');
   await ready(`http://127.0.0.1:${port}/readyz`);
   return {

@@ -7,3 +7,7 @@ export * from './problem.js';
 export * from './subjects.js';
 export * from './events.js';
 export * from './openapi.js';
+export * from './fleet.js';
+export * from './policy.js';
+export * from './approval.js';
+export * from './stats.js';

@@ -1,19 +1,25 @@
 import { z } from 'zod';
 import { DateTimeSchema, OpaqueIdSchema } from './common.js';
 import { CreateInterventionSchema } from './intervention.js';
+import { ActionRecordSchema, AgentRegisterSchema, ApprovalRequestSchema, RunEndSchema, RunStartSchema } from './fleet.js';
 
 /** Ingest limits. Source: ARCHITECTURE.md §4 (Ingest). */
 export const INGEST_MAX_EVENTS = 1000;
 export const INGEST_MAX_BYTES = 5 * 1024 * 1024;
 
-/** Event types accepted by `POST /api/v1/ingest/` (issue 2 builds `intervention.create`; the fleet types come with issue 3). */
-export const INGEST_EVENT_TYPES = ['intervention.create'] as const;
+/** Event types accepted by `POST /api/v1/ingest/`. Source: ARCHITECTURE.md §4 (Ingest), issue #3 point 1. */
+export const INGEST_EVENT_TYPES = ['intervention.create', 'agent.register', 'run.start', 'run.end', 'action.record', 'approval.request'] as const;
 export const IngestEventTypeSchema = z.enum(INGEST_EVENT_TYPES);
 export type IngestEventType = z.infer<typeof IngestEventTypeSchema>;
 
 /** Body schema of each ingest event type. */
 export const INGEST_BODY_SCHEMAS = {
   'intervention.create': CreateInterventionSchema,
+  'agent.register': AgentRegisterSchema,
+  'run.start': RunStartSchema,
+  'run.end': RunEndSchema,
+  'action.record': ActionRecordSchema,
+  'approval.request': ApprovalRequestSchema,
 } as const satisfies Record<IngestEventType, z.ZodType>;
 
 /**

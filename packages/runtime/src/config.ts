@@ -23,6 +23,20 @@ export const baseEnvSchema = z.object({
   AGP_INIT_WRITE_KEY: z.string().min(16).optional(),
   /** Headless initialisation: exact read key to create for AGP_INIT_ORG when absent. */
   AGP_INIT_READ_KEY: z.string().min(16).optional(),
+  /** OpenAI-compatible chat-completions API key. Without it enrichment (and the semantic scenario pass) is skipped. */
+  AGP_LLM_API_KEY: z.string().min(1).optional(),
+  /** Base URL of the chat-completions endpoint, e.g. `https://api.openai.com/v1`. @default the openai package's default */
+  AGP_LLM_BASE_URL: z.string().url().optional(),
+  /** Model name sent to the provider. @default gpt-4o-mini */
+  AGP_LLM_MODEL: z.string().min(1).default('gpt-4o-mini'),
+  /** Most enrichment calls in flight at once, per interventions process. @default 4 */
+  AGP_ENRICHMENT_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
+  /** Attempts per intervention before it is marked `enrichment_status: failed`. @default 5 */
+  AGP_ENRICHMENT_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(5),
+  /** Provider request timeout, in ms. @default 30000 */
+  AGP_LLM_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+  /** How long an approval stays pending before it expires to rejected_after_review (reason `expired`), in seconds. @default 86400 (24 h) */
+  AGP_APPROVAL_TTL_SECONDS: z.coerce.number().int().min(1).default(86_400),
   /** pino log level. @default info */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });

@@ -7,6 +7,8 @@ import { createEventStore, createPgliteSql, type Sql } from '@agp/eventstore';
 import { createGateway } from '@agp/gateway';
 import { IngestModule, IngestService } from '@agp/ingest';
 import { InterventionsModule, InterventionsService } from '@agp/interventions';
+import { PoliciesModule, PoliciesService } from '@agp/policies';
+import { StatsModule, StatsService } from '@agp/stats';
 import { baseEnvSchema, createLogger, loadEnv, type Logger } from '@agp/runtime';
 import { acquireDataDirLock } from '@agp/runtime';
 
@@ -23,6 +25,8 @@ export interface EmbeddedOptions {
   logger?: Logger;
   /** Create a `default` organisation with a fresh write and read key when the key store is empty. @default true */
   bootstrapFirstRun?: boolean;
+  /** Settings that override `process.env` (e.g. AGP_LLM_BASE_URL in tests); read with the same schema. */
+  env?: Record<string, string>;
 }
 
 /** A running embedded platform. */
@@ -42,7 +46,7 @@ export interface EmbeddedPlatform {
  * @throws Error when another process holds the data folder's lock.
  */
 export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<EmbeddedPlatform> {
-  const env = loadEnv(baseEnvSchema);
+  const env = loadEnv(baseEnvSchema, { ...process.env, ...opts.env });
   const logger = opts.logger ?? createLogger('agp');
   const dataDir = opts.dataDir ?? env.AGP_DATA_DIR;
   const inMemory = dataDir === 'memory';
@@ -71,13 +75,29 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const broker = new InProcessBroker();
   const ingestLog = await SqlIngestLog.create(sql, { logger: logger.child({ service: 'ingest-log' }) });
 
-  const interventions = new InterventionsService({ store, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, logger: logger.child({ service: 'interventions' }) });
+  const interventions = new InterventionsService({ store, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, logger: logger.child({ service: 'interventions' }), env });
   await interventions.start();
   const interventionsApp = await NestFactory.createMicroservice(InterventionsModule.register(interventions, logger.child({ service: 'interventions' })), {
     strategy: new InProcessServer({ broker, queue: 'interventions' }),
     logger: false,
   });
   await interventionsApp.listen();
+
+  const policies = new PoliciesService({ store, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, logger: logger.child({ service: 'policies' }) });
+  await policies.start();
+  const policiesApp = await NestFactory.createMicroservice(PoliciesModule.register(policies, logger.child({ service: 'policies' })), {
+    strategy: new InProcessServer({ broker, queue: 'policies' }),
+    logger: false,
+  });
+  await policiesApp.listen();
+
+  const stats = new StatsService({ store, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, bus: new InProcessClient({ broker }), logger: logger.child({ service: 'stats' }) });
+  await stats.start();
+  const statsApp = await NestFactory.createMicroservice(StatsModule.register(stats, logger.child({ service: 'stats' })), {
+    strategy: new InProcessServer({ broker, queue: 'stats' }),
+    logger: false,
+  });
+  await statsApp.listen();
 
   const ingest = new IngestService({ log: ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, logger: logger.child({ service: 'ingest' }) });
   const ingestApp = await NestFactory.createMicroservice(IngestModule.register(ingest, logger.child({ service: 'ingest' })), {
@@ -100,6 +120,10 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
       await ingestApp.close();
       await interventions.stop();
       await interventionsApp.close();
+      await policies.stop();
+      await policiesApp.close();
+      await stats.stop();
+      await statsApp.close();
       await ingestLog.close();
       await store.close();
       release();

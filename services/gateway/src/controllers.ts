@@ -16,13 +16,14 @@ import type { AuthedRequest } from './edge.js';
 /** Injection token of the bus client. */
 export const BUS = Symbol('agp.gateway.bus');
 
-function ctxOf(req: AuthedRequest): RequestContext {
+/** The caller's context, attached by the auth middleware. @throws UnauthorizedError when absent. */
+export function ctxOf(req: AuthedRequest): RequestContext {
   if (!req.agp) throw new UnauthorizedError('missing API key');
   return req.agp;
 }
 
 /** A reply as the route returns it: JSON text (RawJson) goes out unchanged with a JSON content type. */
-function sendable(res: Response, data: unknown): unknown {
+export function sendable(res: Response, data: unknown): unknown {
   if (!isRawJson(data)) return data;
   res.type('application/json');
   return data.$json;

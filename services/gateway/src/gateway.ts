@@ -17,6 +17,9 @@ import type { SqlExecutor } from '@agp/eventstore';
 import { collectDefaultMetrics, metricsRegistry, problem, type Logger } from '@agp/runtime';
 import { BUS, IngestController, InterventionsController } from './controllers.js';
 import { authenticate, jsonBody, requestIdAndMetrics, sendProblem } from './edge.js';
+import { approvalsControllers } from './routes/approvals.js';
+import { policiesControllers } from './routes/policies.js';
+import { statsControllers } from './routes/stats.js';
 
 /** Maps anything a route throws to problem details; 5xx are logged with the request id. */
 @Catch()
@@ -107,7 +110,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   @Module({})
   class GatewayModule {
     static register(): DynamicModule {
-      return { module: GatewayModule, controllers: [InterventionsController, IngestController, FallbackController], providers: [{ provide: BUS, useValue: opts.bus }] };
+      return { module: GatewayModule, controllers: [InterventionsController, IngestController, ...approvalsControllers, ...policiesControllers, ...statsControllers, FallbackController], providers: [{ provide: BUS, useValue: opts.bus }] };
     }
   }
 

@@ -21,7 +21,7 @@ const logger = createLogger('interventions', env.LOG_LEVEL);
 const sql = createPgSql(env.DATABASE_URL);
 const store = createEventStore(sql);
 const ingestLog = await JetStreamIngestLog.create({ servers: env.NATS_URL, streamName: env.AGP_INGEST_STREAM, subjects: [ingestSubjects(env.AGP_SUBJECT_PREFIX)], logger });
-const service = new InterventionsService({ store, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, logger });
+const service = new InterventionsService({ store, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, logger, env });
 await service.start();
 const app = await NestFactory.createMicroservice(InterventionsModule.register(service, logger), {
   strategy: new PrefixedNatsServer({ servers: env.NATS_URL, prefix: env.AGP_SUBJECT_PREFIX, queue: QueueGroups.interventions }),

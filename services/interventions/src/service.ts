@@ -12,7 +12,7 @@ import {
 } from '@agp/contracts';
 import { ingestFilter, type IngestDelivery, type IngestLogConsumer } from '@agp/bus';
 import type { AppendRequest, EventStore, NewEvent, Subscription } from '@agp/eventstore';
-import { NotFoundError, deterministicId, newId, parseOrThrow, type Logger, type RawJson, type RequestContext } from '@agp/runtime';
+import { NotFoundError, deterministicId, newId, parseOrThrow, type BaseEnv, type Logger, type RawJson, type RequestContext } from '@agp/runtime';
 import { decideDelete, decideRecord } from './intervention/decide.js';
 import { auditTrail, fold, recordFromRecorded } from './intervention/intervention.js';
 import { READ_MODEL_EVENT_TYPES, READ_MODEL_PROJECTION, applyInterventionEvents } from './projections/interventionReadModel.js';
@@ -33,6 +33,11 @@ export interface InterventionsDeps {
   readYourWritesMs?: number;
   /** Max events appended per transaction by the ingest consumer. @default 2000 */
   ingestAppendChunk?: number;
+  /**
+   * Settings read from the environment (AGP_LLM_* for enrichment, AGP_ENRICHMENT_*, AGP_APPROVAL_TTL_SECONDS).
+   * Absent settings take their defaults from `baseEnvSchema`.
+   */
+  env?: Partial<BaseEnv>;
 }
 
 const SCHEMA_VERSION = 1;

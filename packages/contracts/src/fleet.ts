@@ -1,0 +1,111 @@
+import { z } from 'zod';
+import { DateTimeSchema, OpaqueIdSchema, UsdSchema } from './common.js';
+import { RiskLevelSchema } from './enums.js';
+
+/**
+ * Fleet ingest bodies: agent registrations, run lifecycle, ledger entries and approval requests.
+ * They travel through `POST /api/v1/ingest/` with the same per-event 207 semantics and dedupe as
+ * `intervention.create`. Source: issue #3 point 1; ARCHITECTURE.md §4 (Ingest, Runs).
+ */
+
+/** Run states. `running → completed | failed`, driven by run.start and run.end. Source: platform-api.md (list_runs). */
+export const RUN_STATUSES = ['running', 'completed', 'failed'] as const;
+export const RunStatusSchema = z.enum(RUN_STATUSES);
+export type RunStatus = z.infer<typeof RunStatusSchema>;
+
+/** How a run ended (the terminal run states). */
+export const RUN_END_STATUSES = ['completed', 'failed'] as const;
+
+/** Status of one ledger entry (one executed or attempted action). */
+export const ACTION_STATUSES = ['success', 'error', 'blocked'] as const;
+export const ActionStatusSchema = z.enum(ACTION_STATUSES);
+export type ActionStatus = z.infer<typeof ActionStatusSchema>;
+
+const Json = z.record(z.string(), z.unknown());
+
+/**
+ * One action an agent can take, as registered: name, description, the JSON Schema of its parameters,
+ * its risk level and typical cost in USD. Evals scenario generation reads these.
+ */
+export const ActionDefinitionSchema = z.strictObject({
+  name: z.string().min(1).max(256),
+  description: z.string().max(10_000).optional(),
+  parameters: Json.optional(),
+  risk_level: RiskLevelSchema.optional(),
+  typical_cost_usd: UsdSchema.optional(),
+});
+export type ActionDefinition = z.infer<typeof ActionDefinitionSchema>;
+
+/** `agent.register` (and `POST /api/v1/agents`): an agent and its action definitions. Re-registering replaces them. */
+export const AgentRegisterSchema = z.strictObject({
+  agent_id: OpaqueIdSchema,
+  name: z.string().min(1).max(256).optional(),
+  description: z.string().max(10_000).optional(),
+  framework: z.string().max(256).optional(),
+  owner: z.string().max(256).optional(),
+  metadata: Json.optional(),
+  actions: z.array(ActionDefinitionSchema).max(1000).optional(),
+});
+export type AgentRegister = z.infer<typeof AgentRegisterSchema>;
+
+/** `run.start`: a run of an agent begins (status `running`). `started_at` defaults to the event timestamp. */
+export const RunStartSchema = z.strictObject({
+  run_id: OpaqueIdSchema,
+  agent_id: OpaqueIdSchema,
+  name: z.string().max(256).optional(),
+  session_id: OpaqueIdSchema.optional(),
+  started_at: DateTimeSchema.optional(),
+  metadata: Json.optional(),
+});
+export type RunStart = z.infer<typeof RunStartSchema>;
+
+/** `run.end`: a run finishes as `completed` or `failed`. `ended_at` defaults to the event timestamp. */
+export const RunEndSchema = z.strictObject({
+  run_id: OpaqueIdSchema,
+  agent_id: OpaqueIdSchema,
+  status: z.enum(RUN_END_STATUSES),
+  ended_at: DateTimeSchema.optional(),
+  error: z.string().max(10_000).optional(),
+});
+export type RunEnd = z.infer<typeof RunEndSchema>;
+
+/**
+ * `action.record`: one ledger entry. `cost_usd` is the client's estimate; `actual_cost_usd` is what the
+ * language-model provider reported, when it did. `duration_ms` in milliseconds. `timestamp` defaults to the
+ * event timestamp.
+ */
+export const ActionRecordSchema = z.strictObject({
+  run_id: OpaqueIdSchema,
+  agent_id: OpaqueIdSchema,
+  action_name: z.string().min(1).max(256),
+  status: ActionStatusSchema,
+  inputs: Json.optional(),
+  outputs: z.unknown().optional(),
+  cost_usd: UsdSchema.optional(),
+  actual_cost_usd: UsdSchema.optional(),
+  duration_ms: z.number().finite().min(0).optional(),
+  timestamp: DateTimeSchema.optional(),
+  error: z.string().max(10_000).optional(),
+});
+export type ActionRecord = z.infer<typeof ActionRecordSchema>;
+
+/**
+ * `approval.request`: an agent asks a human before acting. It is recorded as an `approval_required`
+ * intervention with outcome `escalated`, which opens approval `apr-<intervention id>`.
+ * `expires_in_seconds` overrides the platform's approval expiry (default 24 h) for this request.
+ */
+export const ApprovalRequestSchema = z.strictObject({
+  agent_id: OpaqueIdSchema,
+  action_name: z.string().min(1).max(256),
+  run_id: OpaqueIdSchema.optional(),
+  policy_id: OpaqueIdSchema.optional(),
+  policy_name: z.string().max(256).optional(),
+  risk_level: RiskLevelSchema.optional(),
+  reason: z.string().max(10_000).optional(),
+  agent_intent: z.string().max(10_000).optional(),
+  description: z.string().max(10_000).optional(),
+  estimated_cost_usd: UsdSchema.optional(),
+  original_inputs: Json.optional(),
+  expires_in_seconds: z.number().int().min(1).max(30 * 86_400).optional(),
+});
+export type ApprovalRequest = z.infer<typeof ApprovalRequestSchema>;

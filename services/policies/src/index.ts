@@ -1,0 +1,3 @@
+/** `@agp/policies`: policies, kill switches, the agent registry. Source: ARCHITECTURE.md §1. */
+export * from './service.js';
+export * from './module.js';
