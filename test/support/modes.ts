@@ -40,13 +40,19 @@ export async function bootDistributed(opts: BootOptions = {}): Promise<BootedPla
 /**
  * Run `scenarios` against both run modes: embedded (always) and distributed on real NATS and PostgreSQL
  * (skipped, with the reason printed, when neither DATABASE_URL/NATS_URL nor Docker is available).
- * `platform()` returns the booted platform inside tests and hooks.
+ * `platform()` returns the booted platform inside tests and hooks. `options` may be a function, evaluated in
+ * `beforeAll` (e.g. after a loopback fake server has started and knows its port).
  */
-export function describeModes(name: string, scenarios: (platform: () => BootedPlatform, mode: 'embedded' | 'distributed') => void, opts: BootOptions = {}): void {
+export function describeModes(
+  name: string,
+  scenarios: (platform: () => BootedPlatform, mode: 'embedded' | 'distributed') => void,
+  options: BootOptions | (() => BootOptions | Promise<BootOptions>) = {},
+): void {
   for (const mode of ['embedded', 'distributed'] as const) {
     describe.skipIf(mode === 'distributed' && skipIntegration())(`${name} (${mode})`, () => {
       let p: BootedPlatform | undefined;
       beforeAll(async () => {
+        const opts = typeof options === 'function' ? await options() : options;
         p = mode === 'embedded' ? await bootEmbedded(opts) : await bootDistributed(opts);
       }, 120_000);
       afterAll(async () => {

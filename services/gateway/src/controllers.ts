@@ -61,6 +61,13 @@ export class InterventionsController {
     return record;
   }
 
+  /** POST /api/v1/interventions/{id}/enrich: re-run LLM enrichment on demand (write key). */
+  @Post(':id/enrich')
+  @HttpCode(202)
+  enrich(@Req() req: AuthedRequest, @Param('id') id: string) {
+    return callRpc(this.bus, Patterns.interventionsEnrich, { ctx: ctxOf(req), body: { id } });
+  }
+
   /** DELETE /api/v1/interventions/{id}: 204; the record leaves the read models, its stream stays. */
   @Delete(':id')
   @HttpCode(204)

@@ -40,6 +40,36 @@ export class InterventionsController {
   delete(@Payload() req: RpcRequest) {
     return rpcHandler(this.logger, (r: RpcRequest) => this.svc.delete(r.ctx, r.body))(req);
   }
+
+  @MessagePattern(Patterns.interventionsEnrich)
+  enrich(@Payload() req: RpcRequest) {
+    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.enrichment.enrich(r.ctx, r.body))(req);
+  }
+
+  @MessagePattern(Patterns.interventionsAgentCounts)
+  agentCounts(@Payload() req: RpcRequest) {
+    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.agentCounts(r.ctx, r.body))(req);
+  }
+
+  @MessagePattern(Patterns.approvalsList)
+  approvalsList(@Payload() req: RpcRequest) {
+    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.approvals.list(r.ctx, r.body))(req);
+  }
+
+  @MessagePattern(Patterns.approvalsGet)
+  approvalsGet(@Payload() req: RpcRequest) {
+    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.approvals.get(r.ctx, r.body))(req);
+  }
+
+  @MessagePattern(Patterns.approvalsApprove)
+  approve(@Payload() req: RpcRequest) {
+    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.approvals.decide(r.ctx, r.body, 'approve'))(req);
+  }
+
+  @MessagePattern(Patterns.approvalsReject)
+  reject(@Payload() req: RpcRequest) {
+    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.approvals.decide(r.ctx, r.body, 'reject'))(req);
+  }
 }
 
 /** The Nest module of the interventions service, bound to an already-built service instance. */

@@ -18,6 +18,8 @@ import { auditTrail, fold, recordFromRecorded } from './intervention/interventio
 import { READ_MODEL_EVENT_TYPES, READ_MODEL_PROJECTION, applyInterventionEvents } from './projections/interventionReadModel.js';
 import { migrateReadModels } from './projections/schema.js';
 import { getIntervention, interventionStats, listInterventionsJson } from './queries.js';
+import { Approvals } from './approvals/approvals.js';
+import { EnrichmentWorker } from './enrichment/worker.js';
 
 /** Dependencies of the interventions service; the same in both run modes. */
 export interface InterventionsDeps {
@@ -55,8 +57,15 @@ export class InterventionsService {
   /** List pages by organisation and query, with the projection position each was read at. */
   private readonly pageCache = new Map<string, { position: bigint; page: RawJson }>();
 
+  /** The approval inbox (issue #3). */
+  readonly approvals: Approvals;
+  /** The LLM enrichment worker (issue #4). */
+  readonly enrichment: EnrichmentWorker;
+
   constructor(private readonly deps: InterventionsDeps) {
     this.now = deps.now ?? (() => new Date());
+    this.approvals = new Approvals(deps);
+    this.enrichment = new EnrichmentWorker(deps);
   }
 
   /** Create read-model tables, start the projection and the durable ingest consumer. */
@@ -78,11 +87,23 @@ export class InterventionsService {
       batchSize: 64,
       handler: (batch) => this.recordIngested(batch),
     });
+    await this.approvals.start();
+    await this.enrichment.start();
   }
 
   async stop(): Promise<void> {
     await this.consumer?.stop();
+    await this.enrichment.stop();
+    await this.approvals.stop();
     await this.subscription?.stop();
+  }
+
+  /**
+   * Intervention counts of one agent, for the stats service's agent stats (`interventions.agent-counts`).
+   * Body `{agent_id}`.
+   */
+  async agentCounts(_ctx: RequestContext, _body: unknown): Promise<unknown> {
+    throw new Error('agent counts: not built yet');
   }
 
   /**
