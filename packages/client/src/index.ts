@@ -4,3 +4,4 @@ export * from './simulate.js';
 export * from './run-simulation.js';
 export * from './keys.js';
 export { buildProgram, main, CliError, type CliIo } from './program.js';
+export * from './fleet.js';

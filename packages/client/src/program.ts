@@ -1,5 +1,5 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { INTERVENTION_OUTCOMES, INTERVENTION_TYPES } from '@agp/contracts';
+import { INGEST_EVENT_TYPES, INTERVENTION_OUTCOMES, INTERVENTION_TYPES } from '@agp/contracts';
 import { keysCreate, keysList, keysRevoke, type KeySummary } from './keys.js';
 import { runSimulation, SimulationAbortedError, type SimulationReport } from './run-simulation.js';
 import { AgpHttpError, AgpNetworkError } from './sdk.js';
@@ -41,7 +41,7 @@ export function buildProgram(io: CliIo = processIo()): Command {
 
   program
     .command('simulate')
-    .description('stream a simulated agent fleet\'s interventions to POST /api/v1/ingest/ and report what was sent')
+    .description('stream a simulated agent fleet (agent registrations, runs, ledger entries with estimated and actual costs, interventions) to POST /api/v1/ingest/ and report what was sent')
     .option('--url <url>', 'gateway base URL', 'http://127.0.0.1:8080')
     .option('--key <key>', 'write key (default: env AGP_KEY)')
     .option('--agents <n>', 'number of simulated agents', positiveInt, 8)
@@ -50,6 +50,7 @@ export function buildProgram(io: CliIo = processIo()): Command {
     .option('--batch-size <n>', 'most events per ingest request (1-1000)', positiveInt, 100)
     .option('--seed <n>', 'PRNG seed; event ids are sim-<seed>-<n>, so a re-run re-sends the same ids', integer, 42)
     .option('--backfill-days <days>', 'spread event timestamps over the last D days instead of the sending window', nonNegativeNumber, 0)
+    .option('--interventions-only', 'send interventions only (no agents, runs or ledger entries)')
     .option('--json', 'print the report as JSON')
     .action(async (o: SimulateFlags) => {
       const key = o.key ?? io.env.AGP_KEY;
@@ -57,7 +58,7 @@ export function buildProgram(io: CliIo = processIo()): Command {
       if (!o.json) io.err(`simulating ${o.agents} agents at ${o.rate} events/s for ${o.duration} s (seed ${o.seed}) -> ${o.url}\n`);
       let report: SimulationReport;
       try {
-        report = await runSimulation({ url: o.url, key, agents: o.agents, rate: o.rate, durationS: o.duration, batchSize: o.batchSize, seed: o.seed, backfillDays: o.backfillDays });
+        report = await runSimulation({ url: o.url, key, agents: o.agents, rate: o.rate, durationS: o.duration, batchSize: o.batchSize, seed: o.seed, backfillDays: o.backfillDays, fleet: !o.interventionsOnly });
       } catch (err) {
         if (err instanceof RangeError) throw new CliError(err.message, 1, { cause: err });
         if (!(err instanceof SimulationAbortedError)) throw err;
@@ -133,6 +134,7 @@ interface SimulateFlags {
   batchSize: number;
   seed: number;
   backfillDays: number;
+  interventionsOnly?: boolean;
   json?: boolean;
 }
 
@@ -151,7 +153,9 @@ function formatReport(r: SimulationReport, targetRate: number): string {
     `  rejected     ${r.rejected}`,
     `  agents       ${r.agents}   runs ${r.runs}   policies ${r.policies}`,
     `  timestamps   ${r.first_timestamp} .. ${r.last_timestamp}`,
-    `  cost         ${usd(r.estimated_cost_usd)} estimated, ${usd(r.cost_prevented_usd)} prevented`,
+    `  events       ${counts(INGEST_EVENT_TYPES, r.by_event_type)}`,
+    `  ledger cost  ${usd(r.ledger_cost_usd)} estimated, ${usd(r.ledger_actual_cost_usd)} actual (where reported)`,
+    `  intervened   ${usd(r.estimated_cost_usd)} estimated, ${usd(r.cost_prevented_usd)} prevented`,
     `  by type      ${counts(INTERVENTION_TYPES, r.by_type)}`,
     `  by outcome   ${counts(INTERVENTION_OUTCOMES, r.by_outcome)}`,
     ...r.rejections.map((g) => `  rejection    ${g.count} x ${g.status} ${g.message}`),

@@ -137,8 +137,11 @@ export function* simulateEvents(plan: SimulationPlan): Generator<SimulatedEvent>
   }
 }
 
-/** Build one intervention body. */
-function intervention(rng: Rng, agentId: string, profile: Readonly<Record<string, number>>, runId: string, timestamp: string): SimulatedEvent['body'] {
+/**
+ * Build one intervention body for an attempt of one of the agent's actions (weighted by `profile`) in run `runId`.
+ * Also used by the fleet generator (fleet.ts). Pure given `rng`.
+ */
+export function intervention(rng: Rng, agentId: string, profile: Readonly<Record<string, number>>, runId: string, timestamp: string): SimulatedEvent['body'] {
   const action = ACTIONS[rng.weighted(profile)];
   const type = rng.weighted(Object.fromEntries(action.types.map((t) => [t, TYPE_WEIGHTS[t]])) as Record<InterventionType, number>);
   const outcome = rng.weighted(OUTCOMES[type]);
@@ -310,7 +313,7 @@ function rewrite(rng: Rng, b: SimulatedEvent['body']): string {
  * Timestamp (ms) of event n. `uniform` is exact pacing; `daily` samples a stratified inverse CDF over hourly
  * weights, so timestamps stay in order.
  */
-function timeline(plan: SimulationPlan, rng: Rng): (n: number) => number {
+export function timeline(plan: SimulationPlan, rng: Rng): (n: number) => number {
   const span = Math.max(0, plan.toMs - plan.fromMs);
   if ((plan.shape ?? 'uniform') === 'uniform' || span < 3_600_000) return (n) => plan.fromMs + Math.floor((n * span) / Math.max(1, plan.count));
   const hours = Math.ceil(span / 3_600_000);
@@ -347,7 +350,7 @@ function atLeast(level: RiskLevel, floor: RiskLevel): RiskLevel {
 }
 
 /** USD rounded to cents, at least one cent. */
-function money(n: number): number {
+export function money(n: number): number {
   return Math.max(0.01, Math.round(n * 100) / 100);
 }
 
