@@ -37,6 +37,8 @@ export const baseEnvSchema = z.object({
   AGP_LLM_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   /** How long an approval stays pending before it expires to rejected_after_review (reason `expired`), in seconds. @default 86400 (24 h) */
   AGP_APPROVAL_TTL_SECONDS: z.coerce.number().int().min(1).default(86_400),
+  /** How often the interventions service looks for pending approvals past their expiry, in ms. @default 1000 */
+  AGP_APPROVAL_SWEEP_MS: z.coerce.number().int().min(10).max(3_600_000).default(1000),
   /** pino log level. @default info */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -44,11 +46,12 @@ export const baseEnvSchema = z.object({
 export type BaseEnv = z.infer<typeof baseEnvSchema>;
 
 /**
- * Parse `env` against `schema`; on failure throw an Error listing every bad variable.
+ * Parse `env` against `schema`; on failure throw an Error listing every bad variable. Empty values count as unset.
  * @throws Error when a variable is invalid (the process should exit).
  */
 export function loadEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined> = process.env): z.infer<S> {
-  const parsed = schema.safeParse(env);
+  // An empty variable (`AGP_LLM_API_KEY=` in a compose file) means "not set", so its default applies.
+  const parsed = schema.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')));
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new Error(`invalid environment:\n${lines.join('\n')}`);
