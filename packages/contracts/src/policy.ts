@@ -1,2 +1,457 @@
-/** Filled in by issue #3. */
-export {};
+import { z } from 'zod';
+import { OpaqueIdSchema, UsdSchema, paginationShape } from './common.js';
+import { AgentRegisterSchema } from './fleet.js';
+import { RiskLevelSchema } from './enums.js';
+
+/**
+ * Policies, kill switches and the agent registry: wire records, request bodies, queries and domain events
+ * of `services/policies`. Source: issue #3 point 2; platform-api.md (create_policy tool); ARCHITECTURE.md §3, §4.
+ */
+
+// ---------------------------------------------------------------------------------------------------------
+// Policies
+// ---------------------------------------------------------------------------------------------------------
+
+/** An action name as policies list it (same bounds as ActionDefinition.name). */
+export const ActionNameSchema = z.string().min(1).max(256);
+
+/** Wildcard key of `rate_limits`: the limit applies to every action the policy covers. */
+export const RATE_LIMIT_ANY_ACTION = '*';
+
+/** One rate limit: at most `max_calls` calls within a sliding window of `window_seconds` seconds. */
+export const RateLimitSchema = z.strictObject({
+  /** Calls allowed per window; an integer ≥ 1. */
+  max_calls: z.number().int('expected an integer').min(1, 'must be 1 or more'),
+  /** Window length in seconds; > 0 (fractions allowed). */
+  window_seconds: z.number().finite().positive('must be greater than 0'),
+});
+export type RateLimit = z.infer<typeof RateLimitSchema>;
+
+/** `rate_limits`: action name (or `*` for every action) → its limit. */
+export const RateLimitsSchema = z.record(ActionNameSchema, RateLimitSchema);
+
+const ActionList = z.array(ActionNameSchema).max(1000);
+const AgentIds = z.array(OpaqueIdSchema).max(1000);
+
+/**
+ * Body of `POST /api/v1/policies` (strict: an unknown field is a 422 naming it). The create_policy tool's
+ * arguments (platform-api.md: name required; description, enabled, session_budget, run_budget, denied_actions,
+ * rate_limits) plus allowed_actions, approval_required_actions and the agent scope `agent_ids`.
+ * - `enabled` defaults to true.
+ * - `session_budget` / `run_budget`: USD ≥ 0 per session / per run; absent = no budget.
+ * - `allowed_actions`: absent (or null) = every action not denied is allowed; a list = only those.
+ * - `agent_ids`: absent or empty = the policy applies to every agent of the organisation.
+ */
+export const CreatePolicySchema = z.strictObject({
+  name: z.string().min(1).max(256),
+  description: z.string().max(10_000).nullable().optional(),
+  enabled: z.boolean().default(true),
+  session_budget: UsdSchema.nullable().optional(),
+  run_budget: UsdSchema.nullable().optional(),
+  denied_actions: ActionList.optional(),
+  allowed_actions: ActionList.nullable().optional(),
+  approval_required_actions: ActionList.optional(),
+  rate_limits: RateLimitsSchema.optional(),
+  agent_ids: AgentIds.optional(),
+});
+export type CreatePolicy = z.infer<typeof CreatePolicySchema>;
+
+/**
+ * Body of `PATCH /api/v1/policies/{id}` (JSON merge patch semantics, strict, at least one field). `null`
+ * clears description, session_budget, run_budget and allowed_actions; lists and rate_limits are replaced whole
+ * (send `[]` / `{}` to empty them). `enabled` alone emits PolicyEnabled / PolicyDisabled.
+ */
+export const UpdatePolicySchema = z
+  .strictObject({
+    name: z.string().min(1).max(256),
+    description: z.string().max(10_000).nullable(),
+    enabled: z.boolean(),
+    session_budget: UsdSchema.nullable(),
+    run_budget: UsdSchema.nullable(),
+    denied_actions: ActionList,
+    allowed_actions: ActionList.nullable(),
+    approval_required_actions: ActionList,
+    rate_limits: RateLimitsSchema,
+    agent_ids: AgentIds,
+  })
+  .partial()
+  .refine((p) => Object.keys(p).length > 0, { message: 'at least one field to change is required' });
+export type UpdatePolicy = z.infer<typeof UpdatePolicySchema>;
+
+/** The policy fields that events carry and history audits, in display order. */
+export const POLICY_FIELDS = [
+  'name',
+  'description',
+  'enabled',
+  'session_budget',
+  'run_budget',
+  'denied_actions',
+  'allowed_actions',
+  'approval_required_actions',
+  'rate_limits',
+  'agent_ids',
+] as const;
+export type PolicyField = (typeof POLICY_FIELDS)[number];
+
+/** A policy's settings with every optional one normalised (null / [] / {}). */
+export const PolicySettingsSchema = z.object({
+  name: z.string(),
+  description: z.string().nullable(),
+  enabled: z.boolean(),
+  /** USD per session; null = none. */
+  session_budget: z.number().nullable(),
+  /** USD per run; null = none. */
+  run_budget: z.number().nullable(),
+  denied_actions: z.array(z.string()),
+  /** null = every action not denied is allowed. */
+  allowed_actions: z.array(z.string()).nullable(),
+  approval_required_actions: z.array(z.string()),
+  rate_limits: z.record(z.string(), RateLimitSchema),
+  /** Empty = every agent of the organisation. */
+  agent_ids: z.array(z.string()),
+});
+export type PolicySettings = z.infer<typeof PolicySettingsSchema>;
+
+/**
+ * The policy record as every read returns it. `id` is a UUIDv7; `version` is the version of its stream
+ * `policy-<id>` (1 after creation, +1 per event). Times ISO 8601 UTC.
+ */
+export const PolicySchema = PolicySettingsSchema.extend({
+  id: z.string(),
+  organization_id: z.string(),
+  version: z.number().int(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type Policy = z.infer<typeof PolicySchema>;
+
+/** `?version=N`: a stream version, an integer ≥ 1. */
+const VersionParam = z
+  .string()
+  .regex(/^[1-9][0-9]{0,8}$/, 'expected a version number (an integer from 1)')
+  .transform(Number);
+
+/** Query of `GET /api/v1/policies/{id}`: optionally `version` (that version, folded from the stream). */
+export const GetPolicyQuerySchema = z.strictObject({ version: VersionParam.optional() });
+export type GetPolicyQuery = z.infer<typeof GetPolicyQuerySchema>;
+
+/** Query of `GET /api/v1/policies/{id}/history` (no parameters; an unknown one is a 422). */
+export const PolicyHistoryQuerySchema = z.strictObject({});
+
+/**
+ * Query of `GET /api/v1/policies`. Filters compose with AND; unknown parameters are a 422.
+ * - `enabled`: `true` or `false`.
+ * - `agent_id`: policies that apply to that agent (those scoped to it, and those with no scope).
+ * - `name`: exact name.
+ * Order: newest first (created_at, then id).
+ */
+export const ListPoliciesQuerySchema = z.strictObject({
+  enabled: z.enum(['true', 'false']).transform((v) => v === 'true').optional(),
+  agent_id: OpaqueIdSchema.optional(),
+  name: z.string().min(1).max(256).optional(),
+  ...paginationShape(50, 1000),
+});
+export type ListPoliciesQuery = z.infer<typeof ListPoliciesQuerySchema>;
+
+/** A page of policies. */
+export const PolicyPageSchema = z.object({ policies: z.array(PolicySchema), total: z.number().int(), skip: z.number().int(), limit: z.number().int() });
+
+/** One field change: its value before and after (null when it had none). */
+export const FieldChangeSchema = z.object({ from: z.unknown(), to: z.unknown() });
+export type FieldChange = { from: unknown; to: unknown };
+
+/** One entry of a policy's history: an event of its stream, who caused it, and each field it changed. */
+export const PolicyHistoryEntrySchema = z.object({
+  version: z.number().int(),
+  event: z.string(),
+  at: z.string(),
+  /** `key:<key id>` of the API key that made the change. */
+  actor: z.string(),
+  changes: z.record(z.string(), FieldChangeSchema),
+});
+export type PolicyHistoryEntry = z.infer<typeof PolicyHistoryEntrySchema>;
+
+/** `GET /api/v1/policies/{id}/history`: every event of the policy's stream, oldest first. */
+export const PolicyHistorySchema = z.object({ policy_id: z.string(), history: z.array(PolicyHistoryEntrySchema) });
+export type PolicyHistory = z.infer<typeof PolicyHistorySchema>;
+
+/** Domain events of the policy stream `policy-<id>`. Source: issue #3 point 2. */
+export const PolicyEvents = {
+  Created: 'PolicyCreated',
+  Updated: 'PolicyUpdated',
+  Enabled: 'PolicyEnabled',
+  Disabled: 'PolicyDisabled',
+} as const;
+
+/** Stream id of a policy. */
+export const policyStream = (id: string) => `policy-${id}`;
+
+/** Data of PolicyCreated: the id, the time (`at`, ISO 8601 UTC) and every normalised setting. */
+export interface PolicyCreatedData extends PolicySettings {
+  id: string;
+  at: string;
+}
+
+/** Data of PolicyUpdated: each changed field (never `enabled`) with its value before and after. */
+export interface PolicyUpdatedData {
+  id: string;
+  at: string;
+  changes: Partial<Record<PolicyField, FieldChange>>;
+}
+
+/** Data of PolicyEnabled / PolicyDisabled. */
+export interface PolicyToggledData {
+  id: string;
+  at: string;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Kill switches
+// ---------------------------------------------------------------------------------------------------------
+
+/** Kill-switch scopes: the whole organisation, or one agent. */
+export const KILL_SWITCH_SCOPES = ['organization', 'agent'] as const;
+export type KillSwitchScope = (typeof KILL_SWITCH_SCOPES)[number];
+
+/**
+ * A kill switch's state. A switch never set reads `engaged: false` with null `changed_at` / `changed_by`.
+ * `changed_by` is the actor of the last change (`key:<key id>`); `version` the switch stream's version (0 = never set).
+ */
+export const KillSwitchStateSchema = z.object({
+  scope: z.enum(KILL_SWITCH_SCOPES),
+  /** The agent, for scope `agent`; null for the organisation's switch. */
+  agent_id: z.string().nullable(),
+  engaged: z.boolean(),
+  reason: z.string().nullable(),
+  changed_at: z.string().nullable(),
+  changed_by: z.string().nullable(),
+  version: z.number().int(),
+});
+export type KillSwitchState = z.infer<typeof KillSwitchStateSchema>;
+
+/** Body of `PUT /api/v1/kill-switches/organization` and `PUT /api/v1/kill-switches/agents/{agent_id}`. */
+export const SetKillSwitchSchema = z.strictObject({
+  engaged: z.boolean(),
+  /** Why it was engaged or released; recorded on the event. */
+  reason: z.string().max(10_000).optional(),
+});
+export type SetKillSwitch = z.infer<typeof SetKillSwitchSchema>;
+
+/** `GET /api/v1/kill-switches`: the organisation's switch and every engaged agent switch. */
+export const KillSwitchOverviewSchema = z.object({ organization: KillSwitchStateSchema, agents: z.array(KillSwitchStateSchema) });
+export type KillSwitchOverview = z.infer<typeof KillSwitchOverviewSchema>;
+
+/** Query of `GET /api/v1/kill-switches` (no parameters). */
+export const KillSwitchQuerySchema = z.strictObject({});
+
+/** Domain events of a kill-switch stream. The actor is in the event metadata. */
+export const KillSwitchEvents = { Engaged: 'KillSwitchEngaged', Released: 'KillSwitchReleased' } as const;
+
+/** Data of KillSwitchEngaged / KillSwitchReleased. */
+export interface KillSwitchChangedData {
+  scope: KillSwitchScope;
+  agent_id: string | null;
+  reason: string | null;
+  at: string;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Agent registry
+// ---------------------------------------------------------------------------------------------------------
+
+/** A registered action definition with its optional fields normalised to null. */
+export const RegisteredActionSchema = z.object({
+  name: z.string(),
+  description: z.string().nullable(),
+  /** JSON Schema of the action's parameters. */
+  parameters: z.record(z.string(), z.unknown()).nullable(),
+  risk_level: RiskLevelSchema.nullable(),
+  /** Typical cost of one call, USD. */
+  typical_cost_usd: z.number().nullable(),
+});
+export type RegisteredAction = z.infer<typeof RegisteredActionSchema>;
+
+/** What a registration declares: every field of `agent.register` but agent_id, normalised. */
+export const AgentDefinitionSchema = z.object({
+  name: z.string().nullable(),
+  description: z.string().nullable(),
+  framework: z.string().nullable(),
+  owner: z.string().nullable(),
+  metadata: z.record(z.string(), z.unknown()),
+  actions: z.array(RegisteredActionSchema),
+});
+export type AgentDefinition = z.infer<typeof AgentDefinitionSchema>;
+
+/** The agent fields that registrations carry and updates audit. */
+export const AGENT_FIELDS = ['name', 'description', 'framework', 'owner', 'metadata', 'actions'] as const;
+export type AgentField = (typeof AGENT_FIELDS)[number];
+
+/** The agent's own kill switch, as shown on the agent. */
+export const AgentKillSwitchSchema = KillSwitchStateSchema.pick({ engaged: true, reason: true, changed_at: true, changed_by: true });
+
+/**
+ * The agent record. `agent_id` is the client's id (1–256 characters, unique per organisation); `version` is the
+ * version of its registry stream (1 after the first registration, +1 per changing re-registration).
+ */
+export const AgentSchema = AgentDefinitionSchema.extend({
+  agent_id: z.string(),
+  organization_id: z.string(),
+  registered_at: z.string(),
+  updated_at: z.string(),
+  version: z.number().int(),
+  kill_switch: AgentKillSwitchSchema,
+});
+export type Agent = z.infer<typeof AgentSchema>;
+
+/** `agents.register` reply: whether this call registered the agent (201) or re-registered it (200). */
+export interface AgentRegisterResult {
+  created: boolean;
+  agent: Agent;
+}
+
+/** Query of `GET /api/v1/agents`: pagination only. Order: agent_id ascending. */
+export const ListAgentsQuerySchema = z.strictObject({ ...paginationShape(50, 1000) });
+export type ListAgentsQuery = z.infer<typeof ListAgentsQuerySchema>;
+
+/** A page of agents. */
+export const AgentPageSchema = z.object({ agents: z.array(AgentSchema), total: z.number().int(), skip: z.number().int(), limit: z.number().int() });
+
+/** Domain events of the agent stream `agent-<deterministicId(org, agent_id)>`. */
+export const AgentEvents = { Registered: 'AgentRegistered', Updated: 'AgentUpdated' } as const;
+
+/** Data of AgentRegistered: the agent id, the time and its normalised definition. */
+export interface AgentRegisteredData extends AgentDefinition {
+  agent_id: string;
+  at: string;
+}
+
+/** Data of AgentUpdated: each field a re-registration changed, before and after. */
+export interface AgentUpdatedData {
+  agent_id: string;
+  at: string;
+  changes: Partial<Record<AgentField, FieldChange>>;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// OpenAPI
+// ---------------------------------------------------------------------------------------------------------
+
+type Json = Record<string, unknown>;
+
+const jsonSchema = (s: z.ZodType, io: 'input' | 'output' = 'output'): Json => {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(s, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Json;
+  return rest;
+};
+const body = (s: z.ZodType, io: 'input' | 'output' = 'output') => ({ 'application/json': { schema: jsonSchema(s, io) } });
+const problemRef = { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
+const problems = (...statuses: number[]) =>
+  Object.fromEntries(statuses.map((s) => [String(s), { description: PROBLEM_TEXT[s], content: problemRef }]));
+const PROBLEM_TEXT: Record<number, string> = {
+  400: 'Malformed JSON',
+  401: 'Missing or unknown bearer token',
+  403: 'Read-only key used for a write',
+  404: 'Unknown id (or another organisation’s)',
+  409: 'Version conflict (If-Match or a concurrent change)',
+  415: 'Body is not application/json',
+  422: 'Invalid fields; every bad field is listed',
+};
+const queryParams = (s: z.ZodType): Json[] => {
+  const props = (jsonSchema(s, 'input').properties ?? {}) as Record<string, Json>;
+  return Object.entries(props).map(([name, schema]) => ({ name, in: 'query', required: false, schema }));
+};
+const pathParam = (name: string) => ({ name, in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 256 } });
+const etag = { ETag: { description: 'The policy version, quoted; send it back in If-Match', schema: { type: 'string' } } };
+
+/**
+ * OpenAPI 3.1 `paths` of the policies, agents and kill-switch routes, generated from the schemas above.
+ * Problem responses reference `#/components/schemas/Problem` of the main document (openapi.ts).
+ */
+export const openApiPolicyPaths: Json = {
+  '/api/v1/policies': {
+    get: {
+      operationId: 'listPolicies',
+      summary: 'List policies, newest first',
+      parameters: queryParams(ListPoliciesQuerySchema),
+      responses: { '200': { description: 'A page', content: body(PolicyPageSchema) }, ...problems(401, 422) },
+    },
+    post: {
+      operationId: 'createPolicy',
+      summary: 'Create a policy (version 1)',
+      requestBody: { required: true, content: body(CreatePolicySchema, 'input') },
+      responses: { '201': { description: 'The policy', headers: etag, content: body(PolicySchema) }, ...problems(400, 401, 403, 415, 422) },
+    },
+  },
+  '/api/v1/policies/{id}': {
+    get: {
+      operationId: 'getPolicy',
+      summary: 'A policy: current, or as it was at `version`',
+      parameters: [pathParam('id'), ...queryParams(GetPolicyQuerySchema)],
+      responses: { '200': { description: 'The policy', headers: etag, content: body(PolicySchema) }, ...problems(401, 404, 422) },
+    },
+    patch: {
+      operationId: 'updatePolicy',
+      summary: 'Change fields of a policy (merge patch); `If-Match: <version>` guards against lost updates',
+      parameters: [pathParam('id'), { name: 'If-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'Expected current version, e.g. `3` or `"3"`' }],
+      requestBody: { required: true, content: body(UpdatePolicySchema, 'input') },
+      responses: { '200': { description: 'The policy after the change', headers: etag, content: body(PolicySchema) }, ...problems(400, 401, 403, 404, 409, 415, 422) },
+    },
+  },
+  '/api/v1/policies/{id}/history': {
+    get: {
+      operationId: 'policyHistory',
+      summary: 'Every change of a policy, oldest first, with actor and field changes',
+      parameters: [pathParam('id')],
+      responses: { '200': { description: 'The history', content: body(PolicyHistorySchema) }, ...problems(401, 404, 422) },
+    },
+  },
+  '/api/v1/agents': {
+    get: {
+      operationId: 'listAgents',
+      summary: 'The agent registry, by agent_id',
+      parameters: queryParams(ListAgentsQuerySchema),
+      responses: { '200': { description: 'A page', content: body(AgentPageSchema) }, ...problems(401, 422) },
+    },
+    post: {
+      operationId: 'registerAgent',
+      summary: 'Register an agent and its actions, or re-register it (replaces its definition)',
+      requestBody: { required: true, content: body(AgentRegisterSchema, 'input') },
+      responses: {
+        '201': { description: 'Registered', content: body(AgentSchema) },
+        '200': { description: 'Re-registered (changed or identical)', content: body(AgentSchema) },
+        ...problems(400, 401, 403, 415, 422),
+      },
+    },
+  },
+  '/api/v1/agents/{id}': {
+    get: {
+      operationId: 'getAgent',
+      summary: 'One agent with its actions and kill switch',
+      parameters: [pathParam('id')],
+      responses: { '200': { description: 'The agent', content: body(AgentSchema) }, ...problems(401, 404) },
+    },
+  },
+  '/api/v1/kill-switches': {
+    get: {
+      operationId: 'listKillSwitches',
+      summary: 'The organisation kill switch and every engaged agent kill switch',
+      responses: { '200': { description: 'Kill switches', content: body(KillSwitchOverviewSchema) }, ...problems(401, 422) },
+    },
+  },
+  '/api/v1/kill-switches/organization': {
+    put: {
+      operationId: 'setOrganizationKillSwitch',
+      summary: 'Engage or release the organisation-wide kill switch',
+      requestBody: { required: true, content: body(SetKillSwitchSchema, 'input') },
+      responses: { '200': { description: 'The new state', content: body(KillSwitchStateSchema) }, ...problems(400, 401, 403, 415, 422) },
+    },
+  },
+  '/api/v1/kill-switches/agents/{agent_id}': {
+    put: {
+      operationId: 'setAgentKillSwitch',
+      summary: 'Engage or release one agent’s kill switch (the agent must be registered)',
+      parameters: [pathParam('agent_id')],
+      requestBody: { required: true, content: body(SetKillSwitchSchema, 'input') },
+      responses: { '200': { description: 'The new state', content: body(KillSwitchStateSchema) }, ...problems(400, 401, 403, 404, 415, 422) },
+    },
+  },
+};

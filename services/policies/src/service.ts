@@ -1,6 +1,35 @@
-import type { IngestLogConsumer } from '@agp/bus';
-import type { EventStore } from '@agp/eventstore';
-import type { Logger } from '@agp/runtime';
+import {
+  AgentRegisterSchema,
+  CreatePolicySchema,
+  Durables,
+  GetPolicyQuerySchema,
+  KillSwitchQuerySchema,
+  ListAgentsQuerySchema,
+  ListPoliciesQuerySchema,
+  PolicyHistoryQuerySchema,
+  SetKillSwitchSchema,
+  UpdatePolicySchema,
+  policyStream,
+  type Agent,
+  type AgentRegister,
+  type AgentRegisterResult,
+  type IngestEnvelope,
+  type KillSwitchOverview,
+  type KillSwitchState,
+  type Policy,
+  type PolicyHistory,
+} from '@agp/contracts';
+import { ingestFilter, type IngestDelivery, type IngestLogConsumer } from '@agp/bus';
+import type { AppendRequest, EventMetadata, EventStore, NewEvent, StoredEvent, Subscription } from '@agp/eventstore';
+import { NotFoundError, ValidationError, counter, deterministicId, newId, parseOrThrow, type Logger, type RawJson, type RequestContext } from '@agp/runtime';
+import { z } from 'zod';
+import { agentStream, decideRegister, evolveAgent, foldAgent, type RegistryAgent } from './agent/agent.js';
+import { decideKillSwitch, evolveKillSwitch, foldKillSwitch, killSwitchStream } from './killswitch/killswitch.js';
+import { decideCreate, decideUpdate } from './policy/decide.js';
+import { evolvePolicy, foldPolicy, policyHistory } from './policy/policy.js';
+import { POLICIES_READ_MODEL, POLICIES_READ_MODEL_EVENT_TYPES, applyPoliciesEvents } from './projections/readModel.js';
+import { migratePoliciesReadModel } from './projections/schema.js';
+import { getAgent, getPolicy, killSwitchOverview, listAgentsJson, listPoliciesJson } from './queries.js';
 
 /** Dependencies of the policies service; the same in both run modes. */
 export interface PoliciesDeps {
@@ -12,19 +41,312 @@ export interface PoliciesDeps {
   logger: Logger;
   /** Clock; injectable for tests. */
   now?: () => Date;
+  /** How long a synchronous write waits for the read model to catch up, in ms. @default 3000 */
+  readYourWritesMs?: number;
+}
+
+const SCHEMA_VERSION = 1;
+
+const IdSchema = z.string().min(1).max(256);
+/** `policies.get` / `policies.history` request body, as the gateway builds it. */
+const GetBodySchema = z.object({ id: IdSchema, query: z.unknown() });
+/** `policies.update` request body: the If-Match header value (or null) and the merge patch. */
+const UpdateBodySchema = z.object({ id: IdSchema, if_match: z.string().nullable(), patch: z.unknown() });
+/** `kill-switches.set` request body. */
+const SetBodySchema = z.object({ scope: z.enum(['organization', 'agent']), agent_id: IdSchema.optional(), change: z.unknown() });
+
+const agentRegistrations = counter('agp_policies_agent_registrations_total', 'Agent registrations applied, by source and result', ['source', 'result']);
+
+/**
+ * The If-Match header as a version: `3`, `"3"` or `W/"3"`; `*` and absent mean "any".
+ * @throws ValidationError (422, path `header.if-match`) for anything else.
+ */
+export function parseIfMatch(value: string | null): number | null {
+  if (value === null || value.trim() === '*' || value.trim() === '') return null;
+  const m = /^\s*(?:W\/)?"?([1-9][0-9]{0,8})"?\s*$/.exec(value);
+  if (!m) throw new ValidationError('If-Match must be a policy version, e.g. "3"', [{ path: 'header.if-match', message: 'expected a version number, e.g. "3"' }]);
+  return Number(m[1]);
 }
 
 /**
- * The policies service: versioned event-sourced policies, kill switches and the agent registry.
- * Source: issue #3 point 2; ARCHITECTURE.md §1.
+ * The policies service: versioned event-sourced policies (`policy-<id>`), the agent registry and kill switches,
+ * their read models, and the `agent.register` ingest consumer. Source: issue #3 point 2; ARCHITECTURE.md §1, §3.
  */
 export class PoliciesService {
-  constructor(private readonly deps: PoliciesDeps) {}
+  private subscription?: Subscription;
+  private consumer?: { stop(): Promise<void> };
+  private readonly now: () => Date;
 
-  /** Create tables, start projections and the ingest consumer. */
-  async start(): Promise<void> {
-    await this.deps.store.migrate();
+  constructor(private readonly deps: PoliciesDeps) {
+    this.now = deps.now ?? (() => new Date());
   }
 
-  async stop(): Promise<void> {}
+  /** Create tables, start the read-model projection and the durable ingest consumer. */
+  async start(): Promise<void> {
+    const { store, logger } = this.deps;
+    await store.migrate();
+    await migratePoliciesReadModel(store.sql);
+    this.subscription = store.subscribe({
+      name: POLICIES_READ_MODEL,
+      eventTypes: POLICIES_READ_MODEL_EVENT_TYPES,
+      batchSize: 1000,
+      handler: applyPoliciesEvents,
+      onError: (err) => logger.error({ err }, 'policies read-model batch failed; retrying'),
+    });
+    this.consumer = await this.deps.ingestLog.consume<IngestEnvelope>({
+      durable: Durables.policiesIngest,
+      subjectFilter: ingestFilter(this.deps.subjectPrefix, 'policies'),
+      batchSize: 64,
+      handler: (batch) => this.recordIngested(batch),
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.consumer?.stop();
+    await this.subscription?.stop();
+  }
+
+  // ---------------------------------------------------------------------------------------------- policies
+
+  /**
+   * POST /api/v1/policies: append PolicyCreated to a new stream; returns the policy (version 1).
+   * @throws ValidationError (422) naming each unknown or invalid field.
+   */
+  async createPolicy(ctx: RequestContext, body: unknown): Promise<Policy> {
+    const input = parseOrThrow(CreatePolicySchema, body ?? {}, 'body');
+    const decided = decideCreate(input, newId(), { now: this.now().toISOString(), organization_id: ctx.organization_id });
+    const stored = await this.append(ctx, policyStream(decided.data.id), 'no_stream', [decided]);
+    return stored.reduce<Policy | null>(evolvePolicy, null)!;
+  }
+
+  /** GET /api/v1/policies: `{policies, total, skip, limit}` as JSON text. @throws ValidationError (422). */
+  async listPolicies(ctx: RequestContext, query: unknown): Promise<RawJson> {
+    const q = parseOrThrow(ListPoliciesQuerySchema, query ?? {}, 'query');
+    return listPoliciesJson(this.deps.store.sql, ctx.organization_id, q);
+  }
+
+  /**
+   * GET /api/v1/policies/{id}: the current policy, or with `?version=N` the policy as it was at version N
+   * (folded from its stream). @throws NotFoundError (404) for an unknown id, another organisation's, or a
+   * version it never had; ValidationError (422) for a bad query.
+   */
+  async getPolicy(ctx: RequestContext, body: unknown): Promise<Policy> {
+    const { id, query } = parseOrThrow(GetBodySchema, body, 'path');
+    const q = parseOrThrow(GetPolicyQuerySchema, query ?? {}, 'query');
+    if (q.version === undefined) {
+      const policy = await getPolicy(this.deps.store.sql, ctx.organization_id, id);
+      if (!policy) throw new NotFoundError(`policy ${id} not found`);
+      return policy;
+    }
+    const events = await this.policyEvents(ctx, id);
+    if (q.version > events.length) throw new NotFoundError(`policy ${id} has no version ${q.version} (current: ${events.length})`);
+    return foldPolicy(events, q.version)!;
+  }
+
+  /**
+   * PATCH /api/v1/policies/{id}: append PolicyUpdated and/or PolicyEnabled/PolicyDisabled with the stream's
+   * expected version; a patch that changes nothing appends nothing. Returns the policy after the change.
+   * @throws ValidationError (422), NotFoundError (404), ConflictError (409) when If-Match is not the current
+   *   version or another change landed concurrently.
+   */
+  async updatePolicy(ctx: RequestContext, body: unknown): Promise<Policy> {
+    const { id, if_match, patch } = parseOrThrow(UpdateBodySchema, body, 'path');
+    const ifMatch = parseIfMatch(if_match);
+    const changes = parseOrThrow(UpdatePolicySchema, patch ?? {}, 'body');
+    const state = foldPolicy(await this.deps.store.readStream(policyStream(id)));
+    const decided = decideUpdate(state, changes, ifMatch, { now: this.now().toISOString(), organization_id: ctx.organization_id });
+    if (decided.length === 0) return state!;
+    const stored = await this.append(ctx, policyStream(id), state!.version, decided);
+    return stored.reduce<Policy | null>(evolvePolicy, state)!;
+  }
+
+  /**
+   * GET /api/v1/policies/{id}/history: every event of the policy's stream with version, time, actor and changes.
+   * @throws NotFoundError (404); ValidationError (422) for any query parameter.
+   */
+  async policyHistory(ctx: RequestContext, body: unknown): Promise<PolicyHistory> {
+    const { id, query } = parseOrThrow(GetBodySchema, body, 'path');
+    parseOrThrow(PolicyHistoryQuerySchema, query ?? {}, 'query');
+    return { policy_id: id, history: policyHistory(await this.policyEvents(ctx, id)) };
+  }
+
+  /** The events of a policy's stream. @throws NotFoundError when it does not exist or is another organisation's. */
+  private async policyEvents(ctx: RequestContext, id: string): Promise<StoredEvent[]> {
+    const events = await this.deps.store.readStream(policyStream(id));
+    if (events.length === 0 || events[0].metadata.organization_id !== ctx.organization_id) throw new NotFoundError(`policy ${id} not found`);
+    return events;
+  }
+
+  // ---------------------------------------------------------------------------------------------- agents
+
+  /**
+   * POST /api/v1/agents: register an agent, or re-register it (its definition is replaced; an identical one
+   * appends nothing). `created` is true when this call registered it.
+   * @throws ValidationError (422); ConflictError (409) when a concurrent registration of the same agent won.
+   */
+  async registerAgent(ctx: RequestContext, body: unknown): Promise<AgentRegisterResult> {
+    const input = parseOrThrow(AgentRegisterSchema, body ?? {}, 'body');
+    const stream = agentStream(ctx.organization_id, input.agent_id);
+    const state = foldAgent(await this.deps.store.readStream(stream));
+    const decided = decideRegister(state, input, this.now().toISOString());
+    let agent = state;
+    if (decided) {
+      const stored = await this.append(ctx, stream, state ? state.version : 'no_stream', [decided]);
+      agent = stored.reduce<RegistryAgent | null>(evolveAgent, state);
+    }
+    agentRegistrations.inc({ source: 'api', result: decided ? decided.type : 'unchanged' });
+    return { created: state === null, agent: await this.withKillSwitch(ctx, agent!) };
+  }
+
+  /** GET /api/v1/agents: `{agents, total, skip, limit}` as JSON text, by agent_id. @throws ValidationError (422). */
+  async listAgents(ctx: RequestContext, query: unknown): Promise<RawJson> {
+    const q = parseOrThrow(ListAgentsQuerySchema, query ?? {}, 'query');
+    return listAgentsJson(this.deps.store.sql, ctx.organization_id, q);
+  }
+
+  /** GET /api/v1/agents/{id}: the agent with its actions and kill switch. @throws NotFoundError (404). */
+  async getAgent(ctx: RequestContext, body: unknown): Promise<Agent> {
+    const { id } = parseOrThrow(z.object({ id: IdSchema }), body, 'path');
+    const agent = await getAgent(this.deps.store.sql, ctx.organization_id, id);
+    if (!agent) throw new NotFoundError(`agent ${id} not found`);
+    return agent;
+  }
+
+  /** The agent record with its own kill switch, folded from the streams (exact, whatever the read model's lag). */
+  private async withKillSwitch(ctx: RequestContext, agent: RegistryAgent): Promise<Agent> {
+    const ks = foldKillSwitch('agent', agent.agent_id, await this.deps.store.readStream(killSwitchStream(ctx.organization_id, 'agent', agent.agent_id)));
+    return { ...agent, kill_switch: { engaged: ks.engaged, reason: ks.reason, changed_at: ks.changed_at, changed_by: ks.changed_by } };
+  }
+
+  // ---------------------------------------------------------------------------------------------- kill switches
+
+  /** GET /api/v1/kill-switches: the organisation's switch and every engaged agent switch. @throws ValidationError (422). */
+  async listKillSwitches(ctx: RequestContext, query: unknown): Promise<KillSwitchOverview> {
+    parseOrThrow(KillSwitchQuerySchema, query ?? {}, 'query');
+    return killSwitchOverview(this.deps.store.sql, ctx.organization_id);
+  }
+
+  /**
+   * PUT /api/v1/kill-switches/organization and /agents/{agent_id}: engage or release; KillSwitchEngaged /
+   * KillSwitchReleased record the reason, and the actor (`key:<key id>`) in the metadata. Setting the state the
+   * switch already has appends nothing. Returns the new state.
+   * @throws ValidationError (422); NotFoundError (404) for an agent that is not registered in the organisation;
+   *   ConflictError (409) on a concurrent change of the same switch.
+   */
+  async setKillSwitch(ctx: RequestContext, body: unknown): Promise<KillSwitchState> {
+    const req = parseOrThrow(SetBodySchema, body, 'path');
+    const change = parseOrThrow(SetKillSwitchSchema, req.change ?? {}, 'body');
+    const agentId = req.scope === 'agent' ? (req.agent_id ?? '') : null;
+    if (agentId !== null) {
+      const agent = foldAgent(await this.deps.store.readStream(agentStream(ctx.organization_id, agentId)));
+      if (!agent) throw new NotFoundError(`agent ${agentId} not found`);
+    }
+    const stream = killSwitchStream(ctx.organization_id, req.scope, agentId);
+    const state = foldKillSwitch(req.scope, agentId, await this.deps.store.readStream(stream));
+    const decided = decideKillSwitch(state, change, this.now().toISOString());
+    if (!decided) return state;
+    const stored = await this.append(ctx, stream, state.version === 0 ? 'no_stream' : state.version, [decided]);
+    return stored.reduce(evolveKillSwitch, state);
+  }
+
+  // ---------------------------------------------------------------------------------------------- ingest
+
+  /**
+   * Apply the `agent.register` events of a batch of ingest messages, in order. Each event's store id is derived
+   * from (organisation, client event id), and an event whose id is already in the agent's stream is skipped, so a
+   * repeat is a no-op. All resulting events are appended in one transaction, each stream with its expected
+   * version; then the messages are acked. A failed append (e.g. a concurrent registration) naks them for
+   * redelivery, which decides again: nothing acknowledged is lost.
+   */
+  async recordIngested(batch: IngestDelivery<IngestEnvelope>[]): Promise<void> {
+    const streams = new Map<string, { state: RegistryAgent | null; initial: number | 'no_stream'; ids: Set<string>; events: NewEvent[] }>();
+    try {
+      for (const msg of batch) {
+        const env = msg.payload;
+        for (const ev of env.events) {
+          if (ev.type !== 'agent.register') continue;
+          const parsed = AgentRegisterSchema.safeParse(ev.body);
+          if (!parsed.success) {
+            // The ingest service validated it; a mismatch means contract drift, never a reason to stall the log.
+            this.deps.logger.error({ event_id: ev.id, organization_id: env.organization_id, issues: parsed.error.issues }, 'dropping invalid ingested agent registration');
+            continue;
+          }
+          const entry = await this.streamEntry(streams, env.organization_id, parsed.data);
+          const eventId = deterministicId(env.organization_id, 'ingest', ev.id);
+          if (entry.ids.has(eventId)) {
+            agentRegistrations.inc({ source: 'ingest', result: 'duplicate' });
+            continue;
+          }
+          const decided = decideRegister(entry.state, parsed.data, env.received_at);
+          agentRegistrations.inc({ source: 'ingest', result: decided ? decided.type : 'unchanged' });
+          if (!decided) continue;
+          const version = (entry.state?.version ?? 0) + 1;
+          const metadata: EventMetadata = { organization_id: env.organization_id, actor: env.actor, correlation_id: env.correlation_id, schema_version: SCHEMA_VERSION };
+          const event: NewEvent = { event_id: eventId, type: decided.type, data: decided.data as unknown as Record<string, unknown>, metadata };
+          entry.events.push(event);
+          entry.ids.add(eventId);
+          entry.state = evolveAgent(entry.state, { ...event, stream_version: version });
+        }
+      }
+      const requests: AppendRequest[] = [...streams.entries()]
+        .filter(([, s]) => s.events.length > 0)
+        .map(([stream_id, s]) => ({ stream_id, expected_version: s.initial, events: s.events }));
+      await this.deps.store.append(requests);
+    } catch (err) {
+      this.deps.logger.error({ err, messages: batch.length }, 'agent registration ingest failed; messages will be redelivered');
+      await Promise.all(batch.map((m) => m.nak(1000)));
+      return;
+    }
+    await Promise.all(batch.map((m) => m.ack()));
+  }
+
+  /** The in-batch state of an agent's stream, read once per batch. */
+  private async streamEntry(
+    streams: Map<string, { state: RegistryAgent | null; initial: number | 'no_stream'; ids: Set<string>; events: NewEvent[] }>,
+    org: string,
+    body: AgentRegister,
+  ) {
+    const stream = agentStream(org, body.agent_id);
+    let entry = streams.get(stream);
+    if (!entry) {
+      const events = await this.deps.store.readStream(stream);
+      const state = foldAgent(events);
+      entry = { state, initial: state ? state.version : 'no_stream', ids: new Set(events.map((e) => e.event_id)), events: [] };
+      streams.set(stream, entry);
+    }
+    return entry;
+  }
+
+  // ---------------------------------------------------------------------------------------------- helpers
+
+  private meta(ctx: RequestContext): EventMetadata {
+    return {
+      organization_id: ctx.organization_id,
+      actor: `key:${ctx.key_id}`,
+      correlation_id: ctx.correlation_id,
+      ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
+      schema_version: SCHEMA_VERSION,
+    };
+  }
+
+  /**
+   * Append decided events to one stream with its expected version and wait until the read model has applied
+   * them (read-your-writes). @returns the stored events. @throws WrongExpectedVersionError (409).
+   */
+  private async append(ctx: RequestContext, streamId: string, expected: number | 'no_stream', decided: Array<{ type: string; data: object }>): Promise<StoredEvent[]> {
+    const events = decided.map((d) => ({ event_id: newId(), type: d.type, data: d.data as Record<string, unknown>, metadata: this.meta(ctx) }));
+    const [result] = await this.deps.store.append([{ stream_id: streamId, expected_version: expected, events }]);
+    await this.caughtUp(result.appended.at(-1)?.global_position);
+    return result.appended;
+  }
+
+  /** Wait until the read model has applied `position`; on timeout, log and answer anyway. */
+  private async caughtUp(position: bigint | undefined): Promise<void> {
+    if (position === undefined || !this.subscription) return;
+    try {
+      await this.subscription.waitFor(position, this.deps.readYourWritesMs ?? 3000);
+    } catch {
+      this.deps.logger.warn({ position: String(position) }, 'policies read model lagging; answering before it caught up');
+    }
+  }
 }

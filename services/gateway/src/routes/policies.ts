@@ -1,45 +1,58 @@
 /**
- * `/api/v1/policies`, `/api/v1/agents`, `/api/v1/kill-switches`: forwarded to the policies service.
- * Source: issue #3 point 2.
+ * `/api/v1/policies`, `/api/v1/agents`, `/api/v1/kill-switches`: forwarded to the policies service, which
+ * validates (422s name each bad field) and scopes everything by the caller's organisation. Read keys are
+ * refused writes (403) at the edge. Source: issue #3 point 2.
  */
 import { Body, Controller, Get, HttpCode, Inject, Param, Patch, Post, Put, Query, Req, Res } from '@nestjs/common';
 import type { ClientProxy } from '@nestjs/microservices';
 import type { Response } from 'express';
-import { Patterns } from '@agp/contracts';
+import { Patterns, type AgentRegisterResult, type KillSwitchState, type Policy } from '@agp/contracts';
 import { callRpc } from '@agp/bus';
-import { BUS, ctxOf } from '../controllers.js';
+import { BUS, ctxOf, sendable } from '../controllers.js';
 import type { AuthedRequest } from '../edge.js';
 
 type Bus = Pick<ClientProxy, 'send'>;
+
+/** `ETag: "<version>"` of a policy, for `If-Match` on the next PATCH. */
+function withEtag(res: Response, policy: Policy): Policy {
+  res.setHeader('ETag', `"${policy.version}"`);
+  return policy;
+}
 
 /** Policies: list, create, get (optionally at a version), update, history. */
 @Controller('api/v1/policies')
 export class PoliciesController {
   constructor(@Inject(BUS) private readonly bus: Bus) {}
 
+  /** GET /api/v1/policies?enabled&agent_id&name&skip&limit: `{policies, total, skip, limit}`, newest first. */
   @Get()
-  list(@Req() req: AuthedRequest, @Query() query: unknown) {
-    return callRpc(this.bus, Patterns.policiesList, { ctx: ctxOf(req), body: query });
+  async list(@Req() req: AuthedRequest, @Query() query: unknown, @Res({ passthrough: true }) res: Response) {
+    return sendable(res, await callRpc(this.bus, Patterns.policiesList, { ctx: ctxOf(req), body: query }));
   }
 
+  /** POST /api/v1/policies: 201 with the policy (version 1), its Location and ETag. */
   @Post()
   @HttpCode(201)
   async create(@Req() req: AuthedRequest, @Body() body: unknown, @Res({ passthrough: true }) res: Response) {
-    const policy = await callRpc<{ id: string }>(this.bus, Patterns.policiesCreate, { ctx: ctxOf(req), body: body ?? {} });
+    const policy = await callRpc<Policy>(this.bus, Patterns.policiesCreate, { ctx: ctxOf(req), body: body ?? {} });
     res.location(`/api/v1/policies/${policy.id}`);
-    return policy;
+    return withEtag(res, policy);
   }
 
+  /** GET /api/v1/policies/{id}[?version=N]: the policy now, or as it was at version N; with its ETag. */
   @Get(':id')
-  get(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: Record<string, unknown>) {
-    return callRpc(this.bus, Patterns.policiesGet, { ctx: ctxOf(req), body: { id, query } });
+  async get(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: Record<string, unknown>, @Res({ passthrough: true }) res: Response) {
+    return withEtag(res, await callRpc<Policy>(this.bus, Patterns.policiesGet, { ctx: ctxOf(req), body: { id, query } }));
   }
 
+  /** PATCH /api/v1/policies/{id} (If-Match: version): the policy after the change; 409 on a version conflict. */
   @Patch(':id')
-  update(@Req() req: AuthedRequest, @Param('id') id: string, @Body() body: unknown) {
-    return callRpc(this.bus, Patterns.policiesUpdate, { ctx: ctxOf(req), body: { id, if_match: req.get('if-match') ?? null, patch: body ?? {} } });
+  async update(@Req() req: AuthedRequest, @Param('id') id: string, @Body() body: unknown, @Res({ passthrough: true }) res: Response) {
+    const policy = await callRpc<Policy>(this.bus, Patterns.policiesUpdate, { ctx: ctxOf(req), body: { id, if_match: req.get('if-match') ?? null, patch: body ?? {} } });
+    return withEtag(res, policy);
   }
 
+  /** GET /api/v1/policies/{id}/history: `{policy_id, history: [{version, event, at, actor, changes}]}`. */
   @Get(':id/history')
   history(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: Record<string, unknown>) {
     return callRpc(this.bus, Patterns.policiesHistory, { ctx: ctxOf(req), body: { id, query } });
@@ -51,18 +64,21 @@ export class PoliciesController {
 export class AgentsController {
   constructor(@Inject(BUS) private readonly bus: Bus) {}
 
+  /** GET /api/v1/agents?skip&limit: `{agents, total, skip, limit}` by agent_id. */
   @Get()
-  list(@Req() req: AuthedRequest, @Query() query: unknown) {
-    return callRpc(this.bus, Patterns.agentsList, { ctx: ctxOf(req), body: query });
+  async list(@Req() req: AuthedRequest, @Query() query: unknown, @Res({ passthrough: true }) res: Response) {
+    return sendable(res, await callRpc(this.bus, Patterns.agentsList, { ctx: ctxOf(req), body: query }));
   }
 
+  /** POST /api/v1/agents: 201 with the agent when new, 200 when re-registered (changed or not). */
   @Post()
   async register(@Req() req: AuthedRequest, @Body() body: unknown, @Res({ passthrough: true }) res: Response) {
-    const out = await callRpc<{ created: boolean; agent: { agent_id: string } }>(this.bus, Patterns.agentsRegister, { ctx: ctxOf(req), body: body ?? {} });
+    const out = await callRpc<AgentRegisterResult>(this.bus, Patterns.agentsRegister, { ctx: ctxOf(req), body: body ?? {} });
     res.status(out.created ? 201 : 200).location(`/api/v1/agents/${encodeURIComponent(out.agent.agent_id)}`);
     return out.agent;
   }
 
+  /** GET /api/v1/agents/{id}: the agent with its actions and kill switch. */
   @Get(':id')
   get(@Req() req: AuthedRequest, @Param('id') id: string) {
     return callRpc(this.bus, Patterns.agentsGet, { ctx: ctxOf(req), body: { id } });
@@ -74,19 +90,22 @@ export class AgentsController {
 export class KillSwitchesController {
   constructor(@Inject(BUS) private readonly bus: Bus) {}
 
+  /** GET /api/v1/kill-switches: `{organization: state, agents: [engaged agent switches]}`. */
   @Get()
   list(@Req() req: AuthedRequest, @Query() query: unknown) {
     return callRpc(this.bus, Patterns.killSwitchesList, { ctx: ctxOf(req), body: query });
   }
 
+  /** PUT /api/v1/kill-switches/organization `{engaged, reason?}`: the new state. */
   @Put('organization')
   setOrganization(@Req() req: AuthedRequest, @Body() body: unknown) {
-    return callRpc(this.bus, Patterns.killSwitchesSet, { ctx: ctxOf(req), body: { scope: 'organization', change: body ?? {} } });
+    return callRpc<KillSwitchState>(this.bus, Patterns.killSwitchesSet, { ctx: ctxOf(req), body: { scope: 'organization', change: body ?? {} } });
   }
 
+  /** PUT /api/v1/kill-switches/agents/{agent_id} `{engaged, reason?}`: the new state; 404 for an unregistered agent. */
   @Put('agents/:agentId')
   setAgent(@Req() req: AuthedRequest, @Param('agentId') agentId: string, @Body() body: unknown) {
-    return callRpc(this.bus, Patterns.killSwitchesSet, { ctx: ctxOf(req), body: { scope: 'agent', agent_id: agentId, change: body ?? {} } });
+    return callRpc<KillSwitchState>(this.bus, Patterns.killSwitchesSet, { ctx: ctxOf(req), body: { scope: 'agent', agent_id: agentId, change: body ?? {} } });
   }
 }
 

@@ -1,0 +1,72 @@
+import type { Agent, KillSwitchOverview, KillSwitchState, ListAgentsQuery, ListPoliciesQuery, Policy } from '@agp/contracts';
+import type { SqlExecutor } from '@agp/eventstore';
+import { rawJson, type RawJson } from '@agp/runtime';
+import { initialKillSwitch } from './killswitch/killswitch.js';
+
+const parse = <T>(doc: unknown): T => (typeof doc === 'string' ? JSON.parse(doc) : doc) as T;
+
+/**
+ * One page of an organisation's policies, newest first (created_at, then id), as JSON text
+ * `{policies, total, skip, limit}`. Filters compose with AND; `agent_id` matches policies scoped to that agent
+ * and those with no scope (every agent). Source: issue #3 point 2.
+ */
+export async function listPoliciesJson(db: SqlExecutor, org: string, q: ListPoliciesQuery): Promise<RawJson> {
+  const where = ['organization_id = $1'];
+  const params: unknown[] = [org];
+  const add = (sql: (p: string) => string, value: unknown) => {
+    params.push(value);
+    where.push(sql(`$${params.length}`));
+  };
+  if (q.enabled !== undefined) add((p) => `enabled = ${p}::boolean`, q.enabled);
+  if (q.name !== undefined) add((p) => `name = ${p}`, q.name);
+  if (q.agent_id !== undefined) add((p) => `(jsonb_array_length(doc->'agent_ids') = 0 OR doc->'agent_ids' @> jsonb_build_array(${p}::text))`, q.agent_id);
+  const w = where.join(' AND ');
+  const [page, total] = await Promise.all([
+    db.query<{ doc: string }>(`SELECT doc::text AS doc FROM agp_policies WHERE ${w} ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`, [
+      ...params,
+      q.limit,
+      q.skip,
+    ]),
+    db.query<{ n: string | number }>(`SELECT count(*) AS n FROM agp_policies WHERE ${w}`, params),
+  ]);
+  return rawJson(`{"policies":[${page.rows.map((r) => r.doc).join(',')}],"total":${Number(total.rows[0]?.n ?? 0)},"skip":${q.skip},"limit":${q.limit}}`);
+}
+
+/** The current policy record of an organisation, or null (unknown, or another organisation's). */
+export async function getPolicy(db: SqlExecutor, org: string, id: string): Promise<Policy | null> {
+  const { rows } = await db.query<{ doc: unknown }>('SELECT doc FROM agp_policies WHERE id = $1 AND organization_id = $2', [id, org]);
+  return rows[0] ? parse<Policy>(rows[0].doc) : null;
+}
+
+/** The agent document with its own kill switch (released when never set), as SQL over `agp_agents a LEFT JOIN agp_kill_switches k`. */
+const AGENT_DOC = `(a.doc || jsonb_build_object('kill_switch', jsonb_build_object(
+  'engaged', COALESCE(k.engaged, false), 'reason', k.doc->'reason', 'changed_at', k.doc->'changed_at', 'changed_by', k.doc->'changed_by')))`;
+const AGENT_FROM = `agp_agents a LEFT JOIN agp_kill_switches k ON k.organization_id = a.organization_id AND k.scope = 'agent' AND k.agent_id = a.agent_id`;
+
+/** One page of an organisation's agents by agent_id, each with its kill switch, as JSON text `{agents, total, skip, limit}`. */
+export async function listAgentsJson(db: SqlExecutor, org: string, q: ListAgentsQuery): Promise<RawJson> {
+  const [page, total] = await Promise.all([
+    db.query<{ doc: string }>(`SELECT ${AGENT_DOC}::text AS doc FROM ${AGENT_FROM} WHERE a.organization_id = $1 ORDER BY a.agent_id LIMIT $2 OFFSET $3`, [org, q.limit, q.skip]),
+    db.query<{ n: string | number }>('SELECT count(*) AS n FROM agp_agents WHERE organization_id = $1', [org]),
+  ]);
+  return rawJson(`{"agents":[${page.rows.map((r) => r.doc).join(',')}],"total":${Number(total.rows[0]?.n ?? 0)},"skip":${q.skip},"limit":${q.limit}}`);
+}
+
+/** One agent of an organisation with its actions and kill switch, or null. */
+export async function getAgent(db: SqlExecutor, org: string, agentId: string): Promise<Agent | null> {
+  const { rows } = await db.query<{ doc: unknown }>(`SELECT ${AGENT_DOC} AS doc FROM ${AGENT_FROM} WHERE a.organization_id = $1 AND a.agent_id = $2`, [org, agentId]);
+  return rows[0] ? parse<Agent>(rows[0].doc) : null;
+}
+
+/** The organisation's kill switch (released when never set) and its engaged agent switches, by agent_id. */
+export async function killSwitchOverview(db: SqlExecutor, org: string): Promise<KillSwitchOverview> {
+  const { rows } = await db.query<{ scope: string; doc: unknown }>(
+    `SELECT scope, doc FROM agp_kill_switches WHERE organization_id = $1 AND (scope = 'organization' OR engaged) ORDER BY scope, agent_id`,
+    [org],
+  );
+  const docs = rows.map((r) => ({ scope: r.scope, doc: parse<KillSwitchState>(r.doc) }));
+  return {
+    organization: docs.find((r) => r.scope === 'organization')?.doc ?? initialKillSwitch('organization', null),
+    agents: docs.filter((r) => r.scope === 'agent').map((r) => r.doc),
+  };
+}
