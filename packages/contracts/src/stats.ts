@@ -1,2 +1,359 @@
-/** Filled in by issue #3. */
-export {};
+import { z } from 'zod';
+import { DateFilterSchema, OpaqueIdSchema, paginationShape } from './common.js';
+import { ACTION_STATUSES, RUN_STATUSES, RunStatusSchema } from './fleet.js';
+import { endExclusive } from './intervention.js';
+
+/**
+ * Runs, the action ledger and the stats endpoints of `services/stats`.
+ * Source: issue #3 points 1, 4, 5; platform-api.md (Stats, list_runs, get_agent_stats, export_ledger);
+ * ARCHITECTURE.md §4 (Runs, Estimation accuracy).
+ */
+
+/** Domain events of a run stream `run-<deterministicId(org, run_id)>`. */
+export const RunEvents = {
+  Started: 'RunStarted',
+  Ended: 'RunEnded',
+  ActionRecorded: 'ActionRecorded',
+} as const;
+
+/** Data of RunStarted: the run.start body with `started_at` resolved (ISO 8601 UTC). */
+export interface RunStartedData {
+  run_id: string;
+  agent_id: string;
+  name?: string;
+  session_id?: string;
+  started_at: string;
+  metadata?: Record<string, unknown>;
+  ingest_event_id: string;
+}
+
+/** Data of RunEnded: the run.end body with `ended_at` resolved (ISO 8601 UTC). */
+export interface RunEndedData {
+  run_id: string;
+  agent_id: string;
+  status: 'completed' | 'failed';
+  ended_at: string;
+  error?: string;
+  ingest_event_id: string;
+}
+
+/** Data of ActionRecorded: one ledger entry. `id` is the platform-assigned UUIDv7; costs in USD, duration in ms. */
+export interface ActionRecordedData {
+  id: string;
+  run_id: string;
+  agent_id: string;
+  action_name: string;
+  status: (typeof ACTION_STATUSES)[number];
+  inputs?: Record<string, unknown>;
+  outputs?: unknown;
+  cost_usd?: number;
+  actual_cost_usd?: number;
+  duration_ms?: number;
+  timestamp: string;
+  error?: string;
+  ingest_event_id: string;
+}
+
+/** Largest `days` look-back of `GET /api/v1/stats/` (ten years). */
+export const STATS_MAX_DAYS = 3650;
+
+/** Query of `GET /api/v1/stats/`: `days` (integer 1..3650) looks back that many UTC days including today; absent = all time. */
+export const StatsSummaryQuerySchema = z.strictObject({
+  days: z.coerce.number({ message: 'expected an integer' }).int('expected an integer').min(1, `must be between 1 and ${STATS_MAX_DAYS}`).max(STATS_MAX_DAYS, `must be between 1 and ${STATS_MAX_DAYS}`).optional(),
+});
+export type StatsSummaryQuery = z.infer<typeof StatsSummaryQuerySchema>;
+
+/** Runs counted by status. */
+export const RunsByStatusSchema = z.object({ running: z.number().int(), completed: z.number().int(), failed: z.number().int() });
+
+/**
+ * `GET /api/v1/stats/`. Runs are counted on the UTC day they started (or were first seen), actions and costs on
+ * the day of the action. `avg_cost_per_action_usd` = total estimated cost ÷ actions; `avg_duration_ms` = mean
+ * `duration_ms` over actions that reported one. Averages are 0 when there is nothing to average.
+ */
+export const StatsSummarySchema = z.object({
+  total_runs: z.number().int(),
+  runs_by_status: RunsByStatusSchema,
+  /** completed ÷ (completed + failed); 0 when no run has ended. */
+  success_rate: z.number(),
+  total_actions: z.number().int(),
+  /** Sum of the clients' estimated `cost_usd`, USD. */
+  total_cost_usd: z.number(),
+  /** Sum of provider-reported `actual_cost_usd`, USD (actions without one add nothing). */
+  total_actual_cost_usd: z.number(),
+  avg_cost_per_action_usd: z.number(),
+  avg_duration_ms: z.number(),
+  /** The period covered: `days` as asked (null = all time), first and last UTC day (start null = all time). */
+  period: z.object({ days: z.number().int().nullable(), start_date: z.string().nullable(), end_date: z.string() }),
+});
+export type StatsSummary = z.infer<typeof StatsSummarySchema>;
+
+/** `GET /api/v1/stats/daily` takes no parameters (an unknown one is a 422). */
+export const StatsDailyQuerySchema = z.strictObject({});
+
+/** `GET /api/v1/stats/daily`: the last 30 UTC days including today, oldest first, zero-filled. */
+export const StatsDailySchema = z.object({
+  days: z.array(
+    z.object({
+      /** `YYYY-MM-DD` (UTC). */
+      date: z.string(),
+      /** Estimated cost of that day's actions, USD. */
+      cost_usd: z.number(),
+      actual_cost_usd: z.number(),
+      /** Runs that started that day. */
+      runs: z.number().int(),
+      actions: z.number().int(),
+    }),
+  ),
+});
+export type StatsDaily = z.infer<typeof StatsDailySchema>;
+
+/** `GET /api/v1/stats/estimation-accuracy` takes no parameters (all time). */
+export const EstimationAccuracyQuerySchema = z.strictObject({});
+
+/**
+ * The six fixed skew buckets of ARCHITECTURE.md §4 (Estimation accuracy), with their exact bounds on the skew
+ * fraction s: `<=-50%` s ≤ −0.5; `-50%..-10%` −0.5 < s < −0.1; `-10%..10%` −0.1 ≤ s ≤ 0.1; `10%..50%` 0.1 < s ≤ 0.5;
+ * `50%..100%` 0.5 < s ≤ 1; `>100%` s > 1.
+ */
+export const SKEW_BUCKETS = ['<=-50%', '-50%..-10%', '-10%..10%', '10%..50%', '50%..100%', '>100%'] as const;
+
+/** The label of the bucket a skew fraction falls in (see {@link SKEW_BUCKETS}). */
+export function skewBucket(skew: number): (typeof SKEW_BUCKETS)[number] {
+  if (skew <= -0.5) return SKEW_BUCKETS[0];
+  if (skew < -0.1) return SKEW_BUCKETS[1];
+  if (skew <= 0.1) return SKEW_BUCKETS[2];
+  if (skew <= 0.5) return SKEW_BUCKETS[3];
+  if (skew <= 1) return SKEW_BUCKETS[4];
+  return SKEW_BUCKETS[5];
+}
+
+/**
+ * `GET /api/v1/stats/estimation-accuracy`. skew = (actual − estimated) ÷ estimated as a fraction (0.25 = 25 %
+ * over the estimate), per action with both `cost_usd` > 0 and `actual_cost_usd`. p50/p95 are nearest-rank
+ * percentiles over a histogram of 1-percentage-point buckets (skew clamped to −100 %..+1000 %): the value reported
+ * is the mean skew of the bucket holding that rank, so it is exact when that bucket's values are equal and within
+ * one percentage point otherwise. All values are null when no action has both costs.
+ */
+export const EstimationAccuracySchema = z.object({
+  actions_compared: z.number().int(),
+  mean_skew: z.number().nullable(),
+  p50_skew: z.number().nullable(),
+  p95_skew: z.number().nullable(),
+  /** Top 10 action names by mean |skew|, largest first. */
+  worst_offenders: z.array(z.object({ action_name: z.string(), mean_abs_skew: z.number(), mean_skew: z.number(), count: z.number().int() })),
+  /** Per action name (alphabetical, at most 100), the count in each of the six buckets. */
+  histograms: z.array(z.object({ action_name: z.string(), buckets: z.array(z.object({ bucket: z.enum(SKEW_BUCKETS), count: z.number().int() })) })),
+});
+export type EstimationAccuracy = z.infer<typeof EstimationAccuracySchema>;
+
+/** Query of `GET /api/v1/runs`: the list_runs filters (AND) plus skip; newest first. `min_cost` in USD (estimated). */
+export const ListRunsQuerySchema = z.strictObject({
+  status: RunStatusSchema.optional(),
+  min_cost: z.coerce.number({ message: 'expected a number' }).finite().min(0, 'must be 0 or more').optional(),
+  agent_id: OpaqueIdSchema.optional(),
+  ...paginationShape(50, 1000),
+});
+export type ListRunsQuery = z.infer<typeof ListRunsQuerySchema>;
+
+/**
+ * A run. `id` is the client's run id. `started_at` is null when run.start never arrived, `ended_at` null while running.
+ * `cost_usd` = sum of its actions' estimated costs; `actual_cost_usd` = sum of reported ones (USD).
+ * `duration_ms` = ended_at − started_at when both are known, else null.
+ */
+export const RunSchema = z.object({
+  id: z.string(),
+  agent_id: z.string(),
+  name: z.string().nullable(),
+  status: RunStatusSchema,
+  started_at: z.string().nullable(),
+  ended_at: z.string().nullable(),
+  duration_ms: z.number().nullable(),
+  cost_usd: z.number(),
+  actual_cost_usd: z.number(),
+  action_count: z.number().int(),
+  error: z.string().nullable(),
+});
+export type Run = z.infer<typeof RunSchema>;
+
+/** A page of runs `{runs, total, skip, limit}`. */
+export const RunPageSchema = z.object({ runs: z.array(RunSchema), total: z.number().int(), skip: z.number().int(), limit: z.number().int() });
+
+/** One ledger entry (one action) as the API and the export return it. USD costs, `duration_ms` in ms. */
+export const LedgerEntrySchema = z.object({
+  id: z.string(),
+  run_id: z.string(),
+  agent_id: z.string(),
+  action_name: z.string(),
+  status: z.enum(ACTION_STATUSES),
+  timestamp: z.string(),
+  cost_usd: z.number().nullable(),
+  actual_cost_usd: z.number().nullable(),
+  duration_ms: z.number().nullable(),
+  inputs: z.record(z.string(), z.unknown()).nullable(),
+  outputs: z.unknown(),
+  error: z.string().nullable(),
+});
+export type LedgerEntry = z.infer<typeof LedgerEntrySchema>;
+
+/** Query of `GET /api/v1/runs/{id}`: its actions are paginated, oldest first (default 1000, the maximum). */
+export const GetRunQuerySchema = z.strictObject({
+  actions_skip: z.coerce.number().int('expected an integer').min(0, 'must be 0 or more').default(0),
+  actions_limit: z.coerce.number().int('expected an integer').min(1, 'must be between 1 and 1000').max(1000, 'must be between 1 and 1000').default(1000),
+});
+
+/** Body of the runs.get pattern: the path id and the query. */
+export const GetRunRequestSchema = z.strictObject({ id: OpaqueIdSchema, query: z.unknown().optional() });
+
+/** `GET /api/v1/runs/{id}`: the run plus a page of its actions. */
+export const RunDetailSchema = RunSchema.extend({
+  actions: z.array(LedgerEntrySchema),
+  actions_total: z.number().int(),
+  actions_skip: z.number().int(),
+  actions_limit: z.number().int(),
+});
+export type RunDetail = z.infer<typeof RunDetailSchema>;
+
+/** Body of stats.agent and interventions.agent-counts: `{agent_id}` (the path id). */
+export const AgentIdRequestSchema = z.strictObject({ agent_id: OpaqueIdSchema });
+
+/** Interventions of one agent, answered by the interventions service. `cost_prevented_usd` in USD. */
+export const AgentInterventionCountsSchema = z.object({
+  total: z.number().int(),
+  by_type: z.record(z.string(), z.number().int()),
+  by_outcome: z.record(z.string(), z.number().int()),
+  cost_prevented_usd: z.number(),
+});
+export type AgentInterventionCounts = z.infer<typeof AgentInterventionCountsSchema>;
+
+/** `GET /api/v1/agents/{id}/stats`: per-agent totals, intervention counts and the top 10 actions by count. */
+export const AgentStatsSchema = z.object({
+  agent_id: z.string(),
+  total_runs: z.number().int(),
+  runs_by_status: RunsByStatusSchema,
+  total_actions: z.number().int(),
+  total_cost_usd: z.number(),
+  total_actual_cost_usd: z.number(),
+  avg_cost_per_run_usd: z.number(),
+  avg_duration_ms: z.number(),
+  interventions: AgentInterventionCountsSchema,
+  top_actions: z.array(z.object({ action: z.string(), count: z.number().int(), cost: z.number() })),
+});
+export type AgentStats = z.infer<typeof AgentStatsSchema>;
+
+/** Formats of the ledger export. */
+export const EXPORT_FORMATS = ['json', 'jsonl', 'csv'] as const;
+
+/**
+ * Query of `GET /api/v1/ledger/export`: `format` (required), `start_date` / `end_date` (ISO 8601 date or date-time;
+ * a date-only end_date includes that day), `agent_id`. End before start is a 422.
+ */
+export const LedgerExportQuerySchema = z
+  .strictObject({
+    format: z.enum(EXPORT_FORMATS),
+    start_date: DateFilterSchema.optional(),
+    end_date: DateFilterSchema.optional(),
+    agent_id: OpaqueIdSchema.optional(),
+  })
+  .superRefine((q, ctx) => {
+    if (q.start_date && q.end_date && q.start_date.date >= endExclusive(q.end_date)) {
+      ctx.addIssue({ code: 'custom', path: ['end_date'], message: 'end_date must not be before start_date' });
+    }
+  });
+export type LedgerExportQuery = z.infer<typeof LedgerExportQuerySchema>;
+
+/** Keyset cursor of the export: the last row's timestamp (ISO) and id. */
+export const ExportCursorSchema = z.strictObject({ ts: z.string(), id: z.string() });
+
+/** Body of ledger.export-page: the raw query and the cursor after which to continue (absent = first page). */
+export const LedgerExportPageRequestSchema = z.strictObject({ query: z.unknown(), cursor: ExportCursorSchema.nullish() });
+
+/**
+ * One page of the export, already formatted: `text` is a run of whole records in the requested format (json:
+ * elements joined by commas, without brackets; jsonl: lines; csv: lines without the header). `next_cursor` is null
+ * on the last page.
+ */
+export interface LedgerExportPage {
+  format: (typeof EXPORT_FORMATS)[number];
+  text: string;
+  rows: number;
+  next_cursor: z.infer<typeof ExportCursorSchema> | null;
+}
+
+/** CSV columns of the export, in order (inputs and outputs as JSON text). */
+export const LEDGER_CSV_COLUMNS = ['id', 'timestamp', 'run_id', 'agent_id', 'action_name', 'status', 'cost_usd', 'actual_cost_usd', 'duration_ms', 'inputs', 'outputs', 'error'] as const;
+
+const p = (name: string, description: string, schema: Record<string, unknown>, required = false) => ({ name, in: 'query', required, description, schema });
+const problem422 = { '422': { description: 'Invalid query; every bad field is listed, enums with their allowed values', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } } };
+const problem404 = { '404': { description: 'Unknown id (or another organisation’s)', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } } };
+const js = (s: z.ZodType) => {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(s, { io: 'output', unrepresentable: 'any', target: 'draft-2020-12' }) as Record<string, unknown>;
+  return rest;
+};
+
+/**
+ * OpenAPI 3.1 `paths` fragment for the stats service's routes (merged into the document by the gateway).
+ * Response schemas are inlined from the zod schemas above.
+ */
+export function openApiStatsPaths(): Record<string, unknown> {
+  const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 256 } };
+  const res = (description: string, s: z.ZodType) => ({ '200': { description, content: { 'application/json': { schema: js(s) } } } });
+  return {
+    '/api/v1/stats/': {
+      get: {
+        operationId: 'statsSummary',
+        summary: 'Aggregate totals: runs, actions, cost, averages',
+        parameters: [p('days', `Look back this many UTC days including today (1..${STATS_MAX_DAYS}); absent = all time`, { type: 'integer', minimum: 1, maximum: STATS_MAX_DAYS })],
+        responses: { ...res('Totals', StatsSummarySchema), ...problem422 },
+      },
+    },
+    '/api/v1/stats/daily': { get: { operationId: 'statsDaily', summary: 'Cost and run counts per UTC day, last 30 days, zero-filled', responses: { ...res('30 days, oldest first', StatsDailySchema), ...problem422 } } },
+    '/api/v1/stats/estimation-accuracy': {
+      get: { operationId: 'statsEstimationAccuracy', summary: 'Skew of estimated vs actual cost: mean, p50, p95, worst offenders, histograms', responses: { ...res('Estimation accuracy', EstimationAccuracySchema), ...problem422 } },
+    },
+    '/api/v1/runs': {
+      get: {
+        operationId: 'listRuns',
+        summary: 'List runs, newest first',
+        parameters: [
+          p('status', `One of ${RUN_STATUSES.join(', ')}`, { type: 'string', enum: [...RUN_STATUSES] }),
+          p('min_cost', 'Minimum run cost, USD', { type: 'number', minimum: 0 }),
+          p('agent_id', 'Agent id', { type: 'string' }),
+          p('skip', 'Offset; default 0', { type: 'integer', minimum: 0 }),
+          p('limit', 'Page size; default 50, maximum 1000', { type: 'integer', minimum: 1, maximum: 1000 }),
+        ],
+        responses: { ...res('A page of runs', RunPageSchema), ...problem422 },
+      },
+    },
+    '/api/v1/runs/{id}': {
+      get: {
+        operationId: 'getRun',
+        summary: 'One run with its actions (ledger entries), oldest first',
+        parameters: [idParam, p('actions_skip', 'Offset into the actions; default 0', { type: 'integer', minimum: 0 }), p('actions_limit', 'Actions per page; default and maximum 1000', { type: 'integer', minimum: 1, maximum: 1000 })],
+        responses: { ...res('The run', RunDetailSchema), ...problem404, ...problem422 },
+      },
+    },
+    '/api/v1/agents/{id}/stats': {
+      get: { operationId: 'getAgentStats', summary: 'Per-agent totals, intervention counts and top actions', parameters: [idParam], responses: { ...res('Agent stats', AgentStatsSchema), ...problem404 } },
+    },
+    '/api/v1/ledger/export': {
+      get: {
+        operationId: 'exportLedger',
+        summary: 'Stream the action ledger as json, jsonl or csv (attachment)',
+        parameters: [
+          p('format', `One of ${EXPORT_FORMATS.join(', ')}`, { type: 'string', enum: [...EXPORT_FORMATS] }, true),
+          p('start_date', 'ISO 8601 date or date-time; inclusive', { type: 'string' }),
+          p('end_date', 'ISO 8601 date (inclusive of that day) or date-time', { type: 'string' }),
+          p('agent_id', 'Only this agent', { type: 'string' }),
+        ],
+        responses: {
+          '200': {
+            description: 'The ledger entries, oldest first',
+            content: { 'application/json': { schema: { type: 'array', items: js(LedgerEntrySchema) } }, 'application/x-ndjson': { schema: { type: 'string' } }, 'text/csv': { schema: { type: 'string' } } },
+          },
+          ...problem422,
+        },
+      },
+    },
+  };
+}

@@ -1,10 +1,12 @@
 import {
+  AgentIdRequestSchema,
   CreateInterventionSchema,
   IdParamSchema,
   InterventionEvents,
   InterventionStatsQuerySchema,
   ListInterventionsQuerySchema,
   interventionStream,
+  type AgentInterventionCounts,
   type IngestEnvelope,
   type InterventionDetail,
   type InterventionRecord,
@@ -20,6 +22,7 @@ import { migrateReadModels } from './projections/schema.js';
 import { getIntervention, interventionStats, listInterventionsJson } from './queries.js';
 import { Approvals } from './approvals/approvals.js';
 import { EnrichmentWorker } from './enrichment/worker.js';
+import { agentInterventionCounts } from './agentCounts.js';
 
 /** Dependencies of the interventions service; the same in both run modes. */
 export interface InterventionsDeps {
@@ -100,10 +103,11 @@ export class InterventionsService {
 
   /**
    * Intervention counts of one agent, for the stats service's agent stats (`interventions.agent-counts`).
-   * Body `{agent_id}`.
+   * Body `{agent_id}`; answers `{total, by_type, by_outcome, cost_prevented_usd}`. @throws ValidationError (422).
    */
-  async agentCounts(_ctx: RequestContext, _body: unknown): Promise<unknown> {
-    throw new Error('agent counts: not built yet');
+  async agentCounts(ctx: RequestContext, body: unknown): Promise<AgentInterventionCounts> {
+    const { agent_id } = parseOrThrow(AgentIdRequestSchema, body, 'path');
+    return agentInterventionCounts(this.deps.store.sql, ctx.organization_id, agent_id);
   }
 
   /**

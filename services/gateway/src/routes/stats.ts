@@ -1,31 +1,35 @@
 /**
- * `/api/v1/stats/*`, `/api/v1/runs`, the ledger export: forwarded to the stats service.
- * Source: issue #3 point 4; platform-api.md (Stats).
+ * `/api/v1/stats/*`, `/api/v1/runs`, `/api/v1/agents/{id}/stats` and the streamed ledger export: forwarded to the
+ * stats service. Source: issue #3 point 4; platform-api.md (Stats, get_agent_stats, export_ledger).
  */
-import { Controller, Get, Inject, Param, Query, Req } from '@nestjs/common';
+import { Controller, Get, Inject, Param, Query, Req, Res } from '@nestjs/common';
 import type { ClientProxy } from '@nestjs/microservices';
-import { Patterns } from '@agp/contracts';
+import type { Response } from 'express';
+import { LEDGER_CSV_COLUMNS, Patterns, type LedgerExportPage } from '@agp/contracts';
 import { callRpc } from '@agp/bus';
 import { BUS, ctxOf } from '../controllers.js';
 import type { AuthedRequest } from '../edge.js';
 
 type Bus = Pick<ClientProxy, 'send'>;
 
-/** Aggregate totals, the daily series, estimation accuracy, per-agent stats. */
+/** Aggregate totals, the daily series, estimation accuracy. */
 @Controller('api/v1/stats')
 export class StatsController {
   constructor(@Inject(BUS) private readonly bus: Bus) {}
 
+  /** GET /api/v1/stats/?days=N: totals and averages (all time without days). */
   @Get()
   summary(@Req() req: AuthedRequest, @Query() query: unknown) {
     return callRpc(this.bus, Patterns.statsSummary, { ctx: ctxOf(req), body: query });
   }
 
+  /** GET /api/v1/stats/daily: the last 30 UTC days, zero-filled. */
   @Get('daily')
   daily(@Req() req: AuthedRequest, @Query() query: unknown) {
     return callRpc(this.bus, Patterns.statsDaily, { ctx: ctxOf(req), body: query });
   }
 
+  /** GET /api/v1/stats/estimation-accuracy: skew mean, p50, p95, worst offenders, histograms. */
   @Get('estimation-accuracy')
   estimationAccuracy(@Req() req: AuthedRequest, @Query() query: unknown) {
     return callRpc(this.bus, Patterns.statsEstimationAccuracy, { ctx: ctxOf(req), body: query });
@@ -48,4 +52,75 @@ export class RunsController {
   }
 }
 
-export const statsControllers = [StatsController, RunsController];
+/** `GET /api/v1/agents/{id}/stats` (the other /agents routes belong to the policies routes). */
+@Controller('api/v1/agents')
+export class AgentStatsController {
+  constructor(@Inject(BUS) private readonly bus: Bus) {}
+
+  /** Per-agent totals, intervention counts, top actions; 404 for an agent with no runs, actions or interventions. */
+  @Get(':id/stats')
+  stats(@Req() req: AuthedRequest, @Param('id') id: string) {
+    return callRpc(this.bus, Patterns.statsAgent, { ctx: ctxOf(req), body: { agent_id: id } });
+  }
+}
+
+const CONTENT_TYPES = { json: 'application/json', jsonl: 'application/x-ndjson', csv: 'text/csv; charset=utf-8' } as const;
+
+/** Write `text` and wait for the socket to drain when its buffer is full (backpressure keeps memory flat). */
+function write(res: Response, text: string): Promise<void> {
+  if (res.write(text)) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const done = (err?: Error) => {
+      res.off('drain', ok);
+      res.off('close', closed);
+      if (err) reject(err);
+      else resolve();
+    };
+    const ok = () => done();
+    const closed = () => done(new Error('client closed the export'));
+    res.once('drain', ok);
+    res.once('close', closed);
+  });
+}
+
+/**
+ * `GET /api/v1/ledger/export?format=json|jsonl|csv&start_date=&end_date=&agent_id=`: the ledger streamed as an
+ * attachment, oldest first. The first page is asked for before anything is written, so a bad query is a 422 problem
+ * (never a truncated 200); then each keyset page is written as it arrives while the next is already requested, with
+ * backpressure, so memory stays flat at any row count. A failure after the first byte aborts the response.
+ */
+@Controller('api/v1/ledger')
+export class LedgerController {
+  constructor(@Inject(BUS) private readonly bus: Bus) {}
+
+  @Get('export')
+  async export(@Req() req: AuthedRequest, @Query() query: Record<string, unknown>, @Res() res: Response): Promise<void> {
+    const ctx = ctxOf(req);
+    const page = (cursor: LedgerExportPage['next_cursor']) => callRpc<LedgerExportPage>(this.bus, Patterns.ledgerExportPage, { ctx, body: { query, cursor } }, 30_000);
+    let current = await page(null);
+    const format = current.format;
+    const stamp = new Date().toISOString().slice(0, 10);
+    res.status(200).set({ 'content-type': CONTENT_TYPES[format], 'content-disposition': `attachment; filename="ledger-${stamp}.${format}"`, 'cache-control': 'no-store' });
+    try {
+      await write(res, format === 'json' ? '[' : format === 'csv' ? `${LEDGER_CSV_COLUMNS.join(',')}\r\n` : '');
+      let first = true;
+      for (;;) {
+        const next = current.next_cursor ? page(current.next_cursor) : null;
+        next?.catch(() => {}); // observed below; avoid an unhandled rejection while this page is written
+        if (current.text) {
+          await write(res, format === 'json' && !first ? `,${current.text}` : current.text);
+          first = false;
+        }
+        if (!next) break;
+        current = await next;
+      }
+      if (format === 'json') await write(res, ']');
+      res.end();
+    } catch {
+      // Headers and part of the body are out: the only honest signal left is an aborted response.
+      res.destroy();
+    }
+  }
+}
+
+export const statsControllers = [StatsController, RunsController, AgentStatsController, LedgerController];

@@ -1,0 +1,27 @@
+import { INTERVENTION_OUTCOMES, INTERVENTION_TYPES, type AgentInterventionCounts } from '@agp/contracts';
+import type { SqlExecutor } from '@agp/eventstore';
+
+/**
+ * Intervention counts of one agent (`interventions.agent-counts`, for the stats service's agent stats): live records
+ * by type and outcome (every type and outcome listed, zeros included) and the cost they prevented (USD). One grouped
+ * query over the (organization_id, agent_id, ts) index of the list read model. Source: issue #3 point 4 (Agent stats).
+ */
+export async function agentInterventionCounts(db: SqlExecutor, org: string, agentId: string): Promise<AgentInterventionCounts> {
+  const { rows } = await db.query<{ type: string; outcome: string; n: string; cost: number | null }>(
+    `SELECT type, outcome, count(*) AS n, sum((doc->>'cost_prevented_usd')::float8) AS cost
+       FROM agp_interventions WHERE organization_id = $1 AND agent_id = $2 GROUP BY type, outcome`,
+    [org, agentId],
+  );
+  const by_type: Record<string, number> = Object.fromEntries(INTERVENTION_TYPES.map((t) => [t, 0]));
+  const by_outcome: Record<string, number> = Object.fromEntries(INTERVENTION_OUTCOMES.map((o) => [o, 0]));
+  let total = 0;
+  let cost = 0;
+  for (const r of rows) {
+    const n = Number(r.n);
+    by_type[r.type] = (by_type[r.type] ?? 0) + n;
+    by_outcome[r.outcome] = (by_outcome[r.outcome] ?? 0) + n;
+    total += n;
+    cost += Number(r.cost ?? 0);
+  }
+  return { total, by_type, by_outcome, cost_prevented_usd: Math.round(cost * 1e6) / 1e6 };
+}

@@ -1,0 +1,185 @@
+import { RunEvents, type ActionRecordedData, type RunEndedData, type RunStartedData, type RunStatus } from '@agp/contracts';
+
+/**
+ * Pure pieces of the stats projection: a run row folded from its events, and the deltas that runs and actions add
+ * to the aggregate tables. Source: ARCHITECTURE.md §4 (Runs: `running → completed | failed`; a run's cost is the sum
+ * of its actions' costs; Estimation accuracy).
+ */
+
+/** A run as the `agp_runs` row holds it. Times are ISO 8601 UTC; costs USD. */
+export interface RunRow {
+  organization_id: string;
+  run_id: string;
+  agent_id: string;
+  name: string | null;
+  status: RunStatus;
+  started_at: string | null;
+  ended_at: string | null;
+  first_action_at: string | null;
+  cost_usd: number;
+  actual_cost_usd: number;
+  action_count: number;
+  error: string | null;
+}
+
+/** An event as the projection sees it. */
+export interface RunEventLike {
+  type: string;
+  data: Record<string, unknown>;
+  metadata: { organization_id: string };
+}
+
+/** The earlier of two ISO times (null-tolerant). */
+const earliest = (a: string | null, b: string | null) => (a === null ? b : b === null ? a : a <= b ? a : b);
+
+/**
+ * The run's sort and day key: when it started, else its first action, else when it ended. Every run row has at
+ * least one of them, whatever order its events arrived in.
+ */
+export function runTs(r: RunRow): string {
+  return (r.started_at ?? r.first_action_at ?? r.ended_at)!;
+}
+
+/**
+ * Fold one run event into the run row. A row may begin with any event (an action before run.start, a run.end
+ * without a start): it is then `running` (or the end's status) with the times it knows. run.start keeps the earliest
+ * start; run.end sets the terminal status (the latest run.end applied wins).
+ */
+export function evolveRun(row: RunRow | null, e: RunEventLike): RunRow {
+  const d = e.data as { run_id: string; agent_id: string };
+  const r: RunRow = row
+    ? { ...row }
+    : { organization_id: e.metadata.organization_id, run_id: d.run_id, agent_id: d.agent_id, name: null, status: 'running', started_at: null, ended_at: null, first_action_at: null, cost_usd: 0, actual_cost_usd: 0, action_count: 0, error: null };
+  switch (e.type) {
+    case RunEvents.Started: {
+      const s = e.data as unknown as RunStartedData;
+      r.started_at = earliest(r.started_at, s.started_at);
+      if (s.name !== undefined) r.name = s.name;
+      break;
+    }
+    case RunEvents.Ended: {
+      const s = e.data as unknown as RunEndedData;
+      r.status = s.status;
+      r.ended_at = s.ended_at;
+      r.error = s.error ?? null;
+      break;
+    }
+    case RunEvents.ActionRecorded: {
+      const a = e.data as unknown as ActionRecordedData;
+      r.cost_usd += a.cost_usd ?? 0;
+      r.actual_cost_usd += a.actual_cost_usd ?? 0;
+      r.action_count += 1;
+      r.first_action_at = earliest(r.first_action_at, a.timestamp);
+      break;
+    }
+  }
+  return r;
+}
+
+/** Skew fraction of one action, rounded to 1e-9, or null when it lacks an estimate > 0 or an actual cost. */
+export function skewOf(a: Pick<ActionRecordedData, 'cost_usd' | 'actual_cost_usd'>): number | null {
+  if (a.cost_usd === undefined || a.cost_usd <= 0 || a.actual_cost_usd === undefined) return null;
+  return Math.round(((a.actual_cost_usd - a.cost_usd) / a.cost_usd) * 1e9) / 1e9;
+}
+
+/** Lowest and highest fine histogram bucket (percentage points): skew is clamped to −100 %..+1000 %. */
+export const HIST_MIN = -100;
+export const HIST_MAX = 1000;
+
+/** The 1-percentage-point histogram bucket of a skew fraction, clamped to [HIST_MIN, HIST_MAX]. */
+export function fineBucket(skew: number): number {
+  return Math.max(HIST_MIN, Math.min(HIST_MAX, Math.floor(skew * 100 + 1e-6)));
+}
+
+/** Index (0..5) of the coarse bucket, in the order of SKEW_BUCKETS. */
+export function coarseBucket(skew: number): number {
+  if (skew <= -0.5) return 0;
+  if (skew < -0.1) return 1;
+  if (skew <= 0.1) return 2;
+  if (skew <= 0.5) return 3;
+  if (skew <= 1) return 4;
+  return 5;
+}
+
+/** Counters of one daily or agent row. */
+export interface Totals {
+  runs: number;
+  running: number;
+  completed: number;
+  failed: number;
+  actions: number;
+  cost: number;
+  actual: number;
+  dur: number;
+  durN: number;
+}
+
+const zero = (): Totals => ({ runs: 0, running: 0, completed: 0, failed: 0, actions: 0, cost: 0, actual: 0, dur: 0, durN: 0 });
+
+/**
+ * Aggregate deltas accumulated over a batch, keyed by table row, so a batch becomes one upsert per table.
+ * A run's contribution (its day and agent, counted by status) is subtracted as it was and added as it is now, so
+ * a status change or a late run.start that moves its day never double counts.
+ */
+export class StatsDeltas {
+  readonly daily = new Map<string, { org: string; day: string; t: Totals }>();
+  readonly agents = new Map<string, { org: string; agent: string; t: Totals }>();
+  readonly agentActions = new Map<string, { org: string; agent: string; action: string; n: number; cost: number }>();
+  readonly skewActions = new Map<string, { org: string; action: string; n: number; sum: number; abs: number; b: number[] }>();
+  readonly skewHist = new Map<string, { org: string; bucket: number; n: number; sum: number }>();
+
+  private day(org: string, day: string): Totals {
+    const k = `${org}\u0000${day}`;
+    let v = this.daily.get(k);
+    if (!v) this.daily.set(k, (v = { org, day, t: zero() }));
+    return v.t;
+  }
+
+  private agent(org: string, agent: string): Totals {
+    const k = `${org}\u0000${agent}`;
+    let v = this.agents.get(k);
+    if (!v) this.agents.set(k, (v = { org, agent, t: zero() }));
+    return v.t;
+  }
+
+  /** Add (+1) or remove (−1) a run's contribution: one run on its day and for its agent, counted by status. */
+  run(r: RunRow, sign: 1 | -1): void {
+    for (const t of [this.day(r.organization_id, runTs(r).slice(0, 10)), this.agent(r.organization_id, r.agent_id)]) {
+      t.runs += sign;
+      t[r.status === 'running' ? 'running' : r.status] += sign;
+    }
+  }
+
+  /** Add one action: to its day, its agent, its agent and action, and (with both costs) the skew tables. */
+  action(org: string, a: ActionRecordedData): void {
+    for (const t of [this.day(org, a.timestamp.slice(0, 10)), this.agent(org, a.agent_id)]) {
+      t.actions += 1;
+      t.cost += a.cost_usd ?? 0;
+      t.actual += a.actual_cost_usd ?? 0;
+      if (a.duration_ms !== undefined) {
+        t.dur += a.duration_ms;
+        t.durN += 1;
+      }
+    }
+    const ak = `${org}\u0000${a.agent_id}\u0000${a.action_name}`;
+    const aa = this.agentActions.get(ak) ?? { org, agent: a.agent_id, action: a.action_name, n: 0, cost: 0 };
+    aa.n += 1;
+    aa.cost += a.cost_usd ?? 0;
+    this.agentActions.set(ak, aa);
+    const skew = skewOf(a);
+    if (skew === null) return;
+    const sk = `${org}\u0000${a.action_name}`;
+    const s = this.skewActions.get(sk) ?? { org, action: a.action_name, n: 0, sum: 0, abs: 0, b: [0, 0, 0, 0, 0, 0] };
+    s.n += 1;
+    s.sum += skew;
+    s.abs += Math.abs(skew);
+    s.b[coarseBucket(skew)] += 1;
+    this.skewActions.set(sk, s);
+    const bucket = fineBucket(skew);
+    const hk = `${org}\u0000${bucket}`;
+    const h = this.skewHist.get(hk) ?? { org, bucket, n: 0, sum: 0 };
+    h.n += 1;
+    h.sum += skew;
+    this.skewHist.set(hk, h);
+  }
+}

@@ -1,0 +1,325 @@
+import {
+  LEDGER_CSV_COLUMNS,
+  SKEW_BUCKETS,
+  endExclusive,
+  type AgentStats,
+  type EstimationAccuracy,
+  type LedgerEntry,
+  type LedgerExportPage,
+  type LedgerExportQuery,
+  type ListRunsQuery,
+  type Run,
+  type StatsDaily,
+  type StatsSummary,
+} from '@agp/contracts';
+import type { SqlExecutor } from '@agp/eventstore';
+
+/**
+ * Read queries of the stats service, over its read models only, each scoped to the organisation. The stats
+ * endpoints read the incremental aggregate tables (O(days), O(actions), O(histogram buckets)); lists and the
+ * export read indexed pages of `agp_runs` / `agp_ledger`. Source: issue #3 points 4 and 5.
+ */
+
+const DAY_MS = 86_400_000;
+const isoDay = (d: Date) => d.toISOString().slice(0, 10);
+/** USD rounded to 1e-6 so float sums print cleanly. */
+const usd = (v: unknown) => Math.round(Number(v ?? 0) * 1e6) / 1e6;
+/** Fractions and milliseconds rounded to 1e-6. */
+const frac = (v: number) => Math.round(v * 1e6) / 1e6;
+const num = (v: unknown) => Number(v ?? 0);
+
+interface SumRow {
+  runs: string;
+  running: string;
+  completed: string;
+  failed: string;
+  actions: string;
+  cost: number;
+  actual: number;
+  dur: number;
+  dur_n: string;
+}
+const SUMS = `coalesce(sum(runs), 0) AS runs, coalesce(sum(runs_running), 0) AS running, coalesce(sum(runs_completed), 0) AS completed,
+  coalesce(sum(runs_failed), 0) AS failed, coalesce(sum(actions), 0) AS actions, coalesce(sum(cost_usd), 0) AS cost,
+  coalesce(sum(actual_cost_usd), 0) AS actual, coalesce(sum(duration_ms), 0) AS dur, coalesce(sum(duration_n), 0) AS dur_n`;
+
+/** Totals, by-status counts and averages from one row of sums. */
+function totals(r: SumRow) {
+  const actions = num(r.actions);
+  const completed = num(r.completed);
+  const failed = num(r.failed);
+  return {
+    total_runs: num(r.runs),
+    runs_by_status: { running: num(r.running), completed, failed },
+    success_rate: completed + failed > 0 ? frac(completed / (completed + failed)) : 0,
+    total_actions: actions,
+    total_cost_usd: usd(r.cost),
+    total_actual_cost_usd: usd(r.actual),
+    avg_cost_per_action_usd: actions > 0 ? usd(num(r.cost) / actions) : 0,
+    avg_duration_ms: num(r.dur_n) > 0 ? frac(num(r.dur) / num(r.dur_n)) : 0,
+  };
+}
+
+/**
+ * `GET /api/v1/stats/`: sums of the daily aggregates over the last `days` UTC days including today (all days when
+ * absent). O(days).
+ */
+export async function statsSummary(db: SqlExecutor, org: string, days: number | undefined, now: Date): Promise<StatsSummary> {
+  const today = isoDay(now);
+  const start = days ? isoDay(new Date(Date.parse(today) - (days - 1) * DAY_MS)) : null;
+  const { rows } = start
+    ? await db.query<SumRow>(`SELECT ${SUMS} FROM agp_stats_daily WHERE organization_id = $1 AND day >= $2::date AND day <= $3::date`, [org, start, today])
+    : await db.query<SumRow>(`SELECT ${SUMS} FROM agp_stats_daily WHERE organization_id = $1`, [org]);
+  return { ...totals(rows[0]), period: { days: days ?? null, start_date: start, end_date: today } };
+}
+
+/** `GET /api/v1/stats/daily`: the last 30 UTC days including today, oldest first, zero-filled. O(30). */
+export async function statsDaily(db: SqlExecutor, org: string, now: Date): Promise<StatsDaily> {
+  const end = Date.parse(isoDay(now));
+  const start = end - 29 * DAY_MS;
+  const { rows } = await db.query<{ day: string; runs: string; actions: string; cost: number; actual: number }>(
+    `SELECT day::text AS day, runs, actions, cost_usd AS cost, actual_cost_usd AS actual FROM agp_stats_daily
+      WHERE organization_id = $1 AND day >= $2::date AND day <= $3::date`,
+    [org, isoDay(new Date(start)), isoDay(new Date(end))],
+  );
+  const byDay = new Map(rows.map((r) => [r.day, r]));
+  const days: StatsDaily['days'] = [];
+  for (let t = start; t <= end; t += DAY_MS) {
+    const date = isoDay(new Date(t));
+    const r = byDay.get(date);
+    days.push({ date, cost_usd: usd(r?.cost), actual_cost_usd: usd(r?.actual), runs: num(r?.runs), actions: num(r?.actions) });
+  }
+  return { days };
+}
+
+/**
+ * `GET /api/v1/stats/estimation-accuracy`. The overall mean comes from the histogram sums; p50 and p95 are
+ * nearest-rank percentiles found in SQL with a running sum over the 1-point histogram (the bucket's mean skew is
+ * reported). Per-action figures come from `agp_stats_skew_actions`. O(buckets + actions).
+ */
+export async function estimationAccuracy(db: SqlExecutor, org: string): Promise<EstimationAccuracy> {
+  const [overall, worst, hist] = await Promise.all([
+    db.query<{ total: string | null; sum: number | null; p50: number | null; p95: number | null }>(
+      `WITH h AS (
+         SELECT bucket, n, sum_skew, sum(n) OVER (ORDER BY bucket) AS cum, sum(n) OVER () AS total
+           FROM agp_stats_skew_hist WHERE organization_id = $1 AND n > 0)
+       SELECT (SELECT max(total) FROM h) AS total, (SELECT sum(sum_skew) FROM h) AS sum,
+              (SELECT sum_skew / n FROM h WHERE cum >= ceil(0.50 * total) ORDER BY bucket LIMIT 1) AS p50,
+              (SELECT sum_skew / n FROM h WHERE cum >= ceil(0.95 * total) ORDER BY bucket LIMIT 1) AS p95`,
+      [org],
+    ),
+    db.query<{ action_name: string; n: string; sum_skew: number; sum_abs_skew: number }>(
+      `SELECT action_name, n, sum_skew, sum_abs_skew FROM agp_stats_skew_actions WHERE organization_id = $1 AND n > 0
+        ORDER BY sum_abs_skew / n DESC, action_name LIMIT 10`,
+      [org],
+    ),
+    db.query<{ action_name: string; b0: string; b1: string; b2: string; b3: string; b4: string; b5: string }>(
+      `SELECT action_name, b0, b1, b2, b3, b4, b5 FROM agp_stats_skew_actions WHERE organization_id = $1 AND n > 0 ORDER BY action_name LIMIT 100`,
+      [org],
+    ),
+  ]);
+  const o = overall.rows[0];
+  const n = num(o?.total);
+  const nullable = (v: number | null | undefined) => (v === null || v === undefined ? null : frac(Number(v)));
+  return {
+    actions_compared: n,
+    mean_skew: n > 0 ? frac(num(o.sum) / n) : null,
+    p50_skew: n > 0 ? nullable(o.p50) : null,
+    p95_skew: n > 0 ? nullable(o.p95) : null,
+    worst_offenders: worst.rows.map((r) => ({ action_name: r.action_name, mean_abs_skew: frac(num(r.sum_abs_skew) / num(r.n)), mean_skew: frac(num(r.sum_skew) / num(r.n)), count: num(r.n) })),
+    histograms: hist.rows.map((r) => ({
+      action_name: r.action_name,
+      buckets: SKEW_BUCKETS.map((bucket, i) => ({ bucket, count: num(r[`b${i}` as 'b0']) })),
+    })),
+  };
+}
+
+interface RunDbRow {
+  run_id: string;
+  agent_id: string;
+  name: string | null;
+  status: Run['status'];
+  started_at: Date | string | null;
+  ended_at: Date | string | null;
+  cost_usd: number;
+  actual_cost_usd: number;
+  action_count: string;
+  error: string | null;
+}
+const RUN_COLS = 'run_id, agent_id, name, status, started_at, ended_at, cost_usd, actual_cost_usd, action_count, error';
+const isoOrNull = (v: Date | string | null) => (v === null ? null : new Date(v).toISOString());
+
+function toRun(r: RunDbRow): Run {
+  const started = isoOrNull(r.started_at);
+  const ended = isoOrNull(r.ended_at);
+  return {
+    id: r.run_id,
+    agent_id: r.agent_id,
+    name: r.name,
+    status: r.status,
+    started_at: started,
+    ended_at: ended,
+    duration_ms: started && ended ? Date.parse(ended) - Date.parse(started) : null,
+    cost_usd: usd(r.cost_usd),
+    actual_cost_usd: usd(r.actual_cost_usd),
+    action_count: num(r.action_count),
+    error: r.error,
+  };
+}
+
+/** `GET /api/v1/runs`: a page newest first (run time, then id); filters AND; `total` counts every match. */
+export async function listRuns(db: SqlExecutor, org: string, q: ListRunsQuery): Promise<{ runs: Run[]; total: number; skip: number; limit: number }> {
+  const where = ['organization_id = $1'];
+  const params: unknown[] = [org];
+  const add = (sql: (p: string) => string, v: unknown) => {
+    params.push(v);
+    where.push(sql(`$${params.length}`));
+  };
+  if (q.status) add((p) => `status = ${p}`, q.status);
+  if (q.agent_id) add((p) => `agent_id = ${p}`, q.agent_id);
+  if (q.min_cost !== undefined) add((p) => `cost_usd >= ${p}::float8`, q.min_cost);
+  const w = where.join(' AND ');
+  const [page, total] = await Promise.all([
+    db.query<RunDbRow>(`SELECT ${RUN_COLS} FROM agp_runs WHERE ${w} ORDER BY ts DESC, run_id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`, [...params, q.limit, q.skip]),
+    db.query<{ n: string }>(`SELECT count(*) AS n FROM agp_runs WHERE ${w}`, params),
+  ]);
+  return { runs: page.rows.map(toRun), total: num(total.rows[0]?.n), skip: q.skip, limit: q.limit };
+}
+
+/** One run of the organisation, or null. */
+export async function getRun(db: SqlExecutor, org: string, id: string): Promise<Run | null> {
+  const { rows } = await db.query<RunDbRow>(`SELECT ${RUN_COLS} FROM agp_runs WHERE organization_id = $1 AND run_id = $2`, [org, id]);
+  return rows[0] ? toRun(rows[0]) : null;
+}
+
+/** A ledger row as selected for the API and the export (`inputs`/`outputs` as JSON text, never parsed). */
+export interface LedgerDbRow {
+  id: string;
+  ts: Date | string;
+  /** `ts` as PostgreSQL prints it (microsecond precision), for the keyset cursor. */
+  ts_key: string;
+  run_id: string;
+  agent_id: string;
+  action_name: string;
+  status: LedgerEntry['status'];
+  cost_usd: number | null;
+  actual_cost_usd: number | null;
+  duration_ms: number | null;
+  inputs: string | null;
+  outputs: string | null;
+  error: string | null;
+}
+const LEDGER_COLS = 'id, ts, ts::text AS ts_key, run_id, agent_id, action_name, status, cost_usd, actual_cost_usd, duration_ms, inputs::text AS inputs, outputs::text AS outputs, error';
+
+const q = JSON.stringify;
+/** One ledger entry as JSON text (see LedgerEntrySchema); inputs/outputs are spliced in as stored. */
+export function entryJson(r: LedgerDbRow): string {
+  return (
+    `{"id":${q(r.id)},"run_id":${q(r.run_id)},"agent_id":${q(r.agent_id)},"action_name":${q(r.action_name)},"status":${q(r.status)},` +
+    `"timestamp":"${new Date(r.ts).toISOString()}","cost_usd":${r.cost_usd ?? null},"actual_cost_usd":${r.actual_cost_usd ?? null},` +
+    `"duration_ms":${r.duration_ms ?? null},"inputs":${r.inputs ?? 'null'},"outputs":${r.outputs ?? 'null'},"error":${q(r.error)}}`
+  );
+}
+
+/** RFC 4180 field: quoted (quotes doubled) when it holds a comma, quote, CR or LF. Null is an empty field. */
+export function csvField(v: string | number | null): string {
+  if (v === null) return '';
+  const s = String(v);
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+/** One ledger entry as a CSV line (columns LEDGER_CSV_COLUMNS, CRLF-terminated). */
+export function entryCsv(r: LedgerDbRow): string {
+  const cols: Record<(typeof LEDGER_CSV_COLUMNS)[number], string | number | null> = {
+    id: r.id,
+    timestamp: new Date(r.ts).toISOString(),
+    run_id: r.run_id,
+    agent_id: r.agent_id,
+    action_name: r.action_name,
+    status: r.status,
+    cost_usd: r.cost_usd,
+    actual_cost_usd: r.actual_cost_usd,
+    duration_ms: r.duration_ms,
+    inputs: r.inputs,
+    outputs: r.outputs,
+    error: r.error,
+  };
+  return `${LEDGER_CSV_COLUMNS.map((c) => csvField(cols[c])).join(',')}\r\n`;
+}
+
+/** A page of a run's actions, oldest first. */
+export async function runActions(db: SqlExecutor, org: string, runId: string, skip: number, limit: number): Promise<LedgerEntry[]> {
+  const { rows } = await db.query<LedgerDbRow>(`SELECT ${LEDGER_COLS} FROM agp_ledger WHERE organization_id = $1 AND run_id = $2 ORDER BY ts, id LIMIT $3 OFFSET $4`, [org, runId, limit, skip]);
+  return rows.map((r) => JSON.parse(entryJson(r)) as LedgerEntry);
+}
+
+/** Rows per export page, and the most text per page (a NATS message is at most 1 MiB, JSON-escaped). */
+export const EXPORT_PAGE_ROWS = 2000;
+export const EXPORT_PAGE_BYTES = 384 * 1024;
+
+/**
+ * One keyset page of the ledger export, oldest first (timestamp, then id), formatted: at most EXPORT_PAGE_ROWS
+ * rows and about EXPORT_PAGE_BYTES of text (always at least one row). Index range scan on (org, ts, id) or
+ * (org, agent_id, ts, id), so every page costs the same however deep the export is.
+ */
+export async function ledgerExportPage(db: SqlExecutor, org: string, query: LedgerExportQuery, cursor: { ts: string; id: string } | null): Promise<LedgerExportPage> {
+  const where = ['organization_id = $1'];
+  const params: unknown[] = [org];
+  const add = (sql: (p: string) => string, v: unknown) => {
+    params.push(v);
+    where.push(sql(`$${params.length}`));
+  };
+  if (query.agent_id) add((p) => `agent_id = ${p}`, query.agent_id);
+  if (query.start_date) add((p) => `ts >= ${p}::timestamptz`, query.start_date.date.toISOString());
+  if (query.end_date) add((p) => `ts < ${p}::timestamptz`, endExclusive(query.end_date).toISOString());
+  if (cursor) {
+    params.push(cursor.ts, cursor.id);
+    where.push(`(ts, id) > ($${params.length - 1}::timestamptz, $${params.length})`);
+  }
+  params.push(EXPORT_PAGE_ROWS);
+  const { rows } = await db.query<LedgerDbRow>(`SELECT ${LEDGER_COLS} FROM agp_ledger WHERE ${where.join(' AND ')} ORDER BY ts, id LIMIT $${params.length}`, params);
+  const parts: string[] = [];
+  let bytes = 0;
+  let last: LedgerDbRow | null = null;
+  for (const r of rows) {
+    const text = query.format === 'csv' ? entryCsv(r) : query.format === 'jsonl' ? `${entryJson(r)}\n` : entryJson(r);
+    if (parts.length > 0 && bytes + text.length > EXPORT_PAGE_BYTES) break;
+    parts.push(text);
+    bytes += text.length;
+    last = r;
+  }
+  const more = parts.length < rows.length || rows.length === EXPORT_PAGE_ROWS;
+  return {
+    format: query.format,
+    text: query.format === 'json' ? parts.join(',') : parts.join(''),
+    rows: parts.length,
+    next_cursor: more && last ? { ts: last.ts_key, id: last.id } : null,
+  };
+}
+
+/**
+ * Per-agent totals and top 10 actions by count (then name) from the agent aggregates; null when the agent has no
+ * runs or actions. O(agent's actions).
+ */
+export async function agentTotals(db: SqlExecutor, org: string, agentId: string): Promise<Omit<AgentStats, 'interventions'> | null> {
+  const [sums, top] = await Promise.all([
+    db.query<SumRow>(`SELECT ${SUMS} FROM agp_stats_agents WHERE organization_id = $1 AND agent_id = $2`, [org, agentId]),
+    db.query<{ action_name: string; actions: string; cost_usd: number }>(
+      `SELECT action_name, actions, cost_usd FROM agp_stats_agent_actions WHERE organization_id = $1 AND agent_id = $2 AND actions > 0 ORDER BY actions DESC, action_name LIMIT 10`,
+      [org, agentId],
+    ),
+  ]);
+  const t = totals(sums.rows[0]);
+  if (t.total_runs === 0 && t.total_actions === 0) return null;
+  return {
+    agent_id: agentId,
+    total_runs: t.total_runs,
+    runs_by_status: t.runs_by_status,
+    total_actions: t.total_actions,
+    total_cost_usd: t.total_cost_usd,
+    total_actual_cost_usd: t.total_actual_cost_usd,
+    avg_cost_per_run_usd: t.total_runs > 0 ? usd(t.total_cost_usd / t.total_runs) : 0,
+    avg_duration_ms: t.avg_duration_ms,
+    top_actions: top.rows.map((r) => ({ action: r.action_name, count: num(r.actions), cost: usd(r.cost_usd) })),
+  };
+}
