@@ -1,2 +1,173 @@
-/** Filled in by issue #3. */
-export {};
+import { z } from 'zod';
+import { OpaqueIdSchema, enumFilter, paginationShape } from './common.js';
+import { RiskLevelSchema } from './enums.js';
+import type { InterventionOutcomeChangedData } from './events.js';
+
+/**
+ * The approval inbox. An intervention recorded with outcome `escalated` (through `POST /api/v1/interventions`,
+ * an `intervention.create` or an `approval.request` ingest event) opens approval `apr-<intervention id>`.
+ * Approving moves the intervention's outcome to `approved_after_review`, rejecting to `rejected_after_review`;
+ * an approval nobody decides in time expires to `rejected_after_review` with reason `expired`.
+ * Source: issue #3 point 3; ARCHITECTURE.md §4 (Approvals); platform-api.md (approve_action, reject_action).
+ */
+
+/** Approval states: `pending → approved | rejected | expired`, each final. */
+export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'expired'] as const;
+export const ApprovalStatusSchema = z.enum(APPROVAL_STATUSES);
+export type ApprovalStatus = z.infer<typeof ApprovalStatusSchema>;
+
+/** Prefix of approval ids: approval `apr-<intervention id>` belongs to intervention `<intervention id>`. */
+export const APPROVAL_ID_PREFIX = 'apr-';
+
+/** The approval id of an intervention. */
+export const approvalId = (interventionId: string) => `${APPROVAL_ID_PREFIX}${interventionId}`;
+
+/** The intervention id of an approval id, or null when `id` is not an approval id. */
+export function interventionIdOfApproval(id: string): string | null {
+  return id.startsWith(APPROVAL_ID_PREFIX) && id.length > APPROVAL_ID_PREFIX.length ? id.slice(APPROVAL_ID_PREFIX.length) : null;
+}
+
+/** Reason recorded on the outcome change of an approval that expired undecided. */
+export const APPROVAL_EXPIRED_REASON = 'expired';
+
+/**
+ * An approval as every read returns it. The request fields are the intervention's (enriched values once
+ * enrichment ran). Times ISO 8601 UTC; `estimated_cost_usd` in USD.
+ * - `requested_at`: when the platform recorded the escalated intervention (its `created_at`).
+ * - `expires_at`: when a pending approval expires (requested_at + AGP_APPROVAL_TTL_SECONDS, or the request's
+ *   `expires_in_seconds`).
+ * - `decided_at`, `approver_email`, `notes`: set by a decision; `decided_at` is also set on expiry.
+ * - `decision_reason`: `expired` for an expired approval, else null.
+ */
+export const ApprovalRecordSchema = z.object({
+  id: z.string(),
+  intervention_id: z.string(),
+  status: ApprovalStatusSchema,
+  agent_id: z.string(),
+  run_id: z.string().nullable(),
+  action_name: z.string(),
+  policy_id: z.string().nullable(),
+  policy_name: z.string().nullable(),
+  risk_level: RiskLevelSchema.nullable(),
+  reason: z.string().nullable(),
+  agent_intent: z.string().nullable(),
+  estimated_cost_usd: z.number().nullable(),
+  original_inputs: z.record(z.string(), z.unknown()),
+  requested_at: z.string(),
+  expires_at: z.string(),
+  decided_at: z.string().nullable(),
+  approver_email: z.string().nullable(),
+  notes: z.string().nullable(),
+  decision_reason: z.string().nullable(),
+  organization_id: z.string(),
+});
+export type ApprovalRecord = z.infer<typeof ApprovalRecordSchema>;
+
+/**
+ * Query of `GET /api/v1/approvals`. `status` takes one value or a comma-separated list (OR); filters compose
+ * with AND; unknown parameters are a 422. Newest first (requested_at, then id).
+ * Source: issue #3 point 3; platform-api.md (Limits: skip default 0, limit default 50, max 1000).
+ */
+export const ListApprovalsQuerySchema = z.strictObject({
+  status: enumFilter(APPROVAL_STATUSES).optional(),
+  agent_id: OpaqueIdSchema.optional(),
+  run_id: OpaqueIdSchema.optional(),
+  ...paginationShape(50, 1000),
+});
+export type ListApprovalsQuery = z.infer<typeof ListApprovalsQuerySchema>;
+
+/** A page of approvals: `{approvals, total, skip, limit}`. */
+export const ApprovalPageSchema = z.object({
+  approvals: z.array(ApprovalRecordSchema),
+  total: z.number().int(),
+  skip: z.number().int(),
+  limit: z.number().int(),
+});
+export type ApprovalPage = z.infer<typeof ApprovalPageSchema>;
+
+/**
+ * Body of `POST /api/v1/approvals/{id}/approve` and `/reject`. `approver_email` is required (a valid email
+ * address); `notes` optional, at most 10 000 characters. Unknown fields are a 422.
+ * Source: platform-api.md (approve_action, reject_action arguments).
+ */
+export const ApprovalDecisionSchema = z.strictObject({
+  approver_email: z.email().max(320),
+  notes: z.string().max(10_000).optional(),
+});
+export type ApprovalDecision = z.infer<typeof ApprovalDecisionSchema>;
+
+/** What the gateway sends on `approvals.approve` / `approvals.reject`: the path id and the HTTP body as given. */
+export const ApprovalDecideRequestSchema = z.strictObject({
+  id: z.string().min(1).max(300),
+  decision: z.unknown(),
+});
+
+/** The approval decisions a caller can make. */
+export type ApprovalDecisionKind = 'approve' | 'reject';
+
+/**
+ * Data of the InterventionOutcomeChanged event an approval appends: the outcome change plus, for a human
+ * decision, the id of the API key that made it (the approver's email is in `approver_email` and the actor).
+ */
+export interface ApprovalOutcomeChangedData extends InterventionOutcomeChangedData {
+  key_id?: string;
+}
+
+type Json = Record<string, unknown>;
+
+const schemaOf = (s: z.ZodType, io: 'input' | 'output' = 'output'): Json => {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(s, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Json;
+  return rest;
+};
+
+const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
+
+/**
+ * The OpenAPI 3.1 `paths` fragment of the approval inbox, generated from the schemas above (schemas inline,
+ * problem details by `#/components/schemas/Problem`). The lead merges it into the document's `paths`.
+ */
+export function openApiApprovalPaths(): Json {
+  const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'Approval id, `apr-<intervention id>`.' };
+  const record = { 'application/json': { schema: schemaOf(ApprovalRecordSchema) } };
+  const listParams = Object.entries((schemaOf(ListApprovalsQuerySchema, 'input').properties ?? {}) as Record<string, Json>).map(([name, s]) =>
+    name === 'status'
+      ? { name, in: 'query', required: false, schema: { type: 'string' }, description: `One of ${APPROVAL_STATUSES.join(', ')}; or several, comma-separated (OR).` }
+      : { name, in: 'query', required: false, schema: s },
+  );
+  const decide = (verb: 'approve' | 'reject', outcome: string) => ({
+    post: {
+      operationId: `${verb}Approval`,
+      summary: `${verb === 'approve' ? 'Approve' : 'Reject'} a pending approval; the intervention's outcome becomes ${outcome}`,
+      parameters: [idParam],
+      requestBody: { required: true, content: { 'application/json': { schema: schemaOf(ApprovalDecisionSchema, 'input') } } },
+      responses: {
+        '200': { description: 'The decided approval', content: record },
+        '401': problem('Missing or unknown bearer token'),
+        '403': problem('Read-only key used for a write'),
+        '404': problem('Unknown approval id (or another organisation’s)'),
+        '409': problem('Already decided or expired, or decided concurrently'),
+        '422': problem('Invalid body; every bad field is listed'),
+      },
+    },
+  });
+  return {
+    '/api/v1/approvals': {
+      get: {
+        operationId: 'listApprovals',
+        summary: 'List approvals, newest first (e.g. `?status=pending` for the inbox)',
+        parameters: listParams,
+        responses: { '200': { description: 'A page', content: { 'application/json': { schema: schemaOf(ApprovalPageSchema) } } }, '401': problem('Missing or unknown bearer token'), '422': problem('Invalid query; enums list their allowed values') },
+      },
+    },
+    '/api/v1/approvals/{id}': {
+      get: {
+        operationId: 'getApproval',
+        summary: 'One approval',
+        parameters: [idParam],
+        responses: { '200': { description: 'The approval', content: record }, '401': problem('Missing or unknown bearer token'), '404': problem('Unknown approval id (or another organisation’s)') },
+      },
+    },
+    '/api/v1/approvals/{id}/approve': decide('approve', 'approved_after_review'),
+    '/api/v1/approvals/{id}/reject': decide('reject', 'rejected_after_review'),
+  };
+}

@@ -10,6 +10,7 @@ export const InterventionEvents = {
   Enriched: 'InterventionEnriched',
   OutcomeChanged: 'InterventionOutcomeChanged',
   Deleted: 'InterventionDeleted',
+  EnrichmentFailed: 'InterventionEnrichmentFailed',
 } as const;
 
 /** Stream id of an intervention. */
@@ -25,6 +26,11 @@ export interface InterventionRecordedData extends Omit<CreateIntervention, 'time
   source: 'api' | 'ingest';
   /** The client's ingest event id, for the ingest path. */
   ingest_event_id?: string;
+  /**
+   * For outcome `escalated`: when its approval expires (ISO 8601 UTC), fixed at record time so a replay
+   * decides expiry the same way. Absent on records from before approvals (then created_at + the current TTL).
+   */
+  approval_expires_at?: string;
 }
 
 /** Data of InterventionDeleted. */
@@ -54,4 +60,20 @@ export interface InterventionEnrichedData {
     risk_level?: { from: RiskLevel | null; to: RiskLevel };
     suggested_rewrite?: { from: string | null; to: string };
   };
+  /** Values of the model's answer that were refused (e.g. a risk_level outside the five wire values); the original stays. */
+  rejected?: Array<{ field: string; value: unknown; reason: string }>;
+}
+
+/**
+ * Data of InterventionEnrichmentFailed (issue 4): enrichment gave up after `attempts` provider requests
+ * (AGP_ENRICHMENT_MAX_ATTEMPTS); the record keeps its original values.
+ */
+export interface InterventionEnrichmentFailedData {
+  id: string;
+  model: string;
+  prompt_version: string;
+  /** Provider requests made, retries included. */
+  attempts: number;
+  /** Why the last attempt failed (provider status and message, or why the answer was invalid). */
+  error: string;
 }

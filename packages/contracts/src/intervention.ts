@@ -159,8 +159,12 @@ export const AuditTrailEntrySchema = z.object({
 });
 export type AuditTrailEntry = z.infer<typeof AuditTrailEntrySchema>;
 
-/** `GET /api/v1/interventions/{id}`: the record plus its audit trail. */
-export const InterventionDetailSchema = InterventionRecordSchema.extend({ audit_trail: z.array(AuditTrailEntrySchema) });
+/**
+ * `GET /api/v1/interventions/{id}`: the record plus its audit trail and `enrichment_status` (issue 4):
+ * `enriched` / `failed` from the latest enrichment event, `pending` while an enrichment job is queued or running,
+ * `skipped` when it was never queued (no LLM key when it was recorded).
+ */
+export const InterventionDetailSchema = InterventionRecordSchema.extend({ audit_trail: z.array(AuditTrailEntrySchema), enrichment_status: EnrichmentStatusSchema });
 export type InterventionDetail = z.infer<typeof InterventionDetailSchema>;
 
 /** Path parameter `{id}`. */

@@ -21,6 +21,7 @@ import { READ_MODEL_EVENT_TYPES, READ_MODEL_PROJECTION, applyInterventionEvents 
 import { migrateReadModels } from './projections/schema.js';
 import { getIntervention, interventionStats, listInterventionsJson } from './queries.js';
 import { Approvals } from './approvals/approvals.js';
+import { parseIngestedIntervention } from './approvals/ingest.js';
 import { EnrichmentWorker } from './enrichment/worker.js';
 import { agentInterventionCounts } from './agentCounts.js';
 
@@ -120,13 +121,15 @@ export class InterventionsService {
     for (const msg of batch) {
       const env = msg.payload;
       for (const ev of env.events) {
-        const parsed = CreateInterventionSchema.safeParse(ev.body);
+        // intervention.create as it is; approval.request as an escalated approval_required record (issue #3).
+        const parsed = parseIngestedIntervention(ev, this.deps.env?.AGP_APPROVAL_TTL_SECONDS);
         if (!parsed.success) {
           // The ingest service validated it; a mismatch means a contract drift, never a reason to stall the log.
-          this.deps.logger.error({ event_id: ev.id, organization_id: env.organization_id, issues: parsed.error.issues }, 'dropping invalid ingested intervention');
+          this.deps.logger.error({ event_id: ev.id, organization_id: env.organization_id, issues: parsed.issues }, 'dropping invalid ingested intervention');
           continue;
         }
-        const data = decideRecord(parsed.data, { now: env.received_at, id: ev.assigned_id, organization_id: env.organization_id }, 'ingest', ev.id);
+        const meta = { now: env.received_at, id: ev.assigned_id, organization_id: env.organization_id, approval_ttl_seconds: parsed.approval_ttl_seconds };
+        const data = decideRecord(parsed.data, meta, 'ingest', ev.id);
         if (!parsed.data.timestamp) data.timestamp = new Date(ev.timestamp).toISOString();
         requests.push({
           stream_id: interventionStream(ev.assigned_id),
@@ -220,15 +223,19 @@ export class InterventionsService {
   }
 
   /**
-   * GET /api/v1/interventions/{id}: the record plus its audit trail (the stream's events).
+   * GET /api/v1/interventions/{id}: the record plus its audit trail (the stream's events) and its `enrichment_status`.
    * @throws NotFoundError (404) for an unknown, deleted or other organisation's id.
    */
   async get(ctx: RequestContext, body: unknown): Promise<InterventionDetail> {
     const { id } = parseOrThrow(IdParamSchema, body, 'path');
+    const events = (await this.deps.store.readStream(interventionStream(id))).filter((e) => e.metadata.organization_id === ctx.organization_id);
+    // The record must reflect every event its trail shows (e.g. an enrichment appended out of band): wait for the read model.
+    await this.caughtUp(events.at(-1)?.global_position);
     const record = await getIntervention(this.deps.store.sql, ctx.organization_id, id);
     if (!record) throw new NotFoundError(`intervention ${id} not found`);
-    const events = await this.deps.store.readStream(interventionStream(id));
-    return { ...record, audit_trail: auditTrail(events.filter((e) => e.metadata.organization_id === ctx.organization_id)) };
+    const state = fold(events);
+    const enrichment_status = state ? await this.enrichment.status(id, state, events) : 'skipped';
+    return { ...record, audit_trail: auditTrail(events), enrichment_status };
   }
 
   /**

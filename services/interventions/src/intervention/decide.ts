@@ -16,6 +16,11 @@ export interface CommandMeta {
   /** Platform-issued id for a new record (UUIDv7). */
   id: string;
   organization_id: string;
+  /**
+   * For an escalated record: seconds until its approval expires (AGP_APPROVAL_TTL_SECONDS, or an
+   * `approval.request`'s `expires_in_seconds`). Sets `approval_expires_at` = now + this.
+   */
+  approval_ttl_seconds?: number;
 }
 
 /**
@@ -67,6 +72,9 @@ export function decideRecord(
   };
   if (context) data.context = maskContext(context);
   if (ingestEventId !== undefined) data.ingest_event_id = ingestEventId;
+  if (body.outcome === 'escalated' && meta.approval_ttl_seconds !== undefined) {
+    data.approval_expires_at = new Date(Date.parse(meta.now) + meta.approval_ttl_seconds * 1000).toISOString();
+  }
   return data;
 }
 

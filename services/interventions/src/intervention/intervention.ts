@@ -4,6 +4,7 @@ import {
   type AuditTrailEntry,
   type InterventionDeletedData,
   type InterventionEnrichedData,
+  type InterventionEnrichmentFailedData,
   type InterventionOutcomeChangedData,
   type InterventionRecord,
   type InterventionRecordedData,
@@ -19,6 +20,8 @@ export interface InterventionState {
   deleted: boolean;
   /** Stream version of the last applied event. */
   version: number;
+  /** Outcome of the latest enrichment run on the stream (issue 4); absent until InterventionEnriched or InterventionEnrichmentFailed. */
+  enrichment_status?: 'enriched' | 'failed';
 }
 
 /** The record an InterventionRecorded event creates, with every optional field defaulted. */
@@ -74,8 +77,10 @@ export function evolve(state: InterventionState | null, event: Pick<StoredEvent,
       if (c.agent_intent) r.agent_intent = c.agent_intent.to;
       if (c.risk_level) r.risk_level = c.risk_level.to;
       if (c.suggested_rewrite) r.remediation_payload = { suggested_rewrite: c.suggested_rewrite.to };
-      return { ...state, record: r, version: event.stream_version };
+      return { ...state, record: r, version: event.stream_version, enrichment_status: 'enriched' };
     }
+    case InterventionEvents.EnrichmentFailed:
+      return state && { ...state, version: event.stream_version, enrichment_status: 'failed' };
     default:
       return state ? { ...state, version: event.stream_version } : state;
   }
@@ -116,7 +121,11 @@ export function auditTrail(events: StoredEvent[]): AuditTrailEntry[] {
       }
       case InterventionEvents.Enriched: {
         const d = e.data as unknown as InterventionEnrichedData;
-        return { ...base, changes: { ...d.changes }, details: { model: d.model, prompt_version: d.prompt_version } };
+        return { ...base, changes: { ...d.changes }, details: { model: d.model, prompt_version: d.prompt_version, ...(d.rejected?.length ? { rejected: d.rejected } : {}) } };
+      }
+      case InterventionEvents.EnrichmentFailed: {
+        const d = e.data as unknown as InterventionEnrichmentFailedData;
+        return { ...base, changes: {}, details: { model: d.model, prompt_version: d.prompt_version, attempts: d.attempts, error: d.error } };
       }
       case InterventionEvents.Deleted: {
         const d = e.data as unknown as InterventionDeletedData;

@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import { CreateInterventionSchema, InterventionEvents, type IngestEnvelope } from '@agp/contracts';
+import { ConflictError, NotFoundError } from '@agp/runtime';
+import { decideRecord } from '../intervention/decide.js';
+import { foldApproval } from './approval.js';
+import { decideApproval, decideExpiry } from './decide.js';
+import { parseIngestedIntervention } from './ingest.js';
+
+const NOW = '2026-11-22T10:00:00.000Z';
+const ID = '01900000-0000-7000-8000-000000000001';
+const TTL = 3600;
+const escalated = CreateInterventionSchema.parse({ type: 'approval_required', outcome: 'escalated', action_name: 'wire_transfer', agent_id: 'a1', estimated_cost_usd: 900, reason: 'over threshold' });
+const ev = (type: string, data: unknown, v: number, actor = 'key:k1') => ({
+  type, data: data as Record<string, unknown>, stream_version: v, stream_id: `intervention-${ID}`, event_id: `e${v}`, global_position: BigInt(v), recorded_at: NOW,
+  metadata: { organization_id: 'acme', actor, schema_version: 1 },
+});
+const recorded = (body = escalated, ttl: number | null = TTL) =>
+  ev(InterventionEvents.Recorded, decideRecord(body, { now: NOW, id: ID, organization_id: 'acme', ...(ttl === null ? {} : { approval_ttl_seconds: ttl }) }, 'api'), 1);
+const cmd = (over: Partial<Parameters<typeof decideApproval>[1]> = {}) => ({
+  approval_id: `apr-${ID}`, decision: 'approve' as const, approver_email: 'jane@acme.test', notes: 'ticket 42', organization_id: 'acme', key_id: 'k1', now: '2026-11-22T10:30:00.000Z', ...over,
+});
+
+describe('foldApproval', () => {
+  it('opens a pending approval apr-<id> for an escalated record, expiring at record time + the TTL', () => {
+    const { approval, version } = foldApproval([recorded()], 86_400);
+    expect(version).toBe(1);
+    expect(approval).toMatchObject({ id: `apr-${ID}`, intervention_id: ID, status: 'pending', requested_at: NOW, expires_at: '2026-11-22T11:00:00.000Z', estimated_cost_usd: 900, reason: 'over threshold', decided_at: null });
+  });
+  it('falls back to created_at + the configured TTL for records without approval_expires_at', () => {
+    expect(foldApproval([recorded(escalated, null)], 60).approval?.expires_at).toBe('2026-11-22T10:01:00.000Z');
+  });
+  it('opens no approval for a record that never was escalated', () => {
+    expect(foldApproval([recorded({ ...escalated, outcome: 'approved_after_review' })], TTL).approval).toBeNull();
+  });
+});
+
+describe('decideApproval', () => {
+  it('approves: escalated → approved_after_review with approver, notes and key id, actor approver:<email>', () => {
+    const r = decideApproval(foldApproval([recorded()], TTL), cmd());
+    expect(r).toEqual({
+      kind: 'decided',
+      event: { type: InterventionEvents.OutcomeChanged, actor: 'approver:jane@acme.test', data: { id: ID, from: 'escalated', to: 'approved_after_review', approver_email: 'jane@acme.test', notes: 'ticket 42', key_id: 'k1' } },
+    });
+  });
+  it('rejects: escalated → rejected_after_review, and leaves notes out when none were given', () => {
+    const r = decideApproval(foldApproval([recorded()], TTL), cmd({ decision: 'reject', notes: undefined }));
+    expect(r.event.data).toEqual({ id: ID, from: 'escalated', to: 'rejected_after_review', approver_email: 'jane@acme.test', key_id: 'k1' });
+  });
+  it('is a 404 for an unknown stream, a deleted record, another organisation and a record never escalated', () => {
+    expect(() => decideApproval(foldApproval([], TTL), cmd())).toThrow(NotFoundError);
+    expect(() => decideApproval(foldApproval([recorded(), ev(InterventionEvents.Deleted, { id: ID }, 2)], TTL), cmd())).toThrow(NotFoundError);
+    expect(() => decideApproval(foldApproval([recorded()], TTL), cmd({ organization_id: 'globex' }))).toThrow(NotFoundError);
+    expect(() => decideApproval(foldApproval([recorded({ ...escalated, outcome: 'blocked' })], TTL), cmd())).toThrow(NotFoundError);
+  });
+  it('is a 409 naming the status for a second decision', () => {
+    const first = decideApproval(foldApproval([recorded()], TTL), cmd());
+    const state = foldApproval([recorded(), ev(first.event.type, first.event.data, 2, first.event.actor)], TTL);
+    expect(state.approval).toMatchObject({ status: 'approved', approver_email: 'jane@acme.test', notes: 'ticket 42', decided_at: NOW });
+    expect(() => decideApproval(state, cmd({ decision: 'reject' }))).toThrow(ConflictError);
+    expect(() => decideApproval(state, cmd({ decision: 'reject' }))).toThrow(/already approved by jane@acme.test/);
+  });
+  it('expires instead of deciding once past expires_at', () => {
+    const r = decideApproval(foldApproval([recorded()], TTL), cmd({ now: '2026-11-22T11:00:00.000Z' }));
+    expect(r).toEqual({ kind: 'expired', event: { type: InterventionEvents.OutcomeChanged, actor: 'system', data: { id: ID, from: 'escalated', to: 'rejected_after_review', reason: 'expired' } } });
+  });
+});
+
+describe('decideExpiry', () => {
+  it('expires a due pending approval, which then folds to status expired', () => {
+    const state = foldApproval([recorded()], TTL);
+    expect(decideExpiry(state, '2026-11-22T10:59:59.999Z')).toBeNull();
+    const e = decideExpiry(state, '2026-11-22T11:00:00.000Z')!;
+    const after = foldApproval([recorded(), ev(e.type, e.data, 2, e.actor)], TTL);
+    expect(after.approval).toMatchObject({ status: 'expired', decision_reason: 'expired', approver_email: null });
+    expect(decideExpiry(after, '2026-11-23T00:00:00.000Z')).toBeNull();
+    expect(() => decideApproval(after, cmd())).toThrow(/already expired/);
+  });
+});
+
+describe('parseIngestedIntervention', () => {
+  const base = { id: 'c1', timestamp: NOW, assigned_id: ID };
+  it('records an approval.request as an escalated approval_required intervention with its own expiry', () => {
+    const r = parseIngestedIntervention({ ...base, type: 'approval.request', body: { agent_id: 'a1', action_name: 'deploy', expires_in_seconds: 5 } } as IngestEnvelope['events'][number], 86_400);
+    expect(r).toEqual({ success: true, approval_ttl_seconds: 5, data: { agent_id: 'a1', action_name: 'deploy', type: 'approval_required', outcome: 'escalated' } });
+  });
+  it('parses intervention.create bodies with the default expiry and refuses other types', () => {
+    const r = parseIngestedIntervention({ ...base, type: 'intervention.create', body: { type: 'warning', outcome: 'warned', action_name: 'x', agent_id: 'a1' } } as IngestEnvelope['events'][number], 100);
+    expect(r).toMatchObject({ success: true, approval_ttl_seconds: 100, data: { type: 'warning' } });
+    expect(parseIngestedIntervention({ ...base, type: 'run.start', body: {} } as IngestEnvelope['events'][number]).success).toBe(false);
+  });
+});

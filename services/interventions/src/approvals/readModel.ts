@@ -1,0 +1,120 @@
+import { InterventionEvents, approvalId, type ApprovalRecord, type ListApprovalsQuery } from '@agp/contracts';
+import type { SqlExecutor, StoredEvent } from '@agp/eventstore';
+import { rawJson, type RawJson } from '@agp/runtime';
+import { evolveApproval } from './approval.js';
+
+/** Name (and checkpoint key) of the approvals projection. */
+export const APPROVALS_PROJECTION = 'approvals-read-model';
+
+/** Event types it applies: the ones that open, change or remove an approval. */
+export const APPROVALS_EVENT_TYPES: string[] = [InterventionEvents.Recorded, InterventionEvents.Enriched, InterventionEvents.OutcomeChanged, InterventionEvents.Deleted];
+
+/**
+ * `agp_approvals`: one row per approval, `doc` the record as the API returns it; the other columns exist for
+ * filtering, ordering and the expiry sweep. Indexes: the inbox by status, agent and run (each ending in the
+ * sort key), and a partial index on `expires_at` of pending approvals for the sweeper.
+ */
+export const APPROVALS_DDL = `
+CREATE TABLE IF NOT EXISTS agp_approvals (
+  id text PRIMARY KEY,
+  intervention_id text NOT NULL UNIQUE,
+  organization_id text NOT NULL,
+  status text NOT NULL,
+  agent_id text NOT NULL,
+  run_id text,
+  requested_at timestamptz NOT NULL,
+  expires_at timestamptz NOT NULL,
+  doc jsonb NOT NULL
+);
+CREATE INDEX IF NOT EXISTS agp_approvals_org_req ON agp_approvals (organization_id, requested_at DESC, id DESC);
+CREATE INDEX IF NOT EXISTS agp_approvals_org_status_req ON agp_approvals (organization_id, status, requested_at DESC, id DESC);
+CREATE INDEX IF NOT EXISTS agp_approvals_org_agent_req ON agp_approvals (organization_id, agent_id, requested_at DESC);
+CREATE INDEX IF NOT EXISTS agp_approvals_org_run_req ON agp_approvals (organization_id, run_id, requested_at DESC) WHERE run_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS agp_approvals_pending_expiry ON agp_approvals (expires_at) WHERE status = 'pending';
+`;
+
+const parseDoc = (doc: unknown): ApprovalRecord => (typeof doc === 'string' ? JSON.parse(doc) : doc) as ApprovalRecord;
+
+/**
+ * Apply a batch of intervention events to `agp_approvals` inside the subscription's transaction (its
+ * checkpoint commits with these writes). Rows touched by non-Recorded events are read with one query; every
+ * change is folded in memory with {@link evolveApproval} and written with one upsert and one delete.
+ * Records that never were escalated cost nothing but the fold.
+ * @param ttlSeconds expiry for records without `approval_expires_at`.
+ */
+export async function applyApprovalEvents(events: StoredEvent[], tx: SqlExecutor, ttlSeconds: number): Promise<void> {
+  const idOf = (e: StoredEvent) => String((e.data as { id?: unknown }).id ?? '');
+  const lookup = [...new Set(events.filter((e) => e.type !== InterventionEvents.Recorded).map(idOf))];
+  const current = new Map<string, ApprovalRecord | null>();
+  if (lookup.length) {
+    const { rows } = await tx.query<{ doc: unknown }>('SELECT doc FROM agp_approvals WHERE intervention_id = ANY($1::text[]) FOR UPDATE', [lookup]);
+    for (const r of rows) {
+      const a = parseDoc(r.doc);
+      current.set(a.intervention_id, a);
+    }
+  }
+  const changed = new Set<string>();
+  for (const e of events) {
+    const id = idOf(e);
+    const prev = current.get(id) ?? null;
+    const next = evolveApproval(prev, e, ttlSeconds);
+    if (next === prev) continue;
+    current.set(id, next);
+    changed.add(id);
+  }
+  const upserts = [...changed].map((id) => current.get(id)).filter((a): a is ApprovalRecord => !!a);
+  const deletes = [...changed].filter((id) => !current.get(id)).map(approvalId);
+  if (upserts.length) {
+    const col = <T>(f: (a: ApprovalRecord) => T) => upserts.map(f);
+    await tx.query(
+      `INSERT INTO agp_approvals (id, intervention_id, organization_id, status, agent_id, run_id, requested_at, expires_at, doc)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::timestamptz[], $9::jsonb[])
+       ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, expires_at = EXCLUDED.expires_at, doc = EXCLUDED.doc`,
+      [
+        col((a) => a.id), col((a) => a.intervention_id), col((a) => a.organization_id), col((a) => a.status), col((a) => a.agent_id),
+        col((a) => a.run_id), col((a) => a.requested_at), col((a) => a.expires_at), col((a) => JSON.stringify(a)),
+      ],
+    );
+  }
+  if (deletes.length) await tx.query('DELETE FROM agp_approvals WHERE id = ANY($1::text[])', [deletes]);
+}
+
+/**
+ * One page of approvals of an organisation, newest first (requested_at, then id), as JSON text
+ * `{approvals, total, skip, limit}`. Filters compose with AND; several statuses match any of them.
+ */
+export async function listApprovalsJson(db: SqlExecutor, org: string, q: ListApprovalsQuery): Promise<RawJson> {
+  const where = ['organization_id = $1'];
+  const params: unknown[] = [org];
+  const add = (sql: (p: string) => string, value: unknown) => {
+    params.push(value);
+    where.push(sql(`$${params.length}`));
+  };
+  if (q.status) add((p) => `status = ANY(${p}::text[])`, q.status);
+  if (q.agent_id) add((p) => `agent_id = ${p}`, q.agent_id);
+  if (q.run_id) add((p) => `run_id = ${p}`, q.run_id);
+  const w = where.join(' AND ');
+  const [page, total] = await Promise.all([
+    db.query<{ doc: string }>(
+      `SELECT doc::text AS doc FROM agp_approvals WHERE ${w} ORDER BY requested_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+      [...params, q.limit, q.skip],
+    ),
+    db.query<{ n: string | number }>(`SELECT count(*) AS n FROM agp_approvals WHERE ${w}`, params),
+  ]);
+  return rawJson(`{"approvals":[${page.rows.map((r) => r.doc).join(',')}],"total":${Number(total.rows[0]?.n ?? 0)},"skip":${q.skip},"limit":${q.limit}}`);
+}
+
+/** One approval of an organisation, or null (unknown, deleted intervention, or another organisation's). */
+export async function getApproval(db: SqlExecutor, org: string, id: string): Promise<ApprovalRecord | null> {
+  const { rows } = await db.query<{ doc: unknown }>('SELECT doc FROM agp_approvals WHERE id = $1 AND organization_id = $2', [id, org]);
+  return rows[0] ? parseDoc(rows[0].doc) : null;
+}
+
+/** Intervention ids of pending approvals due at `now` (ISO 8601 UTC), soonest first, across organisations (the sweeper). */
+export async function dueApprovals(db: SqlExecutor, now: string, limit: number): Promise<string[]> {
+  const { rows } = await db.query<{ intervention_id: string }>(
+    `SELECT intervention_id FROM agp_approvals WHERE status = 'pending' AND expires_at <= $1::timestamptz ORDER BY expires_at LIMIT $2`,
+    [now, limit],
+  );
+  return rows.map((r) => r.intervention_id);
+}
