@@ -115,6 +115,14 @@ describeModes('policies, agents and kill switches', (platform) => {
       expect(first.policies.map((x: any) => x.created_at)).toEqual([...first.policies.map((x: any) => x.created_at)].sort().reverse());
     });
 
+    it('answers with and without a trailing slash', async () => {
+      const created = await createPolicy({ name: `slash-${uniq()}` });
+      expect((await call(p(), 'GET', '/api/v1/policies/?limit=1', { key: p().readKey })).status).toBe(200);
+      expect((await call(p(), 'GET', `/api/v1/policies/${created.id}/`, { key: p().readKey })).body.id).toBe(created.id);
+      expect((await call(p(), 'GET', '/api/v1/agents/', { key: p().readKey })).status).toBe(200);
+      expect((await call(p(), 'GET', '/api/v1/kill-switches/', { key: p().readKey })).status).toBe(200);
+    });
+
     it('rejects an unknown query parameter with 422', async () => {
       expectProblem(await call(p(), 'GET', '/api/v1/policies?colour=red', { key: p().readKey }), 422, ['query.colour']);
     });
@@ -203,6 +211,18 @@ describeModes('policies, agents and kill switches', (platform) => {
       expect(statuses.filter((s) => s === 409)).toHaveLength(4);
       const winner = results.find((r) => r.status === 200)!.body;
       expect((await call(p(), 'GET', `/api/v1/policies/${created.id}`, { key: p().readKey })).body).toMatchObject({ version: 2, run_budget: winner.run_budget });
+    });
+
+    it('never loses an update without If-Match either: each concurrent PATCH is applied on the version it read, or gets 409', async () => {
+      const created = await createPolicy({ name: `race2-${uniq()}` });
+      const results = await Promise.all([1, 2, 3, 4, 5].map((n) => call(p(), 'PATCH', `/api/v1/policies/${created.id}`, { key: p().writeKey, body: { run_budget: n } })));
+      const statuses = results.map((r) => r.status);
+      expect(statuses.every((s) => s === 200 || s === 409), JSON.stringify(statuses)).toBe(true);
+      const applied = statuses.filter((s) => s === 200).length;
+      expect(applied).toBeGreaterThanOrEqual(1);
+      const h = await call(p(), 'GET', `/api/v1/policies/${created.id}/history`, { key: p().readKey });
+      expect(h.body.history).toHaveLength(1 + applied);
+      expect(results.filter((r) => r.status === 200).map((r) => r.body.version).sort()).toEqual(Array.from({ length: applied }, (_, i) => i + 2));
     });
 
     it('refuses a read key with 403 and changes nothing', async () => {

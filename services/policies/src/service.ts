@@ -101,6 +101,7 @@ export class PoliciesService {
     });
   }
 
+  /** Stop the ingest consumer, then the projection (in-flight batches finish first). */
   async stop(): Promise<void> {
     await this.consumer?.stop();
     await this.subscription?.stop();
