@@ -279,6 +279,25 @@ describeModes(
       expect(r.status).toBe(403);
     });
 
+    it('keeps at most AGP_ENRICHMENT_CONCURRENCY (default 4) provider calls in flight during a burst', async () => {
+      const p = platform();
+      const burst = uniq();
+      const markers = Array.from({ length: 7 }, (_, i) => `${burst}x${i}`);
+      for (const m of markers) fake.script(m, reply.stall(1200, reply.ok(DEFAULT_ANSWER)));
+      const r = await call(p, 'POST', '/api/v1/ingest/', {
+        key: p.writeKey,
+        body: { batch: markers.map((m) => ({ id: `ev-${m}`, type: 'intervention.create', timestamp: new Date().toISOString(), body: body(m) })) },
+      });
+      expect(r.status).toBe(207);
+      let most = 0;
+      while (fake.callsFor(burst).length < markers.length || fake.inFlight(burst) > 0) {
+        most = Math.max(most, fake.inFlight(burst));
+        await new Promise((res) => setTimeout(res, 20));
+      }
+      expect(most).toBe(4);
+      for (const m of markers) expect((await settled(p, await idOf(p, m))).enrichment_status).toBe('enriched');
+    });
+
     it('answers ingest at its usual speed while the provider stalls for 5 s', async () => {
       const p = platform();
       // The usual speed, with the provider answering at once.
@@ -340,11 +359,11 @@ describeModes(
   () => ({ env: { AGP_LLM_BASE_URL: fake.url, AGP_LLM_MODEL: MODEL } }),
 );
 
-describe('LLM enrichment replay (embedded)', () => {
+describe('LLM enrichment on its own embedded platform (replay, timeouts)', () => {
   let p: EmbeddedPlatform;
   const keys = { writeKey: 'agp_test_write_key_0001', readKey: 'agp_test_read_key_0001' };
   beforeAll(async () => {
-    p = await startEmbedded({ port: 0, host: '127.0.0.1', dataDir: 'memory', initOrg: 'acme', initWriteKey: keys.writeKey, initReadKey: keys.readKey, env: llmEnv() });
+    p = await startEmbedded({ port: 0, host: '127.0.0.1', dataDir: 'memory', initOrg: 'acme', initWriteKey: keys.writeKey, initReadKey: keys.readKey, env: { ...llmEnv(), AGP_LLM_TIMEOUT_MS: '1500' } });
   }, 60_000);
   afterAll(async () => {
     await p?.stop();
@@ -370,6 +389,17 @@ describe('LLM enrichment replay (embedded)', () => {
     const { rows } = await p.sql.query<{ event_type: string }>('SELECT event_type FROM agp_events WHERE stream_id = $1 ORDER BY stream_version', [`intervention-${id}`]);
     expect(rows.map((r) => r.event_type)).toEqual(['InterventionRecorded', 'InterventionEnriched']);
     expect(fake.callsFor(m)).toHaveLength(1);
+  });
+  it('retries a provider call that times out (AGP_LLM_TIMEOUT_MS) and enriches with the next answer', async () => {
+    const bp = { url: p.url, ...keys } as BootedPlatform;
+    const m = uniq();
+    fake.script(m, reply.stall(3000, reply.ok({ ...DEFAULT_ANSWER, reason: 'too late' })), reply.ok(DEFAULT_ANSWER));
+    await ingest(bp, m);
+    const d = await settled(bp, await idOf(bp, m));
+    expect(d).toMatchObject({ enrichment_status: 'enriched', reason: DEFAULT_ANSWER.reason });
+    const calls = fake.callsFor(m);
+    expect(calls).toHaveLength(2);
+    expect(calls[1].at - calls[0].at).toBeGreaterThanOrEqual(1500);
   });
 });
 
