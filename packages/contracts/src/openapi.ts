@@ -3,6 +3,9 @@ import { CreateInterventionSchema, IdParamSchema, InterventionDetailSchema, Inte
 import { IngestEventSchema, IngestResponseSchema, INGEST_MAX_EVENTS } from './ingest.js';
 import { ProblemSchema } from './problem.js';
 import { GuardrailContextSchema } from './guardrail.js';
+import { openApiApprovalPaths } from './approval.js';
+import { openApiPolicyPaths } from './policy.js';
+import { openApiStatsPaths } from './stats.js';
 
 type Json = Record<string, unknown>;
 
@@ -62,11 +65,14 @@ export function buildOpenApiDocument(serverUrl = '/'): Json {
       title: 'AGP — Agent Governance Platform API',
       version: '1.0.0',
       description:
-        'Interventions, ingest, and (as they land) fleet data, tools, evals, replay and stats. Every endpoint requires `Authorization: Bearer <key>` (or `X-API-Key`). Errors are RFC 9457 problem details.',
+        'Interventions, ingest, approvals, policies, agents, kill switches, runs, the action ledger and stats. Every endpoint requires `Authorization: Bearer <key>` (or `X-API-Key`). Errors are RFC 9457 problem details.',
     },
     servers: [{ url: serverUrl }],
     security: [{ bearer: [] }, { apiKey: [] }],
     paths: {
+      ...openApiPolicyPaths,
+      ...openApiApprovalPaths(),
+      ...openApiStatsPaths(),
       '/api/v1/interventions': {
         get: {
           operationId: 'listInterventions',
