@@ -327,8 +327,9 @@ async function ingestBench(): Promise<void> {
 }
 
 const which = process.argv[2] ?? 'ingest';
-if (which !== 'ingest') {
-  console.error(`unknown benchmark ${which}; available: ingest`);
+if (which === 'stats') await (await import('./stats.js')).statsBench();
+else if (which === 'ingest') await ingestBench();
+else {
+  console.error(`unknown benchmark ${which}; available: ingest, stats`);
   process.exit(2);
 }
-await ingestBench();

@@ -51,6 +51,8 @@ export interface StatsDeps {
 }
 
 const SCHEMA_VERSION = 1;
+/** Most stats answers kept in the position-tagged cache. */
+const ANSWER_CACHE_ENTRIES = 512;
 
 /** Stream id of a run: `run-<deterministicId(org, run_id)>` (client run ids are opaque and scoped by organisation). */
 export const runStream = (org: string, runId: string) => `run-${deterministicId(org, runId)}`;
@@ -98,6 +100,8 @@ export class StatsService {
   private subscription?: Subscription;
   private consumer?: { stop(): Promise<void> };
   private readonly now: () => Date;
+  /** Stats answers by organisation, endpoint, query and UTC day, with the projection position they were read at. */
+  private readonly answers = new Map<string, { position: bigint; value: unknown }>();
 
   constructor(private readonly deps: StatsDeps) {
     this.now = deps.now ?? (() => new Date());
@@ -175,22 +179,39 @@ export class StatsService {
     await Promise.all(batch.map((m) => m.ack()));
   }
 
+  /**
+   * The answer of `read`, served from the cache while the local projection has not moved since it was read (so it
+   * is never staler than a query at the same moment). The key includes the UTC day, as "today" moves the windows.
+   */
+  private async cached<T>(ctx: RequestContext, name: string, query: unknown, read: () => Promise<T>): Promise<T> {
+    const position = this.subscription?.position();
+    const key = `${ctx.organization_id}\u0000${name}\u0000${JSON.stringify(query)}\u0000${this.now().toISOString().slice(0, 10)}`;
+    const hit = this.answers.get(key);
+    if (hit && position !== undefined && hit.position === position) return hit.value as T;
+    const value = await read();
+    if (position !== undefined) {
+      if (this.answers.size >= ANSWER_CACHE_ENTRIES) this.answers.clear();
+      this.answers.set(key, { position, value });
+    }
+    return value;
+  }
+
   /** GET /api/v1/stats/?days=N. @throws ValidationError (422) for days ≤ 0, > 3650, non-integer or unknown params. */
   async summary(ctx: RequestContext, query: unknown): Promise<StatsSummary> {
     const q = parseOrThrow(StatsSummaryQuerySchema, query ?? {}, 'query');
-    return statsSummary(this.deps.store.sql, ctx.organization_id, q.days, this.now());
+    return this.cached(ctx, 'summary', q, () => statsSummary(this.deps.store.sql, ctx.organization_id, q.days, this.now()));
   }
 
   /** GET /api/v1/stats/daily. @throws ValidationError (422) for any parameter. */
   async daily(ctx: RequestContext, query: unknown): Promise<StatsDaily> {
     parseOrThrow(StatsDailyQuerySchema, query ?? {}, 'query');
-    return statsDaily(this.deps.store.sql, ctx.organization_id, this.now());
+    return this.cached(ctx, 'daily', {}, () => statsDaily(this.deps.store.sql, ctx.organization_id, this.now()));
   }
 
   /** GET /api/v1/stats/estimation-accuracy. @throws ValidationError (422) for any parameter. */
   async estimationAccuracy(ctx: RequestContext, query: unknown): Promise<EstimationAccuracy> {
     parseOrThrow(EstimationAccuracyQuerySchema, query ?? {}, 'query');
-    return estimationAccuracy(this.deps.store.sql, ctx.organization_id);
+    return this.cached(ctx, 'accuracy', {}, () => estimationAccuracy(this.deps.store.sql, ctx.organization_id));
   }
 
   /** GET /api/v1/runs. @throws ValidationError (422). */

@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { RunEvents } from '@agp/contracts';
+import { StatsDeltas, coarseBucket, evolveRun, fineBucket, runTs, skewOf } from './runs.js';
+import { csvField } from '../queries.js';
+
+const meta = { organization_id: 'acme' };
+const started = (at: string) => ({ type: RunEvents.Started, data: { run_id: 'r', agent_id: 'a', started_at: at }, metadata: meta });
+const ended = (status: string, at: string) => ({ type: RunEvents.Ended, data: { run_id: 'r', agent_id: 'a', status, ended_at: at }, metadata: meta });
+const action = (at: string, cost?: number) => ({ type: RunEvents.ActionRecorded, data: { id: 'x', run_id: 'r', agent_id: 'a', action_name: 'n', status: 'success', timestamp: at, cost_usd: cost }, metadata: meta });
+
+describe('evolveRun', () => {
+  it('runs from running to completed, summing its actions', () => {
+    let r = evolveRun(null, started('2026-01-02T00:00:00.000Z'));
+    expect(r.status).toBe('running');
+    r = evolveRun(r, action('2026-01-02T00:00:01.000Z', 1.5));
+    r = evolveRun(r, action('2026-01-02T00:00:02.000Z', 2));
+    r = evolveRun(r, ended('completed', '2026-01-02T00:01:00.000Z'));
+    expect(r).toMatchObject({ status: 'completed', cost_usd: 3.5, action_count: 2, started_at: '2026-01-02T00:00:00.000Z' });
+  });
+
+  it('keeps a consistent row when run.end and an action come before run.start, and moves its day to the start', () => {
+    let r = evolveRun(null, action('2026-01-03T00:00:00.000Z', 1));
+    expect(runTs(r)).toBe('2026-01-03T00:00:00.000Z');
+    r = evolveRun(r, ended('failed', '2026-01-03T01:00:00.000Z'));
+    expect(r).toMatchObject({ status: 'failed', started_at: null, cost_usd: 1 });
+    r = evolveRun(r, started('2026-01-02T23:00:00.000Z'));
+    expect(runTs(r)).toBe('2026-01-02T23:00:00.000Z');
+    expect(r.status).toBe('failed');
+  });
+});
+
+describe('StatsDeltas.run', () => {
+  it('subtracting the old contribution and adding the new one moves a run between days and statuses without double counting', () => {
+    const before = evolveRun(null, action('2026-01-03T00:00:00.000Z'));
+    const after = evolveRun(evolveRun(before, started('2026-01-02T23:00:00.000Z')), ended('completed', '2026-01-03T01:00:00.000Z'));
+    const d = new StatsDeltas();
+    d.run(before, -1);
+    d.run(after, 1);
+    expect(d.daily.get('acme\u00002026-01-03')!.t).toMatchObject({ runs: -1, running: -1 });
+    expect(d.daily.get('acme\u00002026-01-02')!.t).toMatchObject({ runs: 1, completed: 1 });
+    expect(d.agents.get('acme\u0000a')!.t).toMatchObject({ runs: 0, running: -1, completed: 1 });
+  });
+});
+
+describe('skew', () => {
+  it('is (actual − estimated) ÷ estimated, null without an estimate > 0 or an actual cost', () => {
+    expect(skewOf({ cost_usd: 1, actual_cost_usd: 1.2 })).toBe(0.2);
+    expect(skewOf({ cost_usd: 0, actual_cost_usd: 1 })).toBeNull();
+    expect(skewOf({ cost_usd: 1 })).toBeNull();
+  });
+
+  it('falls into the six fixed buckets at their documented bounds', () => {
+    expect([-0.5, -0.49, -0.1, 0.1, 0.11, 0.5, 1, 1.01].map(coarseBucket)).toEqual([0, 1, 2, 2, 3, 3, 4, 5]);
+  });
+
+  it('uses 1-point fine buckets, clamped to -100..1000', () => {
+    expect([0.2, 0.29, -1, -0.005, 25].map(fineBucket)).toEqual([20, 29, -100, -1, 1000]);
+  });
+});
+
+describe('csvField', () => {
+  it('quotes fields with commas, quotes or line breaks and doubles quotes', () => {
+    expect(csvField('plain')).toBe('plain');
+    expect(csvField('a,b')).toBe('"a,b"');
+    expect(csvField('say "hi"\n')).toBe('"say ""hi""\n"');
+    expect(csvField(null)).toBe('');
+    expect(csvField(2.5)).toBe('2.5');
+  });
+});
