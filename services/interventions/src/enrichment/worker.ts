@@ -204,8 +204,10 @@ export class EnrichmentWorker {
       return;
     }
     const recorded = events[0];
-    // The model sees the values as recorded (a re-run rewrites the originals, not an earlier rewrite).
-    const messages = buildPrompt(fold([recorded])!.record);
+    // The model sees the record as it is now, with the four fields as recorded (a re-run rewrites the originals, not an earlier rewrite).
+    const original = fold([recorded])!.record;
+    const { reason, agent_intent, risk_level, remediation_payload } = original;
+    const messages = buildPrompt({ ...state.record, reason, agent_intent, risk_level, remediation_payload });
     let attempts = 0;
     let lastError = '';
     while (attempts < this.maxAttempts) {
