@@ -120,6 +120,8 @@ describeModes(
         expect(r.body).toMatchObject({ id: approvalId, status: 'rejected', approver_email: 'bob@acme.test', notes: null });
         const got = await call(p, 'GET', `/api/v1/interventions/${interventionId}`, { key: p.readKey });
         expect(got.body.outcome).toBe('rejected_after_review');
+        // The rejected action did not run: its estimate now counts as prevented (it was 0 while escalated).
+        expect(got.body.cost_prevented_usd).toBe(950);
         expect(got.body.audit_trail.at(-1)).toMatchObject({ actor: 'approver:bob@acme.test', changes: { outcome: { from: 'escalated', to: 'rejected_after_review' } }, details: { approver_email: 'bob@acme.test' } });
         expect((await call(p, 'GET', `/api/v1/approvals?status=rejected&agent_id=${agent}`, { key: p.readKey })).body.total).toBe(1);
         const after = await stats(p);

@@ -122,7 +122,7 @@ export class InterventionsService {
       const env = msg.payload;
       for (const ev of env.events) {
         // intervention.create as it is; approval.request as an escalated approval_required record (issue #3).
-        const parsed = parseIngestedIntervention(ev, this.deps.env?.AGP_APPROVAL_TTL_SECONDS);
+        const parsed = parseIngestedIntervention(ev, this.approvals.ttlSeconds);
         if (!parsed.success) {
           // The ingest service validated it; a mismatch means a contract drift, never a reason to stall the log.
           this.deps.logger.error({ event_id: ev.id, organization_id: env.organization_id, issues: parsed.issues }, 'dropping invalid ingested intervention');
@@ -184,7 +184,7 @@ export class InterventionsService {
   async create(ctx: RequestContext, body: unknown): Promise<InterventionRecord> {
     const input = parseOrThrow(CreateInterventionSchema, body, 'body');
     const id = newId();
-    const data = decideRecord(input, { now: this.now().toISOString(), id, organization_id: ctx.organization_id }, 'api');
+    const data = decideRecord(input, { now: this.now().toISOString(), id, organization_id: ctx.organization_id, approval_ttl_seconds: this.approvals.ttlSeconds }, 'api');
     const [result] = await this.deps.store.append([
       {
         stream_id: interventionStream(id),

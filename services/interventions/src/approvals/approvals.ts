@@ -33,7 +33,8 @@ export class Approvals {
   private sweeping?: Promise<void>;
   private stopped = false;
   private readonly now: () => Date;
-  private readonly ttlSeconds: number;
+  /** Seconds an escalated record's approval stays open (AGP_APPROVAL_TTL_SECONDS, default 24 h). */
+  readonly ttlSeconds: number;
   private readonly sweepMs: number;
 
   constructor(private readonly deps: InterventionsDeps) {

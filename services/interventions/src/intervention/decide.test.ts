@@ -53,6 +53,13 @@ describe('fold and decideDelete', () => {
   it('hides another organisation\'s record', () => {
     expect(() => decideDelete(fold([recorded]), 'other')).toThrow(NotFoundError);
   });
+  it('counts the estimate as prevented once an escalation is rejected (or expires), not when approved', () => {
+    const escalated = ev(InterventionEvents.Recorded, decideRecord({ ...body, type: 'approval_required', outcome: 'escalated', estimated_cost_usd: 50 }, meta, 'api'), 1);
+    expect(fold([escalated])?.record.cost_prevented_usd).toBe(0);
+    const change = (to: string) => ev(InterventionEvents.OutcomeChanged, { id: meta.id, from: 'escalated', to }, 2);
+    expect(fold([escalated, change('rejected_after_review')])?.record).toMatchObject({ outcome: 'rejected_after_review', cost_prevented_usd: 50 });
+    expect(fold([escalated, change('approved_after_review')])?.record).toMatchObject({ outcome: 'approved_after_review', cost_prevented_usd: 0 });
+  });
   it('audits outcome changes with from and to', () => {
     const trail = auditTrail([recorded, ev(InterventionEvents.OutcomeChanged, { id: meta.id, from: 'escalated', to: 'approved_after_review', approver_email: 'a@b.c' }, 2)]);
     expect(trail[0].changes.outcome).toEqual({ from: null, to: 'blocked' });

@@ -67,7 +67,10 @@ export function evolve(state: InterventionState | null, event: Pick<StoredEvent,
     case InterventionEvents.OutcomeChanged: {
       if (!state) return state;
       const d = event.data as unknown as InterventionOutcomeChangedData;
-      return { ...state, record: { ...state.record, outcome: d.to }, version: event.stream_version };
+      // A rejected (or expired) approval prevented the action: its estimated cost counts as prevented, as it does
+      // for a record created as blocked (decide.ts costPrevented). An explicit or earlier amount is kept.
+      const prevented = isBlocking(d.to) && state.record.cost_prevented_usd === 0 ? (state.record.estimated_cost_usd ?? 0) : state.record.cost_prevented_usd;
+      return { ...state, record: { ...state.record, outcome: d.to, cost_prevented_usd: prevented }, version: event.stream_version };
     }
     case InterventionEvents.Enriched: {
       if (!state) return state;
