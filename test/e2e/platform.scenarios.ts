@@ -291,7 +291,13 @@ export function platformScenarios(mode: string, boot: () => Promise<BootedPlatfo
       it('serves the OpenAPI document, the docs page, health, readiness and metrics', async () => {
         const doc = await call(p, 'GET', '/api/v1/openapi.json');
         expect(doc.body.openapi).toBe('3.1.0');
-        expect(Object.keys(doc.body.paths)).toEqual(expect.arrayContaining(['/api/v1/interventions', '/api/v1/ingest']));
+        expect(Object.keys(doc.body.paths)).toEqual(
+          expect.arrayContaining([
+            '/api/v1/interventions', '/api/v1/interventions/{id}/enrich', '/api/v1/ingest', '/api/v1/approvals', '/api/v1/approvals/{id}/approve',
+            '/api/v1/policies', '/api/v1/policies/{id}/history', '/api/v1/agents', '/api/v1/kill-switches', '/api/v1/runs', '/api/v1/runs/{id}',
+            '/api/v1/stats/daily', '/api/v1/stats/estimation-accuracy', '/api/v1/ledger/export', '/api/v1/agents/{id}/stats',
+          ]),
+        );
         expect((await call(p, 'GET', '/docs')).status).toBe(200);
         expect((await call(p, 'GET', '/healthz')).status).toBe(200);
         expect((await call(p, 'GET', '/readyz')).status).toBe(200);

@@ -109,6 +109,17 @@ export function buildOpenApiDocument(serverUrl = '/'): Json {
           responses: { '204': { description: 'Deleted' }, ...problems(401, 403, 404) },
         },
       },
+      '/api/v1/interventions/{id}/enrich': {
+        post: {
+          operationId: 'enrichIntervention',
+          summary: 'Re-run LLM enrichment of one record (write key); 409 when no AGP_LLM_API_KEY is configured',
+          parameters: [idParam],
+          responses: {
+            '202': { description: 'Queued', content: { 'application/json': { schema: { type: 'object', properties: { id: { type: 'string' }, enrichment_status: { type: 'string', enum: ['pending'] } }, required: ['id', 'enrichment_status'] } } } },
+            ...problems(401, 403, 404, 409),
+          },
+        },
+      },
       '/api/v1/ingest': {
         post: {
           operationId: 'ingest',
