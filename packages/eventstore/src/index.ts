@@ -2,3 +2,5 @@
 export * from './types.js';
 export * from './sql.js';
 export * from './event-store.js';
+export * from './answer-cache.js';
+export * from './writes.js';

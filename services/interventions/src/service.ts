@@ -13,7 +13,7 @@ import {
   type InterventionStats,
 } from '@agp/contracts';
 import { ingestFilter, type IngestDelivery, type IngestLogConsumer } from '@agp/bus';
-import type { AppendRequest, EventStore, NewEvent, Subscription } from '@agp/eventstore';
+import { ProjectionAnswerCache, ingestMetadata, requestMetadata, waitForProjections, type AppendRequest, type EventStore, type Subscription } from '@agp/eventstore';
 import { NotFoundError, deterministicId, newId, parseOrThrow, type BaseEnv, type Logger, type RawJson, type RequestContext } from '@agp/runtime';
 import { decideDelete, decideRecord } from './intervention/decide.js';
 import { auditTrail, fold, recordFromRecorded } from './intervention/intervention.js';
@@ -46,9 +46,8 @@ export interface InterventionsDeps {
   env?: Partial<BaseEnv>;
 }
 
-const SCHEMA_VERSION = 1;
-/** Most list pages kept in the position-tagged cache (each up to one page of JSON text). */
-const PAGE_CACHE_ENTRIES = 256;
+/** Most list pages (each up to one page of JSON text) and stats answers kept in the position-tagged cache. */
+const ANSWER_CACHE_ENTRIES = 256;
 
 /**
  * The interventions service: the intervention streams, the ingest consumer that records them, and the
@@ -58,8 +57,8 @@ export class InterventionsService {
   private subscription?: Subscription;
   private consumer?: { stop(): Promise<void> };
   private readonly now: () => Date;
-  /** List pages by organisation and query, with the projection position each was read at. */
-  private readonly pageCache = new Map<string, { position: bigint; page: RawJson }>();
+  /** List pages and stats answers, each tagged with the projection position it was read at. */
+  private readonly answers = new ProjectionAnswerCache(ANSWER_CACHE_ENTRIES);
 
   /** The approval inbox (issue #3). */
   readonly approvals: Approvals;
@@ -68,7 +67,7 @@ export class InterventionsService {
 
   constructor(private readonly deps: InterventionsDeps) {
     this.now = deps.now ?? (() => new Date());
-    this.approvals = new Approvals(deps);
+    this.approvals = new Approvals(deps, () => this.subscription);
     this.enrichment = new EnrichmentWorker(deps);
   }
 
@@ -139,7 +138,7 @@ export class InterventionsService {
               event_id: deterministicId(env.organization_id, 'ingest', ev.id),
               type: InterventionEvents.Recorded,
               data: data as unknown as Record<string, unknown>,
-              metadata: { organization_id: env.organization_id, actor: env.actor, correlation_id: env.correlation_id, schema_version: SCHEMA_VERSION },
+              metadata: ingestMetadata(env),
             },
           ],
         });
@@ -156,25 +155,9 @@ export class InterventionsService {
     await Promise.all(batch.map((m) => m.ack()));
   }
 
-  private meta(ctx: RequestContext, causation?: string): NewEvent['metadata'] {
-    return {
-      organization_id: ctx.organization_id,
-      actor: `key:${ctx.key_id}`,
-      correlation_id: ctx.correlation_id,
-      ...(causation ? { causation_id: causation } : {}),
-      ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
-      schema_version: SCHEMA_VERSION,
-    };
-  }
-
   /** Wait until the read model has applied `position` (read-your-writes for the synchronous path). */
-  private async caughtUp(position: bigint | undefined): Promise<void> {
-    if (position === undefined || !this.subscription) return;
-    try {
-      await this.subscription.waitFor(position, this.deps.readYourWritesMs ?? 3000);
-    } catch {
-      this.deps.logger.warn({ position: String(position) }, 'read model lagging; answering before it caught up');
-    }
+  private caughtUp(position: bigint | undefined): Promise<void> {
+    return waitForProjections([this.subscription], position, { timeoutMs: this.deps.readYourWritesMs, logger: this.deps.logger });
   }
 
   /**
@@ -189,7 +172,7 @@ export class InterventionsService {
       {
         stream_id: interventionStream(id),
         expected_version: 'no_stream',
-        events: [{ event_id: newId(), type: InterventionEvents.Recorded, data: data as unknown as Record<string, unknown>, metadata: this.meta(ctx) }],
+        events: [{ event_id: newId(), type: InterventionEvents.Recorded, data: data as unknown as Record<string, unknown>, metadata: requestMetadata(ctx) }],
       },
     ]);
     await this.caughtUp(result.appended.at(-1)?.global_position);
@@ -202,24 +185,20 @@ export class InterventionsService {
    */
   async list(ctx: RequestContext, query: unknown): Promise<RawJson> {
     const q = parseOrThrow(ListInterventionsQuerySchema, query ?? {}, 'query');
-    // Pages are cached per organisation and query, tagged with the projection position they were read at:
-    // a hit is only served while the read model has not moved since (so it is never staler than a query).
-    const position = this.subscription?.position();
-    const key = `${ctx.organization_id}\u0000${JSON.stringify(q)}`;
-    const hit = this.pageCache.get(key);
-    if (hit && position !== undefined && hit.position === position) return hit.page;
-    const page = await listInterventionsJson(this.deps.store.sql, ctx.organization_id, q);
-    if (position !== undefined) {
-      if (this.pageCache.size >= PAGE_CACHE_ENTRIES) this.pageCache.clear();
-      this.pageCache.set(key, { position, page });
-    }
-    return page;
+    // Cached per organisation and query while the read model has not moved (never staler than a query).
+    const key = `list\u0000${ctx.organization_id}\u0000${JSON.stringify(q)}`;
+    return (await this.answers.get(key, this.subscription?.position(), () => listInterventionsJson(this.deps.store.sql, ctx.organization_id, q))) as RawJson;
   }
 
-  /** GET /api/v1/interventions/stats. @throws ValidationError (422). */
+  /**
+   * GET /api/v1/interventions/stats, cached like the list (the key includes the UTC day, as the default series
+   * window moves with it). @throws ValidationError (422).
+   */
   async stats(ctx: RequestContext, query: unknown): Promise<InterventionStats> {
     const q = parseOrThrow(InterventionStatsQuerySchema, query ?? {}, 'query');
-    return interventionStats(this.deps.store.sql, ctx.organization_id, q, this.now());
+    const now = this.now();
+    const key = `stats\u0000${ctx.organization_id}\u0000${JSON.stringify(q)}\u0000${now.toISOString().slice(0, 10)}`;
+    return (await this.answers.get(key, this.subscription?.position(), () => interventionStats(this.deps.store.sql, ctx.organization_id, q, now))) as InterventionStats;
   }
 
   /**
@@ -248,7 +227,7 @@ export class InterventionsService {
     const state = fold(events);
     const decision = decideDelete(state, ctx.organization_id);
     const [result] = await this.deps.store.append([
-      { stream_id: interventionStream(id), expected_version: state!.version, events: [{ event_id: newId(), type: decision.type, data: { ...decision.data }, metadata: this.meta(ctx) }] },
+      { stream_id: interventionStream(id), expected_version: state!.version, events: [{ event_id: newId(), type: decision.type, data: { ...decision.data }, metadata: requestMetadata(ctx) }] },
     ]);
     await this.caughtUp(result.appended.at(-1)?.global_position);
     return { id, deleted: true };

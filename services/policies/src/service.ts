@@ -20,7 +20,7 @@ import {
   type PolicyHistory,
 } from '@agp/contracts';
 import { ingestFilter, type IngestDelivery, type IngestLogConsumer } from '@agp/bus';
-import type { AppendRequest, EventMetadata, EventStore, NewEvent, StoredEvent, Subscription } from '@agp/eventstore';
+import { ingestMetadata, requestMetadata, waitForProjections, type AppendRequest, type EventStore, type NewEvent, type StoredEvent, type Subscription } from '@agp/eventstore';
 import { NotFoundError, ValidationError, counter, deterministicId, newId, parseOrThrow, type Logger, type RawJson, type RequestContext } from '@agp/runtime';
 import { z } from 'zod';
 import { agentStream, decideRegister, evolveAgent, foldAgent, type RegistryAgent } from './agent/agent.js';
@@ -45,7 +45,6 @@ export interface PoliciesDeps {
   readYourWritesMs?: number;
 }
 
-const SCHEMA_VERSION = 1;
 
 const IdSchema = z.string().min(1).max(256);
 /** `policies.get` / `policies.history` request body, as the gateway builds it. */
@@ -282,7 +281,7 @@ export class PoliciesService {
           agentRegistrations.inc({ source: 'ingest', result: decided ? decided.type : 'unchanged' });
           if (!decided) continue;
           const version = (entry.state?.version ?? 0) + 1;
-          const metadata: EventMetadata = { organization_id: env.organization_id, actor: env.actor, correlation_id: env.correlation_id, schema_version: SCHEMA_VERSION };
+          const metadata = ingestMetadata(env);
           const event: NewEvent = { event_id: eventId, type: decided.type, data: decided.data as unknown as Record<string, unknown>, metadata };
           entry.events.push(event);
           entry.ids.add(eventId);
@@ -320,34 +319,19 @@ export class PoliciesService {
 
   // ---------------------------------------------------------------------------------------------- helpers
 
-  private meta(ctx: RequestContext): EventMetadata {
-    return {
-      organization_id: ctx.organization_id,
-      actor: `key:${ctx.key_id}`,
-      correlation_id: ctx.correlation_id,
-      ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
-      schema_version: SCHEMA_VERSION,
-    };
-  }
-
   /**
    * Append decided events to one stream with its expected version and wait until the read model has applied
    * them (read-your-writes). @returns the stored events. @throws WrongExpectedVersionError (409).
    */
   private async append(ctx: RequestContext, streamId: string, expected: number | 'no_stream', decided: Array<{ type: string; data: object }>): Promise<StoredEvent[]> {
-    const events = decided.map((d) => ({ event_id: newId(), type: d.type, data: d.data as Record<string, unknown>, metadata: this.meta(ctx) }));
+    const events = decided.map((d) => ({ event_id: newId(), type: d.type, data: d.data as Record<string, unknown>, metadata: requestMetadata(ctx) }));
     const [result] = await this.deps.store.append([{ stream_id: streamId, expected_version: expected, events }]);
     await this.caughtUp(result.appended.at(-1)?.global_position);
     return result.appended;
   }
 
   /** Wait until the read model has applied `position`; on timeout, log and answer anyway. */
-  private async caughtUp(position: bigint | undefined): Promise<void> {
-    if (position === undefined || !this.subscription) return;
-    try {
-      await this.subscription.waitFor(position, this.deps.readYourWritesMs ?? 3000);
-    } catch {
-      this.deps.logger.warn({ position: String(position) }, 'policies read model lagging; answering before it caught up');
-    }
+  private caughtUp(position: bigint | undefined): Promise<void> {
+    return waitForProjections([this.subscription], position, { timeoutMs: this.deps.readYourWritesMs, logger: this.deps.logger });
   }
 }

@@ -28,7 +28,7 @@ import {
   type StatsSummary,
 } from '@agp/contracts';
 import { callRpc, ingestFilter, type IngestDelivery, type IngestLogConsumer } from '@agp/bus';
-import type { AppendRequest, EventStore, NewEvent, Subscription } from '@agp/eventstore';
+import { ProjectionAnswerCache, ingestMetadata, type AppendRequest, type EventStore, type NewEvent, type Subscription } from '@agp/eventstore';
 import { NotFoundError, deterministicId, parseOrThrow, type Logger, type RequestContext } from '@agp/runtime';
 import { STATS_EVENT_TYPES, STATS_PROJECTION, applyStatsEvents } from './projections/statsReadModel.js';
 import { migrateStatsReadModels } from './projections/schema.js';
@@ -50,7 +50,6 @@ export interface StatsDeps {
   ingestAppendChunk?: number;
 }
 
-const SCHEMA_VERSION = 1;
 /** Most stats answers kept in the position-tagged cache. */
 const ANSWER_CACHE_ENTRIES = 512;
 
@@ -101,7 +100,7 @@ export class StatsService {
   private consumer?: { stop(): Promise<void> };
   private readonly now: () => Date;
   /** Stats answers by organisation, endpoint, query and UTC day, with the projection position they were read at. */
-  private readonly answers = new Map<string, { position: bigint; value: unknown }>();
+  private readonly answers = new ProjectionAnswerCache(ANSWER_CACHE_ENTRIES);
 
   constructor(private readonly deps: StatsDeps) {
     this.now = deps.now ?? (() => new Date());
@@ -143,7 +142,7 @@ export class StatsService {
     let count = 0;
     for (const msg of batch) {
       const env = msg.payload;
-      const metadata: NewEvent['metadata'] = { organization_id: env.organization_id, actor: env.actor, correlation_id: env.correlation_id, schema_version: SCHEMA_VERSION };
+      const metadata = ingestMetadata(env);
       for (const ev of env.events) {
         const e = runEventOf(ev);
         if (!e) {
@@ -184,16 +183,8 @@ export class StatsService {
    * is never staler than a query at the same moment). The key includes the UTC day, as "today" moves the windows.
    */
   private async cached<T>(ctx: RequestContext, name: string, query: unknown, read: () => Promise<T>): Promise<T> {
-    const position = this.subscription?.position();
     const key = `${ctx.organization_id}\u0000${name}\u0000${JSON.stringify(query)}\u0000${this.now().toISOString().slice(0, 10)}`;
-    const hit = this.answers.get(key);
-    if (hit && position !== undefined && hit.position === position) return hit.value as T;
-    const value = await read();
-    if (position !== undefined) {
-      if (this.answers.size >= ANSWER_CACHE_ENTRIES) this.answers.clear();
-      this.answers.set(key, { position, value });
-    }
-    return value;
+    return (await this.answers.get(key, this.subscription?.position(), read)) as T;
   }
 
   /** GET /api/v1/stats/?days=N. @throws ValidationError (422) for days ≤ 0, > 3650, non-integer or unknown params. */

@@ -8,15 +8,13 @@ import {
   type ApprovalDecisionKind,
   type ApprovalRecord,
 } from '@agp/contracts';
-import type { EventMetadata, StoredEvent, Subscription } from '@agp/eventstore';
+import { EVENT_SCHEMA_VERSION, requestMetadata, waitForProjections, type EventMetadata, type StoredEvent, type Subscription } from '@agp/eventstore';
 import { ConflictError, ForbiddenError, NotFoundError, deterministicId, newId, parseOrThrow, type RawJson, type RequestContext } from '@agp/runtime';
 import type { InterventionsDeps } from '../service.js';
-import { READ_MODEL_PROJECTION } from '../projections/interventionReadModel.js';
 import { DEFAULT_APPROVAL_TTL_SECONDS, evolveApproval, foldApproval } from './approval.js';
 import { decideApproval, decideExpiry, type ApprovalEventToAppend } from './decide.js';
 import { APPROVALS_DDL, APPROVALS_EVENT_TYPES, APPROVALS_PROJECTION, applyApprovalEvents, dueApprovals, getApproval, listApprovalsJson } from './readModel.js';
 
-const SCHEMA_VERSION = 1;
 /** Most approvals the sweeper expires per pass. */
 const SWEEP_BATCH = 500;
 
@@ -37,7 +35,14 @@ export class Approvals {
   readonly ttlSeconds: number;
   private readonly sweepMs: number;
 
-  constructor(private readonly deps: InterventionsDeps) {
+  /**
+   * @param readModel the interventions list/stats projection of the same service (a decision waits for it too, so a
+   *   GET of the intervention right after shows the new outcome).
+   */
+  constructor(
+    private readonly deps: InterventionsDeps,
+    private readonly readModel: () => Subscription | undefined = () => undefined,
+  ) {
     this.now = deps.now ?? (() => new Date());
     this.ttlSeconds = deps.env?.AGP_APPROVAL_TTL_SECONDS ?? DEFAULT_APPROVAL_TTL_SECONDS;
     this.sweepMs = deps.env?.AGP_APPROVAL_SWEEP_MS ?? 1000;
@@ -125,9 +130,7 @@ export class Approvals {
    */
   private async append(interventionId: string, expectedVersion: number, event: ApprovalEventToAppend, organization_id: string, ctx?: RequestContext): Promise<StoredEvent | undefined> {
     const { store } = this.deps;
-    const metadata: EventMetadata = { organization_id, actor: event.actor, schema_version: SCHEMA_VERSION };
-    if (ctx?.correlation_id) metadata.correlation_id = ctx.correlation_id;
-    if (ctx?.traceparent) metadata.traceparent = ctx.traceparent;
+    const metadata: EventMetadata = ctx ? requestMetadata(ctx, { actor: event.actor }) : { organization_id, actor: event.actor, schema_version: EVENT_SCHEMA_VERSION };
     const event_id = event.actor === 'system' ? deterministicId(organization_id, 'approval-expired', interventionId) : newId();
     const [result] = await store.append([
       { stream_id: interventionStream(interventionId), expected_version: expectedVersion, events: [{ event_id, type: event.type, data: { ...event.data }, metadata }] },
@@ -137,22 +140,9 @@ export class Approvals {
     return appended;
   }
 
-  /** Wait (bounded by readYourWritesMs, default 3000) until both read models applied `position`. */
-  private async caughtUp(position: bigint): Promise<void> {
-    const timeoutMs = this.deps.readYourWritesMs ?? 3000;
-    const deadline = Date.now() + timeoutMs;
-    try {
-      await this.subscription?.waitFor(position, timeoutMs);
-      // The interventions list/stats projection runs in this service too, under its own checkpoint.
-      while (Date.now() < deadline) {
-        const { rows } = await this.deps.store.sql.query<{ position: string }>('SELECT position::text AS position FROM agp_checkpoints WHERE name = $1', [READ_MODEL_PROJECTION]);
-        if (rows[0] && BigInt(rows[0].position) >= position) return;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      throw new Error('interventions read model lagging');
-    } catch {
-      this.deps.logger.warn({ position: String(position) }, 'read models lagging; answering before they caught up');
-    }
+  /** Wait (bounded by readYourWritesMs, default 3000) until the approvals and interventions read models applied `position`. */
+  private caughtUp(position: bigint): Promise<void> {
+    return waitForProjections([this.subscription, this.readModel()], position, { timeoutMs: this.deps.readYourWritesMs, logger: this.deps.logger });
   }
 
   private schedule(): void {

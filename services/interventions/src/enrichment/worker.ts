@@ -5,7 +5,7 @@ import {
   type InterventionEnrichedData,
   type InterventionEnrichmentFailedData,
 } from '@agp/contracts';
-import type { StoredEvent, Subscription } from '@agp/eventstore';
+import { EVENT_SCHEMA_VERSION, type StoredEvent, type Subscription } from '@agp/eventstore';
 import { ConflictError, NotFoundError, WrongExpectedVersionError, counter, gauge, newId, parseOrThrow, type RequestContext } from '@agp/runtime';
 import type { InterventionsDeps } from '../service.js';
 import { fold, type InterventionState } from '../intervention/intervention.js';
@@ -22,7 +22,6 @@ const IDLE_POLL_MS = 250;
 const LAG_REFRESH_MS = 1000;
 /** Delay before a job is tried again after a store error (not a provider error), in ms. */
 const STORE_RETRY_MS = 2000;
-const SCHEMA_VERSION = 1;
 
 const enrichedTotal = counter('agp_enrichment_enriched_total', 'Interventions enriched (InterventionEnriched appended).');
 const failedTotal = counter('agp_enrichment_failed_total', 'Interventions whose enrichment gave up after AGP_ENRICHMENT_MAX_ATTEMPTS (InterventionEnrichmentFailed appended).');
@@ -284,7 +283,7 @@ export class EnrichmentWorker {
                 actor: this.actor,
                 ...(recorded.metadata.correlation_id ? { correlation_id: recorded.metadata.correlation_id } : {}),
                 causation_id: recorded.event_id,
-                schema_version: SCHEMA_VERSION,
+                schema_version: EVENT_SCHEMA_VERSION,
               },
             },
           ],

@@ -1,0 +1,41 @@
+import type { Logger, RequestContext } from '@agp/runtime';
+import type { EventMetadata, Subscription } from './types.js';
+
+/** Schema version of the events every service appends today. Source: ARCHITECTURE.md §3 (Event metadata). */
+export const EVENT_SCHEMA_VERSION = 1;
+
+/**
+ * Metadata of an event appended for an API request: the caller's organisation, `key:<key id>` as actor (unless
+ * `actor` says otherwise, e.g. `approver:<email>`), its correlation id and W3C trace context.
+ * Source: ARCHITECTURE.md §3 (Event metadata).
+ */
+export function requestMetadata(ctx: RequestContext, opts: { actor?: string; causationId?: string } = {}): EventMetadata {
+  return {
+    organization_id: ctx.organization_id,
+    actor: opts.actor ?? `key:${ctx.key_id}`,
+    correlation_id: ctx.correlation_id,
+    ...(opts.causationId ? { causation_id: opts.causationId } : {}),
+    ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
+    schema_version: EVENT_SCHEMA_VERSION,
+  };
+}
+
+/** Metadata of an event appended from an accepted ingest envelope (its organisation, ingesting key and request id). */
+export function ingestMetadata(envelope: { organization_id: string; actor: string; correlation_id: string }): EventMetadata {
+  return { organization_id: envelope.organization_id, actor: envelope.actor, correlation_id: envelope.correlation_id, schema_version: EVENT_SCHEMA_VERSION };
+}
+
+/**
+ * Read-your-writes for a synchronous write: wait until every given subscription has applied `position` (the
+ * global position of the last appended event), at most `timeoutMs` in all. Never throws: when a projection lags
+ * it logs a warning and returns, and the caller answers from its own fold.
+ */
+export async function waitForProjections(subscriptions: Array<Subscription | undefined>, position: bigint | undefined, opts: { timeoutMs?: number; logger: Pick<Logger, 'warn'> }): Promise<void> {
+  if (position === undefined) return;
+  const deadline = Date.now() + (opts.timeoutMs ?? 3000);
+  try {
+    for (const s of subscriptions) if (s) await s.waitFor(position, Math.max(1, deadline - Date.now()));
+  } catch {
+    opts.logger.warn({ position: String(position) }, 'read model lagging; answering before it caught up');
+  }
+}
