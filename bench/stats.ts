@@ -14,7 +14,8 @@
  *       processes (sampled every 100 ms during the export, and VmHWM) vs their RSS before the export.
  *
  * Needs DATABASE_URL and NATS_URL (defaults: the local ones). Knobs: BENCH_LEDGER_ROWS, BENCH_INTERVENTIONS,
- * BENCH_DURATION (seconds per endpoint, default 10). Targets: each p99 < 25 ms; export of 1M rows < 60 s, flat memory.
+ * BENCH_DURATION (seconds per endpoint, default 10), BENCH_ANSWER_CACHE (AGP_ANSWER_CACHE_ENTRIES of the services;
+ * `0` measures every request as a cache miss, i.e. the read-model SQL behind the hops; default: the platform default). Targets: each p99 < 25 ms; export of 1M rows < 60 s, flat memory.
  */
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
@@ -178,8 +179,8 @@ async function exportAll(p: DistributedRun): Promise<{ ms: number; rows: number;
 
 /** `pnpm bench stats`. */
 export async function statsBench(): Promise<void> {
-  console.log(`AGP stats benchmark: ${fmt(LEDGER_ROWS)} ledger entries in ${fmt(RUNS)} runs, ${fmt(INTERVENTIONS)} interventions, ${DURATION} s per endpoint at 10 connections, node ${process.version}, ${new Date().toISOString()}`);
-  const p = await startDistributed({ adminDatabaseUrl: DATABASE_URL, natsUrl: NATS_URL, dbPrefix: 'agp_bench', build: false, env: { AGP_INIT_ORG: ORG, AGP_INIT_WRITE_KEY: WRITE_KEY, AGP_INIT_READ_KEY: READ_KEY, LOG_LEVEL: 'warn' } });
+  console.log(`AGP stats benchmark: ${fmt(LEDGER_ROWS)} ledger entries in ${fmt(RUNS)} runs, ${fmt(INTERVENTIONS)} interventions, ${DURATION} s per endpoint at 10 connections, answer cache ${process.env.BENCH_ANSWER_CACHE === '0' ? 'OFF (every request a miss)' : 'on (default)'}, node ${process.version}, ${new Date().toISOString()}`);
+  const p = await startDistributed({ adminDatabaseUrl: DATABASE_URL, natsUrl: NATS_URL, dbPrefix: 'agp_bench', build: false, env: { AGP_INIT_ORG: ORG, AGP_INIT_WRITE_KEY: WRITE_KEY, AGP_INIT_READ_KEY: READ_KEY, LOG_LEVEL: 'warn', ...(process.env.BENCH_ANSWER_CACHE ? { AGP_ANSWER_CACHE_ENTRIES: process.env.BENCH_ANSWER_CACHE } : {}) } });
   const db = new pg.Client({ connectionString: p.databaseUrl });
   await db.connect();
   const sql = createPgSql(p.databaseUrl);

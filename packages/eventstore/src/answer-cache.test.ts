@@ -24,4 +24,10 @@ describe('ProjectionAnswerCache', () => {
     await cache.get('d', 1n, read); // full: starts over
     expect(await cache.get('b', 1n, read)).toBe('v6');
   });
+  it('caches nothing with maxEntries 0', async () => {
+    const cache = new ProjectionAnswerCache<number>(0);
+    let reads = 0;
+    await cache.get('k', 1n, async () => ++reads);
+    expect(await cache.get('k', 1n, async () => ++reads)).toBe(2);
+  });
 });

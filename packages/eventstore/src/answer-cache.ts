@@ -7,7 +7,7 @@
 export class ProjectionAnswerCache<V = unknown> {
   private readonly entries = new Map<string, { position: bigint; value: V }>();
 
-  /** @param maxEntries most answers kept; when full, the cache starts over (answers are cheap to recompute). */
+  /** @param maxEntries most answers kept; when full, the cache starts over (answers are cheap to recompute); 0 turns caching off. */
   constructor(private readonly maxEntries = 256) {}
 
   /**
@@ -20,7 +20,7 @@ export class ProjectionAnswerCache<V = unknown> {
     const hit = this.entries.get(key);
     if (hit && position !== undefined && hit.position === position) return hit.value;
     const value = await read();
-    if (position !== undefined) {
+    if (position !== undefined && this.maxEntries > 0) {
       if (this.entries.size >= this.maxEntries) this.entries.clear();
       this.entries.set(key, { position, value });
     }

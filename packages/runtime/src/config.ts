@@ -39,6 +39,11 @@ export const baseEnvSchema = z.object({
   AGP_APPROVAL_TTL_SECONDS: z.coerce.number().int().min(1).default(86_400),
   /** How often the interventions service looks for pending approvals past their expiry, in ms. @default 1000 */
   AGP_APPROVAL_SWEEP_MS: z.coerce.number().int().min(10).max(3_600_000).default(1000),
+  /**
+   * Most read-model answers (list pages, stats) each interventions / stats process keeps, tagged with the projection
+   * position they were read at and served only while it has not moved; 0 turns the cache off. @default 256
+   */
+  AGP_ANSWER_CACHE_ENTRIES: z.coerce.number().int().min(0).max(100_000).default(256),
   /** pino log level. @default info */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });

@@ -91,7 +91,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   });
   await policiesApp.listen();
 
-  const stats = new StatsService({ store, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, bus: new InProcessClient({ broker }), logger: logger.child({ service: 'stats' }) });
+  const stats = new StatsService({ store, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, bus: new InProcessClient({ broker }), logger: logger.child({ service: 'stats' }), env });
   await stats.start();
   const statsApp = await NestFactory.createMicroservice(StatsModule.register(stats, logger.child({ service: 'stats' })), {
     strategy: new InProcessServer({ broker, queue: 'stats' }),

@@ -46,8 +46,6 @@ export interface InterventionsDeps {
   env?: Partial<BaseEnv>;
 }
 
-/** Most list pages (each up to one page of JSON text) and stats answers kept in the position-tagged cache. */
-const ANSWER_CACHE_ENTRIES = 256;
 
 /**
  * The interventions service: the intervention streams, the ingest consumer that records them, and the
@@ -58,7 +56,7 @@ export class InterventionsService {
   private consumer?: { stop(): Promise<void> };
   private readonly now: () => Date;
   /** List pages and stats answers, each tagged with the projection position it was read at. */
-  private readonly answers = new ProjectionAnswerCache(ANSWER_CACHE_ENTRIES);
+  private readonly answers: ProjectionAnswerCache;
 
   /** The approval inbox (issue #3). */
   readonly approvals: Approvals;
@@ -67,6 +65,7 @@ export class InterventionsService {
 
   constructor(private readonly deps: InterventionsDeps) {
     this.now = deps.now ?? (() => new Date());
+    this.answers = new ProjectionAnswerCache(deps.env?.AGP_ANSWER_CACHE_ENTRIES ?? 256);
     this.approvals = new Approvals(deps, () => this.subscription);
     this.enrichment = new EnrichmentWorker(deps);
   }

@@ -29,7 +29,7 @@ import {
 } from '@agp/contracts';
 import { callRpc, ingestFilter, type IngestDelivery, type IngestLogConsumer } from '@agp/bus';
 import { ProjectionAnswerCache, ingestMetadata, type AppendRequest, type EventStore, type NewEvent, type Subscription } from '@agp/eventstore';
-import { NotFoundError, deterministicId, parseOrThrow, type Logger, type RequestContext } from '@agp/runtime';
+import { NotFoundError, deterministicId, parseOrThrow, type BaseEnv, type Logger, type RequestContext } from '@agp/runtime';
 import { STATS_EVENT_TYPES, STATS_PROJECTION, applyStatsEvents } from './projections/statsReadModel.js';
 import { migrateStatsReadModels } from './projections/schema.js';
 import { agentTotals, estimationAccuracy, getRun, ledgerExportPage, listRuns, runActions, statsDaily, statsSummary } from './queries.js';
@@ -46,12 +46,12 @@ export interface StatsDeps {
   logger: Logger;
   /** Clock; injectable for tests. */
   now?: () => Date;
+  /** Settings read from the environment (AGP_ANSWER_CACHE_ENTRIES); absent ones take their defaults. */
+  env?: Partial<BaseEnv>;
   /** Max events appended per transaction by the ingest consumer. @default 5000 */
   ingestAppendChunk?: number;
 }
 
-/** Most stats answers kept in the position-tagged cache. */
-const ANSWER_CACHE_ENTRIES = 512;
 
 /** Stream id of a run: `run-<deterministicId(org, run_id)>` (client run ids are opaque and scoped by organisation). */
 export const runStream = (org: string, runId: string) => `run-${deterministicId(org, runId)}`;
@@ -100,10 +100,11 @@ export class StatsService {
   private consumer?: { stop(): Promise<void> };
   private readonly now: () => Date;
   /** Stats answers by organisation, endpoint, query and UTC day, with the projection position they were read at. */
-  private readonly answers = new ProjectionAnswerCache(ANSWER_CACHE_ENTRIES);
+  private readonly answers: ProjectionAnswerCache;
 
   constructor(private readonly deps: StatsDeps) {
     this.now = deps.now ?? (() => new Date());
+    this.answers = new ProjectionAnswerCache(deps.env?.AGP_ANSWER_CACHE_ENTRIES ?? 256);
   }
 
   /** Create tables, start the projection and the durable ingest consumer. */
