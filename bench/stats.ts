@@ -40,7 +40,8 @@ const APPEND_LOCK = 0x41475045;
 const SEED_CHUNK = 100_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const ms = (v: number) => `${v.toFixed(1)} ms`;
+/** A latency in ms; autocannon reports whole milliseconds, so 0 means under one. */
+const ms = (v: number) => (v === 0 ? '<1 ms' : `${v.toFixed(1)} ms`);
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 function procStatus(pid: number, field: 'VmRSS' | 'VmHWM'): number {

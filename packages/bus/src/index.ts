@@ -10,3 +10,4 @@ export * from './rpc.js';
 export * from './factory.js';
 export * from './jetstream-log.js';
 export * from './sql-log.js';
+export * from './service-process.js';

@@ -1,44 +1,16 @@
 import 'reflect-metadata';
-import { NestFactory } from '@nestjs/core';
-import { z } from 'zod';
 import { QueueGroups } from '@agp/contracts';
-import { JetStreamIngestLog, PrefixedNatsServer, ingestSubjects } from '@agp/bus';
-import { createEventStore, createPgSql } from '@agp/eventstore';
-import { baseEnvSchema, createLogger, loadEnv, startOpsServer } from '@agp/runtime';
+import { runServiceProcess } from '@agp/bus';
 import { InterventionsModule } from './module.js';
 import { InterventionsService } from './service.js';
 
-/** Distributed mode: the interventions service as its own process (NATS + PostgreSQL). */
-const env = loadEnv(
-  baseEnvSchema.extend({
-    NATS_URL: z.string().min(1),
-    DATABASE_URL: z.string().min(1),
-    /** Port of this process's /healthz, /readyz and /metrics. @default 9461 */
-    OPS_PORT: z.coerce.number().int().min(0).max(65535).default(9461),
-  }),
-);
-const logger = createLogger('interventions', env.LOG_LEVEL);
-const sql = createPgSql(env.DATABASE_URL);
-const store = createEventStore(sql);
-const ingestLog = await JetStreamIngestLog.create({ servers: env.NATS_URL, streamName: env.AGP_INGEST_STREAM, subjects: [ingestSubjects(env.AGP_SUBJECT_PREFIX)], logger });
-const service = new InterventionsService({ store, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, logger, env });
-await service.start();
-const app = await NestFactory.createMicroservice(InterventionsModule.register(service, logger), {
-  strategy: new PrefixedNatsServer({ servers: env.NATS_URL, prefix: env.AGP_SUBJECT_PREFIX, queue: QueueGroups.interventions }),
-  logger: false,
+/** Distributed mode: the interventions service as its own process (NATS + PostgreSQL); ops port 9461. */
+await runServiceProcess({
+  name: 'interventions',
+  queue: QueueGroups.interventions,
+  defaultOpsPort: 9461,
+  build: ({ env, logger, store, ingestLog }) => {
+    const service = new InterventionsService({ store, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, logger, env });
+    return { service, module: InterventionsModule.register(service, logger) };
+  },
 });
-await app.listen();
-const ops = await startOpsServer({ port: env.OPS_PORT, service: 'interventions', readiness: async () => void (await sql.query('SELECT 1')) });
-logger.info({ ops_port: ops.port }, 'interventions service ready');
-
-const shutdown = async () => {
-  logger.info('stopping');
-  await app.close();
-  await service.stop();
-  await ingestLog.close();
-  await store.close();
-  await ops.close();
-  process.exit(0);
-};
-process.on('SIGTERM', shutdown);
-process.on('SIGINT', shutdown);

@@ -1,44 +1,16 @@
 import 'reflect-metadata';
-import { NestFactory } from '@nestjs/core';
-import { z } from 'zod';
 import { QueueGroups } from '@agp/contracts';
-import { JetStreamIngestLog, PrefixedNatsServer, ingestSubjects } from '@agp/bus';
-import { createEventStore, createPgSql } from '@agp/eventstore';
-import { baseEnvSchema, createLogger, loadEnv, startOpsServer } from '@agp/runtime';
+import { runServiceProcess } from '@agp/bus';
 import { PoliciesModule } from './module.js';
 import { PoliciesService } from './service.js';
 
-/** Distributed mode: the policies service as its own process (NATS + PostgreSQL). */
-const env = loadEnv(
-  baseEnvSchema.extend({
-    NATS_URL: z.string().min(1),
-    DATABASE_URL: z.string().min(1),
-    /** Port of this process's /healthz, /readyz and /metrics. @default 9463 */
-    OPS_PORT: z.coerce.number().int().min(0).max(65535).default(9463),
-  }),
-);
-const logger = createLogger('policies', env.LOG_LEVEL);
-const sql = createPgSql(env.DATABASE_URL, { applicationName: 'agp-policies' });
-const store = createEventStore(sql);
-const ingestLog = await JetStreamIngestLog.create({ servers: env.NATS_URL, streamName: env.AGP_INGEST_STREAM, subjects: [ingestSubjects(env.AGP_SUBJECT_PREFIX)], logger });
-const service = new PoliciesService({ store, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, logger });
-await service.start();
-const app = await NestFactory.createMicroservice(PoliciesModule.register(service, logger), {
-  strategy: new PrefixedNatsServer({ servers: env.NATS_URL, prefix: env.AGP_SUBJECT_PREFIX, queue: QueueGroups.policies }),
-  logger: false,
+/** Distributed mode: the policies service as its own process (NATS + PostgreSQL); ops port 9463. */
+await runServiceProcess({
+  name: 'policies',
+  queue: QueueGroups.policies,
+  defaultOpsPort: 9463,
+  build: ({ env, logger, store, ingestLog }) => {
+    const service = new PoliciesService({ store, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, logger });
+    return { service, module: PoliciesModule.register(service, logger) };
+  },
 });
-await app.listen();
-const ops = await startOpsServer({ port: env.OPS_PORT, service: 'policies', readiness: async () => void (await sql.query('SELECT 1')) });
-logger.info({ ops_port: ops.port }, 'policies service ready');
-
-const shutdown = async () => {
-  logger.info('stopping');
-  await app.close();
-  await service.stop();
-  await ingestLog.close();
-  await store.close();
-  await ops.close();
-  process.exit(0);
-};
-process.on('SIGTERM', shutdown);
-process.on('SIGINT', shutdown);
