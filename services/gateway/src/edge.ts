@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { INGEST_MAX_BYTES } from '@agp/contracts';
 import type { KeyResolver } from '@agp/auth';
-import { counter, histogram, problem, type Problem, type RequestContext } from '@agp/runtime';
+import { counter, histogram, nulFieldError, nulPaths, problem, type Problem, type RequestContext } from '@agp/runtime';
 
 /** The request context the auth middleware attaches (absent on public routes). */
 export type AuthedRequest = Request & { agp?: RequestContext };
@@ -113,8 +113,18 @@ export function authenticate(keys: KeyResolver) {
  * well-formed. Errors are answered here as problem details, before any controller runs.
  */
 export function jsonBody() {
-  const parse = express.json({ limit: INGEST_MAX_BYTES, type: () => true, strict: false });
+  // PostgreSQL cannot store U+0000; JSON can only carry it as the escape `\u0000`, so a raw-bytes search (fast)
+  // flags the rare body that needs the exact check after parsing.
+  const parse = express.json({
+    limit: INGEST_MAX_BYTES,
+    type: () => true,
+    strict: false,
+    verify: (req, _res, buf) => {
+      if (buf.includes('\\u0000')) (req as Request & { agpMaybeNul?: boolean }).agpMaybeNul = true;
+    },
+  });
   return (req: Request, res: Response, next: NextFunction) => {
+    if (/%00/i.test(req.originalUrl)) return sendProblem(res, problem(400, 'Bad Request', 'the URL contains a NUL character (%00), which is not allowed'));
     const length = req.get('content-length');
     const hasBody = req.get('transfer-encoding') !== undefined || (length !== undefined && length !== '0');
     if (!hasBody) return next();
@@ -124,7 +134,12 @@ export function jsonBody() {
       return sendProblem(res, problem(415, 'Unsupported Media Type', `send the body as application/json (got ${type || 'no content type'})`));
     }
     parse(req, res, (err?: unknown) => {
-      if (!err) return next();
+      if (!err) {
+        // Ingest answers per event: the ingest service refuses such an event on its own (207), not the batch.
+        const nul = (req as Request & { agpMaybeNul?: boolean }).agpMaybeNul && !req.path.startsWith('/api/v1/ingest') ? nulPaths(req.body, 'body') : [];
+        if (nul.length) return sendProblem(res, problem(422, 'Unprocessable Content', `${nul.length} field(s) contain a NUL character`, nul.map(nulFieldError)));
+        return next();
+      }
       const e = err as { type?: string; status?: number; message?: string };
       if (e.type === 'entity.too.large') return sendProblem(res, problem(413, 'Content Too Large', `the body is over the ${INGEST_MAX_BYTES} byte (5 MiB) limit`));
       if (e.type === 'entity.parse.failed') return sendProblem(res, problem(400, 'Bad Request', `malformed JSON: ${e.message ?? 'parse error'}`));

@@ -8,7 +8,7 @@ import {
   type IngestResponse,
 } from '@agp/contracts';
 import { ingestSubject, type IngestLogPublisher } from '@agp/bus';
-import { ServiceUnavailableError, fieldErrors, newId, type Logger, type RequestContext } from '@agp/runtime';
+import { ServiceUnavailableError, fieldErrors, newId, nulFieldError, nulPaths, type Logger, type RequestContext } from '@agp/runtime';
 import { z } from 'zod';
 
 /** Body of the `ingest.batch` request: a chunk of a client batch and its offset in that batch. */
@@ -52,6 +52,12 @@ export class IngestService {
       const bodyCheck = INGEST_BODY_SCHEMAS[env.data.type].safeParse(env.data.body);
       if (!bodyCheck.success) {
         response.errors.push({ id: env.data.id, status: 422, message: describe(fieldErrors(bodyCheck.error, `batch[${index}].body`)) });
+        return;
+      }
+      // PostgreSQL cannot store U+0000: such an event would fail every append downstream, so refuse it here.
+      const nul = nulPaths(env.data, `batch[${index}]`);
+      if (nul.length) {
+        response.errors.push({ id: env.data.id, status: 422, message: describe(nul.map(nulFieldError)) });
         return;
       }
       const target = INGEST_TARGETS[env.data.type];

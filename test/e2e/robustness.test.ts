@@ -1,0 +1,71 @@
+import { expect, it } from 'vitest';
+import { call, eventually } from '../support/http.js';
+import { describeModes } from '../support/modes.js';
+
+/**
+ * No input, however malformed, gets a 5xx (ARCHITECTURE.md §5): odd query strings (arrays, objects, repeats), odd
+ * path ids (long, unicode, encoded slashes and NULs) and odd JSON bodies (null, arrays, scalars) against every route
+ * issue #3 and #4 added. Each answer must be a 2xx, or a 4xx with problem details.
+ */
+describeModes('malformed input never yields a 5xx', (platform) => {
+  const long = 'x'.repeat(300);
+  const gets = [
+    '/api/v1/policies?enabled=maybe', '/api/v1/policies?limit[a]=1', '/api/v1/policies?skip=1&skip=2', `/api/v1/policies/${long}`,
+    '/api/v1/policies/%00?version=1', '/api/v1/policies/p?version=-1', '/api/v1/policies/p/history?x=1',
+    '/api/v1/agents?limit=abc', `/api/v1/agents/${long}`, '/api/v1/agents/%E2%9C%93', '/api/v1/agents/a%2Fb/stats',
+    '/api/v1/kill-switches?scope=x', '/api/v1/approvals?status[]=pending', '/api/v1/approvals?status=', '/api/v1/approvals/not-an-approval',
+    `/api/v1/approvals/apr-${long}`, '/api/v1/runs?min_cost=NaN', '/api/v1/runs?status=running,failed', '/api/v1/runs?limit=1e9',
+    `/api/v1/runs/${long}`, '/api/v1/runs/r?actions_limit=0', '/api/v1/stats/?days=1e3', '/api/v1/stats/?days[x]=1',
+    '/api/v1/stats/daily?days=3', '/api/v1/stats/estimation-accuracy?agent_id=a', '/api/v1/ledger/export',
+    '/api/v1/ledger/export?format=csv&start_date=2026-02-30', '/api/v1/ledger/export?format[]=csv', '/api/v1/ledger/export?format=json&end_date=2020-01-01&start_date=2021-01-01',
+    `/api/v1/interventions/${long}`,
+  ];
+  it.each(gets)('GET %s', async (path) => {
+    const p = platform();
+    const r = await call(p, 'GET', path, { key: p.readKey });
+    expect(r.status, JSON.stringify(r.body)).toBeLessThan(500);
+    if (r.status >= 400) expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  });
+
+  const bodies: unknown[] = [null, [], 'text', 42, { name: null }, { engaged: 'yes' }, { approver_email: ['a@b.c'] }, { agent_id: { $gt: '' } }];
+  const writes: Array<[string, string]> = [
+    ['POST', '/api/v1/policies'], ['PATCH', '/api/v1/policies/unknown'], ['POST', '/api/v1/agents'],
+    ['PUT', '/api/v1/kill-switches/organization'], ['PUT', '/api/v1/kill-switches/agents/a1'],
+    ['POST', '/api/v1/approvals/apr-x/approve'], ['POST', '/api/v1/approvals/apr-x/reject'], ['POST', '/api/v1/interventions/x/enrich'],
+  ];
+  it.each(writes)('%s %s with null, array, scalar and mistyped bodies', async (method, path) => {
+    const p = platform();
+    for (const body of bodies) {
+      const r = await call(p, method, path, { key: p.writeKey, rawBody: JSON.stringify(body) });
+      expect(r.status, `${JSON.stringify(body)} -> ${JSON.stringify(r.body)}`).toBeLessThan(500);
+      expect(r.status).toBeGreaterThanOrEqual(400);
+      expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    }
+  });
+
+  it('refuses a NUL character in a URL with 400 and in a JSON body with 422 naming the field; nothing is written', async () => {
+    const p = platform();
+    for (const path of ['/api/v1/policies/%00?version=1', '/api/v1/interventions?agent_id=a%00b', '/api/v1/runs/%00', '/api/v1/agents/%00/stats']) {
+      const r = await call(p, 'GET', path, { key: p.readKey });
+      expect(r.status, path).toBe(400);
+      expect(r.body.detail).toMatch(/NUL/);
+    }
+    const agent = `nul-${Math.random().toString(36).slice(2, 8)}`;
+    const r = await call(p, 'POST', '/api/v1/interventions', { key: p.writeKey, body: { type: 'warning', outcome: 'warned', action_name: 'x', agent_id: agent, reason: 'a\u0000b', original_inputs: { 'k\u0000': 1 } } });
+    expect(r.status).toBe(422);
+    expect(r.body.errors.map((e: { path: string }) => e.path)).toEqual(['body.reason', 'body.original_inputs.k\\u0000']);
+    expect((await call(p, 'POST', '/api/v1/policies', { key: p.writeKey, body: { name: 'n\u0000' } })).status).toBe(422);
+    expect((await call(p, 'GET', `/api/v1/interventions?agent_id=${agent}`, { key: p.readKey })).body.total).toBe(0);
+  });
+
+  it('refuses only the ingest event that holds a NUL character (207), and stores the rest', async () => {
+    const p = platform();
+    const agent = `nul-${Math.random().toString(36).slice(2, 8)}`;
+    const ev = (id: string, reason: string) => ({ id, type: 'intervention.create', timestamp: '2026-11-20T12:00:00Z', body: { type: 'warning', outcome: 'warned', action_name: 'x', agent_id: agent, reason } });
+    const r = await call(p, 'POST', '/api/v1/ingest/', { key: p.writeKey, body: { batch: [ev(`${agent}-1`, 'fine'), ev(`${agent}-2`, 'bad\u0000'), ev(`${agent}-3`, 'also fine')] } });
+    expect(r.status).toBe(207);
+    expect(r.body.successes.map((x: { id: string }) => x.id)).toEqual([`${agent}-1`, `${agent}-3`]);
+    expect(r.body.errors).toEqual([{ id: `${agent}-2`, status: 422, message: expect.stringMatching(/batch\[1\]\.body\.reason: NUL/) }]);
+    await eventually(async () => (await call(p, 'GET', `/api/v1/interventions?agent_id=${agent}`, { key: p.readKey })).body.total === 2);
+  });
+});
