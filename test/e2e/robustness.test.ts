@@ -55,17 +55,25 @@ describeModes('malformed input never yields a 5xx', (platform) => {
     expect(r.status).toBe(422);
     expect(r.body.errors.map((e: { path: string }) => e.path)).toEqual(['body.reason', 'body.original_inputs.k\\u0000']);
     expect((await call(p, 'POST', '/api/v1/policies', { key: p.writeKey, body: { name: 'n\u0000' } })).status).toBe(422);
+    // An unpaired surrogate is refused the same way (PostgreSQL's jsonb cannot hold it); a proper pair is fine.
+    const lone = await call(p, 'POST', '/api/v1/interventions', { key: p.writeKey, body: { type: 'warning', outcome: 'warned', action_name: 'x', agent_id: agent, reason: 'half \ud83d' } });
+    expect(lone.status).toBe(422);
+    expect(lone.body.errors).toEqual([{ path: 'body.reason', message: expect.stringMatching(/surrogate/) }]);
+    expect((await call(p, 'POST', '/api/v1/agents', { key: p.writeKey, body: { agent_id: `${agent}-ok`, description: 'smile \ud83d\ude00' } })).status).toBe(201);
     expect((await call(p, 'GET', `/api/v1/interventions?agent_id=${agent}`, { key: p.readKey })).body.total).toBe(0);
   });
 
-  it('refuses only the ingest event that holds a NUL character (207), and stores the rest', async () => {
+  it('refuses only the ingest events that hold a NUL character or an unpaired surrogate (207), and stores the rest', async () => {
     const p = platform();
     const agent = `nul-${Math.random().toString(36).slice(2, 8)}`;
     const ev = (id: string, reason: string) => ({ id, type: 'intervention.create', timestamp: '2026-11-20T12:00:00Z', body: { type: 'warning', outcome: 'warned', action_name: 'x', agent_id: agent, reason } });
-    const r = await call(p, 'POST', '/api/v1/ingest/', { key: p.writeKey, body: { batch: [ev(`${agent}-1`, 'fine'), ev(`${agent}-2`, 'bad\u0000'), ev(`${agent}-3`, 'also fine')] } });
+    const r = await call(p, 'POST', '/api/v1/ingest/', { key: p.writeKey, body: { batch: [ev(`${agent}-1`, 'fine'), ev(`${agent}-2`, 'bad\u0000'), ev(`${agent}-3`, 'also fine'), ev(`${agent}-4`, 'half \udc00')] } });
     expect(r.status).toBe(207);
     expect(r.body.successes.map((x: { id: string }) => x.id)).toEqual([`${agent}-1`, `${agent}-3`]);
-    expect(r.body.errors).toEqual([{ id: `${agent}-2`, status: 422, message: expect.stringMatching(/batch\[1\]\.body\.reason: NUL/) }]);
+    expect(r.body.errors).toEqual([
+      { id: `${agent}-2`, status: 422, message: expect.stringMatching(/batch\[1\]\.body\.reason: NUL/) },
+      { id: `${agent}-4`, status: 422, message: expect.stringMatching(/batch\[3\]\.body\.reason: .*surrogate/) },
+    ]);
     await eventually(async () => (await call(p, 'GET', `/api/v1/interventions?agent_id=${agent}`, { key: p.readKey })).body.total === 2);
   });
 });

@@ -49,22 +49,25 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, whe
   return r.data;
 }
 
+/** A NUL character, or a UTF-16 surrogate without its pair: text PostgreSQL cannot store (in `text` or `jsonb`). */
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 /**
- * Paths (dotted, under `where`) of every string value or object key in `value` that holds a NUL character (U+0000),
- * at most `max`. PostgreSQL cannot store NUL in `text` or `jsonb`, so such input is refused with a 4xx before any
+ * Paths (dotted, under `where`) of every string value or object key in `value` that PostgreSQL cannot store — a NUL
+ * character (U+0000) or an unpaired UTF-16 surrogate — at most `max`. Such input is refused with a 4xx before any
  * write (ARCHITECTURE.md §5: bad input changes nothing and never yields a 5xx).
  */
-export function nulPaths(value: unknown, where: string, max = 10): string[] {
+export function unstorableTextPaths(value: unknown, where: string, max = 10): string[] {
   const out: string[] = [];
   const walk = (v: unknown, path: string) => {
     if (out.length >= max) return;
     if (typeof v === 'string') {
-      if (v.includes('\u0000')) out.push(path);
+      if (UNSTORABLE.test(v)) out.push(path);
     } else if (Array.isArray(v)) {
       v.forEach((x, i) => walk(x, `${path}.${i}`));
     } else if (v !== null && typeof v === 'object') {
       for (const [k, x] of Object.entries(v)) {
-        if (k.includes('\u0000')) out.push(`${path}.${k.replaceAll('\u0000', '\\u0000')}`);
+        if (UNSTORABLE.test(k)) out.push(`${path}.${JSON.stringify(k).slice(1, -1)}`);
         walk(x, `${path}.${k}`);
       }
     }
@@ -73,5 +76,5 @@ export function nulPaths(value: unknown, where: string, max = 10): string[] {
   return out;
 }
 
-/** The field error of a NUL character at `path`. */
-export const nulFieldError = (path: string): FieldError => ({ path, message: 'NUL characters (\\u0000) are not allowed' });
+/** The field error of unstorable text at `path`. */
+export const unstorableTextError = (path: string): FieldError => ({ path, message: 'NUL characters (\\u0000) and unpaired UTF-16 surrogates are not allowed' });

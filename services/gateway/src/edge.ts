@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { INGEST_MAX_BYTES } from '@agp/contracts';
 import type { KeyResolver } from '@agp/auth';
-import { counter, histogram, nulFieldError, nulPaths, problem, type Problem, type RequestContext } from '@agp/runtime';
+import { counter, histogram, unstorableTextError, unstorableTextPaths, problem, type Problem, type RequestContext } from '@agp/runtime';
 
 /** The request context the auth middleware attaches (absent on public routes). */
 export type AuthedRequest = Request & { agp?: RequestContext };
@@ -108,19 +108,23 @@ export function authenticate(keys: KeyResolver) {
   };
 }
 
+/** Escapes that may spell text PostgreSQL cannot store: `\u0000` and surrogates `\ud800`–`\udfff`. */
+const MAYBE_UNSTORABLE = ['\\u0000', '\\ud', '\\uD'].map((s) => Buffer.from(s));
+
 /**
  * The JSON body parser: requests with a body must be `application/json` (or `+json`), at most 5 MiB, and
  * well-formed. Errors are answered here as problem details, before any controller runs.
  */
 export function jsonBody() {
-  // PostgreSQL cannot store U+0000; JSON can only carry it as the escape `\u0000`, so a raw-bytes search (fast)
-  // flags the rare body that needs the exact check after parsing.
+  // PostgreSQL cannot store U+0000 or an unpaired surrogate. JSON carries either only as an escape (`\u0000`,
+  // `\ud800`; raw bytes that are not UTF-8 decode to U+FFFD), so a raw-bytes search (fast) flags the rare body
+  // that needs the exact check after parsing.
   const parse = express.json({
     limit: INGEST_MAX_BYTES,
     type: () => true,
     strict: false,
     verify: (req, _res, buf) => {
-      if (buf.includes('\\u0000')) (req as Request & { agpMaybeNul?: boolean }).agpMaybeNul = true;
+      if (MAYBE_UNSTORABLE.some((needle) => buf.includes(needle))) (req as Request & { agpMaybeNul?: boolean }).agpMaybeNul = true;
     },
   });
   return (req: Request, res: Response, next: NextFunction) => {
@@ -136,8 +140,8 @@ export function jsonBody() {
     parse(req, res, (err?: unknown) => {
       if (!err) {
         // Ingest answers per event: the ingest service refuses such an event on its own (207), not the batch.
-        const nul = (req as Request & { agpMaybeNul?: boolean }).agpMaybeNul && !req.path.startsWith('/api/v1/ingest') ? nulPaths(req.body, 'body') : [];
-        if (nul.length) return sendProblem(res, problem(422, 'Unprocessable Content', `${nul.length} field(s) contain a NUL character`, nul.map(nulFieldError)));
+        const nul = (req as Request & { agpMaybeNul?: boolean }).agpMaybeNul && !req.path.startsWith('/api/v1/ingest') ? unstorableTextPaths(req.body, 'body') : [];
+        if (nul.length) return sendProblem(res, problem(422, 'Unprocessable Content', `${nul.length} field(s) hold text that cannot be stored (a NUL character or an unpaired surrogate)`, nul.map(unstorableTextError)));
         return next();
       }
       const e = err as { type?: string; status?: number; message?: string };

@@ -8,7 +8,7 @@ import {
   type IngestResponse,
 } from '@agp/contracts';
 import { ingestSubject, type IngestLogPublisher } from '@agp/bus';
-import { ServiceUnavailableError, fieldErrors, newId, nulFieldError, nulPaths, type Logger, type RequestContext } from '@agp/runtime';
+import { ServiceUnavailableError, fieldErrors, newId, unstorableTextError, unstorableTextPaths, type Logger, type RequestContext } from '@agp/runtime';
 import { z } from 'zod';
 
 /** Body of the `ingest.batch` request: a chunk of a client batch and its offset in that batch. */
@@ -55,9 +55,9 @@ export class IngestService {
         return;
       }
       // PostgreSQL cannot store U+0000: such an event would fail every append downstream, so refuse it here.
-      const nul = nulPaths(env.data, `batch[${index}]`);
+      const nul = unstorableTextPaths(env.data, `batch[${index}]`);
       if (nul.length) {
-        response.errors.push({ id: env.data.id, status: 422, message: describe(nul.map(nulFieldError)) });
+        response.errors.push({ id: env.data.id, status: 422, message: describe(nul.map(unstorableTextError)) });
         return;
       }
       const target = INGEST_TARGETS[env.data.type];
