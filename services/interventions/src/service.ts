@@ -1,6 +1,7 @@
 import {
   AgentIdRequestSchema,
   CreateInterventionSchema,
+  Durables,
   IdParamSchema,
   InterventionEvents,
   InterventionStatsQuerySchema,
@@ -12,7 +13,7 @@ import {
   type InterventionRecord,
   type InterventionStats,
 } from '@agp/contracts';
-import { ingestFilter, type IngestDelivery, type IngestLogConsumer } from '@agp/bus';
+import { ingestFilter, settleIsolated, type IngestDelivery, type IngestLogConsumer } from '@agp/bus';
 import { ProjectionAnswerCache, ingestMetadata, requestMetadata, waitForProjections, type AppendRequest, type EventStore, type Subscription } from '@agp/eventstore';
 import { NotFoundError, deterministicId, newId, parseOrThrow, type BaseEnv, type Logger, type RawJson, type RequestContext } from '@agp/runtime';
 import { decideDelete, decideRecord } from './intervention/decide.js';
@@ -84,10 +85,10 @@ export class InterventionsService {
       onError: (err) => logger.error({ err }, 'read-model projection batch failed; retrying'),
     });
     this.consumer = await this.deps.ingestLog.consume<IngestEnvelope>({
-      durable: 'interventions-ingest',
+      durable: Durables.interventionsIngest,
       subjectFilter: ingestFilter(this.deps.subjectPrefix, 'interventions'),
       batchSize: 64,
-      handler: (batch) => this.recordIngested(batch),
+      handler: (batch) => settleIsolated(batch, (b) => this.recordIngested(b), { consumer: Durables.interventionsIngest, sql: store.sql, logger }),
     });
     await this.approvals.start();
     await this.enrichment.start();
@@ -112,7 +113,8 @@ export class InterventionsService {
   /**
    * Record every intervention of a batch of ingest messages: many `intervention-<id>` streams per
    * transaction, idempotent by event id (derived from the organisation and the client's event id), then ack.
-   * A failed append naks the messages for redelivery; nothing acknowledged is lost.
+   * @throws the store's error when an append fails: the consumer's `settleIsolated` naks the batch for a redelivery,
+   * or on a data error settles each message alone and dead-letters the one that can never be stored.
    */
   async recordIngested(batch: IngestDelivery<IngestEnvelope>[]): Promise<void> {
     const requests: AppendRequest[] = [];
@@ -144,13 +146,7 @@ export class InterventionsService {
       }
     }
     const chunk = this.deps.ingestAppendChunk ?? 2000;
-    try {
-      for (let i = 0; i < requests.length; i += chunk) await this.deps.store.append(requests.slice(i, i + chunk));
-    } catch (err) {
-      this.deps.logger.error({ err, messages: batch.length }, 'ingest append failed; messages will be redelivered');
-      await Promise.all(batch.map((m) => m.nak(1000)));
-      return;
-    }
+    for (let i = 0; i < requests.length; i += chunk) await this.deps.store.append(requests.slice(i, i + chunk));
     await Promise.all(batch.map((m) => m.ack()));
   }
 

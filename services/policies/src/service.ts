@@ -19,7 +19,7 @@ import {
   type Policy,
   type PolicyHistory,
 } from '@agp/contracts';
-import { ingestFilter, type IngestDelivery, type IngestLogConsumer } from '@agp/bus';
+import { ingestFilter, settleIsolated, type IngestDelivery, type IngestLogConsumer } from '@agp/bus';
 import { ingestMetadata, requestMetadata, waitForProjections, type AppendRequest, type EventStore, type NewEvent, type StoredEvent, type Subscription } from '@agp/eventstore';
 import { NotFoundError, ValidationError, counter, deterministicId, newId, parseOrThrow, type Logger, type RawJson, type RequestContext } from '@agp/runtime';
 import { z } from 'zod';
@@ -96,7 +96,7 @@ export class PoliciesService {
       durable: Durables.policiesIngest,
       subjectFilter: ingestFilter(this.deps.subjectPrefix, 'policies'),
       batchSize: 64,
-      handler: (batch) => this.recordIngested(batch),
+      handler: (batch) => settleIsolated(batch, (b) => this.recordIngested(b), { consumer: Durables.policiesIngest, sql: store.sql, logger }),
     });
   }
 
@@ -255,12 +255,12 @@ export class PoliciesService {
    * Apply the `agent.register` events of a batch of ingest messages, in order. Each event's store id is derived
    * from (organisation, client event id), and an event whose id is already in the agent's stream is skipped, so a
    * repeat is a no-op. All resulting events are appended in one transaction, each stream with its expected
-   * version; then the messages are acked. A failed append (e.g. a concurrent registration) naks them for
-   * redelivery, which decides again: nothing acknowledged is lost.
+   * version; then the messages are acked.
+   * @throws the store's error when an append fails (e.g. a concurrent registration): the consumer's `settleIsolated`
+   * naks the batch for a redelivery, which decides again, or dead-letters a message that can never be stored.
    */
   async recordIngested(batch: IngestDelivery<IngestEnvelope>[]): Promise<void> {
     const streams = new Map<string, { state: RegistryAgent | null; initial: number | 'no_stream'; ids: Set<string>; events: NewEvent[] }>();
-    try {
       for (const msg of batch) {
         const env = msg.payload;
         for (const ev of env.events) {
@@ -292,11 +292,6 @@ export class PoliciesService {
         .filter(([, s]) => s.events.length > 0)
         .map(([stream_id, s]) => ({ stream_id, expected_version: s.initial, events: s.events }));
       await this.deps.store.append(requests);
-    } catch (err) {
-      this.deps.logger.error({ err, messages: batch.length }, 'agent registration ingest failed; messages will be redelivered');
-      await Promise.all(batch.map((m) => m.nak(1000)));
-      return;
-    }
     await Promise.all(batch.map((m) => m.ack()));
   }
 

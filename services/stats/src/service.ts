@@ -27,7 +27,7 @@ import {
   type StatsDaily,
   type StatsSummary,
 } from '@agp/contracts';
-import { callRpc, ingestFilter, type IngestDelivery, type IngestLogConsumer } from '@agp/bus';
+import { callRpc, ingestFilter, settleIsolated, type IngestDelivery, type IngestLogConsumer } from '@agp/bus';
 import { ProjectionAnswerCache, ingestMetadata, type AppendRequest, type EventStore, type NewEvent, type Subscription } from '@agp/eventstore';
 import { NotFoundError, deterministicId, parseOrThrow, type BaseEnv, type Logger, type RequestContext } from '@agp/runtime';
 import { STATS_EVENT_TYPES, STATS_PROJECTION, applyStatsEvents } from './projections/statsReadModel.js';
@@ -123,7 +123,7 @@ export class StatsService {
       durable: Durables.statsIngest,
       subjectFilter: ingestFilter(this.deps.subjectPrefix, 'stats'),
       batchSize: 64,
-      handler: (batch) => this.recordIngested(batch),
+      handler: (batch) => settleIsolated(batch, (b) => this.recordIngested(b), { consumer: Durables.statsIngest, sql: store.sql, logger }),
     });
   }
 
@@ -135,8 +135,9 @@ export class StatsService {
   /**
    * Append every run event of a batch of ingest messages to its `run-…` stream: many streams per transaction,
    * expected version `any` (runs are fed by independent events that may arrive in any order), idempotent by event
-   * id (derived from the organisation and the client's event id), then ack. A failed append naks the messages for
-   * redelivery; nothing acknowledged is lost.
+   * id (derived from the organisation and the client's event id), then ack.
+   * @throws the store's error when an append fails: the consumer's `settleIsolated` naks the batch for a redelivery,
+   * or on a data error settles each message alone and dead-letters the one that can never be stored.
    */
   async recordIngested(batch: IngestDelivery<IngestEnvelope>[]): Promise<void> {
     const byStream = new Map<string, AppendRequest>();
@@ -158,24 +159,18 @@ export class StatsService {
       }
     }
     const chunk = this.deps.ingestAppendChunk ?? 5000;
-    try {
-      let part: AppendRequest[] = [];
-      let size = 0;
-      for (const req of byStream.values()) {
-        part.push(req);
-        size += req.events.length;
-        if (size >= chunk) {
-          await this.deps.store.append(part);
-          part = [];
-          size = 0;
-        }
+    let part: AppendRequest[] = [];
+    let size = 0;
+    for (const req of byStream.values()) {
+      part.push(req);
+      size += req.events.length;
+      if (size >= chunk) {
+        await this.deps.store.append(part);
+        part = [];
+        size = 0;
       }
-      if (part.length) await this.deps.store.append(part);
-    } catch (err) {
-      this.deps.logger.error({ err, messages: batch.length, events: count }, 'stats ingest append failed; messages will be redelivered');
-      await Promise.all(batch.map((m) => m.nak(1000)));
-      return;
     }
+    if (part.length) await this.deps.store.append(part);
     await Promise.all(batch.map((m) => m.ack()));
   }
 

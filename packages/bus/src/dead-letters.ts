@@ -1,0 +1,75 @@
+import type { SqlExecutor } from '@agp/eventstore';
+import type { Logger } from '@agp/runtime';
+import type { IngestDelivery } from './types.js';
+
+/** Where ingest messages that can never be stored are kept for an operator, with the error. */
+export const DEAD_LETTERS_DDL = `
+CREATE TABLE IF NOT EXISTS agp_ingest_dead_letters (
+  id bigserial PRIMARY KEY,
+  consumer text NOT NULL,
+  subject text NOT NULL,
+  msg_id text NOT NULL,
+  payload text NOT NULL,
+  error text NOT NULL,
+  dead_at timestamptz NOT NULL DEFAULT now()
+)`;
+
+/**
+ * Whether `err` is a PostgreSQL data exception (SQLSTATE class 22: untranslatable character, invalid text
+ * representation, numeric out of range …): retrying the same data can never succeed. Connection failures,
+ * timeouts and version conflicts are not; they are worth a redelivery. Works for `pg` and PGlite errors.
+ */
+export function isDataError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('22');
+}
+
+/**
+ * Settle a batch of ingest messages with `handle`, which acks what it stored and throws when it could not. A failure
+ * that is not about the data (PostgreSQL down, a conflict) naks the whole batch for a redelivery. A data error
+ * ({@link isDataError}) is isolated: every message is handled alone, and one that still fails on its data is kept in
+ * `agp_ingest_dead_letters` (with the error) and acked, so one poison message never stalls the log or takes its
+ * batch-mates down with it. Source: ARCHITECTURE.md §5 (nothing acknowledged is lost; bad input never stalls).
+ */
+export async function settleIsolated<T>(
+  batch: IngestDelivery<T>[],
+  handle: (batch: IngestDelivery<T>[]) => Promise<void>,
+  opts: { consumer: string; sql: SqlExecutor; logger: Pick<Logger, 'error' | 'warn'> },
+): Promise<void> {
+  try {
+    await handle(batch);
+    return;
+  } catch (err) {
+    if (!isDataError(err)) {
+      opts.logger.error({ err, consumer: opts.consumer, messages: batch.length }, 'ingest append failed; messages will be redelivered');
+      await Promise.all(batch.map((m) => m.nak(1000)));
+      return;
+    }
+    if (batch.length > 1) opts.logger.warn({ err, consumer: opts.consumer, messages: batch.length }, 'ingest batch failed on its data; settling its messages one by one');
+  }
+  for (const msg of batch) {
+    try {
+      await handle([msg]);
+    } catch (err) {
+      if (!isDataError(err)) {
+        await msg.nak(1000);
+        continue;
+      }
+      try {
+        await opts.sql.query(DEAD_LETTERS_DDL);
+        await opts.sql.query('INSERT INTO agp_ingest_dead_letters (consumer, subject, msg_id, payload, error) VALUES ($1, $2, $3, $4, $5)', [
+          opts.consumer,
+          msg.subject,
+          msg.msg_id,
+          JSON.stringify(msg.payload),
+          String((err as Error).message ?? err),
+        ]);
+        opts.logger.error({ err, consumer: opts.consumer, subject: msg.subject, msg_id: msg.msg_id }, 'ingest message can never be stored; kept in agp_ingest_dead_letters');
+        await msg.ack();
+      } catch (deadLetterErr) {
+        opts.logger.error({ err: deadLetterErr, consumer: opts.consumer, msg_id: msg.msg_id }, 'could not dead-letter an ingest message; it will be redelivered');
+        await msg.nak(1000);
+      }
+    }
+  }
+}
