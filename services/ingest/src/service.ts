@@ -14,6 +14,7 @@ import { z } from 'zod';
 /** Body of the `ingest.batch` request: a chunk of a client batch and its offset in that batch. */
 export const IngestChunkSchema = z.object({ events: z.array(z.unknown()), offset: z.number().int().min(0).default(0) });
 
+/** Dependencies of the ingest service: the durable log it publishes to, the subject prefix, a logger, a clock. */
 export interface IngestDeps {
   log: IngestLogPublisher;
   subjectPrefix: string;

@@ -42,4 +42,5 @@ export class ApprovalsController {
   }
 }
 
+/** The approvals routes, registered by the gateway module. */
 export const approvalsControllers = [ApprovalsController];

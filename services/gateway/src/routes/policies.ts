@@ -109,4 +109,5 @@ export class KillSwitchesController {
   }
 }
 
+/** The policies, agents and kill-switch routes, registered by the gateway module. */
 export const policiesControllers = [PoliciesController, AgentsController, KillSwitchesController];

@@ -125,4 +125,5 @@ export class LedgerController {
   }
 }
 
+/** The stats, runs, agent-stats and ledger-export routes, registered by the gateway module. */
 export const statsControllers = [StatsController, RunsController, AgentStatsController, LedgerController];
