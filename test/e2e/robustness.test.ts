@@ -18,7 +18,8 @@ describeModes('malformed input never yields a 5xx', (platform) => {
     `/api/v1/runs/${long}`, '/api/v1/runs/r?actions_limit=0', '/api/v1/stats/?days=1e3', '/api/v1/stats/?days[x]=1',
     '/api/v1/stats/daily?days=3', '/api/v1/stats/estimation-accuracy?agent_id=a', '/api/v1/ledger/export',
     '/api/v1/ledger/export?format=csv&start_date=2026-02-30', '/api/v1/ledger/export?format[]=csv', '/api/v1/ledger/export?format=json&end_date=2020-01-01&start_date=2021-01-01',
-    `/api/v1/interventions/${long}`,
+    `/api/v1/interventions/${long}`, '/api/v1/ledger/export?format=csv&start_date=0000-01-01', '/api/v1/ledger/export?format=csv&end_date=9999-12-31',
+    '/api/v1/interventions?end_date=9999-12-31', '/api/v1/interventions/stats?start_date=0000-01-01',
   ];
   it.each(gets)('GET %s', async (path) => {
     const p = platform();
@@ -75,5 +76,19 @@ describeModes('malformed input never yields a 5xx', (platform) => {
       { id: `${agent}-4`, status: 422, message: expect.stringMatching(/batch\[3\]\.body\.reason: .*surrogate/) },
     ]);
     await eventually(async () => (await call(p, 'GET', `/api/v1/interventions?agent_id=${agent}`, { key: p.readKey })).body.total === 2);
+  });
+
+  it('refuses ingest events whose times, costs or durations PostgreSQL could not store or sum (per event, 207)', async () => {
+    const p = platform();
+    const run = `range-${Math.random().toString(36).slice(2, 8)}`;
+    const action = (id: string, over: Record<string, unknown>) => ({ id, type: 'action.record', timestamp: '2026-11-20T12:00:00Z', body: { run_id: run, agent_id: 'a', action_name: 'x', status: 'success', ...over } });
+    const r = await call(p, 'POST', '/api/v1/ingest/', {
+      key: p.writeKey,
+      body: { batch: [action(`${run}-1`, { timestamp: '0000-06-01T00:00:00Z' }), action(`${run}-2`, { cost_usd: 1e308 }), action(`${run}-3`, { duration_ms: 1e300 }), action(`${run}-4`, { cost_usd: 0.5 })] },
+    });
+    expect(r.status).toBe(207);
+    expect(r.body.successes.map((x: { id: string }) => x.id)).toEqual([`${run}-4`]);
+    expect(r.body.errors.map((e: { id: string; status: number }) => [e.id, e.status])).toEqual([[`${run}-1`, 422], [`${run}-2`, 422], [`${run}-3`, 422]]);
+    await eventually(async () => (await call(p, 'GET', `/api/v1/runs/${run}`, { key: p.readKey })).body.action_count === 1);
   });
 });

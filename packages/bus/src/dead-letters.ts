@@ -1,4 +1,4 @@
-import type { SqlExecutor } from '@agp/eventstore';
+import { isDataError, type SqlExecutor } from '@agp/eventstore';
 import type { Logger } from '@agp/runtime';
 import type { IngestDelivery } from './types.js';
 
@@ -15,19 +15,9 @@ CREATE TABLE IF NOT EXISTS agp_ingest_dead_letters (
 )`;
 
 /**
- * Whether `err` is a PostgreSQL data exception (SQLSTATE class 22: untranslatable character, invalid text
- * representation, numeric out of range …): retrying the same data can never succeed. Connection failures,
- * timeouts and version conflicts are not; they are worth a redelivery. Works for `pg` and PGlite errors.
- */
-export function isDataError(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.startsWith('22');
-}
-
-/**
  * Settle a batch of ingest messages with `handle`, which acks what it stored and throws when it could not. A failure
  * that is not about the data (PostgreSQL down, a conflict) naks the whole batch for a redelivery. A data error
- * ({@link isDataError}) is isolated: every message is handled alone, and one that still fails on its data is kept in
+ * (`isDataError` of @agp/eventstore) is isolated: every message is handled alone, and one that still fails on its data is kept in
  * `agp_ingest_dead_letters` (with the error) and acked, so one poison message never stalls the log or takes its
  * batch-mates down with it. Source: ARCHITECTURE.md §5 (nothing acknowledged is lost; bad input never stalls).
  */

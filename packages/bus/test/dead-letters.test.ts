@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createEventStore, createPgliteSql, createPgSql, type Sql } from '@agp/eventstore';
+import { createEventStore, createPgliteSql, createPgSql, isDataError, type Sql } from '@agp/eventstore';
 import { createTestDatabase, infra, runSuffix, skipIntegration } from '../../../test/support/infra.js';
-import { JetStreamIngestLog, SqlIngestLog, ingestSubjects, isDataError, settleIsolated, type IngestLog, type IngestDelivery } from '../src/index.js';
+import { JetStreamIngestLog, SqlIngestLog, ingestSubjects, settleIsolated, type IngestLog, type IngestDelivery } from '../src/index.js';
 import { QuietLogger, sleep } from './ingest-log-contract.js';
 
 /**

@@ -6,11 +6,23 @@ import { z } from 'zod';
  */
 export const OpaqueIdSchema = z.string().min(1).max(256);
 
-/** Money in USD, never negative. */
-export const UsdSchema = z.number().finite().min(0);
+/** Largest amount of money one record may carry, in USD: sums of many stay far from float overflow. */
+export const MAX_USD = 1e9;
 
-/** ISO 8601 date-time with an offset or Z. */
-export const DateTimeSchema = z.iso.datetime({ offset: true });
+/** Money in USD, never negative, at most {@link MAX_USD}. */
+export const UsdSchema = z.number().finite().min(0).max(MAX_USD, `must be at most ${MAX_USD} USD`);
+
+/**
+ * The instants AGP stores: years 1000 to 9999 in UTC. PostgreSQL's timestamptz and JavaScript's ISO strings agree on
+ * four-digit years only, and a date-only end filter adds a day, so the last day of 9999 is left out.
+ */
+const EARLIEST_MS = Date.parse('1000-01-01T00:00:00Z');
+const LATEST_MS = Date.parse('9999-12-31T00:00:00Z');
+const RANGE_MESSAGE = 'must be between 1000-01-01 and 9999-12-30 (UTC)';
+const inRange = (ms: number) => ms >= EARLIEST_MS && ms < LATEST_MS;
+
+/** ISO 8601 date-time with an offset or Z, between 1000-01-01 and 9999-12-30 UTC. */
+export const DateTimeSchema = z.iso.datetime({ offset: true }).refine((s) => inRange(Date.parse(s)), { message: RANGE_MESSAGE });
 
 /**
  * A date filter in a query string: `YYYY-MM-DD` or a full ISO 8601 date-time.
@@ -22,7 +34,8 @@ export const DateFilterSchema = z
     message: 'expected an ISO 8601 date (YYYY-MM-DD) or date-time (e.g. 2026-11-22T10:00:00Z)',
     abort: true,
   })
-  .refine((s) => !Number.isNaN(Date.parse(s)), { message: 'not a valid calendar date' })
+  .refine((s) => !Number.isNaN(Date.parse(s)), { message: 'not a valid calendar date', abort: true })
+  .refine((s) => inRange(Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(s) ? `${s}T00:00:00Z` : s)), { message: RANGE_MESSAGE })
   .transform((s) => ({ date: new Date(/^\d{4}-\d{2}-\d{2}$/.test(s) ? `${s}T00:00:00Z` : s), dateOnly: /^\d{4}-\d{2}-\d{2}$/.test(s) }));
 
 /**

@@ -16,6 +16,9 @@ export type RunStatus = z.infer<typeof RunStatusSchema>;
 /** How a run ended (the terminal run states). */
 export const RUN_END_STATUSES = ['completed', 'failed'] as const;
 
+/** Longest duration one ledger entry may report, in ms (30 days). */
+export const MAX_DURATION_MS = 30 * 86_400_000;
+
 /** Status of one ledger entry (one executed or attempted action). */
 export const ACTION_STATUSES = ['success', 'error', 'blocked'] as const;
 export const ActionStatusSchema = z.enum(ACTION_STATUSES);
@@ -83,7 +86,7 @@ export const ActionRecordSchema = z.strictObject({
   outputs: z.unknown().optional(),
   cost_usd: UsdSchema.optional(),
   actual_cost_usd: UsdSchema.optional(),
-  duration_ms: z.number().finite().min(0).optional(),
+  duration_ms: z.number().finite().min(0).max(MAX_DURATION_MS, `must be at most ${MAX_DURATION_MS} ms (30 days)`).optional(),
   timestamp: DateTimeSchema.optional(),
   error: z.string().max(10_000).optional(),
 });

@@ -8,6 +8,7 @@
  * event that commits later with a smaller position (the classic bigserial gap problem).
  */
 import { WrongExpectedVersionError } from '@agp/runtime';
+import { isDataError } from './data-errors.js';
 import type { AppendRequest, AppendResult, EventStore, NewEvent, Sql, SqlExecutor, StoredEvent, Subscription, SubscriptionOptions } from './types.js';
 
 /** Advisory lock key serialising appends ("AGPEVNTS" folded to 32 bits). */
@@ -36,6 +37,16 @@ CREATE TABLE IF NOT EXISTS agp_checkpoints (
   name text PRIMARY KEY,
   position bigint NOT NULL,
   updated_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS agp_projection_dead_letters (
+  subscription text NOT NULL,
+  global_position bigint NOT NULL,
+  event_id text NOT NULL,
+  event_type text NOT NULL,
+  stream_id text NOT NULL,
+  error text NOT NULL,
+  dead_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (subscription, global_position)
 );
 `;
 
@@ -284,7 +295,10 @@ class CatchUpSubscription implements Subscription {
     const { sql } = this.store;
     const batchSize = this.opts.batchSize ?? 500;
     let backoff = 100;
+    /** After a batch failed on its data, events up to this position are handled one at a time. */
+    let isolateUntil = -1n;
     while (!this.stopped) {
+      let events: StoredEvent[] = [];
       try {
         if (this.pos < 0n) {
           const { rows } = await sql.query<{ position: string }>('SELECT position::text AS position FROM agp_checkpoints WHERE name = $1', [this.opts.name]);
@@ -292,7 +306,7 @@ class CatchUpSubscription implements Subscription {
           this.advanced();
         }
         this.dirty = false;
-        const events = await this.store.readAll(this.pos, batchSize);
+        events = await this.store.readAll(this.pos, this.pos < isolateUntil ? 1 : batchSize);
         if (events.length === 0) {
           await this.idle(this.opts.idlePollMs ?? 200);
           continue;
@@ -315,11 +329,53 @@ class CatchUpSubscription implements Subscription {
         backoff = 100;
       } catch (err) {
         if (this.stopped) break;
+        // A data error (SQLSTATE 22) will fail the same way on every retry: find the event that causes it by
+        // handling the batch one event at a time, then park that event and move on instead of stalling forever.
+        if (isDataError(err) && events.length > 1) {
+          isolateUntil = events[events.length - 1].global_position;
+          continue;
+        }
+        if (isDataError(err) && events.length === 1) {
+          try {
+            await this.park(events[0], err);
+            backoff = 100;
+            continue;
+          } catch (parkErr) {
+            err = parkErr;
+          }
+        }
         this.opts.onError?.(err);
         await this.idle(backoff);
         backoff = Math.min(backoff * 2, 5000);
       }
     }
+  }
+
+  /**
+   * Keep an event this projection can never apply in `agp_projection_dead_letters` (with the error) and move the
+   * checkpoint past it, in one transaction; reported through `onError`. Replaying the projection (reset its
+   * checkpoint) tries it again.
+   */
+  private async park(event: StoredEvent, err: unknown): Promise<void> {
+    const from = this.pos;
+    const moved = await this.store.sql.transaction(async (tx) => {
+      const { rows } = await tx.query<{ position: string }>('SELECT position::text AS position FROM agp_checkpoints WHERE name = $1 FOR UPDATE', [this.opts.name]);
+      const stored = rows[0] ? BigInt(rows[0].position) : 0n;
+      if (stored !== from) return stored;
+      await tx.query(
+        `INSERT INTO agp_projection_dead_letters (subscription, global_position, event_id, event_type, stream_id, error)
+         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
+        [this.opts.name, String(event.global_position), event.event_id, event.type, event.stream_id, String((err as Error)?.message ?? err)],
+      );
+      await tx.query(
+        `INSERT INTO agp_checkpoints (name, position) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET position = excluded.position, updated_at = now()`,
+        [this.opts.name, String(event.global_position)],
+      );
+      return event.global_position;
+    });
+    this.pos = moved;
+    this.advanced();
+    this.opts.onError?.(new Error(`subscription ${this.opts.name}: event ${event.event_id} (${event.type}, position ${event.global_position}) can never be applied; parked in agp_projection_dead_letters: ${String((err as Error)?.message ?? err)}`, { cause: err }));
   }
 
   async stop(): Promise<void> {

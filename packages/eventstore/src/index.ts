@@ -4,3 +4,4 @@ export * from './sql.js';
 export * from './event-store.js';
 export * from './answer-cache.js';
 export * from './writes.js';
+export * from './data-errors.js';

@@ -145,6 +145,34 @@ export function eventStoreContract(name: string, open: () => Promise<{ store: Ev
       expect(seen).toEqual([e.event_id]);
     });
 
+    it('parks an event the projection can never apply (an SQL data error) and applies the rest of its batch', async () => {
+      const name = `sub-${newId()}`;
+      const table = `t_${newId().replace(/-/g, '')}`;
+      await store.sql.exec(`CREATE TABLE ${table} (n integer NOT NULL)`);
+      const start = (await store.readAll(0n, 100000)).at(-1)?.global_position ?? 0n;
+      await store.resetCheckpoint(name, start);
+      const events = [ev('Num', { n: '1' }), ev('Num', { n: 'two' }), ev('Num', { n: '3' })];
+      const [r] = await store.append([{ stream_id: `t-${newId()}`, events }]);
+      const errors: unknown[] = [];
+      const sub = store.subscribe({
+        name,
+        idlePollMs: 20,
+        eventTypes: ['Num'],
+        // A real data error from PostgreSQL: 'two' is not an integer (SQLSTATE 22P02), however often it is retried.
+        handler: async (batch, tx) => {
+          for (const e of batch) await tx.query(`INSERT INTO ${table} (n) VALUES ($1::integer)`, [e.data.n]);
+        },
+        onError: (e) => errors.push(e),
+      });
+      await sub.waitFor(r.appended.at(-1)!.global_position, 10000);
+      await sub.stop();
+      const { rows } = await store.sql.query<{ n: number }>(`SELECT n FROM ${table} ORDER BY n`);
+      expect(rows.map((x) => x.n)).toEqual([1, 3]);
+      const dead = await store.sql.query<{ event_id: string; error: string }>('SELECT event_id, error FROM agp_projection_dead_letters WHERE subscription = $1', [name]);
+      expect(dead.rows).toEqual([{ event_id: events[1].event_id, error: expect.stringMatching(/integer/) }]);
+      expect(errors.some((e) => String((e as Error).message).includes('parked'))).toBe(true);
+    });
+
     it('two instances of one subscription share the work without applying an event twice', async () => {
       const name = `sub-${newId()}`;
       const start = (await store.readAll(0n, 100000)).at(-1)?.global_position ?? 0n;

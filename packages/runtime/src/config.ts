@@ -33,8 +33,8 @@ export const baseEnvSchema = z.object({
   AGP_ENRICHMENT_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
   /** Attempts per intervention before it is marked `enrichment_status: failed`. @default 5 */
   AGP_ENRICHMENT_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(5),
-  /** Provider request timeout, in ms. @default 30000 */
-  AGP_LLM_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+  /** Provider request timeout, in ms (100 to 600000). @default 30000 */
+  AGP_LLM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   /** How long an approval stays pending before it expires to rejected_after_review (reason `expired`), in seconds. @default 86400 (24 h) */
   AGP_APPROVAL_TTL_SECONDS: z.coerce.number().int().min(1).default(86_400),
   /** How often the interventions service looks for pending approvals past their expiry, in ms. @default 1000 */

@@ -119,6 +119,7 @@ export class EnrichmentWorker {
     for (const r of this.running.values()) r.abort.abort();
     await this.subscription?.stop();
     await this.pump;
+    for (const r of this.running.values()) r.abort.abort(); // any launched while the pump finished its last turn
     await Promise.allSettled([...this.running.values()].map((r) => r.promise));
   }
 
@@ -153,6 +154,11 @@ export class EnrichmentWorker {
         if (free > 0) {
           this.woken = false;
           const jobs = await claimJobs(store.sql, free, leaseMs);
+          if (this.stopped) {
+            // stop() came while claiming: hand the jobs straight back (due at once for the next start).
+            await Promise.all(jobs.map((job) => releaseJob(store.sql, job.intervention_id, 0).catch(() => {})));
+            break;
+          }
           for (const job of jobs) this.launch(job);
           if (jobs.length === free) continue;
         }

@@ -46,6 +46,8 @@ describe('skew', () => {
   it('is (actual − estimated) ÷ estimated, null without an estimate > 0 or an actual cost', () => {
     expect(skewOf({ cost_usd: 1, actual_cost_usd: 1.2 })).toBe(0.2);
     expect(skewOf({ cost_usd: 0, actual_cost_usd: 1 })).toBeNull();
+    // A near-zero estimate cannot make the skew infinite (the sums would overflow float8 in PostgreSQL).
+    expect(skewOf({ cost_usd: 1e-320, actual_cost_usd: 1 })).toBe(1e6);
     expect(skewOf({ cost_usd: 1 })).toBeNull();
   });
 

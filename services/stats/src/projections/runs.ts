@@ -76,10 +76,16 @@ export function evolveRun(row: RunRow | null, e: RunEventLike): RunRow {
   return r;
 }
 
-/** Skew fraction of one action, rounded to 1e-9, or null when it lacks an estimate > 0 or an actual cost. */
+/** Largest skew counted, as a fraction (1,000,000 = 100,000,000 %): an estimate of a near-zero amount cannot overflow the sums. */
+export const MAX_SKEW = 1e6;
+
+/**
+ * Skew fraction of one action, rounded to 1e-9 and capped at {@link MAX_SKEW}, or null when it lacks an estimate > 0
+ * or an actual cost.
+ */
 export function skewOf(a: Pick<ActionRecordedData, 'cost_usd' | 'actual_cost_usd'>): number | null {
   if (a.cost_usd === undefined || a.cost_usd <= 0 || a.actual_cost_usd === undefined) return null;
-  return Math.round(((a.actual_cost_usd - a.cost_usd) / a.cost_usd) * 1e9) / 1e9;
+  return Math.min(MAX_SKEW, Math.round(((a.actual_cost_usd - a.cost_usd) / a.cost_usd) * 1e9) / 1e9);
 }
 
 /** Lowest and highest fine histogram bucket (percentage points): skew is clamped to −100 %..+1000 %. */
