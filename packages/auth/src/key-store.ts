@@ -4,7 +4,7 @@
  * Source: ARCHITECTURE.md §4 (Auth); issue #2 point 4.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { Sql } from '@agp/eventstore';
+import { migrateSchema, type Sql } from '@agp/eventstore';
 import { ConflictError, NotFoundError, ValidationError, newId } from '@agp/runtime';
 
 /** read: queries only; write: also ingest, create, delete. */
@@ -125,10 +125,7 @@ export class KeyStore {
 
   /** Create the tables when missing. Idempotent and safe when several processes start at once. */
   async migrate(): Promise<void> {
-    await this.sql.transaction(async (tx) => {
-      await tx.query('SELECT pg_advisory_xact_lock($1)', [0x41475050]);
-      for (const stmt of KEY_STORE_DDL.split(';').map((s) => s.trim()).filter(Boolean)) await tx.query(stmt);
-    });
+    await migrateSchema(this.sql, KEY_STORE_DDL);
   }
 
   /**

@@ -1,4 +1,4 @@
-import { isDataError, type SqlExecutor } from '@agp/eventstore';
+import { isDataError, migrateSchema, type Sql } from '@agp/eventstore';
 import type { Logger } from '@agp/runtime';
 import type { IngestDelivery } from './types.js';
 
@@ -24,7 +24,7 @@ CREATE TABLE IF NOT EXISTS agp_ingest_dead_letters (
 export async function settleIsolated<T>(
   batch: IngestDelivery<T>[],
   handle: (batch: IngestDelivery<T>[]) => Promise<void>,
-  opts: { consumer: string; sql: SqlExecutor; logger: Pick<Logger, 'error' | 'warn'> },
+  opts: { consumer: string; sql: Sql; logger: Pick<Logger, 'error' | 'warn'> },
 ): Promise<void> {
   try {
     await handle(batch);
@@ -46,7 +46,7 @@ export async function settleIsolated<T>(
         continue;
       }
       try {
-        await opts.sql.query(DEAD_LETTERS_DDL);
+        await migrateSchema(opts.sql, DEAD_LETTERS_DDL);
         await opts.sql.query('INSERT INTO agp_ingest_dead_letters (consumer, subject, msg_id, payload, error) VALUES ($1, $2, $3, $4, $5)', [
           opts.consumer,
           msg.subject,

@@ -5,7 +5,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { createLogger, ServiceUnavailableError } from '@agp/runtime';
-import type { Sql } from '@agp/eventstore';
+import { migrateSchema, type Sql } from '@agp/eventstore';
 import type { IngestLogLogger } from './jetstream-log.js';
 import { subjectFilterToRegex } from './subjects.js';
 import type { IngestDelivery, IngestLog, IngestLogMessage } from './types.js';
@@ -87,7 +87,7 @@ export class SqlIngestLog implements IngestLog {
    */
   static async create(sql: Sql, options: SqlIngestLogOptions = {}): Promise<SqlIngestLog> {
     try {
-      await sql.exec(SQL_INGEST_LOG_DDL);
+      await migrateSchema(sql, SQL_INGEST_LOG_DDL);
     } catch (err) {
       throw unavailable('creating table agp_ingest_log', err);
     }

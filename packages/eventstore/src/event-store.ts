@@ -9,6 +9,7 @@
  */
 import { WrongExpectedVersionError } from '@agp/runtime';
 import { isDataError } from './data-errors.js';
+import { migrateSchema } from './schema.js';
 import type { AppendRequest, AppendResult, EventStore, NewEvent, Sql, SqlExecutor, StoredEvent, Subscription, SubscriptionOptions } from './types.js';
 
 /** Advisory lock key serialising appends ("AGPEVNTS" folded to 32 bits). */
@@ -88,10 +89,7 @@ export class SqlEventStore implements EventStore {
 
   async migrate(): Promise<void> {
     // Several processes may start at once; the lock makes CREATE ... IF NOT EXISTS race-free.
-    await this.sql.transaction(async (tx) => {
-      await tx.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK + 1]);
-      for (const stmt of EVENT_STORE_DDL.split(';').map((s) => s.trim()).filter(Boolean)) await tx.query(stmt);
-    });
+    await migrateSchema(this.sql, EVENT_STORE_DDL);
   }
 
   async append(requests: AppendRequest[]): Promise<AppendResult[]> {

@@ -5,3 +5,4 @@ export * from './event-store.js';
 export * from './answer-cache.js';
 export * from './writes.js';
 export * from './data-errors.js';
+export * from './schema.js';

@@ -8,7 +8,7 @@ import {
   type ApprovalDecisionKind,
   type ApprovalRecord,
 } from '@agp/contracts';
-import { EVENT_SCHEMA_VERSION, requestMetadata, waitForProjections, type EventMetadata, type StoredEvent, type Subscription } from '@agp/eventstore';
+import { EVENT_SCHEMA_VERSION, migrateSchema, requestMetadata, waitForProjections, type EventMetadata, type StoredEvent, type Subscription } from '@agp/eventstore';
 import { ConflictError, ForbiddenError, NotFoundError, deterministicId, newId, parseOrThrow, type RawJson, type RequestContext } from '@agp/runtime';
 import type { InterventionsDeps } from '../service.js';
 import { DEFAULT_APPROVAL_TTL_SECONDS, evolveApproval, foldApproval } from './approval.js';
@@ -51,7 +51,7 @@ export class Approvals {
   /** Create the `agp_approvals` table, start the approvals projection and the expiry sweeper. */
   async start(): Promise<void> {
     const { store, logger } = this.deps;
-    await store.sql.exec(APPROVALS_DDL);
+    await migrateSchema(store.sql, APPROVALS_DDL);
     this.stopped = false;
     this.subscription = store.subscribe({
       name: APPROVALS_PROJECTION,

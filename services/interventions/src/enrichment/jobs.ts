@@ -1,4 +1,4 @@
-import type { Sql, SqlExecutor } from '@agp/eventstore';
+import { migrateSchema, type Sql, type SqlExecutor } from '@agp/eventstore';
 
 /**
  * The enrichment queue: one row per intervention waiting for (or in) an enrichment run. The subscription
@@ -22,8 +22,6 @@ CREATE TABLE IF NOT EXISTS agp_enrichment_jobs (
 CREATE INDEX IF NOT EXISTS agp_enrichment_jobs_enqueued ON agp_enrichment_jobs (enqueued_at)
 `;
 
-/** Advisory lock key serialising this migration across processes ("AGPENRCH" folded). */
-const MIGRATE_LOCK = 0x41475045 + 7;
 
 /** A claimed job. */
 export interface EnrichmentJob {
@@ -35,10 +33,7 @@ export interface EnrichmentJob {
 
 /** Create the queue table (idempotent, safe when several processes start at once). */
 export async function migrateJobs(sql: Sql): Promise<void> {
-  await sql.transaction(async (tx) => {
-    await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK]);
-    for (const stmt of ENRICHMENT_JOBS_DDL.split(';').map((s) => s.trim()).filter(Boolean)) await tx.query(stmt);
-  });
+  await migrateSchema(sql, ENRICHMENT_JOBS_DDL);
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Sql } from '@agp/eventstore';
+import { migrateSchema, type Sql } from '@agp/eventstore';
 
 /**
  * Read-model tables of the interventions service (it alone reads them).
@@ -63,5 +63,5 @@ CREATE TABLE IF NOT EXISTS agp_intervention_totals (
 
 /** Create the read-model tables (idempotent). */
 export async function migrateReadModels(sql: Sql): Promise<void> {
-  await sql.exec(READ_MODEL_DDL);
+  await migrateSchema(sql, READ_MODEL_DDL);
 }

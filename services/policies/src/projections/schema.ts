@@ -1,4 +1,4 @@
-import type { Sql } from '@agp/eventstore';
+import { migrateSchema, type Sql } from '@agp/eventstore';
 
 /**
  * Read-model tables of the policies service (it alone reads them); every row carries its organisation.
@@ -35,5 +35,5 @@ CREATE TABLE IF NOT EXISTS agp_kill_switches (
 
 /** Create the read-model tables (idempotent). */
 export async function migratePoliciesReadModel(sql: Sql): Promise<void> {
-  await sql.exec(POLICIES_READ_MODEL_DDL);
+  await migrateSchema(sql, POLICIES_READ_MODEL_DDL);
 }

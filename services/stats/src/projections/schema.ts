@@ -1,4 +1,4 @@
-import type { Sql } from '@agp/eventstore';
+import { migrateSchema, type Sql } from '@agp/eventstore';
 
 /**
  * Read-model tables of the stats service (it alone reads them), kept by the `stats-read-model` projection.
@@ -107,5 +107,5 @@ CREATE TABLE IF NOT EXISTS agp_stats_skew_hist (
 
 /** Create the read-model tables (idempotent). */
 export async function migrateStatsReadModels(sql: Sql): Promise<void> {
-  await sql.exec(STATS_DDL);
+  await migrateSchema(sql, STATS_DDL);
 }
