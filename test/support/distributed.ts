@@ -30,10 +30,19 @@ export interface DistributedRun {
 }
 
 /**
- * Build the service bundles and start each service as its own process (gateway, ingest, interventions, policies, stats)
- * against the real NATS and PostgreSQL, with a fresh database, subject prefix and JetStream stream.
+ * Build the service bundles and start each service as its own process (gateway, ingest, interventions, policies, stats;
+ * `replicas` starts more than one of a service) against the real NATS and PostgreSQL, with a fresh database, subject
+ * prefix and JetStream stream. `pids` holds the last process of each service.
  */
-export async function startDistributed(opts: { adminDatabaseUrl: string; natsUrl: string; env: Record<string, string>; dbPrefix?: string; build?: boolean }): Promise<DistributedRun> {
+export async function startDistributed(opts: {
+  adminDatabaseUrl: string;
+  natsUrl: string;
+  env: Record<string, string>;
+  dbPrefix?: string;
+  build?: boolean;
+  /** Processes per service (default 1 each), e.g. `{interventions: 2, stats: 2}`. */
+  replicas?: Partial<Record<'interventions' | 'policies' | 'stats' | 'ingest', number>>;
+}): Promise<DistributedRun> {
   if (opts.build !== false) execFileSync(process.execPath, ['scripts/build.mjs', '--quiet'], { cwd: ROOT, stdio: 'inherit' });
   const db = await createDatabase(opts.adminDatabaseUrl, opts.dbPrefix ?? 'agp_e2e');
   const suffix = runSuffix();
@@ -68,18 +77,16 @@ export async function startDistributed(opts: { adminDatabaseUrl: string; natsUrl
     }
     throw new Error(`${url} not ready after ${timeoutMs} ms`);
   };
-  const opsInterventions = await freePort();
-  const opsIngest = await freePort();
-  const opsPolicies = await freePort();
-  const opsStats = await freePort();
-  // The services that create tables start one after another (concurrent CREATE ... IF NOT EXISTS of the
-  // event store is serialised by a lock, but sequential starts keep the logs readable).
-  await start('interventions', { OPS_PORT: String(opsInterventions) });
-  await ready(`http://127.0.0.1:${opsInterventions}/readyz`);
-  await start('policies', { OPS_PORT: String(opsPolicies) });
-  await start('stats', { OPS_PORT: String(opsStats) });
-  await start('ingest', { OPS_PORT: String(opsIngest) });
-  await Promise.all([ready(`http://127.0.0.1:${opsPolicies}/readyz`), ready(`http://127.0.0.1:${opsStats}/readyz`), ready(`http://127.0.0.1:${opsIngest}/readyz`)]);
+  // Every service's processes start together (as replicas would): schema migrations take an advisory lock.
+  const readiness: Array<Promise<void>> = [];
+  for (const name of ['interventions', 'policies', 'stats', 'ingest'] as const) {
+    for (let i = 0; i < (opts.replicas?.[name] ?? 1); i++) {
+      const ops = await freePort();
+      await start(name, { OPS_PORT: String(ops) });
+      readiness.push(ready(`http://127.0.0.1:${ops}/readyz`));
+    }
+  }
+  await Promise.all(readiness);
   await start('gateway');
   await ready(`http://127.0.0.1:${port}/readyz`);
   return {

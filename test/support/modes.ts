@@ -9,6 +9,8 @@ import { infra, skipIntegration } from './infra.js';
 export interface BootOptions {
   /** Extra settings for every process (e.g. AGP_LLM_BASE_URL, AGP_APPROVAL_TTL_SECONDS). */
   env?: Record<string, string>;
+  /** Distributed mode only: processes per service (default 1 each). */
+  replicas?: Partial<Record<'interventions' | 'policies' | 'stats' | 'ingest', number>>;
 }
 
 /** Boot the embedded platform (PGlite in memory, in-process bus) with the test keys of organisation `acme`. */
@@ -23,6 +25,7 @@ export async function bootDistributed(opts: BootOptions = {}): Promise<BootedPla
     adminDatabaseUrl: infra().databaseUrl,
     natsUrl: infra().natsUrl,
     env: { AGP_INIT_ORG: 'acme', AGP_INIT_WRITE_KEY: 'agp_dist_write_key_001', AGP_INIT_READ_KEY: 'agp_dist_read_key_0001', ...opts.env },
+    replicas: opts.replicas,
   });
   const sql = createPgSql(run.databaseUrl);
   return {

@@ -6,3 +6,4 @@ export * from './answer-cache.js';
 export * from './writes.js';
 export * from './data-errors.js';
 export * from './schema.js';
+export * from './pages.js';

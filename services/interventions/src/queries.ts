@@ -7,7 +7,7 @@ import {
   type InterventionStatsQuery,
   type ListInterventionsQuery,
 } from '@agp/contracts';
-import type { SqlExecutor } from '@agp/eventstore';
+import { pageWithTotal, type SqlExecutor } from '@agp/eventstore';
 import { rawJson, type RawJson } from '@agp/runtime';
 
 const parseDoc = (doc: unknown): InterventionRecord => (typeof doc === 'string' ? JSON.parse(doc) : doc) as InterventionRecord;
@@ -40,17 +40,17 @@ export async function listInterventionsJson(db: SqlExecutor, org: string, q: Lis
   if (q.end_date) add((p) => `ts < ${p}::timestamptz`, endExclusive(q.end_date).toISOString());
   const filtered = where.length > 1;
   const whereSql = where.join(' AND ');
-  const pageParams = [...params, q.limit, q.skip];
-  const [page, total] = await Promise.all([
-    db.query<{ doc: string }>(
-      `SELECT doc::text AS doc FROM agp_interventions WHERE ${whereSql} ORDER BY ts DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-      pageParams,
-    ),
-    filtered
-      ? db.query<{ n: string | number }>(`SELECT count(*) AS n FROM agp_interventions WHERE ${whereSql}`, params)
-      : db.query<{ n: string | number }>('SELECT total AS n FROM agp_intervention_totals WHERE organization_id = $1', [org]),
-  ]);
-  return rawJson(`{"interventions":[${page.rows.map((r) => r.doc).join(',')}],"total":${Number(total.rows[0]?.n ?? 0)},"skip":${q.skip},"limit":${q.limit}}`);
+  const page = await pageWithTotal<{ doc: string }>(db, {
+    select: 'doc::text AS doc',
+    from: 'agp_interventions',
+    where: whereSql,
+    params,
+    orderBy: 'ts DESC, id DESC',
+    limit: q.limit,
+    skip: q.skip,
+    ...(filtered ? {} : { totalSql: 'SELECT total FROM agp_intervention_totals WHERE organization_id = $1' }),
+  });
+  return rawJson(`{"interventions":[${page.rows.map((r) => r.doc).join(',')}],"total":${page.total},"skip":${q.skip},"limit":${q.limit}}`);
 }
 
 /** The live record of an organisation, or null (unknown, deleted, or another organisation's). */

@@ -1,5 +1,5 @@
 import type { Agent, KillSwitchOverview, KillSwitchState, ListAgentsQuery, ListPoliciesQuery, Policy } from '@agp/contracts';
-import type { SqlExecutor } from '@agp/eventstore';
+import { pageWithTotal, type SqlExecutor } from '@agp/eventstore';
 import { rawJson, type RawJson } from '@agp/runtime';
 import { initialKillSwitch } from './killswitch/killswitch.js';
 
@@ -21,15 +21,8 @@ export async function listPoliciesJson(db: SqlExecutor, org: string, q: ListPoli
   if (q.name !== undefined) add((p) => `name = ${p}`, q.name);
   if (q.agent_id !== undefined) add((p) => `(jsonb_array_length(doc->'agent_ids') = 0 OR doc->'agent_ids' @> jsonb_build_array(${p}::text))`, q.agent_id);
   const w = where.join(' AND ');
-  const [page, total] = await Promise.all([
-    db.query<{ doc: string }>(`SELECT doc::text AS doc FROM agp_policies WHERE ${w} ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`, [
-      ...params,
-      q.limit,
-      q.skip,
-    ]),
-    db.query<{ n: string | number }>(`SELECT count(*) AS n FROM agp_policies WHERE ${w}`, params),
-  ]);
-  return rawJson(`{"policies":[${page.rows.map((r) => r.doc).join(',')}],"total":${Number(total.rows[0]?.n ?? 0)},"skip":${q.skip},"limit":${q.limit}}`);
+  const page = await pageWithTotal<{ doc: string }>(db, { select: 'doc::text AS doc', from: 'agp_policies', where: w, params, orderBy: 'created_at DESC, id DESC', limit: q.limit, skip: q.skip });
+  return rawJson(`{"policies":[${page.rows.map((r) => r.doc).join(',')}],"total":${page.total},"skip":${q.skip},"limit":${q.limit}}`);
 }
 
 /** The current policy record of an organisation, or null (unknown, or another organisation's). */
@@ -45,11 +38,17 @@ const AGENT_FROM = `agp_agents a LEFT JOIN agp_kill_switches k ON k.organization
 
 /** One page of an organisation's agents by agent_id, each with its kill switch, as JSON text `{agents, total, skip, limit}`. */
 export async function listAgentsJson(db: SqlExecutor, org: string, q: ListAgentsQuery): Promise<RawJson> {
-  const [page, total] = await Promise.all([
-    db.query<{ doc: string }>(`SELECT ${AGENT_DOC}::text AS doc FROM ${AGENT_FROM} WHERE a.organization_id = $1 ORDER BY a.agent_id LIMIT $2 OFFSET $3`, [org, q.limit, q.skip]),
-    db.query<{ n: string | number }>('SELECT count(*) AS n FROM agp_agents WHERE organization_id = $1', [org]),
-  ]);
-  return rawJson(`{"agents":[${page.rows.map((r) => r.doc).join(',')}],"total":${Number(total.rows[0]?.n ?? 0)},"skip":${q.skip},"limit":${q.limit}}`);
+  const page = await pageWithTotal<{ doc: string }>(db, {
+    select: `${AGENT_DOC}::text AS doc`,
+    from: AGENT_FROM,
+    where: 'a.organization_id = $1',
+    params: [org],
+    orderBy: 'a.agent_id',
+    limit: q.limit,
+    skip: q.skip,
+    totalSql: 'SELECT count(*) FROM agp_agents WHERE organization_id = $1',
+  });
+  return rawJson(`{"agents":[${page.rows.map((r) => r.doc).join(',')}],"total":${page.total},"skip":${q.skip},"limit":${q.limit}}`);
 }
 
 /** One agent of an organisation with its actions and kill switch, or null. */

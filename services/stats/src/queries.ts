@@ -12,7 +12,7 @@ import {
   type StatsDaily,
   type StatsSummary,
 } from '@agp/contracts';
-import type { SqlExecutor } from '@agp/eventstore';
+import { pageWithTotal, type SqlExecutor } from '@agp/eventstore';
 
 /**
  * Read queries of the stats service, over its read models only, each scoped to the organisation. The stats
@@ -179,11 +179,8 @@ export async function listRuns(db: SqlExecutor, org: string, q: ListRunsQuery): 
   if (q.agent_id) add((p) => `agent_id = ${p}`, q.agent_id);
   if (q.min_cost !== undefined) add((p) => `cost_usd >= ${p}::float8`, q.min_cost);
   const w = where.join(' AND ');
-  const [page, total] = await Promise.all([
-    db.query<RunDbRow>(`SELECT ${RUN_COLS} FROM agp_runs WHERE ${w} ORDER BY ts DESC, run_id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`, [...params, q.limit, q.skip]),
-    db.query<{ n: string }>(`SELECT count(*) AS n FROM agp_runs WHERE ${w}`, params),
-  ]);
-  return { runs: page.rows.map(toRun), total: num(total.rows[0]?.n), skip: q.skip, limit: q.limit };
+  const page = await pageWithTotal<RunDbRow>(db, { select: RUN_COLS, from: 'agp_runs', where: w, params, orderBy: 'ts DESC, run_id DESC', limit: q.limit, skip: q.skip });
+  return { runs: page.rows.map(toRun), total: page.total, skip: q.skip, limit: q.limit };
 }
 
 /** One run of the organisation, or null. */

@@ -1,5 +1,5 @@
 import { InterventionEvents, approvalId, type ApprovalRecord, type ListApprovalsQuery } from '@agp/contracts';
-import type { SqlExecutor, StoredEvent } from '@agp/eventstore';
+import { pageWithTotal, type SqlExecutor, type StoredEvent } from '@agp/eventstore';
 import { rawJson, type RawJson } from '@agp/runtime';
 import { evolveApproval } from './approval.js';
 
@@ -94,14 +94,8 @@ export async function listApprovalsJson(db: SqlExecutor, org: string, q: ListApp
   if (q.agent_id) add((p) => `agent_id = ${p}`, q.agent_id);
   if (q.run_id) add((p) => `run_id = ${p}`, q.run_id);
   const w = where.join(' AND ');
-  const [page, total] = await Promise.all([
-    db.query<{ doc: string }>(
-      `SELECT doc::text AS doc FROM agp_approvals WHERE ${w} ORDER BY requested_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-      [...params, q.limit, q.skip],
-    ),
-    db.query<{ n: string | number }>(`SELECT count(*) AS n FROM agp_approvals WHERE ${w}`, params),
-  ]);
-  return rawJson(`{"approvals":[${page.rows.map((r) => r.doc).join(',')}],"total":${Number(total.rows[0]?.n ?? 0)},"skip":${q.skip},"limit":${q.limit}}`);
+  const page = await pageWithTotal<{ doc: string }>(db, { select: 'doc::text AS doc', from: 'agp_approvals', where: w, params, orderBy: 'requested_at DESC, id DESC', limit: q.limit, skip: q.skip });
+  return rawJson(`{"approvals":[${page.rows.map((r) => r.doc).join(',')}],"total":${page.total},"skip":${q.skip},"limit":${q.limit}}`);
 }
 
 /** One approval of an organisation, or null (unknown, deleted intervention, or another organisation's). */

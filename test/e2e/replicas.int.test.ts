@@ -1,0 +1,40 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runSimulation, type SimulationReport } from '@agp/client';
+import { call, eventually, type BootedPlatform } from '../support/http.js';
+import { skipIntegration } from '../support/infra.js';
+import { bootDistributed } from '../support/modes.js';
+
+/**
+ * Platform teams scale each service on its own (ARCHITECTURE.md §2): two processes of interventions, policies, stats and
+ * ingest, started together on real NATS and PostgreSQL, share the ingest consumers (JetStream durable consumers), the
+ * request/reply traffic (queue groups) and the projections (checkpoint rows), and every event is counted exactly once.
+ */
+describe.skipIf(skipIntegration())('two replicas of every service (distributed)', () => {
+  let p: BootedPlatform;
+  let report: SimulationReport;
+  beforeAll(async () => {
+    p = await bootDistributed({ replicas: { interventions: 2, policies: 2, stats: 2, ingest: 2 } });
+    report = await runSimulation({ url: p.url, key: p.writeKey, agents: 8, rate: 4000, durationS: 0.75, batchSize: 250, seed: 23 });
+  }, 120_000);
+  afterAll(async () => {
+    await p?.stop();
+  });
+  const get = async (path: string) => (await call(p, 'GET', path, { key: p.readKey })).body;
+
+  it('counts every simulated event exactly once across the replicas', async () => {
+    expect(report.accepted).toBe(3000);
+    await eventually(async () => (await get('/api/v1/stats/')).total_actions === report.by_event_type['action.record'], 20_000);
+    await eventually(async () => (await get('/api/v1/interventions?limit=1')).total === report.by_event_type['intervention.create'], 20_000);
+    await new Promise((r) => setTimeout(r, 500)); // anything counted twice would show by now
+    const s = await get('/api/v1/stats/');
+    expect(s.total_actions).toBe(report.by_event_type['action.record']);
+    expect(s.total_runs).toBe(report.runs);
+    expect(s.total_cost_usd).toBeCloseTo(report.ledger_cost_usd, 2);
+    expect((await get('/api/v1/interventions?limit=1')).total).toBe(report.by_event_type['intervention.create']);
+    expect((await get('/api/v1/interventions/stats')).total_interventions).toBe(report.by_event_type['intervention.create']);
+    expect((await get('/api/v1/approvals?status=pending&limit=1')).total).toBe(report.by_outcome.escalated);
+    expect((await get('/api/v1/agents?limit=1')).total).toBe(8);
+    const res = await fetch(`${p.url}/api/v1/ledger/export?format=jsonl`, { headers: { authorization: `Bearer ${p.readKey}` } });
+    expect((await res.text()).trim().split('\n')).toHaveLength(report.by_event_type['action.record']);
+  });
+});
