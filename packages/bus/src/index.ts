@@ -11,4 +11,4 @@ export * from './factory.js';
 export * from './jetstream-log.js';
 export * from './sql-log.js';
 export * from './service-process.js';
-export * from './dead-letters.js';
+export * from './ingest-consumer.js';

@@ -13,7 +13,7 @@ import {
   type InterventionRecord,
   type InterventionStats,
 } from '@agp/contracts';
-import { ingestFilter, settleIsolated, type IngestDelivery, type IngestLogConsumer } from '@agp/bus';
+import { consumeIngest, type IngestDelivery, type IngestLogConsumer } from '@agp/bus';
 import { ProjectionAnswerCache, ingestMetadata, requestMetadata, waitForProjections, type AppendRequest, type EventStore, type Subscription } from '@agp/eventstore';
 import { NotFoundError, deterministicId, newId, parseOrThrow, type BaseEnv, type Logger, type RawJson, type RequestContext } from '@agp/runtime';
 import { decideDelete, decideRecord } from './intervention/decide.js';
@@ -84,11 +84,13 @@ export class InterventionsService {
       handler: applyInterventionEvents,
       onError: (err) => logger.error({ err }, 'read-model projection batch failed; retrying'),
     });
-    this.consumer = await this.deps.ingestLog.consume<IngestEnvelope>({
+    this.consumer = await consumeIngest<IngestEnvelope>(this.deps.ingestLog, {
+      prefix: this.deps.subjectPrefix,
+      target: 'interventions',
       durable: Durables.interventionsIngest,
-      subjectFilter: ingestFilter(this.deps.subjectPrefix, 'interventions'),
-      batchSize: 64,
-      handler: (batch) => settleIsolated(batch, (b) => this.recordIngested(b), { consumer: Durables.interventionsIngest, sql: store.sql, logger }),
+      sql: store.sql,
+      logger,
+      handle: (batch) => this.recordIngested(batch),
     });
     await this.approvals.start();
     await this.enrichment.start();

@@ -19,7 +19,7 @@ import {
   type Policy,
   type PolicyHistory,
 } from '@agp/contracts';
-import { ingestFilter, settleIsolated, type IngestDelivery, type IngestLogConsumer } from '@agp/bus';
+import { consumeIngest, type IngestDelivery, type IngestLogConsumer } from '@agp/bus';
 import { ingestMetadata, requestMetadata, waitForProjections, type AppendRequest, type EventStore, type NewEvent, type StoredEvent, type Subscription } from '@agp/eventstore';
 import { NotFoundError, ValidationError, counter, deterministicId, newId, parseOrThrow, type Logger, type RawJson, type RequestContext } from '@agp/runtime';
 import { z } from 'zod';
@@ -92,11 +92,13 @@ export class PoliciesService {
       handler: applyPoliciesEvents,
       onError: (err) => logger.error({ err }, 'policies read-model batch failed; retrying'),
     });
-    this.consumer = await this.deps.ingestLog.consume<IngestEnvelope>({
+    this.consumer = await consumeIngest<IngestEnvelope>(this.deps.ingestLog, {
+      prefix: this.deps.subjectPrefix,
+      target: 'policies',
       durable: Durables.policiesIngest,
-      subjectFilter: ingestFilter(this.deps.subjectPrefix, 'policies'),
-      batchSize: 64,
-      handler: (batch) => settleIsolated(batch, (b) => this.recordIngested(b), { consumer: Durables.policiesIngest, sql: store.sql, logger }),
+      sql: store.sql,
+      logger,
+      handle: (batch) => this.recordIngested(batch),
     });
   }
 

@@ -27,7 +27,7 @@ import {
   type StatsDaily,
   type StatsSummary,
 } from '@agp/contracts';
-import { callRpc, ingestFilter, settleIsolated, type IngestDelivery, type IngestLogConsumer } from '@agp/bus';
+import { callRpc, consumeIngest, type IngestDelivery, type IngestLogConsumer } from '@agp/bus';
 import { ProjectionAnswerCache, ingestMetadata, type AppendRequest, type EventStore, type NewEvent, type Subscription } from '@agp/eventstore';
 import { NotFoundError, deterministicId, parseOrThrow, type BaseEnv, type Logger, type RequestContext } from '@agp/runtime';
 import { STATS_EVENT_TYPES, STATS_PROJECTION, applyStatsEvents } from './projections/statsReadModel.js';
@@ -119,11 +119,13 @@ export class StatsService {
       handler: applyStatsEvents,
       onError: (err) => logger.error({ err }, 'stats projection batch failed; retrying'),
     });
-    this.consumer = await this.deps.ingestLog.consume<IngestEnvelope>({
+    this.consumer = await consumeIngest<IngestEnvelope>(this.deps.ingestLog, {
+      prefix: this.deps.subjectPrefix,
+      target: 'stats',
       durable: Durables.statsIngest,
-      subjectFilter: ingestFilter(this.deps.subjectPrefix, 'stats'),
-      batchSize: 64,
-      handler: (batch) => settleIsolated(batch, (b) => this.recordIngested(b), { consumer: Durables.statsIngest, sql: store.sql, logger }),
+      sql: store.sql,
+      logger,
+      handle: (batch) => this.recordIngested(batch),
     });
   }
 

@@ -1,6 +1,7 @@
 import { isDataError, migrateSchema, type Sql } from '@agp/eventstore';
 import type { Logger } from '@agp/runtime';
-import type { IngestDelivery } from './types.js';
+import { ingestFilter } from './subjects.js';
+import type { IngestDelivery, IngestLogConsumer } from './types.js';
 
 /** Where ingest messages that can never be stored are kept for an operator, with the error. */
 export const DEAD_LETTERS_DDL = `
@@ -62,4 +63,21 @@ export async function settleIsolated<T>(
       }
     }
   }
+}
+
+/**
+ * Start a service's durable ingest consumer: `durable` over `${prefix}.ingested.*.${target}`, 64 messages per
+ * batch, each batch settled by {@link settleIsolated} around `handle` (which acks what it stored and throws
+ * otherwise). Source: ARCHITECTURE.md §1 (JetStream pull consumers spread ingest).
+ */
+export function consumeIngest<T>(
+  log: IngestLogConsumer,
+  opts: { prefix: string; target: string; durable: string; sql: Sql; logger: Pick<Logger, 'error' | 'warn'>; handle: (batch: IngestDelivery<T>[]) => Promise<void> },
+): Promise<{ stop(): Promise<void> }> {
+  return log.consume<T>({
+    durable: opts.durable,
+    subjectFilter: ingestFilter(opts.prefix, opts.target),
+    batchSize: 64,
+    handler: (batch) => settleIsolated(batch, opts.handle, { consumer: opts.durable, sql: opts.sql, logger: opts.logger }),
+  });
 }
