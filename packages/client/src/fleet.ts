@@ -1,4 +1,4 @@
-import type { ActionDefinition, ActionRecord, AgentRegister, IngestEventType, RiskLevel, RunEnd, RunStart } from '@agp/contracts';
+import type { ActionDefinition, ActionRecord, AgentRegister, RiskLevel, RunEnd, RunStart } from '@agp/contracts';
 import { RISK_LEVELS } from '@agp/contracts';
 import { ACTIONS, type ActionSpec } from './catalogue.js';
 import { createRng, type Rng } from './prng.js';
@@ -135,6 +135,3 @@ function actionRecord(rng: Rng, agentId: string, profile: Readonly<Record<string
   if (error) body.error = rng.pick(['upstream timeout', 'rate limited by provider', 'validation error from the tool']);
   return body;
 }
-
-/** Ingest event types the fleet generator emits, in the order a report lists them. */
-export const FLEET_EVENT_TYPES: readonly IngestEventType[] = ['agent.register', 'run.start', 'action.record', 'intervention.create', 'run.end'];

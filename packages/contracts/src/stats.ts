@@ -120,12 +120,17 @@ export const SKEW_BUCKETS = ['<=-50%', '-50%..-10%', '-10%..10%', '10%..50%', '5
 
 /** The label of the bucket a skew fraction falls in (see {@link SKEW_BUCKETS}). */
 export function skewBucket(skew: number): (typeof SKEW_BUCKETS)[number] {
-  if (skew <= -0.5) return SKEW_BUCKETS[0];
-  if (skew < -0.1) return SKEW_BUCKETS[1];
-  if (skew <= 0.1) return SKEW_BUCKETS[2];
-  if (skew <= 0.5) return SKEW_BUCKETS[3];
-  if (skew <= 1) return SKEW_BUCKETS[4];
-  return SKEW_BUCKETS[5];
+  return SKEW_BUCKETS[skewBucketIndex(skew)];
+}
+
+/** Index (0..5) in {@link SKEW_BUCKETS} of the bucket a skew fraction falls in (the projection stores counts by index). */
+export function skewBucketIndex(skew: number): number {
+  if (skew <= -0.5) return 0;
+  if (skew < -0.1) return 1;
+  if (skew <= 0.1) return 2;
+  if (skew <= 0.5) return 3;
+  if (skew <= 1) return 4;
+  return 5;
 }
 
 /**

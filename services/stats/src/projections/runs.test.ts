@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RunEvents } from '@agp/contracts';
-import { StatsDeltas, coarseBucket, evolveRun, fineBucket, runTs, skewOf } from './runs.js';
+import { skewBucket, skewBucketIndex } from '@agp/contracts';
+import { StatsDeltas, evolveRun, fineBucket, runTs, skewOf } from './runs.js';
 import { csvField } from '../queries.js';
 
 const meta = { organization_id: 'acme' };
@@ -52,7 +53,8 @@ describe('skew', () => {
   });
 
   it('falls into the six fixed buckets at their documented bounds', () => {
-    expect([-0.5, -0.49, -0.1, 0.1, 0.11, 0.5, 1, 1.01].map(coarseBucket)).toEqual([0, 1, 2, 2, 3, 3, 4, 5]);
+    expect([-0.5, -0.49, -0.1, 0.1, 0.11, 0.5, 1, 1.01].map(skewBucketIndex)).toEqual([0, 1, 2, 2, 3, 3, 4, 5]);
+    expect(skewBucket(0.3)).toBe('10%..50%');
   });
 
   it('uses 1-point fine buckets, clamped to -100..1000', () => {

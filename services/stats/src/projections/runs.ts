@@ -1,4 +1,4 @@
-import { RunEvents, type ActionRecordedData, type RunEndedData, type RunStartedData, type RunStatus } from '@agp/contracts';
+import { RunEvents, skewBucketIndex, type ActionRecordedData, type RunEndedData, type RunStartedData, type RunStatus } from '@agp/contracts';
 
 /**
  * Pure pieces of the stats projection: a run row folded from its events, and the deltas that runs and actions add
@@ -97,15 +97,6 @@ export function fineBucket(skew: number): number {
   return Math.max(HIST_MIN, Math.min(HIST_MAX, Math.floor(skew * 100 + 1e-6)));
 }
 
-/** Index (0..5) of the coarse bucket, in the order of SKEW_BUCKETS. */
-export function coarseBucket(skew: number): number {
-  if (skew <= -0.5) return 0;
-  if (skew < -0.1) return 1;
-  if (skew <= 0.1) return 2;
-  if (skew <= 0.5) return 3;
-  if (skew <= 1) return 4;
-  return 5;
-}
 
 /** Counters of one daily or agent row. */
 export interface Totals {
@@ -179,7 +170,7 @@ export class StatsDeltas {
     s.n += 1;
     s.sum += skew;
     s.abs += Math.abs(skew);
-    s.b[coarseBucket(skew)] += 1;
+    s.b[skewBucketIndex(skew)] += 1;
     this.skewActions.set(sk, s);
     const bucket = fineBucket(skew);
     const hk = `${org}\u0000${bucket}`;
