@@ -4,7 +4,7 @@
 // Type checking is separate: `pnpm typecheck`. Decorators are the legacy (experimentalDecorators) kind and
 // Nest dependencies are injected with explicit tokens, so no decorator metadata is needed.
 import { build } from 'esbuild';
-import { existsSync } from 'node:fs';
+import { chmodSync, existsSync } from 'node:fs';
 
 const entries = {
   embedded: ['services/embedded/src/main.ts', 'services/embedded/dist/main.js'],
@@ -45,6 +45,9 @@ await Promise.all(
         plugins: [externalThirdParty],
         banner: name === 'client' ? { js: '#!/usr/bin/env node' } : undefined,
         tsconfig: 'tsconfig.json',
+      }).then(() => {
+        // The CLI runs as a command too (packages/client/bin/agp.js imports it; `./packages/client/dist/cli.js` works alone).
+        if (name === 'client') chmodSync(entries[name][1], 0o755);
       }),
     ),
 );

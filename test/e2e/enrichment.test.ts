@@ -40,13 +40,16 @@ const body = (marker: string, over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
-/** POST one intervention through `POST /api/v1/ingest/`; returns the answer and how long it took (ms). */
-async function ingest(p: { url: string; writeKey: string }, marker: string, over: Record<string, unknown> = {}, eventId = `ev-${marker}`) {
+/**
+ * POST one intervention through `POST /api/v1/ingest/` and expect it answered `created` (201), or `duplicate` (200)
+ * for an id already stored (issue #9); returns how long it took (ms).
+ */
+async function ingest(p: { url: string; writeKey: string }, marker: string, over: Record<string, unknown> = {}, eventId = `ev-${marker}`, expected: 'created' | 'duplicate' = 'created') {
   const started = performance.now();
   const r = await call(p, 'POST', '/api/v1/ingest/', { key: p.writeKey, body: { batch: [{ id: eventId, type: 'intervention.create', timestamp: new Date().toISOString(), body: body(marker, over) }] } });
   const ms = performance.now() - started;
   expect(r.status).toBe(207);
-  expect(r.body.successes).toEqual([{ id: eventId, status: 201 }]);
+  expect(r.body.successes).toEqual([expected === 'created' ? { id: eventId, status: 201, result: 'created' } : { id: eventId, status: 200, result: 'duplicate' }]);
   return { ms };
 }
 
@@ -223,8 +226,9 @@ describeModes(
       await ingest(p, m, {}, `ev-${m}`);
       const id = await idOf(p, m);
       await settled(p, id);
-      await ingest(p, m, {}, `ev-${m}`);
-      await ingest(p, m, {}, `ev-${m}`);
+      // Stored already: answered duplicate (issue #9), and never enriched again.
+      await ingest(p, m, {}, `ev-${m}`, 'duplicate');
+      await ingest(p, m, {}, `ev-${m}`, 'duplicate');
       // Give the platform time to (wrongly) act on the repeats: the next record enriched proves the pipeline moved past them.
       const after = uniq();
       await ingest(p, after);

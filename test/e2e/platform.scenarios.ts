@@ -229,7 +229,7 @@ export function platformScenarios(mode: string, boot: () => Promise<BootedPlatfo
           body: { batch: [ev(`${run}-1`, { run_id: run }), { id: `${run}-2`, type: 'intervention.create', timestamp: 'nope', body: {} }, ev(`${run}-3`, { run_id: run, outcome: 'sideways' }), ev(`${run}-4`, { run_id: run, type: 'loop_detected' })] },
         });
         expect(r.status).toBe(207);
-        expect(r.body.successes).toEqual([{ id: `${run}-1`, status: 201 }, { id: `${run}-4`, status: 201 }]);
+        expect(r.body.successes).toEqual([{ id: `${run}-1`, status: 201, result: 'created' }, { id: `${run}-4`, status: 201, result: 'created' }]);
         expect(r.body.errors.map((e: any) => [e.id, e.status])).toEqual([[`${run}-2`, 422], [`${run}-3`, 422]]);
         expect(r.body.errors[1].message).toMatch(/outcome/);
         const page = await eventually(async () => {

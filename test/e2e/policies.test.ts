@@ -389,16 +389,18 @@ describeModes('policies, agents and kill switches', (platform) => {
       const eventId = `evt-${uniq()}`;
       const r = await call(p(), 'POST', '/api/v1/ingest/', { key: p().writeKey, body: { batch: [ev(eventId, { agent_id: agent, name: 'from ingest', actions: [{ name: 'search', risk_level: 'low' }] })] } });
       expect(r.status).toBe(207);
-      expect(r.body).toEqual({ successes: [{ id: eventId, status: 201 }], errors: [] });
+      expect(r.body).toEqual({ successes: [{ id: eventId, status: 201, result: 'created' }], errors: [] });
       const got = await eventually(async () => {
         const g = await call(p(), 'GET', `/api/v1/agents/${agent}`, { key: p().readKey });
         return g.status === 200 ? g.body : null;
       });
       expect(got).toMatchObject({ agent_id: agent, name: 'from ingest', version: 1, actions: [{ name: 'search', risk_level: 'low' }] });
 
-      // Same id again (with a different body), then a sentinel: once the sentinel is visible, the repeat was consumed.
+      // Same id again (with a different body): it is stored already, so the answer says duplicate (issue #9). Then a
+      // sentinel: once the sentinel is visible, anything the repeat could have changed would show.
       const again = await call(p(), 'POST', '/api/v1/ingest/', { key: p().writeKey, body: { batch: [ev(eventId, { agent_id: agent, name: 'changed' })] } });
       expect(again.status).toBe(207);
+      expect(again.body).toEqual({ successes: [{ id: eventId, status: 200, result: 'duplicate' }], errors: [] });
       const sentinel = `sentinel-${uniq()}`;
       await call(p(), 'POST', '/api/v1/ingest/', { key: p().writeKey, body: { batch: [ev(`evt-${uniq()}`, { agent_id: sentinel })] } });
       await eventually(async () => (await call(p(), 'GET', `/api/v1/agents/${sentinel}`, { key: p().readKey })).status === 200);

@@ -17,15 +17,32 @@ describeModes('walkthrough: simulate, then query', (platform) => {
     return r.body;
   };
 
-  it('simulate streams the whole fleet and every event is accepted', async () => {
+  it('simulate streams the whole fleet and every event is accepted as new', async () => {
     const p = platform();
     report = await runSimulation({ url: p.url, key: p.writeKey, agents: 8, rate: 4000, durationS: 0.5, batchSize: 500, seed: 11 });
     expect(report.accepted).toBe(report.sent);
+    expect(report).toMatchObject({ created: report.sent, duplicate: 0, policies_created: 6 });
     expect(report.sent).toBe(2000);
     for (const t of ['agent.register', 'run.start', 'action.record', 'intervention.create', 'run.end'] as const) expect(report.by_event_type[t], t).toBeGreaterThan(0);
     // Projections are asynchronous: wait until the ledger and the interventions are all queryable.
     await eventually(async () => (await get('/api/v1/stats/')).total_actions === report.by_event_type['action.record'], 20_000);
     await eventually(async () => (await get('/api/v1/interventions?limit=1')).total === report.by_event_type['intervention.create'], 20_000);
+  });
+
+  it('interventions: the date filters with the walkthrough\'s relative dates, and every cited policy exists', async () => {
+    // As the README computes them: SINCE is 7 days ago, TODAY is today (UTC, YYYY-MM-DD).
+    const since = new Date(Date.now() - 7 * 86400e3).toISOString().slice(0, 10);
+    const today = new Date().toISOString().slice(0, 10);
+    const escalated = await get(`/api/v1/interventions?outcome=escalated&start_date=${since}&end_date=${today}`);
+    expect(escalated.total).toBe(report.by_outcome.escalated);
+    const csv = await fetch(`${platform().url}/api/v1/ledger/export?format=csv&start_date=${since}`, { headers: { authorization: `Bearer ${platform().readKey}` } });
+    expect(csv.status).toBe(200);
+    const rows = (await csv.text()).trim().split('\r\n');
+    expect(rows).toHaveLength(1 + report.by_event_type['action.record']); // the header, then every entry
+    // Simulate created the policies its interventions cite (issue #9 point 4).
+    const cited = new Set<string>((await get('/api/v1/interventions?limit=1000')).interventions.map((i: { policy_id: string }) => i.policy_id));
+    expect(cited.size).toBe(report.policies);
+    for (const id of cited) expect((await get(`/api/v1/policies/${id}`)).id).toBe(id);
   });
 
   it('stats: totals, the 30-day series and estimation accuracy match what was sent', async () => {

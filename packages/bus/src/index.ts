@@ -12,3 +12,5 @@ export * from './jetstream-log.js';
 export * from './sql-log.js';
 export * from './service-process.js';
 export * from './ingest-consumer.js';
+export * from './wire.js';
+export * from './event-sourced.js';

@@ -4,7 +4,7 @@ import { infra, runSuffix, skipIntegration } from '../../../test/support/infra.j
 import { ingestSubjects, JetStreamIngestLog } from '../src/index.js';
 import { ingestLogContract, QuietLogger } from './ingest-log-contract.js';
 
-describe.skipIf(skipIntegration())('JetStreamIngestLog', () => {
+describe.skipIf(skipIntegration('nats'))('JetStreamIngestLog', () => {
   const suffix = runSuffix();
   const prefix = `t${suffix}`;
   const streamName = `INGEST_T${suffix}`;

@@ -173,7 +173,7 @@ function transportContract(name: string, setup: () => TransportSetup) {
 }
 
 describe('request/reply over the bus', () => {
-  describe.skipIf(skipIntegration())('NATS', () => {
+  describe.skipIf(skipIntegration('nats'))('NATS', () => {
     const prefix = `t${runSuffix()}`;
     transportContract('PrefixedNatsServer + PrefixedNatsClient', () => {
       const servers = infra().natsUrl;

@@ -64,7 +64,7 @@ describe('SqlIngestLog on PGlite (in memory)', () => {
   });
 });
 
-describe.skipIf(skipIntegration())('SqlIngestLog on PostgreSQL', () => {
+describe.skipIf(skipIntegration('postgres'))('SqlIngestLog on PostgreSQL', () => {
   ingestLogContract(async () => {
     const db = await createTestDatabase('agp_bus');
     const sql = createPgSql(db.url);

@@ -1,4 +1,4 @@
-import type { InterventionType, RiskLevel } from '@agp/contracts';
+import type { CreatePolicy, InterventionType, RiskLevel } from '@agp/contracts';
 import type { Rng } from './prng.js';
 
 /**
@@ -41,11 +41,19 @@ export interface ActionSpec {
   blastRadius(inputs: Record<string, unknown>): string;
 }
 
-/** A policy of the simulated organisation and the intervention types it raises. */
+/**
+ * A policy of the simulated organisation and the intervention types it raises. `id` is a local key only: the
+ * generators cite it as `policy_id`, and `runSimulation` creates the policy through `POST /api/v1/policies` (or
+ * reuses one of the same `name`) and sends the server's id instead (issue #9 point 4).
+ */
 export interface PolicySpec {
+  /** Local key, e.g. `pol-budget-guard`; never sent as a policy id. */
   id: string;
+  /** The policy's name on the platform; a re-run reuses the policy with this exact name. */
   name: string;
   types: readonly InterventionType[];
+  /** The settings it is created with (`POST /api/v1/policies` body without `name`; budgets in USD). */
+  settings: Omit<CreatePolicy, 'name' | 'enabled'>;
 }
 
 /** An agent family: the name stem (`billing-agent` → `billing-agent-3`) and its action profile (relative weights). */
@@ -84,12 +92,45 @@ export const TYPE_LABELS: Readonly<Record<InterventionType, string>> = {
 
 /** The six policies. Every type has at least one. */
 export const POLICIES: readonly PolicySpec[] = [
-  { id: 'pol-budget-guard', name: 'Budget guard', types: ['budget_exceeded', 'downgrade', 'warning'] },
-  { id: 'pol-kill-switch', name: 'Denied actions and kill switch', types: ['hard_block'] },
-  { id: 'pol-human-approval', name: 'Human approval for risky actions', types: ['approval_required'] },
-  { id: 'pol-runaway-guard', name: 'Runaway guard (rate, loop, replay)', types: ['rate_limited', 'loop_detected', 'idempotent_replay'] },
-  { id: 'pol-data-protection', name: 'Data protection (PII and moderation)', types: ['pii_blocked', 'content_blocked'] },
-  { id: 'pol-prod-safety', name: 'Production safety', types: ['hard_block', 'downgrade', 'warning'] },
+  {
+    id: 'pol-budget-guard',
+    name: 'Budget guard',
+    types: ['budget_exceeded', 'downgrade', 'warning'],
+    settings: { description: 'Caps spend per run and per session; downgrades or warns on expensive calls (agp simulate).', run_budget: 50, session_budget: 500 },
+  },
+  {
+    id: 'pol-kill-switch',
+    name: 'Denied actions and kill switch',
+    types: ['hard_block'],
+    settings: { description: 'Actions no agent may run unattended (agp simulate).', denied_actions: ['delete_records', 'run_shell'] },
+  },
+  {
+    id: 'pol-human-approval',
+    name: 'Human approval for risky actions',
+    types: ['approval_required'],
+    settings: { description: 'Money movements, deploys and deletes wait for a human (agp simulate).', approval_required_actions: ['refund_payment', 'transfer_funds', 'deploy_service', 'delete_records'] },
+  },
+  {
+    id: 'pol-runaway-guard',
+    name: 'Runaway guard (rate, loop, replay)',
+    types: ['rate_limited', 'loop_detected', 'idempotent_replay'],
+    settings: {
+      description: 'Stops call storms, loops and replays (agp simulate).',
+      rate_limits: { '*': { max_calls: 60, window_seconds: 60 }, send_email: { max_calls: 20, window_seconds: 60 }, post_to_slack: { max_calls: 30, window_seconds: 60 } },
+    },
+  },
+  {
+    id: 'pol-data-protection',
+    name: 'Data protection (PII and moderation)',
+    types: ['pii_blocked', 'content_blocked'],
+    settings: { description: 'Blocks personal data and flagged content in action arguments (agp simulate).' },
+  },
+  {
+    id: 'pol-prod-safety',
+    name: 'Production safety',
+    types: ['hard_block', 'downgrade', 'warning'],
+    settings: { description: 'Guards production systems (agp simulate).', denied_actions: ['run_shell'], approval_required_actions: ['deploy_service'], run_budget: 200 },
+  },
 ];
 
 /** Agent families and what each mostly does. */

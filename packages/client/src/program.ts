@@ -1,8 +1,12 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { INGEST_EVENT_TYPES, INTERVENTION_OUTCOMES, INTERVENTION_TYPES } from '@agp/contracts';
+import clientPackage from '../package.json' with { type: 'json' };
 import { keysCreate, keysList, keysRevoke, type KeySummary } from './keys.js';
-import { runSimulation, SimulationAbortedError, type SimulationReport } from './run-simulation.js';
+import { randomSeed, runSimulation, SimulationAbortedError, type SimulationProgress, type SimulationReport } from './run-simulation.js';
 import { AgpHttpError, AgpNetworkError } from './sdk.js';
+
+/** The CLI's version, `agp --version`: the `version` of `@agp/client`'s package.json (issue #9 point 5). */
+export const CLI_VERSION: string = clientPackage.version;
 
 /** Where the CLI reads its environment and writes its output; injectable so tests run it in-process. */
 export interface CliIo {
@@ -29,12 +33,14 @@ export class CliError extends Error {
 const processIo = (): CliIo => ({ env: process.env, out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
 
 /**
- * Build the `agp` command tree: `simulate`, `keys create|list|revoke`. Errors surface as thrown
- * {@link CliError} / `CommanderError` (exitOverride), so {@link main} maps them to exit codes in one place.
+ * Build the `agp` command tree: `simulate`, `keys create|list|revoke`, and `-V, --version` ({@link CLI_VERSION}).
+ * Errors surface as thrown {@link CliError} / `CommanderError` (exitOverride), so {@link main} maps them to exit
+ * codes in one place.
  */
 export function buildProgram(io: CliIo = processIo()): Command {
   const program = new Command('agp')
     .description('AGP, the Agent Governance Platform: fleet simulator and key management')
+    .version(CLI_VERSION, '-V, --version', 'print the version of the agp CLI')
     .exitOverride()
     .configureOutput({ writeOut: io.out, writeErr: io.err })
     .showHelpAfterError();
@@ -48,17 +54,20 @@ export function buildProgram(io: CliIo = processIo()): Command {
     .option('--rate <events/s>', 'target rate in events per second', positiveNumber, 50)
     .option('--duration <seconds>', 'how long to send', positiveNumber, 10)
     .option('--batch-size <n>', 'most events per ingest request (1-1000)', positiveInt, 100)
-    .option('--seed <n>', 'PRNG seed; event ids are sim-<seed>-<n>, so a re-run re-sends the same ids', integer, 42)
+    .option('--seed <n>', 'PRNG seed (default: a fresh random one, printed in the header); event ids are sim-<seed>-..., so the same seed re-sends the same events, answered duplicate', integer)
     .option('--backfill-days <days>', 'spread event timestamps over the last D days instead of the sending window', nonNegativeNumber, 0)
     .option('--interventions-only', 'send interventions only (no agents, runs or ledger entries)')
-    .option('--json', 'print the report as JSON')
+    .option('--quiet', 'no progress lines (by default, at most one a second on stderr)')
+    .option('--json', 'print the report as JSON (no header or progress)')
     .action(async (o: SimulateFlags) => {
       const key = o.key ?? io.env.AGP_KEY;
       if (!key) throw new CliError('missing write key: pass --key or set AGP_KEY', 1);
-      if (!o.json) io.err(`simulating ${o.agents} agents at ${o.rate} events/s for ${o.duration} s (seed ${o.seed}) -> ${o.url}\n`);
+      const seed = o.seed ?? randomSeed();
+      if (!o.json) io.err(`simulating ${o.agents} agents at ${o.rate} events/s for ${o.duration} s (seed ${seed}${o.seed === undefined ? ', random; pass --seed to repeat this run' : ''}) -> ${o.url}\n`);
+      const onProgress = o.json || o.quiet ? undefined : (p: SimulationProgress) => io.err(formatProgress(p));
       let report: SimulationReport;
       try {
-        report = await runSimulation({ url: o.url, key, agents: o.agents, rate: o.rate, durationS: o.duration, batchSize: o.batchSize, seed: o.seed, backfillDays: o.backfillDays, fleet: !o.interventionsOnly });
+        report = await runSimulation({ url: o.url, key, agents: o.agents, rate: o.rate, durationS: o.duration, batchSize: o.batchSize, seed, backfillDays: o.backfillDays, fleet: !o.interventionsOnly, onProgress });
       } catch (err) {
         if (err instanceof RangeError) throw new CliError(err.message, 1, { cause: err });
         if (!(err instanceof SimulationAbortedError)) throw err;
@@ -68,6 +77,7 @@ export function buildProgram(io: CliIo = processIo()): Command {
       }
       io.out(o.json ? JSON.stringify(report, null, 2) + '\n' : formatReport(report, o.rate));
       if (report.accepted === 0) throw new CliError(`every event was rejected (${report.rejected} of ${report.sent})`, 1);
+      if (!o.json && report.created === 0) io.err(`note: every accepted event was a duplicate of one already stored (seed ${report.seed} was used before); run without --seed to send new events\n`);
     });
 
   const keys = program.command('keys').description('manage API keys in the key store (DATABASE_URL, or the embedded PGlite folder AGP_DATA_DIR)');
@@ -132,9 +142,10 @@ interface SimulateFlags {
   rate: number;
   duration: number;
   batchSize: number;
-  seed: number;
+  seed?: number;
   backfillDays: number;
   interventionsOnly?: boolean;
+  quiet?: boolean;
   json?: boolean;
 }
 
@@ -143,15 +154,21 @@ function problemLine(e: AgpHttpError): string {
   return `${e.status} ${e.problem.title}: ${e.problem.detail}${fields}`;
 }
 
+/** One progress line of `agp simulate` (issue #9 point 5), e.g. `  sent 1200/2000  created 1150  duplicate 0  rejected 0  400.0 events/s`. */
+function formatProgress(p: SimulationProgress): string {
+  return `  sent ${p.sent}/${p.planned}  created ${p.created}  duplicate ${p.duplicate}  rejected ${p.rejected}  ${p.rate.toFixed(1)} events/s\n`;
+}
+
 /** The human-readable report of `agp simulate`. */
 function formatReport(r: SimulationReport, targetRate: number): string {
   const counts = (keys: readonly string[], c: Record<string, number>) => keys.map((k) => `${k} ${c[k]}`).join(', ');
   const usd = (n: number) => `$${n.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
   const lines = [
     `Sent ${r.sent} of ${r.planned} events to ${r.url} in ${(r.elapsed_ms / 1000).toFixed(1)} s (${r.achieved_rate} events/s, target ${targetRate}), ${r.requests} requests, seed ${r.seed}`,
-    `  accepted     ${r.accepted}`,
+    `  created      ${r.created}   (new, stored for the first time)`,
+    `  duplicate    ${r.duplicate}   (already stored, or already in the ingest log)`,
     `  rejected     ${r.rejected}`,
-    `  agents       ${r.agents}   runs ${r.runs}   policies ${r.policies}`,
+    `  agents       ${r.agents}   runs ${r.runs}   policies ${r.policies} (${r.policies_created} created, ${r.policies_reused} reused)`,
     `  timestamps   ${r.first_timestamp} .. ${r.last_timestamp}`,
     `  events       ${counts(INGEST_EVENT_TYPES, r.by_event_type)}`,
     `  ledger cost  ${usd(r.ledger_cost_usd)} estimated, ${usd(r.ledger_actual_cost_usd)} actual (where reported)`,

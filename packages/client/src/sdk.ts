@@ -3,6 +3,7 @@ import {
   INGEST_MAX_EVENTS,
   IngestResponseSchema,
   type CreateIntervention,
+  type CreatePolicy,
   type IngestEvent,
   type IngestResponse,
   type InterventionDetail,
@@ -11,6 +12,7 @@ import {
   type InterventionRecord,
   type InterventionStats,
   type InterventionType,
+  type Policy,
   type RiskLevel,
 } from '@agp/contracts';
 import type { Problem } from '@agp/runtime';
@@ -69,6 +71,33 @@ export interface InterventionStatsParams {
 }
 
 /**
+ * Body of {@link AgpClient.createPolicy}: `POST /api/v1/policies`'s fields (`name` required; `enabled` defaults to
+ * true; budgets in USD). Source: platform-api.md (create_policy tool), issue #3 point 2.
+ */
+export type CreatePolicyParams = Omit<CreatePolicy, 'enabled'> & { enabled?: boolean };
+
+/** Query of {@link AgpClient.listPolicies}: filters compose with AND (`name` is an exact match). */
+export interface ListPoliciesParams {
+  enabled?: boolean;
+  /** Policies that apply to this agent (scoped to it, or to every agent). */
+  agent_id?: string;
+  /** Exact policy name. */
+  name?: string;
+  /** Offset. @default 0 */
+  skip?: number;
+  /** Page size, 1–1000. @default 50 */
+  limit?: number;
+}
+
+/** A page of {@link AgpClient.listPolicies}, newest first. */
+export interface PolicyPage {
+  policies: Policy[];
+  total: number;
+  skip: number;
+  limit: number;
+}
+
+/**
  * A non-2xx answer. `problem` is the RFC 9457 body (ARCHITECTURE.md §4, Errors); when the server sent
  * something else (a proxy's HTML page), it is synthesised from the status and the first 500 characters.
  */
@@ -100,7 +129,7 @@ export class AgpNetworkError extends Error {
 const RETRYABLE_STATUS = new Set([429, 503]);
 
 /**
- * A small typed HTTP client for the AGP API: ingest and the interventions endpoints.
+ * A small typed HTTP client for the AGP API: ingest, the interventions endpoints and policies.
  * Every request sends `Authorization: Bearer <key>`; every non-2xx answer throws {@link AgpHttpError}.
  *
  * @example
@@ -124,8 +153,10 @@ export class AgpClient {
 
   /**
    * `POST /api/v1/ingest/`: submit up to 1000 events (5 MiB). Resolves with the 207 answer, listing each event
-   * as accepted (`successes`) or rejected with a status and message (`errors`). Retries 429, 503 and network
-   * errors (see {@link RetryOptions}), honouring `Retry-After`.
+   * as accepted (`successes`: `{id, status: 201, result: "created"}` the first time, `{id, status: 200, result:
+   * "duplicate"}` when the id was already stored or the identical message was already in the log) or rejected with
+   * a status and message (`errors`). Retries 429, 503 and network errors (see {@link RetryOptions}), honouring
+   * `Retry-After`; a retried request's events come back `duplicate` when the first attempt got through.
    * Source: ARCHITECTURE.md §4 (Ingest).
    * @throws RangeError when the batch is over 1000 events or 5 MiB (nothing is sent).
    * @throws AgpHttpError for any other non-2xx answer, or the last 429/503 once retries are spent.
@@ -200,6 +231,34 @@ export class AgpClient {
     const res = await this.send('DELETE', `/api/v1/interventions/${encodeURIComponent(id)}`);
     if (!res.ok) throw await httpError(res);
     await res.body?.cancel();
+  }
+
+  /**
+   * `POST /api/v1/policies`: create a policy; resolves with it (201, `version` 1, a server-assigned UUIDv7 `id`).
+   * Source: issue #3 point 2; used by `agp simulate` (issue #9 point 4).
+   * @throws AgpHttpError 422 naming every invalid field, 403 for a read key.
+   * @throws AgpNetworkError when the gateway is unreachable.
+   */
+  async createPolicy(body: CreatePolicyParams): Promise<Policy> {
+    return this.json<Policy>('POST', '/api/v1/policies', JSON.stringify(body));
+  }
+
+  /**
+   * `GET /api/v1/policies`: one page `{policies, total, skip, limit}`, newest first.
+   * @throws AgpHttpError 422 for an invalid filter.
+   * @throws AgpNetworkError when the gateway is unreachable.
+   */
+  async listPolicies(query: ListPoliciesParams = {}): Promise<PolicyPage> {
+    return this.json<PolicyPage>('GET', `/api/v1/policies${queryString(query)}`);
+  }
+
+  /**
+   * `GET /api/v1/policies/{id}`: the policy as it is now.
+   * @throws AgpHttpError 404 for an unknown id (or another organisation's).
+   * @throws AgpNetworkError when the gateway is unreachable.
+   */
+  async getPolicy(id: string): Promise<Policy> {
+    return this.json<Policy>('GET', `/api/v1/policies/${encodeURIComponent(id)}`);
   }
 
   private async json<T>(method: string, path: string, body?: string): Promise<T> {

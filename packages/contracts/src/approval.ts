@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { OpaqueIdSchema, enumFilter, paginationShape } from './common.js';
 import { RiskLevelSchema } from './enums.js';
-import type { InterventionOutcomeChangedData } from './events.js';
+import { InterventionOutcomeChangedDataSchema } from './events.js';
 
 /**
  * The approval inbox. An intervention recorded with outcome `escalated` (through `POST /api/v1/interventions`,
@@ -96,12 +96,6 @@ export const ApprovalDecisionSchema = z.strictObject({
 });
 export type ApprovalDecision = z.infer<typeof ApprovalDecisionSchema>;
 
-/** What the gateway sends on `approvals.approve` / `approvals.reject`: the path id and the HTTP body as given. */
-export const ApprovalDecideRequestSchema = z.strictObject({
-  id: z.string().min(1).max(300),
-  decision: z.unknown(),
-});
-
 /** The approval decisions a caller can make. */
 export type ApprovalDecisionKind = 'approve' | 'reject';
 
@@ -109,65 +103,5 @@ export type ApprovalDecisionKind = 'approve' | 'reject';
  * Data of the InterventionOutcomeChanged event an approval appends: the outcome change plus, for a human
  * decision, the id of the API key that made it (the approver's email is in `approver_email` and the actor).
  */
-export interface ApprovalOutcomeChangedData extends InterventionOutcomeChangedData {
-  key_id?: string;
-}
-
-type Json = Record<string, unknown>;
-
-const schemaOf = (s: z.ZodType, io: 'input' | 'output' = 'output'): Json => {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(s, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Json;
-  return rest;
-};
-
-const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
-
-/**
- * The OpenAPI 3.1 `paths` fragment of the approval inbox, generated from the schemas above (schemas inline,
- * problem details by `#/components/schemas/Problem`). The lead merges it into the document's `paths`.
- */
-export function openApiApprovalPaths(): Json {
-  const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'Approval id, `apr-<intervention id>`.' };
-  const record = { 'application/json': { schema: schemaOf(ApprovalRecordSchema) } };
-  const listParams = Object.entries((schemaOf(ListApprovalsQuerySchema, 'input').properties ?? {}) as Record<string, Json>).map(([name, s]) =>
-    name === 'status'
-      ? { name, in: 'query', required: false, schema: { type: 'string' }, description: `One of ${APPROVAL_STATUSES.join(', ')}; or several, comma-separated (OR).` }
-      : { name, in: 'query', required: false, schema: s },
-  );
-  const decide = (verb: 'approve' | 'reject', outcome: string) => ({
-    post: {
-      operationId: `${verb}Approval`,
-      summary: `${verb === 'approve' ? 'Approve' : 'Reject'} a pending approval; the intervention's outcome becomes ${outcome}`,
-      parameters: [idParam],
-      requestBody: { required: true, content: { 'application/json': { schema: schemaOf(ApprovalDecisionSchema, 'input') } } },
-      responses: {
-        '200': { description: 'The decided approval', content: record },
-        '401': problem('Missing or unknown bearer token'),
-        '403': problem('Read-only key used for a write'),
-        '404': problem('Unknown approval id (or another organisation’s)'),
-        '409': problem('Already decided or expired, or decided concurrently'),
-        '422': problem('Invalid body; every bad field is listed'),
-      },
-    },
-  });
-  return {
-    '/api/v1/approvals': {
-      get: {
-        operationId: 'listApprovals',
-        summary: 'List approvals, newest first (e.g. `?status=pending` for the inbox)',
-        parameters: listParams,
-        responses: { '200': { description: 'A page', content: { 'application/json': { schema: schemaOf(ApprovalPageSchema) } } }, '401': problem('Missing or unknown bearer token'), '422': problem('Invalid query; enums list their allowed values') },
-      },
-    },
-    '/api/v1/approvals/{id}': {
-      get: {
-        operationId: 'getApproval',
-        summary: 'One approval',
-        parameters: [idParam],
-        responses: { '200': { description: 'The approval', content: record }, '401': problem('Missing or unknown bearer token'), '404': problem('Unknown approval id (or another organisation’s)') },
-      },
-    },
-    '/api/v1/approvals/{id}/approve': decide('approve', 'approved_after_review'),
-    '/api/v1/approvals/{id}/reject': decide('reject', 'rejected_after_review'),
-  };
-}
+export const ApprovalOutcomeChangedDataSchema = InterventionOutcomeChangedDataSchema.extend({ key_id: z.string().optional() });
+export type ApprovalOutcomeChangedData = z.infer<typeof ApprovalOutcomeChangedDataSchema>;

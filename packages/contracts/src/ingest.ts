@@ -43,11 +43,60 @@ export const IngestBatchSchema = z.strictObject({
 });
 export type IngestBatch = z.infer<typeof IngestBatchSchema>;
 
-/** 207 answer: per event, accepted (`status` 201) or rejected with a status and message. */
-export const IngestResponseSchema = z.object({
-  successes: z.array(z.object({ id: z.string(), status: z.number().int() })),
-  errors: z.array(z.object({ id: z.string().nullable(), status: z.number().int(), message: z.string() })),
-});
+/**
+ * What became of an accepted event. Source: issue #9 point 3.
+ * - `created` (`status` 201): accepted for the first time; it will be stored.
+ * - `duplicate` (`status` 200): nothing new; the id was already stored, or the identical message was already in
+ *   the ingest log (a retried request), or the id came earlier in the same batch.
+ * An event re-sent while its first copy is still in flight (in the log, not yet stored) may be answered `created`
+ * again; it is still stored once.
+ */
+export const INGEST_RESULTS = ['created', 'duplicate'] as const;
+export type IngestResult = (typeof INGEST_RESULTS)[number];
+
+/** The `status` and `result` of an event accepted for the first time (issue #9 point 3). */
+export const INGEST_CREATED = { status: 201, result: 'created' } as const;
+/** The `status` and `result` of an event that was already stored or already in the log (issue #9 point 3). */
+export const INGEST_DUPLICATE = { status: 200, result: 'duplicate' } as const;
+
+/**
+ * One accepted event of the 207 answer: `{id, status: 201, result: "created"}` or `{id, status: 200,
+ * result: "duplicate"}` (see {@link INGEST_RESULTS}). `status` stays numeric for clients that only read it.
+ */
+export const IngestSuccessSchema = z.discriminatedUnion('result', [
+  z.object({
+    id: z.string().describe('the client\'s event id'),
+    status: z.literal(INGEST_CREATED.status),
+    result: z.literal(INGEST_CREATED.result).describe('accepted for the first time; it will be stored'),
+  }),
+  z.object({
+    id: z.string().describe('the client\'s event id'),
+    status: z.literal(INGEST_DUPLICATE.status),
+    result: z
+      .literal(INGEST_DUPLICATE.result)
+      .describe('nothing new: the id was already stored, the identical message was already in the ingest log, or the id came earlier in this batch'),
+  }),
+]);
+export type IngestSuccess = z.infer<typeof IngestSuccessSchema>;
+
+/** One rejected event of the 207 answer: its id (null when it had none), a status (413, 422, 503) and why. */
+export const IngestErrorSchema = z.object({ id: z.string().nullable(), status: z.number().int(), message: z.string() });
+export type IngestError = z.infer<typeof IngestErrorSchema>;
+
+/**
+ * 207 answer, per event, in batch order: accepted (`successes`, each `created` 201 or `duplicate` 200) or rejected
+ * with a status and message (`errors`). "duplicate" means the id was already stored, or the identical message was
+ * already in the ingest log; an event re-sent while its first copy is still in flight may be answered "created"
+ * but is still stored once. Source: ARCHITECTURE.md §4 (Ingest); issue #9 point 3.
+ */
+export const IngestResponseSchema = z
+  .object({
+    successes: z.array(IngestSuccessSchema),
+    errors: z.array(IngestErrorSchema),
+  })
+  .describe(
+    'Per-event results. A success is {id, status: 201, result: "created"} (first time) or {id, status: 200, result: "duplicate"} (the id was already stored, or the identical message was already in the ingest log). An event re-sent while its first copy is still in flight may be answered "created" but is still stored once.',
+  );
 export type IngestResponse = z.infer<typeof IngestResponseSchema>;
 
 /**

@@ -43,43 +43,45 @@ export const InterventionRecordSchema = z.object({
 export type InterventionRecord = z.infer<typeof InterventionRecordSchema>;
 
 /**
- * Body of `POST /api/v1/interventions` and of an `intervention.create` ingest event.
+ * The fields of `POST /api/v1/interventions` and of an `intervention.create` ingest event, without the cross-field
+ * check ({@link CreateInterventionSchema} adds it); the base of the InterventionRecorded event's data.
  * Required: type, outcome, action_name, agent_id (ARCHITECTURE.md §4). The spec's twelve creation fields are
  * accepted, plus the record fields an agent-side client knows at the time (policy_name, agent_intent,
  * actual_cost_usd, cost_prevented_usd, modified_inputs, context, remediation_payload, timestamp); see
  * docs/decisions.md. Unknown fields are rejected with 422 naming them.
  */
-export const CreateInterventionSchema = z
-  .strictObject({
-    type: InterventionTypeSchema,
-    outcome: InterventionOutcomeSchema,
-    action_name: z.string().min(1).max(256),
-    agent_id: OpaqueIdSchema,
-    description: Text(10_000).optional(),
-    run_id: OpaqueIdSchema.optional(),
-    policy_id: OpaqueIdSchema.optional(),
-    policy_name: Text(256).optional(),
-    risk_level: RiskLevelSchema.optional(),
-    estimated_cost_usd: UsdSchema.optional(),
-    actual_cost_usd: UsdSchema.optional(),
-    cost_prevented_usd: UsdSchema.optional(),
-    blast_radius: Text(10_000).optional(),
-    reason: Text(10_000).optional(),
-    agent_intent: Text(10_000).optional(),
-    original_inputs: z.record(z.string(), z.unknown()).optional(),
-    modified_inputs: z.record(z.string(), z.unknown()).nullable().optional(),
-    context: GuardrailContextSchema.optional(),
-    remediation_payload: RemediationPayloadSchema.optional(),
-    timestamp: DateTimeSchema.optional(),
-  })
-  .superRefine((body, ctx) => {
-    const expected = ({ pii_blocked: 'pii', content_blocked: 'moderation', loop_detected: 'loop', idempotent_replay: 'idempotency' } as Record<string, string>)[body.type];
-    if (body.context && !expected) {
-      ctx.addIssue({ code: 'custom', path: ['context'], message: `context is only accepted for guardrail types (pii_blocked, content_blocked, loop_detected, idempotent_replay), not ${body.type}` });
-    } else if (body.context && body.context.guardrail !== expected) {
-      ctx.addIssue({ code: 'custom', path: ['context', 'guardrail'], message: `type ${body.type} carries guardrail '${expected}', got '${body.context.guardrail}'` });
-    }
-  });
+export const CreateInterventionFieldsSchema = z.strictObject({
+  type: InterventionTypeSchema,
+  outcome: InterventionOutcomeSchema,
+  action_name: z.string().min(1).max(256),
+  agent_id: OpaqueIdSchema,
+  description: Text(10_000).optional(),
+  run_id: OpaqueIdSchema.optional(),
+  policy_id: OpaqueIdSchema.optional(),
+  policy_name: Text(256).optional(),
+  risk_level: RiskLevelSchema.optional(),
+  estimated_cost_usd: UsdSchema.optional(),
+  actual_cost_usd: UsdSchema.optional(),
+  cost_prevented_usd: UsdSchema.optional(),
+  blast_radius: Text(10_000).optional(),
+  reason: Text(10_000).optional(),
+  agent_intent: Text(10_000).optional(),
+  original_inputs: z.record(z.string(), z.unknown()).optional(),
+  modified_inputs: z.record(z.string(), z.unknown()).nullable().optional(),
+  context: GuardrailContextSchema.optional(),
+  remediation_payload: RemediationPayloadSchema.optional(),
+  timestamp: DateTimeSchema.optional(),
+});
+
+/** {@link CreateInterventionFieldsSchema} plus the check that a guardrail context matches the intervention type. */
+export const CreateInterventionSchema = CreateInterventionFieldsSchema.superRefine((body, ctx) => {
+  const expected = ({ pii_blocked: 'pii', content_blocked: 'moderation', loop_detected: 'loop', idempotent_replay: 'idempotency' } as Record<string, string>)[body.type];
+  if (body.context && !expected) {
+    ctx.addIssue({ code: 'custom', path: ['context'], message: `context is only accepted for guardrail types (pii_blocked, content_blocked, loop_detected, idempotent_replay), not ${body.type}` });
+  } else if (body.context && body.context.guardrail !== expected) {
+    ctx.addIssue({ code: 'custom', path: ['context', 'guardrail'], message: `type ${body.type} carries guardrail '${expected}', got '${body.context.guardrail}'` });
+  }
+});
 export type CreateIntervention = z.infer<typeof CreateInterventionSchema>;
 
 /**
@@ -166,6 +168,3 @@ export type AuditTrailEntry = z.infer<typeof AuditTrailEntrySchema>;
  */
 export const InterventionDetailSchema = InterventionRecordSchema.extend({ audit_trail: z.array(AuditTrailEntrySchema), enrichment_status: EnrichmentStatusSchema });
 export type InterventionDetail = z.infer<typeof InterventionDetailSchema>;
-
-/** Path parameter `{id}`. */
-export const IdParamSchema = z.strictObject({ id: z.string().min(1).max(256) });

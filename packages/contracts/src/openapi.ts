@@ -1,31 +1,78 @@
+/**
+ * The OpenAPI 3.1 document the gateway serves at `GET /api/v1/openapi.json`, generated: its `paths` from the HTTP
+ * route table (http-routes.ts) and the wire rows the routes name (wire.ts), its schemas from the zod contracts.
+ * Nothing in it is written by hand but the texts of the route table. Linted by `node scripts/lint-openapi.mjs`
+ * (redocly, recommended rules). Source: issue #10 (one table); issue #9 point 6 (lint).
+ */
 import { z } from 'zod';
-import { CreateInterventionSchema, IdParamSchema, InterventionDetailSchema, InterventionPageSchema, InterventionRecordSchema, InterventionStatsQuerySchema, InterventionStatsSchema, ListInterventionsQuerySchema } from './intervention.js';
-import { IngestEventSchema, IngestResponseSchema, INGEST_MAX_EVENTS } from './ingest.js';
-import { ProblemSchema } from './problem.js';
 import { GuardrailContextSchema } from './guardrail.js';
-import { openApiApprovalPaths } from './approval.js';
-import { openApiPolicyPaths } from './policy.js';
-import { openApiStatsPaths } from './stats.js';
+import { HTTP_ROUTES, HTTP_TAGS, type HttpRoute } from './http-routes.js';
+import { IngestEventSchema, IngestResponseSchema } from './ingest.js';
+import { CreateInterventionSchema, InterventionDetailSchema, InterventionPageSchema, InterventionRecordSchema, InterventionStatsSchema } from './intervention.js';
+import { ProblemSchema } from './problem.js';
+import { RawJsonSchema, Wire, type WireKey } from './wire.js';
 
 type Json = Record<string, unknown>;
+/** Which side of a schema: what a client sends (`input`: before defaults and transforms) or receives (`output`). */
+type Io = 'input' | 'output';
 
-const schemaOf = (s: z.ZodType, io: 'input' | 'output' = 'output'): Json =>
-  z.toJSONSchema(s, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Json;
+/**
+ * Schemas published under `components.schemas`. A route whose body or reply is one of them (same zod schema, same
+ * side) references it by `$ref` instead of inlining it. A `nested` one is also referenced wherever it occurs inside
+ * another schema (redocly's `no-unused-components`; one definition for clients): only schemas whose input and output
+ * JSON Schemas are identical, or that occur on one side only, may be nested, since the reference serves both.
+ */
+const COMPONENTS: ReadonlyArray<{ name: string; schema: z.ZodType; io: Io; nested?: true }> = [
+  { name: 'Intervention', schema: InterventionRecordSchema, io: 'output' },
+  { name: 'InterventionDetail', schema: InterventionDetailSchema, io: 'output' },
+  { name: 'InterventionPage', schema: InterventionPageSchema, io: 'output' },
+  { name: 'InterventionStats', schema: InterventionStatsSchema, io: 'output' },
+  { name: 'CreateIntervention', schema: CreateInterventionSchema, io: 'input' },
+  { name: 'GuardrailContext', schema: GuardrailContextSchema, io: 'output', nested: true },
+  { name: 'IngestEvent', schema: IngestEventSchema, io: 'input', nested: true }, // only in request bodies
+  { name: 'IngestResponse', schema: IngestResponseSchema, io: 'output' },
+  { name: 'Problem', schema: ProblemSchema, io: 'output' },
+];
+const NESTED = new Map<z.core.$ZodType, string>(COMPONENTS.filter((c) => c.nested).map((c) => [c.schema, c.name]));
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
-const strip = (s: Json): Json => {
-  const { $schema: _drop, ...rest } = s;
+/**
+ * The licence the document declares. The repository ships no LICENSE file and every package is `private`, so no
+ * licence is granted: say so (an SPDX `LicenseRef-` identifier, since SPDX lists no "proprietary" licence) rather
+ * than name an open-source licence nobody chose. Replace when the project adopts one. See docs/decisions.md.
+ */
+export const OPENAPI_LICENSE = { name: 'Proprietary (no licence granted)', identifier: 'LicenseRef-AGP-Proprietary' } as const;
+
+/**
+ * The one zod-to-JSON-Schema conversion of the document: JSON Schema 2020-12 of `s` without `$schema`, a nested
+ * {@link COMPONENTS} schema replaced by its `$ref` (the root never is), what JSON Schema cannot express as `{}`.
+ */
+function schemaOf(s: z.ZodType, io: Io): Json {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(s, {
+    io,
+    unrepresentable: 'any',
+    target: 'draft-2020-12',
+    override: ({ zodSchema, jsonSchema }) => {
+      const name = NESTED.get(zodSchema);
+      if (!name || (zodSchema as z.core.$ZodType) === s) return;
+      for (const key of Object.keys(jsonSchema)) delete (jsonSchema as Json)[key];
+      Object.assign(jsonSchema, ref(name));
+    },
+  }) as Json;
   return rest;
-};
+}
 
-const problems = (...statuses: number[]) =>
-  Object.fromEntries(
-    statuses.map((s) => [
-      String(s),
-      { description: STATUS_TEXT[s], content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } },
-    ]),
-  );
+/** `$ref` to the component that is `s` on side `io`, else {@link schemaOf}. */
+function schemaOrRef(s: z.ZodType, io: Io): Json {
+  const component = COMPONENTS.find((c) => c.schema === s && c.io === io);
+  return component ? ref(component.name) : schemaOf(s, io);
+}
 
-const STATUS_TEXT: Record<number, string> = {
+/**
+ * What each problem status means, unless a route says more precisely (`HttpRoute.problems`).
+ * Source: ARCHITECTURE.md §4 (Errors).
+ */
+const STATUS_TEXT: Readonly<Record<number, string>> = {
   400: 'Malformed JSON',
   401: 'Missing or unknown bearer token',
   403: 'Read-only key used for a write',
@@ -37,117 +84,128 @@ const STATUS_TEXT: Record<number, string> = {
   503: 'A dependency is unavailable',
 };
 
-/** Query parameters of a zod object schema, for OpenAPI `parameters`. */
-function queryParams(schema: z.ZodType): Json[] {
-  const js = schemaOf(schema, 'input');
-  const props = (js.properties ?? {}) as Record<string, Json>;
-  return Object.entries(props).map(([name, s]) => {
-    const items = s.items as Json | undefined;
-    if (s.type === 'array' && items?.enum) {
-      const values = items.enum as string[];
-      return { name, in: 'query', required: false, schema: { type: 'string' }, description: `One of ${values.join(', ')}; or several, comma-separated (OR).` };
-    }
-    return { name, in: 'query', required: false, schema: s, description: s.description };
-  });
+/** The one problem-response builder: each status with its text and the Problem schema. @throws on a status without a text. */
+function problemResponses(statuses: Iterable<number>, texts: Readonly<Record<number, string>> = {}): Json {
+  return Object.fromEntries(
+    [...statuses].map((status) => {
+      const description = texts[status] ?? STATUS_TEXT[status];
+      if (!description) throw new Error(`OpenAPI: no text for problem status ${status}`);
+      return [String(status), { description, content: { 'application/problem+json': { schema: ref('Problem') } } }];
+    }),
+  );
 }
 
-const json = (ref: string) => ({ 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } });
+/** Part `part` of the wire row's request schema (`query`, `body`, `path`), or undefined when it has none. */
+function wirePart(message: WireKey, part: 'query' | 'body' | 'path'): z.ZodType | undefined {
+  const request: z.ZodType = Wire[message].request;
+  return request instanceof z.ZodObject ? (request.shape as Record<string, z.ZodType>)[part] : undefined;
+}
+
+/** The reply as HTTP sends it: the route's override, else the wire row's reply without its RawJson alternative. */
+function replyOf(route: HttpRoute): z.ZodType | null {
+  if (route.reply !== undefined) return route.reply;
+  const reply: z.ZodType = Wire[route.message].reply;
+  if (!(reply instanceof z.ZodUnion)) return reply;
+  const options = (reply.options as z.ZodType[]).filter((o) => o !== RawJsonSchema);
+  return options.length === 1 ? options[0] : z.union(options);
+}
+
+/** The `{name}` parameters of an OpenAPI path, in order. */
+const pathParamNames = (path: string) => [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
+
+/** `parameters` of a route: path (schemas from the wire row's `path`), request headers, then query (from its `query`). */
+function parameters(route: HttpRoute): Json[] {
+  const where = `OpenAPI: ${route.method} ${route.path}`;
+  const pathShape = wirePart(route.message, 'path');
+  const fields = pathShape instanceof z.ZodObject ? (pathShape.shape as Record<string, z.ZodType>) : {};
+  const path = pathParamNames(route.path).map((name) => {
+    const doc = route.params?.[name];
+    const field = fields[doc?.field ?? name];
+    if (!field) throw new Error(`${where}: the wire row ${route.message} has no path field for {${name}}`);
+    const schema = schemaOf(field instanceof z.ZodOptional ? (field.unwrap() as z.ZodType) : field, 'input');
+    return { name, in: 'path', required: true, ...(doc?.description ? { description: doc.description } : {}), schema };
+  });
+  const headers = Object.entries(route.requestHeaders ?? {}).map(([name, description]) => ({ name, in: 'header', required: false, schema: { type: 'string' }, description }));
+  const query = wirePart(route.message, 'query');
+  const js = query ? schemaOf(query, 'input') : {};
+  const props = (js.properties ?? {}) as Record<string, Json>;
+  const required = new Set((js.required ?? []) as string[]);
+  for (const name of Object.keys(route.queryDocs ?? {})) if (!props[name]) throw new Error(`${where}: no query parameter ${name} in ${route.message}`);
+  const queryParams = Object.entries(props).map(([name, s]) => {
+    const items = s.items as Json | undefined;
+    // An enum list (`?type=a,b`) is one comma-separated string on the URL.
+    const list = s.type === 'array' && items?.enum ? (items.enum as string[]) : null;
+    const description = route.queryDocs?.[name] ?? (list ? `One of ${list.join(', ')}; or several, comma-separated (OR).` : (s.description as string | undefined));
+    return { name, in: 'query', required: required.has(name), schema: list ? { type: 'string' } : s, ...(description ? { description } : {}) };
+  });
+  return [...path, ...headers, ...queryParams];
+}
+
+/** The operation object of one route. */
+function operation(route: HttpRoute): Json {
+  const body = route.body ?? wirePart(route.message, 'body');
+  const reply = replyOf(route);
+  const content = route.content
+    ? Object.fromEntries(Object.entries(route.content).map(([type, s]) => [type, { schema: schemaOf(s, 'output') }]))
+    : reply
+      ? { 'application/json': { schema: schemaOrRef(reply, 'output') } }
+      : undefined;
+  const headers = route.responseHeaders ? Object.fromEntries(Object.entries(route.responseHeaders).map(([name, description]) => [name, { description, schema: { type: 'string' } }])) : undefined;
+  const success = (description: string) => ({ description, ...(headers ? { headers } : {}), ...(content ? { content } : {}) });
+  const params = parameters(route);
+  // Every route: 401 (no key) and 422 (a bad path, query or body field); a write: 403 for a read key; a path
+  // parameter: 404; a body: 400 malformed, 413 over 5 MiB, 415 not JSON (edge.ts answers these before any service).
+  const statuses = new Set([401, 422, ...Object.keys(route.problems ?? {}).map(Number)]);
+  if (Wire[route.message].scope === 'write') statuses.add(403);
+  if (pathParamNames(route.path).length) statuses.add(404);
+  if (body) for (const s of [400, 413, 415]) statuses.add(s);
+  return {
+    operationId: route.operationId,
+    tags: [...route.tags],
+    summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
+    ...(params.length ? { parameters: params } : {}),
+    ...(body ? { requestBody: { required: true, content: { 'application/json': { schema: schemaOrRef(body, 'input') } } } } : {}),
+    responses: {
+      [String(route.status)]: success(route.returns),
+      ...Object.fromEntries(Object.entries(route.alsoReturns ?? {}).map(([status, description]) => [status, success(description)])),
+      ...problemResponses([...statuses].sort((a, b) => a - b), route.problems),
+    },
+  };
+}
+
+/** OpenAPI `paths` of `routes`: one path item per path, one operation per method, in table order. */
+function pathsOf(routes: readonly HttpRoute[]): Json {
+  const paths: Record<string, Json> = {};
+  for (const route of routes) (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route);
+  return paths;
+}
 
 /**
- * The OpenAPI 3.1 document, generated from the zod contracts (never written by hand).
- * Served at `GET /api/v1/openapi.json`.
+ * The OpenAPI 3.1 document, generated from the HTTP route table, the wire table and the zod contracts (never written
+ * by hand). Served at `GET /api/v1/openapi.json` with `serverUrl` `/`.
+ * @throws Error when the route table names a path parameter, query parameter or problem status it cannot document.
  */
 export function buildOpenApiDocument(serverUrl = '/'): Json {
-  const idParam = { name: 'id', in: 'path', required: true, schema: schemaOf(IdParamSchema.shape.id) };
   return {
     openapi: '3.1.0',
     info: {
       title: 'AGP — Agent Governance Platform API',
       version: '1.0.0',
+      license: { ...OPENAPI_LICENSE },
       description:
         'Interventions, ingest, approvals, policies, agents, kill switches, runs, the action ledger and stats. Every endpoint requires `Authorization: Bearer <key>` (or `X-API-Key`). Errors are RFC 9457 problem details.',
     },
     servers: [{ url: serverUrl }],
     security: [{ bearer: [] }, { apiKey: [] }],
-    paths: {
-      ...openApiPolicyPaths,
-      ...openApiApprovalPaths(),
-      ...openApiStatsPaths(),
-      '/api/v1/interventions': {
-        get: {
-          operationId: 'listInterventions',
-          summary: 'List interventions, newest first',
-          parameters: queryParams(ListInterventionsQuerySchema),
-          responses: { '200': { description: 'A page', content: json('InterventionPage') }, ...problems(401, 422) },
-        },
-        post: {
-          operationId: 'createIntervention',
-          summary: 'Record an intervention (synchronous path)',
-          requestBody: { required: true, content: json('CreateIntervention') },
-          responses: { '201': { description: 'The stored record', content: json('Intervention') }, ...problems(400, 401, 403, 413, 415, 422) },
-        },
-      },
-      '/api/v1/interventions/stats': {
-        get: {
-          operationId: 'interventionStats',
-          summary: 'Aggregate intervention statistics',
-          parameters: queryParams(InterventionStatsQuerySchema),
-          responses: { '200': { description: 'Statistics', content: json('InterventionStats') }, ...problems(401, 422) },
-        },
-      },
-      '/api/v1/interventions/{id}': {
-        get: {
-          operationId: 'getIntervention',
-          summary: 'One intervention with its audit trail',
-          parameters: [idParam],
-          responses: { '200': { description: 'The record', content: json('InterventionDetail') }, ...problems(401, 404) },
-        },
-        delete: {
-          operationId: 'deleteIntervention',
-          summary: 'Remove a record from every read model (its stream stays for audit)',
-          parameters: [idParam],
-          responses: { '204': { description: 'Deleted' }, ...problems(401, 403, 404) },
-        },
-      },
-      '/api/v1/interventions/{id}/enrich': {
-        post: {
-          operationId: 'enrichIntervention',
-          summary: 'Re-run LLM enrichment of one record (write key); 409 when no AGP_LLM_API_KEY is configured',
-          parameters: [idParam],
-          responses: {
-            '202': { description: 'Queued', content: { 'application/json': { schema: { type: 'object', properties: { id: { type: 'string' }, enrichment_status: { type: 'string', enum: ['pending'] } }, required: ['id', 'enrichment_status'] } } } },
-            ...problems(401, 403, 404, 409),
-          },
-        },
-      },
-      '/api/v1/ingest': {
-        post: {
-          operationId: 'ingest',
-          summary: `Submit up to ${INGEST_MAX_EVENTS} events (5 MiB); answers 207 once they are durable`,
-          requestBody: {
-            required: true,
-            content: { 'application/json': { schema: { type: 'object', required: ['batch'], properties: { batch: { type: 'array', maxItems: INGEST_MAX_EVENTS, items: { $ref: '#/components/schemas/IngestEvent' } } } } } },
-          },
-          responses: { '207': { description: 'Per-event results', content: json('IngestResponse') }, ...problems(400, 401, 403, 413, 415, 422, 503) },
-        },
-      },
-    },
+    tags: HTTP_TAGS.map((t) => ({ ...t })),
+    paths: pathsOf(HTTP_ROUTES),
     components: {
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'An AGP API key: `agp_...`' },
         apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
       },
-      schemas: {
-        Intervention: strip(schemaOf(InterventionRecordSchema)),
-        InterventionDetail: strip(schemaOf(InterventionDetailSchema)),
-        InterventionPage: strip(schemaOf(InterventionPageSchema)),
-        InterventionStats: strip(schemaOf(InterventionStatsSchema)),
-        CreateIntervention: strip(schemaOf(CreateInterventionSchema, 'input')),
-        GuardrailContext: strip(schemaOf(GuardrailContextSchema)),
-        IngestEvent: strip(schemaOf(IngestEventSchema, 'input')),
-        IngestResponse: strip(schemaOf(IngestResponseSchema)),
-        Problem: strip(schemaOf(ProblemSchema)),
-      },
+      schemas: Object.fromEntries(COMPONENTS.map((c) => [c.name, schemaOf(c.schema, c.io)])),
     },
   };
 }

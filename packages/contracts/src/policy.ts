@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { OpaqueIdSchema, UsdSchema, paginationShape } from './common.js';
-import { AgentRegisterSchema } from './fleet.js';
 import { RiskLevelSchema } from './enums.js';
 
 /**
@@ -160,6 +159,9 @@ export const PolicyPageSchema = z.object({ policies: z.array(PolicySchema), tota
 export const FieldChangeSchema = z.object({ from: z.unknown(), to: z.unknown() });
 export type FieldChange = { from: unknown; to: unknown };
 
+/** Each changed field of `fields` with its value before and after. */
+const changesOf = <F extends readonly [string, ...string[]]>(fields: F) => z.partialRecord(z.enum(fields), z.object({ from: z.unknown(), to: z.unknown() }) as z.ZodType<FieldChange>);
+
 /** One entry of a policy's history: an event of its stream, who caused it, and each field it changed. */
 export const PolicyHistoryEntrySchema = z.object({
   version: z.number().int(),
@@ -187,23 +189,16 @@ export const PolicyEvents = {
 export const policyStream = (id: string) => `policy-${id}`;
 
 /** Data of PolicyCreated: the id, the time (`at`, ISO 8601 UTC) and every normalised setting. */
-export interface PolicyCreatedData extends PolicySettings {
-  id: string;
-  at: string;
-}
+export const PolicyCreatedDataSchema = PolicySettingsSchema.extend({ id: z.string(), at: z.string() });
+export type PolicyCreatedData = z.infer<typeof PolicyCreatedDataSchema>;
 
 /** Data of PolicyUpdated: each changed field (never `enabled`) with its value before and after. */
-export interface PolicyUpdatedData {
-  id: string;
-  at: string;
-  changes: Partial<Record<PolicyField, FieldChange>>;
-}
+export const PolicyUpdatedDataSchema = z.object({ id: z.string(), at: z.string(), changes: changesOf(POLICY_FIELDS) });
+export type PolicyUpdatedData = z.infer<typeof PolicyUpdatedDataSchema>;
 
 /** Data of PolicyEnabled / PolicyDisabled. */
-export interface PolicyToggledData {
-  id: string;
-  at: string;
-}
+export const PolicyToggledDataSchema = z.object({ id: z.string(), at: z.string() });
+export type PolicyToggledData = z.infer<typeof PolicyToggledDataSchema>;
 
 // ---------------------------------------------------------------------------------------------------------
 // Kill switches
@@ -248,12 +243,8 @@ export const KillSwitchQuerySchema = z.strictObject({});
 export const KillSwitchEvents = { Engaged: 'KillSwitchEngaged', Released: 'KillSwitchReleased' } as const;
 
 /** Data of KillSwitchEngaged / KillSwitchReleased. */
-export interface KillSwitchChangedData {
-  scope: KillSwitchScope;
-  agent_id: string | null;
-  reason: string | null;
-  at: string;
-}
+export const KillSwitchChangedDataSchema = z.object({ scope: z.enum(KILL_SWITCH_SCOPES), agent_id: z.string().nullable(), reason: z.string().nullable(), at: z.string() });
+export type KillSwitchChangedData = z.infer<typeof KillSwitchChangedDataSchema>;
 
 // ---------------------------------------------------------------------------------------------------------
 // Agent registry
@@ -304,10 +295,8 @@ export const AgentSchema = AgentDefinitionSchema.extend({
 export type Agent = z.infer<typeof AgentSchema>;
 
 /** `agents.register` reply: whether this call registered the agent (201) or re-registered it (200). */
-export interface AgentRegisterResult {
-  created: boolean;
-  agent: Agent;
-}
+export const AgentRegisterResultSchema = z.object({ created: z.boolean(), agent: AgentSchema });
+export type AgentRegisterResult = z.infer<typeof AgentRegisterResultSchema>;
 
 /** Query of `GET /api/v1/agents`: pagination only. Order: agent_id ascending. */
 export const ListAgentsQuerySchema = z.strictObject({ ...paginationShape(50, 1000) });
@@ -320,138 +309,9 @@ export const AgentPageSchema = z.object({ agents: z.array(AgentSchema), total: z
 export const AgentEvents = { Registered: 'AgentRegistered', Updated: 'AgentUpdated' } as const;
 
 /** Data of AgentRegistered: the agent id, the time and its normalised definition. */
-export interface AgentRegisteredData extends AgentDefinition {
-  agent_id: string;
-  at: string;
-}
+export const AgentRegisteredDataSchema = AgentDefinitionSchema.extend({ agent_id: z.string(), at: z.string() });
+export type AgentRegisteredData = z.infer<typeof AgentRegisteredDataSchema>;
 
 /** Data of AgentUpdated: each field a re-registration changed, before and after. */
-export interface AgentUpdatedData {
-  agent_id: string;
-  at: string;
-  changes: Partial<Record<AgentField, FieldChange>>;
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// OpenAPI
-// ---------------------------------------------------------------------------------------------------------
-
-type Json = Record<string, unknown>;
-
-const jsonSchema = (s: z.ZodType, io: 'input' | 'output' = 'output'): Json => {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(s, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Json;
-  return rest;
-};
-const body = (s: z.ZodType, io: 'input' | 'output' = 'output') => ({ 'application/json': { schema: jsonSchema(s, io) } });
-const problemRef = { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
-const problems = (...statuses: number[]) =>
-  Object.fromEntries(statuses.map((s) => [String(s), { description: PROBLEM_TEXT[s], content: problemRef }]));
-const PROBLEM_TEXT: Record<number, string> = {
-  400: 'Malformed JSON',
-  401: 'Missing or unknown bearer token',
-  403: 'Read-only key used for a write',
-  404: 'Unknown id (or another organisation’s)',
-  409: 'Version conflict (If-Match or a concurrent change)',
-  415: 'Body is not application/json',
-  422: 'Invalid fields; every bad field is listed',
-};
-const queryParams = (s: z.ZodType): Json[] => {
-  const props = (jsonSchema(s, 'input').properties ?? {}) as Record<string, Json>;
-  return Object.entries(props).map(([name, schema]) => ({ name, in: 'query', required: false, schema }));
-};
-const pathParam = (name: string) => ({ name, in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 256 } });
-const etag = { ETag: { description: 'The policy version, quoted; send it back in If-Match', schema: { type: 'string' } } };
-
-/**
- * OpenAPI 3.1 `paths` of the policies, agents and kill-switch routes, generated from the schemas above.
- * Problem responses reference `#/components/schemas/Problem` of the main document (openapi.ts).
- */
-export const openApiPolicyPaths: Json = {
-  '/api/v1/policies': {
-    get: {
-      operationId: 'listPolicies',
-      summary: 'List policies, newest first',
-      parameters: queryParams(ListPoliciesQuerySchema),
-      responses: { '200': { description: 'A page', content: body(PolicyPageSchema) }, ...problems(401, 422) },
-    },
-    post: {
-      operationId: 'createPolicy',
-      summary: 'Create a policy (version 1)',
-      requestBody: { required: true, content: body(CreatePolicySchema, 'input') },
-      responses: { '201': { description: 'The policy', headers: etag, content: body(PolicySchema) }, ...problems(400, 401, 403, 415, 422) },
-    },
-  },
-  '/api/v1/policies/{id}': {
-    get: {
-      operationId: 'getPolicy',
-      summary: 'A policy: current, or as it was at `version`',
-      parameters: [pathParam('id'), ...queryParams(GetPolicyQuerySchema)],
-      responses: { '200': { description: 'The policy', headers: etag, content: body(PolicySchema) }, ...problems(401, 404, 422) },
-    },
-    patch: {
-      operationId: 'updatePolicy',
-      summary: 'Change fields of a policy (merge patch); `If-Match: <version>` guards against lost updates',
-      parameters: [pathParam('id'), { name: 'If-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'Expected current version, e.g. `3` or `"3"`' }],
-      requestBody: { required: true, content: body(UpdatePolicySchema, 'input') },
-      responses: { '200': { description: 'The policy after the change', headers: etag, content: body(PolicySchema) }, ...problems(400, 401, 403, 404, 409, 415, 422) },
-    },
-  },
-  '/api/v1/policies/{id}/history': {
-    get: {
-      operationId: 'policyHistory',
-      summary: 'Every change of a policy, oldest first, with actor and field changes',
-      parameters: [pathParam('id')],
-      responses: { '200': { description: 'The history', content: body(PolicyHistorySchema) }, ...problems(401, 404, 422) },
-    },
-  },
-  '/api/v1/agents': {
-    get: {
-      operationId: 'listAgents',
-      summary: 'The agent registry, by agent_id',
-      parameters: queryParams(ListAgentsQuerySchema),
-      responses: { '200': { description: 'A page', content: body(AgentPageSchema) }, ...problems(401, 422) },
-    },
-    post: {
-      operationId: 'registerAgent',
-      summary: 'Register an agent and its actions, or re-register it (replaces its definition)',
-      requestBody: { required: true, content: body(AgentRegisterSchema, 'input') },
-      responses: {
-        '201': { description: 'Registered', content: body(AgentSchema) },
-        '200': { description: 'Re-registered (changed or identical)', content: body(AgentSchema) },
-        ...problems(400, 401, 403, 415, 422),
-      },
-    },
-  },
-  '/api/v1/agents/{id}': {
-    get: {
-      operationId: 'getAgent',
-      summary: 'One agent with its actions and kill switch',
-      parameters: [pathParam('id')],
-      responses: { '200': { description: 'The agent', content: body(AgentSchema) }, ...problems(401, 404) },
-    },
-  },
-  '/api/v1/kill-switches': {
-    get: {
-      operationId: 'listKillSwitches',
-      summary: 'The organisation kill switch and every engaged agent kill switch',
-      responses: { '200': { description: 'Kill switches', content: body(KillSwitchOverviewSchema) }, ...problems(401, 422) },
-    },
-  },
-  '/api/v1/kill-switches/organization': {
-    put: {
-      operationId: 'setOrganizationKillSwitch',
-      summary: 'Engage or release the organisation-wide kill switch',
-      requestBody: { required: true, content: body(SetKillSwitchSchema, 'input') },
-      responses: { '200': { description: 'The new state', content: body(KillSwitchStateSchema) }, ...problems(400, 401, 403, 415, 422) },
-    },
-  },
-  '/api/v1/kill-switches/agents/{agent_id}': {
-    put: {
-      operationId: 'setAgentKillSwitch',
-      summary: 'Engage or release one agent’s kill switch (the agent must be registered)',
-      parameters: [pathParam('agent_id')],
-      requestBody: { required: true, content: body(SetKillSwitchSchema, 'input') },
-      responses: { '200': { description: 'The new state', content: body(KillSwitchStateSchema) }, ...problems(400, 401, 403, 404, 415, 422) },
-    },
-  },
-};
+export const AgentUpdatedDataSchema = z.object({ agent_id: z.string(), at: z.string(), changes: changesOf(AGENT_FIELDS) });
+export type AgentUpdatedData = z.infer<typeof AgentUpdatedDataSchema>;

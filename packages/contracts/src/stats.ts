@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DateFilterSchema, OpaqueIdSchema, paginationShape } from './common.js';
-import { ACTION_STATUSES, RUN_STATUSES, RunStatusSchema } from './fleet.js';
+import { ACTION_STATUSES, RunStatusSchema } from './fleet.js';
 import { endExclusive } from './intervention.js';
 
 /**
@@ -17,42 +17,48 @@ export const RunEvents = {
 } as const;
 
 /** Data of RunStarted: the run.start body with `started_at` resolved (ISO 8601 UTC). */
-export interface RunStartedData {
-  run_id: string;
-  agent_id: string;
-  name?: string;
-  session_id?: string;
-  started_at: string;
-  metadata?: Record<string, unknown>;
-  ingest_event_id: string;
-}
+export const RunStartedDataSchema = z.object({
+  run_id: z.string(),
+  agent_id: z.string(),
+  name: z.string().optional(),
+  session_id: z.string().optional(),
+  started_at: z.string(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+  ingest_event_id: z.string(),
+});
+export type RunStartedData = z.infer<typeof RunStartedDataSchema>;
 
 /** Data of RunEnded: the run.end body with `ended_at` resolved (ISO 8601 UTC). */
-export interface RunEndedData {
-  run_id: string;
-  agent_id: string;
-  status: 'completed' | 'failed';
-  ended_at: string;
-  error?: string;
-  ingest_event_id: string;
-}
+export const RunEndedDataSchema = z.object({
+  run_id: z.string(),
+  agent_id: z.string(),
+  status: z.enum(['completed', 'failed']),
+  ended_at: z.string(),
+  error: z.string().optional(),
+  ingest_event_id: z.string(),
+});
+export type RunEndedData = z.infer<typeof RunEndedDataSchema>;
 
 /** Data of ActionRecorded: one ledger entry. `id` is the platform-assigned UUIDv7; costs in USD, duration in ms. */
-export interface ActionRecordedData {
-  id: string;
-  run_id: string;
-  agent_id: string;
-  action_name: string;
-  status: (typeof ACTION_STATUSES)[number];
-  inputs?: Record<string, unknown>;
-  outputs?: unknown;
-  cost_usd?: number;
-  actual_cost_usd?: number;
-  duration_ms?: number;
-  timestamp: string;
-  error?: string;
-  ingest_event_id: string;
-}
+export const ActionRecordedDataSchema = z.object({
+  id: z.string(),
+  run_id: z.string(),
+  agent_id: z.string(),
+  action_name: z.string(),
+  status: z.enum(ACTION_STATUSES),
+  inputs: z.record(z.string(), z.unknown()).optional(),
+  outputs: z.unknown().optional(),
+  /** Estimated cost, USD. */
+  cost_usd: z.number().optional(),
+  /** What the provider charged, USD. */
+  actual_cost_usd: z.number().optional(),
+  /** ms. */
+  duration_ms: z.number().optional(),
+  timestamp: z.string(),
+  error: z.string().optional(),
+  ingest_event_id: z.string(),
+});
+export type ActionRecordedData = z.infer<typeof ActionRecordedDataSchema>;
 
 /** Largest `days` look-back of `GET /api/v1/stats/` (ten years). */
 export const STATS_MAX_DAYS = 3650;
@@ -207,9 +213,6 @@ export const GetRunQuerySchema = z.strictObject({
   actions_limit: z.coerce.number().int('expected an integer').min(1, 'must be between 1 and 1000').max(1000, 'must be between 1 and 1000').default(1000),
 });
 
-/** Body of the runs.get pattern: the path id and the query. */
-export const GetRunRequestSchema = z.strictObject({ id: OpaqueIdSchema, query: z.unknown().optional() });
-
 /** `GET /api/v1/runs/{id}`: the run plus a page of its actions. */
 export const RunDetailSchema = RunSchema.extend({
   actions: z.array(LedgerEntrySchema),
@@ -218,9 +221,6 @@ export const RunDetailSchema = RunSchema.extend({
   actions_limit: z.number().int(),
 });
 export type RunDetail = z.infer<typeof RunDetailSchema>;
-
-/** Body of stats.agent and interventions.agent-counts: `{agent_id}` (the path id). */
-export const AgentIdRequestSchema = z.strictObject({ agent_id: OpaqueIdSchema });
 
 /** Interventions of one agent, answered by the interventions service. `cost_prevented_usd` in USD. */
 export const AgentInterventionCountsSchema = z.object({
@@ -270,95 +270,13 @@ export type LedgerExportQuery = z.infer<typeof LedgerExportQuerySchema>;
 /** Keyset cursor of the export: the last row's timestamp (ISO) and id. */
 export const ExportCursorSchema = z.strictObject({ ts: z.string(), id: z.string() });
 
-/** Body of ledger.export-page: the raw query and the cursor after which to continue (absent = first page). */
-export const LedgerExportPageRequestSchema = z.strictObject({ query: z.unknown(), cursor: ExportCursorSchema.nullish() });
-
 /**
  * One page of the export, already formatted: `text` is a run of whole records in the requested format (json:
  * elements joined by commas, without brackets; jsonl: lines; csv: lines without the header). `next_cursor` is null
  * on the last page.
  */
-export interface LedgerExportPage {
-  format: (typeof EXPORT_FORMATS)[number];
-  text: string;
-  rows: number;
-  next_cursor: z.infer<typeof ExportCursorSchema> | null;
-}
+export const LedgerExportPageSchema = z.object({ format: z.enum(EXPORT_FORMATS), text: z.string(), rows: z.number().int(), next_cursor: ExportCursorSchema.nullable() });
+export type LedgerExportPage = z.infer<typeof LedgerExportPageSchema>;
 
 /** CSV columns of the export, in order (inputs and outputs as JSON text). */
 export const LEDGER_CSV_COLUMNS = ['id', 'timestamp', 'run_id', 'agent_id', 'action_name', 'status', 'cost_usd', 'actual_cost_usd', 'duration_ms', 'inputs', 'outputs', 'error'] as const;
-
-const p = (name: string, description: string, schema: Record<string, unknown>, required = false) => ({ name, in: 'query', required, description, schema });
-const problem422 = { '422': { description: 'Invalid query; every bad field is listed, enums with their allowed values', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } } };
-const problem404 = { '404': { description: 'Unknown id (or another organisation’s)', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } } };
-const js = (s: z.ZodType) => {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(s, { io: 'output', unrepresentable: 'any', target: 'draft-2020-12' }) as Record<string, unknown>;
-  return rest;
-};
-
-/**
- * OpenAPI 3.1 `paths` fragment for the stats service's routes (merged into the document by the gateway).
- * Response schemas are inlined from the zod schemas above.
- */
-export function openApiStatsPaths(): Record<string, unknown> {
-  const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 256 } };
-  const res = (description: string, s: z.ZodType) => ({ '200': { description, content: { 'application/json': { schema: js(s) } } } });
-  return {
-    '/api/v1/stats/': {
-      get: {
-        operationId: 'statsSummary',
-        summary: 'Aggregate totals: runs, actions, cost, averages',
-        parameters: [p('days', `Look back this many UTC days including today (1..${STATS_MAX_DAYS}); absent = all time`, { type: 'integer', minimum: 1, maximum: STATS_MAX_DAYS })],
-        responses: { ...res('Totals', StatsSummarySchema), ...problem422 },
-      },
-    },
-    '/api/v1/stats/daily': { get: { operationId: 'statsDaily', summary: 'Cost and run counts per UTC day, last 30 days, zero-filled', responses: { ...res('30 days, oldest first', StatsDailySchema), ...problem422 } } },
-    '/api/v1/stats/estimation-accuracy': {
-      get: { operationId: 'statsEstimationAccuracy', summary: 'Skew of estimated vs actual cost: mean, p50, p95, worst offenders, histograms', responses: { ...res('Estimation accuracy', EstimationAccuracySchema), ...problem422 } },
-    },
-    '/api/v1/runs': {
-      get: {
-        operationId: 'listRuns',
-        summary: 'List runs, newest first',
-        parameters: [
-          p('status', `One of ${RUN_STATUSES.join(', ')}`, { type: 'string', enum: [...RUN_STATUSES] }),
-          p('min_cost', 'Minimum run cost, USD', { type: 'number', minimum: 0 }),
-          p('agent_id', 'Agent id', { type: 'string' }),
-          p('skip', 'Offset; default 0', { type: 'integer', minimum: 0 }),
-          p('limit', 'Page size; default 50, maximum 1000', { type: 'integer', minimum: 1, maximum: 1000 }),
-        ],
-        responses: { ...res('A page of runs', RunPageSchema), ...problem422 },
-      },
-    },
-    '/api/v1/runs/{id}': {
-      get: {
-        operationId: 'getRun',
-        summary: 'One run with its actions (ledger entries), oldest first',
-        parameters: [idParam, p('actions_skip', 'Offset into the actions; default 0', { type: 'integer', minimum: 0 }), p('actions_limit', 'Actions per page; default and maximum 1000', { type: 'integer', minimum: 1, maximum: 1000 })],
-        responses: { ...res('The run', RunDetailSchema), ...problem404, ...problem422 },
-      },
-    },
-    '/api/v1/agents/{id}/stats': {
-      get: { operationId: 'getAgentStats', summary: 'Per-agent totals, intervention counts and top actions', parameters: [idParam], responses: { ...res('Agent stats', AgentStatsSchema), ...problem404 } },
-    },
-    '/api/v1/ledger/export': {
-      get: {
-        operationId: 'exportLedger',
-        summary: 'Stream the action ledger as json, jsonl or csv (attachment)',
-        parameters: [
-          p('format', `One of ${EXPORT_FORMATS.join(', ')}`, { type: 'string', enum: [...EXPORT_FORMATS] }, true),
-          p('start_date', 'ISO 8601 date or date-time; inclusive', { type: 'string' }),
-          p('end_date', 'ISO 8601 date (inclusive of that day) or date-time', { type: 'string' }),
-          p('agent_id', 'Only this agent', { type: 'string' }),
-        ],
-        responses: {
-          '200': {
-            description: 'The ledger entries, oldest first',
-            content: { 'application/json': { schema: { type: 'array', items: js(LedgerEntrySchema) } }, 'application/x-ndjson': { schema: { type: 'string' } }, 'text/csv': { schema: { type: 'string' } } },
-          },
-          ...problem422,
-        },
-      },
-    },
-  };
-}

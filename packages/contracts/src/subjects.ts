@@ -39,8 +39,6 @@ export const Patterns = {
   ledgerExportPage: 'ledger.export-page',
 } as const;
 
-/** Queue groups, one per service, so replicas share requests. */
-export const QueueGroups = { ingest: 'ingest', interventions: 'interventions', policies: 'policies', stats: 'stats' } as const;
 
 /** Which service consumes which ingest event types (the JetStream subject's last token). */
 export const INGEST_TARGETS = {

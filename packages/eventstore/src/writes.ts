@@ -20,9 +20,19 @@ export function requestMetadata(ctx: RequestContext, opts: { actor?: string; cau
   };
 }
 
-/** Metadata of an event appended from an accepted ingest envelope (its organisation, ingesting key and request id). */
-export function ingestMetadata(envelope: { organization_id: string; actor: string; correlation_id: string }): EventMetadata {
-  return { organization_id: envelope.organization_id, actor: envelope.actor, correlation_id: envelope.correlation_id, schema_version: EVENT_SCHEMA_VERSION };
+/**
+ * Metadata of an event appended from an accepted ingest envelope: its organisation, ingesting key, request id and,
+ * when the HTTP request carried one, its W3C `traceparent`, so a trace that starts at HTTP continues past JetStream.
+ * Source: issue #10 §6.
+ */
+export function ingestMetadata(envelope: { organization_id: string; actor: string; correlation_id: string; traceparent?: string }): EventMetadata {
+  return {
+    organization_id: envelope.organization_id,
+    actor: envelope.actor,
+    correlation_id: envelope.correlation_id,
+    ...(envelope.traceparent ? { traceparent: envelope.traceparent } : {}),
+    schema_version: EVENT_SCHEMA_VERSION,
+  };
 }
 
 /**

@@ -3,7 +3,7 @@ import { createTestDatabase, skipIntegration } from '../../../test/support/infra
 import { createEventStore, createPgSql } from '../src/index.js';
 import { eventStoreContract } from './event-store-contract.js';
 
-describe.skipIf(skipIntegration())('PostgreSQL adapter', () => {
+describe.skipIf(skipIntegration('postgres'))('PostgreSQL adapter', () => {
   eventStoreContract('PostgreSQL (pg pool)', async () => {
     const db = await createTestDatabase('agp_es');
     const store = createEventStore(createPgSql(db.url));

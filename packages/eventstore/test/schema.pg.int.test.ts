@@ -5,7 +5,7 @@ import { createPgSql, migrateSchema } from '../src/index.js';
 /** What several replicas do at start: create the same tables at the same moment. */
 const DDL = Array.from({ length: 8 }, (_, i) => `CREATE TABLE IF NOT EXISTS t${i} (id text PRIMARY KEY, n bigint NOT NULL); CREATE INDEX IF NOT EXISTS t${i}_n ON t${i} (n)`).join(';\n');
 
-describe.skipIf(skipIntegration())('migrateSchema on PostgreSQL', () => {
+describe.skipIf(skipIntegration('postgres'))('migrateSchema on PostgreSQL', () => {
   it('lets processes that start together create the same tables without racing on the catalog', async () => {
     const db = await createTestDatabase('agp_schema');
     const pools = Array.from({ length: 6 }, () => createPgSql(db.url, { max: 1 }));

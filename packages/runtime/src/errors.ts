@@ -5,12 +5,10 @@
  * Source: ARCHITECTURE.md §4 (Errors), STYLE.md (Errors).
  */
 
-/** One invalid field: a dotted `path` into the input, a human `message`, and for enums the `allowed` values. */
-export interface FieldError {
-  path: string;
-  message: string;
-  allowed?: readonly string[];
-}
+import type { FieldError } from '@agp/contracts';
+
+/** One invalid field (the wire definition is `FieldErrorSchema` in `@agp/contracts`). */
+export type { FieldError };
 
 /** Base class: carries the HTTP status it maps to and an optional `cause`. */
 export abstract class AgpError extends Error {

@@ -7,3 +7,5 @@ export * from './ids.js';
 export * from './validate.js';
 export * from './ops.js';
 export * from './lock.js';
+export * from './lifecycle.js';
+export * from './time.js';

@@ -1,17 +1,8 @@
+import type { Problem } from '@agp/contracts';
 import { AgpError, type FieldError, ValidationError } from './errors.js';
 
-/**
- * RFC 9457 problem details as AGP sends them (`application/problem+json`).
- * Source: ARCHITECTURE.md §4 (Errors).
- */
-export interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  instance?: string;
-  errors?: FieldError[];
-}
+/** RFC 9457 problem details, as defined once by `ProblemSchema` in `@agp/contracts`. Source: ARCHITECTURE.md §4 (Errors). */
+export type { Problem };
 
 /** Base URI for problem `type` values; each status has its own documented type. */
 export const PROBLEM_TYPE_BASE = 'https://agp.dev/problems/';

@@ -1,4 +1,4 @@
-import type { Problem } from './problem.js';
+import type { Problem, RawJson } from '@agp/contracts';
 
 /**
  * Request context that the gateway attaches to every NATS request, resolved from the bearer token.
@@ -24,14 +24,8 @@ export interface RpcRequest<T = unknown> {
 /** Envelope of every reply: either data or a problem. Handlers never throw across the wire. */
 export type RpcReply<T = unknown> = { ok: true; data: T } | { ok: false; problem: Problem };
 
-/**
- * A reply body already serialized as JSON text. Large read replies (a list page of 1000 records) travel as
- * text end to end: read as `jsonb::text` from PostgreSQL and written to the HTTP response unchanged, never
- * parsed and re-serialized in between. The gateway sends `$json` with `content-type: application/json`.
- */
-export interface RawJson {
-  $json: string;
-}
+/** A reply body already serialised as JSON text (defined once: `RawJsonSchema` in `@agp/contracts`). */
+export type { RawJson };
 
 /** Wrap JSON text as a {@link RawJson} reply body. The caller guarantees `json` is valid JSON. */
 export function rawJson(json: string): RawJson {

@@ -5,7 +5,7 @@ import { InProcessBroker, InProcessClient, InProcessServer, SqlIngestLog } from 
 import { KeyStore } from '@agp/auth';
 import { createEventStore, createPgliteSql, type Sql } from '@agp/eventstore';
 import { createGateway } from '@agp/gateway';
-import { IngestModule, IngestService } from '@agp/ingest';
+import { IngestModule, IngestService, sqlIngestedIds } from '@agp/ingest';
 import { InterventionsModule, InterventionsService } from '@agp/interventions';
 import { PoliciesModule, PoliciesService } from '@agp/policies';
 import { StatsModule, StatsService } from '@agp/stats';
@@ -36,6 +36,12 @@ export interface EmbeddedPlatform {
   sql: Sql;
   /** Keys created at this start (first run or headless init); the plaintext is shown only now. */
   createdKeys: { organization_id: string; write?: string; read?: string } | null;
+  /**
+   * Absolute path of `first-run-keys.json` in the data folder (`<AGP_DATA_DIR resolved>/first-run-keys.json`), where
+   * the first start saves its keys (mode 0600); null in memory. It may not exist (keys made with `AGP_INIT_*`).
+   * Source: issue #9 point 5.
+   */
+  keysFile: string | null;
   stop(): Promise<void>;
 }
 
@@ -50,6 +56,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const logger = opts.logger ?? createLogger('agp');
   const dataDir = opts.dataDir ?? env.AGP_DATA_DIR;
   const inMemory = dataDir === 'memory';
+  const keysFile = inMemory ? null : join(resolve(dataDir), 'first-run-keys.json');
   const release = inMemory ? () => {} : acquireDataDirLock(resolve(dataDir));
   const sql = await createPgliteSql(inMemory ? undefined : join(resolve(dataDir), 'pg'));
   const store = createEventStore(sql);
@@ -66,10 +73,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
     const write = await keys.createKey({ organizationId: 'default', scope: 'write', name: 'first-run write key' });
     const read = await keys.createKey({ organizationId: 'default', scope: 'read', name: 'first-run read key' });
     createdKeys = { organization_id: 'default', write: write.key, read: read.key };
-    if (!inMemory) {
-      const file = join(resolve(dataDir), 'first-run-keys.json');
-      writeFileSync(file, JSON.stringify(createdKeys, null, 2) + '\n', { mode: 0o600 });
-    }
+    if (keysFile) writeFileSync(keysFile, JSON.stringify(createdKeys, null, 2) + '\n', { mode: 0o600 });
   }
 
   const broker = new InProcessBroker();
@@ -99,7 +103,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   });
   await statsApp.listen();
 
-  const ingest = new IngestService({ log: ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, logger: logger.child({ service: 'ingest' }) });
+  const ingest = new IngestService({ log: ingestLog, ingested: sqlIngestedIds(sql), subjectPrefix: env.AGP_SUBJECT_PREFIX, logger: logger.child({ service: 'ingest' }) });
   const ingestApp = await NestFactory.createMicroservice(IngestModule.register(ingest, logger.child({ service: 'ingest' })), {
     strategy: new InProcessServer({ broker, queue: 'ingest' }),
     logger: false,
@@ -115,6 +119,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
     port,
     sql,
     createdKeys,
+    keysFile,
     async stop() {
       await gateway.close();
       await ingestApp.close();

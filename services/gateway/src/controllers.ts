@@ -6,8 +6,8 @@
  */
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { IngestBatchSchema, Patterns, type IngestResponse, type InterventionRecord } from '@agp/contracts';
-import { callRpc, RemoteProblemError } from '@agp/bus';
+import { INGEST_DUPLICATE, IngestBatchSchema, Patterns, type IngestResponse } from '@agp/contracts';
+import { callRpc, callUnchecked, RemoteProblemError } from '@agp/bus';
 import { ServiceUnavailableError, UnauthorizedError, isRawJson, parseOrThrow, type RequestContext } from '@agp/runtime';
 import type { ClientProxy } from '@nestjs/microservices';
 import { MAX_EVENT_BYTES, chunkBatch } from './chunks.js';
@@ -29,7 +29,11 @@ export function sendable(res: Response, data: unknown): unknown {
   return data.$json;
 }
 
-/** `/api/v1/interventions`: list, stats, get, create, delete. */
+/**
+ * `/api/v1/interventions`: list, stats, get, create, enrich, delete. Each route sends its HTTP parts (`path`, `query`,
+ * `body`) as the body of its `interventions.*` wire row, checked against the row first (a 422 names `query.limit`,
+ * `body.agent_id`, `path.id` exactly as the service would); the reply is typed by the row.
+ */
 @Controller('api/v1/interventions')
 export class InterventionsController {
   constructor(@Inject(BUS) private readonly bus: Pick<ClientProxy, 'send'>) {}
@@ -37,26 +41,26 @@ export class InterventionsController {
   /** GET /api/v1/interventions: the filtered, paginated list `{interventions, total, skip, limit}`. */
   @Get()
   async list(@Req() req: AuthedRequest, @Query() query: unknown, @Res({ passthrough: true }) res: Response) {
-    return sendable(res, await callRpc(this.bus, Patterns.interventionsList, { ctx: ctxOf(req), body: query }));
+    return sendable(res, await callUnchecked(this.bus, 'interventions.list', ctxOf(req), { query }));
   }
 
   /** GET /api/v1/interventions/stats: totals, breakdowns, daily series, top lists. */
   @Get('stats')
   stats(@Req() req: AuthedRequest, @Query() query: unknown) {
-    return callRpc(this.bus, Patterns.interventionsStats, { ctx: ctxOf(req), body: query });
+    return callUnchecked(this.bus, 'interventions.stats', ctxOf(req), { query });
   }
 
   /** GET /api/v1/interventions/{id}: the record plus its audit trail; 404 when unknown or another organisation's. */
   @Get(':id')
   get(@Req() req: AuthedRequest, @Param('id') id: string) {
-    return callRpc(this.bus, Patterns.interventionsGet, { ctx: ctxOf(req), body: { id } });
+    return callUnchecked(this.bus, 'interventions.get', ctxOf(req), { path: { id } });
   }
 
   /** POST /api/v1/interventions: 201 with the stored record and its Location. */
   @Post()
   @HttpCode(201)
   async create(@Req() req: AuthedRequest, @Body() body: unknown, @Res({ passthrough: true }) res: Response) {
-    const record = await callRpc<InterventionRecord>(this.bus, Patterns.interventionsCreate, { ctx: ctxOf(req), body: body ?? {} });
+    const record = await callUnchecked(this.bus, 'interventions.create', ctxOf(req), { body: body ?? {} });
     res.location(`/api/v1/interventions/${record.id}`);
     return record;
   }
@@ -65,14 +69,14 @@ export class InterventionsController {
   @Post(':id/enrich')
   @HttpCode(202)
   enrich(@Req() req: AuthedRequest, @Param('id') id: string) {
-    return callRpc(this.bus, Patterns.interventionsEnrich, { ctx: ctxOf(req), body: { id } });
+    return callUnchecked(this.bus, 'interventions.enrich', ctxOf(req), { path: { id } });
   }
 
   /** DELETE /api/v1/interventions/{id}: 204; the record leaves the read models, its stream stays. */
   @Delete(':id')
   @HttpCode(204)
   async delete(@Req() req: AuthedRequest, @Param('id') id: string): Promise<void> {
-    await callRpc(this.bus, Patterns.interventionsDelete, { ctx: ctxOf(req), body: { id } });
+    await callUnchecked(this.bus, 'interventions.delete', ctxOf(req), { path: { id } });
   }
 }
 
@@ -84,7 +88,8 @@ export class IngestController {
   /**
    * Validate the envelope (422 when it is not `{batch: [...]}` of at most 1000), split it into chunks that
    * fit a bus message, send the chunks to the ingest service in parallel and merge their per-event answers
-   * in batch order. 503 only when no event at all could be accepted.
+   * in batch order: each success `{id, status: 201, result: "created"}` or `{id, status: 200, result: "duplicate"}`
+   * (an id accepted in an earlier chunk of the batch is a duplicate). 503 only when no event at all could be accepted.
    */
   @Post()
   @HttpCode(207)
@@ -104,9 +109,13 @@ export class IngestController {
       }),
     );
     const out: IngestResponse = { successes: [], errors: [] };
+    // An id accepted in an earlier chunk makes a later "created" of the same id a duplicate (issue #9 point 3);
+    // the ingest service already answers repeats within one chunk.
+    const accepted = new Set<string>();
     for (const { chunk, reply } of answers) {
       if (reply) {
-        out.successes.push(...reply.successes);
+        for (const s of reply.successes) out.successes.push(s.result === 'created' && accepted.has(s.id) ? { id: s.id, ...INGEST_DUPLICATE } : s);
+        for (const s of reply.successes) accepted.add(s.id);
         out.errors.push(...reply.errors);
       } else {
         for (const e of chunk.events) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { routeLabel } from './edge.js';
+import { authenticate, needsWriteKey, routeLabel } from './edge.js';
 
 describe('routeLabel', () => {
   it.each([
@@ -16,5 +16,81 @@ describe('routeLabel', () => {
     ['/docs/assets/x.css', '/docs'],
   ])('%s -> %s', (path, label) => {
     expect(routeLabel(path)).toBe(label);
+  });
+});
+
+describe('needsWriteKey (the scope of the route in the HTTP route table)', () => {
+  it.each([
+    ['GET', '/api/v1/policies', false],
+    ['POST', '/api/v1/policies', true],
+    ['POST', '/api/v1/policies/', true],
+    ['GET', '/api/v1/policies/p-1', false],
+    ['PATCH', '/api/v1/policies/p-1', true],
+    ['GET', '/api/v1/interventions/stats', false],
+    ['DELETE', '/api/v1/interventions/0190abcd', true],
+    ['POST', '/api/v1/interventions/0190abcd/enrich', true],
+    ['POST', '/api/v1/approvals/apr-1/approve', true],
+    ['PUT', '/api/v1/kill-switches/agents/a.b', true],
+    ['POST', '/api/v1/ingest', true],
+    ['GET', '/api/v1/ledger/export', false],
+    ['GET', '/api/v1/agents/billing-agent-3/stats', false],
+    // No route: the method decides, as before the table (a read key's write is a 403, anything else the 404).
+    ['POST', '/api/v1/nowhere', true],
+    ['DELETE', '/api/v1/policies/p-1', true],
+    ['PUT', '/api/v1/stats', true],
+    ['GET', '/api/v1/nowhere', false],
+    ['HEAD', '/api/v1/policies', false],
+    ['OPTIONS', '/api/v1/policies', false],
+  ])('%s %s -> %s', (method, path, write) => {
+    expect(needsWriteKey(method, path)).toBe(write);
+  });
+});
+
+describe('authenticate: the scope check', () => {
+  /** Run the middleware on a fake request with a key of `scope`; resolves to the answer, or 'next' when it passed. */
+  async function run(scope: 'read' | 'write', method: string, path: string) {
+    const req = { method, path, get: (h: string) => (h.toLowerCase() === 'authorization' ? 'Bearer agp_test' : undefined) };
+    const out: { status?: number; headers?: Record<string, string>; body?: string; next?: boolean } = {};
+    const res = {
+      locals: { requestId: 'req-1' },
+      status(s: number) {
+        out.status = s;
+        return this;
+      },
+      set(h: Record<string, string>) {
+        out.headers = h;
+        return this;
+      },
+      send(b: string) {
+        out.body = b;
+        return this;
+      },
+    };
+    await authenticate({ resolve: async () => ({ key_id: 'k1', organization_id: 'org-1', scope }) })(req as never, res as never, () => void (out.next = true));
+    return out;
+  }
+
+  it('refuses a read key a write route with the same 403 problem as before', async () => {
+    const out = await run('read', 'PATCH', '/api/v1/policies/p-1/');
+    expect(out.status).toBe(403);
+    expect(out.headers).toEqual({ 'content-type': 'application/problem+json' });
+    expect(JSON.parse(out.body!)).toEqual({ type: 'https://agp.dev/problems/forbidden', title: 'Forbidden', status: 403, detail: 'a read key cannot PATCH /api/v1/policies/p-1; use a write key' });
+    expect(out.next).toBeUndefined();
+  });
+
+  it('refuses a read key a write method on an unknown route (403, as before)', async () => {
+    const out = await run('read', 'POST', '/api/v1/nowhere');
+    expect(out.status).toBe(403);
+    expect(JSON.parse(out.body!).detail).toBe('a read key cannot POST /api/v1/nowhere; use a write key');
+  });
+
+  it.each([
+    ['read', 'GET', '/api/v1/policies'],
+    ['read', 'GET', '/api/v1/nowhere'],
+    ['write', 'POST', '/api/v1/policies'],
+    ['write', 'DELETE', '/api/v1/nowhere'],
+  ] as const)('lets a %s key %s %s through', async (scope, method, path) => {
+    const out = await run(scope, method, path);
+    expect(out).toEqual({ next: true });
   });
 });

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { INGEST_MAX_BYTES } from '@agp/contracts';
+import { INGEST_MAX_BYTES, Wire, matchHttpRoute } from '@agp/contracts';
 import type { KeyResolver } from '@agp/auth';
 import { counter, histogram, unstorableTextError, unstorableTextPaths, problem, type Problem, type RequestContext } from '@agp/runtime';
 
@@ -62,7 +62,21 @@ export function requestIdAndMetrics() {
 
 /** Paths under /api/v1 that need no key. */
 const PUBLIC = new Set(['/api/v1/openapi.json']);
+/** Methods that need a write key on a path no route of the table matches (it answers 404 to a write key). */
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Whether a request needs a write key: the scope of the wire message its route becomes (`HTTP_ROUTES` in
+ * `@agp/contracts`, matched by method and path pattern), or, for a request no route matches, whether its method
+ * writes (POST, PUT, PATCH, DELETE), so an unknown route answers a read key's write with 403 and anything else with
+ * the 404 as before. Source: issue #10 (the scope check from the table); ARCHITECTURE.md §4 (Auth).
+ * @param method the HTTP method, upper case.
+ * @param path the request path without the query; a trailing slash is ignored.
+ */
+export function needsWriteKey(method: string, path: string): boolean {
+  const route = matchHttpRoute(method, path);
+  return route ? Wire[route.message].scope === 'write' : WRITE_METHODS.has(method);
+}
 
 /** The key of a request: `Authorization: Bearer <key>` or `X-API-Key: <key>`. */
 export function presentedKey(req: Request): string | null {
@@ -76,8 +90,9 @@ export function presentedKey(req: Request): string | null {
 
 /**
  * Resolves the key of every `/api/v1` request (but the OpenAPI document): 401 without a key or with an
- * unknown, revoked or expired one; 403 when a read key attempts a write. Runs before the body is parsed,
- * so an unauthenticated client cannot make the gateway parse 5 MiB.
+ * unknown, revoked or expired one; 403 when a read key calls a route whose wire message needs a write key
+ * ({@link needsWriteKey}). Runs before the body is parsed, so an unauthenticated client cannot make the gateway
+ * parse 5 MiB.
  */
 export function authenticate(keys: KeyResolver) {
   return async (req: AuthedRequest, res: Response, next: NextFunction) => {
@@ -93,7 +108,7 @@ export function authenticate(keys: KeyResolver) {
       return sendProblem(res, problem(503, 'Service Unavailable', 'the key store is unavailable; retry'), { 'retry-after': '1' });
     }
     if (!principal) return sendProblem(res, problem(401, 'Unauthorized', 'unknown, revoked or expired API key'), challenge);
-    if (WRITE_METHODS.has(req.method) && principal.scope !== 'write') {
+    if (principal.scope !== 'write' && needsWriteKey(req.method, path)) {
       return sendProblem(res, problem(403, 'Forbidden', `a ${principal.scope} key cannot ${req.method} ${path}; use a write key`));
     }
     const traceparent = req.get('traceparent');

@@ -3,21 +3,31 @@ import { NestFactory } from '@nestjs/core';
 import { z } from 'zod';
 import { QueueGroups } from '@agp/contracts';
 import { JetStreamIngestLog, PrefixedNatsServer, ingestSubjects } from '@agp/bus';
+import { createPgSql } from '@agp/eventstore';
 import { baseEnvSchema, createLogger, loadEnv, startOpsServer } from '@agp/runtime';
+import { sqlIngestedIds } from './ingested-ids.js';
 import { IngestModule } from './module.js';
 import { IngestService } from './service.js';
 
-/** Distributed mode: the ingest service as its own process (NATS request/reply in, JetStream out). */
+/**
+ * Distributed mode: the ingest service as its own process (NATS request/reply in, JetStream out). It reads
+ * PostgreSQL (DATABASE_URL) only to tell already-stored events from new ones (issue #9 point 3); readiness does not
+ * depend on it, since ingest answers every event as new when the database cannot be asked.
+ */
 const env = loadEnv(
   baseEnvSchema.extend({
     NATS_URL: z.string().min(1),
+    /** PostgreSQL holding the event store (`agp_events`), read for duplicate answers. */
+    DATABASE_URL: z.string().min(1),
     /** Port of this process's /healthz, /readyz and /metrics. @default 9462 */
     OPS_PORT: z.coerce.number().int().min(0).max(65535).default(9462),
   }),
 );
 const logger = createLogger('ingest', env.LOG_LEVEL);
 const log = await JetStreamIngestLog.create({ servers: env.NATS_URL, streamName: env.AGP_INGEST_STREAM, subjects: [ingestSubjects(env.AGP_SUBJECT_PREFIX)], logger });
-const service = new IngestService({ log, subjectPrefix: env.AGP_SUBJECT_PREFIX, logger });
+// A small pool: one indexed read per chunk.
+const sql = createPgSql(env.DATABASE_URL, { applicationName: 'agp-ingest', max: 4 });
+const service = new IngestService({ log, ingested: sqlIngestedIds(sql), subjectPrefix: env.AGP_SUBJECT_PREFIX, logger });
 const app = await NestFactory.createMicroservice(IngestModule.register(service, logger), {
   strategy: new PrefixedNatsServer({ servers: env.NATS_URL, prefix: env.AGP_SUBJECT_PREFIX, queue: QueueGroups.ingest }),
   logger: false,
@@ -30,6 +40,7 @@ const shutdown = async () => {
   logger.info('stopping');
   await app.close();
   await log.close();
+  await sql.close();
   await ops.close();
   process.exit(0);
 };

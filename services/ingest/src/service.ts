@@ -1,22 +1,32 @@
 import { createHash } from 'node:crypto';
 import {
   INGEST_BODY_SCHEMAS,
+  INGEST_CREATED,
+  INGEST_DUPLICATE,
   INGEST_TARGETS,
   IngestEventSchema,
   type IngestEnvelope,
+  type IngestError,
   type IngestEvent,
   type IngestResponse,
+  type IngestSuccess,
 } from '@agp/contracts';
 import { ingestSubject, type IngestLogPublisher } from '@agp/bus';
-import { ServiceUnavailableError, fieldErrors, newId, unstorableTextError, unstorableTextPaths, type Logger, type RequestContext } from '@agp/runtime';
+import { ServiceUnavailableError, counter, fieldErrors, newId, unstorableTextError, unstorableTextPaths, type Logger, type RequestContext } from '@agp/runtime';
 import { z } from 'zod';
+import type { IngestedIds } from './ingested-ids.js';
 
 /** Body of the `ingest.batch` request: a chunk of a client batch and its offset in that batch. */
 export const IngestChunkSchema = z.object({ events: z.array(z.unknown()), offset: z.number().int().min(0).default(0) });
 
-/** Dependencies of the ingest service: the durable log it publishes to, the subject prefix, a logger, a clock. */
+/**
+ * Dependencies of the ingest service: the durable log it publishes to, a read-only view of which event ids are
+ * already stored (issue #9 point 3), the subject prefix, a logger, a clock.
+ */
 export interface IngestDeps {
   log: IngestLogPublisher;
+  /** Which client event ids are already in the event store (see {@link IngestedIds}); asked once per chunk. */
+  ingested: IngestedIds;
   subjectPrefix: string;
   logger: Logger;
   now?: () => Date;
@@ -24,48 +34,78 @@ export interface IngestDeps {
 
 type Valid = { index: number; event: IngestEvent };
 
+/** What became of one event of a chunk, by its index in the client's batch. */
+type Outcome = { index: number } & ({ success: IngestSuccess } | { error: IngestError });
+
+const UNAVAILABLE = 'the ingest log is unavailable; retry this event';
+
+const ingestAnswers = counter('agp_ingest_events_total', 'Ingested events by answer: created, duplicate, invalid, unavailable', ['result']);
+const lookupFailures = counter('agp_ingest_stored_lookup_failures_total', 'Chunks answered without the stored-ids lookup because the event store could not be asked');
+
 /**
- * The ingest service: validates each event of a chunk on its own, publishes the valid ones to the durable
- * ingest log — one message per target service, deduplicated by a message id derived from the organisation
- * and the events' ids — and answers per event once the log has acknowledged them.
- * Source: ARCHITECTURE.md §4 (Ingest); issue 2 §6.
+ * The ingest service: validates each event of a chunk on its own, answers the events already stored (or repeated
+ * within the chunk) `duplicate` without publishing them, publishes the others to the durable ingest log — one
+ * message per target service, deduplicated by a message id derived from the organisation and the events' ids — and
+ * answers per event once the log has acknowledged them: `created` (201), or `duplicate` (200) when the log reports the
+ * message itself as a duplicate. Source: ARCHITECTURE.md §4 (Ingest); issue 2 §6; issue #9 point 3.
  */
 export class IngestService {
   constructor(private readonly deps: IngestDeps) {}
 
   /**
-   * Accept one chunk. Invalid events are reported with status 422 and a message naming each bad field;
-   * events whose publish failed are reported with 503.
+   * Accept one chunk; the answer lists every event in batch order (`successes` and `errors` each sorted by index).
+   * - Invalid events: status 422 and a message naming each bad field.
+   * - An id already in the event store ({@link IngestDeps.ingested}): `{status: 200, result: "duplicate"}`, not published.
+   * - An id that came earlier in the chunk: answered like that first occurrence (`duplicate`, or 503 when its publish
+   *   failed), not published again.
+   * - The others are published; `{status: 201, result: "created"}` once the log has them, or `duplicate` when the log
+   *   already held the identical message (a retried request within the dedupe window); 503 when their publish failed.
+   * When the stored-ids lookup fails, it is logged and every event is treated as new (still stored once downstream).
    * @throws ServiceUnavailableError when the log is down and no event could be accepted.
    */
   async accept(ctx: RequestContext, body: unknown): Promise<IngestResponse> {
     const chunk = IngestChunkSchema.parse(body);
-    const response: IngestResponse = { successes: [], errors: [] };
-    const byTarget = new Map<string, Valid[]>();
+    const outcomes: Outcome[] = [];
+    const valid: Valid[] = [];
     chunk.events.forEach((raw, i) => {
       const index = chunk.offset + i;
       const rawId = typeof (raw as { id?: unknown })?.id === 'string' ? ((raw as { id: string }).id) : null;
       const env = IngestEventSchema.safeParse(raw);
       if (!env.success) {
-        response.errors.push({ id: rawId, status: 422, message: describe(fieldErrors(env.error, `batch[${index}]`)) });
+        outcomes.push({ index, error: { id: rawId, status: 422, message: describe(fieldErrors(env.error, `batch[${index}]`)) } });
         return;
       }
       const bodyCheck = INGEST_BODY_SCHEMAS[env.data.type].safeParse(env.data.body);
       if (!bodyCheck.success) {
-        response.errors.push({ id: env.data.id, status: 422, message: describe(fieldErrors(bodyCheck.error, `batch[${index}].body`)) });
+        outcomes.push({ index, error: { id: env.data.id, status: 422, message: describe(fieldErrors(bodyCheck.error, `batch[${index}].body`)) } });
         return;
       }
       // PostgreSQL cannot store U+0000: such an event would fail every append downstream, so refuse it here.
       const nul = unstorableTextPaths(env.data, `batch[${index}]`);
       if (nul.length) {
-        response.errors.push({ id: env.data.id, status: 422, message: describe(nul.map(unstorableTextError)) });
+        outcomes.push({ index, error: { id: env.data.id, status: 422, message: describe(nul.map(unstorableTextError)) } });
         return;
       }
-      const target = INGEST_TARGETS[env.data.type];
-      const list = byTarget.get(target) ?? [];
-      list.push({ index, event: env.data });
-      byTarget.set(target, list);
+      valid.push({ index, event: env.data });
     });
+
+    // The first valid occurrence of an id stands for the event; later ones follow its fate.
+    const firsts = new Map<string, Valid>();
+    const repeats: Valid[] = [];
+    for (const v of valid) {
+      if (firsts.has(v.event.id)) repeats.push(v);
+      else firsts.set(v.event.id, v);
+    }
+    const stored = await this.storedIds(ctx.organization_id, [...firsts.keys()]);
+
+    const byTarget = new Map<string, Valid[]>();
+    for (const v of firsts.values()) {
+      if (stored.has(v.event.id)) continue;
+      const target = INGEST_TARGETS[v.event.type];
+      const list = byTarget.get(target) ?? [];
+      list.push(v);
+      byTarget.set(target, list);
+    }
 
     const receivedAt = (this.deps.now?.() ?? new Date()).toISOString();
     const results = await Promise.all(
@@ -78,29 +118,54 @@ export class IngestService {
           events: events.map(({ event }) => ({ ...event, assigned_id: newId() })),
         };
         try {
-          await this.deps.log.publish({
+          const { duplicate } = await this.deps.log.publish({
             subject: ingestSubject(this.deps.subjectPrefix, ctx.organization_id, target),
             msg_id: messageId(ctx.organization_id, target, events),
             payload: envelope,
           });
-          return { events, ok: true as const };
+          return { events, ok: true as const, duplicate };
         } catch (err) {
           this.deps.logger.error({ err, target, events: events.length }, 'ingest publish failed');
-          return { events, ok: false as const };
+          return { events, ok: false as const, duplicate: false };
         }
       }),
     );
-    let accepted = 0;
-    for (const r of results) {
-      for (const { event } of r.events) {
-        if (r.ok) response.successes.push({ id: event.id, status: 201 });
-        else response.errors.push({ id: event.id, status: 503, message: 'the ingest log is unavailable; retry this event' });
-      }
-      if (r.ok) accepted += r.events.length;
+
+    // Fate of each distinct id: duplicate (stored, or the log already held the message), created, or unavailable.
+    const fate = new Map<string, 'created' | 'duplicate' | 'unavailable'>();
+    for (const id of stored) fate.set(id, 'duplicate');
+    for (const r of results) for (const { event } of r.events) fate.set(event.id, !r.ok ? 'unavailable' : r.duplicate ? 'duplicate' : 'created');
+    for (const v of firsts.values()) outcomes.push(answer(v, fate.get(v.event.id)!));
+    for (const v of repeats) outcomes.push(answer(v, fate.get(v.event.id) === 'unavailable' ? 'unavailable' : 'duplicate'));
+
+    outcomes.sort((a, b) => a.index - b.index);
+    const response: IngestResponse = { successes: [], errors: [] };
+    for (const o of outcomes) {
+      if ('success' in o) response.successes.push(o.success);
+      else response.errors.push(o.error);
+      ingestAnswers.inc({ result: 'success' in o ? o.success.result : o.error.status === 503 ? 'unavailable' : 'invalid' });
     }
-    if (accepted === 0 && results.some((r) => !r.ok)) throw new ServiceUnavailableError('the ingest log is unavailable; nothing was accepted');
+    if (response.successes.length === 0 && response.errors.some((e) => e.status === 503)) throw new ServiceUnavailableError('the ingest log is unavailable; nothing was accepted');
     return response;
   }
+
+  /** The ids of `clientIds` already stored; the empty set (logged and counted) when the event store cannot be asked. */
+  private async storedIds(org: string, clientIds: string[]): Promise<Set<string>> {
+    if (clientIds.length === 0) return new Set();
+    try {
+      return await this.deps.ingested.stored(org, clientIds);
+    } catch (err) {
+      lookupFailures.inc();
+      this.deps.logger.warn({ err, events: clientIds.length }, 'cannot tell stored events from new ones; answering them as new');
+      return new Set();
+    }
+  }
+}
+
+/** The answer for one valid event given the fate of its id. */
+function answer({ index, event }: Valid, fate: 'created' | 'duplicate' | 'unavailable'): Outcome {
+  if (fate === 'unavailable') return { index, error: { id: event.id, status: 503, message: UNAVAILABLE } };
+  return { index, success: { id: event.id, ...(fate === 'created' ? INGEST_CREATED : INGEST_DUPLICATE) } };
 }
 
 /** Dedupe id of one published message: the same organisation, target and event ids give the same id. */

@@ -1,88 +1,32 @@
-import { Controller, Inject, Module, type DynamicModule } from '@nestjs/common';
-import { MessagePattern, Payload } from '@nestjs/microservices';
-import { Patterns } from '@agp/contracts';
-import { rpcHandler } from '@agp/bus';
-import type { Logger, RpcRequest } from '@agp/runtime';
+import type { DynamicModule } from '@nestjs/common';
+import { serveRpc, type WireHandlers } from '@agp/bus';
+import type { Logger } from '@agp/runtime';
 import type { InterventionsService } from './service.js';
 
-const SERVICE = Symbol('InterventionsService');
-const LOGGER = Symbol('Logger');
-
-/** NATS (or in-process) request handlers: thin, each maps one pattern to one service call. */
-@Controller()
-export class InterventionsController {
-  constructor(
-    @Inject(SERVICE) private readonly svc: InterventionsService,
-    @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
-
-  @MessagePattern(Patterns.interventionsCreate)
-  create(@Payload() req: RpcRequest) {
-    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.create(r.ctx, r.body))(req);
-  }
-
-  @MessagePattern(Patterns.interventionsList)
-  list(@Payload() req: RpcRequest) {
-    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.list(r.ctx, r.body))(req);
-  }
-
-  @MessagePattern(Patterns.interventionsGet)
-  get(@Payload() req: RpcRequest) {
-    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.get(r.ctx, r.body))(req);
-  }
-
-  @MessagePattern(Patterns.interventionsStats)
-  stats(@Payload() req: RpcRequest) {
-    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.stats(r.ctx, r.body))(req);
-  }
-
-  @MessagePattern(Patterns.interventionsDelete)
-  delete(@Payload() req: RpcRequest) {
-    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.delete(r.ctx, r.body))(req);
-  }
-
-  @MessagePattern(Patterns.interventionsEnrich)
-  enrich(@Payload() req: RpcRequest) {
-    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.enrichment.enrich(r.ctx, r.body))(req);
-  }
-
-  @MessagePattern(Patterns.interventionsAgentCounts)
-  agentCounts(@Payload() req: RpcRequest) {
-    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.agentCounts(r.ctx, r.body))(req);
-  }
-
-  @MessagePattern(Patterns.approvalsList)
-  approvalsList(@Payload() req: RpcRequest) {
-    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.approvals.list(r.ctx, r.body))(req);
-  }
-
-  @MessagePattern(Patterns.approvalsGet)
-  approvalsGet(@Payload() req: RpcRequest) {
-    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.approvals.get(r.ctx, r.body))(req);
-  }
-
-  @MessagePattern(Patterns.approvalsApprove)
-  approve(@Payload() req: RpcRequest) {
-    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.approvals.decide(r.ctx, r.body, 'approve'))(req);
-  }
-
-  @MessagePattern(Patterns.approvalsReject)
-  reject(@Payload() req: RpcRequest) {
-    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.approvals.decide(r.ctx, r.body, 'reject'))(req);
-  }
+/**
+ * The interventions service's part of the wire table (`Wire` in `@agp/contracts`): one call per subject, each
+ * given the request body already parsed by the row's schema. Source: issue #10.
+ */
+export function interventionsHandlers(svc: InterventionsService): WireHandlers<'interventions'> {
+  return {
+    'interventions.create': (ctx, { body }) => svc.create(ctx, body),
+    'interventions.list': (ctx, { query }) => svc.list(ctx, query),
+    'interventions.get': (ctx, { path }) => svc.get(ctx, path.id),
+    'interventions.stats': (ctx, { query }) => svc.stats(ctx, query),
+    'interventions.delete': (ctx, { path }) => svc.delete(ctx, path.id),
+    'interventions.enrich': (ctx, { path }) => svc.enrichment.enrich(ctx, path.id),
+    'interventions.agent-counts': (ctx, { path }) => svc.agentCounts(ctx, path.agent_id),
+    'approvals.list': (ctx, { query }) => svc.approvals.list(ctx, query),
+    'approvals.get': (ctx, { path }) => svc.approvals.get(ctx, path.id),
+    'approvals.approve': (ctx, { path, body }) => svc.approvals.decide(ctx, path.id, body, 'approve'),
+    'approvals.reject': (ctx, { path, body }) => svc.approvals.decide(ctx, path.id, body, 'reject'),
+  };
 }
 
-/** The Nest module of the interventions service, bound to an already-built service instance. */
-@Module({})
+/** The Nest module of the interventions service (NATS or in-process), bound to an already-built service instance. */
 export class InterventionsModule {
+  /** Serve {@link interventionsHandlers} of `service`; `logger` logs the unexpected errors (answered as 500). */
   static register(service: InterventionsService, logger: Logger): DynamicModule {
-    return {
-      module: InterventionsModule,
-      controllers: [InterventionsController],
-      providers: [
-        { provide: SERVICE, useValue: service },
-        { provide: LOGGER, useValue: logger },
-      ],
-    };
+    return serveRpc('interventions', interventionsHandlers(service), logger);
   }
 }

@@ -1,27 +1,26 @@
 import {
-  AgentIdRequestSchema,
-  CreateInterventionSchema,
   Durables,
-  IdParamSchema,
   InterventionEvents,
-  InterventionStatsQuerySchema,
-  ListInterventionsQuerySchema,
   interventionStream,
   type AgentInterventionCounts,
+  type CreateIntervention,
   type IngestEnvelope,
   type InterventionDetail,
   type InterventionRecord,
   type InterventionStats,
+  type InterventionStatsQuery,
+  type ListInterventionsQuery,
 } from '@agp/contracts';
-import { consumeIngest, type IngestDelivery, type IngestLogConsumer } from '@agp/bus';
+import { startEventSourcedService, type IngestDelivery, type IngestLogConsumer, type RunningEventSourcedService } from '@agp/bus';
 import { ProjectionAnswerCache, ingestMetadata, requestMetadata, waitForProjections, type AppendRequest, type EventStore, type Subscription } from '@agp/eventstore';
-import { NotFoundError, deterministicId, newId, parseOrThrow, type BaseEnv, type Logger, type RawJson, type RequestContext } from '@agp/runtime';
+import { NotFoundError, deterministicId, newId, type BaseEnv, type Logger, type RawJson, type RequestContext } from '@agp/runtime';
 import { decideDelete, decideRecord } from './intervention/decide.js';
 import { auditTrail, fold, recordFromRecorded } from './intervention/intervention.js';
 import { READ_MODEL_EVENT_TYPES, READ_MODEL_PROJECTION, applyInterventionEvents } from './projections/interventionReadModel.js';
 import { migrateReadModels } from './projections/schema.js';
 import { getIntervention, interventionStats, listInterventionsJson } from './queries.js';
 import { Approvals } from './approvals/approvals.js';
+import { APPROVALS_PROJECTION } from './approvals/readModel.js';
 import { parseIngestedIntervention } from './approvals/ingest.js';
 import { EnrichmentWorker } from './enrichment/worker.js';
 import { agentInterventionCounts } from './agentCounts.js';
@@ -53,8 +52,7 @@ export interface InterventionsDeps {
  * list/stats read models. Source: platform-api.md (Interventions), ARCHITECTURE.md §1, §3.
  */
 export class InterventionsService {
-  private subscription?: Subscription;
-  private consumer?: { stop(): Promise<void> };
+  private running?: RunningEventSourcedService;
   private readonly now: () => Date;
   /** List pages and stats answers, each tagged with the projection position it was read at. */
   private readonly answers: ProjectionAnswerCache;
@@ -67,49 +65,52 @@ export class InterventionsService {
   constructor(private readonly deps: InterventionsDeps) {
     this.now = deps.now ?? (() => new Date());
     this.answers = new ProjectionAnswerCache(deps.env?.AGP_ANSWER_CACHE_ENTRIES ?? 256);
-    this.approvals = new Approvals(deps, () => this.subscription);
+    this.approvals = new Approvals(deps, () => [this.running?.subscriptions.get(APPROVALS_PROJECTION), this.subscription]);
     this.enrichment = new EnrichmentWorker(deps);
   }
 
-  /** Create read-model tables, start the projection and the durable ingest consumer. */
-  async start(): Promise<void> {
-    const { store, logger } = this.deps;
-    await store.migrate();
-    await migrateReadModels(store.sql);
-    this.subscription = store.subscribe({
-      name: READ_MODEL_PROJECTION,
-      eventTypes: READ_MODEL_EVENT_TYPES,
-      // Large batches: one transaction and one stats flush per few thousand events under load.
-      batchSize: 5000,
-      handler: applyInterventionEvents,
-      onError: (err) => logger.error({ err }, 'read-model projection batch failed; retrying'),
-    });
-    this.consumer = await consumeIngest<IngestEnvelope>(this.deps.ingestLog, {
-      prefix: this.deps.subjectPrefix,
-      target: 'interventions',
-      durable: Durables.interventionsIngest,
-      sql: store.sql,
-      logger,
-      handle: (batch) => this.recordIngested(batch),
-    });
-    await this.approvals.start();
-    await this.enrichment.start();
-  }
-
-  async stop(): Promise<void> {
-    await this.consumer?.stop();
-    await this.enrichment.stop();
-    await this.approvals.stop();
-    await this.subscription?.stop();
+  /** The list/stats read-model projection, once started. */
+  private get subscription(): Subscription | undefined {
+    return this.running?.subscriptions.get(READ_MODEL_PROJECTION);
   }
 
   /**
-   * Intervention counts of one agent, for the stats service's agent stats (`interventions.agent-counts`).
-   * Body `{agent_id}`; answers `{total, by_type, by_outcome, cost_prevented_usd}`. @throws ValidationError (422).
+   * Create the read-model tables (interventions and approvals), start their projections, the durable ingest
+   * consumer, then the approval expiry sweeper and the enrichment worker.
+   * @throws what a migration or a part throws at start (whatever had started is stopped first).
    */
-  async agentCounts(ctx: RequestContext, body: unknown): Promise<AgentInterventionCounts> {
-    const { agent_id } = parseOrThrow(AgentIdRequestSchema, body, 'path');
-    return agentInterventionCounts(this.deps.store.sql, ctx.organization_id, agent_id);
+  async start(): Promise<void> {
+    const { store, logger } = this.deps;
+    this.running = await startEventSourcedService<IngestEnvelope>({
+      name: 'interventions',
+      store,
+      logger,
+      migrate: async (sql) => {
+        await migrateReadModels(sql);
+        await this.approvals.migrate(sql);
+      },
+      projections: [
+        // Large batches: one transaction and one stats flush per few thousand events under load.
+        { name: READ_MODEL_PROJECTION, eventTypes: READ_MODEL_EVENT_TYPES, batchSize: 5000, handler: applyInterventionEvents },
+        this.approvals.projection,
+      ],
+      ingest: { log: this.deps.ingestLog, prefix: this.deps.subjectPrefix, target: 'interventions', durable: Durables.interventionsIngest, handle: (batch) => this.recordIngested(batch) },
+      // Stopped in reverse: the enrichment worker, then the sweeper (after the ingest consumer, before the projections).
+      parts: [this.approvals, this.enrichment],
+    });
+  }
+
+  /** Stop the ingest consumer, the enrichment worker, the approval sweeper, then the projections. Idempotent. */
+  async stop(): Promise<void> {
+    await this.running?.stop();
+  }
+
+  /**
+   * Intervention counts of one agent, for the stats service's agent stats (`interventions.agent-counts`):
+   * `{total, by_type, by_outcome, cost_prevented_usd}`.
+   */
+  async agentCounts(ctx: RequestContext, agentId: string): Promise<AgentInterventionCounts> {
+    return agentInterventionCounts(this.deps.store.sql, ctx.organization_id, agentId);
   }
 
   /**
@@ -159,10 +160,9 @@ export class InterventionsService {
 
   /**
    * POST /api/v1/interventions: append InterventionRecorded to a new stream and return the stored record (201).
-   * @throws ValidationError (422) for an invalid body.
+   * `input` is the body as `interventions.create` parsed it.
    */
-  async create(ctx: RequestContext, body: unknown): Promise<InterventionRecord> {
-    const input = parseOrThrow(CreateInterventionSchema, body, 'body');
+  async create(ctx: RequestContext, input: CreateIntervention): Promise<InterventionRecord> {
     const id = newId();
     const data = decideRecord(input, { now: this.now().toISOString(), id, organization_id: ctx.organization_id, approval_ttl_seconds: this.approvals.ttlSeconds }, 'api');
     const [result] = await this.deps.store.append([
@@ -178,10 +178,9 @@ export class InterventionsService {
 
   /**
    * GET /api/v1/interventions: the page `{interventions, total, skip, limit}` as JSON text (see RawJson).
-   * @throws ValidationError (422).
+   * `q` is the query as `interventions.list` parsed it (defaults applied).
    */
-  async list(ctx: RequestContext, query: unknown): Promise<RawJson> {
-    const q = parseOrThrow(ListInterventionsQuerySchema, query ?? {}, 'query');
+  async list(ctx: RequestContext, q: ListInterventionsQuery): Promise<RawJson> {
     // Cached per organisation and query while the read model has not moved (never staler than a query).
     const key = `list\u0000${ctx.organization_id}\u0000${JSON.stringify(q)}`;
     return (await this.answers.get(key, this.subscription?.position(), () => listInterventionsJson(this.deps.store.sql, ctx.organization_id, q))) as RawJson;
@@ -189,10 +188,9 @@ export class InterventionsService {
 
   /**
    * GET /api/v1/interventions/stats, cached like the list (the key includes the UTC day, as the default series
-   * window moves with it). @throws ValidationError (422).
+   * window moves with it). `q` is the query as `interventions.stats` parsed it.
    */
-  async stats(ctx: RequestContext, query: unknown): Promise<InterventionStats> {
-    const q = parseOrThrow(InterventionStatsQuerySchema, query ?? {}, 'query');
+  async stats(ctx: RequestContext, q: InterventionStatsQuery): Promise<InterventionStats> {
     const now = this.now();
     const key = `stats\u0000${ctx.organization_id}\u0000${JSON.stringify(q)}\u0000${now.toISOString().slice(0, 10)}`;
     return (await this.answers.get(key, this.subscription?.position(), () => interventionStats(this.deps.store.sql, ctx.organization_id, q, now))) as InterventionStats;
@@ -202,8 +200,7 @@ export class InterventionsService {
    * GET /api/v1/interventions/{id}: the record plus its audit trail (the stream's events) and its `enrichment_status`.
    * @throws NotFoundError (404) for an unknown, deleted or other organisation's id.
    */
-  async get(ctx: RequestContext, body: unknown): Promise<InterventionDetail> {
-    const { id } = parseOrThrow(IdParamSchema, body, 'path');
+  async get(ctx: RequestContext, id: string): Promise<InterventionDetail> {
     const events = (await this.deps.store.readStream(interventionStream(id))).filter((e) => e.metadata.organization_id === ctx.organization_id);
     // The record must reflect every event its trail shows (e.g. an enrichment appended out of band): wait for the read model.
     await this.caughtUp(events.at(-1)?.global_position);
@@ -218,8 +215,7 @@ export class InterventionsService {
    * DELETE /api/v1/interventions/{id}: append InterventionDeleted; the record leaves the read models and its
    * stream stays for audit. @throws NotFoundError (404); ConflictError (409) on a concurrent change.
    */
-  async delete(ctx: RequestContext, body: unknown): Promise<{ id: string; deleted: true }> {
-    const { id } = parseOrThrow(IdParamSchema, body, 'path');
+  async delete(ctx: RequestContext, id: string): Promise<{ id: string; deleted: true }> {
     const events = await this.deps.store.readStream(interventionStream(id));
     const state = fold(events);
     const decision = decideDelete(state, ctx.organization_id);

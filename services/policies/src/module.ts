@@ -1,83 +1,32 @@
-import { Controller, Inject, Module, type DynamicModule } from '@nestjs/common';
-import { MessagePattern, Payload } from '@nestjs/microservices';
-import { Patterns } from '@agp/contracts';
-import { rpcHandler } from '@agp/bus';
-import type { Logger, RpcRequest } from '@agp/runtime';
+/**
+ * The policies service's part of the wire table (`policies.*`, `agents.*`, `kill-switches.*`): one handler per
+ * subject, each passing the parsed request to the service. Source: issue #10.
+ */
+import type { DynamicModule } from '@nestjs/common';
+import { serveRpc, type WireHandlers } from '@agp/bus';
+import type { Logger } from '@agp/runtime';
 import type { PoliciesService } from './service.js';
 
-const SERVICE = Symbol('PoliciesService');
-const LOGGER = Symbol('Logger');
-
-/** NATS (or in-process) request handlers: thin, each maps one pattern to one service call. */
-@Controller()
-export class PoliciesController {
-  constructor(
-    @Inject(SERVICE) private readonly svc: PoliciesService,
-    @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
-
-  @MessagePattern(Patterns.policiesCreate)
-  policiesCreate(@Payload() req: RpcRequest) {
-    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.createPolicy(r.ctx, r.body))(req);
-  }
-
-  @MessagePattern(Patterns.policiesList)
-  policiesList(@Payload() req: RpcRequest) {
-    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.listPolicies(r.ctx, r.body))(req);
-  }
-
-  @MessagePattern(Patterns.policiesGet)
-  policiesGet(@Payload() req: RpcRequest) {
-    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.getPolicy(r.ctx, r.body))(req);
-  }
-
-  @MessagePattern(Patterns.policiesUpdate)
-  policiesUpdate(@Payload() req: RpcRequest) {
-    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.updatePolicy(r.ctx, r.body))(req);
-  }
-
-  @MessagePattern(Patterns.policiesHistory)
-  policiesHistory(@Payload() req: RpcRequest) {
-    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.policyHistory(r.ctx, r.body))(req);
-  }
-
-  @MessagePattern(Patterns.agentsRegister)
-  agentsRegister(@Payload() req: RpcRequest) {
-    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.registerAgent(r.ctx, r.body))(req);
-  }
-
-  @MessagePattern(Patterns.agentsList)
-  agentsList(@Payload() req: RpcRequest) {
-    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.listAgents(r.ctx, r.body))(req);
-  }
-
-  @MessagePattern(Patterns.agentsGet)
-  agentsGet(@Payload() req: RpcRequest) {
-    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.getAgent(r.ctx, r.body))(req);
-  }
-
-  @MessagePattern(Patterns.killSwitchesList)
-  killSwitchesList(@Payload() req: RpcRequest) {
-    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.listKillSwitches(r.ctx, r.body))(req);
-  }
-
-  @MessagePattern(Patterns.killSwitchesSet)
-  killSwitchesSet(@Payload() req: RpcRequest) {
-    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.setKillSwitch(r.ctx, r.body))(req);
-  }
+/** The handlers of the policies service's subjects, bound to `service`. */
+export function policiesHandlers(service: PoliciesService): WireHandlers<'policies'> {
+  return {
+    'policies.create': (ctx, { body }) => service.createPolicy(ctx, body),
+    'policies.list': (ctx, { query }) => service.listPolicies(ctx, query),
+    'policies.get': (ctx, { path, query }) => service.getPolicy(ctx, path.id, query),
+    'policies.update': (ctx, { path, headers, body }) => service.updatePolicy(ctx, path.id, headers.if_match, body),
+    'policies.history': (ctx, { path }) => service.policyHistory(ctx, path.id),
+    'agents.register': (ctx, { body }) => service.registerAgent(ctx, body),
+    'agents.list': (ctx, { query }) => service.listAgents(ctx, query),
+    'agents.get': (ctx, { path }) => service.getAgent(ctx, path.id),
+    'kill-switches.list': (ctx) => service.listKillSwitches(ctx),
+    'kill-switches.set': (ctx, { path, body }) => service.setKillSwitch(ctx, path.agent_id, body),
+  };
 }
 
 /** The Nest module of the policies service, bound to an already-built service instance. */
-@Module({})
 export class PoliciesModule {
+  /** Serve the policies service's subjects with `service` (NATS or in-process, whichever transport the app uses). */
   static register(service: PoliciesService, logger: Logger): DynamicModule {
-    return {
-      module: PoliciesModule,
-      controllers: [PoliciesController],
-      providers: [
-        { provide: SERVICE, useValue: service },
-        { provide: LOGGER, useValue: logger },
-      ],
-    };
+    return serveRpc('policies', policiesHandlers(service), logger);
   }
 }

@@ -1,28 +1,25 @@
 import {
   AgentRegisterSchema,
-  CreatePolicySchema,
   Durables,
-  GetPolicyQuerySchema,
-  KillSwitchQuerySchema,
-  ListAgentsQuerySchema,
-  ListPoliciesQuerySchema,
-  PolicyHistoryQuerySchema,
-  SetKillSwitchSchema,
-  UpdatePolicySchema,
   policyStream,
   type Agent,
   type AgentRegister,
   type AgentRegisterResult,
+  type CreatePolicy,
+  type GetPolicyQuery,
   type IngestEnvelope,
   type KillSwitchOverview,
   type KillSwitchState,
+  type ListAgentsQuery,
+  type ListPoliciesQuery,
   type Policy,
   type PolicyHistory,
+  type SetKillSwitch,
+  type UpdatePolicy,
 } from '@agp/contracts';
-import { consumeIngest, type IngestDelivery, type IngestLogConsumer } from '@agp/bus';
-import { ingestMetadata, requestMetadata, waitForProjections, type AppendRequest, type EventStore, type NewEvent, type StoredEvent, type Subscription } from '@agp/eventstore';
-import { NotFoundError, ValidationError, counter, deterministicId, newId, parseOrThrow, type Logger, type RawJson, type RequestContext } from '@agp/runtime';
-import { z } from 'zod';
+import { startEventSourcedService, type IngestDelivery, type IngestLogConsumer, type RunningEventSourcedService } from '@agp/bus';
+import { ingestMetadata, requestMetadata, waitForProjections, type AppendRequest, type EventStore, type NewEvent, type StoredEvent } from '@agp/eventstore';
+import { NotFoundError, ValidationError, counter, deterministicId, newId, type Logger, type RawJson, type RequestContext } from '@agp/runtime';
 import { agentStream, decideRegister, evolveAgent, foldAgent, type RegistryAgent } from './agent/agent.js';
 import { decideKillSwitch, evolveKillSwitch, foldKillSwitch, killSwitchStream } from './killswitch/killswitch.js';
 import { decideCreate, decideUpdate } from './policy/decide.js';
@@ -45,15 +42,6 @@ export interface PoliciesDeps {
   readYourWritesMs?: number;
 }
 
-
-const IdSchema = z.string().min(1).max(256);
-/** `policies.get` / `policies.history` request body, as the gateway builds it. */
-const GetBodySchema = z.object({ id: IdSchema, query: z.unknown() });
-/** `policies.update` request body: the If-Match header value (or null) and the merge patch. */
-const UpdateBodySchema = z.object({ id: IdSchema, if_match: z.string().nullable(), patch: z.unknown() });
-/** `kill-switches.set` request body. */
-const SetBodySchema = z.object({ scope: z.enum(['organization', 'agent']), agent_id: IdSchema.optional(), change: z.unknown() });
-
 const agentRegistrations = counter('agp_policies_agent_registrations_total', 'Agent registrations applied, by source and result', ['source', 'result']);
 
 /**
@@ -69,72 +57,62 @@ export function parseIfMatch(value: string | null): number | null {
 
 /**
  * The policies service: versioned event-sourced policies (`policy-<id>`), the agent registry and kill switches,
- * their read models, and the `agent.register` ingest consumer. Source: issue #3 point 2; ARCHITECTURE.md §1, §3.
+ * their read models, and the `agent.register` ingest consumer. Its methods take input already parsed by the wire
+ * table's request schemas (`policies.*`, `agents.*`, `kill-switches.*`); only what a schema cannot express (If-Match,
+ * checks against the store) is validated here. Source: issue #3 point 2, issue #10; ARCHITECTURE.md §1, §3.
  */
 export class PoliciesService {
-  private subscription?: Subscription;
-  private consumer?: { stop(): Promise<void> };
+  private running?: RunningEventSourcedService;
   private readonly now: () => Date;
 
   constructor(private readonly deps: PoliciesDeps) {
     this.now = deps.now ?? (() => new Date());
   }
 
-  /** Create tables, start the read-model projection and the durable ingest consumer. */
+  /**
+   * Create the event store's and the read model's tables, start the read-model projection and the durable
+   * `agent.register` ingest consumer. @throws what a migration or the consumer throws (whatever started is stopped).
+   */
   async start(): Promise<void> {
-    const { store, logger } = this.deps;
-    await store.migrate();
-    await migratePoliciesReadModel(store.sql);
-    this.subscription = store.subscribe({
-      name: POLICIES_READ_MODEL,
-      eventTypes: POLICIES_READ_MODEL_EVENT_TYPES,
-      batchSize: 1000,
-      handler: applyPoliciesEvents,
-      onError: (err) => logger.error({ err }, 'policies read-model batch failed; retrying'),
-    });
-    this.consumer = await consumeIngest<IngestEnvelope>(this.deps.ingestLog, {
-      prefix: this.deps.subjectPrefix,
-      target: 'policies',
-      durable: Durables.policiesIngest,
-      sql: store.sql,
+    const { store, logger, ingestLog, subjectPrefix } = this.deps;
+    this.running = await startEventSourcedService<IngestEnvelope>({
+      name: 'policies',
+      store,
       logger,
-      handle: (batch) => this.recordIngested(batch),
+      migrate: migratePoliciesReadModel,
+      projections: [{ name: POLICIES_READ_MODEL, eventTypes: POLICIES_READ_MODEL_EVENT_TYPES, batchSize: 1000, handler: applyPoliciesEvents }],
+      ingest: { log: ingestLog, prefix: subjectPrefix, target: 'policies', durable: Durables.policiesIngest, handle: (batch) => this.recordIngested(batch) },
     });
   }
 
-  /** Stop the ingest consumer, then the projection (in-flight batches finish first). */
+  /** Stop the ingest consumer, then the projection (in-flight batches finish first). Idempotent. */
   async stop(): Promise<void> {
-    await this.consumer?.stop();
-    await this.subscription?.stop();
+    await this.running?.stop();
   }
 
   // ---------------------------------------------------------------------------------------------- policies
 
   /**
-   * POST /api/v1/policies: append PolicyCreated to a new stream; returns the policy (version 1).
-   * @throws ValidationError (422) naming each unknown or invalid field.
+   * POST /api/v1/policies (`policies.create`): append PolicyCreated to a new stream; returns the policy (version 1).
+   * @param input the body, parsed by `CreatePolicySchema` (`enabled` defaulted).
    */
-  async createPolicy(ctx: RequestContext, body: unknown): Promise<Policy> {
-    const input = parseOrThrow(CreatePolicySchema, body ?? {}, 'body');
+  async createPolicy(ctx: RequestContext, input: CreatePolicy): Promise<Policy> {
     const decided = decideCreate(input, newId(), { now: this.now().toISOString(), organization_id: ctx.organization_id });
     const stored = await this.append(ctx, policyStream(decided.data.id), 'no_stream', [decided]);
     return stored.reduce<Policy | null>(evolvePolicy, null)!;
   }
 
-  /** GET /api/v1/policies: `{policies, total, skip, limit}` as JSON text. @throws ValidationError (422). */
-  async listPolicies(ctx: RequestContext, query: unknown): Promise<RawJson> {
-    const q = parseOrThrow(ListPoliciesQuerySchema, query ?? {}, 'query');
-    return listPoliciesJson(this.deps.store.sql, ctx.organization_id, q);
+  /** GET /api/v1/policies (`policies.list`): `{policies, total, skip, limit}` as JSON text, for a parsed query. */
+  async listPolicies(ctx: RequestContext, query: ListPoliciesQuery): Promise<RawJson> {
+    return listPoliciesJson(this.deps.store.sql, ctx.organization_id, query);
   }
 
   /**
-   * GET /api/v1/policies/{id}: the current policy, or with `?version=N` the policy as it was at version N
-   * (folded from its stream). @throws NotFoundError (404) for an unknown id, another organisation's, or a
-   * version it never had; ValidationError (422) for a bad query.
+   * GET /api/v1/policies/{id} (`policies.get`): the current policy, or with `?version=N` the policy as it was at
+   * version N (folded from its stream). @throws NotFoundError (404) for an unknown id, another organisation's, or
+   * a version it never had.
    */
-  async getPolicy(ctx: RequestContext, body: unknown): Promise<Policy> {
-    const { id, query } = parseOrThrow(GetBodySchema, body, 'path');
-    const q = parseOrThrow(GetPolicyQuerySchema, query ?? {}, 'query');
+  async getPolicy(ctx: RequestContext, id: string, q: GetPolicyQuery): Promise<Policy> {
     if (q.version === undefined) {
       const policy = await getPolicy(this.deps.store.sql, ctx.organization_id, id);
       if (!policy) throw new NotFoundError(`policy ${id} not found`);
@@ -146,29 +124,27 @@ export class PoliciesService {
   }
 
   /**
-   * PATCH /api/v1/policies/{id}: append PolicyUpdated and/or PolicyEnabled/PolicyDisabled with the stream's
-   * expected version; a patch that changes nothing appends nothing. Returns the policy after the change.
-   * @throws ValidationError (422), NotFoundError (404), ConflictError (409) when If-Match is not the current
-   *   version or another change landed concurrently.
+   * PATCH /api/v1/policies/{id} (`policies.update`): append PolicyUpdated and/or PolicyEnabled/PolicyDisabled with
+   * the stream's expected version; a patch that changes nothing appends nothing. Returns the policy after the change.
+   * @param ifMatch the raw If-Match header value, or null when absent (parsed by {@link parseIfMatch}).
+   * @param changes the merge patch, parsed by `UpdatePolicySchema` (at least one field).
+   * @throws ValidationError (422, `header.if-match`) for a malformed If-Match; NotFoundError (404); ConflictError
+   *   (409) when If-Match is not the current version or another change landed concurrently.
    */
-  async updatePolicy(ctx: RequestContext, body: unknown): Promise<Policy> {
-    const { id, if_match, patch } = parseOrThrow(UpdateBodySchema, body, 'path');
-    const ifMatch = parseIfMatch(if_match);
-    const changes = parseOrThrow(UpdatePolicySchema, patch ?? {}, 'body');
+  async updatePolicy(ctx: RequestContext, id: string, ifMatch: string | null, changes: UpdatePolicy): Promise<Policy> {
+    const expected = parseIfMatch(ifMatch);
     const state = foldPolicy(await this.deps.store.readStream(policyStream(id)));
-    const decided = decideUpdate(state, changes, ifMatch, { now: this.now().toISOString(), organization_id: ctx.organization_id });
+    const decided = decideUpdate(state, changes, expected, { now: this.now().toISOString(), organization_id: ctx.organization_id });
     if (decided.length === 0) return state!;
     const stored = await this.append(ctx, policyStream(id), state!.version, decided);
     return stored.reduce<Policy | null>(evolvePolicy, state)!;
   }
 
   /**
-   * GET /api/v1/policies/{id}/history: every event of the policy's stream with version, time, actor and changes.
-   * @throws NotFoundError (404); ValidationError (422) for any query parameter.
+   * GET /api/v1/policies/{id}/history (`policies.history`): every event of the policy's stream with version, time,
+   * actor and changes. @throws NotFoundError (404) for an unknown id or another organisation's.
    */
-  async policyHistory(ctx: RequestContext, body: unknown): Promise<PolicyHistory> {
-    const { id, query } = parseOrThrow(GetBodySchema, body, 'path');
-    parseOrThrow(PolicyHistoryQuerySchema, query ?? {}, 'query');
+  async policyHistory(ctx: RequestContext, id: string): Promise<PolicyHistory> {
     return { policy_id: id, history: policyHistory(await this.policyEvents(ctx, id)) };
   }
 
@@ -182,12 +158,12 @@ export class PoliciesService {
   // ---------------------------------------------------------------------------------------------- agents
 
   /**
-   * POST /api/v1/agents: register an agent, or re-register it (its definition is replaced; an identical one
-   * appends nothing). `created` is true when this call registered it.
-   * @throws ValidationError (422); ConflictError (409) when a concurrent registration of the same agent won.
+   * POST /api/v1/agents (`agents.register`): register an agent, or re-register it (its definition is replaced; an
+   * identical one appends nothing). `created` is true when this call registered it.
+   * @param input the body, parsed by `AgentRegisterSchema`.
+   * @throws ConflictError (409) when a concurrent registration of the same agent won.
    */
-  async registerAgent(ctx: RequestContext, body: unknown): Promise<AgentRegisterResult> {
-    const input = parseOrThrow(AgentRegisterSchema, body ?? {}, 'body');
+  async registerAgent(ctx: RequestContext, input: AgentRegister): Promise<AgentRegisterResult> {
     const stream = agentStream(ctx.organization_id, input.agent_id);
     const state = foldAgent(await this.deps.store.readStream(stream));
     const decided = decideRegister(state, input, this.now().toISOString());
@@ -200,15 +176,13 @@ export class PoliciesService {
     return { created: state === null, agent: await this.withKillSwitch(ctx, agent!) };
   }
 
-  /** GET /api/v1/agents: `{agents, total, skip, limit}` as JSON text, by agent_id. @throws ValidationError (422). */
-  async listAgents(ctx: RequestContext, query: unknown): Promise<RawJson> {
-    const q = parseOrThrow(ListAgentsQuerySchema, query ?? {}, 'query');
-    return listAgentsJson(this.deps.store.sql, ctx.organization_id, q);
+  /** GET /api/v1/agents (`agents.list`): `{agents, total, skip, limit}` as JSON text, by agent_id, for a parsed query. */
+  async listAgents(ctx: RequestContext, query: ListAgentsQuery): Promise<RawJson> {
+    return listAgentsJson(this.deps.store.sql, ctx.organization_id, query);
   }
 
-  /** GET /api/v1/agents/{id}: the agent with its actions and kill switch. @throws NotFoundError (404). */
-  async getAgent(ctx: RequestContext, body: unknown): Promise<Agent> {
-    const { id } = parseOrThrow(z.object({ id: IdSchema }), body, 'path');
+  /** GET /api/v1/agents/{id} (`agents.get`): the agent with its actions and kill switch. @throws NotFoundError (404). */
+  async getAgent(ctx: RequestContext, id: string): Promise<Agent> {
     const agent = await getAgent(this.deps.store.sql, ctx.organization_id, id);
     if (!agent) throw new NotFoundError(`agent ${id} not found`);
     return agent;
@@ -222,29 +196,28 @@ export class PoliciesService {
 
   // ---------------------------------------------------------------------------------------------- kill switches
 
-  /** GET /api/v1/kill-switches: the organisation's switch and every engaged agent switch. @throws ValidationError (422). */
-  async listKillSwitches(ctx: RequestContext, query: unknown): Promise<KillSwitchOverview> {
-    parseOrThrow(KillSwitchQuerySchema, query ?? {}, 'query');
+  /** GET /api/v1/kill-switches (`kill-switches.list`): the organisation's switch and every engaged agent switch. */
+  async listKillSwitches(ctx: RequestContext): Promise<KillSwitchOverview> {
     return killSwitchOverview(this.deps.store.sql, ctx.organization_id);
   }
 
   /**
-   * PUT /api/v1/kill-switches/organization and /agents/{agent_id}: engage or release; KillSwitchEngaged /
-   * KillSwitchReleased record the reason, and the actor (`key:<key id>`) in the metadata. Setting the state the
-   * switch already has appends nothing. Returns the new state.
-   * @throws ValidationError (422); NotFoundError (404) for an agent that is not registered in the organisation;
-   *   ConflictError (409) on a concurrent change of the same switch.
+   * PUT /api/v1/kill-switches/organization and /agents/{agent_id} (`kill-switches.set`): engage or release;
+   * KillSwitchEngaged / KillSwitchReleased record the reason, and the actor (`key:<key id>`) in the metadata.
+   * Setting the state the switch already has appends nothing. Returns the new state.
+   * @param agentId the agent whose switch to set, or undefined for the organisation's.
+   * @param change the body, parsed by `SetKillSwitchSchema`.
+   * @throws NotFoundError (404) for an agent that is not registered in the organisation; ConflictError (409) on a
+   *   concurrent change of the same switch.
    */
-  async setKillSwitch(ctx: RequestContext, body: unknown): Promise<KillSwitchState> {
-    const req = parseOrThrow(SetBodySchema, body, 'path');
-    const change = parseOrThrow(SetKillSwitchSchema, req.change ?? {}, 'body');
-    const agentId = req.scope === 'agent' ? (req.agent_id ?? '') : null;
-    if (agentId !== null) {
+  async setKillSwitch(ctx: RequestContext, agentId: string | undefined, change: SetKillSwitch): Promise<KillSwitchState> {
+    const scope = agentId === undefined ? 'organization' : 'agent';
+    if (agentId !== undefined) {
       const agent = foldAgent(await this.deps.store.readStream(agentStream(ctx.organization_id, agentId)));
       if (!agent) throw new NotFoundError(`agent ${agentId} not found`);
     }
-    const stream = killSwitchStream(ctx.organization_id, req.scope, agentId);
-    const state = foldKillSwitch(req.scope, agentId, await this.deps.store.readStream(stream));
+    const stream = killSwitchStream(ctx.organization_id, scope, agentId ?? null);
+    const state = foldKillSwitch(scope, agentId ?? null, await this.deps.store.readStream(stream));
     const decided = decideKillSwitch(state, change, this.now().toISOString());
     if (!decided) return state;
     const stored = await this.append(ctx, stream, state.version === 0 ? 'no_stream' : state.version, [decided]);
@@ -263,37 +236,37 @@ export class PoliciesService {
    */
   async recordIngested(batch: IngestDelivery<IngestEnvelope>[]): Promise<void> {
     const streams = new Map<string, { state: RegistryAgent | null; initial: number | 'no_stream'; ids: Set<string>; events: NewEvent[] }>();
-      for (const msg of batch) {
-        const env = msg.payload;
-        for (const ev of env.events) {
-          if (ev.type !== 'agent.register') continue;
-          const parsed = AgentRegisterSchema.safeParse(ev.body);
-          if (!parsed.success) {
-            // The ingest service validated it; a mismatch means contract drift, never a reason to stall the log.
-            this.deps.logger.error({ event_id: ev.id, organization_id: env.organization_id, issues: parsed.error.issues }, 'dropping invalid ingested agent registration');
-            continue;
-          }
-          const entry = await this.streamEntry(streams, env.organization_id, parsed.data);
-          const eventId = deterministicId(env.organization_id, 'ingest', ev.id);
-          if (entry.ids.has(eventId)) {
-            agentRegistrations.inc({ source: 'ingest', result: 'duplicate' });
-            continue;
-          }
-          const decided = decideRegister(entry.state, parsed.data, env.received_at);
-          agentRegistrations.inc({ source: 'ingest', result: decided ? decided.type : 'unchanged' });
-          if (!decided) continue;
-          const version = (entry.state?.version ?? 0) + 1;
-          const metadata = ingestMetadata(env);
-          const event: NewEvent = { event_id: eventId, type: decided.type, data: decided.data as unknown as Record<string, unknown>, metadata };
-          entry.events.push(event);
-          entry.ids.add(eventId);
-          entry.state = evolveAgent(entry.state, { ...event, stream_version: version });
+    for (const msg of batch) {
+      const env = msg.payload;
+      for (const ev of env.events) {
+        if (ev.type !== 'agent.register') continue;
+        const parsed = AgentRegisterSchema.safeParse(ev.body);
+        if (!parsed.success) {
+          // The ingest service validated it; a mismatch means contract drift, never a reason to stall the log.
+          this.deps.logger.error({ event_id: ev.id, organization_id: env.organization_id, issues: parsed.error.issues }, 'dropping invalid ingested agent registration');
+          continue;
         }
+        const entry = await this.streamEntry(streams, env.organization_id, parsed.data);
+        const eventId = deterministicId(env.organization_id, 'ingest', ev.id);
+        if (entry.ids.has(eventId)) {
+          agentRegistrations.inc({ source: 'ingest', result: 'duplicate' });
+          continue;
+        }
+        const decided = decideRegister(entry.state, parsed.data, env.received_at);
+        agentRegistrations.inc({ source: 'ingest', result: decided ? decided.type : 'unchanged' });
+        if (!decided) continue;
+        const version = (entry.state?.version ?? 0) + 1;
+        const metadata = ingestMetadata(env);
+        const event: NewEvent = { event_id: eventId, type: decided.type, data: decided.data as unknown as Record<string, unknown>, metadata };
+        entry.events.push(event);
+        entry.ids.add(eventId);
+        entry.state = evolveAgent(entry.state, { ...event, stream_version: version });
       }
-      const requests: AppendRequest[] = [...streams.entries()]
-        .filter(([, s]) => s.events.length > 0)
-        .map(([stream_id, s]) => ({ stream_id, expected_version: s.initial, events: s.events }));
-      await this.deps.store.append(requests);
+    }
+    const requests: AppendRequest[] = [...streams.entries()]
+      .filter(([, s]) => s.events.length > 0)
+      .map(([stream_id, s]) => ({ stream_id, expected_version: s.initial, events: s.events }));
+    await this.deps.store.append(requests);
     await Promise.all(batch.map((m) => m.ack()));
   }
 
@@ -329,6 +302,6 @@ export class PoliciesService {
 
   /** Wait until the read model has applied `position`; on timeout, log and answer anyway. */
   private caughtUp(position: bigint | undefined): Promise<void> {
-    return waitForProjections([this.subscription], position, { timeoutMs: this.deps.readYourWritesMs, logger: this.deps.logger });
+    return waitForProjections([this.running?.subscriptions.get(POLICIES_READ_MODEL)], position, { timeoutMs: this.deps.readYourWritesMs, logger: this.deps.logger });
   }
 }

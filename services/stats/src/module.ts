@@ -1,68 +1,28 @@
-import { Controller, Inject, Module, type DynamicModule } from '@nestjs/common';
-import { MessagePattern, Payload } from '@nestjs/microservices';
-import { Patterns } from '@agp/contracts';
-import { rpcHandler } from '@agp/bus';
-import type { Logger, RpcRequest } from '@agp/runtime';
+import type { DynamicModule } from '@nestjs/common';
+import { serveRpc, type WireHandlers } from '@agp/bus';
+import type { Logger } from '@agp/runtime';
 import type { StatsService } from './service.js';
 
-const SERVICE = Symbol('StatsService');
-const LOGGER = Symbol('Logger');
-
-/** NATS (or in-process) request handlers: thin, each maps one pattern to one service call. */
-@Controller()
-export class StatsController {
-  constructor(
-    @Inject(SERVICE) private readonly svc: StatsService,
-    @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
-
-  @MessagePattern(Patterns.statsSummary)
-  summary(@Payload() req: RpcRequest) {
-    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.summary(r.ctx, r.body))(req);
-  }
-
-  @MessagePattern(Patterns.statsDaily)
-  daily(@Payload() req: RpcRequest) {
-    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.daily(r.ctx, r.body))(req);
-  }
-
-  @MessagePattern(Patterns.statsEstimationAccuracy)
-  estimationAccuracy(@Payload() req: RpcRequest) {
-    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.estimationAccuracy(r.ctx, r.body))(req);
-  }
-
-  @MessagePattern(Patterns.statsAgent)
-  agent(@Payload() req: RpcRequest) {
-    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.agentStats(r.ctx, r.body))(req);
-  }
-
-  @MessagePattern(Patterns.runsList)
-  runsList(@Payload() req: RpcRequest) {
-    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.listRuns(r.ctx, r.body))(req);
-  }
-
-  @MessagePattern(Patterns.runsGet)
-  runsGet(@Payload() req: RpcRequest) {
-    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.getRun(r.ctx, r.body))(req);
-  }
-
-  @MessagePattern(Patterns.ledgerExportPage)
-  exportPage(@Payload() req: RpcRequest) {
-    return rpcHandler(this.logger, (r: RpcRequest) => this.svc.exportPage(r.ctx, r.body))(req);
-  }
+/**
+ * The stats service's part of the wire table (`Wire` in `@agp/contracts`): one call per subject, each given the
+ * request body already parsed by the row's schema. Source: issue #10.
+ */
+export function statsHandlers(service: StatsService): WireHandlers<'stats'> {
+  return {
+    'stats.summary': (ctx, { query }) => service.summary(ctx, query),
+    'stats.daily': (ctx) => service.daily(ctx),
+    'stats.estimation-accuracy': (ctx) => service.estimationAccuracy(ctx),
+    'stats.agent': (ctx, { path }) => service.agentStats(ctx, path.agent_id),
+    'runs.list': (ctx, { query }) => service.listRuns(ctx, query),
+    'runs.get': (ctx, { path, query }) => service.getRun(ctx, path.id, query),
+    'ledger.export-page': (ctx, { query, cursor }) => service.exportPage(ctx, query, cursor),
+  };
 }
 
-/** The Nest module of the stats service, bound to an already-built service instance. */
-@Module({})
+/** The Nest module of the stats service (NATS or in-process), bound to an already-built service instance. */
 export class StatsModule {
+  /** Serve {@link statsHandlers} of `service`; `logger` logs the unexpected errors (answered as 500). */
   static register(service: StatsService, logger: Logger): DynamicModule {
-    return {
-      module: StatsModule,
-      controllers: [StatsController],
-      providers: [
-        { provide: SERVICE, useValue: service },
-        { provide: LOGGER, useValue: logger },
-      ],
-    };
+    return serveRpc('stats', statsHandlers(service), logger);
   }
 }

@@ -13,6 +13,7 @@ import {
   type StatsSummary,
 } from '@agp/contracts';
 import { pageWithTotal, type SqlExecutor } from '@agp/eventstore';
+import { isoOrNull } from '@agp/runtime';
 
 /**
  * Read queries of the stats service, over its read models only, each scoped to the organisation. The stats
@@ -147,7 +148,6 @@ interface RunDbRow {
   error: string | null;
 }
 const RUN_COLS = 'run_id, agent_id, name, status, started_at, ended_at, cost_usd, actual_cost_usd, action_count, error';
-const isoOrNull = (v: Date | string | null) => (v === null ? null : new Date(v).toISOString());
 
 function toRun(r: RunDbRow): Run {
   const started = isoOrNull(r.started_at);

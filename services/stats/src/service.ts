@@ -1,35 +1,28 @@
 import type { ClientProxy } from '@nestjs/microservices';
 import {
   ActionRecordSchema,
-  AgentIdRequestSchema,
   Durables,
-  EstimationAccuracyQuerySchema,
-  GetRunQuerySchema,
-  GetRunRequestSchema,
-  LedgerExportPageRequestSchema,
-  LedgerExportQuerySchema,
-  ListRunsQuerySchema,
-  Patterns,
   RunEndSchema,
   RunEvents,
   RunStartSchema,
-  StatsDailyQuerySchema,
-  StatsSummaryQuerySchema,
   type ActionRecordedData,
-  type AgentInterventionCounts,
   type AgentStats,
   type EstimationAccuracy,
   type IngestEnvelope,
   type LedgerExportPage,
+  type LedgerExportQuery,
+  type ListRunsQuery,
   type RunDetail,
   type RunEndedData,
   type RunStartedData,
   type StatsDaily,
   type StatsSummary,
+  type StatsSummaryQuery,
+  type WireRequest,
 } from '@agp/contracts';
-import { callRpc, consumeIngest, type IngestDelivery, type IngestLogConsumer } from '@agp/bus';
-import { ProjectionAnswerCache, ingestMetadata, type AppendRequest, type EventStore, type NewEvent, type Subscription } from '@agp/eventstore';
-import { NotFoundError, deterministicId, parseOrThrow, type BaseEnv, type Logger, type RequestContext } from '@agp/runtime';
+import { call, startEventSourcedService, type IngestDelivery, type IngestLogConsumer, type RunningEventSourcedService } from '@agp/bus';
+import { ProjectionAnswerCache, ingestMetadata, type AppendRequest, type EventStore } from '@agp/eventstore';
+import { NotFoundError, deterministicId, iso, type BaseEnv, type Logger, type RequestContext } from '@agp/runtime';
 import { STATS_EVENT_TYPES, STATS_PROJECTION, applyStatsEvents } from './projections/statsReadModel.js';
 import { migrateStatsReadModels } from './projections/schema.js';
 import { agentTotals, estimationAccuracy, getRun, ledgerExportPage, listRuns, runActions, statsDaily, statsSummary } from './queries.js';
@@ -56,7 +49,6 @@ export interface StatsDeps {
 /** Stream id of a run: `run-<deterministicId(org, run_id)>` (client run ids are opaque and scoped by organisation). */
 export const runStream = (org: string, runId: string) => `run-${deterministicId(org, runId)}`;
 
-const toIso = (s: string) => new Date(s).toISOString();
 
 /** Drop undefined fields so event data stays compact JSON. */
 function compact<T extends object>(o: T): T {
@@ -73,17 +65,17 @@ export function runEventOf(ev: IngestEnvelope['events'][number]): { type: string
     case 'run.start': {
       const b = RunStartSchema.safeParse(ev.body);
       if (!b.success) return null;
-      return { type: RunEvents.Started, data: compact({ ...b.data, started_at: toIso(b.data.started_at ?? ev.timestamp), ingest_event_id: ev.id }) };
+      return { type: RunEvents.Started, data: compact({ ...b.data, started_at: iso(b.data.started_at ?? ev.timestamp), ingest_event_id: ev.id }) };
     }
     case 'run.end': {
       const b = RunEndSchema.safeParse(ev.body);
       if (!b.success) return null;
-      return { type: RunEvents.Ended, data: compact({ ...b.data, ended_at: toIso(b.data.ended_at ?? ev.timestamp), ingest_event_id: ev.id }) };
+      return { type: RunEvents.Ended, data: compact({ ...b.data, ended_at: iso(b.data.ended_at ?? ev.timestamp), ingest_event_id: ev.id }) };
     }
     case 'action.record': {
       const b = ActionRecordSchema.safeParse(ev.body);
       if (!b.success) return null;
-      return { type: RunEvents.ActionRecorded, data: compact({ ...b.data, id: ev.assigned_id, timestamp: toIso(b.data.timestamp ?? ev.timestamp), ingest_event_id: ev.id }) };
+      return { type: RunEvents.ActionRecorded, data: compact({ ...b.data, id: ev.assigned_id, timestamp: iso(b.data.timestamp ?? ev.timestamp), ingest_event_id: ev.id }) };
     }
     default:
       return null;
@@ -96,8 +88,7 @@ export function runEventOf(ev: IngestEnvelope['events'][number]): { type: string
  * Source: issue #3 points 1, 4, 5; platform-api.md (Stats); ARCHITECTURE.md §1, §4 (Runs, Estimation accuracy).
  */
 export class StatsService {
-  private subscription?: Subscription;
-  private consumer?: { stop(): Promise<void> };
+  private running?: RunningEventSourcedService;
   private readonly now: () => Date;
   /** Stats answers by organisation, endpoint, query and UTC day, with the projection position they were read at. */
   private readonly answers: ProjectionAnswerCache;
@@ -107,31 +98,25 @@ export class StatsService {
     this.answers = new ProjectionAnswerCache(deps.env?.AGP_ANSWER_CACHE_ENTRIES ?? 256);
   }
 
-  /** Create tables, start the projection and the durable ingest consumer. */
+  /**
+   * Create the event store and stats read-model tables, start the stats projection and the durable ingest consumer
+   * (run.start / run.end / action.record, see {@link recordIngested}). Source: issue #10 §3.
+   * @throws what a migration or the consumer throws; whatever had started is stopped first.
+   */
   async start(): Promise<void> {
-    const { store, logger } = this.deps;
-    await store.migrate();
-    await migrateStatsReadModels(store.sql);
-    this.subscription = store.subscribe({
-      name: STATS_PROJECTION,
-      eventTypes: STATS_EVENT_TYPES,
-      batchSize: 5000,
-      handler: applyStatsEvents,
-      onError: (err) => logger.error({ err }, 'stats projection batch failed; retrying'),
-    });
-    this.consumer = await consumeIngest<IngestEnvelope>(this.deps.ingestLog, {
-      prefix: this.deps.subjectPrefix,
-      target: 'stats',
-      durable: Durables.statsIngest,
-      sql: store.sql,
-      logger,
-      handle: (batch) => this.recordIngested(batch),
+    this.running = await startEventSourcedService<IngestEnvelope>({
+      name: 'stats',
+      store: this.deps.store,
+      logger: this.deps.logger,
+      migrate: migrateStatsReadModels,
+      projections: [{ name: STATS_PROJECTION, eventTypes: STATS_EVENT_TYPES, batchSize: 5000, handler: applyStatsEvents }],
+      ingest: { log: this.deps.ingestLog, prefix: this.deps.subjectPrefix, target: 'stats', durable: Durables.statsIngest, handle: (batch) => this.recordIngested(batch) },
     });
   }
 
+  /** Stop the ingest consumer, then the projection (in-flight batches finish first). Idempotent. */
   async stop(): Promise<void> {
-    await this.consumer?.stop();
-    await this.subscription?.stop();
+    await this.running?.stop();
   }
 
   /**
@@ -182,59 +167,54 @@ export class StatsService {
    */
   private async cached<T>(ctx: RequestContext, name: string, query: unknown, read: () => Promise<T>): Promise<T> {
     const key = `${ctx.organization_id}\u0000${name}\u0000${JSON.stringify(query)}\u0000${this.now().toISOString().slice(0, 10)}`;
-    return (await this.answers.get(key, this.subscription?.position(), read)) as T;
+    return (await this.answers.get(key, this.running?.subscriptions.get(STATS_PROJECTION)?.position(), read)) as T;
   }
 
-  /** GET /api/v1/stats/?days=N. @throws ValidationError (422) for days ≤ 0, > 3650, non-integer or unknown params. */
-  async summary(ctx: RequestContext, query: unknown): Promise<StatsSummary> {
-    const q = parseOrThrow(StatsSummaryQuerySchema, query ?? {}, 'query');
-    return this.cached(ctx, 'summary', q, () => statsSummary(this.deps.store.sql, ctx.organization_id, q.days, this.now()));
+  /** GET /api/v1/stats/?days=N: totals, all time or the last `days` UTC days (the query is validated by `stats.summary`). */
+  async summary(ctx: RequestContext, query: StatsSummaryQuery): Promise<StatsSummary> {
+    return this.cached(ctx, 'summary', query, () => statsSummary(this.deps.store.sql, ctx.organization_id, query.days, this.now()));
   }
 
-  /** GET /api/v1/stats/daily. @throws ValidationError (422) for any parameter. */
-  async daily(ctx: RequestContext, query: unknown): Promise<StatsDaily> {
-    parseOrThrow(StatsDailyQuerySchema, query ?? {}, 'query');
+  /** GET /api/v1/stats/daily: the last 30 UTC days, zero-filled (the route takes no parameters). */
+  async daily(ctx: RequestContext): Promise<StatsDaily> {
     return this.cached(ctx, 'daily', {}, () => statsDaily(this.deps.store.sql, ctx.organization_id, this.now()));
   }
 
-  /** GET /api/v1/stats/estimation-accuracy. @throws ValidationError (422) for any parameter. */
-  async estimationAccuracy(ctx: RequestContext, query: unknown): Promise<EstimationAccuracy> {
-    parseOrThrow(EstimationAccuracyQuerySchema, query ?? {}, 'query');
+  /** GET /api/v1/stats/estimation-accuracy: skew mean, p50, p95, worst offenders, histograms (no parameters). */
+  async estimationAccuracy(ctx: RequestContext): Promise<EstimationAccuracy> {
     return this.cached(ctx, 'accuracy', {}, () => estimationAccuracy(this.deps.store.sql, ctx.organization_id));
   }
 
-  /** GET /api/v1/runs. @throws ValidationError (422). */
-  async listRuns(ctx: RequestContext, query: unknown) {
-    const q = parseOrThrow(ListRunsQuerySchema, query ?? {}, 'query');
-    return listRuns(this.deps.store.sql, ctx.organization_id, q);
+  /** GET /api/v1/runs: one filtered page of runs `{runs, total, skip, limit}`, newest first. */
+  async listRuns(ctx: RequestContext, query: ListRunsQuery) {
+    return listRuns(this.deps.store.sql, ctx.organization_id, query);
   }
 
   /**
-   * GET /api/v1/runs/{id}: the run with a page of its actions, oldest first.
-   * @throws NotFoundError (404) for an unknown or another organisation's run; ValidationError (422).
+   * GET /api/v1/runs/{id}: the run with a page of its actions, oldest first (`actions_skip`, `actions_limit`).
+   * @throws NotFoundError (404) for an unknown or another organisation's run.
    */
-  async getRun(ctx: RequestContext, body: unknown): Promise<RunDetail> {
-    const { id, query } = parseOrThrow(GetRunRequestSchema, body, 'path');
-    const q = parseOrThrow(GetRunQuerySchema, query ?? {}, 'query');
+  async getRun(ctx: RequestContext, id: string, query: WireRequest<'runs.get'>['query']): Promise<RunDetail> {
     const run = await getRun(this.deps.store.sql, ctx.organization_id, id);
     if (!run) throw new NotFoundError(`run ${id} not found`);
-    const actions = await runActions(this.deps.store.sql, ctx.organization_id, id, q.actions_skip, q.actions_limit);
-    return { ...run, actions, actions_total: run.action_count, actions_skip: q.actions_skip, actions_limit: q.actions_limit };
+    const actions = await runActions(this.deps.store.sql, ctx.organization_id, id, query.actions_skip, query.actions_limit);
+    return { ...run, actions, actions_total: run.action_count, actions_skip: query.actions_skip, actions_limit: query.actions_limit };
   }
 
   /**
    * GET /api/v1/agents/{id}/stats: totals from the agent aggregates plus the agent's intervention counts, asked of
-   * the interventions service. @throws NotFoundError (404) when the agent has no runs, actions or interventions.
+   * the interventions service (`interventions.agent-counts`).
+   * @throws NotFoundError (404) when the agent has no runs, actions or interventions; the interventions service's
+   * problem (RemoteProblemError, ServiceUnavailableError) when it cannot answer.
    */
-  async agentStats(ctx: RequestContext, body: unknown): Promise<AgentStats> {
-    const { agent_id } = parseOrThrow(AgentIdRequestSchema, body, 'path');
+  async agentStats(ctx: RequestContext, agentId: string): Promise<AgentStats> {
     const [totals, interventions] = await Promise.all([
-      agentTotals(this.deps.store.sql, ctx.organization_id, agent_id),
-      callRpc<AgentInterventionCounts>(this.deps.bus, Patterns.interventionsAgentCounts, { ctx, body: { agent_id } }),
+      agentTotals(this.deps.store.sql, ctx.organization_id, agentId),
+      call(this.deps.bus, 'interventions.agent-counts', ctx, { path: { agent_id: agentId } }),
     ]);
-    if (!totals && interventions.total === 0) throw new NotFoundError(`agent ${agent_id} not found`);
+    if (!totals && interventions.total === 0) throw new NotFoundError(`agent ${agentId} not found`);
     const t = totals ?? {
-      agent_id,
+      agent_id: agentId,
       total_runs: 0,
       runs_by_status: { running: 0, completed: 0, failed: 0 },
       total_actions: 0,
@@ -248,12 +228,11 @@ export class StatsService {
   }
 
   /**
-   * One page of the ledger export (`ledger.export-page`). The first page (no cursor) is also the validation of the
-   * query: the gateway asks for it before writing a byte. @throws ValidationError (422) for a bad format, date or range.
+   * One page of the ledger export (`ledger.export-page`): the rows after `cursor` (null = the first page), already
+   * formatted. The first page is also the validation of the query (done by the row's schema): the gateway asks for
+   * it before writing a byte.
    */
-  async exportPage(ctx: RequestContext, body: unknown): Promise<LedgerExportPage> {
-    const { query, cursor } = parseOrThrow(LedgerExportPageRequestSchema, body, 'body');
-    const q = parseOrThrow(LedgerExportQuerySchema, query ?? {}, 'query');
-    return ledgerExportPage(this.deps.store.sql, ctx.organization_id, q, cursor ?? null);
+  async exportPage(ctx: RequestContext, query: LedgerExportQuery, cursor: LedgerExportPage['next_cursor'] | undefined): Promise<LedgerExportPage> {
+    return ledgerExportPage(this.deps.store.sql, ctx.organization_id, query, cursor ?? null);
   }
 }

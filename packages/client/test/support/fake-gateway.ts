@@ -1,6 +1,6 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CreateInterventionSchema, IngestEventSchema, type IngestResponse } from '@agp/contracts';
+import { CreateInterventionSchema, INGEST_CREATED, IngestEventSchema, type IngestResponse } from '@agp/contracts';
 
 /** A request the fake gateway received. */
 export interface RecordedRequest {
@@ -21,7 +21,7 @@ export interface FakeAnswer {
 
 /**
  * The AGP ingest contract in a few lines: validates each event with the real schemas, accepts the valid ones
- * (201) and rejects the rest (422), like the platform's 207 answer.
+ * (`{status: 201, result: "created"}`) and rejects the rest (422), like the platform's 207 answer.
  */
 export function ingestLikeThePlatform(req: RecordedRequest): FakeAnswer {
   const { batch } = JSON.parse(req.body) as { batch: unknown[] };
@@ -30,7 +30,7 @@ export function ingestLikeThePlatform(req: RecordedRequest): FakeAnswer {
     const event = IngestEventSchema.safeParse(item);
     const body = event.success ? CreateInterventionSchema.safeParse(event.data.body) : undefined;
     const id = (item as { id?: string }).id ?? null;
-    if (event.success && body?.success) answer.successes.push({ id: event.data.id, status: 201 });
+    if (event.success && body?.success) answer.successes.push({ id: event.data.id, ...INGEST_CREATED });
     else answer.errors.push({ id, status: 422, message: (event.success ? body?.error?.message : event.error.message) ?? 'invalid' });
   }
   return { status: 207, body: answer };

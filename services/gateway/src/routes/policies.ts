@@ -1,13 +1,14 @@
 /**
- * `/api/v1/policies`, `/api/v1/agents`, `/api/v1/kill-switches`: forwarded to the policies service, which
- * validates (422s name each bad field) and scopes everything by the caller's organisation. Read keys are
- * refused writes (403) at the edge. Source: issue #3 point 2.
+ * `/api/v1/policies`, `/api/v1/agents`, `/api/v1/kill-switches`: forwarded to the policies service as the wire
+ * table's `policies.*`, `agents.*` and `kill-switches.*` messages. The request parts are checked against the row's
+ * schema before sending (422s name each bad field, as the service would); the service scopes everything by the
+ * caller's organisation. Read keys are refused writes (403) at the edge. Source: issue #3 point 2, issue #10.
  */
 import { Body, Controller, Get, HttpCode, Inject, Param, Patch, Post, Put, Query, Req, Res } from '@nestjs/common';
 import type { ClientProxy } from '@nestjs/microservices';
 import type { Response } from 'express';
-import { Patterns, type AgentRegisterResult, type KillSwitchState, type Policy } from '@agp/contracts';
-import { callRpc } from '@agp/bus';
+import type { Policy } from '@agp/contracts';
+import { callUnchecked } from '@agp/bus';
 import { BUS, ctxOf, sendable } from '../controllers.js';
 import type { AuthedRequest } from '../edge.js';
 
@@ -27,14 +28,14 @@ export class PoliciesController {
   /** GET /api/v1/policies?enabled&agent_id&name&skip&limit: `{policies, total, skip, limit}`, newest first. */
   @Get()
   async list(@Req() req: AuthedRequest, @Query() query: unknown, @Res({ passthrough: true }) res: Response) {
-    return sendable(res, await callRpc(this.bus, Patterns.policiesList, { ctx: ctxOf(req), body: query }));
+    return sendable(res, await callUnchecked(this.bus, 'policies.list', ctxOf(req), { query }));
   }
 
   /** POST /api/v1/policies: 201 with the policy (version 1), its Location and ETag. */
   @Post()
   @HttpCode(201)
   async create(@Req() req: AuthedRequest, @Body() body: unknown, @Res({ passthrough: true }) res: Response) {
-    const policy = await callRpc<Policy>(this.bus, Patterns.policiesCreate, { ctx: ctxOf(req), body: body ?? {} });
+    const policy = await callUnchecked(this.bus, 'policies.create', ctxOf(req), { body: body ?? {} });
     res.location(`/api/v1/policies/${policy.id}`);
     return withEtag(res, policy);
   }
@@ -42,20 +43,20 @@ export class PoliciesController {
   /** GET /api/v1/policies/{id}[?version=N]: the policy now, or as it was at version N; with its ETag. */
   @Get(':id')
   async get(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: Record<string, unknown>, @Res({ passthrough: true }) res: Response) {
-    return withEtag(res, await callRpc<Policy>(this.bus, Patterns.policiesGet, { ctx: ctxOf(req), body: { id, query } }));
+    return withEtag(res, await callUnchecked(this.bus, 'policies.get', ctxOf(req), { path: { id }, query }));
   }
 
   /** PATCH /api/v1/policies/{id} (If-Match: version): the policy after the change; 409 on a version conflict. */
   @Patch(':id')
   async update(@Req() req: AuthedRequest, @Param('id') id: string, @Body() body: unknown, @Res({ passthrough: true }) res: Response) {
-    const policy = await callRpc<Policy>(this.bus, Patterns.policiesUpdate, { ctx: ctxOf(req), body: { id, if_match: req.get('if-match') ?? null, patch: body ?? {} } });
+    const policy = await callUnchecked(this.bus, 'policies.update', ctxOf(req), { path: { id }, headers: { if_match: req.get('if-match') ?? null }, body: body ?? {} });
     return withEtag(res, policy);
   }
 
   /** GET /api/v1/policies/{id}/history: `{policy_id, history: [{version, event, at, actor, changes}]}`. */
   @Get(':id/history')
   history(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: Record<string, unknown>) {
-    return callRpc(this.bus, Patterns.policiesHistory, { ctx: ctxOf(req), body: { id, query } });
+    return callUnchecked(this.bus, 'policies.history', ctxOf(req), { path: { id }, query });
   }
 }
 
@@ -67,13 +68,13 @@ export class AgentsController {
   /** GET /api/v1/agents?skip&limit: `{agents, total, skip, limit}` by agent_id. */
   @Get()
   async list(@Req() req: AuthedRequest, @Query() query: unknown, @Res({ passthrough: true }) res: Response) {
-    return sendable(res, await callRpc(this.bus, Patterns.agentsList, { ctx: ctxOf(req), body: query }));
+    return sendable(res, await callUnchecked(this.bus, 'agents.list', ctxOf(req), { query }));
   }
 
   /** POST /api/v1/agents: 201 with the agent when new, 200 when re-registered (changed or not). */
   @Post()
   async register(@Req() req: AuthedRequest, @Body() body: unknown, @Res({ passthrough: true }) res: Response) {
-    const out = await callRpc<AgentRegisterResult>(this.bus, Patterns.agentsRegister, { ctx: ctxOf(req), body: body ?? {} });
+    const out = await callUnchecked(this.bus, 'agents.register', ctxOf(req), { body: body ?? {} });
     res.status(out.created ? 201 : 200).location(`/api/v1/agents/${encodeURIComponent(out.agent.agent_id)}`);
     return out.agent;
   }
@@ -81,7 +82,7 @@ export class AgentsController {
   /** GET /api/v1/agents/{id}: the agent with its actions and kill switch. */
   @Get(':id')
   get(@Req() req: AuthedRequest, @Param('id') id: string) {
-    return callRpc(this.bus, Patterns.agentsGet, { ctx: ctxOf(req), body: { id } });
+    return callUnchecked(this.bus, 'agents.get', ctxOf(req), { path: { id } });
   }
 }
 
@@ -93,19 +94,19 @@ export class KillSwitchesController {
   /** GET /api/v1/kill-switches: `{organization: state, agents: [engaged agent switches]}`. */
   @Get()
   list(@Req() req: AuthedRequest, @Query() query: unknown) {
-    return callRpc(this.bus, Patterns.killSwitchesList, { ctx: ctxOf(req), body: query });
+    return callUnchecked(this.bus, 'kill-switches.list', ctxOf(req), { query });
   }
 
   /** PUT /api/v1/kill-switches/organization `{engaged, reason?}`: the new state. */
   @Put('organization')
   setOrganization(@Req() req: AuthedRequest, @Body() body: unknown) {
-    return callRpc<KillSwitchState>(this.bus, Patterns.killSwitchesSet, { ctx: ctxOf(req), body: { scope: 'organization', change: body ?? {} } });
+    return callUnchecked(this.bus, 'kill-switches.set', ctxOf(req), { path: {}, body: body ?? {} });
   }
 
   /** PUT /api/v1/kill-switches/agents/{agent_id} `{engaged, reason?}`: the new state; 404 for an unregistered agent. */
   @Put('agents/:agentId')
   setAgent(@Req() req: AuthedRequest, @Param('agentId') agentId: string, @Body() body: unknown) {
-    return callRpc<KillSwitchState>(this.bus, Patterns.killSwitchesSet, { ctx: ctxOf(req), body: { scope: 'agent', agent_id: agentId, change: body ?? {} } });
+    return callUnchecked(this.bus, 'kill-switches.set', ctxOf(req), { path: { agent_id: agentId }, body: body ?? {} });
   }
 }
 

@@ -5,8 +5,8 @@
 import { Controller, Get, Inject, Param, Query, Req, Res } from '@nestjs/common';
 import type { ClientProxy } from '@nestjs/microservices';
 import type { Response } from 'express';
-import { LEDGER_CSV_COLUMNS, Patterns, type LedgerExportPage } from '@agp/contracts';
-import { callRpc } from '@agp/bus';
+import { LEDGER_CSV_COLUMNS, type WireReply } from '@agp/contracts';
+import { callUnchecked } from '@agp/bus';
 import { BUS, ctxOf } from '../controllers.js';
 import type { AuthedRequest } from '../edge.js';
 
@@ -20,19 +20,19 @@ export class StatsController {
   /** GET /api/v1/stats/?days=N: totals and averages (all time without days). */
   @Get()
   summary(@Req() req: AuthedRequest, @Query() query: unknown) {
-    return callRpc(this.bus, Patterns.statsSummary, { ctx: ctxOf(req), body: query });
+    return callUnchecked(this.bus, 'stats.summary', ctxOf(req), { query });
   }
 
   /** GET /api/v1/stats/daily: the last 30 UTC days, zero-filled. */
   @Get('daily')
   daily(@Req() req: AuthedRequest, @Query() query: unknown) {
-    return callRpc(this.bus, Patterns.statsDaily, { ctx: ctxOf(req), body: query });
+    return callUnchecked(this.bus, 'stats.daily', ctxOf(req), { query });
   }
 
   /** GET /api/v1/stats/estimation-accuracy: skew mean, p50, p95, worst offenders, histograms. */
   @Get('estimation-accuracy')
   estimationAccuracy(@Req() req: AuthedRequest, @Query() query: unknown) {
-    return callRpc(this.bus, Patterns.statsEstimationAccuracy, { ctx: ctxOf(req), body: query });
+    return callUnchecked(this.bus, 'stats.estimation-accuracy', ctxOf(req), { query });
   }
 }
 
@@ -41,14 +41,16 @@ export class StatsController {
 export class RunsController {
   constructor(@Inject(BUS) private readonly bus: Bus) {}
 
+  /** GET /api/v1/runs?status=&min_cost=&agent_id=&skip=&limit=: one page of runs, newest first. */
   @Get()
   list(@Req() req: AuthedRequest, @Query() query: unknown) {
-    return callRpc(this.bus, Patterns.runsList, { ctx: ctxOf(req), body: query });
+    return callUnchecked(this.bus, 'runs.list', ctxOf(req), { query });
   }
 
+  /** GET /api/v1/runs/{id}?actions_skip=&actions_limit=: the run with a page of its actions; 404 when unknown. */
   @Get(':id')
   get(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: Record<string, unknown>) {
-    return callRpc(this.bus, Patterns.runsGet, { ctx: ctxOf(req), body: { id, query } });
+    return callUnchecked(this.bus, 'runs.get', ctxOf(req), { path: { id }, query });
   }
 }
 
@@ -60,7 +62,7 @@ export class AgentStatsController {
   /** Per-agent totals, intervention counts, top actions; 404 for an agent with no runs, actions or interventions. */
   @Get(':id/stats')
   stats(@Req() req: AuthedRequest, @Param('id') id: string) {
-    return callRpc(this.bus, Patterns.statsAgent, { ctx: ctxOf(req), body: { agent_id: id } });
+    return callUnchecked(this.bus, 'stats.agent', ctxOf(req), { path: { agent_id: id } });
   }
 }
 
@@ -98,7 +100,7 @@ export class LedgerController {
   @Get('export')
   async export(@Req() req: AuthedRequest, @Query() query: Record<string, unknown>, @Res() res: Response): Promise<void> {
     const ctx = ctxOf(req);
-    const page = (cursor: LedgerExportPage['next_cursor']) => callRpc<LedgerExportPage>(this.bus, Patterns.ledgerExportPage, { ctx, body: { query, cursor } }, 30_000);
+    const page = (cursor: WireReply<'ledger.export-page'>['next_cursor']) => callUnchecked(this.bus, 'ledger.export-page', ctx, { query, cursor }, 30_000);
     let current = await page(null);
     const format = current.format;
     const stamp = new Date().toISOString().slice(0, 10);

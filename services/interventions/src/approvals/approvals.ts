@@ -1,15 +1,16 @@
+import { interventionIdOfApproval, interventionStream, type ApprovalDecision, type ApprovalDecisionKind, type ApprovalRecord, type ListApprovalsQuery } from '@agp/contracts';
 import {
-  ApprovalDecideRequestSchema,
-  ApprovalDecisionSchema,
-  IdParamSchema,
-  ListApprovalsQuerySchema,
-  interventionIdOfApproval,
-  interventionStream,
-  type ApprovalDecisionKind,
-  type ApprovalRecord,
-} from '@agp/contracts';
-import { EVENT_SCHEMA_VERSION, migrateSchema, requestMetadata, waitForProjections, type EventMetadata, type StoredEvent, type Subscription } from '@agp/eventstore';
-import { ConflictError, ForbiddenError, NotFoundError, deterministicId, newId, parseOrThrow, type RawJson, type RequestContext } from '@agp/runtime';
+  EVENT_SCHEMA_VERSION,
+  migrateSchema,
+  requestMetadata,
+  waitForProjections,
+  type EventMetadata,
+  type Sql,
+  type StoredEvent,
+  type Subscription,
+  type SubscriptionOptions,
+} from '@agp/eventstore';
+import { ConflictError, ForbiddenError, NotFoundError, deterministicId, newId, type RawJson, type RequestContext } from '@agp/runtime';
 import type { InterventionsDeps } from '../service.js';
 import { DEFAULT_APPROVAL_TTL_SECONDS, evolveApproval, foldApproval } from './approval.js';
 import { decideApproval, decideExpiry, type ApprovalEventToAppend } from './decide.js';
@@ -22,11 +23,12 @@ const SWEEP_BATCH = 500;
  * The approval inbox: an escalated intervention opens approval `apr-<intervention id>`; approving or
  * rejecting appends InterventionOutcomeChanged to the intervention's stream; a sweeper expires pending
  * approvals past their `expires_at` to `rejected_after_review` with reason `expired`.
+ * The service migrates its table ({@link migrate}) and subscribes its {@link projection} with its other read models;
+ * {@link start} / {@link stop} run the expiry sweeper (a `ServicePart` of `startEventSourcedService`).
  * Settings (from `deps.env`): AGP_APPROVAL_TTL_SECONDS (default 86400), AGP_APPROVAL_SWEEP_MS (default 1000).
  * Source: issue #3 point 3; ARCHITECTURE.md §4 (Approvals).
  */
 export class Approvals {
-  private subscription?: Subscription;
   private timer?: NodeJS.Timeout;
   private sweeping?: Promise<void>;
   private stopped = false;
@@ -36,47 +38,47 @@ export class Approvals {
   private readonly sweepMs: number;
 
   /**
-   * @param readModel the interventions list/stats projection of the same service (a decision waits for it too, so a
-   *   GET of the intervention right after shows the new outcome).
+   * @param readModels the running projections a decision or an expiry waits for before it answers: the approvals
+   *   projection and the interventions list/stats projection of the same service (so a GET of the approval or the
+   *   intervention right after shows the new state). Undefined entries (not started) are skipped.
    */
   constructor(
     private readonly deps: InterventionsDeps,
-    private readonly readModel: () => Subscription | undefined = () => undefined,
+    private readonly readModels: () => Array<Subscription | undefined> = () => [],
   ) {
     this.now = deps.now ?? (() => new Date());
     this.ttlSeconds = deps.env?.AGP_APPROVAL_TTL_SECONDS ?? DEFAULT_APPROVAL_TTL_SECONDS;
     this.sweepMs = deps.env?.AGP_APPROVAL_SWEEP_MS ?? 1000;
   }
 
-  /** Create the `agp_approvals` table, start the approvals projection and the expiry sweeper. */
+  /** Create the `agp_approvals` table (idempotent). */
+  async migrate(sql: Sql): Promise<void> {
+    await migrateSchema(sql, APPROVALS_DDL);
+  }
+
+  /** The approvals read-model projection (`agp_approvals`), for the service to subscribe with its other read models. */
+  get projection(): Omit<SubscriptionOptions, 'onError'> {
+    return { name: APPROVALS_PROJECTION, eventTypes: APPROVALS_EVENT_TYPES, batchSize: 5000, handler: (events, tx) => applyApprovalEvents(events, tx, this.ttlSeconds) };
+  }
+
+  /** Start the expiry sweeper (the table exists and the projection runs by then). */
   async start(): Promise<void> {
-    const { store, logger } = this.deps;
-    await migrateSchema(store.sql, APPROVALS_DDL);
     this.stopped = false;
-    this.subscription = store.subscribe({
-      name: APPROVALS_PROJECTION,
-      eventTypes: APPROVALS_EVENT_TYPES,
-      batchSize: 5000,
-      handler: (events, tx) => applyApprovalEvents(events, tx, this.ttlSeconds),
-      onError: (err) => logger.error({ err }, 'approvals projection batch failed; retrying'),
-    });
     this.schedule();
   }
 
-  /** Stop the sweeper (waiting for a pass in flight) and the projection. */
+  /** Stop the sweeper, waiting for a pass in flight. */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.sweeping;
-    await this.subscription?.stop();
   }
 
   /**
-   * GET /api/v1/approvals: `{approvals, total, skip, limit}` (JSON text), newest first.
-   * @throws ValidationError (422) for an unknown parameter or a bad value (enum errors list the allowed values).
+   * GET /api/v1/approvals: `{approvals, total, skip, limit}` (JSON text), newest first. `q` is the query as
+   * `approvals.list` parsed it (defaults applied).
    */
-  async list(ctx: RequestContext, query: unknown): Promise<RawJson> {
-    const q = parseOrThrow(ListApprovalsQuerySchema, query ?? {}, 'query');
+  async list(ctx: RequestContext, q: ListApprovalsQuery): Promise<RawJson> {
     return listApprovalsJson(this.deps.store.sql, ctx.organization_id, q);
   }
 
@@ -84,31 +86,29 @@ export class Approvals {
    * GET /api/v1/approvals/{id}: one approval record.
    * @throws NotFoundError (404) for an unknown id, a deleted intervention's, or another organisation's.
    */
-  async get(ctx: RequestContext, body: unknown): Promise<ApprovalRecord> {
-    const { id } = parseOrThrow(IdParamSchema, body, 'path');
+  async get(ctx: RequestContext, id: string): Promise<ApprovalRecord> {
     const approval = await getApproval(this.deps.store.sql, ctx.organization_id, id);
     if (!approval) throw new NotFoundError(`approval ${id} not found`);
     return approval;
   }
 
   /**
-   * POST /api/v1/approvals/{id}/approve and /reject. Body (from the gateway): `{id, decision: {approver_email, notes?}}`.
+   * POST /api/v1/approvals/{id}/approve and /reject: decide approval `id` with `decision` (`{approver_email, notes?}`,
+   * as `approvals.approve` / `approvals.reject` parsed it).
    * Appends InterventionOutcomeChanged (to approved_after_review / rejected_after_review, actor
    * `approver:<email>`) with the stream's expected version and answers with the decided approval once the
    * read models caught up.
-   * @throws ValidationError (422) for a bad body; ForbiddenError (403) for a read key; NotFoundError (404);
+   * @throws ForbiddenError (403) for a read key; NotFoundError (404);
    *   ConflictError (409) when already decided, decided concurrently, or past its expiry (then it is expired).
    */
-  async decide(ctx: RequestContext, body: unknown, kind: ApprovalDecisionKind): Promise<ApprovalRecord> {
-    const req = parseOrThrow(ApprovalDecideRequestSchema, body, 'path');
-    const decision = parseOrThrow(ApprovalDecisionSchema, req.decision ?? {}, 'body');
+  async decide(ctx: RequestContext, id: string, decision: ApprovalDecision, kind: ApprovalDecisionKind): Promise<ApprovalRecord> {
     if (ctx.scope !== 'write') throw new ForbiddenError('a read-only key cannot decide approvals');
-    const interventionId = interventionIdOfApproval(req.id);
-    if (!interventionId) throw new NotFoundError(`approval ${req.id} not found`);
+    const interventionId = interventionIdOfApproval(id);
+    if (!interventionId) throw new NotFoundError(`approval ${id} not found`);
     const events = await this.deps.store.readStream(interventionStream(interventionId));
     const state = foldApproval(events, this.ttlSeconds);
     const result = decideApproval(state, {
-      approval_id: req.id,
+      approval_id: id,
       decision: kind,
       approver_email: decision.approver_email,
       notes: decision.notes,
@@ -117,9 +117,9 @@ export class Approvals {
       now: this.now().toISOString(),
     });
     const stored = await this.append(interventionId, state.version, result.event, ctx.organization_id, ctx);
-    if (result.kind === 'expired') throw new ConflictError(`approval ${req.id} expired at ${state.approval!.expires_at}; it can no longer be decided`);
+    if (result.kind === 'expired') throw new ConflictError(`approval ${id} expired at ${state.approval!.expires_at}; it can no longer be decided`);
     // The same evolve as the projection: the answer equals what the read model now holds.
-    return stored ? evolveApproval(state.approval, stored, this.ttlSeconds)! : (await getApproval(this.deps.store.sql, ctx.organization_id, req.id))!;
+    return stored ? evolveApproval(state.approval, stored, this.ttlSeconds)! : (await getApproval(this.deps.store.sql, ctx.organization_id, id))!;
   }
 
   /**
@@ -142,7 +142,7 @@ export class Approvals {
 
   /** Wait (bounded by readYourWritesMs, default 3000) until the approvals and interventions read models applied `position`. */
   private caughtUp(position: bigint): Promise<void> {
-    return waitForProjections([this.subscription, this.readModel()], position, { timeoutMs: this.deps.readYourWritesMs, logger: this.deps.logger });
+    return waitForProjections(this.readModels(), position, { timeoutMs: this.deps.readYourWritesMs, logger: this.deps.logger });
   }
 
   private schedule(): void {

@@ -1,12 +1,6 @@
-import {
-  IdParamSchema,
-  InterventionEvents,
-  interventionStream,
-  type InterventionEnrichedData,
-  type InterventionEnrichmentFailedData,
-} from '@agp/contracts';
+import { InterventionEvents, interventionStream, type InterventionEnrichedData, type InterventionEnrichmentFailedData } from '@agp/contracts';
 import { EVENT_SCHEMA_VERSION, type StoredEvent, type Subscription } from '@agp/eventstore';
-import { ConflictError, NotFoundError, WrongExpectedVersionError, counter, gauge, newId, parseOrThrow, type RequestContext } from '@agp/runtime';
+import { ConflictError, NotFoundError, WrongExpectedVersionError, counter, gauge, newId, type RequestContext } from '@agp/runtime';
 import type { InterventionsDeps } from '../service.js';
 import { fold, type InterventionState } from '../intervention/intervention.js';
 import { decideEnrichment, parseAnswer, type EnrichmentAnswer } from './answer.js';
@@ -317,12 +311,11 @@ export class EnrichmentWorker {
 
   /**
    * POST /api/v1/interventions/{id}/enrich: queue an on-demand re-run (it runs even when the record is
-   * already enriched or failed). Answers `{id, enrichment_status: 'pending'}` (202 at the gateway).
+   * already enriched or failed) of intervention `id`. Answers `{id, enrichment_status: 'pending'}` (202 at the gateway).
    * @throws NotFoundError (404) for an unknown, deleted or other organisation's id;
    *   ConflictError (409) when enrichment is off (no AGP_LLM_API_KEY).
    */
-  async enrich(ctx: RequestContext, body: unknown): Promise<{ id: string; enrichment_status: 'pending' }> {
-    const { id } = parseOrThrow(IdParamSchema, body, 'path');
+  async enrich(ctx: RequestContext, id: string): Promise<{ id: string; enrichment_status: 'pending' }> {
     const { state } = await this.load(id, ctx.organization_id);
     if (!state || state.deleted) throw new NotFoundError(`intervention ${id} not found`);
     if (!this.settings) throw new ConflictError('enrichment is off: set AGP_LLM_API_KEY (and AGP_LLM_BASE_URL, AGP_LLM_MODEL) to enable it');

@@ -1,6 +1,7 @@
 import { RunEvents, type ActionRecordedData } from '@agp/contracts';
 import type { SqlExecutor, StoredEvent } from '@agp/eventstore';
 import { StatsDeltas, evolveRun, runTs, type RunRow, type Totals } from './runs.js';
+import { isoOrNull } from '@agp/runtime';
 
 /** Name (and checkpoint key) of the projection. */
 export const STATS_PROJECTION = 'stats-read-model';
@@ -8,7 +9,6 @@ export const STATS_PROJECTION = 'stats-read-model';
 /** Event types it applies. */
 export const STATS_EVENT_TYPES = Object.values(RunEvents);
 
-const iso = (v: Date | string | null) => (v === null ? null : new Date(v).toISOString());
 
 interface RunDbRow extends Omit<RunRow, 'started_at' | 'ended_at' | 'first_action_at' | 'cost_usd' | 'actual_cost_usd' | 'action_count'> {
   started_at: Date | string | null;
@@ -43,9 +43,9 @@ export async function applyStatsEvents(events: StoredEvent[], tx: SqlExecutor): 
   for (const r of rows) {
     before.set(key(r.organization_id, r.run_id), {
       ...r,
-      started_at: iso(r.started_at),
-      ended_at: iso(r.ended_at),
-      first_action_at: iso(r.first_action_at),
+      started_at: isoOrNull(r.started_at),
+      ended_at: isoOrNull(r.ended_at),
+      first_action_at: isoOrNull(r.first_action_at),
       cost_usd: Number(r.cost_usd),
       actual_cost_usd: Number(r.actual_cost_usd),
       action_count: Number(r.action_count),

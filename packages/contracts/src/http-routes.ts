@@ -1,0 +1,353 @@
+/**
+ * The HTTP route table: one row per `/api/v1` route of the gateway, naming the {@link Wire} message it becomes on
+ * the bus and everything the OpenAPI document says about it. The gateway's scope check (a read key may not call a
+ * write message) and the document's `paths` (openapi.ts) are both derived from it; test/http-routes.test.ts checks
+ * that it equals the routes the gateway registers. The query, body and reply schemas come from the wire row
+ * (`request.shape.query`, `request.shape.body`, `reply` without its RawJson alternative); a row overrides them only
+ * where the HTTP shape differs from the wire shape.
+ * Source: issue #10 (one table); platform-api.md; ARCHITECTURE.md §4 (Auth, Errors).
+ */
+import { z } from 'zod';
+import { INGEST_MAX_EVENTS, IngestBatchSchema, IngestEventSchema } from './ingest.js';
+import { AgentSchema } from './policy.js';
+import { EXPORT_FORMATS, LedgerEntrySchema, STATS_MAX_DAYS } from './stats.js';
+import type { WireKey } from './wire.js';
+
+/** The HTTP methods the gateway routes. */
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** What the document says about one `{name}` parameter of a route's path. */
+export interface HttpPathParam {
+  /** What the value is. */
+  description?: string;
+  /** The field of the wire row's `path` the value fills, when it is named differently (`{id}` → `agent_id`). */
+  field?: string;
+}
+
+/** One route of the gateway. */
+export interface HttpRoute {
+  method: HttpMethod;
+  /** The path in OpenAPI form, without a trailing slash (`/api/v1/policies/{id}`); the gateway also answers it with one. */
+  path: string;
+  /** The wire message the route becomes on the bus; its `scope` is the scope the caller's key needs. */
+  message: WireKey;
+  /** Status of the success answer. */
+  status: number;
+  /** Other success statuses with the same body, and what each means (`POST /api/v1/agents`: 200 re-registered). */
+  alsoReturns?: Readonly<Record<number, string>>;
+  /** Unique name of the operation in the document. */
+  operationId: string;
+  /** Names from {@link HTTP_TAGS}. */
+  tags: readonly string[];
+  /** One line: what the route does. */
+  summary: string;
+  /** More than one line's worth, when needed. */
+  description?: string;
+  /** Docs of the `{name}` parameters of `path`, by name. */
+  params?: Readonly<Record<string, HttpPathParam>>;
+  /** Descriptions of query parameters, by name (the schemas come from the wire row's `query`). */
+  queryDocs?: Readonly<Record<string, string>>;
+  /** Request headers the route reads, with what they mean. */
+  requestHeaders?: Readonly<Record<string, string>>;
+  /** The HTTP body when it differs from the wire row's `body` (ingest: the client's batch, sent on as chunks). */
+  body?: z.ZodType;
+  /** What the success answer is, in a few words. */
+  returns: string;
+  /** The HTTP reply when it differs from the wire row's reply: another schema, or `null` for no body (204). */
+  reply?: z.ZodType | null;
+  /** The reply by media type, when it is not (only) JSON (the ledger export streams json, jsonl or csv). */
+  content?: Readonly<Record<string, z.ZodType>>;
+  /** Headers of the success answer, with what they hold. */
+  responseHeaders?: Readonly<Record<string, string>>;
+  /**
+   * Problem answers beyond those every route of its kind gives (401 and 422 always; 403 on a write; 404 with a path
+   * parameter; 400, 413, 415 with a body), or a more precise text for one of those, by status.
+   */
+  problems?: Readonly<Record<number, string>>;
+}
+
+/** The document's tags (one per area), in display order, with their descriptions. */
+export const HTTP_TAGS = [
+  { name: 'Interventions', description: 'What the guardrails recorded: list, statistics, one record with its audit trail, deletion, re-enrichment.' },
+  { name: 'Ingest', description: 'Batches of client events (interventions, agent registrations, runs, actions, approval requests), answered per event.' },
+  { name: 'Approvals', description: 'The approval inbox: escalated interventions waiting for a human decision.' },
+  { name: 'Policies', description: 'Versioned policies with their change history.' },
+  { name: 'Agents', description: 'The agent registry: each agent with its actions and kill switch.' },
+  { name: 'Kill switches', description: "The organisation's kill switch and each agent's." },
+  { name: 'Stats', description: 'Fleet totals, the daily series, estimation accuracy and per-agent stats.' },
+  { name: 'Runs', description: 'Agent runs with their actions (ledger entries).' },
+  { name: 'Ledger', description: 'The action ledger, exported as a stream.' },
+] as const;
+
+const ETAG = { ETag: 'The policy version, quoted; send it back in If-Match' };
+const APPROVAL_ID: HttpPathParam = { description: 'Approval id, `apr-<intervention id>`.' };
+const APPROVAL_CONFLICT = 'Already decided or expired, or decided concurrently';
+
+/**
+ * The HTTP body of `POST /api/v1/ingest` as documented: {@link IngestBatchSchema} with each item an ingest event.
+ * The gateway checks only the envelope and sends the items on in chunks; the ingest service checks each event.
+ */
+const IngestHttpBodySchema = IngestBatchSchema.extend({ batch: z.array(IngestEventSchema).max(INGEST_MAX_EVENTS) });
+
+/** Every `/api/v1` route of the gateway (not /api/v1/openapi.json, which is public). Source: issue #10. */
+export const HTTP_ROUTES: readonly HttpRoute[] = [
+  // Interventions and ingest (services/interventions, services/ingest)
+  { method: 'GET', path: '/api/v1/interventions', message: 'interventions.list', status: 200, operationId: 'listInterventions', tags: ['Interventions'], summary: 'List interventions, newest first', returns: 'A page' },
+  {
+    method: 'POST',
+    path: '/api/v1/interventions',
+    message: 'interventions.create',
+    status: 201,
+    operationId: 'createIntervention',
+    tags: ['Interventions'],
+    summary: 'Record an intervention (synchronous path)',
+    returns: 'The stored record',
+    responseHeaders: { Location: 'URL of the new record' },
+  },
+  { method: 'GET', path: '/api/v1/interventions/stats', message: 'interventions.stats', status: 200, operationId: 'interventionStats', tags: ['Interventions'], summary: 'Aggregate intervention statistics', returns: 'Statistics' },
+  { method: 'GET', path: '/api/v1/interventions/{id}', message: 'interventions.get', status: 200, operationId: 'getIntervention', tags: ['Interventions'], summary: 'One intervention with its audit trail', returns: 'The record' },
+  {
+    method: 'DELETE',
+    path: '/api/v1/interventions/{id}',
+    message: 'interventions.delete',
+    status: 204,
+    operationId: 'deleteIntervention',
+    tags: ['Interventions'],
+    summary: 'Remove a record from every read model (its stream stays for audit)',
+    returns: 'Deleted',
+    reply: null,
+    problems: { 409: 'The record changed concurrently; retry' },
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/interventions/{id}/enrich',
+    message: 'interventions.enrich',
+    status: 202,
+    operationId: 'enrichIntervention',
+    tags: ['Interventions'],
+    summary: 'Re-run LLM enrichment of one record (write key); 409 when no AGP_LLM_API_KEY is configured',
+    returns: 'Queued',
+    problems: { 409: 'Enrichment is off: no AGP_LLM_API_KEY is configured' },
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/ingest',
+    message: 'ingest.batch',
+    status: 207,
+    operationId: 'ingest',
+    tags: ['Ingest'],
+    summary: `Submit up to ${INGEST_MAX_EVENTS} events (5 MiB); answers 207 once they are durable`,
+    description: 'Also answered at `/api/v1/ingest/` (the trailing-slash spelling of platform-api.md, which the client library uses); both are the same route.',
+    body: IngestHttpBodySchema,
+    returns: 'Per-event results',
+    problems: { 503: 'The ingest service is unavailable; nothing was accepted' },
+  },
+
+  // Approvals (services/interventions)
+  { method: 'GET', path: '/api/v1/approvals', message: 'approvals.list', status: 200, operationId: 'listApprovals', tags: ['Approvals'], summary: 'List approvals, newest first (e.g. `?status=pending` for the inbox)', returns: 'A page' },
+  { method: 'GET', path: '/api/v1/approvals/{id}', message: 'approvals.get', status: 200, operationId: 'getApproval', tags: ['Approvals'], summary: 'One approval', params: { id: APPROVAL_ID }, returns: 'The approval', problems: { 404: 'Unknown approval id (or another organisation’s)' } },
+  {
+    method: 'POST',
+    path: '/api/v1/approvals/{id}/approve',
+    message: 'approvals.approve',
+    status: 200,
+    operationId: 'approveApproval',
+    tags: ['Approvals'],
+    summary: "Approve a pending approval; the intervention's outcome becomes approved_after_review",
+    params: { id: APPROVAL_ID },
+    returns: 'The decided approval',
+    problems: { 404: 'Unknown approval id (or another organisation’s)', 409: APPROVAL_CONFLICT },
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/approvals/{id}/reject',
+    message: 'approvals.reject',
+    status: 200,
+    operationId: 'rejectApproval',
+    tags: ['Approvals'],
+    summary: "Reject a pending approval; the intervention's outcome becomes rejected_after_review",
+    params: { id: APPROVAL_ID },
+    returns: 'The decided approval',
+    problems: { 404: 'Unknown approval id (or another organisation’s)', 409: APPROVAL_CONFLICT },
+  },
+
+  // Policies, agents, kill switches (services/policies)
+  { method: 'GET', path: '/api/v1/policies', message: 'policies.list', status: 200, operationId: 'listPolicies', tags: ['Policies'], summary: 'List policies, newest first', returns: 'A page' },
+  {
+    method: 'POST',
+    path: '/api/v1/policies',
+    message: 'policies.create',
+    status: 201,
+    operationId: 'createPolicy',
+    tags: ['Policies'],
+    summary: 'Create a policy (version 1)',
+    returns: 'The policy',
+    responseHeaders: { ...ETAG, Location: 'URL of the new policy' },
+  },
+  { method: 'GET', path: '/api/v1/policies/{id}', message: 'policies.get', status: 200, operationId: 'getPolicy', tags: ['Policies'], summary: 'A policy: current, or as it was at `version`', returns: 'The policy', responseHeaders: ETAG },
+  {
+    method: 'PATCH',
+    path: '/api/v1/policies/{id}',
+    message: 'policies.update',
+    status: 200,
+    operationId: 'updatePolicy',
+    tags: ['Policies'],
+    summary: 'Change fields of a policy (merge patch); `If-Match: <version>` guards against lost updates',
+    requestHeaders: { 'If-Match': 'Expected current version, e.g. `3` or `"3"`' },
+    returns: 'The policy after the change',
+    responseHeaders: ETAG,
+    problems: { 409: 'Version conflict (If-Match or a concurrent change)' },
+  },
+  { method: 'GET', path: '/api/v1/policies/{id}/history', message: 'policies.history', status: 200, operationId: 'policyHistory', tags: ['Policies'], summary: 'Every change of a policy, oldest first, with actor and field changes', returns: 'The history' },
+  { method: 'GET', path: '/api/v1/agents', message: 'agents.list', status: 200, operationId: 'listAgents', tags: ['Agents'], summary: 'The agent registry, by agent_id', returns: 'A page' },
+  {
+    method: 'POST',
+    path: '/api/v1/agents',
+    message: 'agents.register',
+    status: 201,
+    alsoReturns: { 200: 'Re-registered (changed or identical)' },
+    operationId: 'registerAgent',
+    tags: ['Agents'],
+    summary: 'Register an agent and its actions, or re-register it (replaces its definition)',
+    returns: 'Registered',
+    reply: AgentSchema, // the wire reply is {created, agent}; `created` picks the status
+    responseHeaders: { Location: 'URL of the agent' },
+  },
+  { method: 'GET', path: '/api/v1/agents/{id}', message: 'agents.get', status: 200, operationId: 'getAgent', tags: ['Agents'], summary: 'One agent with its actions and kill switch', returns: 'The agent' },
+  { method: 'GET', path: '/api/v1/kill-switches', message: 'kill-switches.list', status: 200, operationId: 'listKillSwitches', tags: ['Kill switches'], summary: 'The organisation kill switch and every engaged agent kill switch', returns: 'Kill switches' },
+  { method: 'PUT', path: '/api/v1/kill-switches/organization', message: 'kill-switches.set', status: 200, operationId: 'setOrganizationKillSwitch', tags: ['Kill switches'], summary: 'Engage or release the organisation-wide kill switch', returns: 'The new state' },
+  {
+    method: 'PUT',
+    path: '/api/v1/kill-switches/agents/{agent_id}',
+    message: 'kill-switches.set',
+    status: 200,
+    operationId: 'setAgentKillSwitch',
+    tags: ['Kill switches'],
+    summary: 'Engage or release one agent’s kill switch (the agent must be registered)',
+    returns: 'The new state',
+  },
+
+  // Stats, runs, the ledger (services/stats)
+  {
+    method: 'GET',
+    path: '/api/v1/stats',
+    message: 'stats.summary',
+    status: 200,
+    operationId: 'statsSummary',
+    tags: ['Stats'],
+    summary: 'Aggregate totals: runs, actions, cost, averages',
+    // Documented without the trailing slash (redocly's no-path-trailing-slash); see docs/decisions.md, "OpenAPI: /api/v1/stats path".
+    description: 'Also answered at `/api/v1/stats/` (the trailing-slash spelling of platform-api.md); both are the same route.',
+    queryDocs: { days: `Look back this many UTC days including today (1..${STATS_MAX_DAYS}); absent = all time` },
+    returns: 'Totals',
+  },
+  { method: 'GET', path: '/api/v1/stats/daily', message: 'stats.daily', status: 200, operationId: 'statsDaily', tags: ['Stats'], summary: 'Cost and run counts per UTC day, last 30 days, zero-filled', returns: '30 days, oldest first' },
+  {
+    method: 'GET',
+    path: '/api/v1/stats/estimation-accuracy',
+    message: 'stats.estimation-accuracy',
+    status: 200,
+    operationId: 'statsEstimationAccuracy',
+    tags: ['Stats'],
+    summary: 'Skew of estimated vs actual cost: mean, p50, p95, worst offenders, histograms',
+    returns: 'Estimation accuracy',
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/runs',
+    message: 'runs.list',
+    status: 200,
+    operationId: 'listRuns',
+    tags: ['Runs'],
+    summary: 'List runs, newest first',
+    queryDocs: { status: 'One of running, completed, failed', min_cost: 'Minimum run cost, USD', agent_id: 'Agent id', skip: 'Offset; default 0', limit: 'Page size; default 50, maximum 1000' },
+    returns: 'A page of runs',
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/runs/{id}',
+    message: 'runs.get',
+    status: 200,
+    operationId: 'getRun',
+    tags: ['Runs'],
+    summary: 'One run with its actions (ledger entries), oldest first',
+    queryDocs: { actions_skip: 'Offset into the actions; default 0', actions_limit: 'Actions per page; default and maximum 1000' },
+    returns: 'The run',
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/agents/{id}/stats',
+    message: 'stats.agent',
+    status: 200,
+    operationId: 'getAgentStats',
+    tags: ['Agents', 'Stats'],
+    summary: 'Per-agent totals, intervention counts and top actions',
+    params: { id: { description: 'Agent id', field: 'agent_id' } },
+    returns: 'Agent stats',
+    problems: { 404: 'No runs, actions or interventions of this agent (or another organisation’s)' },
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/ledger/export',
+    message: 'ledger.export-page',
+    status: 200,
+    operationId: 'exportLedger',
+    tags: ['Ledger'],
+    summary: 'Stream the action ledger as json, jsonl or csv (attachment)',
+    queryDocs: {
+      format: `One of ${EXPORT_FORMATS.join(', ')}`,
+      start_date: 'ISO 8601 date or date-time; inclusive',
+      end_date: 'ISO 8601 date (inclusive of that day) or date-time',
+      agent_id: 'Only this agent',
+    },
+    returns: 'The ledger entries, oldest first',
+    // The wire carries keyset pages of formatted text; the gateway streams them as one document.
+    content: { 'application/json': z.array(LedgerEntrySchema), 'application/x-ndjson': z.string(), 'text/csv': z.string() },
+    responseHeaders: { 'Content-Disposition': 'attachment; filename="ledger-<YYYY-MM-DD>.<format>"' },
+  },
+];
+
+/** A path turned into a matcher: its regular expression and, per segment, whether it is literal (for precedence). */
+interface CompiledRoute {
+  route: HttpRoute;
+  regex: RegExp;
+  literals: boolean[];
+}
+
+let compiled: Map<string, CompiledRoute[]> | null = null;
+
+/** The table's routes by method, compiled once, each method's list with literal segments before parameters. */
+function compiledRoutes(): Map<string, CompiledRoute[]> {
+  if (compiled) return compiled;
+  const byMethod = new Map<string, CompiledRoute[]>();
+  for (const route of HTTP_ROUTES) {
+    const segments = route.path.split('/').slice(1);
+    const literals = segments.map((s) => !/^\{[^}]+\}$/.test(s));
+    const source = segments.map((s, i) => (literals[i] ? s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : '[^/]+')).join('/');
+    const list = byMethod.get(route.method) ?? [];
+    list.push({ route, regex: new RegExp(`^/${source}$`), literals });
+    byMethod.set(route.method, list);
+  }
+  // `/api/v1/interventions/stats` wins over `/api/v1/interventions/{id}`: at the first segment where two paths differ
+  // in kind, the literal one comes first.
+  const rank = (a: CompiledRoute, b: CompiledRoute) => {
+    for (let i = 0; i < Math.min(a.literals.length, b.literals.length); i++) if (a.literals[i] !== b.literals[i]) return a.literals[i] ? -1 : 1;
+    return 0;
+  };
+  for (const list of byMethod.values()) list.sort(rank);
+  compiled = byMethod;
+  return compiled;
+}
+
+/**
+ * The route of {@link HTTP_ROUTES} that answers `method` on `path`, or undefined when none does.
+ * @param method the HTTP method, upper case (`POST`).
+ * @param path the request path without the query (`/api/v1/policies/p-1`); a trailing slash is ignored; ids are
+ *   matched as sent (still percent-encoded).
+ */
+export function matchHttpRoute(method: string, path: string): HttpRoute | undefined {
+  const p = path.replace(/\/+$/, '') || '/';
+  return compiledRoutes()
+    .get(method)
+    ?.find((c) => c.regex.test(p))?.route;
+}

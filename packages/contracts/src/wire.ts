@@ -1,0 +1,346 @@
+/**
+ * The wire registry: every request/reply message the services exchange, in one table. Each row gives the message's
+ * subject (its key; on NATS `<AGP_SUBJECT_PREFIX>.<subject>`), the service that answers it, the scope a caller needs
+ * (`read` or `write`), the zod schema of its request body and of its reply data, and a one-line summary.
+ *
+ * Request bodies mirror the HTTP request they come from: `path` (route parameters), `query`, `body` and `headers`,
+ * so a field error's path (`query.limit`, `body.name`, `path.id`) is the same whichever side validates.
+ * Everything else (the typed caller `call`, `serveRpc`, the gateway's scope check, the OpenAPI document) is derived
+ * from this table: adding a message is one row here plus one handler in its service.
+ * Source: issue #10; ARCHITECTURE.md §1 (services over NATS), §4 (Auth scopes).
+ */
+import { z } from 'zod';
+import { ApprovalDecisionSchema, ApprovalPageSchema, ApprovalRecordSchema, ListApprovalsQuerySchema } from './approval.js';
+import { OpaqueIdSchema } from './common.js';
+import { AgentRegisterSchema } from './fleet.js';
+import { IngestResponseSchema } from './ingest.js';
+import {
+  CreateInterventionSchema,
+  InterventionDetailSchema,
+  InterventionPageSchema,
+  InterventionRecordSchema,
+  InterventionStatsQuerySchema,
+  InterventionStatsSchema,
+  ListInterventionsQuerySchema,
+} from './intervention.js';
+import {
+  AgentPageSchema,
+  AgentRegisterResultSchema,
+  AgentSchema,
+  CreatePolicySchema,
+  GetPolicyQuerySchema,
+  KillSwitchOverviewSchema,
+  KillSwitchQuerySchema,
+  KillSwitchStateSchema,
+  ListAgentsQuerySchema,
+  ListPoliciesQuerySchema,
+  PolicyHistoryQuerySchema,
+  PolicyHistorySchema,
+  PolicyPageSchema,
+  PolicySchema,
+  SetKillSwitchSchema,
+  UpdatePolicySchema,
+} from './policy.js';
+import {
+  AgentInterventionCountsSchema,
+  AgentStatsSchema,
+  EstimationAccuracyQuerySchema,
+  EstimationAccuracySchema,
+  ExportCursorSchema,
+  GetRunQuerySchema,
+  LedgerExportPageSchema,
+  LedgerExportQuerySchema,
+  ListRunsQuerySchema,
+  RunDetailSchema,
+  RunPageSchema,
+  StatsDailyQuerySchema,
+  StatsDailySchema,
+  StatsSummaryQuerySchema,
+  StatsSummarySchema,
+} from './stats.js';
+
+/** The services that answer requests on the bus. */
+export const SERVICES = ['ingest', 'interventions', 'policies', 'stats'] as const;
+/** One of {@link SERVICES}. */
+export type ServiceName = (typeof SERVICES)[number];
+
+/** What an API key may do: `read` keys call read messages only; `write` keys call both. Source: spec (Auth). */
+export type Scope = 'read' | 'write';
+
+/**
+ * A reply body already serialised as JSON text. Large read replies (a list page of 1000 records) travel as text end
+ * to end: read as `jsonb::text` from PostgreSQL and written to the HTTP response unchanged, never parsed and
+ * re-serialised in between. The gateway sends `$json` with `content-type: application/json`.
+ */
+export const RawJsonSchema = z.strictObject({ $json: z.string() });
+/** See {@link RawJsonSchema}. */
+export type RawJson = z.infer<typeof RawJsonSchema>;
+
+/** A reply that is `page` as an object or, on the hot path, as {@link RawJson} text of the same shape. */
+const orRawJson = <S extends z.ZodType>(page: S) => z.union([RawJsonSchema, page]);
+
+/** One row of the {@link Wire} table. */
+export interface WireMessage<Req extends z.ZodType = z.ZodType, Res extends z.ZodType = z.ZodType, S extends ServiceName = ServiceName> {
+  /** The service whose queue group answers the message. */
+  service: S;
+  /** The scope a caller's key needs. */
+  scope: Scope;
+  /** Schema of the request body (`RpcRequest.body`). */
+  request: Req;
+  /** Schema of the reply data (`RpcReply.data` when `ok`). */
+  reply: Res;
+  /** What the message does, in one line. */
+  summary: string;
+}
+
+const row = <Req extends z.ZodType, Res extends z.ZodType, S extends ServiceName>(m: WireMessage<Req, Res, S>): WireMessage<Req, Res, S> => m;
+
+/** Route parameter `{id}` as the gateway sends it. */
+const IdPath = z.strictObject({ id: OpaqueIdSchema });
+/** Route parameter `{id}` of an approval: `apr-` and an intervention id, so a little longer than {@link IdPath}. */
+const ApprovalIdPath = z.strictObject({ id: z.string().min(1).max(300) });
+
+/** Body of `ingest.batch`: a chunk of a client batch (raw events, each validated on its own) and its offset in that batch. */
+export const IngestChunkSchema = z.strictObject({ events: z.array(z.unknown()), offset: z.number().int().min(0).default(0) });
+export type IngestChunk = z.infer<typeof IngestChunkSchema>;
+
+/** Reply of `interventions.delete`. */
+export const DeletedSchema = z.object({ id: z.string(), deleted: z.literal(true) });
+/** Reply of `interventions.enrich`: the record's enrichment was queued again. */
+export const EnrichQueuedSchema = z.object({ id: z.string(), enrichment_status: z.literal('pending') });
+
+/**
+ * Every request/reply message between services. The key is the subject. Source: issue #10 (one table).
+ */
+export const Wire = {
+  'ingest.batch': row({
+    service: 'ingest',
+    scope: 'write',
+    request: IngestChunkSchema,
+    reply: IngestResponseSchema,
+    summary: 'validate a chunk of an ingest batch event by event and publish the valid events to the ingest log',
+  }),
+
+  'interventions.create': row({
+    service: 'interventions',
+    scope: 'write',
+    request: z.object({ body: CreateInterventionSchema }),
+    reply: InterventionRecordSchema,
+    summary: 'record one intervention synchronously (read-your-writes)',
+  }),
+  'interventions.list': row({
+    service: 'interventions',
+    scope: 'read',
+    request: z.object({ query: ListInterventionsQuerySchema }),
+    reply: orRawJson(InterventionPageSchema),
+    summary: 'one filtered page of interventions, newest first, with the total',
+  }),
+  'interventions.get': row({
+    service: 'interventions',
+    scope: 'read',
+    request: z.object({ path: IdPath }),
+    reply: InterventionDetailSchema,
+    summary: 'one intervention with its audit trail and enrichment status',
+  }),
+  'interventions.stats': row({
+    service: 'interventions',
+    scope: 'read',
+    request: z.object({ query: InterventionStatsQuerySchema }),
+    reply: InterventionStatsSchema,
+    summary: 'intervention totals, breakdowns, daily series and top lists',
+  }),
+  'interventions.delete': row({
+    service: 'interventions',
+    scope: 'write',
+    request: z.object({ path: IdPath }),
+    reply: DeletedSchema,
+    summary: 'remove an intervention from the read models (its stream keeps the history)',
+  }),
+  'interventions.enrich': row({
+    service: 'interventions',
+    scope: 'write',
+    request: z.object({ path: IdPath }),
+    reply: EnrichQueuedSchema,
+    summary: 'queue LLM enrichment of one intervention again',
+  }),
+  'interventions.agent-counts': row({
+    service: 'interventions',
+    scope: 'read',
+    request: z.object({ path: z.strictObject({ agent_id: OpaqueIdSchema }) }),
+    reply: AgentInterventionCountsSchema,
+    summary: "one agent's intervention counts (for the stats service's agent stats)",
+  }),
+  'approvals.list': row({
+    service: 'interventions',
+    scope: 'read',
+    request: z.object({ query: ListApprovalsQuerySchema }),
+    reply: orRawJson(ApprovalPageSchema),
+    summary: 'one page of approvals, filtered by status',
+  }),
+  'approvals.get': row({
+    service: 'interventions',
+    scope: 'read',
+    request: z.object({ path: ApprovalIdPath }),
+    reply: ApprovalRecordSchema,
+    summary: 'one approval',
+  }),
+  'approvals.approve': row({
+    service: 'interventions',
+    scope: 'write',
+    request: z.object({ path: ApprovalIdPath, body: ApprovalDecisionSchema }),
+    reply: ApprovalRecordSchema,
+    summary: 'approve a pending approval (its intervention becomes approved_after_review)',
+  }),
+  'approvals.reject': row({
+    service: 'interventions',
+    scope: 'write',
+    request: z.object({ path: ApprovalIdPath, body: ApprovalDecisionSchema }),
+    reply: ApprovalRecordSchema,
+    summary: 'reject a pending approval (its intervention becomes rejected_after_review)',
+  }),
+
+  'policies.create': row({
+    service: 'policies',
+    scope: 'write',
+    request: z.object({ body: CreatePolicySchema }),
+    reply: PolicySchema,
+    summary: 'create a policy at version 1',
+  }),
+  'policies.list': row({
+    service: 'policies',
+    scope: 'read',
+    request: z.object({ query: ListPoliciesQuerySchema }),
+    reply: orRawJson(PolicyPageSchema),
+    summary: 'one filtered page of policies',
+  }),
+  'policies.get': row({
+    service: 'policies',
+    scope: 'read',
+    request: z.object({ path: IdPath, query: GetPolicyQuerySchema }),
+    reply: PolicySchema,
+    summary: 'a policy now, or as it was at a version',
+  }),
+  'policies.update': row({
+    service: 'policies',
+    scope: 'write',
+    request: z.object({ path: IdPath, headers: z.object({ if_match: z.string().nullable() }), body: UpdatePolicySchema }),
+    reply: PolicySchema,
+    summary: 'change a policy (JSON merge patch), optionally only at an expected version (If-Match)',
+  }),
+  'policies.history': row({
+    service: 'policies',
+    scope: 'read',
+    request: z.object({ path: IdPath, query: PolicyHistoryQuerySchema }),
+    reply: PolicyHistorySchema,
+    summary: "a policy's versions with actor and per-field changes",
+  }),
+  'agents.register': row({
+    service: 'policies',
+    scope: 'write',
+    request: z.object({ body: AgentRegisterSchema }),
+    reply: AgentRegisterResultSchema,
+    summary: 'register an agent with its actions, or re-register it',
+  }),
+  'agents.list': row({
+    service: 'policies',
+    scope: 'read',
+    request: z.object({ query: ListAgentsQuerySchema }),
+    reply: orRawJson(AgentPageSchema),
+    summary: 'one page of the agent registry',
+  }),
+  'agents.get': row({
+    service: 'policies',
+    scope: 'read',
+    request: z.object({ path: IdPath }),
+    reply: AgentSchema,
+    summary: 'one agent with its actions and kill switch',
+  }),
+  'kill-switches.list': row({
+    service: 'policies',
+    scope: 'read',
+    request: z.object({ query: KillSwitchQuerySchema }),
+    reply: KillSwitchOverviewSchema,
+    summary: "the organisation's kill switch and every engaged agent switch",
+  }),
+  'kill-switches.set': row({
+    service: 'policies',
+    scope: 'write',
+    request: z.object({ path: z.strictObject({ agent_id: OpaqueIdSchema.optional() }), body: SetKillSwitchSchema }),
+    reply: KillSwitchStateSchema,
+    summary: "engage or release the organisation's kill switch (no agent_id) or one agent's",
+  }),
+
+  'stats.summary': row({
+    service: 'stats',
+    scope: 'read',
+    request: z.object({ query: StatsSummaryQuerySchema }),
+    reply: StatsSummarySchema,
+    summary: 'fleet totals, all time or the last N days',
+  }),
+  'stats.daily': row({
+    service: 'stats',
+    scope: 'read',
+    request: z.object({ query: StatsDailyQuerySchema }),
+    reply: StatsDailySchema,
+    summary: 'the last 30 days, zero-filled',
+  }),
+  'stats.estimation-accuracy': row({
+    service: 'stats',
+    scope: 'read',
+    request: z.object({ query: EstimationAccuracyQuerySchema }),
+    reply: EstimationAccuracySchema,
+    summary: "how far the clients' cost estimates are from what the providers charged",
+  }),
+  'stats.agent': row({
+    service: 'stats',
+    scope: 'read',
+    request: z.object({ path: z.strictObject({ agent_id: OpaqueIdSchema }) }),
+    reply: AgentStatsSchema,
+    summary: "one agent's runs, cost, intervention counts and top actions",
+  }),
+  'runs.list': row({
+    service: 'stats',
+    scope: 'read',
+    request: z.object({ query: ListRunsQuerySchema }),
+    reply: orRawJson(RunPageSchema),
+    summary: 'one filtered page of runs',
+  }),
+  'runs.get': row({
+    service: 'stats',
+    scope: 'read',
+    request: z.object({ path: IdPath, query: GetRunQuerySchema }),
+    reply: RunDetailSchema,
+    summary: 'one run with its ledger entries',
+  }),
+  'ledger.export-page': row({
+    service: 'stats',
+    scope: 'read',
+    request: z.object({ query: LedgerExportQuerySchema, cursor: ExportCursorSchema.nullish() }),
+    reply: LedgerExportPageSchema,
+    summary: 'one keyset page of a ledger export, already formatted (the gateway streams the pages)',
+  }),
+} as const satisfies Record<string, WireMessage>;
+
+/** A subject of the {@link Wire} table. */
+export type WireKey = keyof typeof Wire;
+/** What a caller passes as the request body of `K` (the schema's input). */
+export type WireRequestInput<K extends WireKey> = z.input<(typeof Wire)[K]['request']>;
+/** What a handler of `K` receives (the schema's output: defaults applied, values coerced). */
+export type WireRequest<K extends WireKey> = z.output<(typeof Wire)[K]['request']>;
+/** The reply data of `K`. */
+export type WireReply<K extends WireKey> = z.output<(typeof Wire)[K]['reply']>;
+/** The subjects answered by `S`. */
+export type WireKeyOf<S extends ServiceName> = { [K in WireKey]: (typeof Wire)[K]['service'] extends S ? K : never }[WireKey];
+
+/** The {@link Wire} row of `subject`, or undefined when the table has none. */
+export function wireMessage(subject: string): WireMessage | undefined {
+  return Object.hasOwn(Wire, subject) ? Wire[subject as WireKey] : undefined;
+}
+
+/** The subjects answered by `service`, in table order. */
+export function wireKeysOf<S extends ServiceName>(service: S): Array<WireKeyOf<S>> {
+  return (Object.keys(Wire) as WireKey[]).filter((k) => Wire[k].service === service) as Array<WireKeyOf<S>>;
+}
+
+/** Queue groups, one per service, so replicas share requests. */
+export const QueueGroups = { ingest: 'ingest', interventions: 'interventions', policies: 'policies', stats: 'stats' } as const satisfies Record<ServiceName, string>;

@@ -1,0 +1,42 @@
+import type { Logger } from './logger.js';
+
+/** One named step of a shutdown, e.g. `{name: 'nats', run: () => bus.close()}`. */
+export interface ShutdownStep {
+  name: string;
+  run(): unknown;
+}
+
+/**
+ * An idempotent, ordered shutdown: the returned function runs `steps` in order the first time it is called (later
+ * calls get the same promise), logs and continues past a step that fails, and resolves to `true` when every step
+ * succeeded. Source: issue #10 §3 (one shutdown, with its `stopping` guard).
+ */
+export function orderedShutdown(steps: ShutdownStep[], logger?: Pick<Logger, 'error'>): () => Promise<boolean> {
+  let running: Promise<boolean> | undefined;
+  return () =>
+    (running ??= (async () => {
+      let ok = true;
+      for (const step of steps) {
+        try {
+          await step.run();
+        } catch (err) {
+          ok = false;
+          logger?.error({ err, step: step.name }, 'shutdown step failed');
+        }
+      }
+      return ok;
+    })());
+}
+
+/**
+ * Run `shutdown` once on SIGTERM or SIGINT, then exit the process (0 when it succeeded, 1 otherwise).
+ * Source: ARCHITECTURE.md §5 (operations).
+ */
+export function exitOnSignals(shutdown: () => Promise<boolean>, logger: Pick<Logger, 'info'>): void {
+  const onSignal = (signal: NodeJS.Signals) => {
+    logger.info({ signal }, 'stopping');
+    void shutdown().then((ok) => process.exit(ok ? 0 : 1));
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+}

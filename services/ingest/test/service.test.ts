@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { INGEST_CREATED, INGEST_DUPLICATE, type IngestResponse } from '@agp/contracts';
+import { SqlIngestLog } from '@agp/bus';
+import { createEventStore, createPgliteSql, type EventStore, type Sql } from '@agp/eventstore';
+import { createLogger, deterministicId, type RequestContext } from '@agp/runtime';
+import { IngestService, sqlIngestedIds } from '../src/index.js';
+
+/**
+ * The ingest service's answers (issue #9 point 3) on real parts: the SQL ingest log and the event store on an
+ * in-memory PGlite, and `sqlIngestedIds` over it. No consumer runs, so what is published stays in the log and
+ * nothing is stored unless a test appends it to the event store itself (as a consumer would, under
+ * `deterministicId(org, 'ingest', id)`).
+ */
+describe('IngestService: created and duplicate answers', () => {
+  let sql: Sql;
+  let store: EventStore;
+  let log: SqlIngestLog;
+  let svc: IngestService;
+  const logger = createLogger('ingest-test', 'silent');
+  const ctx = (org = 'acme'): RequestContext => ({ organization_id: org, scope: 'write', key_id: 'k1', correlation_id: 'c1' });
+  let n = 0;
+  const uid = () => `ev-${Date.now().toString(36)}-${++n}`;
+  const ev = (id: string, type: 'intervention.create' | 'run.start' = 'intervention.create') =>
+    type === 'run.start'
+      ? { id, type, timestamp: '2026-01-02T03:04:05Z', body: { run_id: `run-${id}`, agent_id: 'a1' } }
+      : { id, type, timestamp: '2026-01-02T03:04:05Z', body: { type: 'hard_block', outcome: 'blocked', action_name: 'delete_records', agent_id: 'a1' } };
+  const logRows = async () => Number((await sql.query<{ n: string }>('SELECT count(*)::text AS n FROM agp_ingest_log')).rows[0].n);
+  /** Append the events of `ids` to the event store as the consumers do. */
+  const store_ = async (org: string, ids: string[]) =>
+    store.append(ids.map((id) => ({ stream_id: `test-${id}`, expected_version: 'any' as const, events: [{ event_id: deterministicId(org, 'ingest', id), type: 'Test', data: {}, metadata: { organization_id: org, actor: 'test', schema_version: 1 } }] })));
+  const accept = (events: unknown[], org = 'acme', offset = 0): Promise<IngestResponse> => svc.accept(ctx(org), { events, offset });
+
+  beforeAll(async () => {
+    sql = await createPgliteSql();
+    store = createEventStore(sql);
+    await store.migrate();
+    log = await SqlIngestLog.create(sql);
+    svc = new IngestService({ log, ingested: sqlIngestedIds(sql), subjectPrefix: 'test', logger });
+  });
+  afterAll(async () => {
+    await log?.close();
+    await store?.close();
+  });
+
+  it('answers new events 201 created, in batch order, and publishes them', async () => {
+    const ids = [uid(), uid(), uid()];
+    const before = await logRows();
+    const r = await accept([ev(ids[0]), ev(ids[1], 'run.start'), ev(ids[2])]);
+    expect(r).toEqual({ successes: ids.map((id) => ({ id, ...INGEST_CREATED })), errors: [] });
+    expect(await logRows()).toBe(before + 2); // one message per target service
+  });
+
+  it('answers 200 duplicate for ids already stored, without publishing them; the new ones of the chunk are created', async () => {
+    const [old1, old2, fresh] = [uid(), uid(), uid()];
+    await store_('acme', [old1, old2]);
+    const before = await logRows();
+    const r = await accept([ev(old1), ev(fresh), ev(old2, 'run.start')]);
+    expect(r.successes).toEqual([
+      { id: old1, ...INGEST_DUPLICATE },
+      { id: fresh, ...INGEST_CREATED },
+      { id: old2, ...INGEST_DUPLICATE },
+    ]);
+    expect(await logRows()).toBe(before + 1);
+    // All stored: nothing is published at all.
+    const again = await accept([ev(old1), ev(old2, 'run.start')]);
+    expect(again.successes.map((s) => s.result)).toEqual(['duplicate', 'duplicate']);
+    expect(await logRows()).toBe(before + 1);
+  });
+
+  it('scopes stored ids by organisation', async () => {
+    const id = uid();
+    await store_('acme', [id]);
+    expect((await accept([ev(id)], 'globex')).successes).toEqual([{ id, ...INGEST_CREATED }]);
+  });
+
+  it('answers duplicate when the log already holds the identical message (a retried request, not yet stored)', async () => {
+    const ids = [uid(), uid()];
+    const batch = [ev(ids[0]), ev(ids[1])];
+    expect((await accept(batch)).successes.map((s) => s.result)).toEqual(['created', 'created']);
+    const before = await logRows();
+    expect((await accept(batch)).successes).toEqual(ids.map((id) => ({ id, ...INGEST_DUPLICATE })));
+    expect(await logRows()).toBe(before);
+  });
+
+  it('answers the second occurrence of an id within a chunk duplicate and publishes it once', async () => {
+    const [a, b] = [uid(), uid()];
+    const before = await logRows();
+    const r = await accept([ev(a), ev(b), ev(a), { id: a, type: 'intervention.create', timestamp: 'nope', body: {} }, ev(a, 'run.start')], 'acme', 10);
+    expect(r.successes).toEqual([
+      { id: a, ...INGEST_CREATED },
+      { id: b, ...INGEST_CREATED },
+      { id: a, ...INGEST_DUPLICATE },
+      { id: a, ...INGEST_DUPLICATE },
+    ]);
+    expect(r.errors).toEqual([{ id: a, status: 422, message: expect.stringContaining('batch[13].timestamp') }]);
+    expect(await logRows()).toBe(before + 1); // only the interventions message: the run.start repeat is not published
+    const { rows } = await sql.query<{ payload: { events: Array<{ id: string }> } }>('SELECT payload FROM agp_ingest_log ORDER BY seq DESC LIMIT 1');
+    expect(rows[0].payload.events.map((e) => e.id)).toEqual([a, b]);
+  });
+
+  it('answers the empty set before the event store has its table, and every event as new when it cannot be asked', async () => {
+    const other = await createPgliteSql();
+    expect(await sqlIngestedIds(other).stored('acme', ['x', 'y'])).toEqual(new Set());
+    await other.close();
+    const blind = new IngestService({ log, ingested: sqlIngestedIds(other), subjectPrefix: 'test', logger });
+    const id = uid();
+    await store_('acme', [id]);
+    expect((await blind.accept(ctx(), { events: [ev(id)] })).successes).toEqual([{ id, ...INGEST_CREATED }]);
+  });
+});

@@ -1,0 +1,111 @@
+/**
+ * The HTTP route table (`HTTP_ROUTES` in `@agp/contracts`) against the wire table and the gateway, without PostgreSQL
+ * or NATS (issue #10): every row names a wire message and every message a client may call has a route; a write
+ * message is never behind a GET nor a read message behind a write method; the routes the gateway registers are
+ * exactly the table's, and the scope check derived from it refuses a read key every write route of a real platform. The gateway's
+ * scope check and the OpenAPI paths are derived from this table, so these keep both honest.
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { NestFactory } from '@nestjs/core';
+import { buildOpenApiDocument, HTTP_ROUTES, HTTP_TAGS, matchHttpRoute, Wire, type WireKey } from '@agp/contracts';
+import { bootEmbedded } from './support/modes.js';
+import type { BootedPlatform } from './support/http.js';
+
+/** Messages only services call (never a route). */
+const SERVICE_ONLY: ReadonlySet<WireKey> = new Set(['interventions.agent-counts']);
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** Routes of the gateway that are not API routes of the table. */
+const NON_API = new Set(['/healthz', '/readyz', '/metrics', '/docs', '/api/v1/openapi.json']);
+
+/** `:id` and `{id}` both become `{}`: parameters match by position (Nest names `{agent_id}` `:agentId`). */
+const shape = (path: string) => path.replace(/:[A-Za-z_]\w*/g, '{}').replace(/\{[^}]*\}/g, '{}');
+
+describe('HTTP route table', () => {
+  it('names a wire message in every row, and reaches every wire message but the service-only ones', () => {
+    expect(HTTP_ROUTES.filter((r) => !Object.hasOwn(Wire, r.message)).map((r) => r.message)).toEqual([]);
+    const reached = new Set(HTTP_ROUTES.map((r) => r.message));
+    expect((Object.keys(Wire) as WireKey[]).filter((k) => !reached.has(k) && !SERVICE_ONLY.has(k))).toEqual([]);
+    expect([...SERVICE_ONLY].filter((k) => reached.has(k))).toEqual([]);
+  });
+
+  it('puts no write message behind a GET and no read message behind POST, PUT, PATCH or DELETE', () => {
+    const wrong = HTTP_ROUTES.filter((r) => (Wire[r.message].scope === 'write') !== WRITE_METHODS.has(r.method)).map((r) => `${r.method} ${r.path} -> ${r.message}`);
+    expect(wrong).toEqual([]);
+  });
+
+  it('has one row per method and path, unique operation ids, defined tags and no trailing slash', () => {
+    const keys = HTTP_ROUTES.map((r) => `${r.method} ${r.path}`);
+    expect(new Set(keys).size).toBe(keys.length);
+    const ids = HTTP_ROUTES.map((r) => r.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    const tags = new Set<string>(HTTP_TAGS.map((t) => t.name));
+    expect(HTTP_ROUTES.flatMap((r) => r.tags.filter((t) => !tags.has(t)))).toEqual([]);
+    expect(HTTP_ROUTES.filter((r) => r.path.endsWith('/') || !r.path.startsWith('/api/v1/'))).toEqual([]);
+  });
+
+  it('documents exactly the table in the OpenAPI paths', () => {
+    const doc = buildOpenApiDocument('/') as { paths: Record<string, Record<string, { operationId: string }>> };
+    const documented = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId}`));
+    expect(documented.sort()).toEqual(HTTP_ROUTES.map((r) => `${r.method} ${r.path} ${r.operationId}`).sort());
+  });
+
+  it('matches each row by method and path, literal segments before parameters', () => {
+    for (const route of HTTP_ROUTES) {
+      const concrete = route.path.replace(/\{[^}]+\}/g, 'x-1');
+      expect(matchHttpRoute(route.method, concrete), `${route.method} ${concrete}`).toBe(route);
+      expect(matchHttpRoute(route.method, `${concrete}/`), `${route.method} ${concrete}/`).toBe(route);
+    }
+    expect(matchHttpRoute('GET', '/api/v1/interventions/stats')?.message).toBe('interventions.stats');
+    expect(matchHttpRoute('GET', '/api/v1/interventions/i-1')?.message).toBe('interventions.get');
+    expect(matchHttpRoute('GET', '/api/v1/interventions/i-1/stats')).toBeUndefined();
+    expect(matchHttpRoute('POST', '/api/v1/stats')).toBeUndefined();
+  });
+});
+
+describe('HTTP route table against the gateway', () => {
+  let platform: BootedPlatform | undefined;
+  /** `METHOD path` of every route the gateway's express app holds once Nest registered its controllers. */
+  let registered: string[];
+
+  beforeAll(async () => {
+    // A spy that calls through: it only lets the test see the express app the real gateway is built on.
+    const create = vi.spyOn(NestFactory, 'create');
+    try {
+      platform = await bootEmbedded();
+      const adapter = create.mock.calls[0][1] as { getInstance(): { router: { stack: Array<{ route?: { path: string | string[]; methods: Record<string, boolean> } }> } } };
+      registered = adapter.getInstance().router.stack.flatMap((layer) => {
+        const route = layer.route;
+        if (!route) return [];
+        const paths = Array.isArray(route.path) ? route.path : [route.path];
+        return paths.flatMap((p) => Object.keys(route.methods).filter((m) => m !== '_all').map((m) => `${m.toUpperCase()} ${shape(p.replace(/\/+$/, '') || '/')}`));
+      });
+    } finally {
+      create.mockRestore();
+    }
+  }, 60_000);
+  afterAll(async () => {
+    await platform?.stop();
+  });
+
+  it('registers exactly the routes of the table (besides /, health, metrics, docs and the document)', () => {
+    const api = new Set(registered.filter((r) => r.split(' ')[1].startsWith('/api/v1/') && !NON_API.has(r.split(' ')[1])));
+    expect([...api].sort()).toEqual([...new Set(HTTP_ROUTES.map((r) => `${r.method} ${shape(r.path)}`))].sort());
+    // The probe sees the gateway's own routes too, so a change in how they are registered shows up here.
+    expect(registered).toEqual(expect.arrayContaining(['GET /healthz', 'GET /api/v1/openapi.json', 'GET /']));
+  });
+
+  it('refuses a read key on every write route of the table with 403, and lets it through on every read route', async () => {
+    const p = platform!;
+    for (const route of HTTP_ROUTES) {
+      const write = Wire[route.message].scope === 'write';
+      const res = await fetch(p.url + route.path.replace(/\{[^}]+\}/g, 'no-such-id'), {
+        method: route.method,
+        headers: { authorization: `Bearer ${p.readKey}`, ...(write ? { 'content-type': 'application/json' } : {}) },
+        body: write && route.method !== 'DELETE' ? '{}' : undefined,
+      });
+      await res.arrayBuffer();
+      if (write) expect(res.status, `${route.method} ${route.path}`).toBe(403);
+      else expect([200, 404, 422], `${route.method} ${route.path}`).toContain(res.status);
+    }
+  });
+});
