@@ -74,7 +74,7 @@ async function rawJetStream(): Promise<number> {
 }
 
 /**
- * (b) Raw PostgreSQL batched insert rate, rows/s: the ARCHITECTURE.md §6 operation — multi-row
+ * (b) Raw PostgreSQL batched insert rate, rows/s: the architecture §6 operation — multi-row
  * `INSERT ... VALUES` of 800 B jsonb rows, 500 rows per transaction, one client.
  */
 async function rawPostgres(): Promise<number> {

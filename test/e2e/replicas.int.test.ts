@@ -5,7 +5,7 @@ import { skipIntegration } from '../support/infra.js';
 import { bootDistributed } from '../support/modes.js';
 
 /**
- * Platform teams scale each service on its own (ARCHITECTURE.md §2): two processes of interventions, policies, stats and
+ * Platform teams scale each service on its own (architecture §2): two processes of interventions, policies, stats and
  * ingest, started together on real NATS and PostgreSQL, share the ingest consumers (JetStream durable consumers), the
  * request/reply traffic (queue groups) and the projections (checkpoint rows), and every event is counted exactly once.
  */

@@ -10,6 +10,8 @@ export interface BootedPlatform {
   otherOrgWriteKey: string;
   /** Events stored in a stream (read straight from the event store, to check that history stays). */
   streamEventTypes(streamId: string): Promise<string[]>;
+  /** The metadata of each event of a stream, in order (organisation, actor, correlation id, traceparent). */
+  streamMetadata(streamId: string): Promise<Array<Record<string, unknown>>>;
   stop(): Promise<void>;
 }
 
@@ -53,7 +55,7 @@ export async function eventually<T>(fn: () => Promise<T>, timeoutMs = 10_000, in
  * The parts of a {@link BootedPlatform} that read the platform's database directly: a write key of a second
  * organisation (`globex`, created here) and the event types of a stream.
  */
-export async function databaseHandles(sql: Sql): Promise<Pick<BootedPlatform, 'otherOrgWriteKey' | 'streamEventTypes'>> {
+export async function databaseHandles(sql: Sql): Promise<Pick<BootedPlatform, 'otherOrgWriteKey' | 'streamEventTypes' | 'streamMetadata'>> {
   const keys = new KeyStore(sql);
   await keys.createOrganization('globex');
   const other = await keys.createKey({ organizationId: 'globex', scope: 'write' });
@@ -62,6 +64,10 @@ export async function databaseHandles(sql: Sql): Promise<Pick<BootedPlatform, 'o
     async streamEventTypes(streamId) {
       const { rows } = await sql.query<{ event_type: string }>('SELECT event_type FROM agp_events WHERE stream_id = $1 ORDER BY stream_version', [streamId]);
       return rows.map((r) => r.event_type);
+    },
+    async streamMetadata(streamId) {
+      const { rows } = await sql.query<{ metadata: Record<string, unknown> | string }>('SELECT metadata FROM agp_events WHERE stream_id = $1 ORDER BY stream_version', [streamId]);
+      return rows.map((r) => (typeof r.metadata === 'string' ? JSON.parse(r.metadata) : r.metadata));
     },
   };
 }

@@ -1,2 +1,2 @@
-/** `@agp/auth`: organisations, API keys (SHA-256 at rest) and their resolution. Source: ARCHITECTURE.md §4. */
+/** `@agp/auth`: organisations, API keys (SHA-256 at rest) and their resolution. Source: architecture §4. */
 export * from './key-store.js';

@@ -1,7 +1,7 @@
 /**
  * API keys and organisations. Keys are `agp_` plus 32 base62 characters; only their SHA-256 is stored,
  * with the organisation, scope (read | write), name, expiry and revocation.
- * Source: ARCHITECTURE.md §4 (Auth); issue #2 point 4.
+ * Source: architecture §4 (Auth); issue #2 point 4.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { migrateSchema, type Sql } from '@agp/eventstore';

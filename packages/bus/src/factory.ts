@@ -1,7 +1,7 @@
 /**
  * One setting picks the request/reply transport: NATS in distributed mode, in-process when embedded.
  * Services build their server and client here and never name a transport class.
- * Source: ARCHITECTURE.md §2 (Two ways to run, same code).
+ * Source: architecture §2 (Two ways to run, same code).
  */
 import { InProcessBroker, InProcessClient, InProcessServer } from './in-process.js';
 import { PrefixedNatsClient, PrefixedNatsServer, type NestNatsOptions } from './nats-transport.js';

@@ -3,7 +3,7 @@
  * (`CustomTransportStrategy` + `ClientProxy`): every service of the process registers its handlers in
  * one {@link InProcessBroker}, and clients dispatch to them directly. Payloads and replies go through
  * a JSON round trip, so handlers see exactly what NATS would deliver and cannot share mutable objects
- * with callers. Handlers do not change between the two transports. Source: ARCHITECTURE.md §1
+ * with callers. Handlers do not change between the two transports. Source: architecture §1
  * (Framework), §2 (Embedded).
  */
 import { BaseRpcContext, ClientProxy, Server, type CustomTransportStrategy, type ReadPacket, type WritePacket } from '@nestjs/microservices';

@@ -1,6 +1,6 @@
 /**
  * `@agp/bus`: request/reply between services (NATS with a subject prefix, or in-process when embedded)
- * and the durable ingest log (JetStream, or a SQL table when embedded). Source: ARCHITECTURE.md §1, §2, §4.
+ * and the durable ingest log (JetStream, or a SQL table when embedded). Source: architecture §1, §2, §4.
  */
 export * from './types.js';
 export * from './subjects.js';

@@ -20,7 +20,7 @@ CREATE TABLE IF NOT EXISTS agp_ingest_dead_letters (
  * that is not about the data (PostgreSQL down, a conflict) naks the whole batch for a redelivery. A data error
  * (`isDataError` of @agp/eventstore) is isolated: every message is handled alone, and one that still fails on its data is kept in
  * `agp_ingest_dead_letters` (with the error) and acked, so one poison message never stalls the log or takes its
- * batch-mates down with it. Source: ARCHITECTURE.md §5 (nothing acknowledged is lost; bad input never stalls).
+ * batch-mates down with it. Source: architecture §5 (nothing acknowledged is lost; bad input never stalls).
  */
 export async function settleIsolated<T>(
   batch: IngestDelivery<T>[],
@@ -68,7 +68,7 @@ export async function settleIsolated<T>(
 /**
  * Start a service's durable ingest consumer: `durable` over `${prefix}.ingested.*.${target}`, 64 messages per
  * batch, each batch settled by {@link settleIsolated} around `handle` (which acks what it stored and throws
- * otherwise). Source: ARCHITECTURE.md §1 (JetStream pull consumers spread ingest).
+ * otherwise). Source: architecture §1 (JetStream pull consumers spread ingest).
  */
 export function consumeIngest<T>(
   log: IngestLogConsumer,

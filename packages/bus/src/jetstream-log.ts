@@ -1,6 +1,6 @@
 /**
  * The ingest log on JetStream (distributed mode): a file-backed stream with dedupe by `Nats-Msg-Id`,
- * and durable pull consumers that hand batches to a handler. Source: ARCHITECTURE.md §1, §4 (Ingest),
+ * and durable pull consumers that hand batches to a handler. Source: architecture §1, §4 (Ingest),
  * §6 (JetStream figures).
  */
 import { createLogger, PayloadTooLargeError, ServiceUnavailableError } from '@agp/runtime';

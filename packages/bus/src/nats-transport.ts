@@ -2,7 +2,7 @@
  * Request/reply over NATS through Nest's own NATS transport, with every subject under a prefix.
  * Handlers are declared without the prefix (`@MessagePattern('interventions.list')`); the server
  * subscribes `${prefix}.interventions.list` in the service's queue group, and the client publishes
- * to the same prefixed subject. Source: ARCHITECTURE.md §1 (Framework), §2 (Distributed).
+ * to the same prefixed subject. Source: architecture §1 (Framework), §2 (Distributed).
  */
 import { ClientNats, ServerNats, type NatsOptions, type PacketId, type ReadPacket, type WritePacket } from '@nestjs/microservices';
 import { assertSubjectPrefix, prefixedSubject } from './subjects.js';
@@ -100,7 +100,7 @@ export class PrefixedNatsServer extends ServerNats {
  *
  * @example
  * const client = new PrefixedNatsClient({ servers: env.NATS_URL, prefix: env.AGP_SUBJECT_PREFIX });
- * const list = await callRpc(client, 'interventions.list', { ctx, body });
+ * const list = await call(client, 'interventions.list', ctx, { query: {} });
  */
 export class PrefixedNatsClient extends ClientNats {
   /** The subject prefix, without trailing dot. */

@@ -1,15 +1,12 @@
 /**
- * Request/reply helpers shared by every service: the caller side (`callRpc`), the handler side
- * (`rpcHandler`, or `RpcReplyInterceptor` + `RpcProblemFilter` installed once per app) and the
- * `RemoteProblemError` that carries a service's problem details back to the HTTP edge unchanged.
- * Every reply on the wire is an `RpcReply`: `{ok: true, data}` or `{ok: false, problem}`; handlers
- * never let an exception cross the wire. Source: ARCHITECTURE.md §1, §4 (Errors), STYLE.md (Errors).
+ * The request/reply envelope on the wire, under the typed ends in wire.ts (`call`, `serveRpc`): the raw send
+ * (`callRpc`), the failure reply a handler answers with, and the `RemoteProblemError` that carries a service's problem
+ * details back to the HTTP edge unchanged. Every reply is an `RpcReply`: `{ok: true, data}` or `{ok: false, problem}`;
+ * no exception crosses the wire. Source: architecture §1, §4 (Errors); style guide (Errors).
  */
-import { Catch, type ArgumentsHost, type CallHandler, type ExecutionContext, type NestInterceptor, type RpcExceptionFilter } from '@nestjs/common';
 import type { ClientProxy } from '@nestjs/microservices';
 import { AgpError, problem, ServiceUnavailableError, toProblem, type Problem, type RpcReply, type RpcRequest } from '@agp/runtime';
-import { firstValueFrom, of, throwError, timeout, type Observable } from 'rxjs';
-import { catchError, map } from 'rxjs/operators';
+import { firstValueFrom, throwError, timeout } from 'rxjs';
 
 /** The part of a (pino) logger the RPC helpers use. */
 export interface RpcLogger {
@@ -61,75 +58,6 @@ export function failureReply(logger: RpcLogger, err: unknown, meta: Record<strin
   const p = problemOf(err);
   if (p.status >= 500) logger.error({ err, status: p.status, ...meta }, 'rpc handler failed');
   return { ok: false, problem: p };
-}
-
-/**
- * Wrap a handler so it always resolves to an `RpcReply`: `{ok: true, data}` with what `fn` returns,
- * `{ok: false, problem: problemOf(err)}` when it throws (5xx are logged with the error).
- *
- * @example
- * \@MessagePattern('interventions.get')
- * get(\@Payload() req: RpcRequest<{ id: string }>) {
- *   return rpcHandler(this.logger, (r) => this.queries.get(r.ctx, r.body.id))(req);
- * }
- */
-export function rpcHandler<Req, Res>(logger: RpcLogger, fn: (request: RpcRequest<Req>) => Res | Promise<Res>): (request: RpcRequest<Req>) => Promise<RpcReply<Res>> {
-  return async (request) => {
-    try {
-      return { ok: true, data: await fn(request) };
-    } catch (err) {
-      return failureReply(logger, err, { correlation_id: request?.ctx?.correlation_id });
-    }
-  };
-}
-
-/**
- * Nest interceptor that turns every handler result into `{ok: true, data}` and every error thrown by
- * the handler into `{ok: false, problem}`, logging 5xx. Values that already are an `RpcReply` (from
- * {@link rpcHandler}) pass through unchanged. Install once per app, with {@link RpcProblemFilter} for
- * errors thrown before the handler (guards, pipes): see {@link useRpcReplies}.
- */
-export class RpcReplyInterceptor implements NestInterceptor {
-  constructor(private readonly logger: RpcLogger) {}
-
-  intercept(context: ExecutionContext, next: CallHandler): Observable<RpcReply> {
-    const handler = `${context.getClass().name}.${context.getHandler().name}`;
-    const request = context.switchToRpc().getData() as Partial<RpcRequest> | undefined;
-    return next.handle().pipe(
-      map((data: unknown) => (isRpcReply(data) ? data : { ok: true as const, data })),
-      catchError((err: unknown) => of(failureReply(this.logger, err, { handler, correlation_id: request?.ctx?.correlation_id }))),
-    );
-  }
-}
-
-/**
- * Nest RPC exception filter that replies `{ok: false, problem}` for anything thrown outside the handler
- * body (guards, pipes, interceptors), so no exception crosses the wire. Logs 5xx.
- */
-@Catch()
-export class RpcProblemFilter implements RpcExceptionFilter {
-  constructor(private readonly logger: RpcLogger) {}
-
-  catch(exception: unknown, host: ArgumentsHost): Observable<RpcReply> {
-    const request = host.switchToRpc().getData() as Partial<RpcRequest> | undefined;
-    return of(failureReply(this.logger, exception, { correlation_id: request?.ctx?.correlation_id }));
-  }
-}
-
-/** Anything with Nest's `useGlobalInterceptors` / `useGlobalFilters` (an `INestMicroservice`). */
-export interface RpcReplyApp {
-  useGlobalInterceptors(...interceptors: NestInterceptor[]): unknown;
-  useGlobalFilters(...filters: RpcExceptionFilter[]): unknown;
-}
-
-/**
- * Make every handler of `app` reply with an `RpcReply`: installs {@link RpcReplyInterceptor} and
- * {@link RpcProblemFilter} globally. Handlers then just return data or throw AgpErrors.
- */
-export function useRpcReplies<A extends RpcReplyApp>(app: A, logger: RpcLogger): A {
-  app.useGlobalInterceptors(new RpcReplyInterceptor(logger));
-  app.useGlobalFilters(new RpcProblemFilter(logger));
-  return app;
 }
 
 /** Error a call fails with when no reply came within its timeout. */

@@ -2,7 +2,7 @@ import type { DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { z } from 'zod';
 import { createEventStore, createPgSql, type EventStore } from '@agp/eventstore';
-import { baseEnvSchema, createLogger, loadEnv, startOpsServer, type Logger } from '@agp/runtime';
+import { baseEnvSchema, createLogger, exitOnSignals, loadEnv, orderedShutdown, startOpsServer, type Logger } from '@agp/runtime';
 import { JetStreamIngestLog } from './jetstream-log.js';
 import { PrefixedNatsClient, PrefixedNatsServer } from './nats-transport.js';
 import { ingestSubjects } from './subjects.js';
@@ -37,7 +37,7 @@ export interface ServiceProcessOptions<S extends { start(): Promise<void>; stop(
  * listed), connects PostgreSQL (event store), JetStream (ingest log) and a NATS client, builds and starts the service,
  * serves its patterns on NATS in its queue group, exposes `/healthz`, `/readyz` (PostgreSQL answers) and `/metrics`
  * on OPS_PORT, and on SIGTERM / SIGINT stops everything in reverse order and exits 0.
- * Source: ARCHITECTURE.md §1 (Framework), §2 (Distributed), §5 (operations).
+ * Source: architecture §1 (Framework), §2 (Distributed), §5 (operations).
  * @throws Error when the environment is invalid or a dependency cannot be reached at start (the process exits).
  */
 export async function runServiceProcess<S extends { start(): Promise<void>; stop(): Promise<void> }>(opts: ServiceProcessOptions<S>): Promise<void> {
@@ -65,19 +65,18 @@ export async function runServiceProcess<S extends { start(): Promise<void>; stop
   const ops = await startOpsServer({ port: env.OPS_PORT, service: opts.name, readiness: async () => void (await sql.query('SELECT 1')) });
   logger.info({ ops_port: ops.port }, `${opts.name} service ready`);
 
-  let stopping = false;
-  const shutdown = async () => {
-    if (stopping) return;
-    stopping = true;
-    logger.info('stopping');
-    await app.close();
-    await service.stop();
-    await bus.close();
-    await ingestLog.close();
-    await store.close();
-    await ops.close();
-    process.exit(0);
-  };
-  process.on('SIGTERM', shutdown);
-  process.on('SIGINT', shutdown);
+  exitOnSignals(
+    orderedShutdown(
+      [
+        { name: 'rpc server', run: () => app.close() },
+        { name: opts.name, run: () => service.stop() },
+        { name: 'nats client', run: () => bus.close() },
+        { name: 'ingest log', run: () => ingestLog.close() },
+        { name: 'event store', run: () => store.close() },
+        { name: 'ops server', run: () => ops.close() },
+      ],
+      logger,
+    ),
+    logger,
+  );
 }

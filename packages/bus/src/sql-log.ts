@@ -1,7 +1,7 @@
 /**
  * The ingest log in a PostgreSQL/PGlite table, for embedded mode: the same contract as JetStream
  * (dedupe by msg_id within a 2-minute window after ack, at-least-once delivery, ack/nak, redelivery
- * after an ack wait) over the `Sql` port. Source: ARCHITECTURE.md §2 (Embedded), §4 (Ingest).
+ * after an ack wait) over the `Sql` port. Source: architecture §2 (Embedded), §4 (Ingest).
  */
 import { EventEmitter } from 'node:events';
 import { createLogger, ServiceUnavailableError } from '@agp/runtime';

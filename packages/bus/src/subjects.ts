@@ -2,7 +2,7 @@
  * NATS subject names. Every AGP subject is `<prefix>.<pattern>`, where the prefix comes from
  * `AGP_SUBJECT_PREFIX` (default `agp`) so that test runs sharing one NATS server never cross.
  * Subjects are lowercase and go from broad to specific: `agp.interventions.list`,
- * `agp.ingested.<org>.interventions`. Source: ARCHITECTURE.md §1, STYLE.md (Names).
+ * `agp.ingested.<org>.interventions`. Source: architecture §1, style guide (Names).
  */
 
 const SAFE_TOKEN = /^[A-Za-z0-9_-]+$/;
@@ -12,7 +12,7 @@ const PREFIX = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
  * Make any string safe as exactly one NATS subject token, injectively: `[A-Za-z0-9_-]` stay as they
  * are, every other UTF-8 byte (including `.`, `*`, `>`, whitespace and `~` itself) becomes `~xx`
  * (two lowercase hex digits). `acme` → `acme`, `a.b` → `a~2eb`, `` (empty) → `~`.
- * Used for organisation ids, which are opaque strings of 1 to 256 characters (ARCHITECTURE.md §4).
+ * Used for organisation ids, which are opaque strings of 1 to 256 characters (architecture §4).
  */
 export function subjectToken(value: string): string {
   if (value.length === 0) return '~';
@@ -43,7 +43,7 @@ export function prefixedSubject(prefix: string, pattern: string): string {
  * Subject of an ingest message: `${prefix}.ingested.${subjectToken(org)}.${kind}`. (Not `.ingest.`: the
  * request/reply subject `${prefix}.ingest.batch` must never be captured by the JetStream stream.)
  * `kind` names the consumer-facing target (e.g. `interventions`); the consumer filters on
- * `${prefix}.ingested.*.${kind}` ({@link ingestFilter}). Source: ARCHITECTURE.md §1, §4 (Ingest).
+ * `${prefix}.ingested.*.${kind}` ({@link ingestFilter}). Source: architecture §1, §4 (Ingest).
  * @throws Error when `kind` is not one safe token (it comes from code, never from input).
  */
 export function ingestSubject(prefix: string, org: string, kind: string): string {

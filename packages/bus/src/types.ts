@@ -1,7 +1,7 @@
 /**
  * The durable ingest log port: where the ingest service puts accepted batches and where consumers pull
  * them from. JetStream in distributed mode; a PostgreSQL/PGlite table in embedded mode.
- * Source: ARCHITECTURE.md §1, §4 (Ingest).
+ * Source: architecture §1, §4 (Ingest).
  */
 
 /** One message on the ingest log. */

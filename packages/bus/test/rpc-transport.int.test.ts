@@ -1,7 +1,6 @@
 import 'reflect-metadata';
-import { Controller, Inject, Module, type INestMicroservice } from '@nestjs/common';
+import type { INestMicroservice } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { MessagePattern, Payload } from '@nestjs/microservices';
 import { NotFoundError, ServiceUnavailableError, type RpcRequest } from '@agp/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { infra, runSuffix, skipIntegration } from '../../../test/support/infra.js';
@@ -11,15 +10,12 @@ import {
   createBusServer,
   InProcessBroker,
   RemoteProblemError,
-  rpcHandler,
-  useRpcReplies,
+  serveRpc,
   type BusClient,
   type BusServer,
   type RpcLogger,
+  type WireHandlers,
 } from '../src/index.js';
-
-const INSTANCE = Symbol('INSTANCE');
-const LOGGER = Symbol('LOGGER');
 
 /** A logger that keeps what it is given, so tests can check that 5xx are logged. */
 class CapturingLogger implements RpcLogger {
@@ -29,54 +25,41 @@ class CapturingLogger implements RpcLogger {
   }
 }
 
-@Controller()
-class EchoController {
-  constructor(
-    @Inject(INSTANCE) private readonly instance: string,
-    @Inject(LOGGER) private readonly logger: RpcLogger,
-  ) {}
-
-  /** Plain handler: the global RpcReplyInterceptor wraps what it returns or throws. */
-  @MessagePattern('echo.get')
-  get(@Payload() req: RpcRequest<{ id: string }>) {
-    if (req.body.id === 'missing') throw new NotFoundError(`thing ${req.body.id} not found`);
-    if (req.body.id === 'boom') throw new Error('database password is hunter2');
-    return { id: req.body.id, org: req.ctx.organization_id, instance: this.instance, at: new Date(0) };
-  }
-
-  /** Handler wrapped explicitly with rpcHandler. */
-  @MessagePattern('echo.wrapped')
-  wrapped(@Payload() req: RpcRequest<{ id: string }>) {
-    return rpcHandler(this.logger, async (r: RpcRequest<{ id: string }>) => {
-      if (r.body.id === 'missing') throw new NotFoundError(`thing ${r.body.id} not found`);
-      return { id: r.body.id, instance: this.instance };
-    })(req);
-  }
-
-  @MessagePattern('echo.slow')
-  async slow() {
-    await new Promise((r) => setTimeout(r, 1500));
-    return 'late';
-  }
+/**
+ * The stats service's subjects answered by an echo: `stats.agent` echoes its agent id with the instance that answered
+ * (404 for `missing`, an unexpected error for `boom`), `runs.get` answers after 1.5 s. The transport is under test
+ * here, not the service, so the replies are not stats.
+ */
+function echoHandlers(instance: string): WireHandlers<'stats'> {
+  const nothing = () => ({}) as never;
+  return {
+    'stats.agent': (ctx, { path }) => {
+      if (path.agent_id === 'missing') throw new NotFoundError(`thing ${path.agent_id} not found`);
+      if (path.agent_id === 'boom') throw new Error('database password is hunter2');
+      return { id: path.agent_id, org: ctx.organization_id, instance, at: new Date(0) } as never;
+    },
+    'runs.get': async () => {
+      await new Promise((r) => setTimeout(r, 1500));
+      return 'late' as never;
+    },
+    'stats.summary': nothing,
+    'stats.daily': nothing,
+    'stats.estimation-accuracy': nothing,
+    'runs.list': nothing,
+    'ledger.export-page': nothing,
+  };
 }
 
 async function startService(strategy: BusServer, instance: string, logger: RpcLogger): Promise<INestMicroservice> {
-  @Module({
-    controllers: [EchoController],
-    providers: [
-      { provide: INSTANCE, useValue: instance },
-      { provide: LOGGER, useValue: logger },
-    ],
-  })
-  class EchoModule {}
-  const app = await NestFactory.createMicroservice(EchoModule, { strategy, logger: false });
-  useRpcReplies(app, logger);
+  const app = await NestFactory.createMicroservice(serveRpc('stats', echoHandlers(instance), logger), { strategy, logger: false });
   await app.listen();
   return app;
 }
 
 const ctx = { organization_id: 'acme', scope: 'read' as const, key_id: 'key-1', correlation_id: 'corr-1' };
 const req = <T>(body: T): RpcRequest<T> => ({ ctx, body });
+/** A `stats.agent` request for `id`. */
+const agent = (id: string) => req({ path: { agent_id: id } });
 
 interface TransportSetup {
   server(instance: string): BusServer;
@@ -107,28 +90,21 @@ function transportContract(name: string, setup: () => TransportSetup) {
     });
 
     it('replies with the handler data, JSON round-tripped', async () => {
-      const data = await callRpc<{ id: string; org: string; at: string }>(client, 'echo.get', req({ id: 'x1' }));
+      const data = await callRpc<{ id: string; org: string; at: string }>(client, 'stats.agent', agent('x1'));
       expect(data).toMatchObject({ id: 'x1', org: 'acme', at: '1970-01-01T00:00:00.000Z' });
     });
 
     it('turns a thrown NotFoundError into a RemoteProblemError carrying the 404 problem', async () => {
-      const err = await callRpc(client, 'echo.get', req({ id: 'missing' })).catch((e: unknown) => e);
+      const err = await callRpc(client, 'stats.agent', agent('missing')).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(RemoteProblemError);
       const remote = err as RemoteProblemError;
       expect(remote.status).toBe(404);
       expect(remote.problem).toEqual({ type: 'https://agp.dev/problems/not-found', title: 'Not Found', status: 404, detail: 'thing missing not found' });
     });
 
-    it('answers the same way from a handler wrapped with rpcHandler', async () => {
-      await expect(callRpc(client, 'echo.wrapped', req({ id: 'w1' }))).resolves.toMatchObject({ id: 'w1' });
-      const err = (await callRpc(client, 'echo.wrapped', req({ id: 'missing' })).catch((e: unknown) => e)) as RemoteProblemError;
-      expect(err).toBeInstanceOf(RemoteProblemError);
-      expect(err.problem.status).toBe(404);
-    });
-
     it('replies 500 without internals to an unexpected error, and logs it', async () => {
       const before = logger.errors.length;
-      const err = (await callRpc(client, 'echo.get', req({ id: 'boom' })).catch((e: unknown) => e)) as RemoteProblemError;
+      const err = (await callRpc(client, 'stats.agent', agent('boom')).catch((e: unknown) => e)) as RemoteProblemError;
       expect(err).toBeInstanceOf(RemoteProblemError);
       expect(err.problem.status).toBe(500);
       expect(JSON.stringify(err.problem)).not.toContain('hunter2');
@@ -146,7 +122,7 @@ function transportContract(name: string, setup: () => TransportSetup) {
     });
 
     it('fails with ServiceUnavailableError when the reply does not come within the timeout', async () => {
-      const err = await callRpc(client, 'echo.slow', req({}), 200).catch((e: unknown) => e);
+      const err = await callRpc(client, 'runs.get', req({ path: { id: 'r1' }, query: {} }), 200).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ServiceUnavailableError);
       expect((err as Error).message).toContain('within 200 ms');
     });
@@ -155,14 +131,14 @@ function transportContract(name: string, setup: () => TransportSetup) {
       const stranger = t.strangerClient();
       await stranger.connect();
       try {
-        await expect(callRpc(stranger, 'echo.get', req({ id: 'x' }))).rejects.toBeInstanceOf(ServiceUnavailableError);
+        await expect(callRpc(stranger, 'stats.agent', agent('x'))).rejects.toBeInstanceOf(ServiceUnavailableError);
       } finally {
         await stranger.close();
       }
     });
 
     it('splits requests between two servers of one queue group', async () => {
-      const replies = await Promise.all(Array.from({ length: 40 }, (_, i) => callRpc<{ instance: string }>(client, 'echo.get', req({ id: `q${i}` }))));
+      const replies = await Promise.all(Array.from({ length: 40 }, (_, i) => callRpc<{ instance: string }>(client, 'stats.agent', agent(`q${i}`))));
       const counts = { a: 0, b: 0 } as Record<string, number>;
       for (const r of replies) counts[r.instance]++;
       expect(counts.a + counts.b).toBe(40);

@@ -19,7 +19,7 @@ import type { Problem } from '@agp/runtime';
 
 /**
  * Retry policy of {@link AgpClient.ingest}. Only 429, 503 and network errors (including timeouts) are retried;
- * the same event ids are resent, which is safe because ids are the idempotency key (ARCHITECTURE.md §4, Ingest).
+ * the same event ids are resent, which is safe because ids are the idempotency key (architecture §4, Ingest).
  */
 export interface RetryOptions {
   /** Retries after the first attempt. @default 3 */
@@ -46,7 +46,7 @@ export interface AgpClientOptions {
 
 /**
  * Query of {@link AgpClient.listInterventions}. Enum filters take one value or several (matched with OR);
- * dates are `YYYY-MM-DD`, ISO 8601 date-times or `Date`s. Source: platform-api.md (List query parameters).
+ * dates are `YYYY-MM-DD`, ISO 8601 date-times or `Date`s. Source: spec §List query parameters.
  */
 export interface ListInterventionsParams {
   type?: InterventionType | InterventionType[];
@@ -72,7 +72,7 @@ export interface InterventionStatsParams {
 
 /**
  * Body of {@link AgpClient.createPolicy}: `POST /api/v1/policies`'s fields (`name` required; `enabled` defaults to
- * true; budgets in USD). Source: platform-api.md (create_policy tool), issue #3 point 2.
+ * true; budgets in USD). Source: spec §create_policy tool, issue #3 point 2.
  */
 export type CreatePolicyParams = Omit<CreatePolicy, 'enabled'> & { enabled?: boolean };
 
@@ -98,7 +98,7 @@ export interface PolicyPage {
 }
 
 /**
- * A non-2xx answer. `problem` is the RFC 9457 body (ARCHITECTURE.md §4, Errors); when the server sent
+ * A non-2xx answer. `problem` is the RFC 9457 body (architecture §4, Errors); when the server sent
  * something else (a proxy's HTML page), it is synthesised from the status and the first 500 characters.
  */
 export class AgpHttpError extends Error {
@@ -157,7 +157,7 @@ export class AgpClient {
    * "duplicate"}` when the id was already stored or the identical message was already in the log) or rejected with
    * a status and message (`errors`). Retries 429, 503 and network errors (see {@link RetryOptions}), honouring
    * `Retry-After`; a retried request's events come back `duplicate` when the first attempt got through.
-   * Source: ARCHITECTURE.md §4 (Ingest).
+   * Source: architecture §4 (Ingest).
    * @throws RangeError when the batch is over 1000 events or 5 MiB (nothing is sent).
    * @throws AgpHttpError for any other non-2xx answer, or the last 429/503 once retries are spent.
    * @throws AgpNetworkError when the gateway stays unreachable.
@@ -186,7 +186,7 @@ export class AgpClient {
 
   /**
    * `POST /api/v1/interventions`: the synchronous path; resolves with the stored record (201).
-   * Source: platform-api.md (Interventions).
+   * Source: spec §Interventions.
    * @throws AgpHttpError e.g. 422 listing every invalid field, 403 for a read key.
    * @throws AgpNetworkError when the gateway is unreachable.
    */
@@ -214,7 +214,7 @@ export class AgpClient {
 
   /**
    * `GET /api/v1/interventions/stats`: totals, by type / outcome, cost prevented (USD), time series and top lists.
-   * Source: platform-api.md (Intervention statistics object).
+   * Source: spec §Intervention statistics object.
    * @throws AgpHttpError 422 for an invalid date.
    * @throws AgpNetworkError when the gateway is unreachable.
    */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /**
  * Client-supplied opaque ids (agent_id, run_id, policy_id, ingest event ids): 1 to 256 characters.
- * Source: ARCHITECTURE.md §4 (Wire style).
+ * Source: architecture §4 (Wire style).
  */
 export const OpaqueIdSchema = z.string().min(1).max(256);
 
@@ -49,7 +49,7 @@ export function enumFilter<const T extends readonly [string, ...string[]]>(value
   );
 }
 
-/** Pagination: `skip` ≥ 0 (default 0), `limit` 1..max (default 50). Source: platform-api.md (Limits). */
+/** Pagination: `skip` ≥ 0 (default 0), `limit` 1..max (default 50). Source: spec §Limits. */
 export function paginationShape(defaultLimit: number, maxLimit: number) {
   return {
     skip: z.coerce.number().int('expected an integer').min(0, 'must be 0 or more').default(0),

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 
 /**
- * Intervention types, lowercase on the wire. The spec's list filter shows six; ARCHITECTURE.md §4
+ * Intervention types, lowercase on the wire. The spec's list filter shows six; architecture §4
  * decides the four guardrail types are lowercase too and that all ten are accepted everywhere.
- * Source: platform-api.md (Intervention types), ARCHITECTURE.md §4 (Guardrail type casing).
+ * Source: spec §Intervention types, architecture §4 (Guardrail type casing).
  */
 export const INTERVENTION_TYPES = [
   'hard_block',
@@ -20,7 +20,7 @@ export const INTERVENTION_TYPES = [
 export const InterventionTypeSchema = z.enum(INTERVENTION_TYPES);
 export type InterventionType = z.infer<typeof InterventionTypeSchema>;
 
-/** Intervention outcomes. Source: platform-api.md (Intervention outcomes). */
+/** Intervention outcomes. Source: spec §Intervention outcomes. */
 export const INTERVENTION_OUTCOMES = [
   'blocked',
   'escalated',
@@ -32,12 +32,12 @@ export const INTERVENTION_OUTCOMES = [
 export const InterventionOutcomeSchema = z.enum(INTERVENTION_OUTCOMES);
 export type InterventionOutcome = z.infer<typeof InterventionOutcomeSchema>;
 
-/** Risk levels, most to least severe. Source: platform-api.md (Risk levels). */
+/** Risk levels, most to least severe. Source: spec §Risk levels. */
 export const RISK_LEVELS = ['critical', 'high', 'medium', 'low', 'minimal'] as const;
 export const RiskLevelSchema = z.enum(RISK_LEVELS);
 export type RiskLevel = z.infer<typeof RiskLevelSchema>;
 
-/** Guardrail discriminators. Source: platform-api.md (Guardrail context payload). */
+/** Guardrail discriminators. Source: spec §Guardrail context payload. */
 export const GUARDRAILS = ['pii', 'moderation', 'loop', 'idempotency'] as const;
 
 /** Which guardrail discriminator each guardrail intervention type carries. */

@@ -4,7 +4,7 @@ import { CreateInterventionFieldsSchema } from './intervention.js';
 
 /**
  * Domain events of the intervention stream `intervention-<id>`. The stream is the audit trail.
- * Source: ARCHITECTURE.md §3 (Streams).
+ * Source: architecture §3 (Streams).
  */
 export const InterventionEvents = {
   Recorded: 'InterventionRecorded',

@@ -5,10 +5,10 @@ import { RiskLevelSchema } from './enums.js';
 /**
  * Fleet ingest bodies: agent registrations, run lifecycle, ledger entries and approval requests.
  * They travel through `POST /api/v1/ingest/` with the same per-event 207 semantics and dedupe as
- * `intervention.create`. Source: issue #3 point 1; ARCHITECTURE.md §4 (Ingest, Runs).
+ * `intervention.create`. Source: issue #3 point 1; architecture §4 (Ingest, Runs).
  */
 
-/** Run states. `running → completed | failed`, driven by run.start and run.end. Source: platform-api.md (list_runs). */
+/** Run states. `running → completed | failed`, driven by run.start and run.end. Source: spec §list_runs. */
 export const RUN_STATUSES = ['running', 'completed', 'failed'] as const;
 export const RunStatusSchema = z.enum(RUN_STATUSES);
 export type RunStatus = z.infer<typeof RunStatusSchema>;

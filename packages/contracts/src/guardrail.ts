@@ -2,8 +2,8 @@ import { z } from 'zod';
 
 /**
  * Guardrail context payloads, schema version 1, discriminated by `guardrail`.
- * `pii` is the spec's shape; `moderation`, `loop` and `idempotency` are decided in ARCHITECTURE.md §4.
- * Source: platform-api.md (Guardrail context payload).
+ * `pii` is the spec's shape; `moderation`, `loop` and `idempotency` are decided in architecture §4.
+ * Source: spec §Guardrail context payload.
  */
 const version = z.literal(1);
 

@@ -5,7 +5,7 @@
  * that it equals the routes the gateway registers. The query, body and reply schemas come from the wire row
  * (`request.shape.query`, `request.shape.body`, `reply` without its RawJson alternative); a row overrides them only
  * where the HTTP shape differs from the wire shape.
- * Source: issue #10 (one table); platform-api.md; ARCHITECTURE.md §4 (Auth, Errors).
+ * Source: issue #10 (one table); the spec; architecture §4 (Auth, Errors).
  */
 import { z } from 'zod';
 import { INGEST_MAX_EVENTS, IngestBatchSchema, IngestEventSchema } from './ingest.js';
@@ -137,7 +137,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     operationId: 'ingest',
     tags: ['Ingest'],
     summary: `Submit up to ${INGEST_MAX_EVENTS} events (5 MiB); answers 207 once they are durable`,
-    description: 'Also answered at `/api/v1/ingest/` (the trailing-slash spelling of platform-api.md, which the client library uses); both are the same route.',
+    description: 'Also answered at `/api/v1/ingest/` (the trailing-slash spelling of the spec, which the client library uses); both are the same route.',
     body: IngestHttpBodySchema,
     returns: 'Per-event results',
     problems: { 503: 'The ingest service is unavailable; nothing was accepted' },
@@ -237,7 +237,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     tags: ['Stats'],
     summary: 'Aggregate totals: runs, actions, cost, averages',
     // Documented without the trailing slash (redocly's no-path-trailing-slash); see docs/decisions.md, "OpenAPI: /api/v1/stats path".
-    description: 'Also answered at `/api/v1/stats/` (the trailing-slash spelling of platform-api.md); both are the same route.',
+    description: 'Also answered at `/api/v1/stats/` (the trailing-slash spelling of the spec); both are the same route.',
     queryDocs: { days: `Look back this many UTC days including today (1..${STATS_MAX_DAYS}); absent = all time` },
     returns: 'Totals',
   },

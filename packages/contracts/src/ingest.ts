@@ -3,11 +3,11 @@ import { DateTimeSchema, OpaqueIdSchema } from './common.js';
 import { CreateInterventionSchema } from './intervention.js';
 import { ActionRecordSchema, AgentRegisterSchema, ApprovalRequestSchema, RunEndSchema, RunStartSchema } from './fleet.js';
 
-/** Ingest limits. Source: ARCHITECTURE.md §4 (Ingest). */
+/** Ingest limits. Source: architecture §4 (Ingest). */
 export const INGEST_MAX_EVENTS = 1000;
 export const INGEST_MAX_BYTES = 5 * 1024 * 1024;
 
-/** Event types accepted by `POST /api/v1/ingest/`. Source: ARCHITECTURE.md §4 (Ingest), issue #3 point 1. */
+/** Event types accepted by `POST /api/v1/ingest/`. Source: architecture §4 (Ingest), issue #3 point 1. */
 export const INGEST_EVENT_TYPES = ['intervention.create', 'agent.register', 'run.start', 'run.end', 'action.record', 'approval.request'] as const;
 export const IngestEventTypeSchema = z.enum(INGEST_EVENT_TYPES);
 export type IngestEventType = z.infer<typeof IngestEventTypeSchema>;
@@ -24,7 +24,7 @@ export const INGEST_BODY_SCHEMAS = {
 
 /**
  * One ingest event: `{id, type, timestamp, body}`. `id` is the client's idempotency key: the same id sent
- * twice is stored once. Source: ARCHITECTURE.md §4 (Ingest).
+ * twice is stored once. Source: architecture §4 (Ingest).
  */
 export const IngestEventSchema = z.strictObject({
   id: OpaqueIdSchema,
@@ -87,7 +87,7 @@ export type IngestError = z.infer<typeof IngestErrorSchema>;
  * 207 answer, per event, in batch order: accepted (`successes`, each `created` 201 or `duplicate` 200) or rejected
  * with a status and message (`errors`). "duplicate" means the id was already stored, or the identical message was
  * already in the ingest log; an event re-sent while its first copy is still in flight may be answered "created"
- * but is still stored once. Source: ARCHITECTURE.md §4 (Ingest); issue #9 point 3.
+ * but is still stored once. Source: architecture §4 (Ingest); issue #9 point 3.
  */
 export const IngestResponseSchema = z
   .object({
@@ -100,13 +100,24 @@ export const IngestResponseSchema = z
 export type IngestResponse = z.infer<typeof IngestResponseSchema>;
 
 /**
- * What the ingest service publishes to JetStream: one message per accepted chunk and target service,
- * with the platform-issued ids already assigned so redelivery is deterministic.
+ * What the ingest service publishes to JetStream: one message per accepted chunk and target service, with the
+ * platform-issued ids already assigned so redelivery is deterministic, and the W3C `traceparent` of the HTTP request
+ * when it had one (so the trace continues past the log). Source: architecture §4 (Ingest); issue #10.
  */
-export interface IngestEnvelope {
-  organization_id: string;
-  actor: string;
-  correlation_id: string;
-  received_at: string;
-  events: Array<{ id: string; type: IngestEventType; timestamp: string; body: Record<string, unknown>; assigned_id: string }>;
+export const IngestEnvelopeSchema = z.object({
+  organization_id: z.string(),
+  /** `key:<key id>` of the API key that ingested the batch. */
+  actor: z.string(),
+  correlation_id: z.string(),
+  traceparent: z.string().optional(),
+  /** When the ingest service accepted the chunk, ISO 8601 UTC. */
+  received_at: z.string(),
+  events: z.array(IngestEventSchema.extend({ timestamp: z.string(), assigned_id: z.string() })),
+});
+export type IngestEnvelope = z.infer<typeof IngestEnvelopeSchema>;
+
+/** The client's `id` of a raw batch item when it is a string (for a per-event error about an item that is invalid), else null. */
+export function clientEventId(item: unknown): string | null {
+  const id = typeof item === 'object' && item !== null ? (item as { id?: unknown }).id : undefined;
+  return typeof id === 'string' ? id : null;
 }

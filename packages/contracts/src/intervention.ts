@@ -5,7 +5,7 @@ import { GuardrailContextSchema } from './guardrail.js';
 
 const Text = (max: number) => z.string().max(max);
 
-/** `{ suggested_rewrite: string | null }`. Source: platform-api.md (Intervention record). */
+/** `{ suggested_rewrite: string | null }`. Source: spec §Intervention record. */
 export const RemediationPayloadSchema = z.strictObject({ suggested_rewrite: z.string().max(20_000).nullable() });
 
 /** Enrichment state of a record (issue 4); `pending` until the worker has run, `skipped` with no LLM key. */
@@ -13,7 +13,7 @@ export const EnrichmentStatusSchema = z.enum(['pending', 'enriched', 'failed', '
 
 /**
  * The intervention record as every read returns it. Money in USD; times ISO 8601 UTC.
- * Source: platform-api.md (Intervention record).
+ * Source: spec §Intervention record.
  */
 export const InterventionRecordSchema = z.object({
   id: z.string(),
@@ -45,7 +45,7 @@ export type InterventionRecord = z.infer<typeof InterventionRecordSchema>;
 /**
  * The fields of `POST /api/v1/interventions` and of an `intervention.create` ingest event, without the cross-field
  * check ({@link CreateInterventionSchema} adds it); the base of the InterventionRecorded event's data.
- * Required: type, outcome, action_name, agent_id (ARCHITECTURE.md §4). The spec's twelve creation fields are
+ * Required: type, outcome, action_name, agent_id (architecture §4). The spec's twelve creation fields are
  * accepted, plus the record fields an agent-side client knows at the time (policy_name, agent_intent,
  * actual_cost_usd, cost_prevented_usd, modified_inputs, context, remediation_payload, timestamp); see
  * docs/decisions.md. Unknown fields are rejected with 422 naming them.
@@ -88,7 +88,7 @@ export type CreateIntervention = z.infer<typeof CreateInterventionSchema>;
  * Query of `GET /api/v1/interventions`. Enum filters take one value or a comma-separated list (OR);
  * different filters compose with AND. Dates: `YYYY-MM-DD` or ISO date-time; an `end_date` given as a date
  * includes that whole day. Unknown parameters are rejected (422).
- * Source: platform-api.md (List query parameters, Limits).
+ * Source: spec §List query parameters, Limits.
  */
 export const ListInterventionsQuerySchema = z
   .strictObject({
@@ -115,7 +115,7 @@ export function endExclusive(d: { date: Date; dateOnly: boolean }): Date {
   return d.dateOnly ? new Date(d.date.getTime() + 86_400_000) : new Date(d.date.getTime() + 1);
 }
 
-/** A page of the list. Source: platform-api.md (Interventions). */
+/** A page of the list. Source: spec §Interventions. */
 export const InterventionPageSchema = z.object({
   interventions: z.array(InterventionRecordSchema),
   total: z.number().int(),
@@ -134,7 +134,7 @@ export const InterventionStatsQuerySchema = z.strictObject({
 });
 export type InterventionStatsQuery = z.infer<typeof InterventionStatsQuerySchema>;
 
-/** The statistics object. Source: platform-api.md (Intervention statistics object). */
+/** The statistics object. Source: spec §Intervention statistics object. */
 export const InterventionStatsSchema = z.object({
   total_interventions: z.number().int(),
   by_type: z.record(z.string(), z.number().int()),
@@ -149,7 +149,7 @@ export type InterventionStats = z.infer<typeof InterventionStatsSchema>;
 
 /**
  * One audit-trail entry: an event of the record's stream, who or what caused it, and each field it changed.
- * Source: ARCHITECTURE.md §3.
+ * Source: architecture §3.
  */
 export const AuditTrailEntrySchema = z.object({
   event: z.string(),

@@ -70,7 +70,7 @@ function schemaOrRef(s: z.ZodType, io: Io): Json {
 
 /**
  * What each problem status means, unless a route says more precisely (`HttpRoute.problems`).
- * Source: ARCHITECTURE.md §4 (Errors).
+ * Source: architecture §4 (Errors).
  */
 const STATUS_TEXT: Readonly<Record<number, string>> = {
   400: 'Malformed JSON',

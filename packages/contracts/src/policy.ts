@@ -4,7 +4,7 @@ import { RiskLevelSchema } from './enums.js';
 
 /**
  * Policies, kill switches and the agent registry: wire records, request bodies, queries and domain events
- * of `services/policies`. Source: issue #3 point 2; platform-api.md (create_policy tool); ARCHITECTURE.md §3, §4.
+ * of `services/policies`. Source: issue #3 point 2; spec §create_policy tool; architecture §3, §4.
  */
 
 // ---------------------------------------------------------------------------------------------------------
@@ -34,7 +34,7 @@ const AgentIds = z.array(OpaqueIdSchema).max(1000);
 
 /**
  * Body of `POST /api/v1/policies` (strict: an unknown field is a 422 naming it). The create_policy tool's
- * arguments (platform-api.md: name required; description, enabled, session_budget, run_budget, denied_actions,
+ * arguments (the spec: name required; description, enabled, session_budget, run_budget, denied_actions,
  * rate_limits) plus allowed_actions, approval_required_actions and the agent scope `agent_ids`.
  * - `enabled` defaults to true.
  * - `session_budget` / `run_budget`: USD ≥ 0 per session / per run; absent = no budget.

@@ -8,7 +8,7 @@ export type FieldError = z.infer<typeof FieldErrorSchema>;
 /**
  * RFC 9457 problem details as AGP returns them (`application/problem+json`): `type` (a URI per status), `title`,
  * `status`, `detail`, optionally `instance`, and for a 422 `errors` naming each bad field. The one definition: the
- * runtime's `Problem` type is inferred from it. Source: ARCHITECTURE.md §4 (Errors).
+ * runtime's `Problem` type is inferred from it. Source: architecture §4 (Errors).
  */
 export const ProblemSchema = z.object({
   type: z.string(),

@@ -5,8 +5,8 @@ import { endExclusive } from './intervention.js';
 
 /**
  * Runs, the action ledger and the stats endpoints of `services/stats`.
- * Source: issue #3 points 1, 4, 5; platform-api.md (Stats, list_runs, get_agent_stats, export_ledger);
- * ARCHITECTURE.md §4 (Runs, Estimation accuracy).
+ * Source: issue #3 points 1, 4, 5; spec §Stats, list_runs, get_agent_stats, export_ledger;
+ * architecture §4 (Runs, Estimation accuracy).
  */
 
 /** Domain events of a run stream `run-<deterministicId(org, run_id)>`. */
@@ -118,7 +118,7 @@ export type StatsDaily = z.infer<typeof StatsDailySchema>;
 export const EstimationAccuracyQuerySchema = z.strictObject({});
 
 /**
- * The six fixed skew buckets of ARCHITECTURE.md §4 (Estimation accuracy), with their exact bounds on the skew
+ * The six fixed skew buckets of architecture §4 (Estimation accuracy), with their exact bounds on the skew
  * fraction s: `<=-50%` s ≤ −0.5; `-50%..-10%` −0.5 < s < −0.1; `-10%..10%` −0.1 ≤ s ≤ 0.1; `10%..50%` 0.1 < s ≤ 0.5;
  * `50%..100%` 0.5 < s ≤ 1; `>100%` s > 1.
  */

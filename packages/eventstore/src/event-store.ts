@@ -1,7 +1,7 @@
 /**
  * The SQL event store: one table of events with a global position, one row per stream with its version,
  * one row per subscription checkpoint. The same SQL runs on PostgreSQL and PGlite.
- * Source: ARCHITECTURE.md §3 (Event store).
+ * Source: architecture §3 (Event store).
  *
  * Ordering: appends take one transaction-scoped advisory lock, so positions are handed out and committed
  * in the same order. A catch-up subscription that reads `position > checkpoint` therefore never skips an

@@ -1,4 +1,4 @@
-/** `@agp/eventstore`: the EventStore port and its SQL adapters (PostgreSQL, PGlite). Source: ARCHITECTURE.md §3. */
+/** `@agp/eventstore`: the EventStore port and its SQL adapters (PostgreSQL, PGlite). Source: architecture §3. */
 export * from './types.js';
 export * from './sql.js';
 export * from './event-store.js';

@@ -17,7 +17,7 @@ export interface PageQuery {
  * One page of a read model and the total of its filter, read in ONE statement — one snapshot — so `total` always agrees
  * with the page (two parallel queries could straddle a projection commit: `total: 1` with an empty page). The total is
  * an uncorrelated sub-select, evaluated once. Only a page past the end (no rows, `skip` > 0) costs a second query.
- * Source: platform-api.md (list pages `{items, total, skip, limit}`).
+ * Source: spec §list pages `{items, total, skip, limit}`.
  */
 export async function pageWithTotal<R extends object>(db: SqlExecutor, q: PageQuery): Promise<{ rows: R[]; total: number }> {
   const n = q.params.length;

@@ -1,7 +1,7 @@
 /**
  * The two SQL adapters behind the {@link Sql} port: PostgreSQL through a `pg` pool (distributed mode)
  * and PGlite, PostgreSQL compiled to WASM, in this process (embedded mode). Both speak the same SQL.
- * Source: ARCHITECTURE.md §2 (Two ways to run), §3 (Event store).
+ * Source: architecture §2 (Two ways to run), §3 (Event store).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';

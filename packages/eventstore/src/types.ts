@@ -1,6 +1,6 @@
 /**
  * The EventStore port. Two adapters implement it with the same SQL: PostgreSQL (`pg`) in distributed
- * mode and PGlite embedded. Source: ARCHITECTURE.md §3.
+ * mode and PGlite embedded. Source: architecture §3.
  */
 
 /** Minimal SQL surface shared by `pg` and PGlite. `$1`-style parameters. */
@@ -18,7 +18,7 @@ export interface Sql extends SqlExecutor {
   readonly kind: 'postgres' | 'pglite';
 }
 
-/** Metadata every event carries. Source: ARCHITECTURE.md §3 (Event metadata). */
+/** Metadata every event carries. Source: architecture §3 (Event metadata). */
 export interface EventMetadata {
   organization_id: string;
   /** Who caused it: `key:<key id>`, `system`, `enrichment:<model>`, `approver:<email>`. */

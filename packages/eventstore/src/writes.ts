@@ -1,13 +1,13 @@
 import type { Logger, RequestContext } from '@agp/runtime';
 import type { EventMetadata, Subscription } from './types.js';
 
-/** Schema version of the events every service appends today. Source: ARCHITECTURE.md §3 (Event metadata). */
+/** Schema version of the events every service appends today. Source: architecture §3 (Event metadata). */
 export const EVENT_SCHEMA_VERSION = 1;
 
 /**
  * Metadata of an event appended for an API request: the caller's organisation, `key:<key id>` as actor (unless
  * `actor` says otherwise, e.g. `approver:<email>`), its correlation id and W3C trace context.
- * Source: ARCHITECTURE.md §3 (Event metadata).
+ * Source: architecture §3 (Event metadata).
  */
 export function requestMetadata(ctx: RequestContext, opts: { actor?: string; causationId?: string } = {}): EventMetadata {
   return {

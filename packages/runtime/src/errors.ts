@@ -2,7 +2,7 @@
  * The platform's small error hierarchy. Every error that crosses a boundary is one of these;
  * `toProblem` (problem.ts) maps them to RFC 9457 problem details in exactly one place.
  *
- * Source: ARCHITECTURE.md §4 (Errors), STYLE.md (Errors).
+ * Source: architecture §4 (Errors), style guide (Errors).
  */
 
 import type { FieldError } from '@agp/contracts';

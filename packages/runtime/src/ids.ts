@@ -1,6 +1,6 @@
 import { v7 as uuidv7, v5 as uuidv5 } from 'uuid';
 
-/** A new UUIDv7 (time-ordered). Ids the platform issues are UUIDv7 (ARCHITECTURE.md §4, Wire style). */
+/** A new UUIDv7 (time-ordered). Ids the platform issues are UUIDv7 (architecture §4, Wire style). */
 export function newId(): string {
   return uuidv7();
 }

@@ -30,7 +30,7 @@ export function orderedShutdown(steps: ShutdownStep[], logger?: Pick<Logger, 'er
 
 /**
  * Run `shutdown` once on SIGTERM or SIGINT, then exit the process (0 when it succeeded, 1 otherwise).
- * Source: ARCHITECTURE.md §5 (operations).
+ * Source: architecture §5 (operations).
  */
 export function exitOnSignals(shutdown: () => Promise<boolean>, logger: Pick<Logger, 'info'>): void {
   const onSignal = (signal: NodeJS.Signals) => {

@@ -33,7 +33,7 @@ export function gauge(name: string, help: string, labelNames: string[] = []): cl
 /**
  * A minimal HTTP server for a service process without an HTTP API: `GET /healthz` (the process is up),
  * `GET /readyz` (runs `readiness`; 503 problem+json when it throws) and `GET /metrics` (Prometheus).
- * Source: ARCHITECTURE.md §5 (every service exposes /healthz, /readyz and /metrics).
+ * Source: architecture §5 (every service exposes /healthz, /readyz and /metrics).
  * @param port 0 picks a free port. Resolves with the bound port.
  */
 export async function startOpsServer(opts: { port: number; host?: string; service: string; readiness: () => Promise<void> }): Promise<{ port: number; server: Server; close(): Promise<void> }> {

@@ -1,7 +1,7 @@
 import type { Problem } from '@agp/contracts';
 import { AgpError, type FieldError, ValidationError } from './errors.js';
 
-/** RFC 9457 problem details, as defined once by `ProblemSchema` in `@agp/contracts`. Source: ARCHITECTURE.md §4 (Errors). */
+/** RFC 9457 problem details, as defined once by `ProblemSchema` in `@agp/contracts`. Source: architecture §4 (Errors). */
 export type { Problem };
 
 /** Base URI for problem `type` values; each status has its own documented type. */

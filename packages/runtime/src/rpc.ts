@@ -3,7 +3,7 @@ import type { Problem, RawJson } from '@agp/contracts';
 /**
  * Request context that the gateway attaches to every NATS request, resolved from the bearer token.
  * Services scope every query and append by `organization_id`.
- * Source: ARCHITECTURE.md §4 (Auth).
+ * Source: architecture §4 (Auth).
  */
 export interface RequestContext {
   organization_id: string;

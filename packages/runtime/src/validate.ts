@@ -55,7 +55,7 @@ const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF
 /**
  * Paths (dotted, under `where`) of every string value or object key in `value` that PostgreSQL cannot store — a NUL
  * character (U+0000) or an unpaired UTF-16 surrogate — at most `max`. Such input is refused with a 4xx before any
- * write (ARCHITECTURE.md §5: bad input changes nothing and never yields a 5xx).
+ * write (architecture §5: bad input changes nothing and never yields a 5xx).
  */
 export function unstorableTextPaths(value: unknown, where: string, max = 10): string[] {
   const out: string[] = [];

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { createLogger } from '@agp/runtime';
+import { createLogger, exitOnSignals, orderedShutdown } from '@agp/runtime';
 import { startBanner } from './banner.js';
 import { startEmbedded } from './platform.js';
 
@@ -11,16 +11,7 @@ const logger = createLogger('agp');
 try {
   const p = await startEmbedded({ logger });
   process.stdout.write(startBanner(p));
-  let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
-    logger.info('stopping');
-    await p.stop();
-    process.exit(0);
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  exitOnSignals(orderedShutdown([{ name: 'platform', run: () => p.stop() }], logger), logger);
 } catch (err) {
   logger.fatal({ err }, 'failed to start');
   process.exit(1);

@@ -9,7 +9,7 @@ import { IngestModule, IngestService, sqlIngestedIds } from '@agp/ingest';
 import { InterventionsModule, InterventionsService } from '@agp/interventions';
 import { PoliciesModule, PoliciesService } from '@agp/policies';
 import { StatsModule, StatsService } from '@agp/stats';
-import { baseEnvSchema, createLogger, loadEnv, type Logger } from '@agp/runtime';
+import { baseEnvSchema, createLogger, loadEnv, orderedShutdown, type Logger } from '@agp/runtime';
 import { acquireDataDirLock } from '@agp/runtime';
 
 /** Options of {@link startEmbedded}; each defaults from the environment (PORT, AGP_DATA_DIR, AGP_INIT_*). */
@@ -42,13 +42,14 @@ export interface EmbeddedPlatform {
    * Source: issue #9 point 5.
    */
   keysFile: string | null;
+  /** Stop every service, the bus, the ingest log and the store, in order, once. @throws Error when a step failed (each is logged). */
   stop(): Promise<void>;
 }
 
 /**
  * Start every service in one process: the in-process bus instead of NATS, PGlite instead of PostgreSQL,
  * and an SQL-backed ingest log instead of JetStream. The service code is the same as in distributed mode.
- * Source: ARCHITECTURE.md §2 (Embedded).
+ * Source: architecture §2 (Embedded).
  * @throws Error when another process holds the data folder's lock.
  */
 export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<EmbeddedPlatform> {
@@ -113,6 +114,22 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const gateway = await createGateway({ bus: new InProcessClient({ broker }), keys, sql, logger: logger.child({ service: 'gateway' }) });
   const port = await gateway.listen(opts.port ?? env.PORT, opts.host ?? '0.0.0.0');
   const url = `http://127.0.0.1:${port}`;
+  const stop = orderedShutdown(
+    [
+      { name: 'gateway', run: () => gateway.close() },
+      { name: 'ingest', run: () => ingestApp.close() },
+      { name: 'interventions', run: () => interventions.stop() },
+      { name: 'interventions rpc', run: () => interventionsApp.close() },
+      { name: 'policies', run: () => policies.stop() },
+      { name: 'policies rpc', run: () => policiesApp.close() },
+      { name: 'stats', run: () => stats.stop() },
+      { name: 'stats rpc', run: () => statsApp.close() },
+      { name: 'ingest log', run: () => ingestLog.close() },
+      { name: 'event store', run: () => store.close() },
+      { name: 'data folder lock', run: () => release() },
+    ],
+    logger,
+  );
 
   return {
     url,
@@ -120,18 +137,8 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
     sql,
     createdKeys,
     keysFile,
-    async stop() {
-      await gateway.close();
-      await ingestApp.close();
-      await interventions.stop();
-      await interventionsApp.close();
-      await policies.stop();
-      await policiesApp.close();
-      await stats.stop();
-      await statsApp.close();
-      await ingestLog.close();
-      await store.close();
-      release();
+    stop: async () => {
+      if (!(await stop())) throw new Error('the embedded platform did not stop cleanly; see the log');
     },
   };
 }

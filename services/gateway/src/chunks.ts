@@ -1,7 +1,9 @@
 /**
  * Splitting an ingest batch into request/reply chunks that fit a NATS message (1 MiB by default).
- * Source: ARCHITECTURE.md §6 (batch-aware ingest); issue #2 point 6.
+ * Source: architecture §6 (batch-aware ingest); issue #2 point 6.
  */
+
+import { clientEventId } from '@agp/contracts';
 
 /** Largest serialized chunk sent to the ingest service, in bytes. */
 export const MAX_CHUNK_BYTES = 512 * 1024;
@@ -38,7 +40,7 @@ export function chunkBatch(batch: unknown[], maxChunkBytes = MAX_CHUNK_BYTES, ma
   batch.forEach((event, index) => {
     const bytes = Buffer.byteLength(JSON.stringify(event) ?? 'null');
     if (bytes > maxEventBytes) {
-      const id = typeof (event as { id?: unknown })?.id === 'string' ? (event as { id: string }).id : null;
+      const id = clientEventId(event);
       oversized.push({ index, id, bytes });
       current = null;
       return;

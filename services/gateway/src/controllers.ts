@@ -1,13 +1,13 @@
 /**
- * HTTP routes of the gateway. Each authenticates at the edge (edge.ts), forwards the raw query or body
- * with the caller's context to the owning service over the bus, and maps the reply. Validation lives in
- * the services (one place), so both run modes answer the same 422s.
- * Source: platform-api.md (Interventions, Ingest), ARCHITECTURE.md §4.
+ * HTTP routes of the gateway. Each authenticates at the edge (edge.ts), sends the request's parts (`path`, `query`,
+ * `body`) with the caller's context as the wire message of its route (`Wire` in `@agp/contracts`), and maps the reply.
+ * The row's schema is the one validation: checked before sending and again by the service, with the same 422.
+ * Source: spec §Interventions, §Ingest; architecture §4.
  */
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { INGEST_DUPLICATE, IngestBatchSchema, Patterns, type IngestResponse } from '@agp/contracts';
-import { callRpc, callUnchecked, RemoteProblemError } from '@agp/bus';
+import { INGEST_DUPLICATE, IngestBatchSchema, clientEventId, type IngestResponse } from '@agp/contracts';
+import { call, callUnchecked, RemoteProblemError } from '@agp/bus';
 import { ServiceUnavailableError, UnauthorizedError, isRawJson, parseOrThrow, type RequestContext } from '@agp/runtime';
 import type { ClientProxy } from '@nestjs/microservices';
 import { MAX_EVENT_BYTES, chunkBatch } from './chunks.js';
@@ -101,7 +101,7 @@ export class IngestController {
     const answers = await Promise.all(
       chunks.map(async (chunk) => {
         try {
-          return { chunk, reply: await callRpc<IngestResponse>(this.bus, Patterns.ingestBatch, { ctx, body: chunk }) };
+          return { chunk, reply: await call(this.bus, 'ingest.batch', ctx, chunk) };
         } catch (err) {
           if (err instanceof RemoteProblemError && err.status < 500) throw err;
           return { chunk, reply: null };
@@ -119,8 +119,7 @@ export class IngestController {
         out.errors.push(...reply.errors);
       } else {
         for (const e of chunk.events) {
-          const id = typeof (e as { id?: unknown })?.id === 'string' ? (e as { id: string }).id : null;
-          out.errors.push({ id, status: 503, message: 'the ingest service is unavailable; retry this event' });
+          out.errors.push({ id: clientEventId(e), status: 503, message: 'the ingest service is unavailable; retry this event' });
         }
       }
     }

@@ -1,8 +1,8 @@
 /**
  * The gateway's edge middleware, in front of the Nest controllers: request ids and trace context,
  * HTTP metrics, API-key authentication and scope checks, and the JSON body parser with the error answers
- * ARCHITECTURE.md §4 lists (400 malformed JSON, 401, 403, 413 over 5 MiB, 415 not JSON).
- * Source: platform-api.md (Authentication), ARCHITECTURE.md §4 (Errors, Auth).
+ * architecture §4 lists (400 malformed JSON, 401, 403, 413 over 5 MiB, 415 not JSON).
+ * Source: spec §Authentication, architecture §4 (Errors, Auth).
  */
 import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
@@ -69,7 +69,7 @@ const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * Whether a request needs a write key: the scope of the wire message its route becomes (`HTTP_ROUTES` in
  * `@agp/contracts`, matched by method and path pattern), or, for a request no route matches, whether its method
  * writes (POST, PUT, PATCH, DELETE), so an unknown route answers a read key's write with 403 and anything else with
- * the 404 as before. Source: issue #10 (the scope check from the table); ARCHITECTURE.md §4 (Auth).
+ * the 404 as before. Source: issue #10 (the scope check from the table); architecture §4 (Auth).
  * @param method the HTTP method, upper case.
  * @param path the request path without the query; a trailing slash is ignored.
  */

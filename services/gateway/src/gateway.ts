@@ -2,7 +2,7 @@
  * The HTTP gateway: a NestJS 12 application on express. It authenticates every `/api/v1` request, turns
  * routes into bus requests to the owning services, and answers every error as RFC 9457 problem details.
  * Also serves `/api/v1/openapi.json`, `/docs`, `/healthz`, `/readyz` and `/metrics`.
- * Source: platform-api.md; ARCHITECTURE.md §1 (gateway), §4 (Errors, Auth), §5 (operations).
+ * Source: the spec; architecture §1 (gateway), §4 (Errors, Auth), §5 (operations).
  */
 import { createRequire } from 'node:module';
 import { Catch, Controller, Get, Header, Module, NotFoundException, type ArgumentsHost, type DynamicModule, type ExceptionFilter, HttpException } from '@nestjs/common';

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { KeyStore } from '@agp/auth';
 import { PrefixedNatsClient } from '@agp/bus';
 import { createPgSql } from '@agp/eventstore';
-import { baseEnvSchema, createLogger, loadEnv } from '@agp/runtime';
+import { baseEnvSchema, createLogger, exitOnSignals, loadEnv, orderedShutdown } from '@agp/runtime';
 import { createGateway } from './gateway.js';
 
 /** Distributed mode: the gateway as its own process (NATS + PostgreSQL). Serves /healthz, /readyz, /metrics itself. */
@@ -19,12 +19,14 @@ const gateway = await createGateway({ bus, keys, sql, logger });
 const port = await gateway.listen(env.PORT);
 logger.info({ port }, 'gateway listening');
 
-const shutdown = async () => {
-  logger.info('stopping');
-  await gateway.close();
-  await bus.close();
-  await sql.close();
-  process.exit(0);
-};
-process.on('SIGTERM', shutdown);
-process.on('SIGINT', shutdown);
+exitOnSignals(
+  orderedShutdown(
+    [
+      { name: 'http server', run: () => gateway.close() },
+      { name: 'nats client', run: () => bus.close() },
+      { name: 'postgres', run: () => sql.close() },
+    ],
+    logger,
+  ),
+  logger,
+);

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { QueueGroups } from '@agp/contracts';
 import { JetStreamIngestLog, PrefixedNatsServer, ingestSubjects } from '@agp/bus';
 import { createPgSql } from '@agp/eventstore';
-import { baseEnvSchema, createLogger, loadEnv, startOpsServer } from '@agp/runtime';
+import { baseEnvSchema, createLogger, exitOnSignals, loadEnv, orderedShutdown, startOpsServer } from '@agp/runtime';
 import { sqlIngestedIds } from './ingested-ids.js';
 import { IngestModule } from './module.js';
 import { IngestService } from './service.js';
@@ -36,13 +36,15 @@ await app.listen();
 const ops = await startOpsServer({ port: env.OPS_PORT, service: 'ingest', readiness: async () => {} });
 logger.info({ ops_port: ops.port }, 'ingest service ready');
 
-const shutdown = async () => {
-  logger.info('stopping');
-  await app.close();
-  await log.close();
-  await sql.close();
-  await ops.close();
-  process.exit(0);
-};
-process.on('SIGTERM', shutdown);
-process.on('SIGINT', shutdown);
+exitOnSignals(
+  orderedShutdown(
+    [
+      { name: 'rpc server', run: () => app.close() },
+      { name: 'ingest log', run: () => log.close() },
+      { name: 'postgres', run: () => sql.close() },
+      { name: 'ops server', run: () => ops.close() },
+    ],
+    logger,
+  ),
+  logger,
+);

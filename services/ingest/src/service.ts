@@ -5,6 +5,8 @@ import {
   INGEST_DUPLICATE,
   INGEST_TARGETS,
   IngestEventSchema,
+  clientEventId,
+  type IngestChunk,
   type IngestEnvelope,
   type IngestError,
   type IngestEvent,
@@ -13,11 +15,7 @@ import {
 } from '@agp/contracts';
 import { ingestSubject, type IngestLogPublisher } from '@agp/bus';
 import { ServiceUnavailableError, counter, fieldErrors, newId, unstorableTextError, unstorableTextPaths, type Logger, type RequestContext } from '@agp/runtime';
-import { z } from 'zod';
 import type { IngestedIds } from './ingested-ids.js';
-
-/** Body of the `ingest.batch` request: a chunk of a client batch and its offset in that batch. */
-export const IngestChunkSchema = z.object({ events: z.array(z.unknown()), offset: z.number().int().min(0).default(0) });
 
 /**
  * Dependencies of the ingest service: the durable log it publishes to, a read-only view of which event ids are
@@ -47,7 +45,7 @@ const lookupFailures = counter('agp_ingest_stored_lookup_failures_total', 'Chunk
  * within the chunk) `duplicate` without publishing them, publishes the others to the durable ingest log — one
  * message per target service, deduplicated by a message id derived from the organisation and the events' ids — and
  * answers per event once the log has acknowledged them: `created` (201), or `duplicate` (200) when the log reports the
- * message itself as a duplicate. Source: ARCHITECTURE.md §4 (Ingest); issue 2 §6; issue #9 point 3.
+ * message itself as a duplicate. Source: architecture §4 (Ingest); issue 2 §6; issue #9 point 3.
  */
 export class IngestService {
   constructor(private readonly deps: IngestDeps) {}
@@ -61,15 +59,15 @@ export class IngestService {
    * - The others are published; `{status: 201, result: "created"}` once the log has them, or `duplicate` when the log
    *   already held the identical message (a retried request within the dedupe window); 503 when their publish failed.
    * When the stored-ids lookup fails, it is logged and every event is treated as new (still stored once downstream).
+   * `chunk` is the `ingest.batch` request as the wire table parsed it (raw events, each checked here on its own).
    * @throws ServiceUnavailableError when the log is down and no event could be accepted.
    */
-  async accept(ctx: RequestContext, body: unknown): Promise<IngestResponse> {
-    const chunk = IngestChunkSchema.parse(body);
+  async accept(ctx: RequestContext, chunk: IngestChunk): Promise<IngestResponse> {
     const outcomes: Outcome[] = [];
     const valid: Valid[] = [];
     chunk.events.forEach((raw, i) => {
       const index = chunk.offset + i;
-      const rawId = typeof (raw as { id?: unknown })?.id === 'string' ? ((raw as { id: string }).id) : null;
+      const rawId = clientEventId(raw);
       const env = IngestEventSchema.safeParse(raw);
       if (!env.success) {
         outcomes.push({ index, error: { id: rawId, status: 422, message: describe(fieldErrors(env.error, `batch[${index}]`)) } });
@@ -114,6 +112,7 @@ export class IngestService {
           organization_id: ctx.organization_id,
           actor: `key:${ctx.key_id}`,
           correlation_id: ctx.correlation_id,
+          ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
           received_at: receivedAt,
           events: events.map(({ event }) => ({ ...event, assigned_id: newId() })),
         };

@@ -105,6 +105,6 @@ describe('IngestService: created and duplicate answers', () => {
     const blind = new IngestService({ log, ingested: sqlIngestedIds(other), subjectPrefix: 'test', logger });
     const id = uid();
     await store_('acme', [id]);
-    expect((await blind.accept(ctx(), { events: [ev(id)] })).successes).toEqual([{ id, ...INGEST_CREATED }]);
+    expect((await blind.accept(ctx(), { events: [ev(id)], offset: 0 })).successes).toEqual([{ id, ...INGEST_CREATED }]);
   });
 });

@@ -13,14 +13,11 @@ import { rawJson, type RawJson } from '@agp/runtime';
 const parseDoc = (doc: unknown): InterventionRecord => (typeof doc === 'string' ? JSON.parse(doc) : doc) as InterventionRecord;
 
 /**
- * One page of the list read model, newest first (timestamp, then id), scoped to the organisation.
- * Filters compose with AND; an enum filter with several values matches any of them.
- * `total` counts every match: for the unfiltered list it comes from the totals projection (O(1)).
- * Source: platform-api.md (GET /api/v1/interventions).
- */
-/**
- * One page of the list read model, newest first (timestamp, then id), as JSON text: the records are read as `doc::text` and joined, so a page is never
- * parsed and re-serialized on its way to the client. Same shape: `{interventions, total, skip, limit}`.
+ * One page of the list read model, newest first (timestamp, then id), scoped to the organisation, as JSON text
+ * `{interventions, total, skip, limit}`: the records are read as `doc::text` and joined, so a page is never parsed
+ * and re-serialised on its way to the client. Filters compose with AND; an enum filter with several values matches
+ * any of them. `total` counts every match: for the unfiltered list it comes from the totals projection (O(1)).
+ * Source: spec §GET /api/v1/interventions.
  */
 export async function listInterventionsJson(db: SqlExecutor, org: string, q: ListInterventionsQuery): Promise<RawJson> {
   const where = ['organization_id = $1'];
@@ -66,7 +63,7 @@ const isoDay = (d: Date) => d.toISOString().slice(0, 10);
  * The statistics object from the stats projection (never from scanning records).
  * Period: without start_date, totals are all-time and the time series covers the last 30 days; with it,
  * both cover start_date .. end_date (default: today), the series zero-filled per UTC day (at most 366 days,
- * the most recent ones). Source: platform-api.md (Intervention statistics object).
+ * the most recent ones). Source: spec §Intervention statistics object.
  * @param now current time (for "today").
  */
 export async function interventionStats(db: SqlExecutor, org: string, q: InterventionStatsQuery, now: Date): Promise<InterventionStats> {

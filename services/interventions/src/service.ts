@@ -49,7 +49,7 @@ export interface InterventionsDeps {
 
 /**
  * The interventions service: the intervention streams, the ingest consumer that records them, and the
- * list/stats read models. Source: platform-api.md (Interventions), ARCHITECTURE.md §1, §3.
+ * list/stats read models. Source: spec §Interventions, architecture §1, §3.
  */
 export class InterventionsService {
   private running?: RunningEventSourcedService;

@@ -1,3 +1,3 @@
-/** `@agp/policies`: policies, kill switches, the agent registry. Source: ARCHITECTURE.md §1. */
+/** `@agp/policies`: policies, kill switches, the agent registry. Source: architecture §1. */
 export * from './service.js';
 export * from './module.js';

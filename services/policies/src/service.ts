@@ -59,7 +59,7 @@ export function parseIfMatch(value: string | null): number | null {
  * The policies service: versioned event-sourced policies (`policy-<id>`), the agent registry and kill switches,
  * their read models, and the `agent.register` ingest consumer. Its methods take input already parsed by the wire
  * table's request schemas (`policies.*`, `agents.*`, `kill-switches.*`); only what a schema cannot express (If-Match,
- * checks against the store) is validated here. Source: issue #3 point 2, issue #10; ARCHITECTURE.md §1, §3.
+ * checks against the store) is validated here. Source: issue #3 point 2, issue #10; architecture §1, §3.
  */
 export class PoliciesService {
   private running?: RunningEventSourcedService;

@@ -1,3 +1,3 @@
-/** `@agp/stats`: runs, the action ledger, cost and reliability stats, ledger export. Source: ARCHITECTURE.md §1. */
+/** `@agp/stats`: runs, the action ledger, cost and reliability stats, ledger export. Source: architecture §1. */
 export * from './service.js';
 export * from './module.js';

@@ -85,7 +85,7 @@ export function runEventOf(ev: IngestEnvelope['events'][number]): { type: string
 /**
  * The stats service: the run streams (fed by ingest), the stats read-model projection (runs, ledger, incremental
  * aggregates), the stats endpoints, runs, agent stats and the paged ledger export.
- * Source: issue #3 points 1, 4, 5; platform-api.md (Stats); ARCHITECTURE.md §1, §4 (Runs, Estimation accuracy).
+ * Source: issue #3 points 1, 4, 5; spec §Stats; architecture §1, §4 (Runs, Estimation accuracy).
  */
 export class StatsService {
   private running?: RunningEventSourcedService;

@@ -9,7 +9,7 @@ import {
 import { NotFoundError } from '@agp/runtime';
 import type { InterventionState } from './intervention.js';
 
-/** Command metadata: time and ids come in, never from the clock inside the decider (STYLE.md). */
+/** Command metadata: time and ids come in, never from the clock inside the decider (the style guide). */
 export interface CommandMeta {
   /** Current time, ISO 8601 UTC. */
   now: string;
@@ -26,7 +26,7 @@ export interface CommandMeta {
 /**
  * Mask a matched string so personal data never lands in the store: keep the first and last two characters
  * of strings longer than 6, the first one of shorter ones. Text that already contains `*` is taken as masked.
- * Source: platform-api.md (Guardrail context payload: matched_text is partly masked).
+ * Source: spec §Guardrail context payload: matched_text is partly masked.
  */
 export function maskMatchedText(text: string): string {
   if (text.includes('*') || text.length === 0) return text;
@@ -53,7 +53,7 @@ export function costPrevented(body: CreateIntervention): number {
 
 /**
  * RecordIntervention: a validated creation body becomes the InterventionRecorded event data.
- * Source: platform-api.md (Intervention record), ARCHITECTURE.md §4 (Required fields on create).
+ * Source: spec §Intervention record, architecture §4 (Required fields on create).
  */
 export function decideRecord(
   body: CreateIntervention,

@@ -13,7 +13,7 @@ import type { StoredEvent } from '@agp/eventstore';
 
 /**
  * The intervention aggregate: its state is the record as read models show it, folded from the stream
- * `intervention-<id>`. Source: ARCHITECTURE.md §3 (Streams).
+ * `intervention-<id>`. Source: architecture §3 (Streams).
  */
 export interface InterventionState {
   record: InterventionRecord;
@@ -101,7 +101,7 @@ const AUDITED_CREATION_FIELDS = [
 
 /**
  * The audit trail: one entry per stream event, saying who or what changed which field, when, from what, to what.
- * Source: ARCHITECTURE.md §3 (`audit_trail: [{event, at, actor, changes: {field: {from, to}}}]`).
+ * Source: architecture §3 (`audit_trail: [{event, at, actor, changes: {field: {from, to}}}]`).
  */
 export function auditTrail(events: StoredEvent[]): AuditTrailEntry[] {
   return events.map((e): AuditTrailEntry => {

@@ -129,7 +129,7 @@ const rowColumns = (r: InterventionRecord) => [r.id, r.organization_id, r.type, 
  * Apply a batch of intervention events to the list read model and the stats projection, inside the
  * subscription's transaction (its checkpoint commits with these writes). New records are inserted with one
  * statement; later events of a record (enriched, outcome changed, deleted) read its row, subtract its old
- * stats contribution and add the new one. Source: ARCHITECTURE.md §3 (Projections).
+ * stats contribution and add the new one. Source: architecture §3 (Projections).
  */
 export async function applyInterventionEvents(events: StoredEvent[], tx: SqlExecutor): Promise<void> {
   const delta = new StatsDelta();

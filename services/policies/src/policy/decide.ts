@@ -13,7 +13,7 @@ import { ConflictError, NotFoundError } from '@agp/runtime';
 import { diff } from '../values.js';
 import { settingsOf } from './policy.js';
 
-/** Command metadata: time and ids come in, never from a clock inside the decider (STYLE.md). */
+/** Command metadata: time and ids come in, never from a clock inside the decider (the style guide). */
 export interface PolicyCommandMeta {
   /** Current time, ISO 8601 UTC. */
   now: string;

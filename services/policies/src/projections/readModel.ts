@@ -21,7 +21,7 @@ const switchKey = (org: string, scope: string, agentId: string) => JSON.stringif
  * Apply a batch of policy, agent and kill-switch events to the read-model tables inside the subscription's
  * transaction (its checkpoint commits with these writes). The rows the batch touches are read with one query
  * per table, every event is folded in memory with the same `evolve` functions the deciders use, and each table
- * is written with one upsert. Source: ARCHITECTURE.md §3 (Projections).
+ * is written with one upsert. Source: architecture §3 (Projections).
  */
 export async function applyPoliciesEvents(events: StoredEvent[], tx: SqlExecutor): Promise<void> {
   const policyIds = new Set<string>();

@@ -2,7 +2,7 @@ import { RunEvents, skewBucketIndex, type ActionRecordedData, type RunEndedData,
 
 /**
  * Pure pieces of the stats projection: a run row folded from its events, and the deltas that runs and actions add
- * to the aggregate tables. Source: ARCHITECTURE.md §4 (Runs: `running → completed | failed`; a run's cost is the sum
+ * to the aggregate tables. Source: architecture §4 (Runs: `running → completed | failed`; a run's cost is the sum
  * of its actions' costs; Estimation accuracy).
  */
 

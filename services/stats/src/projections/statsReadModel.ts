@@ -23,7 +23,7 @@ interface RunDbRow extends Omit<RunRow, 'started_at' | 'ended_at' | 'first_actio
  * Apply a batch of run events inside the subscription's transaction (its checkpoint commits with these writes):
  * read the touched run rows once (locked), fold the batch into them, write them back with one upsert, insert the
  * batch's ledger rows with one statement, and flush the aggregate deltas with one upsert per table.
- * Source: issue #3 points 4 and 5; ARCHITECTURE.md §3 (Projections).
+ * Source: issue #3 points 4 and 5; architecture §3 (Projections).
  */
 export async function applyStatsEvents(events: StoredEvent[], tx: SqlExecutor): Promise<void> {
   const key = (org: string, run: string) => `${org}\u0000${run}`;
