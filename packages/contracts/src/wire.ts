@@ -76,6 +76,21 @@ export const RawJsonSchema = z.strictObject({ $json: z.string() });
 /** See {@link RawJsonSchema}. */
 export type RawJson = z.infer<typeof RawJsonSchema>;
 
+/**
+ * The caller's context on every request/reply message, resolved by the gateway from the bearer token: the
+ * organisation every query and append is scoped to, the key's scope and id (the actor on appended events), the request
+ * id, and the W3C `traceparent` when the caller sent one. Source: architecture §4 (Auth).
+ */
+export const RequestContextSchema = z.object({
+  organization_id: z.string(),
+  scope: z.enum(['read', 'write']),
+  key_id: z.string(),
+  correlation_id: z.string(),
+  traceparent: z.string().optional(),
+});
+/** See {@link RequestContextSchema}. */
+export type RequestContext = z.infer<typeof RequestContextSchema>;
+
 /** A reply that is `page` as an object or, on the hot path, as {@link RawJson} text of the same shape. */
 const orRawJson = <S extends z.ZodType>(page: S) => z.union([RawJsonSchema, page]);
 

@@ -1,19 +1,7 @@
-import type { Problem, RawJson } from '@agp/contracts';
+import type { Problem, RawJson, RequestContext } from '@agp/contracts';
 
-/**
- * Request context that the gateway attaches to every NATS request, resolved from the bearer token.
- * Services scope every query and append by `organization_id`.
- * Source: architecture §4 (Auth).
- */
-export interface RequestContext {
-  organization_id: string;
-  scope: 'read' | 'write';
-  /** Id of the API key (actor on appended events). */
-  key_id: string;
-  correlation_id: string;
-  /** W3C trace context, when the caller sent one. */
-  traceparent?: string;
-}
+/** The caller's context on every request (defined once: `RequestContextSchema` in `@agp/contracts`). */
+export type { RequestContext };
 
 /** Envelope of every request/reply message on the bus: the caller's context plus the payload. */
 export interface RpcRequest<T = unknown> {
