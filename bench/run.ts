@@ -13,7 +13,7 @@
  * Needs DATABASE_URL (a server where it may create a database) and NATS_URL; defaults to the local ones.
  * Knobs: BENCH_EVENTS (events for c/d, default 100000), BENCH_CONCURRENCY (HTTP requests in flight, default 16).
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer, request, Agent } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -25,6 +25,7 @@ import { DiscardPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageTyp
 import { connect, nanos } from '@nats-io/transport-node';
 import { createDatabase, runSuffix } from '../test/support/db.js';
 import { startDistributed, type DistributedRun } from '../test/support/distributed.js';
+import { EMBEDDED_NODE_FLAGS } from '../services/embedded/src/memory.js';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -267,11 +268,15 @@ function rssOf(pid: number): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
-/** (f) Idle RSS of the embedded platform (after start and 5 s idle) and of a bare node process. */
-async function embeddedRss(): Promise<{ agp: number; bare: number }> {
+/**
+ * (f) RSS of the embedded platform, started as `npm start` starts it ({@link EMBEDDED_NODE_FLAGS}) with a fresh
+ * AGP_DATA_DIR: at idle (after /readyz and 5 s), and after a simulate-like load (`agp simulate --agents 8 --rate 200
+ * --duration 10` with the first-run write key, then 5 s idle); beside a bare node process.
+ */
+async function embeddedRss(): Promise<{ agp: number; afterLoad: number; bare: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'agp-bench-'));
   const port = 18000 + Math.floor(Math.random() * 1000);
-  const child = spawn(process.execPath, ['services/embedded/dist/main.js'], { env: { ...process.env, PORT: String(port), AGP_DATA_DIR: dir, DATABASE_URL: '', NATS_URL: '', LOG_LEVEL: 'warn' }, stdio: 'ignore' });
+  const child = spawn(process.execPath, [...EMBEDDED_NODE_FLAGS, 'services/embedded/dist/main.js'], { env: { ...process.env, PORT: String(port), AGP_DATA_DIR: dir, DATABASE_URL: '', NATS_URL: '', LOG_LEVEL: 'warn' }, stdio: 'ignore' });
   const bare = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
   try {
     const deadline = Date.now() + 60_000;
@@ -284,7 +289,12 @@ async function embeddedRss(): Promise<{ agp: number; bare: number }> {
       await sleep(200);
     }
     await sleep(5000);
-    return { agp: rssOf(child.pid!), bare: rssOf(bare.pid!) };
+    const agp = rssOf(child.pid!);
+    const { write } = JSON.parse(readFileSync(join(dir, 'first-run-keys.json'), 'utf8')) as { write: string };
+    const sim = spawnSync(process.execPath, ['packages/client/dist/cli.js', 'simulate', '--url', `http://127.0.0.1:${port}`, '--key', write, '--agents', '8', '--rate', '200', '--duration', '10', '--quiet'], { stdio: 'ignore' });
+    if (sim.status !== 0) throw new Error(`agp simulate against the embedded platform exited ${sim.status}`);
+    await sleep(5000);
+    return { agp, afterLoad: rssOf(child.pid!), bare: rssOf(bare.pid!) };
   } finally {
     child.kill('SIGTERM');
     bare.kill('SIGTERM');
@@ -314,6 +324,7 @@ async function ingestBench(): Promise<void> {
       [`(e) GET list, 50 connections, ${fmt(list.total)} interventions, same page`, `${fmt(list.agp.rps)} req/s, p50 ${list.agp.p50} ms, p99 ${list.agp.p99} ms`, 'bare node:http, same bytes', `${fmt(list.bare.rps)} req/s, p99 ${list.bare.p99} ms`, ratio(list.agp.rps, list.bare.rps)],
       [`    GET list, distinct pages (skip 0..999, cache misses)`, `${fmt(list.uncached.rps)} req/s, p50 ${list.uncached.p50} ms, p99 ${list.uncached.p99} ms`, 'bare node:http, same bytes', `${fmt(list.bare.rps)} req/s`, ratio(list.uncached.rps, list.bare.rps)],
       ['(f) embedded idle RSS', `${rss.agp.toFixed(0)} MB`, 'bare node process', `${rss.bare.toFixed(0)} MB`, ratio(rss.agp, rss.bare)],
+      ['    embedded RSS after agp simulate (8 agents, 200 events/s, 10 s)', `${rss.afterLoad.toFixed(0)} MB`, 'bare node process', `${rss.bare.toFixed(0)} MB`, ratio(rss.afterLoad, rss.bare)],
     ];
     console.log(`\nevent size on the wire: ${ing.bytesPerEvent.toFixed(0)} B; list errors: ${list.agp.errors}\n`);
     console.log('| AGP | figure | baseline | baseline figure | ratio |');
@@ -326,10 +337,67 @@ async function ingestBench(): Promise<void> {
   }
 }
 
+/** (e) at a fixed offered load: distinct pages at `rate` req/s (open loop), the latency a client sees. */
+async function openLoop(url: string, rate: number): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
+  const base = new URL(url);
+  const r = await autocannon({
+    url,
+    connections: 50,
+    duration: 10,
+    overallRate: rate,
+    headers: { authorization: `Bearer ${READ_KEY}` },
+    requests: [{ setupRequest: (req: any) => ({ ...req, path: `${base.pathname}?skip=${Math.floor(Math.random() * 1000)}` }) }],
+  });
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx };
+}
+
+/**
+ * `pnpm bench list`: only the read path (e), on distributed mode with BENCH_INTERVENTIONS (default 100000)
+ * interventions: same page and distinct pages at 50 connections, distinct pages at a fixed 500 req/s, beside a bare
+ * node:http server answering the same bytes. BENCH_PROFILE=<dir> runs the gateway and the interventions service with
+ * `--cpu-prof` into that folder (profiles are written when they stop). Source: issue #11 point 1 and 2.
+ */
+async function listBench(): Promise<void> {
+  const target = Number(process.env.BENCH_INTERVENTIONS ?? 100_000);
+  const profile = process.env.BENCH_PROFILE;
+  const prof = (name: string): string[] => (profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`, `--cpu-prof-name=${name}.cpuprofile`] : []);
+  console.log(`AGP list benchmark: ${target} interventions, node ${process.version}, ${new Date().toISOString()}${profile ? `, CPU profiles in ${profile}` : ''}`);
+  const p = await startDistributed({
+    adminDatabaseUrl: DATABASE_URL,
+    natsUrl: NATS_URL,
+    dbPrefix: 'agp_bench',
+    build: false,
+    env: { AGP_INIT_ORG: 'bench', AGP_INIT_WRITE_KEY: WRITE_KEY, AGP_INIT_READ_KEY: READ_KEY, LOG_LEVEL: 'warn' },
+    serviceNodeArgs: { gateway: prof('gateway'), interventions: prof('interventions') },
+  });
+  try {
+    await fill(p, target);
+    // Steady state: autovacuum analyzes a freshly filled table within about a minute; until then PostgreSQL has no
+    // statistics and plans deep pages as a sort of the whole organisation (~90 ms at 20,000 rows) instead of walking
+    // the (organization_id, ts, id) index. Analyze now rather than measure that first minute.
+    const c = new pg.Client({ connectionString: p.databaseUrl });
+    await c.connect();
+    await c.query('ANALYZE agp_interventions');
+    await c.end();
+    const list = await listLoad(p);
+    const open = await openLoop(`${p.url}/api/v1/interventions`, 500);
+    console.log('| AGP | figure | baseline | baseline figure | ratio |');
+    console.log('|---|---|---|---|---|');
+    console.log(`| (e) GET list, 50 connections, ${fmt(list.total)} interventions, same page | ${fmt(list.agp.rps)} req/s, p50 ${list.agp.p50} ms, p99 ${list.agp.p99} ms | bare node:http, same bytes | ${fmt(list.bare.rps)} req/s, p99 ${list.bare.p99} ms | ${ratio(list.agp.rps, list.bare.rps)} |`);
+    console.log(`| (e) GET list, distinct pages (skip 0..999) | ${fmt(list.uncached.rps)} req/s, p50 ${list.uncached.p50} ms, p99 ${list.uncached.p99} ms | same | | ${ratio(list.uncached.rps, list.bare.rps)} |`);
+    console.log(`| (e) GET list, distinct pages, fixed 500 req/s offered | ${fmt(open.rps)} req/s, p50 ${open.p50} ms, p99 ${open.p99} ms | | | target p99 < 15 ms |`);
+    console.log(`\nerrors: same page ${list.agp.errors}, distinct ${list.uncached.errors}, open loop ${open.errors}`);
+  } finally {
+    await p.stop();
+    agent.destroy();
+  }
+}
+
 const which = process.argv[2] ?? 'ingest';
 if (which === 'stats') await (await import('./stats.js')).statsBench();
 else if (which === 'ingest') await ingestBench();
+else if (which === 'list') await listBench();
 else {
-  console.error(`unknown benchmark ${which}; available: ingest, stats`);
+  console.error(`unknown benchmark ${which}; available: ingest, list, stats`);
   process.exit(2);
 }

@@ -49,9 +49,10 @@ class ServiceProcess {
   constructor(
     readonly label: string,
     env: Record<string, string>,
+    nodeArgs: string[] = [],
   ) {
     const name = label.replace(/#\d+$/, '');
-    this.child = spawn(process.execPath, ['--enable-source-maps', `services/${name}/dist/main.js`], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = spawn(process.execPath, ['--enable-source-maps', ...nodeArgs, `services/${name}/dist/main.js`], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     const onData = (chunk: Buffer) => {
       process.stderr.write(chunk);
       const lines = (this.partial + chunk.toString('utf8')).split('\n');
@@ -143,6 +144,8 @@ export async function startDistributed(opts: {
   readyTimeoutMs?: number;
   /** Settings for one service's processes only, applied last (e.g. to make one of them fail in a test). */
   serviceEnv?: Partial<Record<(typeof BACKEND_SERVICES)[number] | 'gateway', Record<string, string>>>;
+  /** Extra node options for one service's processes (e.g. `--cpu-prof`, which NODE_OPTIONS does not allow). */
+  serviceNodeArgs?: Partial<Record<(typeof BACKEND_SERVICES)[number] | 'gateway', string[]>>;
 }): Promise<DistributedRun> {
   if (opts.build !== false) execFileSync(process.execPath, ['scripts/build.mjs', '--quiet'], { cwd: ROOT, stdio: 'inherit' });
   const readyTimeoutMs = opts.readyTimeoutMs ?? 60_000;
@@ -162,7 +165,8 @@ export async function startDistributed(opts: {
   const processes: ServiceProcess[] = [];
   const pids: Record<string, number> = {};
   const start = (name: string, label: string, extra: Record<string, string> = {}) => {
-    const p = new ServiceProcess(label, { ...env, ...extra, ...opts.serviceEnv?.[name as keyof typeof opts.serviceEnv] });
+    const key = name as keyof NonNullable<typeof opts.serviceEnv>;
+    const p = new ServiceProcess(label, { ...env, ...extra, ...opts.serviceEnv?.[key] }, opts.serviceNodeArgs?.[key]);
     processes.push(p);
     pids[name] = p.child.pid!;
     return p;

@@ -1,2 +1,3 @@
 export * from './platform.js';
 export * from './banner.js';
+export * from './memory.js';

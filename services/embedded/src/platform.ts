@@ -12,6 +12,18 @@ import { StatsModule, StatsService } from '@agp/stats';
 import { baseEnvSchema, createLogger, loadEnv, orderedShutdown, type Logger } from '@agp/runtime';
 import { acquireDataDirLock } from '@agp/runtime';
 
+/**
+ * With AGP_DEBUG_MEMORY=1, log `process.memoryUsage()` (MB) after a start-up step, to see which component holds
+ * the embedded process's memory. Source: issue #11 point 4.
+ * @param step name of the component that just started
+ */
+export function logMemory(step: string): void {
+  if (!process.env.AGP_DEBUG_MEMORY) return;
+  const mb = (n: number) => Math.round(n / 1048576);
+  const m = process.memoryUsage();
+  process.stderr.write(`memory after ${step}: rss ${mb(m.rss)} heapTotal ${mb(m.heapTotal)} heapUsed ${mb(m.heapUsed)} external ${mb(m.external)} arrayBuffers ${mb(m.arrayBuffers)} MB\n`);
+}
+
 /** Options of {@link startEmbedded}; each defaults from the environment (PORT, AGP_DATA_DIR, AGP_INIT_*). */
 export interface EmbeddedOptions {
   /** Gateway port; 0 picks a free one. @default env PORT or 8080 */
@@ -53,6 +65,7 @@ export interface EmbeddedPlatform {
  * @throws Error when another process holds the data folder's lock.
  */
 export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<EmbeddedPlatform> {
+  logMemory('modules loaded');
   const env = loadEnv(baseEnvSchema, { ...process.env, ...opts.env });
   const logger = opts.logger ?? createLogger('agp');
   const dataDir = opts.dataDir ?? env.AGP_DATA_DIR;
@@ -60,11 +73,14 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const keysFile = inMemory ? null : join(resolve(dataDir), 'first-run-keys.json');
   const release = inMemory ? () => {} : acquireDataDirLock(resolve(dataDir));
   const sql = await createPgliteSql(inMemory ? undefined : join(resolve(dataDir), 'pg'));
+  logMemory('pglite open');
   const store = createEventStore(sql);
   await store.migrate();
+  logMemory('event store migrations');
 
   const keys = new KeyStore(sql);
   await keys.migrate();
+  logMemory('key store migrations');
   let createdKeys: EmbeddedPlatform['createdKeys'] = null;
   const initOrg = opts.initOrg ?? env.AGP_INIT_ORG;
   if (initOrg) {
@@ -79,6 +95,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
 
   const broker = new InProcessBroker();
   const ingestLog = await SqlIngestLog.create(sql, { logger: logger.child({ service: 'ingest-log' }) });
+  logMemory('ingest log');
 
   const interventions = new InterventionsService({ store, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, logger: logger.child({ service: 'interventions' }), env });
   await interventions.start();
@@ -87,6 +104,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
     logger: false,
   });
   await interventionsApp.listen();
+  logMemory('interventions');
 
   const policies = new PoliciesService({ store, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, logger: logger.child({ service: 'policies' }) });
   await policies.start();
@@ -95,6 +113,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
     logger: false,
   });
   await policiesApp.listen();
+  logMemory('policies');
 
   const stats = new StatsService({ store, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, bus: new InProcessClient({ broker }), logger: logger.child({ service: 'stats' }), env });
   await stats.start();
@@ -103,6 +122,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
     logger: false,
   });
   await statsApp.listen();
+  logMemory('stats');
 
   const ingest = new IngestService({ log: ingestLog, ingested: sqlIngestedIds(sql), subjectPrefix: env.AGP_SUBJECT_PREFIX, logger: logger.child({ service: 'ingest' }) });
   const ingestApp = await NestFactory.createMicroservice(IngestModule.register(ingest, logger.child({ service: 'ingest' })), {
@@ -110,9 +130,11 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
     logger: false,
   });
   await ingestApp.listen();
+  logMemory('ingest');
 
   const gateway = await createGateway({ bus: new InProcessClient({ broker }), keys, sql, logger: logger.child({ service: 'gateway' }) });
   const port = await gateway.listen(opts.port ?? env.PORT, opts.host ?? '0.0.0.0');
+  logMemory('gateway');
   const url = `http://127.0.0.1:${port}`;
   const stop = orderedShutdown(
     [
