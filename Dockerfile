@@ -6,4 +6,4 @@ COPY . .
 RUN pnpm install --frozen-lockfile && node scripts/build.mjs --quiet
 ENV NODE_ENV=production
 EXPOSE 8080
-CMD ["node", "services/embedded/dist/main.js"]
+CMD ["node", "--max-semi-space-size=2", "services/embedded/dist/main.js"]
