@@ -1,4 +1,4 @@
-import type { Logger, RequestContext } from '@agp/runtime';
+import { deterministicId, type Logger, type RequestContext } from '@agp/runtime';
 import type { EventMetadata, Subscription } from './types.js';
 
 /** Schema version of the events every service appends today. Source: architecture §3 (Event metadata). */
@@ -18,6 +18,15 @@ export function requestMetadata(ctx: RequestContext, opts: { actor?: string; cau
     ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
     schema_version: EVENT_SCHEMA_VERSION,
   };
+}
+
+/**
+ * The event-store `event_id` of an ingested event: derived from the organisation and the client's event id, so the
+ * same client event is stored once whichever consumer or redelivery appends it, and the ingest service can ask
+ * whether it is already stored. The one definition for the consumers and the ingest service. Source: issue #9 §3.
+ */
+export function ingestedEventId(organizationId: string, clientEventId: string): string {
+  return deterministicId(organizationId, 'ingest', clientEventId);
 }
 
 /**

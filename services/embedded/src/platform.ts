@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type { DynamicModule, INestMicroservice } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { InProcessBroker, InProcessClient, InProcessServer, SqlIngestLog } from '@agp/bus';
 import { KeyStore } from '@agp/auth';
@@ -94,42 +95,32 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   }
 
   const broker = new InProcessBroker();
+  /** Start a service's Nest app on this platform's in-process bus, in its queue group, listening. */
+  const serveInProcess = async (module: DynamicModule, queue: string): Promise<INestMicroservice> => {
+    const app = await NestFactory.createMicroservice(module, { strategy: new InProcessServer({ broker, queue }), logger: false });
+    await app.listen();
+    return app;
+  };
   const ingestLog = await SqlIngestLog.create(sql, { logger: logger.child({ service: 'ingest-log' }) });
   logMemory('ingest log');
 
   const interventions = new InterventionsService({ store, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, logger: logger.child({ service: 'interventions' }), env });
   await interventions.start();
-  const interventionsApp = await NestFactory.createMicroservice(InterventionsModule.register(interventions, logger.child({ service: 'interventions' })), {
-    strategy: new InProcessServer({ broker, queue: 'interventions' }),
-    logger: false,
-  });
-  await interventionsApp.listen();
+  const interventionsApp = await serveInProcess(InterventionsModule.register(interventions, logger.child({ service: 'interventions' })), 'interventions');
   logMemory('interventions');
 
   const policies = new PoliciesService({ store, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, logger: logger.child({ service: 'policies' }) });
   await policies.start();
-  const policiesApp = await NestFactory.createMicroservice(PoliciesModule.register(policies, logger.child({ service: 'policies' })), {
-    strategy: new InProcessServer({ broker, queue: 'policies' }),
-    logger: false,
-  });
-  await policiesApp.listen();
+  const policiesApp = await serveInProcess(PoliciesModule.register(policies, logger.child({ service: 'policies' })), 'policies');
   logMemory('policies');
 
   const stats = new StatsService({ store, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, bus: new InProcessClient({ broker }), logger: logger.child({ service: 'stats' }), env });
   await stats.start();
-  const statsApp = await NestFactory.createMicroservice(StatsModule.register(stats, logger.child({ service: 'stats' })), {
-    strategy: new InProcessServer({ broker, queue: 'stats' }),
-    logger: false,
-  });
-  await statsApp.listen();
+  const statsApp = await serveInProcess(StatsModule.register(stats, logger.child({ service: 'stats' })), 'stats');
   logMemory('stats');
 
   const ingest = new IngestService({ log: ingestLog, ingested: sqlIngestedIds(sql), subjectPrefix: env.AGP_SUBJECT_PREFIX, logger: logger.child({ service: 'ingest' }) });
-  const ingestApp = await NestFactory.createMicroservice(IngestModule.register(ingest, logger.child({ service: 'ingest' })), {
-    strategy: new InProcessServer({ broker, queue: 'ingest' }),
-    logger: false,
-  });
-  await ingestApp.listen();
+  const ingestApp = await serveInProcess(IngestModule.register(ingest, logger.child({ service: 'ingest' })), 'ingest');
   logMemory('ingest');
 
   const gateway = await createGateway({ bus: new InProcessClient({ broker }), keys, sql, logger: logger.child({ service: 'gateway' }) });

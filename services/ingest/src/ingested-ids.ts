@@ -1,5 +1,4 @@
-import type { SqlExecutor } from '@agp/eventstore';
-import { deterministicId } from '@agp/runtime';
+import { ingestedEventId, type SqlExecutor } from '@agp/eventstore';
 
 /**
  * Which client event ids of an organisation are already stored: the ingest service asks before publishing a chunk,
@@ -21,7 +20,7 @@ const UNDEFINED_TABLE = '42P01';
 /**
  * {@link IngestedIds} over the event store's SQL port (`pg` pool in distributed mode, the shared PGlite when embedded).
  * The consumers (services/interventions, services/policies, services/stats) append each ingested event under
- * `event_id = deterministicId(org, 'ingest', client id)`, so one query on the unique `agp_events.event_id` index
+ * `event_id = ingestedEventId(org, client id)`, so one query on the unique `agp_events.event_id` index
  * answers a whole chunk: `SELECT event_id FROM agp_events WHERE event_id = ANY($1)`. Before the event store's table
  * exists (a fresh database whose consumers have not migrated yet) it answers the empty set.
  * Source: issue #9 point 3.
@@ -30,7 +29,7 @@ export function sqlIngestedIds(sql: SqlExecutor): IngestedIds {
   return {
     async stored(org, clientIds) {
       if (clientIds.length === 0) return new Set();
-      const byEventId = new Map(clientIds.map((id) => [deterministicId(org, 'ingest', id), id]));
+      const byEventId = new Map(clientIds.map((id) => [ingestedEventId(org, id), id]));
       let rows: Array<{ event_id: string }>;
       try {
         ({ rows } = await sql.query<{ event_id: string }>('SELECT event_id FROM agp_events WHERE event_id = ANY($1::text[])', [[...byEventId.keys()]]));

@@ -12,8 +12,8 @@ import {
   type ListInterventionsQuery,
 } from '@agp/contracts';
 import { startEventSourcedService, type IngestDelivery, type IngestLogConsumer, type RunningEventSourcedService } from '@agp/bus';
-import { ProjectionAnswerCache, ingestMetadata, requestMetadata, waitForProjections, type AppendRequest, type EventStore, type Subscription } from '@agp/eventstore';
-import { NotFoundError, deterministicId, newId, type BaseEnv, type Logger, type RawJson, type RequestContext } from '@agp/runtime';
+import { ProjectionAnswerCache, ingestMetadata, ingestedEventId, requestMetadata, waitForProjections, type AppendRequest, type EventStore, type Subscription } from '@agp/eventstore';
+import { NotFoundError, newId, type BaseEnv, type Logger, type RawJson, type RequestContext } from '@agp/runtime';
 import { decideDelete, decideRecord } from './intervention/decide.js';
 import { auditTrail, fold, recordFromRecorded } from './intervention/intervention.js';
 import { READ_MODEL_EVENT_TYPES, READ_MODEL_PROJECTION, applyInterventionEvents } from './projections/interventionReadModel.js';
@@ -139,7 +139,7 @@ export class InterventionsService {
           expected_version: 'any',
           events: [
             {
-              event_id: deterministicId(env.organization_id, 'ingest', ev.id),
+              event_id: ingestedEventId(env.organization_id, ev.id),
               type: InterventionEvents.Recorded,
               data: data as unknown as Record<string, unknown>,
               metadata: ingestMetadata(env),

@@ -18,8 +18,8 @@ import {
   type UpdatePolicy,
 } from '@agp/contracts';
 import { startEventSourcedService, type IngestDelivery, type IngestLogConsumer, type RunningEventSourcedService } from '@agp/bus';
-import { ingestMetadata, requestMetadata, waitForProjections, type AppendRequest, type EventStore, type NewEvent, type StoredEvent } from '@agp/eventstore';
-import { NotFoundError, ValidationError, counter, deterministicId, newId, type Logger, type RawJson, type RequestContext } from '@agp/runtime';
+import { ingestMetadata, ingestedEventId, requestMetadata, waitForProjections, type AppendRequest, type EventStore, type NewEvent, type StoredEvent } from '@agp/eventstore';
+import { NotFoundError, ValidationError, counter, newId, type Logger, type RawJson, type RequestContext } from '@agp/runtime';
 import { agentStream, decideRegister, evolveAgent, foldAgent, type RegistryAgent } from './agent/agent.js';
 import { decideKillSwitch, evolveKillSwitch, foldKillSwitch, killSwitchStream } from './killswitch/killswitch.js';
 import { decideCreate, decideUpdate } from './policy/decide.js';
@@ -247,7 +247,7 @@ export class PoliciesService {
           continue;
         }
         const entry = await this.streamEntry(streams, env.organization_id, parsed.data);
-        const eventId = deterministicId(env.organization_id, 'ingest', ev.id);
+        const eventId = ingestedEventId(env.organization_id, ev.id);
         if (entry.ids.has(eventId)) {
           agentRegistrations.inc({ source: 'ingest', result: 'duplicate' });
           continue;

@@ -21,7 +21,7 @@ import {
   type WireRequest,
 } from '@agp/contracts';
 import { call, startEventSourcedService, type IngestDelivery, type IngestLogConsumer, type RunningEventSourcedService } from '@agp/bus';
-import { ProjectionAnswerCache, ingestMetadata, type AppendRequest, type EventStore } from '@agp/eventstore';
+import { ProjectionAnswerCache, ingestMetadata, ingestedEventId, type AppendRequest, type EventStore } from '@agp/eventstore';
 import { NotFoundError, deterministicId, iso, type BaseEnv, type Logger, type RequestContext } from '@agp/runtime';
 import { STATS_EVENT_TYPES, STATS_PROJECTION, applyStatsEvents } from './projections/statsReadModel.js';
 import { migrateStatsReadModels } from './projections/schema.js';
@@ -140,7 +140,7 @@ export class StatsService {
         }
         const stream = runStream(env.organization_id, e.data.run_id);
         const req = byStream.get(stream) ?? { stream_id: stream, expected_version: 'any' as const, events: [] };
-        req.events.push({ event_id: deterministicId(env.organization_id, 'ingest', ev.id), type: e.type, data: e.data as unknown as Record<string, unknown>, metadata });
+        req.events.push({ event_id: ingestedEventId(env.organization_id, ev.id), type: e.type, data: e.data as unknown as Record<string, unknown>, metadata });
         byStream.set(stream, req);
         count += 1;
       }
