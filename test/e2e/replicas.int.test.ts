@@ -37,4 +37,22 @@ describe.skipIf(skipIntegration())('two replicas of every service (distributed)'
     const res = await fetch(`${p.url}/api/v1/ledger/export?format=jsonl`, { headers: { authorization: `Bearer ${p.readKey}` } });
     expect((await res.text()).trim().split('\n')).toHaveLength(report.by_event_type['action.record']);
   });
+
+  it("reads its own writes from the gateway's cached list pages, whichever interventions replica took the write", async () => {
+    // The gateway answers GET /api/v1/interventions in-process from a page cache tagged with the projection checkpoint
+    // (issue #11); a page cached just before a write must never be served after the write's 201.
+    const query = '/api/v1/interventions?agent_id=ryw-agent&limit=5';
+    for (let i = 0; i < 12; i++) {
+      const before = await get(query);
+      expect(await get(query)).toEqual(before); // served again (from the cache while nothing moved)
+      const created = await call(p, 'POST', '/api/v1/interventions', {
+        key: p.writeKey,
+        body: { type: 'hard_block', outcome: 'blocked', action_name: 'delete_records', agent_id: 'ryw-agent', reason: `write ${i}` },
+      });
+      expect(created.status).toBe(201);
+      const after = await get(query);
+      expect(after.total).toBe(before.total + 1);
+      expect(after.interventions.map((r: { id: string }) => r.id)).toContain(created.body.id);
+    }
+  });
 });

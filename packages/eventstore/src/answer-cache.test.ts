@@ -30,4 +30,23 @@ describe('ProjectionAnswerCache', () => {
     await cache.get('k', 1n, async () => ++reads);
     expect(await cache.get('k', 1n, async () => ++reads)).toBe(2);
   });
+  it('getChecked: asks the committed position only for a kept answer, and keeps each answer with the position it was read at', async () => {
+    const cache = new ProjectionAnswerCache<string>();
+    let committed: bigint | undefined = 5n;
+    let positionReads = 0;
+    let reads = 0;
+    const position = async () => (positionReads++, committed);
+    const read = async () => ({ value: `v${++reads}@${committed}`, position: committed });
+    expect(await cache.getChecked('k', position, read)).toBe('v1@5');
+    expect(positionReads).toBe(0); // a miss is one read, which brings its own position
+    expect(await cache.getChecked('k', position, read)).toBe('v1@5');
+    expect(positionReads).toBe(1);
+    committed = 6n; // a write committed: the kept answer is stale
+    expect(await cache.getChecked('k', position, read)).toBe('v2@6');
+    expect(await cache.getChecked('k', position, read)).toBe('v2@6');
+    committed = undefined; // no checkpoint: nothing is kept
+    expect(await cache.getChecked('n', position, read)).toBe('v3@undefined');
+    expect(await cache.getChecked('n', position, read)).toBe('v4@undefined');
+    await expect(cache.getChecked('k', async () => Promise.reject(new Error('db down')), read)).rejects.toThrow('db down');
+  });
 });

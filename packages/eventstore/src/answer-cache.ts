@@ -26,4 +26,23 @@ export class ProjectionAnswerCache<V = unknown> {
     }
     return value;
   }
+
+  /**
+   * Like {@link get}, for a reader that is not the projection's own process (another replica, the gateway): the
+   * position is asked of the database. When `key` has an answer, `position()` (the checkpoint as committed now) says
+   * whether it still stands; otherwise, or when it moved, `read()` returns the answer together with the position it
+   * was read at, from the same snapshot, and that pair is kept. A hit is therefore never staler than a query made
+   * after the request arrived (read-your-writes holds for any writer whose write committed before). A `position` of
+   * undefined (no checkpoint yet) is never cached. Errors from either function propagate and nothing is kept.
+   */
+  async getChecked(key: string, position: () => Promise<bigint | undefined>, read: () => Promise<{ value: V; position: bigint | undefined }>): Promise<V> {
+    const hit = this.entries.get(key);
+    if (hit && hit.position === (await position())) return hit.value;
+    const { value, position: at } = await read();
+    if (at !== undefined && this.maxEntries > 0) {
+      if (this.entries.size >= this.maxEntries) this.entries.clear();
+      this.entries.set(key, { position: at, value });
+    }
+    return value;
+  }
 }

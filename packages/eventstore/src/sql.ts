@@ -4,12 +4,13 @@
  * Source: architecture §2 (Two ways to run), §3 (Event store).
  */
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
-import type { Sql, SqlExecutor } from './types.js';
+import type { QueryOptions, Sql, SqlExecutor } from './types.js';
 
 /** Options of {@link createPgSql}. */
 export interface PgSqlOptions {
@@ -17,6 +18,17 @@ export interface PgSqlOptions {
   max?: number;
   /** `application_name` shown in pg_stat_activity. */
   applicationName?: string;
+}
+
+/** Prepared-statement name of a query text: one name per text, so a name never meets two texts. */
+const statementNames = new Map<string, string>();
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `agp_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+    statementNames.set(text, name);
+  }
+  return name;
 }
 
 /**
@@ -30,8 +42,8 @@ export function createPgSql(url: string, opts: PgSqlOptions = {}): Sql {
   pool.on('error', () => {});
   return {
     kind: 'postgres',
-    async query<R>(text: string, params?: unknown[]) {
-      const res = await pool.query(text, params as unknown[]);
+    async query<R>(text: string, params?: unknown[], opts?: QueryOptions) {
+      const res = opts?.prepare ? await pool.query({ name: statementName(text), text, values: params }) : await pool.query(text, params as unknown[]);
       return { rows: res.rows as R[] };
     },
     async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
@@ -39,8 +51,8 @@ export function createPgSql(url: string, opts: PgSqlOptions = {}): Sql {
       try {
         await client.query('BEGIN');
         const tx: SqlExecutor = {
-          async query<R>(text: string, params?: unknown[]) {
-            const res = await client.query(text, params as unknown[]);
+          async query<R>(text: string, params?: unknown[], opts?: QueryOptions) {
+            const res = opts?.prepare ? await client.query({ name: statementName(text), text, values: params }) : await client.query(text, params as unknown[]);
             return { rows: res.rows as R[] };
           },
         };

@@ -3,9 +3,19 @@
  * mode and PGlite embedded. Source: architecture §3.
  */
 
+/** Options of one query. */
+export interface QueryOptions {
+  /**
+   * Run as a named prepared statement (PostgreSQL parses and plans it once per connection, then only binds and
+   * executes it). For hot reads whose text takes few shapes: each distinct text stays prepared on every pooled
+   * connection. The name must stay with one text. Ignored by PGlite (one in-process connection, no protocol cost).
+   */
+  prepare?: boolean;
+}
+
 /** Minimal SQL surface shared by `pg` and PGlite. `$1`-style parameters. */
 export interface SqlExecutor {
-  query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<{ rows: R[] }>;
+  query<R = Record<string, unknown>>(text: string, params?: unknown[], opts?: QueryOptions): Promise<{ rows: R[] }>;
 }
 
 /** A database: query outside a transaction, or run `fn` inside one (committed when it resolves, rolled back when it throws). */

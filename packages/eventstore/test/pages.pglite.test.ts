@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPgliteSql, pageWithTotal, type Sql } from '../src/index.js';
+import { DEFERRED_JOIN_SKIP, alterColumnType, checkpointPosition, createPgliteSql, migrateSchema, pageWithTotal, type Sql } from '../src/index.js';
 
 describe('pageWithTotal (PGlite)', () => {
   let sql: Sql;
@@ -24,5 +24,58 @@ describe('pageWithTotal (PGlite)', () => {
   });
   it('takes the total from another statement when given (a counter table)', async () => {
     expect((await page('a', 2, 0, 'SELECT total FROM counters WHERE org = $1')).total).toBe(7);
+  });
+  it('reads a checkpoint position in the same statement as the rows', async () => {
+    await sql.exec("CREATE TABLE IF NOT EXISTS agp_checkpoints (name text PRIMARY KEY, position bigint NOT NULL); INSERT INTO agp_checkpoints VALUES ('list', 42)");
+    const at = async (org: string, checkpoint: string) => {
+      const r = await pageWithTotal<{ n: number }>(sql, { select: 'n', from: 'items', where: 'org = $1', params: [org], orderBy: 'n DESC', limit: 2, skip: 0, checkpoint });
+      return { ns: r.rows.map((x) => x.n), total: r.total, position: r.position };
+    };
+    expect(await at('a', 'list')).toEqual({ ns: [7, 6], total: 7, position: 42n });
+    expect(await at('b', 'list')).toEqual({ ns: [], total: 0, position: undefined }); // an empty page is never cached
+    expect(await at('a', 'no-such-subscription')).toEqual({ ns: [7, 6], total: 7, position: undefined });
+    expect(await checkpointPosition(sql, 'list')).toBe(42n);
+    expect(await checkpointPosition(sql, 'no-such-subscription')).toBeUndefined();
+  });
+});
+
+describe('pageWithTotal with a deferred join for deep pages (PGlite)', () => {
+  it('answers the same pages, in order, whether the offset is walked over whole rows or over keys', async () => {
+    const sql = await createPgliteSql();
+    try {
+      await sql.exec("CREATE TABLE rows (id text PRIMARY KEY, org text NOT NULL, ts integer NOT NULL, doc text NOT NULL); CREATE INDEX rows_org_ts ON rows (org, ts DESC, id DESC)");
+      // 2,500 rows of org a (with ties on ts, broken by id) and some of org b, which must never show.
+      await sql.query("INSERT INTO rows SELECT 'a' || g, 'a', g / 3, 'doc' || g FROM generate_series(1, 2500) g");
+      await sql.query("INSERT INTO rows SELECT 'b' || g, 'b', g, 'other' || g FROM generate_series(1, 2500) g");
+      const read = (skip: number, key?: string) =>
+        pageWithTotal<{ id: string }>(sql, { select: 'id', from: 'rows', where: 'org = $1', params: ['a'], orderBy: 'ts DESC, id DESC', limit: 7, skip, key });
+      for (const skip of [DEFERRED_JOIN_SKIP - 1, DEFERRED_JOIN_SKIP, 1500, 2496, 2500]) {
+        const plain = await read(skip);
+        const deferred = await read(skip, 'id');
+        expect(deferred.rows.map((r) => r.id)).toEqual(plain.rows.map((r) => r.id));
+        expect(deferred.total).toBe(2500);
+        expect(plain.total).toBe(2500);
+      }
+      expect((await read(2496, 'id')).rows).toHaveLength(4);
+    } finally {
+      await sql.close();
+    }
+  });
+});
+
+describe('alterColumnType (PGlite)', () => {
+  it('changes a column that has another type, keeping its values, and is a no-op afterwards', async () => {
+    const sql = await createPgliteSql();
+    try {
+      await sql.exec(`CREATE TABLE docs (id text PRIMARY KEY, doc jsonb NOT NULL); INSERT INTO docs VALUES ('a', '{"b": 1, "a": [2]}')`);
+      const ddl = 'CREATE TABLE IF NOT EXISTS docs (id text PRIMARY KEY, doc json NOT NULL)';
+      await migrateSchema(sql, ddl, (tx) => alterColumnType(tx, 'docs', 'doc', 'json'));
+      await migrateSchema(sql, ddl, (tx) => alterColumnType(tx, 'docs', 'doc', 'json'));
+      const { rows } = await sql.query<{ t: string; doc: string }>("SELECT pg_typeof(doc)::text AS t, doc::text AS doc FROM docs WHERE id = 'a'");
+      expect(rows[0].t).toBe('json');
+      expect(JSON.parse(rows[0].doc)).toEqual({ a: [2], b: 1 });
+    } finally {
+      await sql.close();
+    }
   });
 });

@@ -6,7 +6,8 @@
  */
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { INGEST_DUPLICATE, IngestBatchSchema, clientEventId, type IngestResponse } from '@agp/contracts';
+import { INGEST_DUPLICATE, IngestBatchSchema, Wire, clientEventId, type IngestResponse } from '@agp/contracts';
+import type { InterventionListReader } from '@agp/interventions/read-models';
 import { call, callUnchecked, RemoteProblemError } from '@agp/bus';
 import { ServiceUnavailableError, UnauthorizedError, isRawJson, parseOrThrow, type RequestContext } from '@agp/runtime';
 import type { ClientProxy } from '@nestjs/microservices';
@@ -15,6 +16,23 @@ import type { AuthedRequest } from './edge.js';
 
 /** Injection token of the bus client. */
 export const BUS = Symbol('agp.gateway.bus');
+/** Injection token of the interventions list reader ({@link InterventionListReader}) the gateway runs in-process. */
+export const LIST_READER = Symbol('agp.gateway.interventions-list-reader');
+
+/** SQLSTATE classes and codes that mean "the database cannot answer now" rather than "this query is wrong". */
+const UNAVAILABLE_SQLSTATE = /^(08|53|57P|42P01$)/;
+
+/**
+ * A read-model read that failed because the database is down, overloaded, shutting down or not migrated yet
+ * (`42P01`: the owning service has not created its tables) becomes a 503 to retry; anything else is rethrown (a 500).
+ */
+function readModelFailure(err: unknown): never {
+  const code = (err as { code?: unknown })?.code;
+  if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || /^E[A-Z]+$/.test(code))) {
+    throw new ServiceUnavailableError('the interventions read model cannot be read now; retry');
+  }
+  throw err;
+}
 
 /** The caller's context, attached by the auth middleware. @throws UnauthorizedError when absent. */
 export function ctxOf(req: AuthedRequest): RequestContext {
@@ -32,16 +50,26 @@ export function sendable(res: Response, data: unknown): unknown {
 /**
  * `/api/v1/interventions`: list, stats, get, create, enrich, delete. Each route sends its HTTP parts (`path`, `query`,
  * `body`) as the body of its `interventions.*` wire row, checked against the row first (a 422 names `query.limit`,
- * `body.agent_id`, `path.id` exactly as the service would); the reply is typed by the row.
+ * `body.agent_id`, `path.id` exactly as the service would); the reply is typed by the row. The list is the exception:
+ * it runs the interventions service's query module in this process (issue #11; docs/decisions.md).
  */
 @Controller('api/v1/interventions')
 export class InterventionsController {
-  constructor(@Inject(BUS) private readonly bus: Pick<ClientProxy, 'send'>) {}
+  constructor(
+    @Inject(BUS) private readonly bus: Pick<ClientProxy, 'send'>,
+    @Inject(LIST_READER) private readonly reader: InterventionListReader,
+  ) {}
 
-  /** GET /api/v1/interventions: the filtered, paginated list `{interventions, total, skip, limit}`. */
+  /**
+   * GET /api/v1/interventions: the filtered, paginated list `{interventions, total, skip, limit}`. The query is
+   * checked against the `interventions.list` wire row (the same 422 as over the bus), then the page is read here from
+   * the list read model — a cached page goes from memory to the socket, after one checkpoint read proves it current.
+   */
   @Get()
   async list(@Req() req: AuthedRequest, @Query() query: unknown, @Res({ passthrough: true }) res: Response) {
-    return sendable(res, await callUnchecked(this.bus, 'interventions.list', ctxOf(req), { query }));
+    const ctx = ctxOf(req);
+    const { query: q } = parseOrThrow(Wire['interventions.list'].request, { query });
+    return sendable(res, await this.reader.list(ctx.organization_id, q).catch(readModelFailure));
   }
 
   /** GET /api/v1/interventions/stats: totals, breakdowns, daily series, top lists. */

@@ -15,7 +15,8 @@ import { CachedKeyResolver, type KeyResolver } from '@agp/auth';
 import { problemOf } from '@agp/bus';
 import type { SqlExecutor } from '@agp/eventstore';
 import { collectDefaultMetrics, metricsRegistry, problem, type Logger } from '@agp/runtime';
-import { BUS, IngestController, InterventionsController } from './controllers.js';
+import { BUS, IngestController, InterventionsController, LIST_READER } from './controllers.js';
+import { InterventionListReader } from '@agp/interventions/read-models';
 import { authenticate, jsonBody, requestIdAndMetrics, sendProblem } from './edge.js';
 import { approvalsControllers } from './routes/approvals.js';
 import { policiesControllers } from './routes/policies.js';
@@ -53,11 +54,13 @@ export interface GatewayOptions {
   bus: Pick<ClientProxy, 'send'>;
   /** Where keys resolve; wrapped in a short-lived cache. */
   keys: KeyResolver;
-  /** Database the readiness probe pings. */
+  /** The platform's database: the readiness probe pings it, and the interventions list is read from it. */
   sql: SqlExecutor;
   logger: Logger;
   /** How long a resolved key stays cached, in ms (a revoked key stops working within it). @default 10000 */
   keyCacheMs?: number;
+  /** List pages the in-process interventions reader keeps (AGP_ANSWER_CACHE_ENTRIES); 0 reads each from the database. @default 256 */
+  listCacheEntries?: number;
 }
 
 /** A built gateway: listen on a port (0 picks one) and close. */
@@ -107,10 +110,13 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
     }
   }
 
+  // The list read model is read here, through its owning service's query module (issue #11; docs/decisions.md).
+  const listReader = new InterventionListReader(opts.sql, opts.listCacheEntries ?? 256);
+
   @Module({})
   class GatewayModule {
     static register(): DynamicModule {
-      return { module: GatewayModule, controllers: [InterventionsController, IngestController, ...approvalsControllers, ...policiesControllers, ...statsControllers, FallbackController], providers: [{ provide: BUS, useValue: opts.bus }] };
+      return { module: GatewayModule, controllers: [InterventionsController, IngestController, ...approvalsControllers, ...policiesControllers, ...statsControllers, FallbackController], providers: [{ provide: BUS, useValue: opts.bus }, { provide: LIST_READER, useValue: listReader }] };
     }
   }
 

@@ -7,19 +7,21 @@ import {
   type InterventionStatsQuery,
   type ListInterventionsQuery,
 } from '@agp/contracts';
-import { pageWithTotal, type SqlExecutor } from '@agp/eventstore';
+import { ProjectionAnswerCache, checkpointPosition, pageWithTotal, type SqlExecutor } from '@agp/eventstore';
+import { READ_MODEL_PROJECTION } from './projections/interventionReadModel.js';
 import { rawJson, type RawJson } from '@agp/runtime';
 
 const parseDoc = (doc: unknown): InterventionRecord => (typeof doc === 'string' ? JSON.parse(doc) : doc) as InterventionRecord;
 
 /**
  * One page of the list read model, newest first (timestamp, then id), scoped to the organisation, as JSON text
- * `{interventions, total, skip, limit}`: the records are read as `doc::text` and joined, so a page is never parsed
- * and re-serialised on its way to the client. Filters compose with AND; an enum filter with several values matches
+ * `{interventions, total, skip, limit}`: the records are read as their stored JSON text (`doc`, a json column) and
+ * joined, so a page is never parsed and re-serialised on its way to the client. Filters compose with AND; an enum filter with several values matches
  * any of them. `total` counts every match: for the unfiltered list it comes from the totals projection (O(1)).
- * Source: spec §GET /api/v1/interventions.
+ * Comes with the read model's projection position as of the same snapshot (undefined before the projection has a
+ * checkpoint), for {@link InterventionListReader}'s cache. Source: spec §GET /api/v1/interventions.
  */
-export async function listInterventionsJson(db: SqlExecutor, org: string, q: ListInterventionsQuery): Promise<RawJson> {
+export async function listInterventionsPage(db: SqlExecutor, org: string, q: ListInterventionsQuery): Promise<{ value: RawJson; position: bigint | undefined }> {
   const where = ['organization_id = $1'];
   const params: unknown[] = [org];
   const add = (sql: (p: string) => string, value: unknown) => {
@@ -46,8 +48,48 @@ export async function listInterventionsJson(db: SqlExecutor, org: string, q: Lis
     limit: q.limit,
     skip: q.skip,
     ...(filtered ? {} : { totalSql: 'SELECT total FROM agp_intervention_totals WHERE organization_id = $1' }),
+    checkpoint: READ_MODEL_PROJECTION,
+    key: 'id',
   });
-  return rawJson(`{"interventions":[${page.rows.map((r) => r.doc).join(',')}],"total":${page.total},"skip":${q.skip},"limit":${q.limit}}`);
+  return {
+    value: rawJson(`{"interventions":[${page.rows.map((r) => r.doc).join(',')}],"total":${page.total},"skip":${q.skip},"limit":${q.limit}}`),
+    position: page.position,
+  };
+}
+
+/**
+ * The list read model's query module, for any process that holds a connection to its database: the interventions
+ * service, and the gateway, which answers `GET /api/v1/interventions` with it in-process (issue #11, one hop instead
+ * of gateway -> NATS -> service -> NATS -> gateway; docs/decisions.md). Pages are cached per organisation and query,
+ * each tagged with the projection position it was read at; a cached page is served only after one primary-key read
+ * of the checkpoint shows the projection has not moved since, so a hit is never staler than a fresh query and
+ * read-your-writes holds across every replica (the write's reply is sent after its projection commit).
+ * Source: spec §GET /api/v1/interventions; architecture §3 (Projections).
+ */
+export class InterventionListReader {
+  private readonly pages: ProjectionAnswerCache<RawJson>;
+
+  /** @param maxEntries pages kept (AGP_ANSWER_CACHE_ENTRIES); 0 reads every page from the database. */
+  constructor(
+    private readonly db: SqlExecutor,
+    maxEntries = 256,
+  ) {
+    this.pages = new ProjectionAnswerCache<RawJson>(maxEntries);
+  }
+
+  /**
+   * One page `{interventions, total, skip, limit}` as JSON text. `q` is the query as the `interventions.list` wire
+   * row parsed it (defaults applied).
+   * @throws the driver's error when the database cannot be asked.
+   */
+  list(org: string, q: ListInterventionsQuery): Promise<RawJson> {
+    const key = `${org}\u0000${JSON.stringify(q)}`;
+    return this.pages.getChecked(
+      key,
+      () => checkpointPosition(this.db, READ_MODEL_PROJECTION),
+      () => listInterventionsPage(this.db, org, q),
+    );
+  }
 }
 
 /** The live record of an organisation, or null (unknown, deleted, or another organisation's). */

@@ -18,7 +18,7 @@ import { decideDelete, decideRecord } from './intervention/decide.js';
 import { auditTrail, fold, recordFromRecorded } from './intervention/intervention.js';
 import { READ_MODEL_EVENT_TYPES, READ_MODEL_PROJECTION, applyInterventionEvents } from './projections/interventionReadModel.js';
 import { migrateReadModels } from './projections/schema.js';
-import { getIntervention, interventionStats, listInterventionsJson } from './queries.js';
+import { InterventionListReader, getIntervention, interventionStats } from './queries.js';
 import { Approvals } from './approvals/approvals.js';
 import { APPROVALS_PROJECTION } from './approvals/readModel.js';
 import { parseIngestedIntervention } from './approvals/ingest.js';
@@ -57,6 +57,9 @@ export class InterventionsService {
   /** List pages and stats answers, each tagged with the projection position it was read at. */
   private readonly answers: ProjectionAnswerCache;
 
+  /** List pages, cached against the committed checkpoint (the same reader the gateway runs in-process). */
+  private readonly listReader: InterventionListReader;
+
   /** The approval inbox (issue #3). */
   readonly approvals: Approvals;
   /** The LLM enrichment worker (issue #4). */
@@ -65,6 +68,7 @@ export class InterventionsService {
   constructor(private readonly deps: InterventionsDeps) {
     this.now = deps.now ?? (() => new Date());
     this.answers = new ProjectionAnswerCache(deps.env?.AGP_ANSWER_CACHE_ENTRIES ?? 256);
+    this.listReader = new InterventionListReader(deps.store.sql, deps.env?.AGP_ANSWER_CACHE_ENTRIES ?? 256);
     this.approvals = new Approvals(deps, () => [this.running?.subscriptions.get(APPROVALS_PROJECTION), this.subscription]);
     this.enrichment = new EnrichmentWorker(deps);
   }
@@ -181,9 +185,7 @@ export class InterventionsService {
    * `q` is the query as `interventions.list` parsed it (defaults applied).
    */
   async list(ctx: RequestContext, q: ListInterventionsQuery): Promise<RawJson> {
-    // Cached per organisation and query while the read model has not moved (never staler than a query).
-    const key = `list\u0000${ctx.organization_id}\u0000${JSON.stringify(q)}`;
-    return (await this.answers.get(key, this.subscription?.position(), () => listInterventionsJson(this.deps.store.sql, ctx.organization_id, q))) as RawJson;
+    return this.listReader.list(ctx.organization_id, q);
   }
 
   /**

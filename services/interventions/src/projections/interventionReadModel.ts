@@ -175,14 +175,14 @@ export async function applyInterventionEvents(events: StoredEvent[], tx: SqlExec
     const col = (i: number) => rows.map((r) => r[i]);
     await tx.query(
       `INSERT INTO agp_interventions (id, organization_id, type, outcome, action_name, agent_id, run_id, policy_id, risk_level, ts, doc)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::jsonb[])
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::json[])
        ON CONFLICT (id) DO NOTHING`,
       [col(0), col(1), col(2), col(3), col(4), col(5), col(6), col(7), col(8), col(9), col(10)],
     );
   }
   for (const s of updates.values()) {
     const r = s.record;
-    await tx.query('UPDATE agp_interventions SET outcome = $2, risk_level = $3, doc = $4::jsonb WHERE id = $1', [r.id, r.outcome, r.risk_level, JSON.stringify(r)]);
+    await tx.query('UPDATE agp_interventions SET outcome = $2, risk_level = $3, doc = $4::json WHERE id = $1', [r.id, r.outcome, r.risk_level, JSON.stringify(r)]);
   }
   if (deletes.size) await tx.query('DELETE FROM agp_interventions WHERE id = ANY($1::text[])', [[...deletes]]);
   await delta.flush(tx);

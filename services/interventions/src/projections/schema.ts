@@ -1,8 +1,9 @@
-import { migrateSchema, type Sql } from '@agp/eventstore';
+import { alterColumnType, migrateSchema, type Sql } from '@agp/eventstore';
 
 /**
  * Read-model tables of the interventions service (it alone reads them).
- * - `agp_interventions`: the list read model; `doc` is the record as the API returns it, the other
+ * - `agp_interventions`: the list read model; `doc` is the record as the API returns it (json: the text as written,
+ *   returned without conversion), the other
  *   columns exist for filtering and ordering.
  * - `agp_intervention_stats_daily`: counts per organisation, UTC day, type and outcome.
  * - `agp_intervention_stats_actions` / `_policies`: per day, for the top-N lists.
@@ -22,7 +23,7 @@ CREATE TABLE IF NOT EXISTS agp_interventions (
   policy_id text,
   risk_level text,
   ts timestamptz NOT NULL,
-  doc jsonb NOT NULL
+  doc json NOT NULL
 );
 CREATE INDEX IF NOT EXISTS agp_interventions_org_ts ON agp_interventions (organization_id, ts DESC, id DESC);
 CREATE INDEX IF NOT EXISTS agp_interventions_org_agent_ts ON agp_interventions (organization_id, agent_id, ts DESC);
@@ -63,5 +64,7 @@ CREATE TABLE IF NOT EXISTS agp_intervention_totals (
 
 /** Create the read-model tables (idempotent). */
 export async function migrateReadModels(sql: Sql): Promise<void> {
-  await migrateSchema(sql, READ_MODEL_DDL);
+  // `doc` was jsonb until issue #11: json keeps the text as written, so a page is read without converting each
+  // skipped row's jsonb back to text (1.44 -> 0.43 ms per page at skip 0..999, docs/decisions.md).
+  await migrateSchema(sql, READ_MODEL_DDL, (tx) => alterColumnType(tx, 'agp_interventions', 'doc', 'json'));
 }
