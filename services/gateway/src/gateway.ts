@@ -1,6 +1,8 @@
 /**
  * The HTTP gateway: a NestJS 12 application on express. It authenticates every `/api/v1` request, turns
- * routes into bus requests to the owning services, and answers every error as RFC 9457 problem details.
+ * routes into bus requests to the owning services (but `GET /api/v1/interventions`, read in-process with the
+ * interventions service's query module: issue #11, docs/decisions.md), and answers every error as RFC 9457 problem
+ * details.
  * Also serves `/api/v1/openapi.json`, `/docs`, `/healthz`, `/readyz` and `/metrics`.
  * Source: the spec; architecture §1 (gateway), §4 (Errors, Auth), §5 (operations).
  */
