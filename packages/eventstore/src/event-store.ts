@@ -195,6 +195,24 @@ export class SqlEventStore implements EventStore {
     return rows.map(toStored);
   }
 
+  /**
+   * The events after `fromPosition` whose type is one of `eventTypes` (at most `limit`, in global order), and the
+   * store's head position, both from one snapshot. Appends commit in position order (the append lock), so every event
+   * at or below `head` is visible to that snapshot: a subscription that got fewer than `limit` events may move its
+   * checkpoint to `head` without reading the events of other types at all (issue #11: each service's subscriptions
+   * used to read, and parse, every event of every type).
+   */
+  async readTypesAfter(fromPosition: bigint, limit: number, eventTypes: string[]): Promise<{ events: StoredEvent[]; head: bigint }> {
+    const { rows } = await this.sql.query<EventRow & { head: string | null; event_id: string | null }>(
+      `SELECT h.head::text AS head, e.* FROM (SELECT max(global_position) AS head FROM agp_events) AS h
+       LEFT JOIN LATERAL (${SELECT_EVENT} WHERE global_position > $1 AND event_type = ANY($3::text[]) ORDER BY agp_events.global_position LIMIT $2) AS e ON true`,
+      [String(fromPosition), limit, eventTypes],
+      { prepare: true },
+    );
+    const head = rows[0]?.head ? BigInt(rows[0].head) : 0n;
+    return { events: rows.filter((r) => r.event_id !== null).map(toStored), head };
+  }
+
   async resetCheckpoint(name: string, position = 0n): Promise<void> {
     await this.sql.query(
       `INSERT INTO agp_checkpoints (name, position) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET position = excluded.position, updated_at = now()`,
@@ -224,6 +242,7 @@ class CatchUpSubscription implements Subscription {
   private readonly waiters = new Set<{ target: bigint; resolve: () => void }>();
   private readonly loop: Promise<void>;
   private readonly types?: Set<string>;
+  private readonly typeList?: string[];
 
   constructor(
     private readonly store: SqlEventStore,
@@ -231,6 +250,7 @@ class CatchUpSubscription implements Subscription {
     private readonly wakers: Set<() => void>,
   ) {
     this.types = opts.eventTypes ? new Set(opts.eventTypes) : undefined;
+    this.typeList = opts.eventTypes ? [...opts.eventTypes] : undefined;
     this.wakers.add(this.wakeUp);
     this.loop = this.run();
   }
@@ -304,12 +324,23 @@ class CatchUpSubscription implements Subscription {
           this.advanced();
         }
         this.dirty = false;
-        events = await this.store.readAll(this.pos, this.pos < isolateUntil ? 1 : batchSize);
-        if (events.length === 0) {
+        const limit = this.pos < isolateUntil ? 1 : batchSize;
+        // With an event-type filter, only the wanted events are read; the checkpoint can still pass the others, up to
+        // the head of the same snapshot, when fewer than `limit` came back.
+        let last: bigint;
+        if (this.types) {
+          const read = await this.store.readTypesAfter(this.pos, limit, this.typeList!);
+          events = read.events;
+          const lastEvent = events.at(-1)?.global_position;
+          last = events.length < limit ? (read.head > (lastEvent ?? this.pos) ? read.head : (lastEvent ?? this.pos)) : lastEvent!;
+        } else {
+          events = await this.store.readAll(this.pos, limit);
+          last = events.at(-1)?.global_position ?? this.pos;
+        }
+        if (last <= this.pos) {
           await this.idle(this.opts.idlePollMs ?? 200);
           continue;
         }
-        const last = events[events.length - 1].global_position;
         const from = this.pos;
         const moved = await sql.transaction(async (tx) => {
           await tx.query('SET LOCAL synchronous_commit = off');
