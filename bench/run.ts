@@ -11,7 +11,10 @@
  *   (f) embedded process idle RSS, vs a bare `node` process
  *
  * Needs DATABASE_URL (a server where it may create a database) and NATS_URL; defaults to the local ones.
- * Knobs: BENCH_EVENTS (events for c/d, default 100000), BENCH_CONCURRENCY (HTTP requests in flight, default 16).
+ * Knobs: BENCH_EVENTS (events for c/d, default 100000), BENCH_CONCURRENCY (HTTP requests in flight, default 16),
+ * BENCH_PROFILE=<dir> (`--cpu-prof` of the gateway, ingest and interventions processes; stops after c/d),
+ * BENCH_INTERVENTIONS_NODE_ARGS (extra node flags for the interventions process, e.g. `--max-semi-space-size=64`).
+ * Prints the CPU µs per 100-event batch of every process over c/d (from /proc), to show where the time goes.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -349,7 +352,7 @@ async function ingestBench(): Promise<void> {
     dbPrefix: 'agp_bench',
     build: false,
     env: { AGP_INIT_ORG: 'bench', AGP_INIT_WRITE_KEY: WRITE_KEY, AGP_INIT_READ_KEY: READ_KEY, LOG_LEVEL: 'warn' },
-    serviceNodeArgs: { gateway: prof('gateway'), ingest: prof('ingest'), interventions: prof('interventions') },
+    serviceNodeArgs: { gateway: prof('gateway'), ingest: prof('ingest'), interventions: [...prof('interventions'), ...(process.env.BENCH_INTERVENTIONS_NODE_ARGS?.split(' ').filter(Boolean) ?? [])] },
   });
   try {
     const { result: ing, perRequest: ingestCpu } = await withCpu(p, () => agpIngest(p));
@@ -482,7 +485,8 @@ async function openLoop(url: string, rate: number, headers: Record<string, strin
  * `pnpm bench list`: only the read path (e), on distributed mode with BENCH_INTERVENTIONS (default 100000)
  * interventions: same page and distinct pages at 50 connections, distinct pages at a fixed 500 req/s, beside a bare
  * node:http server answering the same bytes. BENCH_PROFILE=<dir> runs the gateway and the interventions service with
- * `--cpu-prof` into that folder (profiles are written when they stop). Source: issue #11 point 1 and 2.
+ * `--cpu-prof` into that folder (profiles are written when they stop). BENCH_DEBUG_OPEN=1 prints the open loop's p50/p99
+ * per second (to tell a warm-up or a stall from steady latency). Source: issue #11 point 1 and 2.
  */
 async function listBench(): Promise<void> {
   const target = Number(process.env.BENCH_INTERVENTIONS ?? 100_000);
