@@ -40,8 +40,9 @@ export const baseEnvSchema = z.object({
   /** How often the interventions service looks for pending approvals past their expiry, in ms. @default 1000 */
   AGP_APPROVAL_SWEEP_MS: z.coerce.number().int().min(10).max(3_600_000).default(1000),
   /**
-   * Most read-model answers (list pages, stats) each interventions / stats process keeps, tagged with the projection
-   * position they were read at and served only while it has not moved; 0 turns the cache off. @default 256
+   * Most read-model answers (list pages, stats) each gateway / interventions / stats process keeps, tagged with the
+   * projection position they were read at and served only while it has not moved (the gateway's and the interventions
+   * service's list pages check the committed checkpoint); 0 turns the cache off. @default 256
    */
   AGP_ANSWER_CACHE_ENTRIES: z.coerce.number().int().min(0).max(100_000).default(256),
   /** pino log level. @default info */
