@@ -9,6 +9,7 @@
  */
 import { WrongExpectedVersionError } from '@agp/runtime';
 import { isDataError } from './data-errors.js';
+import { checkpointPosition } from './pages.js';
 import { migrateSchema } from './schema.js';
 import type { AppendRequest, AppendResult, EventStore, NewEvent, Sql, SqlExecutor, StoredEvent, Subscription, SubscriptionOptions } from './types.js';
 
@@ -241,16 +242,15 @@ class CatchUpSubscription implements Subscription {
   private wake: () => void = () => {};
   private readonly waiters = new Set<{ target: bigint; resolve: () => void }>();
   private readonly loop: Promise<void>;
-  private readonly types?: Set<string>;
-  private readonly typeList?: string[];
+  /** The event types handed to the handler (all when undefined); only these are read. */
+  private readonly types?: string[];
 
   constructor(
     private readonly store: SqlEventStore,
     private readonly opts: SubscriptionOptions,
     private readonly wakers: Set<() => void>,
   ) {
-    this.types = opts.eventTypes ? new Set(opts.eventTypes) : undefined;
-    this.typeList = opts.eventTypes ? [...opts.eventTypes] : undefined;
+    this.types = opts.eventTypes ? [...opts.eventTypes] : undefined;
     this.wakers.add(this.wakeUp);
     this.loop = this.run();
   }
@@ -319,20 +319,18 @@ class CatchUpSubscription implements Subscription {
       let events: StoredEvent[] = [];
       try {
         if (this.pos < 0n) {
-          const { rows } = await sql.query<{ position: string }>('SELECT position::text AS position FROM agp_checkpoints WHERE name = $1', [this.opts.name]);
-          this.pos = rows[0] ? BigInt(rows[0].position) : 0n;
+          this.pos = (await checkpointPosition(sql, this.opts.name)) ?? 0n;
           this.advanced();
         }
         this.dirty = false;
         const limit = this.pos < isolateUntil ? 1 : batchSize;
-        // With an event-type filter, only the wanted events are read; the checkpoint can still pass the others, up to
-        // the head of the same snapshot, when fewer than `limit` came back.
+        // With an event-type filter, only the wanted events are read; when fewer than `limit` came back, the checkpoint
+        // passes the others up to the head of the same snapshot (which is at or past every event read).
         let last: bigint;
         if (this.types) {
-          const read = await this.store.readTypesAfter(this.pos, limit, this.typeList!);
+          const read = await this.store.readTypesAfter(this.pos, limit, this.types);
           events = read.events;
-          const lastEvent = events.at(-1)?.global_position;
-          last = events.length < limit ? (read.head > (lastEvent ?? this.pos) ? read.head : (lastEvent ?? this.pos)) : lastEvent!;
+          last = events.length < limit ? read.head : events[events.length - 1].global_position;
         } else {
           events = await this.store.readAll(this.pos, limit);
           last = events.at(-1)?.global_position ?? this.pos;
@@ -348,8 +346,7 @@ class CatchUpSubscription implements Subscription {
           const { rows } = await tx.query<{ position: string }>('SELECT position::text AS position FROM agp_checkpoints WHERE name = $1 FOR UPDATE', [this.opts.name]);
           const stored = BigInt(rows[0].position);
           if (stored !== from) return stored; // another process advanced it: resume from there
-          const wanted = this.types ? events.filter((e) => this.types!.has(e.type)) : events;
-          if (wanted.length > 0) await this.opts.handler(wanted, tx);
+          if (events.length > 0) await this.opts.handler(events, tx);
           await tx.query('UPDATE agp_checkpoints SET position = $2, updated_at = now() WHERE name = $1', [this.opts.name, String(last)]);
           return last;
         });

@@ -16,8 +16,8 @@ const parseDoc = (doc: unknown): InterventionRecord => (typeof doc === 'string' 
 /**
  * One page of the list read model, newest first (timestamp, then id), scoped to the organisation, as JSON text
  * `{interventions, total, skip, limit}`: the records are read as their stored JSON text (`doc`, a json column) and
- * joined, so a page is never parsed and re-serialised on its way to the client. Filters compose with AND; an enum filter with several values matches
- * any of them. `total` counts every match: for the unfiltered list it comes from the totals projection (O(1)).
+ * joined, so a page is never parsed and re-serialised on its way to the client. Filters compose with AND; an enum
+ * filter with several values matches any of them. `total` counts every match: for the unfiltered list it comes from the totals projection (O(1)).
  * Comes with the read model's projection position as of the same snapshot (undefined before the projection has a
  * checkpoint), for {@link InterventionListReader}'s cache. Source: spec §GET /api/v1/interventions.
  */
