@@ -540,7 +540,8 @@ const which = process.argv[2] ?? 'ingest';
 if (which === 'stats') await (await import('./stats.js')).statsBench();
 else if (which === 'ingest') await ingestBench();
 else if (which === 'list') await listBench();
+else if (which === 'mcp') await (await import('./mcp.js')).mcpBench();
 else {
-  console.error(`unknown benchmark ${which}; available: ingest, list, stats`);
+  console.error(`unknown benchmark ${which}; available: ingest, list, stats, mcp`);
   process.exit(2);
 }

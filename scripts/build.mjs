@@ -13,6 +13,7 @@ const entries = {
   interventions: ['services/interventions/src/main.ts', 'services/interventions/dist/main.js'],
   policies: ['services/policies/src/main.ts', 'services/policies/dist/main.js'],
   stats: ['services/stats/src/main.ts', 'services/stats/dist/main.js'],
+  'mcp-gateway': ['services/mcp-gateway/src/main.ts', 'services/mcp-gateway/dist/main.js'],
   client: ['packages/client/src/cli.ts', 'packages/client/dist/cli.js'],
 };
 

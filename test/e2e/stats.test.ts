@@ -298,6 +298,125 @@ describeModes('stats, runs, agent stats and the ledger export', (platform) => {
       expect(r.body.interventions.by_outcome).toMatchObject({ blocked: 1, warned: 1, escalated: 0 });
     });
 
+    it('computes runs, actions, costs, top actions and interventions over the last days=N UTC days, and all time without days', async () => {
+      const p = platform();
+      const agent = `agent-${uniq()}`;
+      const [old, mid, now] = ['old', 'mid', 'now'].map((r) => `${r}-${uniq()}`);
+      const a = (run: string, name: string, days: number, s: number, extra: Record<string, unknown> = {}) =>
+        ev('action.record', { run_id: run, agent_id: agent, action_name: name, status: 'success', timestamp: at(days, s), ...extra }, at(days, s));
+      await ingest(p, [
+        // Started 40 days ago: outside every window below, though one of its actions is inside (actions count by their own time).
+        ev('run.start', { run_id: old, agent_id: agent, started_at: at(40, 1) }),
+        a(old, 'search', 40, 2, { cost_usd: 4, actual_cost_usd: 4, duration_ms: 400 }),
+        ev('run.end', { run_id: old, agent_id: agent, status: 'completed', ended_at: at(40, 3) }),
+        a(old, 'late', 1, 5, { cost_usd: 0.25 }),
+        ev('run.start', { run_id: mid, agent_id: agent, started_at: at(2, 10) }),
+        a(mid, 'search', 2, 20, { cost_usd: 1, actual_cost_usd: 1.2, duration_ms: 100 }),
+        a(mid, 'fetch', 2, 30, { cost_usd: 2, duration_ms: 300 }),
+        ev('run.end', { run_id: mid, agent_id: agent, status: 'failed', ended_at: at(2, 40) }),
+        ev('run.start', { run_id: now, agent_id: agent, started_at: at(0, 1) }),
+        a(now, 'fetch', 0, 2, { cost_usd: 0.5, actual_cost_usd: 1.5, duration_ms: 200 }),
+        a(now, 'fetch', 0, 3, { cost_usd: 1 }),
+      ]);
+      for (const body of [
+        { type: 'hard_block', outcome: 'blocked', action_name: 'drop', agent_id: agent, estimated_cost_usd: 10, timestamp: at(0, 10) },
+        { type: 'warning', outcome: 'warned', action_name: 'fetch', agent_id: agent, timestamp: at(40, 10) },
+      ]) {
+        expect((await call(p, 'POST', '/api/v1/interventions', { key: p.writeKey, body })).status).toBe(201);
+      }
+      const all = await eventually(async () => {
+        const x = await call(p, 'GET', `/api/v1/agents/${agent}/stats`, { key: p.readKey });
+        return x.status === 200 && x.body.total_actions === 6 && x.body.runs_by_status.completed === 1 && x.body.runs_by_status.failed === 1 ? x : null;
+      });
+      expect(all.body).toMatchObject({
+        total_runs: 3,
+        runs_by_status: { running: 1, completed: 1, failed: 1 },
+        total_cost_usd: 8.75,
+        total_actual_cost_usd: 6.7,
+        avg_cost_per_run_usd: 2.916667,
+        avg_duration_ms: 250,
+        top_actions: [
+          { action: 'fetch', count: 3, cost: 3.5 },
+          { action: 'search', count: 2, cost: 5 },
+          { action: 'late', count: 1, cost: 0.25 },
+        ],
+        interventions: { total: 2, cost_prevented_usd: 10 },
+        period: { days: null, start_date: null, end_date: dayOf(0) },
+      });
+
+      const three = await call(p, 'GET', `/api/v1/agents/${agent}/stats?days=3`, { key: p.readKey });
+      expect(three.status).toBe(200);
+      expect(three.body).toEqual({
+        agent_id: agent,
+        total_runs: 2,
+        runs_by_status: { running: 1, completed: 0, failed: 1 },
+        total_actions: 5,
+        total_cost_usd: 4.75,
+        total_actual_cost_usd: 2.7,
+        avg_cost_per_run_usd: 2.375,
+        avg_duration_ms: 200,
+        interventions: expect.objectContaining({ total: 1, cost_prevented_usd: 10 }),
+        top_actions: [
+          { action: 'fetch', count: 3, cost: 3.5 },
+          { action: 'late', count: 1, cost: 0.25 },
+          { action: 'search', count: 1, cost: 1 },
+        ],
+        period: { days: 3, start_date: dayOf(2), end_date: dayOf(0) },
+      });
+      expect(three.body.interventions.by_type).toMatchObject({ hard_block: 1, warning: 0 });
+
+      const one = await call(p, 'GET', `/api/v1/agents/${agent}/stats?days=1`, { key: p.readKey });
+      expect(one.body).toMatchObject({
+        total_runs: 1,
+        runs_by_status: { running: 1, completed: 0, failed: 0 },
+        total_actions: 2,
+        total_cost_usd: 1.5,
+        total_actual_cost_usd: 1.5,
+        avg_cost_per_run_usd: 1.5,
+        avg_duration_ms: 200,
+        top_actions: [{ action: 'fetch', count: 2, cost: 1.5 }],
+        interventions: { total: 1 },
+        period: { days: 1, start_date: dayOf(0), end_date: dayOf(0) },
+      });
+      // The whole history is inside a long window: the same figures as all time.
+      const long = await call(p, 'GET', `/api/v1/agents/${agent}/stats?days=3650`, { key: p.readKey });
+      const { period: _all, ...allFigures } = all.body;
+      expect(long.body).toEqual({ ...allFigures, period: { days: 3650, start_date: dayOf(3649), end_date: dayOf(0) } });
+    });
+
+    it('answers zeros (not 404) for an agent with data only outside the window, and 404 for one with none at all', async () => {
+      const p = platform();
+      const runner = `agent-${uniq()}`;
+      const run = `run-${uniq()}`;
+      await ingest(p, [
+        ev('run.start', { run_id: run, agent_id: runner, started_at: at(40, 1) }),
+        ev('action.record', { run_id: run, agent_id: runner, action_name: 'x', status: 'success', cost_usd: 1, timestamp: at(40, 2) }),
+      ]);
+      await eventually(async () => (await getRun(p, run)).body?.action_count === 1);
+      const zero = {
+        total_runs: 0,
+        runs_by_status: { running: 0, completed: 0, failed: 0 },
+        total_actions: 0,
+        total_cost_usd: 0,
+        total_actual_cost_usd: 0,
+        avg_cost_per_run_usd: 0,
+        avg_duration_ms: 0,
+        top_actions: [],
+      };
+      const r = await call(p, 'GET', `/api/v1/agents/${runner}/stats?days=7`, { key: p.readKey });
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({ agent_id: runner, ...zero, interventions: { total: 0 }, period: { days: 7, start_date: dayOf(6), end_date: dayOf(0) } });
+
+      // Only an intervention, 40 days ago: still an agent.
+      const blocked = `agent-${uniq()}`;
+      expect((await call(p, 'POST', '/api/v1/interventions', { key: p.writeKey, body: { type: 'hard_block', outcome: 'blocked', action_name: 'x', agent_id: blocked, timestamp: at(40, 5) } })).status).toBe(201);
+      const b = await call(p, 'GET', `/api/v1/agents/${blocked}/stats?days=30`, { key: p.readKey });
+      expect(b.status).toBe(200);
+      expect(b.body).toMatchObject({ agent_id: blocked, ...zero, interventions: { total: 0 }, period: { days: 30 } });
+
+      expectProblem(await call(p, 'GET', `/api/v1/agents/nope-${uniq()}/stats?days=7`, { key: p.readKey }), 404);
+    });
+
     it('answers an agent that only has interventions, with zero runs', async () => {
       const p = platform();
       const agent = `agent-${uniq()}`;
@@ -390,13 +509,15 @@ describeModes('stats, runs, agent stats and the ledger export', (platform) => {
       expect(list.body).toMatchObject({ runs: [], total: 0 });
     });
 
-    for (const days of ['0', '-1', 'abc', '1.5', '3651']) {
-      it(`rejects days=${days} with 422 naming query.days`, async () => {
-        const p = platform();
-        const r = await call(p, 'GET', `/api/v1/stats/?days=${days}`, { key: p.readKey });
-        expectProblem(r, 422);
-        expect(r.body.errors.map((e: any) => e.path)).toEqual(['query.days']);
-      });
+    for (const path of ['/api/v1/stats/', '/api/v1/agents/agent-1/stats']) {
+      for (const days of ['0', '-1', 'abc', '1.5', '3651']) {
+        it(`rejects days=${days} with 422 naming query.days: ${path}`, async () => {
+          const p = platform();
+          const r = await call(p, 'GET', `${path}?days=${days}`, { key: p.readKey });
+          expectProblem(r, 422);
+          expect(r.body.errors.map((e: any) => e.path)).toEqual(['query.days']);
+        });
+      }
     }
 
     it('rejects format=xml with 422 listing json, jsonl and csv', async () => {
@@ -427,7 +548,7 @@ describeModes('stats, runs, agent stats and the ledger export', (platform) => {
       expect(r.body.errors.map((e: any) => e.path)).toEqual(['query.start_date']);
     });
 
-    for (const path of ['/api/v1/stats/?colour=red', '/api/v1/stats/daily?days=7', '/api/v1/stats/estimation-accuracy?x=1', '/api/v1/runs?colour=red', '/api/v1/ledger/export?format=json&colour=red']) {
+    for (const path of ['/api/v1/stats/?colour=red', '/api/v1/agents/agent-1/stats?colour=red', '/api/v1/stats/daily?days=7', '/api/v1/stats/estimation-accuracy?x=1', '/api/v1/runs?colour=red', '/api/v1/ledger/export?format=json&colour=red']) {
       it(`rejects an unknown query parameter with 422: ${path}`, async () => {
         const p = platform();
         const r = await call(p, 'GET', path, { key: p.readKey });

@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { INGEST_MAX_EVENTS, IngestBatchSchema, IngestEventSchema } from './ingest.js';
+import { McpPromptListSchema, McpResourceListSchema, McpToolEnvelopeSchema, McpToolListSchema } from './mcp.js';
 import { AgentSchema } from './policy.js';
 import { EXPORT_FORMATS, LedgerEntrySchema, STATS_MAX_DAYS } from './stats.js';
 import type { WireKey } from './wire.js';
@@ -77,8 +78,15 @@ export const HTTP_TAGS = [
   { name: 'Stats', description: 'Fleet totals, the daily series, estimation accuracy and per-agent stats.' },
   { name: 'Runs', description: 'Agent runs with their actions (ledger entries).' },
   { name: 'Ledger', description: 'The action ledger, exported as a stream.' },
+  {
+    name: 'Tool gateway',
+    description:
+      'Tools, resources and prompts for a language model managing the platform: a REST facade, and the Model Context Protocol endpoint (Streamable HTTP) at /api/v1/mcp serving the same registry.',
+  },
 ] as const;
 
+/** Headers of the tool gateway's list answers, which clients may cache. */
+const LIST_CACHE_HEADERS = { ETag: 'Hash of the list; send it back in If-None-Match for a 304', 'Cache-Control': 'private, max-age=60' } as const;
 const ETAG = { ETag: 'The policy version, quoted; send it back in If-Match' };
 const APPROVAL_ID: HttpPathParam = { description: 'Approval id, `apr-<intervention id>`.' };
 const APPROVAL_CONFLICT = 'Already decided or expired, or decided concurrently';
@@ -281,10 +289,11 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     status: 200,
     operationId: 'getAgentStats',
     tags: ['Agents', 'Stats'],
-    summary: 'Per-agent totals, intervention counts and top actions',
+    summary: 'Per-agent totals, intervention counts and top actions, all time or the last N days',
     params: { id: { description: 'Agent id', field: 'agent_id' } },
+    queryDocs: { days: `Look back this many UTC days including today (1..${STATS_MAX_DAYS}): runs started, actions and interventions timestamped in them; absent = all time` },
     returns: 'Agent stats',
-    problems: { 404: 'No runs, actions or interventions of this agent (or another organisation’s)' },
+    problems: { 404: 'No runs, actions or interventions of this agent at all, whatever `days` says (or another organisation’s)' },
   },
   {
     method: 'GET',
@@ -305,7 +314,103 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     content: { 'application/json': z.array(LedgerEntrySchema), 'application/x-ndjson': z.string(), 'text/csv': z.string() },
     responseHeaders: { 'Content-Disposition': 'attachment; filename="ledger-<YYYY-MM-DD>.<format>"' },
   },
+
+  // Tool gateway (services/mcp): the REST facade and the MCP endpoint
+  {
+    method: 'GET',
+    path: '/api/v1/mcp/tools',
+    message: 'mcp.catalog',
+    status: 200,
+    operationId: 'listMcpTools',
+    tags: ['Tool gateway'],
+    summary: 'Every tool with its JSON Schema input (also at GET /mcp/tools)',
+    returns: '{tools}',
+    reply: McpToolListSchema,
+    responseHeaders: LIST_CACHE_HEADERS,
+    description: 'Answers 304 Not Modified, without a body, when If-None-Match holds the current ETag.',
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/mcp/call',
+    message: 'mcp.call-tool',
+    status: 200,
+    operationId: 'callMcpTool',
+    tags: ['Tool gateway'],
+    summary: 'Call a tool; the answer is always the envelope {success, data, error, metadata}',
+    description:
+      'A failed call answers the envelope with `success: false` and `error: {code, message, details?}`, with the HTTP status of its code: unknown_tool 404, invalid_arguments 422 (details.errors names each bad field), forbidden 403 (a read key calling a tool that changes state), not_found 404, conflict 409, unavailable 503, internal 500.',
+    returns: 'The envelope',
+    reply: McpToolEnvelopeSchema,
+    problems: { 403: 'Envelope with error.code forbidden: a read key called a tool that changes state', 404: 'Envelope with error.code unknown_tool or not_found', 409: 'Envelope with error.code conflict' },
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/mcp/resources',
+    message: 'mcp.catalog',
+    status: 200,
+    operationId: 'listMcpResources',
+    tags: ['Tool gateway'],
+    summary: 'Every resource and resource template (also at GET /mcp/resources)',
+    returns: '{resources, resource_templates}',
+    reply: McpResourceListSchema,
+    responseHeaders: LIST_CACHE_HEADERS,
+    description: 'Answers 304 Not Modified, without a body, when If-None-Match holds the current ETag.',
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/mcp/resources/{uri}',
+    message: 'mcp.read-resource',
+    status: 200,
+    operationId: 'readMcpResource',
+    tags: ['Tool gateway'],
+    summary: 'Read a resource: {uri, mime_type, data}',
+    params: { uri: { description: 'The resource URI, percent-encoded (`platform%3A%2F%2Fstats%2Fdashboard`) or raw (`platform://stats/dashboard`)' } },
+    returns: 'The resource',
+    problems: { 404: 'No resource has this URI and no template matches it, or the record is unknown (or another organisation’s)' },
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/mcp/prompts',
+    message: 'mcp.catalog',
+    status: 200,
+    operationId: 'listMcpPrompts',
+    tags: ['Tool gateway'],
+    summary: 'Every prompt with its arguments (also at GET /mcp/prompts)',
+    returns: '{prompts}',
+    reply: McpPromptListSchema,
+    responseHeaders: LIST_CACHE_HEADERS,
+    description: 'Answers 304 Not Modified, without a body, when If-None-Match holds the current ETag.',
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/mcp/prompts/{name}',
+    message: 'mcp.get-prompt',
+    status: 200,
+    operationId: 'getMcpPrompt',
+    tags: ['Tool gateway'],
+    summary: 'Render a prompt from live data: {prompt, description, data: {summary, details}, messages}',
+    params: { name: { description: 'Prompt name' } },
+    returns: 'The rendered prompt',
+    problems: { 404: 'Unknown prompt name', 422: 'A required argument is missing, or an argument is invalid' },
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/mcp',
+    message: 'mcp.http',
+    status: 200,
+    operationId: 'mcpEndpoint',
+    tags: ['Tool gateway'],
+    summary: 'The Model Context Protocol endpoint (Streamable HTTP, JSON responses, stateless)',
+    description:
+      'Speaks MCP revision 2026-07-28 (stateless: `server/discover`, version and capabilities in `_meta`) and the 2025 revisions through the SDK’s legacy stateless mode. Methods: server/discover, initialize (2025), tools/list, tools/call, resources/list, resources/read, resources/templates/list, prompts/list, prompts/get, ping. Authenticate with the same bearer key as the REST API; a read key cannot call a tool that changes state.',
+    returns: 'A JSON-RPC 2.0 response (202 without a body for a notification)',
+    body: z.unknown().meta({ description: 'A JSON-RPC 2.0 request or notification' }),
+    reply: z.unknown().meta({ description: 'A JSON-RPC 2.0 response' }),
+    requestHeaders: { 'MCP-Protocol-Version': 'The protocol revision (2025 revisions; 2026-07-28 carries it in `_meta`)', Accept: 'application/json, text/event-stream' },
+    problems: { 400: 'A JSON-RPC error: parse error, invalid request, batch, or unsupported protocol version', 403: 'Origin not allowed (DNS rebinding protection)', 413: `Body over ${900} KiB` },
+  },
 ];
+
 
 /** A path turned into a matcher: its regular expression and, per segment, whether it is literal (for precedence). */
 interface CompiledRoute {

@@ -13,3 +13,4 @@ export * from './policy.js';
 export * from './approval.js';
 export * from './stats.js';
 export * from './wire.js';
+export * from './mcp.js';

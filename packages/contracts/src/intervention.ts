@@ -168,3 +168,20 @@ export type AuditTrailEntry = z.infer<typeof AuditTrailEntrySchema>;
  */
 export const InterventionDetailSchema = InterventionRecordSchema.extend({ audit_trail: z.array(AuditTrailEntrySchema), enrichment_status: EnrichmentStatusSchema });
 export type InterventionDetail = z.infer<typeof InterventionDetailSchema>;
+
+/**
+ * Reply of `interventions.enrichment-coverage` (service-only, for the tool gateway, issue #12): the organisation's
+ * live (not deleted) interventions counted by the `enrichment_status` that `GET /api/v1/interventions/{id}` reports
+ * for each ({@link InterventionDetailSchema}): `pending` while a job is queued or running, or, with enrichment on,
+ * for a record the enrichment subscription has not reached yet; else `enriched` / `failed` from the latest
+ * enrichment event; else `skipped` (never queued: recorded while enrichment was off). `total` = the sum of the four.
+ * Counts are as of the interventions read model (a record not projected yet is not counted).
+ */
+export const EnrichmentCoverageSchema = z.object({
+  total: z.number().int(),
+  enriched: z.number().int(),
+  pending: z.number().int(),
+  failed: z.number().int(),
+  skipped: z.number().int(),
+});
+export type EnrichmentCoverage = z.infer<typeof EnrichmentCoverageSchema>;

@@ -63,11 +63,23 @@ export type ActionRecordedData = z.infer<typeof ActionRecordedDataSchema>;
 /** Largest `days` look-back of `GET /api/v1/stats/` (ten years). */
 export const STATS_MAX_DAYS = 3650;
 
+/**
+ * The `days` query parameter of the stats endpoints: an integer 1..{@link STATS_MAX_DAYS} (query strings are
+ * coerced), looking back that many UTC days including today; absent = all time. A bad value is a 422 naming
+ * `query.days`.
+ */
+const StatsDaysSchema = z.coerce.number({ message: 'expected an integer' }).int('expected an integer').min(1, `must be between 1 and ${STATS_MAX_DAYS}`).max(STATS_MAX_DAYS, `must be between 1 and ${STATS_MAX_DAYS}`);
+
 /** Query of `GET /api/v1/stats/`: `days` (integer 1..3650) looks back that many UTC days including today; absent = all time. */
-export const StatsSummaryQuerySchema = z.strictObject({
-  days: z.coerce.number({ message: 'expected an integer' }).int('expected an integer').min(1, `must be between 1 and ${STATS_MAX_DAYS}`).max(STATS_MAX_DAYS, `must be between 1 and ${STATS_MAX_DAYS}`).optional(),
-});
+export const StatsSummaryQuerySchema = z.strictObject({ days: StatsDaysSchema.optional() });
 export type StatsSummaryQuery = z.infer<typeof StatsSummaryQuerySchema>;
+
+/**
+ * The period a stats answer covers: `days` as asked (null = all time), its first UTC day `start_date` (`YYYY-MM-DD`,
+ * null = all time) and its last, `end_date` (today, UTC).
+ */
+export const StatsPeriodSchema = z.object({ days: z.number().int().nullable(), start_date: z.string().nullable(), end_date: z.string() });
+export type StatsPeriod = z.infer<typeof StatsPeriodSchema>;
 
 /** Runs counted by status. */
 export const RunsByStatusSchema = z.object({ running: z.number().int(), completed: z.number().int(), failed: z.number().int() });
@@ -90,7 +102,7 @@ export const StatsSummarySchema = z.object({
   avg_cost_per_action_usd: z.number(),
   avg_duration_ms: z.number(),
   /** The period covered: `days` as asked (null = all time), first and last UTC day (start null = all time). */
-  period: z.object({ days: z.number().int().nullable(), start_date: z.string().nullable(), end_date: z.string() }),
+  period: StatsPeriodSchema,
 });
 export type StatsSummary = z.infer<typeof StatsSummarySchema>;
 
@@ -222,7 +234,25 @@ export const RunDetailSchema = RunSchema.extend({
 });
 export type RunDetail = z.infer<typeof RunDetailSchema>;
 
-/** Interventions of one agent, answered by the interventions service. `cost_prevented_usd` in USD. */
+/**
+ * Query of `interventions.agent-counts` (the stats service's agent stats with `days`): only records whose `timestamp`
+ * falls from `start_date` to `end_date` (ISO 8601 date or date-time; a date-only end_date includes that whole UTC
+ * day); either absent = unbounded on that side. End before start is a 422 naming `query.end_date`.
+ */
+export const AgentInterventionCountsQuerySchema = z
+  .strictObject({ start_date: DateFilterSchema.optional(), end_date: DateFilterSchema.optional() })
+  .superRefine((q, ctx) => {
+    if (q.start_date && q.end_date && q.start_date.date >= endExclusive(q.end_date)) {
+      ctx.addIssue({ code: 'custom', path: ['end_date'], message: 'end_date must not be before start_date' });
+    }
+  });
+export type AgentInterventionCountsQuery = z.infer<typeof AgentInterventionCountsQuerySchema>;
+
+/**
+ * Interventions of one agent, answered by the interventions service: live (not deleted) records, all time or those
+ * whose `timestamp` is in the asked window. Every type and outcome is listed (zeros included). `cost_prevented_usd`
+ * in USD.
+ */
 export const AgentInterventionCountsSchema = z.object({
   total: z.number().int(),
   by_type: z.record(z.string(), z.number().int()),
@@ -231,18 +261,41 @@ export const AgentInterventionCountsSchema = z.object({
 });
 export type AgentInterventionCounts = z.infer<typeof AgentInterventionCountsSchema>;
 
-/** `GET /api/v1/agents/{id}/stats`: per-agent totals, intervention counts and the top 10 actions by count. */
+/**
+ * Query of `GET /api/v1/agents/{id}/stats`: `days` (integer 1..3650, as {@link StatsSummaryQuerySchema}'s) looks back
+ * that many UTC days including today; absent = all time. Unknown parameters are a 422.
+ */
+export const AgentStatsQuerySchema = z.strictObject({ days: StatsDaysSchema.optional() });
+export type AgentStatsQuery = z.infer<typeof AgentStatsQuerySchema>;
+
+/**
+ * `GET /api/v1/agents/{id}/stats`: per-agent totals, intervention counts and the top 10 actions by count (then name).
+ * All time without `days`; with `days`, everything covers the window of {@link AgentStatsQuerySchema} (today's UTC
+ * day included, later timestamps not): runs are those whose start (else first action, else end) falls in it, as
+ * `GET /api/v1/stats/` counts them; actions, costs, durations and `top_actions` are those of actions timestamped in
+ * it; `interventions` counts records timestamped in it. `avg_cost_per_run_usd` = total estimated cost (USD) ÷
+ * runs, `avg_duration_ms` = mean `duration_ms` of the actions that reported one; both 0 when there is nothing to
+ * average. An agent with no run, action or intervention at all (all time) is a 404; one with none in the window
+ * answers zeros. Source: spec §get_agent_stats; issue #12.
+ */
 export const AgentStatsSchema = z.object({
   agent_id: z.string(),
   total_runs: z.number().int(),
   runs_by_status: RunsByStatusSchema,
   total_actions: z.number().int(),
+  /** Sum of the clients' estimated `cost_usd`, USD. */
   total_cost_usd: z.number(),
+  /** Sum of provider-reported `actual_cost_usd`, USD. */
   total_actual_cost_usd: z.number(),
+  /** USD. */
   avg_cost_per_run_usd: z.number(),
+  /** ms. */
   avg_duration_ms: z.number(),
   interventions: AgentInterventionCountsSchema,
+  /** Up to 10 action names by count, then name; `cost` = their summed estimated cost, USD. */
   top_actions: z.array(z.object({ action: z.string(), count: z.number().int(), cost: z.number() })),
+  /** The period covered, as {@link StatsSummarySchema}'s. */
+  period: StatsPeriodSchema,
 });
 export type AgentStats = z.infer<typeof AgentStatsSchema>;
 

@@ -13,9 +13,22 @@ import { z } from 'zod';
 import { ApprovalDecisionSchema, ApprovalPageSchema, ApprovalRecordSchema, ListApprovalsQuerySchema } from './approval.js';
 import { OpaqueIdSchema } from './common.js';
 import { AgentRegisterSchema } from './fleet.js';
+import {
+  McpCatalogSchema,
+  McpHttpAnswerSchema,
+  McpHttpExchangeSchema,
+  McpNameSchema,
+  McpPromptGetSchema,
+  McpPromptResultSchema,
+  McpResourceContentSchema,
+  McpResourceUriSchema,
+  McpToolCallSchema,
+  McpToolOutcomeSchema,
+} from './mcp.js';
 import { IngestResponseSchema } from './ingest.js';
 import {
   CreateInterventionSchema,
+  EnrichmentCoverageSchema,
   InterventionDetailSchema,
   InterventionPageSchema,
   InterventionRecordSchema,
@@ -42,7 +55,9 @@ import {
   UpdatePolicySchema,
 } from './policy.js';
 import {
+  AgentInterventionCountsQuerySchema,
   AgentInterventionCountsSchema,
+  AgentStatsQuerySchema,
   AgentStatsSchema,
   EstimationAccuracyQuerySchema,
   EstimationAccuracySchema,
@@ -60,7 +75,7 @@ import {
 } from './stats.js';
 
 /** The services that answer requests on the bus. */
-export const SERVICES = ['ingest', 'interventions', 'policies', 'stats'] as const;
+export const SERVICES = ['ingest', 'interventions', 'policies', 'stats', 'mcp'] as const;
 /** One of {@link SERVICES}. */
 export type ServiceName = (typeof SERVICES)[number];
 
@@ -181,9 +196,16 @@ export const Wire = {
   'interventions.agent-counts': row({
     service: 'interventions',
     scope: 'read',
-    request: z.object({ path: z.strictObject({ agent_id: OpaqueIdSchema }) }),
+    request: z.object({ path: z.strictObject({ agent_id: OpaqueIdSchema }), query: AgentInterventionCountsQuerySchema.default({}) }),
     reply: AgentInterventionCountsSchema,
-    summary: "one agent's intervention counts (for the stats service's agent stats)",
+    summary: "one agent's intervention counts, all time or in a date window (for the stats service's agent stats)",
+  }),
+  'interventions.enrichment-coverage': row({
+    service: 'interventions',
+    scope: 'read',
+    request: z.object({}),
+    reply: EnrichmentCoverageSchema,
+    summary: "the organisation's live interventions counted by enrichment status (for the tool gateway)",
   }),
   'approvals.list': row({
     service: 'interventions',
@@ -309,9 +331,9 @@ export const Wire = {
   'stats.agent': row({
     service: 'stats',
     scope: 'read',
-    request: z.object({ path: z.strictObject({ agent_id: OpaqueIdSchema }) }),
+    request: z.object({ path: z.strictObject({ agent_id: OpaqueIdSchema }), query: AgentStatsQuerySchema.default({}) }),
     reply: AgentStatsSchema,
-    summary: "one agent's runs, cost, intervention counts and top actions",
+    summary: "one agent's runs, cost, intervention counts and top actions, all time or the last N days",
   }),
   'runs.list': row({
     service: 'stats',
@@ -333,6 +355,42 @@ export const Wire = {
     request: z.object({ query: LedgerExportQuerySchema, cursor: ExportCursorSchema.nullish() }),
     reply: LedgerExportPageSchema,
     summary: 'one keyset page of a ledger export, already formatted (the gateway streams the pages)',
+  }),
+
+  'mcp.catalog': row({
+    service: 'mcp',
+    scope: 'read',
+    request: z.object({}),
+    reply: McpCatalogSchema,
+    summary: 'the tool gateway registry: every tool, resource, resource template and prompt descriptor',
+  }),
+  'mcp.call-tool': row({
+    service: 'mcp',
+    scope: 'read',
+    request: z.object({ body: McpToolCallSchema }),
+    reply: McpToolOutcomeSchema,
+    summary: 'call one tool; a tool that changes state refuses a read key (forbidden) itself',
+  }),
+  'mcp.read-resource': row({
+    service: 'mcp',
+    scope: 'read',
+    request: z.object({ path: z.strictObject({ uri: McpResourceUriSchema }) }),
+    reply: McpResourceContentSchema,
+    summary: 'read one resource by URI (a fixed platform:// URI or one matching a template)',
+  }),
+  'mcp.get-prompt': row({
+    service: 'mcp',
+    scope: 'read',
+    request: z.object({ path: z.strictObject({ name: McpNameSchema }), body: McpPromptGetSchema }),
+    reply: McpPromptResultSchema,
+    summary: 'render one prompt with its arguments, from live data',
+  }),
+  'mcp.http': row({
+    service: 'mcp',
+    scope: 'read',
+    request: McpHttpExchangeSchema,
+    reply: McpHttpAnswerSchema,
+    summary: 'one Model Context Protocol exchange of the /api/v1/mcp endpoint (Streamable HTTP, JSON responses)',
   }),
 } as const satisfies Record<string, WireMessage>;
 
@@ -358,4 +416,4 @@ export function wireKeysOf<S extends ServiceName>(service: S): Array<WireKeyOf<S
 }
 
 /** Queue groups, one per service, so replicas share requests. */
-export const QueueGroups = { ingest: 'ingest', interventions: 'interventions', policies: 'policies', stats: 'stats' } as const satisfies Record<ServiceName, string>;
+export const QueueGroups = { ingest: 'ingest', interventions: 'interventions', policies: 'policies', stats: 'stats', mcp: 'mcp' } as const satisfies Record<ServiceName, string>;

@@ -45,6 +45,19 @@ export const baseEnvSchema = z.object({
    * service's list pages check the committed checkpoint); 0 turns the cache off. @default 256
    */
   AGP_ANSWER_CACHE_ENTRIES: z.coerce.number().int().min(0).max(100_000).default(256),
+  /**
+   * Test-only: the mcp service also serves the MCP conformance suite's fixture tools, resources and prompts
+   * (`test_simple_text`, `test://static-text`, …) beside the platform's. `1` or `true` turns it on. @default off
+   */
+  AGP_MCP_CONFORMANCE_FIXTURES: z.enum(['0', '1', 'true', 'false']).default('0').transform((v) => v === '1' || v === 'true'),
+  /**
+   * Origins (comma-separated, e.g. `https://console.example.com`) allowed to call the MCP endpoint from a browser, on
+   * top of the gateway's own host; a request with any other `Origin` is refused (DNS rebinding protection). @default none
+   */
+  AGP_MCP_ALLOWED_ORIGINS: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
   /** pino log level. @default info */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });

@@ -10,6 +10,7 @@ import { IngestModule, IngestService, sqlIngestedIds } from '@agp/ingest';
 import { InterventionsModule, InterventionsService } from '@agp/interventions';
 import { PoliciesModule, PoliciesService } from '@agp/policies';
 import { StatsModule, StatsService } from '@agp/stats';
+import { McpModule, McpService } from '@agp/mcp-gateway';
 import { baseEnvSchema, createLogger, loadEnv, orderedShutdown, type Logger } from '@agp/runtime';
 import { acquireDataDirLock } from '@agp/runtime';
 
@@ -119,6 +120,10 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const statsApp = await serveInProcess(StatsModule.register(stats, logger.child({ service: 'stats' })), 'stats');
   logMemory('stats');
 
+  const mcp = new McpService({ bus: new InProcessClient({ broker }), logger: logger.child({ service: 'mcp' }), conformanceFixtures: env.AGP_MCP_CONFORMANCE_FIXTURES, allowedOrigins: env.AGP_MCP_ALLOWED_ORIGINS });
+  const mcpApp = await serveInProcess(McpModule.register(mcp, logger.child({ service: 'mcp' })), 'mcp');
+  logMemory('mcp');
+
   const ingest = new IngestService({ log: ingestLog, ingested: sqlIngestedIds(sql), subjectPrefix: env.AGP_SUBJECT_PREFIX, logger: logger.child({ service: 'ingest' }) });
   const ingestApp = await serveInProcess(IngestModule.register(ingest, logger.child({ service: 'ingest' })), 'ingest');
   logMemory('ingest');
@@ -137,6 +142,8 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
       { name: 'policies rpc', run: () => policiesApp.close() },
       { name: 'stats', run: () => stats.stop() },
       { name: 'stats rpc', run: () => statsApp.close() },
+      { name: 'mcp', run: () => mcp.stop() },
+      { name: 'mcp rpc', run: () => mcpApp.close() },
       { name: 'ingest log', run: () => ingestLog.close() },
       { name: 'event store', run: () => store.close() },
       { name: 'data folder lock', run: () => release() },

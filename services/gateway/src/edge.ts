@@ -89,7 +89,8 @@ export function presentedKey(req: Request): string | null {
 }
 
 /**
- * Resolves the key of every `/api/v1` request (but the OpenAPI document): 401 without a key or with an
+ * Resolves the key of every `/api/v1` request (but the OpenAPI document) and of the un-prefixed tool gateway lists
+ * (`/mcp/*`, issue #12): 401 without a key or with an
  * unknown, revoked or expired one; 403 when a read key calls a route whose wire message needs a write key
  * ({@link needsWriteKey}). Runs before the body is parsed, so an unauthenticated client cannot make the gateway
  * parse 5 MiB.
@@ -97,7 +98,7 @@ export function presentedKey(req: Request): string | null {
 export function authenticate(keys: KeyResolver) {
   return async (req: AuthedRequest, res: Response, next: NextFunction) => {
     const path = req.path.replace(/\/+$/, '');
-    if (!path.startsWith('/api/v1') || PUBLIC.has(path)) return next();
+    if (!(path.startsWith('/api/v1') || path === '/mcp' || path.startsWith('/mcp/')) || PUBLIC.has(path)) return next();
     const key = presentedKey(req);
     const challenge = { 'www-authenticate': 'Bearer realm="agp"' };
     if (!key) return sendProblem(res, problem(401, 'Unauthorized', 'send an API key as "Authorization: Bearer <key>" or "X-API-Key: <key>"'), challenge);

@@ -21,6 +21,7 @@ import { BUS, IngestController, InterventionsController, LIST_READER } from './c
 import { InterventionListReader } from '@agp/interventions/read-models';
 import { authenticate, jsonBody, requestIdAndMetrics, sendProblem } from './edge.js';
 import { approvalsControllers } from './routes/approvals.js';
+import { mcpControllers, mcpEndpoint, rawResourceUris } from './routes/mcp.js';
 import { policiesControllers } from './routes/policies.js';
 import { statsControllers } from './routes/stats.js';
 
@@ -101,6 +102,12 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   server.get(['/docs', '/docs/'], (_req, res) => void res.type('html').send(DOCS_HTML));
   server.use('/docs/assets', express.static(swaggerDir, { index: false }));
   server.use(authenticate(new CachedKeyResolver(opts.keys, opts.keyCacheMs ?? 10_000)));
+  // The MCP endpoint reads its own body (a malformed one is a JSON-RPC parse error, not a problem document).
+  const mcp = mcpEndpoint(opts.bus);
+  server.post(['/api/v1/mcp', '/api/v1/mcp/'], mcp);
+  // GET and DELETE (2025 session operations) reach the protocol too, which answers 405 (it is stateless).
+  server.use((req, res, next) => (req.path.replace(/\/+$/, '') === '/api/v1/mcp' ? mcp(req, res) : next()));
+  server.use(rawResourceUris());
   server.use(jsonBody());
 
   @Controller()
@@ -118,7 +125,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   @Module({})
   class GatewayModule {
     static register(): DynamicModule {
-      return { module: GatewayModule, controllers: [InterventionsController, IngestController, ...approvalsControllers, ...policiesControllers, ...statsControllers, FallbackController], providers: [{ provide: BUS, useValue: opts.bus }, { provide: LIST_READER, useValue: listReader }] };
+      return { module: GatewayModule, controllers: [InterventionsController, IngestController, ...approvalsControllers, ...policiesControllers, ...statsControllers, ...mcpControllers, FallbackController], providers: [{ provide: BUS, useValue: opts.bus }, { provide: LIST_READER, useValue: listReader }] };
     }
   }
 

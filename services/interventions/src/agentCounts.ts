@@ -1,16 +1,28 @@
-import { INTERVENTION_OUTCOMES, INTERVENTION_TYPES, type AgentInterventionCounts } from '@agp/contracts';
+import { INTERVENTION_OUTCOMES, INTERVENTION_TYPES, endExclusive, type AgentInterventionCounts, type AgentInterventionCountsQuery } from '@agp/contracts';
 import type { SqlExecutor } from '@agp/eventstore';
 
 /**
  * Intervention counts of one agent (`interventions.agent-counts`, for the stats service's agent stats): live records
- * by type and outcome (every type and outcome listed, zeros included) and the cost they prevented (USD). One grouped
- * query over the (organization_id, agent_id, ts) index of the list read model. Source: issue #3 point 4 (Agent stats).
+ * by type and outcome (every type and outcome listed, zeros included) and the cost they prevented (USD), all time or
+ * only records whose `timestamp` falls in `window` (`start_date` inclusive, `end_date` as an exclusive bound: a
+ * date-only end_date includes that whole day). One grouped query over the (organization_id, agent_id, ts) index of
+ * the list read model. Source: issue #3 point 4 (Agent stats); issue #12 (look-back window).
  */
-export async function agentInterventionCounts(db: SqlExecutor, org: string, agentId: string): Promise<AgentInterventionCounts> {
+export async function agentInterventionCounts(db: SqlExecutor, org: string, agentId: string, window: AgentInterventionCountsQuery = {}): Promise<AgentInterventionCounts> {
+  const where = ['organization_id = $1', 'agent_id = $2'];
+  const params: unknown[] = [org, agentId];
+  if (window.start_date) {
+    params.push(window.start_date.date.toISOString());
+    where.push(`ts >= $${params.length}::timestamptz`);
+  }
+  if (window.end_date) {
+    params.push(endExclusive(window.end_date).toISOString());
+    where.push(`ts < $${params.length}::timestamptz`);
+  }
   const { rows } = await db.query<{ type: string; outcome: string; n: string; cost: number | null }>(
     `SELECT type, outcome, count(*) AS n, sum((doc->>'cost_prevented_usd')::float8) AS cost
-       FROM agp_interventions WHERE organization_id = $1 AND agent_id = $2 GROUP BY type, outcome`,
-    [org, agentId],
+       FROM agp_interventions WHERE ${where.join(' AND ')} GROUP BY type, outcome`,
+    params,
   );
   const by_type: Record<string, number> = Object.fromEntries(INTERVENTION_TYPES.map((t) => [t, 0]));
   const by_outcome: Record<string, number> = Object.fromEntries(INTERVENTION_OUTCOMES.map((o) => [o, 0]));

@@ -3,7 +3,9 @@ import {
   InterventionEvents,
   interventionStream,
   type AgentInterventionCounts,
+  type AgentInterventionCountsQuery,
   type CreateIntervention,
+  type EnrichmentCoverage,
   type IngestEnvelope,
   type InterventionDetail,
   type InterventionRecord,
@@ -111,10 +113,18 @@ export class InterventionsService {
 
   /**
    * Intervention counts of one agent, for the stats service's agent stats (`interventions.agent-counts`):
-   * `{total, by_type, by_outcome, cost_prevented_usd}`.
+   * `{total, by_type, by_outcome, cost_prevented_usd}`, all time or of the records timestamped in `window`.
    */
-  async agentCounts(ctx: RequestContext, agentId: string): Promise<AgentInterventionCounts> {
-    return agentInterventionCounts(this.deps.store.sql, ctx.organization_id, agentId);
+  async agentCounts(ctx: RequestContext, agentId: string, window: AgentInterventionCountsQuery = {}): Promise<AgentInterventionCounts> {
+    return agentInterventionCounts(this.deps.store.sql, ctx.organization_id, agentId, window);
+  }
+
+  /**
+   * The organisation's live interventions by enrichment status (`interventions.enrichment-coverage`):
+   * `{total, enriched, pending, failed, skipped}`, each record counted as GET /api/v1/interventions/{id} reports it.
+   */
+  async enrichmentCoverage(ctx: RequestContext): Promise<EnrichmentCoverage> {
+    return this.enrichment.coverage(ctx.organization_id);
   }
 
   /**

@@ -12,7 +12,7 @@ export function statsHandlers(service: StatsService): WireHandlers<'stats'> {
     'stats.summary': (ctx, { query }) => service.summary(ctx, query),
     'stats.daily': (ctx) => service.daily(ctx),
     'stats.estimation-accuracy': (ctx) => service.estimationAccuracy(ctx),
-    'stats.agent': (ctx, { path }) => service.agentStats(ctx, path.agent_id),
+    'stats.agent': (ctx, { path, query }) => service.agentStats(ctx, path.agent_id, query),
     'runs.list': (ctx, { query }) => service.listRuns(ctx, query),
     'runs.get': (ctx, { path, query }) => service.getRun(ctx, path.id, query),
     'ledger.export-page': (ctx, { query, cursor }) => service.exportPage(ctx, query, cursor),

@@ -10,6 +10,7 @@ import {
   type ListRunsQuery,
   type Run,
   type StatsDaily,
+  type StatsPeriod,
   type StatsSummary,
 } from '@agp/contracts';
 import { pageWithTotal, type SqlExecutor } from '@agp/eventstore';
@@ -62,16 +63,24 @@ function totals(r: SumRow) {
 }
 
 /**
+ * The period of a stats answer at `now`: the last `days` UTC days including today (`start_date` = today − (days − 1)),
+ * or all time (`days` and `start_date` null) when `days` is absent; `end_date` is today. Dates are `YYYY-MM-DD`.
+ */
+export function statsPeriod(days: number | undefined, now: Date): StatsPeriod {
+  const today = isoDay(now);
+  return { days: days ?? null, start_date: days ? isoDay(new Date(Date.parse(today) - (days - 1) * DAY_MS)) : null, end_date: today };
+}
+
+/**
  * `GET /api/v1/stats/`: sums of the daily aggregates over the last `days` UTC days including today (all days when
  * absent). O(days).
  */
 export async function statsSummary(db: SqlExecutor, org: string, days: number | undefined, now: Date): Promise<StatsSummary> {
-  const today = isoDay(now);
-  const start = days ? isoDay(new Date(Date.parse(today) - (days - 1) * DAY_MS)) : null;
-  const { rows } = start
-    ? await db.query<SumRow>(`SELECT ${SUMS} FROM agp_stats_daily WHERE organization_id = $1 AND day >= $2::date AND day <= $3::date`, [org, start, today])
+  const period = statsPeriod(days, now);
+  const { rows } = period.start_date
+    ? await db.query<SumRow>(`SELECT ${SUMS} FROM agp_stats_daily WHERE organization_id = $1 AND day >= $2::date AND day <= $3::date`, [org, period.start_date, period.end_date])
     : await db.query<SumRow>(`SELECT ${SUMS} FROM agp_stats_daily WHERE organization_id = $1`, [org]);
-  return { ...totals(rows[0]), period: { days: days ?? null, start_date: start, end_date: today } };
+  return { ...totals(rows[0]), period };
 }
 
 /** `GET /api/v1/stats/daily`: the last 30 UTC days including today, oldest first, zero-filled. O(30). */
@@ -294,20 +303,12 @@ export async function ledgerExportPage(db: SqlExecutor, org: string, query: Ledg
   };
 }
 
-/**
- * Per-agent totals and top 10 actions by count (then name) from the agent aggregates; null when the agent has no
- * runs or actions. O(agent's actions).
- */
-export async function agentTotals(db: SqlExecutor, org: string, agentId: string): Promise<Omit<AgentStats, 'interventions'> | null> {
-  const [sums, top] = await Promise.all([
-    db.query<SumRow>(`SELECT ${SUMS} FROM agp_stats_agents WHERE organization_id = $1 AND agent_id = $2`, [org, agentId]),
-    db.query<{ action_name: string; actions: string; cost_usd: number }>(
-      `SELECT action_name, actions, cost_usd FROM agp_stats_agent_actions WHERE organization_id = $1 AND agent_id = $2 AND actions > 0 ORDER BY actions DESC, action_name LIMIT 10`,
-      [org, agentId],
-    ),
-  ]);
-  const t = totals(sums.rows[0]);
-  if (t.total_runs === 0 && t.total_actions === 0) return null;
+/** An agent's stats without the intervention counts and the period (which the service adds). */
+export type AgentTotals = Omit<AgentStats, 'interventions' | 'period'>;
+
+/** The agent stats of one row of sums and the top actions (name, count, estimated cost in USD). */
+function agentTotalsOf(agentId: string, sums: SumRow, top: Array<{ action_name: string; actions: string | number; cost_usd: number | null }>): AgentTotals {
+  const t = totals(sums);
   return {
     agent_id: agentId,
     total_runs: t.total_runs,
@@ -317,6 +318,65 @@ export async function agentTotals(db: SqlExecutor, org: string, agentId: string)
     total_actual_cost_usd: t.total_actual_cost_usd,
     avg_cost_per_run_usd: t.total_runs > 0 ? usd(t.total_cost_usd / t.total_runs) : 0,
     avg_duration_ms: t.avg_duration_ms,
-    top_actions: top.rows.map((r) => ({ action: r.action_name, count: num(r.actions), cost: usd(r.cost_usd) })),
+    top_actions: top.map((r) => ({ action: r.action_name, count: num(r.actions), cost: usd(r.cost_usd) })),
   };
+}
+
+/** The stats of an agent with no runs or actions: every count, sum and average 0, no top actions. */
+export function emptyAgentTotals(agentId: string): AgentTotals {
+  return agentTotalsOf(agentId, { runs: '0', running: '0', completed: '0', failed: '0', actions: '0', cost: 0, actual: 0, dur: 0, dur_n: '0' }, []);
+}
+
+/**
+ * Per-agent all-time totals and top 10 actions by count (then name) from the agent aggregates; null when the agent
+ * has no runs or actions. O(agent's action names).
+ */
+export async function agentTotals(db: SqlExecutor, org: string, agentId: string): Promise<AgentTotals | null> {
+  const [sums, top] = await Promise.all([
+    db.query<SumRow>(`SELECT ${SUMS} FROM agp_stats_agents WHERE organization_id = $1 AND agent_id = $2`, [org, agentId]),
+    db.query<{ action_name: string; actions: string; cost_usd: number }>(
+      `SELECT action_name, actions, cost_usd FROM agp_stats_agent_actions WHERE organization_id = $1 AND agent_id = $2 AND actions > 0 ORDER BY actions DESC, action_name LIMIT 10`,
+      [org, agentId],
+    ),
+  ]);
+  const t = agentTotalsOf(agentId, sums.rows[0], top.rows);
+  return t.total_runs === 0 && t.total_actions === 0 ? null : t;
+}
+
+/**
+ * Per-agent totals and top 10 actions over the UTC days `start_date`..`end_date` (`YYYY-MM-DD`, both included):
+ * runs whose `ts` (start, else first action, else end: the day `agp_stats_daily` counts them on) falls in them, and
+ * actions timestamped in them. There is no per-agent per-day aggregate, so this reads the agent's rows of the window:
+ * one range scan of `agp_runs_org_agent_ts` and one of `agp_ledger_org_agent_ts` (grouped by action name, ordered as
+ * {@link agentTotals} orders its top actions; the totals are summed from the groups). O(runs + actions of the agent
+ * in the window). Zeros when there are none.
+ */
+export async function agentWindowTotals(db: SqlExecutor, org: string, agentId: string, period: { start_date: string; end_date: string }): Promise<AgentTotals> {
+  const from = `${period.start_date}T00:00:00Z`;
+  const to = new Date(Date.parse(`${period.end_date}T00:00:00Z`) + DAY_MS).toISOString();
+  const [runs, actions] = await Promise.all([
+    db.query<Pick<SumRow, 'runs' | 'running' | 'completed' | 'failed'>>(
+      `SELECT count(*) AS runs, count(*) FILTER (WHERE status = 'running') AS running, count(*) FILTER (WHERE status = 'completed') AS completed,
+              count(*) FILTER (WHERE status = 'failed') AS failed
+         FROM agp_runs WHERE organization_id = $1 AND agent_id = $2 AND ts >= $3::timestamptz AND ts < $4::timestamptz`,
+      [org, agentId, from, to],
+    ),
+    db.query<{ action_name: string; actions: string; cost_usd: number | null; actual: number | null; dur: number | null; dur_n: string }>(
+      `SELECT action_name, count(*) AS actions, sum(cost_usd) AS cost_usd, sum(actual_cost_usd) AS actual, sum(duration_ms) AS dur, count(duration_ms) AS dur_n
+         FROM agp_ledger WHERE organization_id = $1 AND agent_id = $2 AND ts >= $3::timestamptz AND ts < $4::timestamptz
+        GROUP BY action_name ORDER BY count(*) DESC, action_name`,
+      [org, agentId, from, to],
+    ),
+  ]);
+  const groups = actions.rows;
+  const sum = (f: (g: (typeof groups)[number]) => unknown) => groups.reduce((acc, g) => acc + num(f(g)), 0);
+  const sums: SumRow = {
+    ...runs.rows[0],
+    actions: String(sum((g) => g.actions)),
+    cost: sum((g) => g.cost_usd),
+    actual: sum((g) => g.actual),
+    dur: sum((g) => g.dur),
+    dur_n: String(sum((g) => g.dur_n)),
+  };
+  return agentTotalsOf(agentId, sums, groups.slice(0, 10));
 }

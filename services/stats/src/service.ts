@@ -7,6 +7,7 @@ import {
   RunStartSchema,
   type ActionRecordedData,
   type AgentStats,
+  type AgentStatsQuery,
   type EstimationAccuracy,
   type IngestEnvelope,
   type LedgerExportPage,
@@ -25,7 +26,7 @@ import { ProjectionAnswerCache, ingestMetadata, ingestedEventId, type AppendRequ
 import { NotFoundError, deterministicId, iso, type BaseEnv, type Logger, type RequestContext } from '@agp/runtime';
 import { STATS_EVENT_TYPES, STATS_PROJECTION, applyStatsEvents } from './projections/statsReadModel.js';
 import { migrateStatsReadModels } from './projections/schema.js';
-import { agentTotals, estimationAccuracy, getRun, ledgerExportPage, listRuns, runActions, statsDaily, statsSummary } from './queries.js';
+import { agentTotals, agentWindowTotals, emptyAgentTotals, estimationAccuracy, getRun, ledgerExportPage, listRuns, runActions, statsDaily, statsPeriod, statsSummary } from './queries.js';
 
 /** Dependencies of the stats service; the same in both run modes. */
 export interface StatsDeps {
@@ -202,29 +203,34 @@ export class StatsService {
   }
 
   /**
-   * GET /api/v1/agents/{id}/stats: totals from the agent aggregates plus the agent's intervention counts, asked of
-   * the interventions service (`interventions.agent-counts`).
-   * @throws NotFoundError (404) when the agent has no runs, actions or interventions; the interventions service's
-   * problem (RemoteProblemError, ServiceUnavailableError) when it cannot answer.
+   * GET /api/v1/agents/{id}/stats?days=N: the agent's totals plus its intervention counts, asked of the interventions
+   * service (`interventions.agent-counts`), and the period covered (see AgentStatsSchema). Without `days`, all time
+   * from the agent aggregates; with it, the runs, actions and interventions of the last `days` UTC days including
+   * today (the interventions service is given the same UTC days, so both sides agree at midnight).
+   * @throws NotFoundError (404) when the agent has no runs, actions or interventions at all (all time; an agent with
+   * none in the window answers zeros); the interventions service's problem (RemoteProblemError,
+   * ServiceUnavailableError) when it cannot answer.
    */
-  async agentStats(ctx: RequestContext, agentId: string): Promise<AgentStats> {
-    const [totals, interventions] = await Promise.all([
-      agentTotals(this.deps.store.sql, ctx.organization_id, agentId),
-      call(this.deps.bus, 'interventions.agent-counts', ctx, { path: { agent_id: agentId } }),
+  async agentStats(ctx: RequestContext, agentId: string, query: AgentStatsQuery = {}): Promise<AgentStats> {
+    const period = statsPeriod(query.days, this.now());
+    const sql = this.deps.store.sql;
+    const path = { agent_id: agentId };
+    if (!period.start_date) {
+      const [all, interventions] = await Promise.all([agentTotals(sql, ctx.organization_id, agentId), call(this.deps.bus, 'interventions.agent-counts', ctx, { path })]);
+      if (!all && interventions.total === 0) throw new NotFoundError(`agent ${agentId} not found`);
+      return { ...(all ?? emptyAgentTotals(agentId)), interventions, period };
+    }
+    const window = { start_date: period.start_date, end_date: period.end_date };
+    const [all, inWindow, interventions] = await Promise.all([
+      agentTotals(sql, ctx.organization_id, agentId),
+      agentWindowTotals(sql, ctx.organization_id, agentId, window),
+      call(this.deps.bus, 'interventions.agent-counts', ctx, { path, query: window }),
     ]);
-    if (!totals && interventions.total === 0) throw new NotFoundError(`agent ${agentId} not found`);
-    const t = totals ?? {
-      agent_id: agentId,
-      total_runs: 0,
-      runs_by_status: { running: 0, completed: 0, failed: 0 },
-      total_actions: 0,
-      total_cost_usd: 0,
-      total_actual_cost_usd: 0,
-      avg_cost_per_run_usd: 0,
-      avg_duration_ms: 0,
-      top_actions: [],
-    };
-    return { ...t, interventions };
+    // Nothing in the window: the agent still exists if it has anything at all (asked only in this rare case).
+    if (!all && interventions.total === 0 && (await call(this.deps.bus, 'interventions.agent-counts', ctx, { path })).total === 0) {
+      throw new NotFoundError(`agent ${agentId} not found`);
+    }
+    return { ...inWindow, interventions, period };
   }
 
   /**

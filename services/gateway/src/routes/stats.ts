@@ -59,10 +59,13 @@ export class RunsController {
 export class AgentStatsController {
   constructor(@Inject(BUS) private readonly bus: Bus) {}
 
-  /** Per-agent totals, intervention counts, top actions; 404 for an agent with no runs, actions or interventions. */
+  /**
+   * GET /api/v1/agents/{id}/stats?days=N: per-agent totals, intervention counts, top actions, all time or the last N
+   * UTC days; 404 for an agent with no runs, actions or interventions at all.
+   */
   @Get(':id/stats')
-  stats(@Req() req: AuthedRequest, @Param('id') id: string) {
-    return callUnchecked(this.bus, 'stats.agent', ctxOf(req), { path: { agent_id: id } });
+  stats(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown) {
+    return callUnchecked(this.bus, 'stats.agent', ctxOf(req), { path: { agent_id: id }, query });
   }
 }
 

@@ -1,4 +1,4 @@
-import { InterventionEvents, interventionStream, type InterventionEnrichedData, type InterventionEnrichmentFailedData } from '@agp/contracts';
+import { InterventionEvents, interventionStream, type EnrichmentCoverage, type InterventionEnrichedData, type InterventionEnrichmentFailedData } from '@agp/contracts';
 import { EVENT_SCHEMA_VERSION, type StoredEvent, type Subscription } from '@agp/eventstore';
 import { ConflictError, NotFoundError, WrongExpectedVersionError, counter, gauge, newId, type RequestContext } from '@agp/runtime';
 import type { InterventionsDeps } from '../service.js';
@@ -6,6 +6,7 @@ import { fold, type InterventionState } from '../intervention/intervention.js';
 import { decideEnrichment, parseAnswer, type EnrichmentAnswer } from './answer.js';
 import { claimJobs, enqueueJobs, enqueueRerun, finishJob, jobState, migrateJobs, queueLag, releaseJob, startCheckpointAtHead, type EnrichmentJob } from './jobs.js';
 import { buildPrompt, PROMPT_VERSION } from './prompt.js';
+import { enrichmentCoverage } from './coverage.js';
 import { ProviderError, complete, type ProviderSettings } from './provider.js';
 
 /** Durable name of the enrichment subscription (its checkpoint row). */
@@ -307,6 +308,14 @@ export class EnrichmentWorker {
     if (state.enrichment_status) return state.enrichment_status;
     const recordedAt = events[0]?.global_position ?? 0n;
     return this.enabled && checkpoint < recordedAt ? 'pending' : 'skipped';
+  }
+
+  /**
+   * `interventions.enrichment-coverage`: the organisation's live records counted by the status {@link status} gives
+   * each (`{total, enriched, pending, failed, skipped}`), from the read model and the queue, never the streams.
+   */
+  async coverage(organizationId: string): Promise<EnrichmentCoverage> {
+    return enrichmentCoverage(this.deps.store.sql, organizationId, { enabled: this.enabled, checkpointName: ENRICHMENT_SUBSCRIPTION });
   }
 
   /**

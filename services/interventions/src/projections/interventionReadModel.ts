@@ -47,7 +47,8 @@ export class StatsDelta {
   daily = new Map<string, { org: string; day: string; type: string; outcome: string; n: number; cost: number; hr: number }>();
   actions = new Map<string, { org: string; day: string; action: string; n: number; cost: number }>();
   policies = new Map<string, { org: string; day: string; policyId: string; name: string; n: number }>();
-  totals = new Map<string, number>();
+  /** Per organisation: live records, and how many of them are enriched / failed. */
+  totals = new Map<string, { total: number; enriched: number; failed: number }>();
 
   add(c: Contribution, sign: 1 | -1): void {
     const dk = `${c.org}\u0000${c.day}\u0000${c.type}\u0000${c.outcome}`;
@@ -72,8 +73,12 @@ export class StatsDelta {
     }
   }
 
-  addTotal(org: string, sign: 1 | -1): void {
-    this.totals.set(org, (this.totals.get(org) ?? 0) + sign);
+  /** Add (+1) or remove (−1) one live record of `org` with its enrichment outcome (absent: none yet). */
+  addTotal(org: string, sign: 1 | -1, enrichment?: 'enriched' | 'failed'): void {
+    const t = this.totals.get(org) ?? { total: 0, enriched: 0, failed: 0 };
+    t.total += sign;
+    if (enrichment) t[enrichment] += sign;
+    this.totals.set(org, t);
   }
 
   /** Write every accumulated delta with one statement per table. */
@@ -111,25 +116,29 @@ export class StatsDelta {
         [policies.map((p) => p.org), policies.map((p) => p.day), policies.map((p) => p.policyId), policies.map((p) => p.name), policies.map((p) => p.n)],
       );
     }
-    const totals = [...this.totals.entries()].filter(([, n]) => n !== 0);
+    const totals = [...this.totals.entries()].filter(([, t]) => t.total !== 0 || t.enriched !== 0 || t.failed !== 0);
     if (totals.length) {
       await tx.query(
-        `INSERT INTO agp_intervention_totals AS t (organization_id, total)
-         SELECT * FROM unnest($1::text[], $2::bigint[])
-         ON CONFLICT (organization_id) DO UPDATE SET total = t.total + EXCLUDED.total`,
-        [totals.map(([o]) => o), totals.map(([, n]) => n)],
+        `INSERT INTO agp_intervention_totals AS t (organization_id, total, enriched, failed)
+         SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[])
+         ON CONFLICT (organization_id) DO UPDATE SET total = t.total + EXCLUDED.total, enriched = t.enriched + EXCLUDED.enriched, failed = t.failed + EXCLUDED.failed`,
+        [totals.map(([o]) => o), totals.map(([, t]) => t.total), totals.map(([, t]) => t.enriched), totals.map(([, t]) => t.failed)],
       );
     }
   }
 }
 
-const rowColumns = (r: InterventionRecord) => [r.id, r.organization_id, r.type, r.outcome, r.action_name, r.agent_id, r.run_id, r.policy_id, r.risk_level, r.timestamp, JSON.stringify(r)];
+const rowColumns = (s: InterventionState) => {
+  const r = s.record;
+  return [r.id, r.organization_id, r.type, r.outcome, r.action_name, r.agent_id, r.run_id, r.policy_id, r.risk_level, r.timestamp, JSON.stringify(r), s.enrichment_status ?? null];
+};
 
 /**
  * Apply a batch of intervention events to the list read model and the stats projection, inside the
  * subscription's transaction (its checkpoint commits with these writes). New records are inserted with one
  * statement; later events of a record (enriched, outcome changed, deleted) read its row, subtract its old
- * stats contribution and add the new one. Source: architecture §3 (Projections).
+ * stats contribution and add the new one (likewise its enrichment outcome in the organisation's totals).
+ * Source: architecture §3 (Projections).
  */
 export async function applyInterventionEvents(events: StoredEvent[], tx: SqlExecutor): Promise<void> {
   const delta = new StatsDelta();
@@ -144,45 +153,46 @@ export async function applyInterventionEvents(events: StoredEvent[], tx: SqlExec
       const s = evolve(null, e)!;
       pending.set(id, s);
       delta.add(contribution(s.record), 1);
-      delta.addTotal(s.record.organization_id, 1);
+      delta.addTotal(s.record.organization_id, 1, s.enrichment_status);
       continue;
     }
     let prev = pending.get(id) ?? updates.get(id) ?? null;
     if (!prev && !deletes.has(id)) {
-      const { rows } = await tx.query<{ doc: InterventionRecord | string }>('SELECT doc FROM agp_interventions WHERE id = $1 FOR UPDATE', [id]);
+      const { rows } = await tx.query<{ doc: InterventionRecord | string; enrichment: 'enriched' | 'failed' | null }>('SELECT doc, enrichment FROM agp_interventions WHERE id = $1 FOR UPDATE', [id]);
       if (rows[0]) {
         const doc = typeof rows[0].doc === 'string' ? (JSON.parse(rows[0].doc) as InterventionRecord) : rows[0].doc;
-        prev = { record: doc, deleted: false, version: 0 };
+        prev = { record: doc, deleted: false, version: 0, ...(rows[0].enrichment ? { enrichment_status: rows[0].enrichment } : {}) };
       }
     }
     if (!prev) continue; // already deleted, or never projected: nothing to change
     const next = evolve(prev, e)!;
     delta.add(contribution(prev.record), -1);
+    delta.addTotal(prev.record.organization_id, -1, prev.enrichment_status);
     if (next.deleted) {
-      delta.addTotal(prev.record.organization_id, -1);
       if (pending.delete(id)) continue;
       updates.delete(id);
       deletes.add(id);
       continue;
     }
     delta.add(contribution(next.record), 1);
+    delta.addTotal(next.record.organization_id, 1, next.enrichment_status);
     if (pending.has(id)) pending.set(id, next);
     else updates.set(id, next);
   }
 
   if (pending.size) {
-    const rows = [...pending.values()].map((s) => rowColumns(s.record));
+    const rows = [...pending.values()].map(rowColumns);
     const col = (i: number) => rows.map((r) => r[i]);
     await tx.query(
-      `INSERT INTO agp_interventions (id, organization_id, type, outcome, action_name, agent_id, run_id, policy_id, risk_level, ts, doc)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::json[])
+      `INSERT INTO agp_interventions (id, organization_id, type, outcome, action_name, agent_id, run_id, policy_id, risk_level, ts, doc, enrichment)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::json[], $12::text[])
        ON CONFLICT (id) DO NOTHING`,
-      [col(0), col(1), col(2), col(3), col(4), col(5), col(6), col(7), col(8), col(9), col(10)],
+      [col(0), col(1), col(2), col(3), col(4), col(5), col(6), col(7), col(8), col(9), col(10), col(11)],
     );
   }
   for (const s of updates.values()) {
     const r = s.record;
-    await tx.query('UPDATE agp_interventions SET outcome = $2, risk_level = $3, doc = $4::json WHERE id = $1', [r.id, r.outcome, r.risk_level, JSON.stringify(r)]);
+    await tx.query('UPDATE agp_interventions SET outcome = $2, risk_level = $3, doc = $4::json, enrichment = $5 WHERE id = $1', [r.id, r.outcome, r.risk_level, JSON.stringify(r), s.enrichment_status ?? null]);
   }
   if (deletes.size) await tx.query('DELETE FROM agp_interventions WHERE id = ANY($1::text[])', [[...deletes]]);
   await delta.flush(tx);

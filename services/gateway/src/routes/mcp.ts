@@ -1,0 +1,180 @@
+/**
+ * The tool gateway's REST facade: `/api/v1/mcp/tools`, `/call`, `/resources`, `/resources/{uri}`, `/prompts`,
+ * `/prompts/{name}`, and the un-prefixed lists `/mcp/tools`, `/mcp/resources`, `/mcp/prompts` (same bodies, same auth),
+ * forwarded to the mcp service's registry. The lists are cacheable: a strong `ETag` (hash of the body) and
+ * `Cache-Control`, with 304 for a matching `If-None-Match`.
+ * Source: spec §Tool gateway; architecture §4 (Tool call errors); issue #12 point 5.
+ */
+import { createHash } from 'node:crypto';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import type { ClientProxy } from '@nestjs/microservices';
+import { MCP_MAX_BODY_BYTES, MCP_TOOL_ERROR_STATUS, Wire, type McpCatalog, type McpToolEnvelope } from '@agp/contracts';
+import { call, callUnchecked } from '@agp/bus';
+import { parseOrThrow } from '@agp/runtime';
+import { BUS, ctxOf } from '../controllers.js';
+import type { AuthedRequest } from '../edge.js';
+
+/** How long a client may reuse a list without asking again, in seconds. */
+export const MCP_LIST_MAX_AGE_S = 60;
+
+/** Prefix of the resource route; what follows is the resource URI. */
+const RESOURCE_PREFIX = '/api/v1/mcp/resources/';
+
+/**
+ * Accept a resource URI raw in the path (`/api/v1/mcp/resources/platform://stats/dashboard`): express middleware that
+ * rewrites such a request to the percent-encoded form the route matches (one path segment), before routing.
+ * A URI without `/` is taken as already percent-encoded. Source: issue #12 point 5.
+ */
+export function rawResourceUris() {
+  return (req: Request, _res: Response, next: NextFunction) => {
+    if (req.method === 'GET' && req.url.startsWith(RESOURCE_PREFIX)) {
+      const q = req.url.indexOf('?');
+      const rest = req.url.slice(RESOURCE_PREFIX.length, q < 0 ? undefined : q);
+      const trimmed = rest.replace(/\/+$/, '');
+      if (trimmed.includes('/')) req.url = RESOURCE_PREFIX + encodeURIComponent(trimmed) + (q < 0 ? '' : req.url.slice(q));
+    }
+    next();
+  };
+}
+
+/** Send a list with a strong ETag of its bytes and Cache-Control, or 304 when the client holds that ETag. */
+function sendList(req: Request, res: Response, body: unknown): void {
+  const json = JSON.stringify(body);
+  const etag = `"${createHash('sha256').update(json).digest('base64url').slice(0, 27)}"`;
+  res.set({ etag, 'cache-control': `private, max-age=${MCP_LIST_MAX_AGE_S}`, vary: 'Authorization, X-API-Key' });
+  const inm = req.get('if-none-match');
+  if (inm && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === etag || t.trim() === '*')) {
+    res.status(304).end();
+    return;
+  }
+  res.type('application/json').send(json);
+}
+
+/** The REST facade of the tool gateway. Paths are absolute, so the un-prefixed lists share the handlers. */
+@Controller()
+export class McpController {
+  constructor(@Inject(BUS) private readonly bus: Pick<ClientProxy, 'send'>) {}
+
+  private catalog(req: AuthedRequest): Promise<McpCatalog> {
+    return call(this.bus, 'mcp.catalog', ctxOf(req), {});
+  }
+
+  /** GET /api/v1/mcp/tools and /mcp/tools: `{tools: [{name, title, description, input_schema, changes_state}]}`. */
+  @Get(['api/v1/mcp/tools', 'mcp/tools'])
+  async tools(@Req() req: AuthedRequest, @Res() res: Response) {
+    const { tools } = await this.catalog(req);
+    sendList(req, res, { tools });
+  }
+
+  /** GET /api/v1/mcp/resources and /mcp/resources: `{resources, resource_templates}`. */
+  @Get(['api/v1/mcp/resources', 'mcp/resources'])
+  async resources(@Req() req: AuthedRequest, @Res() res: Response) {
+    const { resources, resource_templates } = await this.catalog(req);
+    sendList(req, res, { resources, resource_templates });
+  }
+
+  /** GET /api/v1/mcp/prompts and /mcp/prompts: `{prompts: [{name, description, arguments}]}`. */
+  @Get(['api/v1/mcp/prompts', 'mcp/prompts'])
+  async prompts(@Req() req: AuthedRequest, @Res() res: Response) {
+    const { prompts } = await this.catalog(req);
+    sendList(req, res, { prompts });
+  }
+
+  /**
+   * POST /api/v1/mcp/call `{tool_name, arguments}`: the envelope `{success, data, error, metadata: {execution_time_ms}}`
+   * with the HTTP status of its error code (200 on success). A body that is not `{tool_name, arguments}` is a 422
+   * problem, like every other route's.
+   */
+  @Post('api/v1/mcp/call')
+  async callTool(@Req() req: AuthedRequest, @Body() body: unknown, @Res() res: Response) {
+    const started = performance.now();
+    const ctx = ctxOf(req);
+    parseOrThrow(Wire['mcp.call-tool'].request, { body: body ?? {} });
+    const outcome = await callUnchecked(this.bus, 'mcp.call-tool', ctx, { body: body ?? {} });
+    const envelope: McpToolEnvelope = { ...outcome, metadata: { execution_time_ms: Math.round((performance.now() - started) * 1000) / 1000 } };
+    res.status(outcome.error ? MCP_TOOL_ERROR_STATUS[outcome.error.code] : 200).json(envelope);
+  }
+
+  /** GET /api/v1/mcp/resources/{uri}: `{uri, mime_type, data}`; 404 for an unknown URI. */
+  @Get('api/v1/mcp/resources/:uri')
+  readResource(@Req() req: AuthedRequest, @Param('uri') uri: string) {
+    return callUnchecked(this.bus, 'mcp.read-resource', ctxOf(req), { path: { uri } });
+  }
+
+  /** POST /api/v1/mcp/prompts/{name} `{arguments}`: `{prompt, description, data: {summary, details}, messages}`. */
+  @Post('api/v1/mcp/prompts/:name')
+  @HttpCode(200)
+  getPrompt(@Req() req: AuthedRequest, @Param('name') name: string, @Body() body: unknown) {
+    return callUnchecked(this.bus, 'mcp.get-prompt', ctxOf(req), { path: { name }, body: body ?? {} });
+  }
+}
+
+/** The tool gateway's REST routes, registered by the gateway module. */
+export const mcpControllers = [McpController];
+
+/** Request headers the MCP endpoint forwards to the protocol (the key stays at the gateway). */
+const FORWARDED_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'origin', 'last-event-id', 'user-agent', 'mcp-method', 'mcp-name'];
+
+/** A JSON-RPC error answer the gateway gives itself (the body never reached the protocol). */
+function jsonRpcError(res: Response, status: number, code: number, message: string): void {
+  res.status(status).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }));
+}
+
+/**
+ * The MCP endpoint `/api/v1/mcp` (Streamable HTTP): an express handler that reads the body as text (at most
+ * MCP_MAX_BODY_BYTES, else 413), forwards the exchange (method, URL, protocol headers, body) to the mcp service as one
+ * `mcp.http` message with the caller's context, and writes back the protocol's status, headers and body. Mounted
+ * after authentication (401 without a key) and before the JSON body parser, so a malformed body is the protocol's
+ * JSON-RPC parse error, never a problem document. Source: issue #12 point 6.
+ */
+export function mcpEndpoint(bus: Pick<ClientProxy, 'send'>) {
+  return (req: AuthedRequest, res: Response) => {
+    const method = req.method.toUpperCase();
+    if (method !== 'GET' && method !== 'POST' && method !== 'DELETE') {
+      res.set('allow', 'GET, POST, DELETE');
+      return jsonRpcError(res, 405, -32000, 'Method not allowed.');
+    }
+    const declared = Number(req.get('content-length'));
+    if (Number.isFinite(declared) && declared > MCP_MAX_BODY_BYTES) {
+      req.resume();
+      return jsonRpcError(res, 413, -32600, `request body is over ${MCP_MAX_BODY_BYTES} bytes`);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let refused = false;
+    req.on('data', (c: Buffer) => {
+      if (refused) return;
+      size += c.length;
+      if (size > MCP_MAX_BODY_BYTES) {
+        refused = true;
+        jsonRpcError(res, 413, -32600, `request body is over ${MCP_MAX_BODY_BYTES} bytes`);
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('error', () => {
+      refused = true;
+    });
+    req.on('end', () => {
+      if (refused) return;
+      const headers: Record<string, string> = {};
+      for (const name of FORWARDED_HEADERS) {
+        const v = req.get(name);
+        if (v !== undefined) headers[name] = v;
+      }
+      const url = `http://${req.get('host') ?? 'localhost'}${req.originalUrl}`;
+      call(bus, 'mcp.http', ctxOf(req), { method, url, headers, body: Buffer.concat(chunks).toString('utf8') }, 30_000).then(
+        (answer) => {
+          res.status(answer.status);
+          for (const [name, value] of Object.entries(answer.headers)) if (name !== 'content-length' && name !== 'transfer-encoding' && name !== 'connection') res.set(name, value);
+          res.send(answer.body);
+        },
+        (err: unknown) => {
+          const status = (err as { status?: number })?.status;
+          jsonRpcError(res, status === 422 ? 400 : 503, status === 422 ? -32600 : -32603, status === 422 ? 'invalid request' : 'the tool gateway is unavailable; retry');
+        },
+      );
+    });
+  };
+}

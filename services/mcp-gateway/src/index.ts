@@ -1,0 +1,5 @@
+/** `@agp/mcp-gateway`: the tool gateway's registry and the Model Context Protocol endpoint's protocol. Source: architecture §1; issue #12. */
+export * from './registry.js';
+export * from './service.js';
+export * from './module.js';
+export { EXPORT_LEDGER_INLINE_ROWS } from './tools.js';

@@ -1,0 +1,16 @@
+import 'reflect-metadata';
+import { QueueGroups } from '@agp/contracts';
+import { runServiceProcess } from '@agp/bus';
+import { McpModule } from './module.js';
+import { McpService } from './service.js';
+
+/** Distributed mode: the mcp service (tool gateway registry and MCP protocol) as its own process; ops port 9465. */
+await runServiceProcess({
+  name: 'mcp',
+  queue: QueueGroups.mcp,
+  defaultOpsPort: 9465,
+  build: ({ env, logger, bus }) => {
+    const service = new McpService({ bus, logger, conformanceFixtures: env.AGP_MCP_CONFORMANCE_FIXTURES, allowedOrigins: env.AGP_MCP_ALLOWED_ORIGINS });
+    return { service, module: McpModule.register(service, logger) };
+  },
+});

@@ -1,0 +1,227 @@
+/**
+ * The Model Context Protocol over the tool gateway's registry, through the official v2 SDK
+ * (`@modelcontextprotocol/server`): revision 2026-07-28 (stateless: `server/discover`, version and capabilities in each
+ * request's `_meta`, cacheable list results with `ttlMs`) and the 2025 revisions through the SDK's legacy stateless
+ * mode. The gateway forwards each HTTP exchange of `/api/v1/mcp` here as one `mcp.http` message, with the caller's
+ * context resolved from the bearer key; a fresh low-level `Server` answers it and nothing outlives the exchange, so any
+ * replica answers any request.
+ *
+ * Mapping: `tools/call` of an unknown tool is JSON-RPC -32602; a tool that fails (bad arguments, forbidden for a read
+ * key, not found, conflict, a service down) is a result with `isError: true` whose text names the error code; a
+ * successful call carries the data as JSON text and as `structuredContent`. `resources/read` of an unknown URI is the
+ * SDK's ResourceNotFoundError; `prompts/get` of an unknown prompt or with a missing required argument is -32602.
+ * Source: architecture §4 (MCP); issue #12 point 6.
+ */
+import {
+  createMcpHandler,
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceNotFoundError,
+  Server,
+  validateOriginHeader,
+  localhostAllowedOrigins,
+  type AuthInfo,
+  type McpHttpHandler,
+  type McpRequestContext,
+  type Tool,
+} from '@modelcontextprotocol/server';
+import { MCP_MAX_BODY_BYTES, RequestContextSchema, type McpHttpAnswer, type McpHttpExchange } from '@agp/contracts';
+import { AgpError, NotFoundError, ValidationError, type Logger, type RequestContext } from '@agp/runtime';
+import type { ToolRegistry } from './registry.js';
+import type { ConformanceFixtures } from './fixtures.js';
+
+/** Entries per page of `tools/list`, `resources/list`, `resources/templates/list` and `prompts/list`. */
+export const MCP_PAGE_SIZE = 50;
+/** How long a client may cache a list result (`ttlMs`, 2026-07-28), in ms. */
+export const MCP_LIST_TTL_MS = 60_000;
+
+/** The server's name and version in `server/discover` and `initialize`. */
+export const MCP_SERVER_INFO = { name: 'agp', title: 'AGP, the Agent Governance Platform', version: '0.1.0' } as const;
+
+const INSTRUCTIONS =
+  'Tools, resources and prompts to govern a fleet of AI agents: read interventions, runs, costs (USD) and the approval inbox; decide approvals, create and change policies, and engage kill switches. Tools marked destructive change state and need a write key. Start with get_dashboard_stats or platform://compliance/summary.';
+
+/** A page of `items` from an opaque cursor (the offset, base64url). @throws ProtocolError -32602 for a bad cursor. */
+function page<T>(items: readonly T[], cursor: string | undefined): { slice: T[]; nextCursor?: string } {
+  let start = 0;
+  if (cursor !== undefined) {
+    const n = Number(Buffer.from(cursor, 'base64url').toString());
+    if (!Number.isInteger(n) || n < 0 || n > items.length || Buffer.from(String(n)).toString('base64url') !== cursor) {
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid cursor');
+    }
+    start = n;
+  }
+  const end = start + MCP_PAGE_SIZE;
+  return { slice: items.slice(start, end), ...(end < items.length ? { nextCursor: Buffer.from(String(end)).toString('base64url') } : {}) };
+}
+
+/** The caller's context the gateway resolved, carried in the SDK's `authInfo`. @throws ProtocolError when absent. */
+function callerOf(authInfo: AuthInfo | undefined): RequestContext {
+  const parsed = RequestContextSchema.safeParse(authInfo?.extra?.agp);
+  if (!parsed.success) throw new ProtocolError(ProtocolErrorCode.InternalError, 'no caller context');
+  return parsed.data;
+}
+
+/** A failure of a resource read or a prompt as a JSON-RPC error: 404 → not found, 422 → -32602, else -32603. */
+function protocolErrorOf(err: unknown, uri?: string): never {
+  if (err instanceof NotFoundError || (err instanceof AgpError && err.status === 404)) {
+    if (uri !== undefined) throw new ResourceNotFoundError(uri, err.message);
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, err.message);
+  }
+  if (err instanceof ValidationError) throw new ProtocolError(ProtocolErrorCode.InvalidParams, err.message, { errors: err.errors });
+  if (err instanceof AgpError && err.status < 500) throw new ProtocolError(ProtocolErrorCode.InvalidParams, err.message);
+  if (err instanceof AgpError) throw new ProtocolError(ProtocolErrorCode.InternalError, err.message);
+  throw err;
+}
+
+/** Options of {@link McpProtocol}. */
+export interface McpProtocolOptions {
+  /** Browser origins allowed besides localhost-class ones (AGP_MCP_ALLOWED_ORIGINS): their hostnames. */
+  allowedOrigins?: readonly string[];
+  /** The conformance suite's fixtures (test-only), served beside the registry's entries. */
+  fixtures?: ConformanceFixtures | null;
+}
+
+/** The MCP endpoint's protocol handling: one HTTP exchange in, one answer out. */
+export class McpProtocol {
+  private readonly handler: McpHttpHandler;
+  private readonly allowedOriginHosts: string[];
+
+  constructor(
+    private readonly registry: ToolRegistry,
+    private readonly logger: Logger,
+    private readonly options: McpProtocolOptions = {},
+  ) {
+    this.allowedOriginHosts = [
+      ...localhostAllowedOrigins(),
+      ...(options.allowedOrigins ?? []).map((o) => {
+        try {
+          return new URL(o).hostname;
+        } catch {
+          return o;
+        }
+      }),
+    ];
+    this.handler = createMcpHandler((c) => this.server(c), {
+      legacy: 'stateless',
+      responseMode: 'json',
+      maxRequestBodySize: MCP_MAX_BODY_BYTES,
+      onerror: (err) => this.logger.debug({ err }, 'mcp request refused or failed'),
+    });
+  }
+
+  /**
+   * Answer one exchange as the caller `ctx`: Origin validation (403, DNS rebinding), then the SDK's handler.
+   * Never throws for bad input: a malformed body, a batch or a wrong `MCP-Protocol-Version` is a JSON-RPC error
+   * answer with its 4xx status.
+   */
+  async handle(ctx: RequestContext, x: McpHttpExchange): Promise<McpHttpAnswer> {
+    const origin = validateOriginHeader(x.headers.origin, this.allowedOriginHosts);
+    if (!origin.ok) {
+      return {
+        status: 403,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `Origin not allowed: ${origin.message}` } }),
+      };
+    }
+    const request = new Request(x.url, { method: x.method, headers: x.headers, body: x.method === 'POST' ? x.body : undefined });
+    const authInfo: AuthInfo = { token: 'resolved-by-gateway', clientId: ctx.key_id, scopes: [ctx.scope], extra: { agp: ctx } };
+    const response = await this.handler.fetch(request, { authInfo });
+    const headers: Record<string, string> = {};
+    response.headers.forEach((value, name) => {
+      headers[name] = value;
+    });
+    return { status: response.status, headers, body: await response.text() };
+  }
+
+  /** Stop the SDK handler (aborts in-flight modern exchanges). */
+  close(): Promise<void> {
+    return this.handler.close();
+  }
+
+  /** A fresh low-level server for one exchange, answering from the registry (and the fixtures, when on). */
+  private server(c: McpRequestContext): Server {
+    const catalog = this.registry.catalog();
+    const fixtures = this.options.fixtures ?? null;
+    const listHint = { ttlMs: MCP_LIST_TTL_MS, cacheScope: 'private' as const };
+    const server = new Server(MCP_SERVER_INFO, {
+      capabilities: { tools: { listChanged: false }, resources: { listChanged: false, ...(fixtures ? { subscribe: true } : {}) }, prompts: { listChanged: false }, ...(fixtures?.capabilities ?? {}) },
+      instructions: INSTRUCTIONS,
+      cacheHints: { 'tools/list': listHint, 'resources/list': listHint, 'resources/templates/list': listHint, 'prompts/list': listHint, 'server/discover': listHint },
+    });
+    server.onerror = (err) => this.logger.debug({ err }, 'mcp server error');
+    const ctxOf = () => callerOf(c.authInfo);
+
+    const tools: Tool[] = [
+      ...catalog.tools.map((t): Tool => ({
+        name: t.name,
+        title: t.title,
+        description: t.description,
+        inputSchema: t.input_schema as Tool['inputSchema'],
+        annotations: { title: t.title, readOnlyHint: !t.changes_state, destructiveHint: t.changes_state, idempotentHint: !t.changes_state, openWorldHint: false },
+      })),
+      ...(fixtures?.tools ?? []),
+    ];
+    server.setRequestHandler('tools/list', async (req) => {
+      const { slice, nextCursor } = page(tools, req.params?.cursor);
+      return { tools: slice, ...(nextCursor ? { nextCursor } : {}) };
+    });
+    server.setRequestHandler('tools/call', async (req, extra) => {
+      const name = req.params.name;
+      const fixture = fixtures?.callTool(name);
+      if (fixture) return fixture(req, extra);
+      if (!catalog.tools.some((t) => t.name === name)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
+      const outcome = await this.registry.callTool(ctxOf(), name, (req.params.arguments ?? {}) as Record<string, unknown>);
+      if (outcome.success) {
+        const data = (outcome.data ?? {}) as Record<string, unknown>;
+        return { content: [{ type: 'text' as const, text: JSON.stringify(data) }], structuredContent: data };
+      }
+      const e = outcome.error!;
+      const details = e.details ? `\n${JSON.stringify(e.details)}` : '';
+      return { isError: true, content: [{ type: 'text' as const, text: `${e.code}: ${e.message}${details}` }], structuredContent: { error: e } };
+    });
+
+    const resources = [...catalog.resources.map((r) => ({ uri: r.uri, name: r.name, description: r.description, mimeType: r.mime_type })), ...(fixtures?.resources ?? [])];
+    server.setRequestHandler('resources/list', async (req) => {
+      const { slice, nextCursor } = page(resources, req.params?.cursor);
+      return { resources: slice, ...(nextCursor ? { nextCursor } : {}) };
+    });
+    const templates = [
+      ...catalog.resource_templates.map((t) => ({ uriTemplate: t.uri_template, name: t.name, description: t.description, mimeType: t.mime_type })),
+      ...(fixtures?.resourceTemplates ?? []),
+    ];
+    server.setRequestHandler('resources/templates/list', async (req) => {
+      const { slice, nextCursor } = page(templates, req.params?.cursor);
+      return { resourceTemplates: slice, ...(nextCursor ? { nextCursor } : {}) };
+    });
+    server.setRequestHandler('resources/read', async (req) => {
+      const uri = req.params.uri;
+      const fixture = fixtures?.readResource(uri);
+      if (fixture) return fixture;
+      try {
+        const r = await this.registry.readResource(ctxOf(), uri);
+        return { contents: [{ uri: r.uri, mimeType: r.mime_type, text: JSON.stringify(r.data) }] };
+      } catch (err) {
+        return protocolErrorOf(err, uri);
+      }
+    });
+    if (fixtures) fixtures.registerExtra(server);
+
+    const prompts = [...catalog.prompts, ...(fixtures?.prompts ?? [])];
+    server.setRequestHandler('prompts/list', async (req) => {
+      const { slice, nextCursor } = page(prompts, req.params?.cursor);
+      return { prompts: slice, ...(nextCursor ? { nextCursor } : {}) };
+    });
+    server.setRequestHandler('prompts/get', async (req, extra) => {
+      const fixture = fixtures?.getPrompt(req.params.name);
+      if (fixture) return fixture(req, extra);
+      try {
+        const r = await this.registry.getPrompt(ctxOf(), req.params.name, (req.params.arguments ?? {}) as Record<string, unknown>);
+        return { description: r.description, messages: r.messages };
+      } catch (err) {
+        return protocolErrorOf(err);
+      }
+    });
+    return server;
+  }
+}

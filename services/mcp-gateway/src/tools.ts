@@ -1,0 +1,281 @@
+/**
+ * The platform's tools. The first seven are the spec's, with exactly its argument names, types, enums and required
+ * lists; the rest are what a language model managing the platform also needs (issue #12 point 2). Every handler asks
+ * the owning service through the wire registry; the tool's data is the service's reply (a page, a record, stats).
+ * Source: spec §Tools shown; issue #12.
+ */
+import { z } from 'zod';
+import {
+  EXPORT_FORMATS,
+  INTERVENTION_OUTCOMES,
+  INTERVENTION_TYPES,
+  MAX_USD,
+  RISK_LEVELS,
+  RUN_STATUSES,
+  RateLimitsSchema,
+  type LedgerExportPage,
+} from '@agp/contracts';
+import { defineTool, type EntryContext, type ToolDefinition } from './registry.js';
+import { dashboardStats } from './views.js';
+
+const Id = z.string().min(1).max(256);
+const Usd = z.number().min(0).max(MAX_USD);
+const DateArg = (what: string) => z.string().min(1).max(64).describe(`${what}: an ISO 8601 date (YYYY-MM-DD, inclusive of that whole day for an end) or date-time (2026-11-22T10:00:00Z)`);
+const Limit = (max: number, dflt: number) => z.number().int().min(1).max(max).describe(`Page size, 1 to ${max}; default ${dflt}`);
+const Skip = z.number().int().min(0).describe('Records to skip (offset); default 0');
+const ActionList = z.array(z.string().min(1).max(256)).max(1000);
+
+/** Drop the undefined fields of an argument object, so a service's strict schema sees only what was sent. */
+export function defined<T extends Record<string, unknown>>(o: T): { [K in keyof T]: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as never;
+}
+
+/**
+ * Most ledger entries export_ledger returns inline; above it the tool returns a download URL and a resource URI
+ * instead, and says so (never a silently truncated list). Source: issue #12 point 2.
+ */
+export const EXPORT_LEDGER_INLINE_ROWS = 500;
+
+/**
+ * The ledger entries of `query`, inline when there are at most {@link EXPORT_LEDGER_INLINE_ROWS}; otherwise where to
+ * download them. Reads keyset pages of `ledger.export-page` until it has them all or knows there are more.
+ * @returns `{inline: true, format, row_count, entries (json) | content (jsonl, csv text)}` or `{inline: false,
+ *   format, row_count_at_least, inline_cap, download_url, message}`.
+ */
+export async function exportLedger(e: EntryContext, query: { format: (typeof EXPORT_FORMATS)[number]; start_date?: string; end_date?: string; agent_id?: string }) {
+  const texts: string[] = [];
+  let rows = 0;
+  let cursor: LedgerExportPage['next_cursor'] = null;
+  do {
+    const page: LedgerExportPage = await e.ask('ledger.export-page', { query: defined(query), cursor });
+    if (page.rows > 0) texts.push(page.text);
+    rows += page.rows;
+    cursor = page.next_cursor;
+  } while (cursor && rows <= EXPORT_LEDGER_INLINE_ROWS);
+  if (rows > EXPORT_LEDGER_INLINE_ROWS) {
+    const qs = new URLSearchParams(defined(query)).toString();
+    return {
+      inline: false,
+      format: query.format,
+      row_count_at_least: rows,
+      inline_cap: EXPORT_LEDGER_INLINE_ROWS,
+      download_url: `/api/v1/ledger/export?${qs}`,
+      message: `The export has more than ${EXPORT_LEDGER_INLINE_ROWS} entries (at least ${rows}), so none are inline. Download all of them, as ${query.format}, with GET ${`/api/v1/ledger/export?${qs}`} and the same API key, or narrow start_date, end_date or agent_id.`,
+    };
+  }
+  const text = query.format === 'json' ? texts.join(',') : texts.join('');
+  return query.format === 'json'
+    ? { inline: true, format: query.format, row_count: rows, entries: JSON.parse(`[${text}]`) as unknown[] }
+    : { inline: true, format: query.format, row_count: rows, content: text };
+}
+
+/** The platform's tools, in the order the lists show them. */
+export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
+  defineTool({
+    name: 'create_policy',
+    title: 'Create a policy',
+    description:
+      'Create a governance policy (version 1) for the organisation. CHANGES STATE: the policy applies to every agent at once when enabled (default true). session_budget and run_budget are USD caps per agent session and per run; denied_actions lists action names no agent may run; rate_limits maps an action name (or "*" for every action) to {max_calls, window_seconds}. Returns the stored policy with its id and version.',
+    input: z.strictObject({
+      name: z.string().min(1).max(256).describe('Policy name, unique enough for a human to recognise'),
+      description: z.string().max(10_000).optional().describe('What the policy is for'),
+      enabled: z.boolean().optional().describe('Whether it is enforced; default true'),
+      session_budget: Usd.optional().describe('Budget per agent session, USD'),
+      run_budget: Usd.optional().describe('Budget per run, USD'),
+      denied_actions: ActionList.optional().describe('Action names no agent may run'),
+      rate_limits: RateLimitsSchema.optional().describe('Action name (or "*") → {max_calls (integer ≥ 1), window_seconds (> 0)}'),
+    }),
+    calls: ['policies.create'],
+    run: async (e, args) => e.ask('policies.create', { body: defined(args) }),
+  }),
+  defineTool({
+    name: 'list_runs',
+    title: 'List runs',
+    description:
+      'List agent runs, newest first, with status, cost (USD, estimated; actual_cost_usd where providers reported it), duration (ms) and action count. Filters compose: status (running, completed, failed), min_cost (USD), agent_id. Returns {runs, total, skip, limit}; read-only.',
+    input: z.strictObject({
+      status: z.enum(RUN_STATUSES).optional().describe('Only runs in this status'),
+      min_cost: z.number().min(0).optional().describe('Only runs that cost at least this much, USD'),
+      agent_id: Id.optional().describe('Only this agent’s runs'),
+      limit: Limit(1000, 50).optional(),
+    }),
+    calls: ['runs.list'],
+    run: async (e, args) => e.ask('runs.list', { query: defined(args) }),
+  }),
+  defineTool({
+    name: 'get_pending_approvals',
+    title: 'Pending approvals',
+    description:
+      'The approval inbox: escalated actions waiting for a human decision, newest first (up to 200), each with its approval id (apr-…), agent, action, risk level, reason, estimated cost (USD) and expiry. total says how many are pending in all. Read-only; decide with approve_action or reject_action.',
+    input: z.strictObject({}),
+    calls: ['approvals.list'],
+    run: async (e) => {
+      const page = await e.ask('approvals.list', { query: { status: 'pending', limit: 200 } });
+      return { approvals: page.approvals, total: page.total, returned: page.approvals.length };
+    },
+  }),
+  defineTool({
+    name: 'approve_action',
+    title: 'Approve an action',
+    description:
+      'Approve a pending approval. CHANGES STATE: the escalated intervention becomes approved_after_review, with the approver and notes on its audit trail. A decision already taken or an expired approval is a conflict.',
+    input: z.strictObject({
+      approval_id: z.string().min(1).max(300).describe('The approval id, apr-<intervention id>'),
+      approver_email: z.email().max(320).describe('Email of the human who decided'),
+      notes: z.string().max(10_000).optional().describe('Why'),
+    }),
+    calls: ['approvals.approve'],
+    run: async (e, { approval_id, ...body }) => e.ask('approvals.approve', { path: { id: approval_id }, body: defined(body) }),
+  }),
+  defineTool({
+    name: 'reject_action',
+    title: 'Reject an action',
+    description:
+      'Reject a pending approval. CHANGES STATE: the escalated intervention becomes rejected_after_review, with the approver and notes on its audit trail. A decision already taken or an expired approval is a conflict.',
+    input: z.strictObject({
+      approval_id: z.string().min(1).max(300).describe('The approval id, apr-<intervention id>'),
+      approver_email: z.email().max(320).describe('Email of the human who decided'),
+      notes: z.string().max(10_000).optional().describe('Why'),
+    }),
+    calls: ['approvals.reject'],
+    run: async (e, { approval_id, ...body }) => e.ask('approvals.reject', { path: { id: approval_id }, body: defined(body) }),
+  }),
+  defineTool({
+    name: 'get_agent_stats',
+    title: 'Agent stats',
+    description:
+      'One agent’s runs by status, actions, total and average cost per run (USD, estimated and provider-reported), average action duration (ms), intervention counts by type and outcome with cost prevented (USD), and its top 10 actions by count. Read-only; not_found when the agent has no data.',
+    input: z.strictObject({ agent_id: Id.describe('The agent id') }),
+    calls: ['stats.agent'],
+    run: async (e, { agent_id }) => e.ask('stats.agent', { path: { agent_id } }),
+  }),
+  defineTool({
+    name: 'export_ledger',
+    title: 'Export the ledger',
+    description: `Export the action ledger (one entry per agent action: run, agent, action, status, timestamp, cost_usd and actual_cost_usd in USD, duration_ms, inputs, outputs), oldest first, as json (entries), jsonl or csv (content text). Up to ${EXPORT_LEDGER_INLINE_ROWS} entries come inline; above that the result has inline: false and a download_url for the full export instead, never a truncated list. Read-only.`,
+    input: z.strictObject({
+      format: z.enum(EXPORT_FORMATS).describe('json, jsonl or csv'),
+      start_date: DateArg('First day or instant').optional(),
+      end_date: DateArg('Last day or instant').optional(),
+      agent_id: Id.optional().describe('Only this agent’s entries'),
+    }),
+    calls: ['ledger.export-page'],
+    run: async (e, args) => exportLedger(e, args),
+  }),
+
+  // Beyond the spec's seven: what an LLM managing the platform needs.
+  defineTool({
+    name: 'list_interventions',
+    title: 'List interventions',
+    description: `List interventions (what the guardrails did), newest first. Filters compose with AND; each enum filter takes one or more values (OR): type (${INTERVENTION_TYPES.join(', ')}), outcome (${INTERVENTION_OUTCOMES.join(', ')}), risk_level (${RISK_LEVELS.join(', ')}); plus action_name, agent_id, run_id, policy_id and a start_date/end_date range. cost_prevented_usd is in USD. Returns {interventions, total, skip, limit}; read-only.`,
+    input: z.strictObject({
+      type: z.array(z.enum(INTERVENTION_TYPES)).min(1).optional().describe('Intervention types (any of)'),
+      outcome: z.array(z.enum(INTERVENTION_OUTCOMES)).min(1).optional().describe('Outcomes (any of)'),
+      risk_level: z.array(z.enum(RISK_LEVELS)).min(1).optional().describe('Risk levels (any of)'),
+      action_name: z.string().min(1).max(256).optional(),
+      agent_id: Id.optional(),
+      run_id: Id.optional(),
+      policy_id: Id.optional(),
+      start_date: DateArg('From').optional(),
+      end_date: DateArg('To').optional(),
+      skip: Skip.optional(),
+      limit: Limit(1000, 50).optional(),
+    }),
+    calls: ['interventions.list'],
+    run: async (e, args) => e.ask('interventions.list', { query: defined(args) }),
+  }),
+  defineTool({
+    name: 'get_intervention',
+    title: 'One intervention',
+    description:
+      'One intervention with its guardrail context, original and modified inputs, enrichment status and audit trail (every change with actor, time and field changes from → to). Read-only; not_found for an unknown id.',
+    input: z.strictObject({ id: Id.describe('The intervention id') }),
+    calls: ['interventions.get'],
+    run: async (e, { id }) => e.ask('interventions.get', { path: { id } }),
+  }),
+  defineTool({
+    name: 'get_intervention_stats',
+    title: 'Intervention stats',
+    description:
+      'Intervention totals by type and outcome, cost prevented (USD), high-risk blocks, a daily series, top blocked actions and top triggering policies. Without start_date: all-time totals and the last 30 days; with it, both cover start_date..end_date (default today). Read-only.',
+    input: z.strictObject({ start_date: DateArg('From').optional(), end_date: DateArg('To').optional() }),
+    calls: ['interventions.stats'],
+    run: async (e, args) => e.ask('interventions.stats', { query: defined(args) }),
+  }),
+  defineTool({
+    name: 'set_kill_switch',
+    title: 'Engage or release a kill switch',
+    description:
+      'Engage (engaged: true) or release (engaged: false) a kill switch. CHANGES STATE: without agent_id it is the organisation-wide switch, which stops every agent; with agent_id, only that agent. The reason is recorded on the audit trail. Returns the switch’s new state.',
+    input: z.strictObject({
+      engaged: z.boolean().describe('true stops the agents, false lets them run again'),
+      agent_id: Id.optional().describe('One agent; absent = the whole organisation'),
+      reason: z.string().max(10_000).optional().describe('Why'),
+    }),
+    calls: ['kill-switches.set'],
+    run: async (e, { agent_id, ...body }) => e.ask('kill-switches.set', { path: defined({ agent_id }), body: defined(body) }),
+  }),
+  defineTool({
+    name: 'list_policies',
+    title: 'List policies',
+    description:
+      'List policies, newest first, with their budgets (USD), denied, allowed and approval-required actions, rate limits, agent scope and version. Filters: enabled, agent_id (policies that apply to that agent), name. Returns {policies, total, skip, limit}; read-only.',
+    input: z.strictObject({
+      enabled: z.boolean().optional(),
+      agent_id: Id.optional(),
+      name: z.string().min(1).max(256).optional(),
+      skip: Skip.optional(),
+      limit: Limit(1000, 50).optional(),
+    }),
+    calls: ['policies.list'],
+    run: async (e, { enabled, ...rest }) => e.ask('policies.list', { query: defined({ ...rest, enabled: enabled === undefined ? undefined : (String(enabled) as 'true' | 'false') }) }),
+  }),
+  defineTool({
+    name: 'update_policy',
+    title: 'Update a policy',
+    description:
+      'Change a policy (JSON merge patch): only the fields given change, null clears description, session_budget, run_budget or allowed_actions, and lists replace the old ones whole. CHANGES STATE: creates a new version on the policy’s history. expected_version makes the change conditional (conflict when the policy has moved on). Budgets in USD.',
+    input: z.strictObject({
+      policy_id: Id.describe('The policy id'),
+      expected_version: z.number().int().min(1).optional().describe('Only change it if it is still at this version'),
+      name: z.string().min(1).max(256).optional(),
+      description: z.string().max(10_000).nullable().optional(),
+      enabled: z.boolean().optional(),
+      session_budget: Usd.nullable().optional().describe('USD per session; null removes the budget'),
+      run_budget: Usd.nullable().optional().describe('USD per run; null removes the budget'),
+      denied_actions: ActionList.optional(),
+      allowed_actions: ActionList.nullable().optional().describe('null = every action not denied is allowed'),
+      approval_required_actions: ActionList.optional(),
+      rate_limits: RateLimitsSchema.optional(),
+      agent_ids: z.array(Id).max(1000).optional().describe('Agents it applies to; [] = every agent'),
+    }),
+    calls: ['policies.update'],
+    run: async (e, { policy_id, expected_version, ...patch }) =>
+      e.ask('policies.update', { path: { id: policy_id }, headers: { if_match: expected_version === undefined ? null : `"${expected_version}"` }, body: defined(patch) }),
+  }),
+  defineTool({
+    name: 'get_run',
+    title: 'One run',
+    description: 'One run with its status, cost (USD), duration (ms) and its ledger entries (actions) oldest first, up to 1000 (actions_total says how many there are). Read-only; not_found for an unknown run.',
+    input: z.strictObject({ run_id: Id.describe('The run id') }),
+    calls: ['runs.get'],
+    run: async (e, { run_id }) => e.ask('runs.get', { path: { id: run_id }, query: {} }),
+  }),
+  defineTool({
+    name: 'list_agents',
+    title: 'List agents',
+    description: 'The agent registry: each agent with its registered actions (name, description, cost estimate in USD, risk) and its kill switch. Returns {agents, total, skip, limit}; read-only.',
+    input: z.strictObject({ skip: Skip.optional(), limit: Limit(1000, 50).optional() }),
+    calls: ['agents.list'],
+    run: async (e, args) => e.ask('agents.list', { query: defined(args) }),
+  }),
+  defineTool({
+    name: 'get_dashboard_stats',
+    title: 'Dashboard stats',
+    description:
+      'The dashboard numbers: total_runs, total_actions, total_cost_usd (USD, estimated), success_rate (completed ÷ ended runs, a fraction 0..1), pending_approvals and interventions_24h (interventions recorded in the last 24 hours). Read-only.',
+    input: z.strictObject({}),
+    calls: ['stats.summary', 'approvals.list', 'interventions.list'],
+    run: async (e) => dashboardStats(e),
+  }),
+];
