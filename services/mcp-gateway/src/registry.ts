@@ -203,25 +203,25 @@ export class ToolRegistry {
    */
   async callTool(ctx: RequestContext, name: string, args: Record<string, unknown>): Promise<McpToolOutcome> {
     const fail = (code: McpToolErrorCode, message: string, details?: Record<string, unknown>): McpToolOutcome => ({ success: false, data: null, error: { code, message, ...(details ? { details } : {}) } });
+    // Bad arguments, named as the caller sent them (`arguments.<name>`), in the message as in `details.errors`.
+    const invalid = (errors: Array<{ path: string; message: string }>) =>
+      fail('invalid_arguments', `${errors.length} invalid argument${errors.length === 1 ? '' : 's'}: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, { errors });
+    // A field the service refused: its path names the argument it came from (`query.start_date` → `arguments.start_date`).
+    const asArguments = <E extends { path: string }>(errors: E[]) => errors.map((e) => ({ ...e, path: e.path.replace(/^(body|query|path)\./, 'arguments.') }));
     const tool = this.tools.get(name);
     if (!tool) return fail('unknown_tool', `no tool named ${JSON.stringify(name)}; GET /api/v1/mcp/tools lists them (${[...this.tools.keys()].join(', ')})`);
     if (changesState(tool.calls) && ctx.scope !== 'write') return fail('forbidden', `${name} changes state and needs a write key; this is a ${ctx.scope} key`);
     const parsed = tool.input.safeParse(args);
-    if (!parsed.success) {
-      const errors = fieldErrors(parsed.error, 'arguments');
-      return fail('invalid_arguments', `${errors.length} invalid argument${errors.length === 1 ? '' : 's'}: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, { errors });
-    }
+    if (!parsed.success) return invalid(fieldErrors(parsed.error, 'arguments'));
     try {
       return { success: true, data: await tool.run(this.entryContext(ctx), parsed.data), error: null };
     } catch (err) {
-      if (err instanceof ValidationError) {
-        // A field the service refused: its path names the argument it came from (`body.name` → `arguments.name`).
-        const errors = err.errors.map((e) => ({ ...e, path: e.path.replace(/^(body|query|path)\./, 'arguments.') }));
-        return fail('invalid_arguments', err.message, { errors });
-      }
+      if (err instanceof ValidationError) return invalid(asArguments(err.errors));
       if (err instanceof RemoteProblemError) {
-        const errors = err.problem.errors?.map((e) => ({ ...e, path: e.path.replace(/^(body|query|path)\./, 'arguments.') }));
-        return fail(errorCode(err.status), err.problem.detail, errors ? { errors } : undefined);
+        const errors = err.problem.errors ? asArguments(err.problem.errors) : undefined;
+        const code = errorCode(err.status);
+        if (code === 'invalid_arguments' && errors?.length) return invalid(errors);
+        return fail(code, err.problem.detail, errors ? { errors } : undefined);
       }
       if (err instanceof AgpError) return fail(errorCode(err.status), err.message);
       throw err;

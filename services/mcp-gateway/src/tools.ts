@@ -9,6 +9,7 @@ import {
   EXPORT_FORMATS,
   INTERVENTION_OUTCOMES,
   INTERVENTION_TYPES,
+  LEDGER_CSV_COLUMNS,
   MAX_USD,
   RISK_LEVELS,
   RUN_STATUSES,
@@ -39,8 +40,9 @@ export const EXPORT_LEDGER_INLINE_ROWS = 500;
 /**
  * The ledger entries of `query`, inline when there are at most {@link EXPORT_LEDGER_INLINE_ROWS}; otherwise where to
  * download them. Reads keyset pages of `ledger.export-page` until it has them all or knows there are more.
- * @returns `{inline: true, format, row_count, entries (json) | content (jsonl, csv text)}` or `{inline: false,
- *   format, row_count_at_least, inline_cap, download_url, message}`.
+ * @returns `{inline: true, format, row_count, entries (json) | content (jsonl text; csv text with its header line,
+ *   as GET /api/v1/ledger/export writes it)}` or `{inline: false, format, row_count_at_least, inline_cap,
+ *   download_url, message}`.
  */
 export async function exportLedger(e: EntryContext, query: { format: (typeof EXPORT_FORMATS)[number]; start_date?: string; end_date?: string; agent_id?: string }) {
   const texts: string[] = [];
@@ -63,10 +65,10 @@ export async function exportLedger(e: EntryContext, query: { format: (typeof EXP
       message: `The export has more than ${EXPORT_LEDGER_INLINE_ROWS} entries (at least ${rows}), so none are inline. Download all of them, as ${query.format}, with GET ${`/api/v1/ledger/export?${qs}`} and the same API key, or narrow start_date, end_date or agent_id.`,
     };
   }
-  const text = query.format === 'json' ? texts.join(',') : texts.join('');
-  return query.format === 'json'
-    ? { inline: true, format: query.format, row_count: rows, entries: JSON.parse(`[${text}]`) as unknown[] }
-    : { inline: true, format: query.format, row_count: rows, content: text };
+  if (query.format === 'json') return { inline: true, format: query.format, row_count: rows, entries: JSON.parse(`[${texts.join(',')}]`) as unknown[] };
+  // The pages hold only entry lines; the CSV header line is the exporter's to write (as the REST export does).
+  const header = query.format === 'csv' ? `${LEDGER_CSV_COLUMNS.join(',')}\r\n` : '';
+  return { inline: true, format: query.format, row_count: rows, content: header + texts.join('') };
 }
 
 /** The platform's tools, in the order the lists show them. */
