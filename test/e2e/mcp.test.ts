@@ -1138,13 +1138,12 @@ describeModes(
           expect(r.json).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringMatching(/batch/i) } });
         });
 
-        // Known protocol bug (services/mcp-gateway/src/protocol.ts, owned elsewhere): the SDK's legacy stateless leg
-        // answers a batch 200 with every result although 2025-06-18 and later revisions removed batching. This test
-        // states what should happen; it is expected to fail until the protocol layer refuses such a batch.
-        it.fails('a JSON-RPC batch under MCP-Protocol-Version 2025-11-25 (batching removed in 2025-06-18): a 4xx JSON-RPC error', async () => {
+        // The SDK's legacy stateless leg would answer such a batch 200; the protocol layer refuses it first, since
+        // 2025-06-18 and later revisions have no batching.
+        it('a JSON-RPC batch under MCP-Protocol-Version 2025-11-25 (batching removed in 2025-06-18): 400 with JSON-RPC -32600', async () => {
           const r = await post('[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":2,"method":"prompts/list"}]', { 'mcp-protocol-version': '2025-11-25' });
-          expect(r.status).toBeGreaterThanOrEqual(400);
-          expect(r.status).toBeLessThan(500);
+          expect(r.status).toBe(400);
+          expect(r.json).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringMatching(/batch/i) } });
         });
 
         it('a batch holding an initialize: 400 with JSON-RPC -32600', async () => {

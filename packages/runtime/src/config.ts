@@ -58,6 +58,14 @@ export const baseEnvSchema = z.object({
     .string()
     .default('')
     .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
+  /**
+   * Host names (comma-separated, e.g. `agp.example.com`) the MCP endpoint answers to, besides localhost-class ones; a
+   * request with another `Host` is refused (DNS rebinding protection). Unset: Host is not checked. @default unset
+   */
+  AGP_MCP_ALLOWED_HOSTS: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
   /** pino log level. @default info */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });

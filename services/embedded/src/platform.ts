@@ -120,7 +120,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const statsApp = await serveInProcess(StatsModule.register(stats, logger.child({ service: 'stats' })), 'stats');
   logMemory('stats');
 
-  const mcp = new McpService({ bus: new InProcessClient({ broker }), logger: logger.child({ service: 'mcp' }), conformanceFixtures: env.AGP_MCP_CONFORMANCE_FIXTURES, allowedOrigins: env.AGP_MCP_ALLOWED_ORIGINS });
+  const mcp = new McpService({ bus: new InProcessClient({ broker }), logger: logger.child({ service: 'mcp' }), conformanceFixtures: env.AGP_MCP_CONFORMANCE_FIXTURES, allowedOrigins: env.AGP_MCP_ALLOWED_ORIGINS, allowedHosts: env.AGP_MCP_ALLOWED_HOSTS });
   const mcpApp = await serveInProcess(McpModule.register(mcp, logger.child({ service: 'mcp' })), 'mcp');
   logMemory('mcp');
 

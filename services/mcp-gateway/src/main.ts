@@ -10,7 +10,7 @@ await runServiceProcess({
   queue: QueueGroups.mcp,
   defaultOpsPort: 9465,
   build: ({ env, logger, bus }) => {
-    const service = new McpService({ bus, logger, conformanceFixtures: env.AGP_MCP_CONFORMANCE_FIXTURES, allowedOrigins: env.AGP_MCP_ALLOWED_ORIGINS });
+    const service = new McpService({ bus, logger, conformanceFixtures: env.AGP_MCP_CONFORMANCE_FIXTURES, allowedOrigins: env.AGP_MCP_ALLOWED_ORIGINS, allowedHosts: env.AGP_MCP_ALLOWED_HOSTS });
     return { service, module: McpModule.register(service, logger) };
   },
 });

@@ -12,26 +12,26 @@
  * SDK's ResourceNotFoundError; `prompts/get` of an unknown prompt or with a missing required argument is -32602.
  * Source: architecture §4 (MCP); issue #12 point 6.
  */
-import {
-  createMcpHandler,
-  ProtocolError,
-  ProtocolErrorCode,
-  ResourceNotFoundError,
-  Server,
-  validateOriginHeader,
-  localhostAllowedOrigins,
-  type AuthInfo,
-  type McpHttpHandler,
-  type McpRequestContext,
-  type Tool,
-} from '@modelcontextprotocol/server';
+import type { AuthInfo, McpHttpHandler, McpRequestContext, Server, Tool } from '@modelcontextprotocol/server';
 import { MCP_MAX_BODY_BYTES, RequestContextSchema, type McpHttpAnswer, type McpHttpExchange } from '@agp/contracts';
 import { AgpError, NotFoundError, ValidationError, type Logger, type RequestContext } from '@agp/runtime';
 import type { ToolRegistry } from './registry.js';
-import type { ConformanceFixtures } from './fixtures.js';
+import { conformanceFixtures, type ConformanceFixtures } from './fixtures.js';
+
+/** The SDK module. */
+type Sdk = typeof import('@modelcontextprotocol/server');
+let sdkModule: Promise<Sdk> | null = null;
+/**
+ * The SDK, imported on the first MCP request rather than at start: it holds ~27 MB of RSS (measured with
+ * `process.memoryUsage()` around the import) that an embedded platform nobody asks over MCP need not pay (issue #11
+ * (f): idle RSS < 250 MB).
+ */
+export function loadSdk(): Promise<Sdk> {
+  return (sdkModule ??= import('@modelcontextprotocol/server'));
+}
 
 /** Entries per page of `tools/list`, `resources/list`, `resources/templates/list` and `prompts/list`. */
-export const MCP_PAGE_SIZE = 50;
+export const MCP_PAGE_SIZE = 100;
 /** How long a client may cache a list result (`ttlMs`, 2026-07-28), in ms. */
 export const MCP_LIST_TTL_MS = 60_000;
 
@@ -42,12 +42,12 @@ const INSTRUCTIONS =
   'Tools, resources and prompts to govern a fleet of AI agents: read interventions, runs, costs (USD) and the approval inbox; decide approvals, create and change policies, and engage kill switches. Tools marked destructive change state and need a write key. Start with get_dashboard_stats or platform://compliance/summary.';
 
 /** A page of `items` from an opaque cursor (the offset, base64url). @throws ProtocolError -32602 for a bad cursor. */
-function page<T>(items: readonly T[], cursor: string | undefined): { slice: T[]; nextCursor?: string } {
+function page<T>(sdk: Sdk, items: readonly T[], cursor: string | undefined): { slice: T[]; nextCursor?: string } {
   let start = 0;
   if (cursor !== undefined) {
     const n = Number(Buffer.from(cursor, 'base64url').toString());
     if (!Number.isInteger(n) || n < 0 || n > items.length || Buffer.from(String(n)).toString('base64url') !== cursor) {
-      throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid cursor');
+      throw new sdk.ProtocolError(sdk.ProtocolErrorCode.InvalidParams, 'Invalid cursor');
     }
     start = n;
   }
@@ -56,45 +56,81 @@ function page<T>(items: readonly T[], cursor: string | undefined): { slice: T[];
 }
 
 /** The caller's context the gateway resolved, carried in the SDK's `authInfo`. @throws ProtocolError when absent. */
-function callerOf(authInfo: AuthInfo | undefined): RequestContext {
+function callerOf(sdk: Sdk, authInfo: AuthInfo | undefined): RequestContext {
   const parsed = RequestContextSchema.safeParse(authInfo?.extra?.agp);
-  if (!parsed.success) throw new ProtocolError(ProtocolErrorCode.InternalError, 'no caller context');
+  if (!parsed.success) throw new sdk.ProtocolError(sdk.ProtocolErrorCode.InternalError, 'no caller context');
   return parsed.data;
 }
 
 /** A failure of a resource read or a prompt as a JSON-RPC error: 404 → not found, 422 → -32602, else -32603. */
-function protocolErrorOf(err: unknown, uri?: string): never {
+function protocolErrorOf(sdk: Sdk, err: unknown, uri?: string): never {
+  const { ProtocolError, ProtocolErrorCode } = sdk;
   if (err instanceof NotFoundError || (err instanceof AgpError && err.status === 404)) {
-    if (uri !== undefined) throw new ResourceNotFoundError(uri, err.message);
+    if (uri !== undefined) throw new sdk.ResourceNotFoundError(uri, err.message);
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, err.message);
   }
-  if (err instanceof ValidationError) throw new ProtocolError(ProtocolErrorCode.InvalidParams, err.message, { errors: err.errors });
+  if (err instanceof ValidationError) {
+    // Named as MCP sends them: `arguments.<name>` (the REST facade's 422 says `body.arguments.<name>`).
+    const errors = err.errors.map((e) => ({ ...e, path: e.path.replace(/^body\./, '') }));
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, err.message.replace(/\bbody\.arguments\./g, 'arguments.'), { errors });
+  }
   if (err instanceof AgpError && err.status < 500) throw new ProtocolError(ProtocolErrorCode.InvalidParams, err.message);
   if (err instanceof AgpError) throw new ProtocolError(ProtocolErrorCode.InternalError, err.message);
   throw err;
+}
+
+/** Protocol revisions without JSON-RPC batching (removed in 2025-06-18); 2025-03-26 and older had it. */
+const NO_BATCH_BEFORE = '2025-06-18';
+
+/** A JSON-RPC error answer the protocol layer gives itself, before the SDK. */
+function refusal(status: number, code: number, message: string): McpHttpAnswer {
+  return { status, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }) };
 }
 
 /** Options of {@link McpProtocol}. */
 export interface McpProtocolOptions {
   /** Browser origins allowed besides localhost-class ones (AGP_MCP_ALLOWED_ORIGINS): their hostnames. */
   allowedOrigins?: readonly string[];
-  /** The conformance suite's fixtures (test-only), served beside the registry's entries. */
-  fixtures?: ConformanceFixtures | null;
+  /**
+   * Host names the endpoint answers to (AGP_MCP_ALLOWED_HOSTS). When set, a request whose `Host` is not one of them
+   * (nor localhost-class) is refused with 403; unset, Host is not checked. @default unset
+   */
+  allowedHosts?: readonly string[];
+  /** Serve the conformance suite's fixtures (test-only) beside the registry's entries. @default false */
+  fixtures?: boolean;
 }
 
 /** The MCP endpoint's protocol handling: one HTTP exchange in, one answer out. */
 export class McpProtocol {
-  private readonly handler: McpHttpHandler;
-  private readonly allowedOriginHosts: string[];
+  private ready: Promise<{ sdk: Sdk; handler: McpHttpHandler; fixtures: ConformanceFixtures | null }> | null = null;
 
   constructor(
     private readonly registry: ToolRegistry,
     private readonly logger: Logger,
     private readonly options: McpProtocolOptions = {},
-  ) {
-    this.allowedOriginHosts = [
-      ...localhostAllowedOrigins(),
-      ...(options.allowedOrigins ?? []).map((o) => {
+  ) {}
+
+  /** The SDK, its handler and the fixtures, made on the first exchange. */
+  private start() {
+    return (this.ready ??= loadSdk().then((sdk) => ({
+      sdk,
+      fixtures: this.options.fixtures ? conformanceFixtures(sdk) : null,
+      // `auto`: one JSON body, unless a handler sends a notification before its result (only the fixtures' progress
+      // tool does), which upgrades the answer to SSE; the gateway forwards the finished body either way.
+      handler: sdk.createMcpHandler((c) => this.server(c), {
+        legacy: 'stateless',
+        responseMode: 'auto',
+        maxRequestBodySize: MCP_MAX_BODY_BYTES,
+        onerror: (err) => this.logger.debug({ err }, 'mcp request refused or failed'),
+      }),
+    })));
+  }
+
+  /** Hostnames from `list` (origins or bare names), plus the localhost-class ones. */
+  private static hostnames(sdk: Sdk, list: readonly string[] | undefined): string[] {
+    return [
+      ...sdk.localhostAllowedOrigins(),
+      ...(list ?? []).map((o) => {
         try {
           return new URL(o).hostname;
         } catch {
@@ -102,12 +138,6 @@ export class McpProtocol {
         }
       }),
     ];
-    this.handler = createMcpHandler((c) => this.server(c), {
-      legacy: 'stateless',
-      responseMode: 'json',
-      maxRequestBodySize: MCP_MAX_BODY_BYTES,
-      onerror: (err) => this.logger.debug({ err }, 'mcp request refused or failed'),
-    });
   }
 
   /**
@@ -116,17 +146,21 @@ export class McpProtocol {
    * answer with its 4xx status.
    */
   async handle(ctx: RequestContext, x: McpHttpExchange): Promise<McpHttpAnswer> {
-    const origin = validateOriginHeader(x.headers.origin, this.allowedOriginHosts);
-    if (!origin.ok) {
-      return {
-        status: 403,
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `Origin not allowed: ${origin.message}` } }),
-      };
+    const { sdk, handler } = await this.start();
+    const origin = sdk.validateOriginHeader(x.headers.origin, McpProtocol.hostnames(sdk, this.options.allowedOrigins));
+    if (!origin.ok) return refusal(403, -32600, `Origin not allowed: ${origin.message}`);
+    if (this.options.allowedHosts?.length) {
+      const host = sdk.validateHostHeader(new URL(x.url).host, McpProtocol.hostnames(sdk, this.options.allowedHosts));
+      if (!host.ok) return refusal(403, -32600, `Host not allowed: ${host.message}`);
+    }
+    // The SDK's 2025 (legacy) leg still answers batches; the revisions since 2025-06-18 have none.
+    const version = x.headers['mcp-protocol-version'];
+    if (x.method === 'POST' && version && version >= NO_BATCH_BEFORE && /^\s*\[/.test(x.body)) {
+      return refusal(400, -32600, `JSON-RPC batches are not part of MCP revision ${version}; send one message per request`);
     }
     const request = new Request(x.url, { method: x.method, headers: x.headers, body: x.method === 'POST' ? x.body : undefined });
     const authInfo: AuthInfo = { token: 'resolved-by-gateway', clientId: ctx.key_id, scopes: [ctx.scope], extra: { agp: ctx } };
-    const response = await this.handler.fetch(request, { authInfo });
+    const response = await handler.fetch(request, { authInfo });
     const headers: Record<string, string> = {};
     response.headers.forEach((value, name) => {
       headers[name] = value;
@@ -135,22 +169,29 @@ export class McpProtocol {
   }
 
   /** Stop the SDK handler (aborts in-flight modern exchanges). */
-  close(): Promise<void> {
-    return this.handler.close();
+  async close(): Promise<void> {
+    if (this.ready) await (await this.ready).handler.close();
   }
 
   /** A fresh low-level server for one exchange, answering from the registry (and the fixtures, when on). */
-  private server(c: McpRequestContext): Server {
+  private server(c: McpRequestContext): Promise<Server> {
+    return this.start().then(({ sdk, fixtures }) => this.build(sdk, fixtures, c));
+  }
+
+  private build(sdk: Sdk, fixtures: ConformanceFixtures | null, c: McpRequestContext): Server {
+    const { ProtocolError, ProtocolErrorCode } = sdk;
     const catalog = this.registry.catalog();
-    const fixtures = this.options.fixtures ?? null;
     const listHint = { ttlMs: MCP_LIST_TTL_MS, cacheScope: 'private' as const };
-    const server = new Server(MCP_SERVER_INFO, {
+    const server = new sdk.Server(MCP_SERVER_INFO, {
       capabilities: { tools: { listChanged: false }, resources: { listChanged: false, ...(fixtures ? { subscribe: true } : {}) }, prompts: { listChanged: false }, ...(fixtures?.capabilities ?? {}) },
       instructions: INSTRUCTIONS,
       cacheHints: { 'tools/list': listHint, 'resources/list': listHint, 'resources/templates/list': listHint, 'prompts/list': listHint, 'server/discover': listHint },
+      // Only the fixtures mint a multi-round-trip `requestState` (the platform's entries never return `input_required`),
+      // so only they verify one.
+      ...(fixtures ? { requestState: fixtures.requestState } : {}),
     });
     server.onerror = (err) => this.logger.debug({ err }, 'mcp server error');
-    const ctxOf = () => callerOf(c.authInfo);
+    const ctxOf = () => callerOf(sdk, c.authInfo);
 
     const tools: Tool[] = [
       ...catalog.tools.map((t): Tool => ({
@@ -163,7 +204,7 @@ export class McpProtocol {
       ...(fixtures?.tools ?? []),
     ];
     server.setRequestHandler('tools/list', async (req) => {
-      const { slice, nextCursor } = page(tools, req.params?.cursor);
+      const { slice, nextCursor } = page(sdk, tools, req.params?.cursor);
       return { tools: slice, ...(nextCursor ? { nextCursor } : {}) };
     });
     server.setRequestHandler('tools/call', async (req, extra) => {
@@ -183,7 +224,7 @@ export class McpProtocol {
 
     const resources = [...catalog.resources.map((r) => ({ uri: r.uri, name: r.name, description: r.description, mimeType: r.mime_type })), ...(fixtures?.resources ?? [])];
     server.setRequestHandler('resources/list', async (req) => {
-      const { slice, nextCursor } = page(resources, req.params?.cursor);
+      const { slice, nextCursor } = page(sdk, resources, req.params?.cursor);
       return { resources: slice, ...(nextCursor ? { nextCursor } : {}) };
     });
     const templates = [
@@ -191,7 +232,7 @@ export class McpProtocol {
       ...(fixtures?.resourceTemplates ?? []),
     ];
     server.setRequestHandler('resources/templates/list', async (req) => {
-      const { slice, nextCursor } = page(templates, req.params?.cursor);
+      const { slice, nextCursor } = page(sdk, templates, req.params?.cursor);
       return { resourceTemplates: slice, ...(nextCursor ? { nextCursor } : {}) };
     });
     server.setRequestHandler('resources/read', async (req) => {
@@ -202,14 +243,14 @@ export class McpProtocol {
         const r = await this.registry.readResource(ctxOf(), uri);
         return { contents: [{ uri: r.uri, mimeType: r.mime_type, text: JSON.stringify(r.data) }] };
       } catch (err) {
-        return protocolErrorOf(err, uri);
+        return protocolErrorOf(sdk, err, uri);
       }
     });
     if (fixtures) fixtures.registerExtra(server);
 
     const prompts = [...catalog.prompts, ...(fixtures?.prompts ?? [])];
     server.setRequestHandler('prompts/list', async (req) => {
-      const { slice, nextCursor } = page(prompts, req.params?.cursor);
+      const { slice, nextCursor } = page(sdk, prompts, req.params?.cursor);
       return { prompts: slice, ...(nextCursor ? { nextCursor } : {}) };
     });
     server.setRequestHandler('prompts/get', async (req, extra) => {
@@ -219,7 +260,7 @@ export class McpProtocol {
         const r = await this.registry.getPrompt(ctxOf(), req.params.name, (req.params.arguments ?? {}) as Record<string, unknown>);
         return { description: r.description, messages: r.messages };
       } catch (err) {
-        return protocolErrorOf(err);
+        return protocolErrorOf(sdk, err);
       }
     });
     return server;

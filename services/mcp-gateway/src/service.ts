@@ -6,7 +6,6 @@
 import type { Sender } from '@agp/bus';
 import type { Logger } from '@agp/runtime';
 import { McpProtocol } from './protocol.js';
-import { conformanceFixtures } from './fixtures.js';
 import { PLATFORM_PROMPTS } from './prompts.js';
 import { ToolRegistry, type RegistryEntries } from './registry.js';
 import { PLATFORM_RESOURCES, PLATFORM_RESOURCE_TEMPLATES } from './resources.js';
@@ -27,6 +26,8 @@ export interface McpDeps {
   conformanceFixtures?: boolean;
   /** Browser origins allowed to call the MCP endpoint besides localhost-class ones (AGP_MCP_ALLOWED_ORIGINS). */
   allowedOrigins?: readonly string[];
+  /** Host names the MCP endpoint answers to (AGP_MCP_ALLOWED_HOSTS); unset = Host is not checked. */
+  allowedHosts?: readonly string[];
   /** Clock; injectable for tests. */
   now?: () => Date;
 }
@@ -38,9 +39,8 @@ export class McpService {
 
   constructor(deps: McpDeps) {
     this.registry = new ToolRegistry(PLATFORM_ENTRIES, deps.bus, deps.now);
-    const fixtures = deps.conformanceFixtures ? conformanceFixtures() : null;
-    this.protocol = new McpProtocol(this.registry, deps.logger, { allowedOrigins: deps.allowedOrigins, fixtures });
-    if (fixtures) deps.logger.warn('MCP conformance fixtures are ON (AGP_MCP_CONFORMANCE_FIXTURES=1): the MCP endpoint lists test tools beside the platform’s');
+    this.protocol = new McpProtocol(this.registry, deps.logger, { allowedOrigins: deps.allowedOrigins, allowedHosts: deps.allowedHosts, fixtures: deps.conformanceFixtures });
+    if (deps.conformanceFixtures) deps.logger.warn('MCP conformance fixtures are ON (AGP_MCP_CONFORMANCE_FIXTURES=1): the MCP endpoint lists test tools beside the platform’s');
   }
 
   /** Nothing to start: the service holds no subscriptions. */

@@ -113,8 +113,8 @@ export class McpController {
 /** The tool gateway's REST routes, registered by the gateway module. */
 export const mcpControllers = [McpController];
 
-/** Request headers the MCP endpoint forwards to the protocol (the key stays at the gateway). */
-const FORWARDED_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'origin', 'last-event-id', 'user-agent', 'mcp-method', 'mcp-name'];
+/** Request headers the MCP endpoint forwards to the protocol, besides every `mcp-*` one (the key stays at the gateway). */
+const FORWARDED_HEADERS = new Set(['accept', 'content-type', 'origin', 'last-event-id', 'user-agent']);
 
 /** A JSON-RPC error answer the gateway gives itself (the body never reached the protocol). */
 function jsonRpcError(res: Response, status: number, code: number, message: string): void {
@@ -159,9 +159,8 @@ export function mcpEndpoint(bus: Pick<ClientProxy, 'send'>) {
     req.on('end', () => {
       if (refused) return;
       const headers: Record<string, string> = {};
-      for (const name of FORWARDED_HEADERS) {
-        const v = req.get(name);
-        if (v !== undefined) headers[name] = v;
+      for (const [name, v] of Object.entries(req.headers)) {
+        if (typeof v === 'string' && (FORWARDED_HEADERS.has(name) || name.startsWith('mcp-'))) headers[name] = v;
       }
       const url = `http://${req.get('host') ?? 'localhost'}${req.originalUrl}`;
       call(bus, 'mcp.http', ctxOf(req), { method, url, headers, body: Buffer.concat(chunks).toString('utf8') }, 30_000).then(
