@@ -53,7 +53,11 @@ function deadLetterSuite(makeSql: () => Promise<{ sql: Sql; log: IngestLog; pref
     const r = await run([{ text: 'ok-1' }, { text: 'ok-2' }], true);
     expect(r.stored).toBe(2);
     expect(r.dead).toEqual([]);
-    expect(r.calls).toBe(2);
+    // The failed call, then the redelivery: JetStream may hand the two redelivered messages back in one pull or in two
+    // (seen on a loaded machine: 3 calls), so at least one more call and never a per-message isolation pass (4+).
+    expect(r.calls).toBeGreaterThanOrEqual(2);
+    expect(r.calls).toBeLessThanOrEqual(3);
+    expect(r.quiet).toBe(true);
   });
 }
 
