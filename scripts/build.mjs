@@ -14,6 +14,7 @@ const entries = {
   policies: ['services/policies/src/main.ts', 'services/policies/dist/main.js'],
   stats: ['services/stats/src/main.ts', 'services/stats/dist/main.js'],
   'mcp-gateway': ['services/mcp-gateway/src/main.ts', 'services/mcp-gateway/dist/main.js'],
+  evals: ['services/evals/src/main.ts', 'services/evals/dist/main.js'],
   client: ['packages/client/src/cli.ts', 'packages/client/dist/cli.js'],
 };
 

@@ -16,9 +16,10 @@ const SERVICE_ONLY: ReadonlySet<WireKey> = new Set(['interventions.agent-counts'
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /**
  * POSTs that any key may send: the spec fixes POST for a tool call and a prompt, and MCP speaks POST. A tool that
- * changes state refuses a read key itself (issue #12), which the MCP tests prove.
+ * changes state refuses a read key itself (issue #12), which the MCP tests prove. The decision API takes its action
+ * as a JSON body, as OPA's does, and changes nothing (issue #14), so a read key may ask it too.
  */
-const READ_POSTS = new Set(['POST /api/v1/mcp/call', 'POST /api/v1/mcp/prompts/{name}', 'POST /api/v1/mcp']);
+const READ_POSTS = new Set(['POST /api/v1/mcp/call', 'POST /api/v1/mcp/prompts/{name}', 'POST /api/v1/mcp', 'POST /api/v1/policies/evaluate']);
 /** Routes of the gateway that are not API routes of the table. */
 const NON_API = new Set(['/healthz', '/readyz', '/metrics', '/docs', '/api/v1/openapi.json']);
 
@@ -33,7 +34,7 @@ describe('HTTP route table', () => {
     expect([...SERVICE_ONLY].filter((k) => reached.has(k))).toEqual([]);
   });
 
-  it('puts no write message behind a GET and no read message behind POST, PUT, PATCH or DELETE (but the tool gateway’s)', () => {
+  it('puts no write message behind a GET and no read message behind POST, PUT, PATCH or DELETE (but the tool gateway’s and the decision API’s)', () => {
     const wrong = HTTP_ROUTES.filter((r) => (Wire[r.message].scope === 'write') !== WRITE_METHODS.has(r.method) && !READ_POSTS.has(`${r.method} ${r.path}`)).map((r) => `${r.method} ${r.path} -> ${r.message}`);
     expect(wrong).toEqual([]);
   });

@@ -72,7 +72,7 @@ const SPEC_TOOLS: Record<string, { args: Record<string, string | readonly string
   get_agent_stats: { args: { agent_id: 'string' }, required: ['agent_id'] },
   export_ledger: { args: { format: ['json', 'jsonl', 'csv'], start_date: 'string', end_date: 'string', agent_id: 'string' }, required: ['format'] },
 };
-/** Every tool issue #12 asks for. */
+/** Every tool issues #12 and #13 ask for. */
 const ALL_TOOLS = [
   ...Object.keys(SPEC_TOOLS),
   'list_interventions',
@@ -84,6 +84,10 @@ const ALL_TOOLS = [
   'get_run',
   'list_agents',
   'get_dashboard_stats',
+  // issue #13 point 4
+  'list_eval_runs',
+  'get_latest_scorecard',
+  'compare_eval_runs',
 ];
 /** The tools that change state (a read key is refused them). */
 const WRITE_TOOLS = ['create_policy', 'approve_action', 'reject_action', 'set_kill_switch', 'update_policy'];

@@ -4,6 +4,7 @@ import clientPackage from '../package.json' with { type: 'json' };
 import { keysCreate, keysList, keysRevoke, type KeySummary } from './keys.js';
 import { randomSeed, runSimulation, SimulationAbortedError, type SimulationProgress, type SimulationReport } from './run-simulation.js';
 import { AgpHttpError, AgpNetworkError } from './sdk.js';
+import { registerEvalsCommands } from './evals/command.js';
 
 /** The CLI's version, `agp --version`: the `version` of `@agp/client`'s package.json (issue #9 point 5). */
 export const CLI_VERSION: string = clientPackage.version;
@@ -33,13 +34,14 @@ export class CliError extends Error {
 const processIo = (): CliIo => ({ env: process.env, out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
 
 /**
- * Build the `agp` command tree: `simulate`, `keys create|list|revoke`, and `-V, --version` ({@link CLI_VERSION}).
+ * Build the `agp` command tree: `simulate`, `keys create|list|revoke`, `evals gate` (the CI eval gate, issue #13; its
+ * exit codes 0–3 are its own, see `evals/gate.ts`), and `-V, --version` ({@link CLI_VERSION}).
  * Errors surface as thrown {@link CliError} / `CommanderError` (exitOverride), so {@link main} maps them to exit
  * codes in one place.
  */
 export function buildProgram(io: CliIo = processIo()): Command {
   const program = new Command('agp')
-    .description('AGP, the Agent Governance Platform: fleet simulator and key management')
+    .description('AGP, the Agent Governance Platform: fleet simulator, key management and the CI eval gate')
     .version(CLI_VERSION, '-V, --version', 'print the version of the agp CLI')
     .exitOverride()
     .configureOutput({ writeOut: io.out, writeErr: io.err })
@@ -112,6 +114,7 @@ export function buildProgram(io: CliIo = processIo()): Command {
       const revoked = await keysRevoke(io.env, id);
       io.out(`Revoked key ${revoked.id} of organisation ${revoked.organization_id}\n`);
     });
+  registerEvalsCommands(program, io);
   return program;
 }
 

@@ -8,6 +8,7 @@
  * Source: issue #10 (one table); the spec; architecture §4 (Auth, Errors).
  */
 import { z } from 'zod';
+import { EVAL_MAX_BODY_BYTES, EVAL_MAX_SCENARIOS, EvalRunDetailSchema } from './evals.js';
 import { INGEST_MAX_EVENTS, IngestBatchSchema, IngestEventSchema } from './ingest.js';
 import { McpPromptListSchema, McpResourceListSchema, McpToolEnvelopeSchema, McpToolListSchema } from './mcp.js';
 import { AgentSchema } from './policy.js';
@@ -52,6 +53,11 @@ export interface HttpRoute {
   requestHeaders?: Readonly<Record<string, string>>;
   /** The HTTP body when it differs from the wire row's `body` (ingest: the client's batch, sent on as chunks). */
   body?: z.ZodType;
+  /**
+   * Largest body the gateway parses for this route, in bytes, when it is below the 5 MiB every route accepts (a body
+   * sent on as one bus message must fit it); a larger one is refused with 413 before anything is sent.
+   */
+  maxBodyBytes?: number;
   /** What the success answer is, in a few words. */
   returns: string;
   /** The HTTP reply when it differs from the wire row's reply: another schema, or `null` for no body (204). */
@@ -78,6 +84,11 @@ export const HTTP_TAGS = [
   { name: 'Stats', description: 'Fleet totals, the daily series, estimation accuracy and per-agent stats.' },
   { name: 'Runs', description: 'Agent runs with their actions (ledger entries).' },
   { name: 'Ledger', description: 'The action ledger, exported as a stream.' },
+  {
+    name: 'Evals',
+    description:
+      'Eval runs submitted by a harness or a CI job, with the scorecard the platform computes (block rate, correctness, damage prevented, detection time, grade, CI status); the history, the latest scorecard, run comparison, benchmarks, and adversarial scenario generation.',
+  },
   {
     name: 'Tool gateway',
     description:
@@ -191,6 +202,19 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     summary: 'Create a policy (version 1)',
     returns: 'The policy',
     responseHeaders: { ...ETAG, Location: 'URL of the new policy' },
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/policies/evaluate',
+    message: 'policies.evaluate',
+    status: 200,
+    operationId: 'evaluatePolicies',
+    tags: ['Policies'],
+    summary: 'Decide one action (a decision API, as OPA’s is): allow, block, escalate, rate_limited, budget_exceeded, downgrade or warn',
+    description:
+      'Evaluates the action against the organisation’s enabled policies that apply to the agent, its kill switches and, with `run_id`, the run’s spend so far and its recent actions (for rate limits). Precedence: the organisation’s kill switch, then the agent’s, then each policy’s rules in order (denied, not in allowed_actions, approval required, session then run budget, rate limit, budget warning at 80%); across policies the most restrictive decision wins (block, escalate, budget_exceeded, rate_limited, downgrade, warn, allow), ties by the oldest policy. A read: it changes nothing and any key may ask.',
+    returns: 'The decision, with every rule that triggered and the state it was taken against',
+    problems: { 503: 'The stats service could not be asked for the run’s spend; retry' },
   },
   { method: 'GET', path: '/api/v1/policies/{id}', message: 'policies.get', status: 200, operationId: 'getPolicy', tags: ['Policies'], summary: 'A policy: current, or as it was at `version`', returns: 'The policy', responseHeaders: ETAG },
   {
@@ -313,6 +337,86 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     // The wire carries keyset pages of formatted text; the gateway streams them as one document.
     content: { 'application/json': z.array(LedgerEntrySchema), 'application/x-ndjson': z.string(), 'text/csv': z.string() },
     responseHeaders: { 'Content-Disposition': 'attachment; filename="ledger-<YYYY-MM-DD>.<format>"' },
+  },
+
+  // Evals (services/evals)
+  {
+    method: 'POST',
+    path: '/api/v1/evals',
+    message: 'evals.submit',
+    status: 201,
+    alsoReturns: { 200: 'This submission id was stored before: the run as it was stored then (nothing is stored again)' },
+    operationId: 'submitEvalRun',
+    tags: ['Evals'],
+    summary: `Submit an eval run from a harness or CI job (at most ${EVAL_MAX_SCENARIOS} scenarios, ${EVAL_MAX_BODY_BYTES / 1024} KiB); the platform computes its scorecard`,
+    description:
+      'Also answered at `/api/v1/evals/` (the spelling of the spec). `id` is the submission id, an idempotency key: the same id sent again answers 200 with the run stored the first time. The summary is computed by the platform: block_rate = blocked ÷ adversarial scenarios (expected `block`), correctness_rate = scenarios whose status matched `expected` ÷ all, damage_prevented_usd (USD) = the damage_usd of the blocked attacks, avg_detection_time_ms (ms), grade (A ≥ 0.95 block rate and correctness, B ≥ 0.85, C ≥ 0.70, D ≥ 0.50, else F) and, with a commit_sha only, ci_status: pass when the block rate is at least `threshold` (default 0.9) and no scenario regressed against the latest run of the same suite and agent on `default_branch` (default main).',
+    returns: 'The stored run with its scorecard',
+    reply: EvalRunDetailSchema, // the wire reply is {created, eval_run}; `created` picks the status
+    maxBodyBytes: EVAL_MAX_BODY_BYTES,
+    responseHeaders: { Location: 'URL of the run' },
+    problems: { 413: `Body over ${EVAL_MAX_BODY_BYTES / 1024} KiB, or a scorecard (scenarios with their defaults filled in) over what one answer holds` },
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/evals',
+    message: 'evals.list',
+    status: 200,
+    operationId: 'listEvalRuns',
+    tags: ['Evals'],
+    summary: 'The eval run history, newest first (runs without their scenarios)',
+    description: 'Also answered at `/api/v1/evals/`. A page holds fewer than `limit` runs when more would not fit one answer (about 1 MiB); continue from `skip` plus the runs returned.',
+    queryDocs: { suite: 'Only runs of this suite', agent_id: 'Only runs of this agent', branch: 'Only runs on this branch', skip: 'Offset; default 0', limit: 'Page size; default 50, maximum 200' },
+    returns: 'A page of runs',
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/evals/latest',
+    message: 'evals.latest',
+    status: 200,
+    operationId: 'getLatestEvalRun',
+    tags: ['Evals'],
+    summary: 'The latest scorecard, optionally of one suite, agent or branch',
+    queryDocs: { suite: 'Only runs of this suite', agent_id: 'Only runs of this agent', branch: 'Only runs on this branch' },
+    returns: 'The newest matching run with its scenarios',
+    problems: { 404: 'No run matches (none yet, or none of this suite, agent or branch)' },
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/evals/benchmarks',
+    message: 'evals.benchmarks',
+    status: 200,
+    operationId: 'evalBenchmarks',
+    tags: ['Evals'],
+    summary: 'Per suite and agent: the trend of block rate, correctness and grade over the last N runs, the best run and the latest',
+    description: 'Pairs come in suite then agent order. A page holds fewer than `limit` pairs when more would not fit one answer (about 1 MiB); continue from `skip` plus the pairs returned.',
+    queryDocs: { runs: 'Runs in each trend, oldest first; default 10, maximum 100', suite: 'Only this suite', agent_id: 'Only this agent', skip: 'Pairs to skip; default 0', limit: 'Pairs per page; default 20, maximum 100' },
+    returns: 'The benchmarks',
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/evals/compare/{baseline_id}/{current_id}',
+    message: 'evals.compare',
+    status: 200,
+    operationId: 'compareEvalRuns',
+    tags: ['Evals'],
+    summary: 'Compare two runs: block-rate and correctness deltas (percentage points), grade change, regressions, improvements, scenarios on one side only, per-category deltas',
+    description: 'Scenarios are matched by name. A scenario present in one run only is listed apart and never counted as passing. `warnings` says when the runs used different suites or agents, or when a list was shortened to fit one answer.',
+    params: { baseline_id: { description: 'The earlier run (the reference)' }, current_id: { description: 'The run compared with it' } },
+    returns: 'The comparison',
+    problems: { 404: 'Either run is unknown (or another organisation’s)' },
+  },
+  { method: 'GET', path: '/api/v1/evals/{id}', message: 'evals.get', status: 200, operationId: 'getEvalRun', tags: ['Evals'], summary: 'One eval run with its scenarios (the run detail)', returns: 'The run', problems: { 404: 'Unknown run id (or another organisation’s)' } },
+  {
+    method: 'POST',
+    path: '/api/v1/evals/generate-scenarios',
+    message: 'evals.generate-scenarios',
+    status: 200,
+    operationId: 'generateEvalScenarios',
+    tags: ['Evals'],
+    summary: 'Generate adversarial scenarios for an agent: a template pass from its actions and policies, and a semantic pass through the LLM (skipped without an LLM key)',
+    returns: 'The generated scenarios, each with its category, violation breakdown and runnable source text',
+    problems: { 404: 'Unknown agent (or another organisation’s)' },
   },
 
   // Tool gateway (services/mcp): the REST facade and the MCP endpoint

@@ -14,3 +14,5 @@ export * from './approval.js';
 export * from './stats.js';
 export * from './wire.js';
 export * from './mcp.js';
+export * from './evals.js';
+export * from './decision.js';

@@ -12,6 +12,19 @@
 import { z } from 'zod';
 import { ApprovalDecisionSchema, ApprovalPageSchema, ApprovalRecordSchema, ListApprovalsQuerySchema } from './approval.js';
 import { OpaqueIdSchema } from './common.js';
+import { EvaluateActionSchema, PolicyEvaluationSchema } from './decision.js';
+import {
+  EvalBenchmarksQuerySchema,
+  EvalBenchmarksSchema,
+  EvalComparisonSchema,
+  EvalRunDetailSchema,
+  EvalRunPageSchema,
+  GenerateScenariosSchema,
+  GeneratedScenariosSchema,
+  LatestEvalRunQuerySchema,
+  ListEvalRunsQuerySchema,
+  SubmitEvalRunSchema,
+} from './evals.js';
 import { AgentRegisterSchema } from './fleet.js';
 import {
   McpCatalogSchema,
@@ -75,7 +88,7 @@ import {
 } from './stats.js';
 
 /** The services that answer requests on the bus. */
-export const SERVICES = ['ingest', 'interventions', 'policies', 'stats', 'mcp'] as const;
+export const SERVICES = ['ingest', 'interventions', 'policies', 'stats', 'mcp', 'evals'] as const;
 /** One of {@link SERVICES}. */
 export type ServiceName = (typeof SERVICES)[number];
 
@@ -133,6 +146,9 @@ const ApprovalIdPath = z.strictObject({ id: z.string().min(1).max(300) });
 /** Body of `ingest.batch`: a chunk of a client batch (raw events, each validated on its own) and its offset in that batch. */
 export const IngestChunkSchema = z.strictObject({ events: z.array(z.unknown()), offset: z.number().int().min(0).default(0) });
 export type IngestChunk = z.infer<typeof IngestChunkSchema>;
+
+/** Reply of `evals.submit`: the stored run, and whether this submission stored it (false: its id was seen before). */
+export const EvalSubmitResultSchema = z.object({ created: z.boolean(), eval_run: EvalRunDetailSchema });
 
 /** Reply of `interventions.delete`. */
 export const DeletedSchema = z.object({ id: z.string(), deleted: z.literal(true) });
@@ -271,6 +287,13 @@ export const Wire = {
     reply: PolicyHistorySchema,
     summary: "a policy's versions with actor and per-field changes",
   }),
+  'policies.evaluate': row({
+    service: 'policies',
+    scope: 'read',
+    request: z.object({ body: EvaluateActionSchema }),
+    reply: PolicyEvaluationSchema,
+    summary: "decide one action of an agent against the organisation's enabled policies, kill switches and the run's spend (changes nothing)",
+  }),
   'agents.register': row({
     service: 'policies',
     scope: 'write',
@@ -357,6 +380,56 @@ export const Wire = {
     summary: 'one keyset page of a ledger export, already formatted (the gateway streams the pages)',
   }),
 
+  'evals.submit': row({
+    service: 'evals',
+    scope: 'write',
+    request: z.object({ body: SubmitEvalRunSchema }),
+    reply: EvalSubmitResultSchema,
+    summary: 'store an eval run from a harness or CI job and compute its scorecard (the same submission id is stored once)',
+  }),
+  'evals.list': row({
+    service: 'evals',
+    scope: 'read',
+    request: z.object({ query: ListEvalRunsQuerySchema }),
+    reply: EvalRunPageSchema,
+    summary: 'the eval run history, newest first, filtered by suite, agent and branch',
+  }),
+  'evals.latest': row({
+    service: 'evals',
+    scope: 'read',
+    request: z.object({ query: LatestEvalRunQuerySchema }),
+    reply: EvalRunDetailSchema,
+    summary: 'the latest scorecard, optionally of one suite, agent or branch',
+  }),
+  'evals.get': row({
+    service: 'evals',
+    scope: 'read',
+    request: z.object({ path: IdPath }),
+    reply: EvalRunDetailSchema,
+    summary: 'one eval run with its scenarios',
+  }),
+  'evals.compare': row({
+    service: 'evals',
+    scope: 'read',
+    request: z.object({ path: z.strictObject({ baseline_id: OpaqueIdSchema, current_id: OpaqueIdSchema }) }),
+    reply: EvalComparisonSchema,
+    summary: 'compare two eval runs: deltas, grade change, regressions, improvements',
+  }),
+  'evals.benchmarks': row({
+    service: 'evals',
+    scope: 'read',
+    request: z.object({ query: EvalBenchmarksQuerySchema }),
+    reply: EvalBenchmarksSchema,
+    summary: 'per suite and agent: the trend of the last N runs, the best and the latest',
+  }),
+  'evals.generate-scenarios': row({
+    service: 'evals',
+    scope: 'write',
+    request: z.object({ body: GenerateScenariosSchema }),
+    reply: GeneratedScenariosSchema,
+    summary: "generate adversarial scenarios for an agent from its actions and policies (template pass) and an LLM (semantic pass)",
+  }),
+
   'mcp.catalog': row({
     service: 'mcp',
     scope: 'read',
@@ -416,4 +489,4 @@ export function wireKeysOf<S extends ServiceName>(service: S): Array<WireKeyOf<S
 }
 
 /** Queue groups, one per service, so replicas share requests. */
-export const QueueGroups = { ingest: 'ingest', interventions: 'interventions', policies: 'policies', stats: 'stats', mcp: 'mcp' } as const satisfies Record<ServiceName, string>;
+export const QueueGroups = { ingest: 'ingest', interventions: 'interventions', policies: 'policies', stats: 'stats', mcp: 'mcp', evals: 'evals' } as const satisfies Record<ServiceName, string>;

@@ -10,6 +10,7 @@ import { IngestModule, IngestService, sqlIngestedIds } from '@agp/ingest';
 import { InterventionsModule, InterventionsService } from '@agp/interventions';
 import { PoliciesModule, PoliciesService } from '@agp/policies';
 import { StatsModule, StatsService } from '@agp/stats';
+import { EvalsModule, EvalsService } from '@agp/evals';
 import { McpModule, McpService } from '@agp/mcp-gateway';
 import { baseEnvSchema, createLogger, loadEnv, orderedShutdown, type Logger } from '@agp/runtime';
 import { acquireDataDirLock } from '@agp/runtime';
@@ -110,7 +111,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const interventionsApp = await serveInProcess(InterventionsModule.register(interventions, logger.child({ service: 'interventions' })), 'interventions');
   logMemory('interventions');
 
-  const policies = new PoliciesService({ store, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, logger: logger.child({ service: 'policies' }) });
+  const policies = new PoliciesService({ store, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, bus: new InProcessClient({ broker }), logger: logger.child({ service: 'policies' }) });
   await policies.start();
   const policiesApp = await serveInProcess(PoliciesModule.register(policies, logger.child({ service: 'policies' })), 'policies');
   logMemory('policies');
@@ -119,6 +120,11 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   await stats.start();
   const statsApp = await serveInProcess(StatsModule.register(stats, logger.child({ service: 'stats' })), 'stats');
   logMemory('stats');
+
+  const evals = new EvalsService({ store, bus: new InProcessClient({ broker }), logger: logger.child({ service: 'evals' }), env });
+  await evals.start();
+  const evalsApp = await serveInProcess(EvalsModule.register(evals, logger.child({ service: 'evals' })), 'evals');
+  logMemory('evals');
 
   const mcp = new McpService({ bus: new InProcessClient({ broker }), logger: logger.child({ service: 'mcp' }), conformanceFixtures: env.AGP_MCP_CONFORMANCE_FIXTURES, allowedOrigins: env.AGP_MCP_ALLOWED_ORIGINS, allowedHosts: env.AGP_MCP_ALLOWED_HOSTS });
   const mcpApp = await serveInProcess(McpModule.register(mcp, logger.child({ service: 'mcp' })), 'mcp');
@@ -142,6 +148,8 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
       { name: 'policies rpc', run: () => policiesApp.close() },
       { name: 'stats', run: () => stats.stop() },
       { name: 'stats rpc', run: () => statsApp.close() },
+      { name: 'evals', run: () => evals.stop() },
+      { name: 'evals rpc', run: () => evalsApp.close() },
       { name: 'mcp', run: () => mcp.stop() },
       { name: 'mcp rpc', run: () => mcpApp.close() },
       { name: 'ingest log', run: () => ingestLog.close() },

@@ -13,6 +13,10 @@ describe('routeLabel', () => {
     ['/api/v1/runs/run-42', '/api/v1/runs/{id}'],
     ['/api/v1/kill-switches/agents/a.b', '/api/v1/kill-switches/agents/{id}'],
     ['/api/v1/stats/daily', '/api/v1/stats/daily'],
+    ['/api/v1/evals/', '/api/v1/evals'],
+    ['/api/v1/evals/latest', '/api/v1/evals/latest'],
+    ['/api/v1/evals/ci-1234', '/api/v1/evals/{id}'],
+    ['/api/v1/evals/compare/ci-1/ci-2', '/api/v1/evals/compare/{baseline_id}/{current_id}'],
     ['/docs/assets/x.css', '/docs'],
   ])('%s -> %s', (path, label) => {
     expect(routeLabel(path)).toBe(label);
@@ -27,6 +31,8 @@ describe('needsWriteKey (the scope of the route in the HTTP route table)', () =>
     ['GET', '/api/v1/policies/p-1', false],
     ['PATCH', '/api/v1/policies/p-1', true],
     ['GET', '/api/v1/interventions/stats', false],
+    ['POST', '/api/v1/evals/', true],
+    ['GET', '/api/v1/evals/compare/a/b', false],
     ['DELETE', '/api/v1/interventions/0190abcd', true],
     ['POST', '/api/v1/interventions/0190abcd/enrich', true],
     ['POST', '/api/v1/approvals/apr-1/approve', true],

@@ -28,6 +28,7 @@ const ID_COLLECTIONS: Record<string, ReadonlySet<string>> = {
   policies: new Set(),
   agents: new Set(),
   runs: new Set(),
+  evals: new Set(['latest', 'benchmarks', 'generate-scenarios']),
 };
 
 /**
@@ -40,6 +41,7 @@ export function routeLabel(path: string): string {
   const m = /^\/api\/v1\/([a-z-]+)\/([^/]+)(\/[a-z-]+)?$/.exec(p);
   if (m && ID_COLLECTIONS[m[1]] && !ID_COLLECTIONS[m[1]].has(m[2])) return `/api/v1/${m[1]}/{id}${m[3] ?? ''}`;
   if (p.startsWith('/api/v1/kill-switches/agents/')) return '/api/v1/kill-switches/agents/{id}';
+  if (p.startsWith('/api/v1/evals/compare/')) return '/api/v1/evals/compare/{baseline_id}/{current_id}';
   return p.length > 64 ? 'other' : p;
 }
 
@@ -127,22 +129,28 @@ export function authenticate(keys: KeyResolver) {
 /** Escapes that may spell text PostgreSQL cannot store: `\u0000` and surrogates `\ud800`–`\udfff`. */
 const MAYBE_UNSTORABLE = ['\\u0000', '\\ud', '\\uD'].map((s) => Buffer.from(s));
 
+/** A body size for a message: `900 KiB`, `5 MiB`, or bytes. */
+const sizeText = (bytes: number) => (bytes % 1048576 === 0 ? `${bytes / 1048576} MiB` : bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`);
+
 /**
- * The JSON body parser: requests with a body must be `application/json` (or `+json`), at most 5 MiB, and
+ * The JSON body parser: requests with a body must be `application/json` (or `+json`), at most 5 MiB — or the smaller
+ * `maxBodyBytes` of their route in `HTTP_ROUTES` (an eval run submission: 900 KiB, one bus message) — and
  * well-formed. Errors are answered here as problem details, before any controller runs.
  */
 export function jsonBody() {
   // PostgreSQL cannot store U+0000 or an unpaired surrogate. JSON carries either only as an escape (`\u0000`,
   // `\ud800`; raw bytes that are not UTF-8 decode to U+FFFD), so a raw-bytes search (fast) flags the rare body
   // that needs the exact check after parsing.
-  const parse = express.json({
-    limit: INGEST_MAX_BYTES,
-    type: () => true,
-    strict: false,
-    verify: (req, _res, buf) => {
-      if (MAYBE_UNSTORABLE.some((needle) => buf.includes(needle))) (req as Request & { agpMaybeNul?: boolean }).agpMaybeNul = true;
-    },
-  });
+  const parser = (limit: number) =>
+    express.json({
+      limit,
+      type: () => true,
+      strict: false,
+      verify: (req, _res, buf) => {
+        if (MAYBE_UNSTORABLE.some((needle) => buf.includes(needle))) (req as Request & { agpMaybeNul?: boolean }).agpMaybeNul = true;
+      },
+    });
+  const parsers = new Map([[INGEST_MAX_BYTES, parser(INGEST_MAX_BYTES)]]);
   return (req: Request, res: Response, next: NextFunction) => {
     if (/%00/i.test(req.originalUrl)) return sendProblem(res, problem(400, 'Bad Request', 'the URL contains a NUL character (%00), which is not allowed'));
     const length = req.get('content-length');
@@ -153,6 +161,9 @@ export function jsonBody() {
       req.resume();
       return sendProblem(res, problem(415, 'Unsupported Media Type', `send the body as application/json (got ${type || 'no content type'})`));
     }
+    const limit = matchHttpRoute(req.method, req.path)?.maxBodyBytes ?? INGEST_MAX_BYTES;
+    let parse = parsers.get(limit);
+    if (!parse) parsers.set(limit, (parse = parser(limit)));
     parse(req, res, (err?: unknown) => {
       if (!err) {
         // Ingest answers per event: the ingest service refuses such an event on its own (207), not the batch.
@@ -161,7 +172,7 @@ export function jsonBody() {
         return next();
       }
       const e = err as { type?: string; status?: number; message?: string };
-      if (e.type === 'entity.too.large') return sendProblem(res, problem(413, 'Content Too Large', `the body is over the ${INGEST_MAX_BYTES} byte (5 MiB) limit`));
+      if (e.type === 'entity.too.large') return sendProblem(res, problem(413, 'Content Too Large', `the body is over the ${limit} byte (${sizeText(limit)}) limit of ${req.method} ${req.path.replace(/\/+$/, '')}`));
       if (e.type === 'entity.parse.failed') return sendProblem(res, problem(400, 'Bad Request', `malformed JSON: ${e.message ?? 'parse error'}`));
       if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return sendProblem(res, problem(415, 'Unsupported Media Type', e.message ?? 'unsupported encoding'));
       if (e.type === 'request.aborted') return; // the client went away

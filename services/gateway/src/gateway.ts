@@ -21,6 +21,7 @@ import { BUS, IngestController, InterventionsController, LIST_READER } from './c
 import { InterventionListReader } from '@agp/interventions/read-models';
 import { authenticate, jsonBody, requestIdAndMetrics, sendProblem } from './edge.js';
 import { approvalsControllers } from './routes/approvals.js';
+import { evalsControllers } from './routes/evals.js';
 import { mcpControllers, mcpEndpoint, rawResourceUris } from './routes/mcp.js';
 import { policiesControllers } from './routes/policies.js';
 import { statsControllers } from './routes/stats.js';
@@ -125,7 +126,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   @Module({})
   class GatewayModule {
     static register(): DynamicModule {
-      return { module: GatewayModule, controllers: [InterventionsController, IngestController, ...approvalsControllers, ...policiesControllers, ...statsControllers, ...mcpControllers, FallbackController], providers: [{ provide: BUS, useValue: opts.bus }, { provide: LIST_READER, useValue: listReader }] };
+      return { module: GatewayModule, controllers: [InterventionsController, IngestController, ...approvalsControllers, ...policiesControllers, ...statsControllers, ...evalsControllers, ...mcpControllers, FallbackController], providers: [{ provide: BUS, useValue: opts.bus }, { provide: LIST_READER, useValue: listReader }] };
     }
   }
 

@@ -1,6 +1,7 @@
 /**
  * The platform's tools. The first seven are the spec's, with exactly its argument names, types, enums and required
- * lists; the rest are what a language model managing the platform also needs (issue #12 point 2). Every handler asks
+ * lists; the rest are what a language model managing the platform also needs (issue #12 point 2), the eval tools
+ * last (issue #13 point 4). Every handler asks
  * the owning service through the wire registry; the tool's data is the service's reply (a page, a record, stats).
  * Source: spec §Tools shown; issue #12.
  */
@@ -279,5 +280,47 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
     input: z.strictObject({}),
     calls: ['stats.summary', 'approvals.list', 'interventions.list'],
     run: async (e) => dashboardStats(e),
+  }),
+
+  // Evals (issue #13 point 4): read-only views of the eval run history and scorecards.
+  defineTool({
+    name: 'list_eval_runs',
+    title: 'List eval runs',
+    description:
+      'The eval run history (benchmark runs submitted by a harness or CI job), newest first, without their scenarios. Each run has suite, agent_id, branch, commit_sha, created_at and its summary: block_rate (blocked ÷ adversarial scenarios) and correctness_rate (scenarios whose result matched what was expected ÷ all), both fractions 0..1; damage_prevented_usd (USD); avg_detection_time_ms (ms); grade A–F; ci_status pass/fail (null without a commit); regressions against the default branch; by_category rates. Filters compose with AND: suite, agent_id, branch. Returns {eval_runs, total, skip, limit}; read-only.',
+    input: z.strictObject({
+      suite: z.string().min(1).max(256).optional().describe('Only runs of this suite'),
+      agent_id: Id.optional().describe('Only runs of this agent'),
+      branch: z.string().min(1).max(256).optional().describe('Only runs on this branch, e.g. main'),
+      skip: Skip.optional(),
+      limit: Limit(200, 50).optional(),
+    }),
+    calls: ['evals.list'],
+    run: async (e, args) => e.ask('evals.list', { query: defined(args) }),
+  }),
+  defineTool({
+    name: 'get_latest_scorecard',
+    title: 'Latest eval scorecard',
+    description:
+      'The newest eval run (optionally of one suite, agent_id or branch) with its scorecard and every scenario (name, category, severity, expected block|allow, status blocked|failed|allowed, reason, detection_time_ms in ms, damage_usd in USD). Summary: block_rate and correctness_rate (fractions 0..1), damage_prevented_usd (USD), avg_detection_time_ms (ms), grade (A ≥ 0.95, B ≥ 0.85, C ≥ 0.70, D ≥ 0.50 on both rates, else F), ci_status pass/fail (null without a commit) and regressions. Read-only; not_found when no run matches.',
+    input: z.strictObject({
+      suite: z.string().min(1).max(256).optional().describe('Only runs of this suite'),
+      agent_id: Id.optional().describe('Only runs of this agent'),
+      branch: z.string().min(1).max(256).optional().describe('Only runs on this branch, e.g. main'),
+    }),
+    calls: ['evals.latest'],
+    run: async (e, args) => e.ask('evals.latest', { query: defined(args) }),
+  }),
+  defineTool({
+    name: 'compare_eval_runs',
+    title: 'Compare eval runs',
+    description:
+      'Compare two eval runs by id: block_rate_delta_pp and correctness_rate_delta_pp (current − baseline, in percentage points), grade_change (e.g. B→A, with direction up/down/same), regressions (scenarios that passed on the baseline and fail now), improvements (failed on the baseline, pass now), scenarios present in one run only (listed apart, never counted as passing), per-category deltas, and warnings (different suites or agents). Read-only; not_found when either id is unknown.',
+    input: z.strictObject({
+      baseline_id: Id.describe('The earlier run, the reference (e.g. the latest run on main)'),
+      current_id: Id.describe('The run compared with it (e.g. the run of a pull request)'),
+    }),
+    calls: ['evals.compare'],
+    run: async (e, { baseline_id, current_id }) => e.ask('evals.compare', { path: { baseline_id, current_id } }),
   }),
 ];

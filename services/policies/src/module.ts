@@ -15,6 +15,7 @@ export function policiesHandlers(service: PoliciesService): WireHandlers<'polici
     'policies.get': (ctx, { path, query }) => service.getPolicy(ctx, path.id, query),
     'policies.update': (ctx, { path, headers, body }) => service.updatePolicy(ctx, path.id, headers.if_match, body),
     'policies.history': (ctx, { path }) => service.policyHistory(ctx, path.id),
+    'policies.evaluate': (ctx, { body }) => service.evaluate(ctx, body),
     'agents.register': (ctx, { body }) => service.registerAgent(ctx, body),
     'agents.list': (ctx, { query }) => service.listAgents(ctx, query),
     'agents.get': (ctx, { path }) => service.getAgent(ctx, path.id),

@@ -1,4 +1,5 @@
-import type { Agent, KillSwitchOverview, KillSwitchState, ListAgentsQuery, ListPoliciesQuery, Policy } from '@agp/contracts';
+import type { Agent, KillSwitchOverview, KillSwitchState, ListAgentsQuery, ListPoliciesQuery, Policy, RegisteredAction } from '@agp/contracts';
+import type { EngineKillSwitches } from '@agp/policy-engine';
 import { pageWithTotal, type SqlExecutor } from '@agp/eventstore';
 import { rawJson, type RawJson } from '@agp/runtime';
 import { initialKillSwitch } from './killswitch/killswitch.js';
@@ -68,4 +69,47 @@ export async function killSwitchOverview(db: SqlExecutor, org: string): Promise<
     organization: docs.find((r) => r.scope === 'organization')?.doc ?? initialKillSwitch('organization', null),
     agents: docs.filter((r) => r.scope === 'agent').map((r) => r.doc),
   };
+}
+
+/**
+ * The organisation's enabled policies that apply to `agentId` (scoped to it, or to every agent), oldest first
+ * (created_at, then id): what the decision API evaluates. Source: issue #14 point 1.
+ */
+export async function applicablePolicies(db: SqlExecutor, org: string, agentId: string): Promise<Policy[]> {
+  const { rows } = await db.query<{ doc: unknown }>(
+    `SELECT doc FROM agp_policies WHERE organization_id = $1 AND enabled
+       AND (jsonb_array_length(doc->'agent_ids') = 0 OR doc->'agent_ids' @> jsonb_build_array($2::text))
+     ORDER BY created_at, id`,
+    [org, agentId],
+  );
+  return rows.map((r) => parse<Policy>(r.doc));
+}
+
+/** The organisation's kill switch and `agentId`'s (each released when never set), as the policy engine reads them. */
+export async function killSwitchesFor(db: SqlExecutor, org: string, agentId: string): Promise<EngineKillSwitches> {
+  const { rows } = await db.query<{ scope: string; engaged: boolean; reason: string | null }>(
+    `SELECT scope, engaged, doc->>'reason' AS reason FROM agp_kill_switches
+     WHERE organization_id = $1 AND ((scope = 'organization' AND agent_id = '') OR (scope = 'agent' AND agent_id = $2))`,
+    [org, agentId],
+  );
+  const orgSwitch = rows.find((r) => r.scope === 'organization');
+  return {
+    organization: { engaged: orgSwitch?.engaged ?? false, reason: orgSwitch?.reason ?? null },
+    agents: rows.filter((r) => r.scope === 'agent').map((r) => ({ agent_id: agentId, engaged: r.engaged, reason: r.reason })),
+  };
+}
+
+/**
+ * What the agent's registration declares about one of its actions: its risk level and typical cost of one call (USD),
+ * each null when not declared; null when the agent is not registered or does not declare the action.
+ */
+export async function registeredAction(db: SqlExecutor, org: string, agentId: string, actionName: string): Promise<Pick<RegisteredAction, 'risk_level' | 'typical_cost_usd'> | null> {
+  const { rows } = await db.query<{ risk_level: RegisteredAction['risk_level']; typical_cost_usd: number | string | null }>(
+    `SELECT a->>'risk_level' AS risk_level, (a->>'typical_cost_usd')::float8 AS typical_cost_usd
+     FROM agp_agents, jsonb_array_elements(doc->'actions') a
+     WHERE organization_id = $1 AND agent_id = $2 AND a->>'name' = $3 LIMIT 1`,
+    [org, agentId, actionName],
+  );
+  const r = rows[0];
+  return r ? { risk_level: r.risk_level ?? null, typical_cost_usd: r.typical_cost_usd === null ? null : Number(r.typical_cost_usd) } : null;
 }

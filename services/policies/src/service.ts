@@ -6,6 +6,7 @@ import {
   type AgentRegister,
   type AgentRegisterResult,
   type CreatePolicy,
+  type EvaluateAction,
   type GetPolicyQuery,
   type IngestEnvelope,
   type KillSwitchOverview,
@@ -13,14 +14,17 @@ import {
   type ListAgentsQuery,
   type ListPoliciesQuery,
   type Policy,
+  type PolicyEvaluation,
   type PolicyHistory,
   type SetKillSwitch,
   type UpdatePolicy,
 } from '@agp/contracts';
+import type { ClientProxy } from '@nestjs/microservices';
 import { startEventSourcedService, type IngestDelivery, type IngestLogConsumer, type RunningEventSourcedService } from '@agp/bus';
 import { ingestMetadata, ingestedEventId, requestMetadata, waitForProjections, type AppendRequest, type EventStore, type NewEvent, type StoredEvent } from '@agp/eventstore';
 import { NotFoundError, ValidationError, counter, newId, type Logger, type RawJson, type RequestContext } from '@agp/runtime';
 import { agentStream, decideRegister, evolveAgent, foldAgent, type RegistryAgent } from './agent/agent.js';
+import { evaluateAction } from './evaluate.js';
 import { decideKillSwitch, evolveKillSwitch, foldKillSwitch, killSwitchStream } from './killswitch/killswitch.js';
 import { decideCreate, decideUpdate } from './policy/decide.js';
 import { evolvePolicy, foldPolicy, policyHistory } from './policy/policy.js';
@@ -35,6 +39,8 @@ export interface PoliciesDeps {
   ingestLog: IngestLogConsumer;
   /** Subject prefix (AGP_SUBJECT_PREFIX), for the ingest consumer's filter. */
   subjectPrefix: string;
+  /** Bus client, to ask other services (the stats service's `runs.get`, for the decision API) over NATS or in-process. */
+  bus: Pick<ClientProxy, 'send'>;
   logger: Logger;
   /** Clock; injectable for tests. */
   now?: () => Date;
@@ -57,7 +63,7 @@ export function parseIfMatch(value: string | null): number | null {
 
 /**
  * The policies service: versioned event-sourced policies (`policy-<id>`), the agent registry and kill switches,
- * their read models, and the `agent.register` ingest consumer. Its methods take input already parsed by the wire
+ * their read models, the `agent.register` ingest consumer, and the decision API (`policies.evaluate`, issue #14). Its methods take input already parsed by the wire
  * table's request schemas (`policies.*`, `agents.*`, `kill-switches.*`); only what a schema cannot express (If-Match,
  * checks against the store) is validated here. Source: issue #3 point 2, issue #10; architecture §1, §3.
  */
@@ -146,6 +152,17 @@ export class PoliciesService {
    */
   async policyHistory(ctx: RequestContext, id: string): Promise<PolicyHistory> {
     return { policy_id: id, history: policyHistory(await this.policyEvents(ctx, id)) };
+  }
+
+  /**
+   * POST /api/v1/policies/evaluate (`policies.evaluate`): one decision for the action from the organisation's enabled
+   * policies that apply to the agent, its kill switches and, with `run_id`, the run's spend and recent actions (asked
+   * of the stats service). Changes nothing. Precedence and rules: `decide` in `@agp/policy-engine`.
+   * @param input the body, parsed by `EvaluateActionSchema`.
+   * @throws ServiceUnavailableError (503) when the stats service cannot be asked for the run.
+   */
+  async evaluate(ctx: RequestContext, input: EvaluateAction): Promise<PolicyEvaluation> {
+    return evaluateAction({ sql: this.deps.store.sql, bus: this.deps.bus }, ctx, input, this.now());
   }
 
   /** The events of a policy's stream. @throws NotFoundError when it does not exist or is another organisation's. */

@@ -1,8 +1,9 @@
 /**
- * `/api/v1/policies`, `/api/v1/agents`, `/api/v1/kill-switches`: forwarded to the policies service as the wire
- * table's `policies.*`, `agents.*` and `kill-switches.*` messages. The request parts are checked against the row's
- * schema before sending (422s name each bad field, as the service would); the service scopes everything by the
- * caller's organisation. Read keys are refused writes (403) at the edge. Source: issue #3 point 2, issue #10.
+ * `/api/v1/policies` (with the decision API `POST /api/v1/policies/evaluate`), `/api/v1/agents`,
+ * `/api/v1/kill-switches`: forwarded to the policies service as the wire table's `policies.*`, `agents.*` and
+ * `kill-switches.*` messages. The request parts are checked against the row's schema before sending (422s name each
+ * bad field, as the service would); the service scopes everything by the caller's organisation. Read keys are refused
+ * writes (403) at the edge. Source: issue #3 point 2, issue #10, issue #14 (the decision API).
  */
 import { Body, Controller, Get, HttpCode, Inject, Param, Patch, Post, Put, Query, Req, Res } from '@nestjs/common';
 import type { ClientProxy } from '@nestjs/microservices';
@@ -38,6 +39,16 @@ export class PoliciesController {
     const policy = await callUnchecked(this.bus, 'policies.create', ctxOf(req), { body: body ?? {} });
     res.location(`/api/v1/policies/${policy.id}`);
     return withEtag(res, policy);
+  }
+
+  /**
+   * POST /api/v1/policies/evaluate `{agent_id, run_id?, action_name, arguments?, estimated_cost_usd?}`: 200 with one
+   * decision (a read: any key may ask). A literal path, declared before the `:id` routes.
+   */
+  @Post('evaluate')
+  @HttpCode(200)
+  evaluate(@Req() req: AuthedRequest, @Body() body: unknown) {
+    return callUnchecked(this.bus, 'policies.evaluate', ctxOf(req), { body: body ?? {} });
   }
 
   /** GET /api/v1/policies/{id}[?version=N]: the policy now, or as it was at version N; with its ETag. */

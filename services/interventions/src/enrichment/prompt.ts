@@ -1,4 +1,5 @@
 import type { InterventionRecord } from '@agp/contracts';
+import type { ChatMessage } from '@agp/runtime/llm';
 
 /**
  * Version of the enrichment prompt below. Recorded on every InterventionEnriched / InterventionEnrichmentFailed
@@ -9,12 +10,6 @@ export const PROMPT_VERSION = 'enrich-v1';
 
 /** Longest JSON rendering of `original_inputs` / `modified_inputs` put in the prompt, in characters. */
 export const MAX_INPUTS_CHARS = 4000;
-
-/** One chat message as the chat-completions API takes it. */
-export interface ChatMessage {
-  role: 'system' | 'user';
-  content: string;
-}
 
 const SYSTEM = `You rewrite records of an AI-agent governance platform for people who are not engineers.
 A policy or guardrail stopped, escalated, limited or changed an action an AI agent tried to take.

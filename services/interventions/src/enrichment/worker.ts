@@ -1,6 +1,7 @@
 import { InterventionEvents, interventionStream, type EnrichmentCoverage, type InterventionEnrichedData, type InterventionEnrichmentFailedData } from '@agp/contracts';
 import { EVENT_SCHEMA_VERSION, type StoredEvent, type Subscription } from '@agp/eventstore';
 import { ConflictError, NotFoundError, WrongExpectedVersionError, counter, gauge, newId, type RequestContext } from '@agp/runtime';
+import { llmSettings } from '@agp/runtime/llm';
 import type { InterventionsDeps } from '../service.js';
 import { fold, type InterventionState } from '../intervention/intervention.js';
 import { decideEnrichment, parseAnswer, type EnrichmentAnswer } from './answer.js';
@@ -59,14 +60,7 @@ export class EnrichmentWorker {
     const env = deps.env ?? {};
     this.concurrency = env.AGP_ENRICHMENT_CONCURRENCY ?? 4;
     this.maxAttempts = env.AGP_ENRICHMENT_MAX_ATTEMPTS ?? 5;
-    if (env.AGP_LLM_API_KEY) {
-      this.settings = {
-        apiKey: env.AGP_LLM_API_KEY,
-        ...(env.AGP_LLM_BASE_URL ? { baseURL: env.AGP_LLM_BASE_URL } : {}),
-        model: env.AGP_LLM_MODEL ?? 'gpt-4o-mini',
-        timeoutMs: env.AGP_LLM_TIMEOUT_MS ?? 30_000,
-      };
-    }
+    this.settings = llmSettings(env) ?? undefined;
   }
 
   /** Whether an LLM key is configured. */

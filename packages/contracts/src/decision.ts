@@ -1,0 +1,147 @@
+import { z } from 'zod';
+import { OpaqueIdSchema, UsdSchema } from './common.js';
+import { InterventionOutcomeSchema, InterventionTypeSchema, RiskLevelSchema, type InterventionOutcome, type InterventionType } from './enums.js';
+import { ActionNameSchema } from './policy.js';
+
+/**
+ * The policy decision: what `decide` (packages/policy-engine) answers for one action an agent attempts, and the
+ * decision API `POST /api/v1/policies/evaluate` that asks it with the organisation's current policies.
+ * Source: issue #14 point 1; spec §What the service does (allow, block, escalate, rate-limit, enforce a budget,
+ * downgrade, warn), §Intervention types, §Intervention outcomes, §Risk levels; architecture §1 (packages/policy-engine).
+ */
+
+/**
+ * The seven decisions, most restrictive first; this order is the precedence across policies (the most restrictive
+ * decision of any policy wins). `allow` is last.
+ */
+export const POLICY_DECISIONS = ['block', 'escalate', 'budget_exceeded', 'rate_limited', 'downgrade', 'warn', 'allow'] as const;
+/** One of {@link POLICY_DECISIONS}. */
+export const PolicyDecisionKindSchema = z.enum(POLICY_DECISIONS);
+export type PolicyDecisionKind = z.infer<typeof PolicyDecisionKindSchema>;
+
+/** The intervention type each decision would record (spec §Intervention types); `allow` records none. */
+export const DECISION_INTERVENTION_TYPE: Readonly<Record<PolicyDecisionKind, InterventionType | null>> = {
+  block: 'hard_block',
+  escalate: 'approval_required',
+  budget_exceeded: 'budget_exceeded',
+  rate_limited: 'rate_limited',
+  downgrade: 'downgrade',
+  warn: 'warning',
+  allow: null,
+};
+
+/** The intervention outcome each decision would record (spec §Intervention outcomes); `allow` records none. */
+export const DECISION_OUTCOME: Readonly<Record<PolicyDecisionKind, InterventionOutcome | null>> = {
+  block: 'blocked',
+  escalate: 'escalated',
+  budget_exceeded: 'blocked',
+  rate_limited: 'blocked',
+  downgrade: 'modified',
+  warn: 'warned',
+  allow: null,
+};
+
+/**
+ * The rules that can trigger, in the order they are checked (precedence within one policy; the kill switches come
+ * before every policy):
+ * - `organization_kill_switch`, `agent_kill_switch` → block;
+ * - `denied_action` (the action is in `denied_actions`), `not_in_allowed_actions` (`allowed_actions` is a list
+ *   without it) → block;
+ * - `approval_required` (in `approval_required_actions`) → escalate;
+ * - `session_budget`, `run_budget` (spend so far + the action's estimated cost > the budget) → budget_exceeded;
+ * - `rate_limit` (a `rate_limits` entry for the action or `*` is full in its sliding window) → rate_limited;
+ * - `budget_warning` (spend so far + the cost passes 80% of a budget) → warn.
+ * No policy field expresses `downgrade` yet, so no rule produces it (see packages/policy-engine).
+ */
+export const DECISION_RULES = [
+  'organization_kill_switch',
+  'agent_kill_switch',
+  'denied_action',
+  'not_in_allowed_actions',
+  'approval_required',
+  'session_budget',
+  'run_budget',
+  'rate_limit',
+  'budget_warning',
+] as const;
+/** One of {@link DECISION_RULES}. */
+export const DecisionRuleSchema = z.enum(DECISION_RULES);
+export type DecisionRule = z.infer<typeof DecisionRuleSchema>;
+
+/**
+ * One rule that triggered: a kill switch (policy null), or a policy's own decision (the first of its rules that
+ * triggered, in {@link DECISION_RULES} order).
+ */
+export const TriggeredRuleSchema = z.object({
+  /** The policy, or null for a kill switch. */
+  policy_id: z.string().nullable(),
+  policy_name: z.string().nullable(),
+  decision: PolicyDecisionKindSchema,
+  rule: DecisionRuleSchema,
+  /** Why, in one sentence (names the action, the list, the budget or the limit, with USD amounts). */
+  reason: z.string(),
+});
+export type TriggeredRule = z.infer<typeof TriggeredRuleSchema>;
+
+/**
+ * What `decide` answers for one action: the winning decision with the rule and policy behind it, and every rule
+ * that triggered (most restrictive first), so a caller sees what else would have stopped the action.
+ * - `intervention_type` / `outcome`: what the agent-side client records for this decision (null for allow).
+ * - `policy_id` / `policy_name`: the winning policy; null for allow and for a kill switch.
+ * - `risk_level`: the action's declared risk (its agent registration), else the rule's default (see the engine).
+ * - `estimated_cost_usd`: the cost the decision used, USD.
+ * - `cost_prevented_usd`: that cost when the action is stopped (block, budget_exceeded, rate_limited), else 0 (an
+ *   escalated action may still run; a warned or downgraded one runs). USD.
+ * - `policies_evaluated`: the enabled policies that apply to the agent.
+ */
+export const PolicyDecisionSchema = z.object({
+  decision: PolicyDecisionKindSchema,
+  intervention_type: InterventionTypeSchema.nullable(),
+  outcome: InterventionOutcomeSchema.nullable(),
+  rule: DecisionRuleSchema.nullable(),
+  policy_id: z.string().nullable(),
+  policy_name: z.string().nullable(),
+  reason: z.string(),
+  risk_level: RiskLevelSchema,
+  estimated_cost_usd: z.number(),
+  cost_prevented_usd: z.number(),
+  policies_evaluated: z.number().int(),
+  triggered: z.array(TriggeredRuleSchema),
+});
+export type PolicyDecision = z.infer<typeof PolicyDecisionSchema>;
+
+/**
+ * Body of `POST /api/v1/policies/evaluate` (strict: an unknown field is a 422 naming it). Source: issue #14 point 1.
+ * - `agent_id`: the agent attempting the action; policies scoped to other agents do not apply.
+ * - `run_id`: its run, whose spend so far (and recent actions, for rate limits) the decision counts; an unknown run
+ *   has spent nothing.
+ * - `arguments`: the action's arguments (no rule reads them yet; accepted so clients send the same input the
+ *   agent-side engine sees).
+ * - `estimated_cost_usd`: USD ≥ 0; absent = the action's `typical_cost_usd` from the agent's registration, else 0.
+ */
+export const EvaluateActionSchema = z.strictObject({
+  agent_id: OpaqueIdSchema,
+  run_id: OpaqueIdSchema.optional(),
+  action_name: ActionNameSchema,
+  arguments: z.record(z.string(), z.unknown()).optional(),
+  estimated_cost_usd: UsdSchema.optional(),
+});
+export type EvaluateAction = z.infer<typeof EvaluateActionSchema>;
+
+/**
+ * Reply of `POST /api/v1/policies/evaluate`: the {@link PolicyDecisionSchema decision}, plus the state it was taken
+ * against (`context`): the time (`now`, ISO 8601 UTC), the run's spend so far (`run_spend_usd`, USD; 0 without a
+ * run), the session spend used (`session_spend_usd`: the platform records no sessions, so the run's spend stands for
+ * it — a lower bound), how many of the run's recent actions fed the rate-limit windows (`recent_calls`), and
+ * `run_found` (null without `run_id`; false when the organisation has no such run, which then counts as no spend).
+ */
+export const PolicyEvaluationSchema = PolicyDecisionSchema.extend({
+  context: z.object({
+    now: z.string(),
+    run_spend_usd: z.number(),
+    session_spend_usd: z.number(),
+    recent_calls: z.number().int(),
+    run_found: z.boolean().nullable(),
+  }),
+});
+export type PolicyEvaluation = z.infer<typeof PolicyEvaluationSchema>;

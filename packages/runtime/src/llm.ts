@@ -1,0 +1,124 @@
+/**
+ * The platform's language-model client: any OpenAI-compatible chat-completions endpoint through the official `openai`
+ * package, configured by AGP_LLM_API_KEY, AGP_LLM_BASE_URL, AGP_LLM_MODEL and AGP_LLM_TIMEOUT_MS (config.ts).
+ * Enrichment (services/interventions) and the semantic scenario pass (services/evals) both call {@link completeJson}.
+ *
+ * Imported as `@agp/runtime/llm`, not from the package root, and `openai` itself is loaded on the first call: a
+ * process that never asks a model (every one without a key, the CLI) does not load it.
+ * Source: architecture §4 (LLM); issue #4 point 1; issue #13 point 2.
+ */
+import type { Histogram } from 'prom-client';
+import type { BaseEnv } from './config.js';
+
+/** Where and how to ask the model. */
+export interface ProviderSettings {
+  apiKey: string;
+  /** e.g. `https://api.openai.com/v1`; absent means the openai package's default. */
+  baseURL?: string;
+  model: string;
+  /** Per-request timeout, in ms. */
+  timeoutMs: number;
+}
+
+/** One chat message as the chat-completions API takes it. */
+export interface ChatMessage {
+  role: 'system' | 'user';
+  content: string;
+}
+
+/** The content of one answer and how many HTTP requests it took (the SDK's retries included). */
+export interface Completion {
+  content: string | null;
+  requests: number;
+}
+
+/**
+ * A call to the provider that failed after the SDK's own retries, with the requests it made and whether
+ * trying again later could help (timeouts, connection errors, 408/409/429/5xx) or not (other 4xx).
+ */
+export class ProviderError extends Error {
+  constructor(
+    message: string,
+    readonly requests: number,
+    readonly retryable: boolean,
+    readonly aborted: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'ProviderError';
+  }
+}
+
+/** The AGP_LLM_* settings {@link llmSettings} reads (defaults as in `baseEnvSchema`). */
+export type LlmEnv = Partial<Pick<BaseEnv, 'AGP_LLM_API_KEY' | 'AGP_LLM_BASE_URL' | 'AGP_LLM_MODEL' | 'AGP_LLM_TIMEOUT_MS'>>;
+
+/**
+ * The provider settings of `env`, or null when no AGP_LLM_API_KEY is configured (the callers then skip the model and
+ * say so). Model defaults to `gpt-4o-mini`, the timeout to 30,000 ms (as `baseEnvSchema`).
+ */
+export function llmSettings(env: LlmEnv): ProviderSettings | null {
+  if (!env.AGP_LLM_API_KEY) return null;
+  return {
+    apiKey: env.AGP_LLM_API_KEY,
+    ...(env.AGP_LLM_BASE_URL ? { baseURL: env.AGP_LLM_BASE_URL } : {}),
+    model: env.AGP_LLM_MODEL ?? 'gpt-4o-mini',
+    timeoutMs: env.AGP_LLM_TIMEOUT_MS ?? 30_000,
+  };
+}
+
+/** Options of {@link completeJson}. */
+export interface CompleteOptions {
+  /** Most HTTP requests of this call, the SDK's retries included (≥ 1). */
+  maxRequests: number;
+  /** Aborts the call (a {@link ProviderError} with `aborted: true`). */
+  signal?: AbortSignal;
+  /** Observes each HTTP request's latency in seconds, labelled by `status` (the HTTP status, or `error`). */
+  latency?: Histogram<string>;
+  /** Sent as the request's `seed` (best-effort determinism on providers that honour it). */
+  seed?: number;
+}
+
+/**
+ * Ask an OpenAI-compatible chat-completions endpoint for a JSON object (`response_format: json_object`) through the
+ * official `openai` package. The SDK retries timeouts, connection errors, 408, 409, 429 and 5xx with exponential
+ * backoff (0.5 s doubling up to 8 s, up to 25% jitter) and honours `Retry-After` / `retry-after-ms`;
+ * `opts.maxRequests` bounds the HTTP requests of this call, retries included. The answer's content is returned
+ * unparsed: checking it is the caller's (a zod schema).
+ * @throws ProviderError when no answer came back (after the retries, on a non-retryable 4xx, or when aborted).
+ */
+export async function completeJson(settings: ProviderSettings, messages: ChatMessage[], opts: CompleteOptions): Promise<Completion> {
+  const { default: OpenAI, APIError, APIUserAbortError } = await import('openai');
+  let requests = 0;
+  const client = new OpenAI({
+    apiKey: settings.apiKey,
+    ...(settings.baseURL ? { baseURL: settings.baseURL } : {}),
+    timeout: settings.timeoutMs,
+    maxRetries: Math.max(0, opts.maxRequests - 1),
+    // Counts requests (an attempt is one HTTP request) and times each one; the SDK keeps its retry logic.
+    fetch: async (url: string | URL | Request, init?: RequestInit) => {
+      requests += 1;
+      const end = opts.latency?.startTimer();
+      try {
+        const res = await fetch(url, init);
+        end?.({ status: String(res.status) });
+        return res;
+      } catch (err) {
+        end?.({ status: 'error' });
+        throw err;
+      }
+    },
+  });
+  try {
+    const res = await client.chat.completions.create(
+      { model: settings.model, messages, response_format: { type: 'json_object' }, ...(opts.seed !== undefined ? { seed: opts.seed } : {}) },
+      opts.signal ? { signal: opts.signal } : undefined,
+    );
+    return { content: res.choices[0]?.message?.content ?? null, requests };
+  } catch (err) {
+    if (err instanceof APIUserAbortError) throw new ProviderError('aborted', requests, true, true, { cause: err });
+    const status = err instanceof APIError ? err.status : undefined;
+    const retryable = status === undefined || status === 408 || status === 409 || status === 429 || status >= 500;
+    const message = `${status ? `provider answered ${status}` : 'provider unreachable'}: ${(err as Error).message}`.slice(0, 1000);
+    throw new ProviderError(message, Math.max(requests, 1), retryable, false, { cause: err });
+  }
+}

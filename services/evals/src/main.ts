@@ -1,0 +1,16 @@
+import 'reflect-metadata';
+import { QueueGroups } from '@agp/contracts';
+import { runServiceProcess } from '@agp/bus';
+import { EvalsModule } from './module.js';
+import { EvalsService } from './service.js';
+
+/** Distributed mode: the evals service as its own process (NATS + PostgreSQL); ops port 9466. */
+await runServiceProcess({
+  name: 'evals',
+  queue: QueueGroups.evals,
+  defaultOpsPort: 9466,
+  build: ({ env, logger, store, bus }) => {
+    const service = new EvalsService({ store, bus, logger, env });
+    return { service, module: EvalsModule.register(service, logger) };
+  },
+});

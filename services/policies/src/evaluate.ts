@@ -1,0 +1,78 @@
+/**
+ * The decision API's state gathering (`policies.evaluate`, `POST /api/v1/policies/evaluate`): the organisation's
+ * enabled policies for the agent and its kill switches from this service's read model, the action's declared risk
+ * and typical cost from the agent registry, and the run's spend and recent actions from the stats service over the
+ * bus. The decision itself is the pure `decide` of `@agp/policy-engine`. Source: issue #14 point 1.
+ */
+import type { ClientProxy } from '@nestjs/microservices';
+import type { EvaluateAction, PolicyEvaluation, RequestContext } from '@agp/contracts';
+import { call, RemoteProblemError } from '@agp/bus';
+import type { SqlExecutor } from '@agp/eventstore';
+import { decide, type RecentCall } from '@agp/policy-engine';
+import { applicablePolicies, killSwitchesFor, registeredAction } from './queries.js';
+
+/**
+ * The most recent actions of a run the decision API reads for rate-limit windows (one `runs.get` page, the most it
+ * serves). A window holding more of the run's calls than this undercounts: limits above 1000 calls per window
+ * cannot be reached through the API (the agent-side SDK passes its own window).
+ */
+export const RECENT_CALLS_MAX = 1000;
+
+/** What the decision API knows of a run: whether the organisation has it, its spend so far (USD), its recent calls. */
+export interface RunState {
+  found: boolean | null;
+  spend_usd: number;
+  calls: RecentCall[];
+}
+
+/**
+ * The run's spend so far and, when `withCalls`, its {@link RECENT_CALLS_MAX} latest actions (by timestamp) as calls,
+ * leaving out `blocked` ones (never executed), asked of the stats service (`runs.get`): one message, two when calls
+ * are needed. Spend is the run's `cost_usd` (USD). An unknown run (404, including another organisation's) has spent
+ * nothing and made no calls.
+ * @throws ServiceUnavailableError (503) or RemoteProblemError when the stats service cannot answer.
+ */
+export async function runState(bus: Pick<ClientProxy, 'send'>, ctx: RequestContext, runId: string | undefined, withCalls: boolean): Promise<RunState> {
+  if (runId === undefined) return { found: null, spend_usd: 0, calls: [] };
+  const path = { id: runId };
+  let head;
+  try {
+    head = await call(bus, 'runs.get', ctx, { path, query: { actions_limit: 1 } });
+  } catch (err) {
+    if (err instanceof RemoteProblemError && err.status === 404) return { found: false, spend_usd: 0, calls: [] };
+    throw err;
+  }
+  if (!withCalls || head.actions_total === 0) return { found: true, spend_usd: head.cost_usd, calls: [] };
+  const n = Math.min(RECENT_CALLS_MAX, head.actions_total);
+  const page = await call(bus, 'runs.get', ctx, { path, query: { actions_skip: head.actions_total - n, actions_limit: n } });
+  const calls = page.actions.filter((a) => a.status !== 'blocked').map((a) => ({ action_name: a.action_name, at: Date.parse(a.timestamp) }));
+  return { found: true, spend_usd: head.cost_usd, calls };
+}
+
+/**
+ * Decide one action against the organisation's current state. The session spend is the run's spend (the platform
+ * records no sessions; a session holds its runs, so this is a lower bound); rate limits count the run's recent
+ * actions. The estimated cost is the body's, else the registered action's typical cost, else 0 USD; the risk level
+ * the registered action's, else the rule's default.
+ * @param now the decision time (the end of every rate-limit window).
+ * @throws as {@link runState}.
+ */
+export async function evaluateAction(deps: { sql: SqlExecutor; bus: Pick<ClientProxy, 'send'> }, ctx: RequestContext, body: EvaluateAction, now: Date): Promise<PolicyEvaluation> {
+  const org = ctx.organization_id;
+  const [policies, killSwitches, registered] = await Promise.all([
+    applicablePolicies(deps.sql, org, body.agent_id),
+    killSwitchesFor(deps.sql, org, body.agent_id),
+    registeredAction(deps.sql, org, body.agent_id, body.action_name),
+  ]);
+  const rateLimited = policies.some((p) => Object.keys(p.rate_limits).length > 0);
+  const run = await runState(deps.bus, ctx, body.run_id, rateLimited);
+  const action = {
+    agent_id: body.agent_id,
+    action_name: body.action_name,
+    arguments: body.arguments,
+    estimated_cost_usd: body.estimated_cost_usd ?? registered?.typical_cost_usd ?? 0,
+    risk_level: registered?.risk_level ?? null,
+  };
+  const decision = decide(policies, killSwitches, action, { now: now.getTime(), session_spend_usd: run.spend_usd, run_spend_usd: run.spend_usd, recent_calls: run.calls });
+  return { ...decision, context: { now: now.toISOString(), run_spend_usd: run.spend_usd, session_spend_usd: run.spend_usd, recent_calls: run.calls.length, run_found: run.found } };
+}

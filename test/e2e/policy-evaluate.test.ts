@@ -1,0 +1,285 @@
+/**
+ * The decision API `POST /api/v1/policies/evaluate` over real HTTP, in both run modes (issue #14 point 1, "Tests:
+ * integration"): policies created through the API, kill switches engaged through it, runs and actions ingested, then
+ * exact decisions — allow, block, escalate, budget_exceeded, rate_limited and warn (no policy field can express
+ * downgrade yet, so the API never answers it; the engine's table covers its precedence). Bad input is a 422 naming
+ * each field; another organisation's policies and runs never count; evaluating records nothing.
+ */
+import { describe, expect, it } from 'vitest';
+import { describeModes } from '../support/modes.js';
+import { call, eventually } from '../support/http.js';
+
+type Res = { status: number; headers: Headers; body: any };
+const expectProblem = (r: Res, status: number, paths: string[] = []) => {
+  expect(r.status, JSON.stringify(r.body)).toBe(status);
+  expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  if (paths.length) expect(r.body.errors.map((e: { path: string }) => e.path).sort()).toEqual([...paths].sort());
+};
+
+const AGENT = 'eval-agent';
+const OTHER_AGENT = 'eval-other-agent';
+/** Run A: two emails (5 USD each), one blocked email (never executed), one search (6 USD): 16 USD. */
+const RUN_A = 'eval-run-a';
+/** Run B: three emails (1 USD each): 3 USD. */
+const RUN_B = 'eval-run-b';
+
+type Ev = { id: string; type: string; timestamp: string; body: Record<string, unknown> };
+let seq = 0;
+/** An ISO time `secondsAgo` seconds before now. */
+const ago = (secondsAgo: number) => new Date(Date.now() - secondsAgo * 1000).toISOString();
+/** An ingest event stamped `secondsAgo` seconds before now. */
+const ev = (type: string, body: Record<string, unknown>, secondsAgo: number): Ev => ({ id: `eval-ev-${++seq}-${Math.random().toString(36).slice(2, 8)}`, type, timestamp: ago(secondsAgo), body });
+const start = (run: string) => ev('run.start', { run_id: run, agent_id: AGENT, started_at: ago(120) }, 120);
+/** An action of AGENT in `run`, at `secondsAgo` seconds before now (the time its rate-limit window sees). */
+const act = (run: string, name: string, secondsAgo: number, extra: Record<string, unknown>) =>
+  ev('action.record', { run_id: run, agent_id: AGENT, action_name: name, timestamp: ago(secondsAgo), ...extra }, secondsAgo);
+
+describeModes('POST /api/v1/policies/evaluate', (platform) => {
+  const p = () => platform();
+  const evaluate = (body: unknown, key = p().writeKey) => call(p(), 'POST', '/api/v1/policies/evaluate', { key, body });
+  const decision = async (body: Record<string, unknown>, key = p().writeKey) => {
+    const r = await evaluate(body, key);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    return r.body;
+  };
+  const createPolicy = async (body: Record<string, unknown>, key = p().writeKey) => {
+    const r = await call(p(), 'POST', '/api/v1/policies', { key, body });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    return r.body as { id: string; name: string };
+  };
+  const killSwitch = async (path: string, engaged: boolean, reason?: string) => {
+    const r = await call(p(), 'PUT', `/api/v1/kill-switches/${path}`, { key: p().writeKey, body: { engaged, ...(reason ? { reason } : {}) } });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+  };
+
+  /** The guard policy of AGENT, created once by the first test. */
+  let guard: { id: string; name: string };
+
+  it('sets up: an agent with declared actions, its policies (one disabled, one for another agent) and two ingested runs', async () => {
+    const reg = await call(p(), 'POST', '/api/v1/agents', {
+      key: p().writeKey,
+      body: { agent_id: AGENT, actions: [{ name: 'refund_payment', risk_level: 'critical', typical_cost_usd: 3 }, { name: 'search' }] },
+    });
+    expect(reg.status).toBe(201);
+    guard = await createPolicy({
+      name: 'Eval guard',
+      agent_ids: [AGENT],
+      denied_actions: ['delete_records'],
+      approval_required_actions: ['refund_payment'],
+      run_budget: 20,
+      rate_limits: { send_email: { max_calls: 3, window_seconds: 3600 } },
+    });
+    await createPolicy({ name: 'Disabled', agent_ids: [AGENT], enabled: false, denied_actions: ['search'] });
+    await createPolicy({ name: 'Someone else', agent_ids: [OTHER_AGENT], denied_actions: ['search'] });
+
+    const batch = [
+      start(RUN_A),
+      act(RUN_A, 'send_email', 90, { status: 'success', cost_usd: 5 }),
+      act(RUN_A, 'send_email', 80, { status: 'success', cost_usd: 5 }),
+      act(RUN_A, 'send_email', 70, { status: 'blocked' }),
+      act(RUN_A, 'search', 60, { status: 'success', cost_usd: 6 }),
+      start(RUN_B),
+      act(RUN_B, 'send_email', 50, { status: 'success', cost_usd: 1 }),
+      act(RUN_B, 'send_email', 40, { status: 'error', cost_usd: 1 }),
+      act(RUN_B, 'send_email', 30, { status: 'success', cost_usd: 1 }),
+    ];
+    const r = await call(p(), 'POST', '/api/v1/ingest/', { key: p().writeKey, body: { batch } });
+    expect(r.status).toBe(207);
+    expect(r.body.errors).toEqual([]);
+    for (const [run, actions, cost] of [
+      [RUN_A, 4, 16],
+      [RUN_B, 3, 3],
+    ] as const) {
+      await eventually(async () => {
+        const got = await call(p(), 'GET', `/api/v1/runs/${run}`, { key: p().readKey });
+        return got.status === 200 && got.body.action_count === actions && got.body.cost_usd === cost;
+      }, 20_000);
+    }
+  });
+
+  describe('decisions', () => {
+    it('allows an action no policy stops (the disabled policy and the other agent’s do not count), for a read key too', async () => {
+      const got = await decision({ agent_id: AGENT, action_name: 'search', estimated_cost_usd: 1 }, p().readKey);
+      expect(got).toEqual({
+        decision: 'allow',
+        intervention_type: null,
+        outcome: null,
+        rule: null,
+        policy_id: null,
+        policy_name: null,
+        reason: 'no kill switch is engaged and none of the 1 applicable policies stops search',
+        risk_level: 'minimal',
+        estimated_cost_usd: 1,
+        cost_prevented_usd: 0,
+        policies_evaluated: 1,
+        triggered: [],
+        context: { now: expect.any(String), run_spend_usd: 0, session_spend_usd: 0, recent_calls: 0, run_found: null },
+      });
+      expect(Math.abs(Date.parse(got.context.now) - Date.now())).toBeLessThan(60_000);
+    });
+
+    it('blocks a denied action (hard_block) and counts its estimated cost as prevented', async () => {
+      const got = await decision({ agent_id: AGENT, action_name: 'delete_records', estimated_cost_usd: 2.5, arguments: { table: 'users' } });
+      expect(got).toMatchObject({
+        decision: 'block',
+        intervention_type: 'hard_block',
+        outcome: 'blocked',
+        rule: 'denied_action',
+        policy_id: guard.id,
+        policy_name: 'Eval guard',
+        reason: 'delete_records is a denied action of policy "Eval guard"',
+        risk_level: 'high',
+        estimated_cost_usd: 2.5,
+        cost_prevented_usd: 2.5,
+      });
+      expect(got.triggered).toEqual([{ policy_id: guard.id, policy_name: 'Eval guard', decision: 'block', rule: 'denied_action', reason: got.reason }]);
+    });
+
+    it('escalates an approval-required action with the risk and typical cost its agent registered, preventing nothing yet', async () => {
+      const got = await decision({ agent_id: AGENT, action_name: 'refund_payment' });
+      expect(got).toMatchObject({
+        decision: 'escalate',
+        intervention_type: 'approval_required',
+        outcome: 'escalated',
+        rule: 'approval_required',
+        policy_id: guard.id,
+        risk_level: 'critical',
+        estimated_cost_usd: 3,
+        cost_prevented_usd: 0,
+      });
+    });
+
+    it("stops an action that would take the run's spend past its budget (budget_exceeded)", async () => {
+      const got = await decision({ agent_id: AGENT, run_id: RUN_A, action_name: 'search', estimated_cost_usd: 5 });
+      expect(got).toMatchObject({
+        decision: 'budget_exceeded',
+        intervention_type: 'budget_exceeded',
+        outcome: 'blocked',
+        rule: 'run_budget',
+        policy_id: guard.id,
+        reason: 'run spend 16 USD + search 5 USD would exceed the run budget of 20 USD of policy "Eval guard"',
+        risk_level: 'medium',
+        cost_prevented_usd: 5,
+        context: { run_spend_usd: 16, session_spend_usd: 16, recent_calls: 3, run_found: true },
+      });
+    });
+
+    it('warns when the run would pass 80% of its budget', async () => {
+      const got = await decision({ agent_id: AGENT, run_id: RUN_A, action_name: 'search', estimated_cost_usd: 1 });
+      expect(got).toMatchObject({ decision: 'warn', intervention_type: 'warning', outcome: 'warned', rule: 'budget_warning', policy_id: guard.id, risk_level: 'low', cost_prevented_usd: 0 });
+      expect(got.reason).toBe('run spend would reach 17 USD, 85% of the run budget of 20 USD of policy "Eval guard" (warned past 80%)');
+    });
+
+    it("rate-limits the call past the limit in the run's window, counting failed calls but not blocked ones", async () => {
+      const limited = await decision({ agent_id: AGENT, run_id: RUN_B, action_name: 'send_email', estimated_cost_usd: 1 });
+      expect(limited).toMatchObject({
+        decision: 'rate_limited',
+        intervention_type: 'rate_limited',
+        outcome: 'blocked',
+        rule: 'rate_limit',
+        policy_id: guard.id,
+        reason: '3 calls of send_email in the last 3600 s reach the limit of 3 of policy "Eval guard"',
+        cost_prevented_usd: 1,
+        context: { run_spend_usd: 3, recent_calls: 3, run_found: true },
+      });
+      // Run A made two emails and had one blocked: a third is still within the limit (16 USD is exactly 80%: no warning).
+      const allowed = await decision({ agent_id: AGENT, run_id: RUN_A, action_name: 'send_email', estimated_cost_usd: 0 });
+      expect(allowed).toMatchObject({ decision: 'allow', context: { run_spend_usd: 16, recent_calls: 3 } });
+    });
+
+    it('counts an unknown run as no spend and says it was not found', async () => {
+      const got = await decision({ agent_id: AGENT, run_id: 'no-such-run', action_name: 'search', estimated_cost_usd: 5 });
+      expect(got).toMatchObject({ decision: 'allow', context: { run_spend_usd: 0, recent_calls: 0, run_found: false } });
+    });
+
+    it("applies a policy only to the agents it is scoped to", async () => {
+      expect(await decision({ agent_id: OTHER_AGENT, action_name: 'delete_records' })).toMatchObject({ decision: 'allow', policies_evaluated: 1 });
+      expect(await decision({ agent_id: OTHER_AGENT, action_name: 'search' })).toMatchObject({ decision: 'block', rule: 'denied_action', policy_name: 'Someone else' });
+    });
+
+    it('records nothing: no intervention, no policy change', async () => {
+      const before = await call(p(), 'GET', '/api/v1/interventions', { key: p().readKey });
+      const version = (await call(p(), 'GET', `/api/v1/policies/${guard.id}`, { key: p().readKey })).body.version;
+      await decision({ agent_id: AGENT, action_name: 'delete_records', estimated_cost_usd: 1 });
+      expect((await call(p(), 'GET', '/api/v1/interventions', { key: p().readKey })).body.total).toBe(before.body.total);
+      expect((await call(p(), 'GET', `/api/v1/policies/${guard.id}`, { key: p().readKey })).body.version).toBe(version);
+    });
+
+    it('answers at the trailing-slash spelling too', async () => {
+      const r = await call(p(), 'POST', '/api/v1/policies/evaluate/', { key: p().readKey, body: { agent_id: AGENT, action_name: 'delete_records' } });
+      expect(r.status).toBe(200);
+      expect(r.body.decision).toBe('block');
+    });
+  });
+
+  describe('another organisation', () => {
+    it("never applies this organisation's policies, kill switches or runs, and this one never sees its policies", async () => {
+      const globex = p().otherOrgWriteKey;
+      await createPolicy({ name: 'Globex no search', denied_actions: ['search'] }, globex);
+      // Globex: its own policy applies; acme's guard does not; acme's run is unknown to it.
+      expect(await decision({ agent_id: AGENT, action_name: 'search' }, globex)).toMatchObject({ decision: 'block', policy_name: 'Globex no search', policies_evaluated: 1 });
+      expect(await decision({ agent_id: AGENT, action_name: 'delete_records', run_id: RUN_A, estimated_cost_usd: 50 }, globex)).toMatchObject({
+        decision: 'allow',
+        context: { run_spend_usd: 0, run_found: false },
+      });
+      // Acme: globex's unscoped policy does not apply.
+      expect(await decision({ agent_id: AGENT, action_name: 'search' })).toMatchObject({ decision: 'allow', policies_evaluated: 1 });
+    });
+  });
+
+  describe('kill switches', () => {
+    it("blocks every action of an agent whose kill switch is engaged, before any policy, and only that agent's", async () => {
+      await killSwitch(`agents/${AGENT}`, true, 'eval incident');
+      try {
+        const got = await decision({ agent_id: AGENT, action_name: 'refund_payment' });
+        expect(got).toMatchObject({
+          decision: 'block',
+          intervention_type: 'hard_block',
+          rule: 'agent_kill_switch',
+          policy_id: null,
+          policy_name: null,
+          reason: "agent eval-agent's kill switch is engaged: eval incident",
+          risk_level: 'critical',
+          cost_prevented_usd: 3,
+        });
+        expect(got.triggered.map((t: { rule: string }) => t.rule)).toEqual(['agent_kill_switch', 'approval_required']);
+        expect(await decision({ agent_id: OTHER_AGENT, action_name: 'delete_records' })).toMatchObject({ decision: 'allow' });
+      } finally {
+        await killSwitch(`agents/${AGENT}`, false);
+      }
+      expect(await decision({ agent_id: AGENT, action_name: 'search' })).toMatchObject({ decision: 'allow' });
+    });
+
+    it("blocks every agent of the organisation while its kill switch is engaged (the organisation's first), and no other organisation's", async () => {
+      await killSwitch(`agents/${AGENT}`, true);
+      await killSwitch('organization', true, 'freeze');
+      try {
+        const got = await decision({ agent_id: AGENT, action_name: 'search' });
+        expect(got).toMatchObject({ decision: 'block', rule: 'organization_kill_switch', policy_id: null, reason: "the organisation's kill switch is engaged: freeze" });
+        expect(got.triggered.map((t: { rule: string }) => t.rule)).toEqual(['organization_kill_switch', 'agent_kill_switch']);
+        expect(await decision({ agent_id: OTHER_AGENT, action_name: 'anything' })).toMatchObject({ decision: 'block', rule: 'organization_kill_switch' });
+        expect(await decision({ agent_id: OTHER_AGENT, action_name: 'anything' }, p().otherOrgWriteKey)).toMatchObject({ decision: 'allow' });
+      } finally {
+        await killSwitch('organization', false);
+        await killSwitch(`agents/${AGENT}`, false);
+      }
+    });
+  });
+
+  describe('bad input', () => {
+    it('rejects a missing agent_id and action_name with 422 naming both', async () => {
+      expectProblem(await evaluate({}), 422, ['body.agent_id', 'body.action_name']);
+    });
+
+    it('rejects wrong values and an unknown field with 422 naming each', async () => {
+      const r = await evaluate({ agent_id: '', action_name: 'x'.repeat(300), run_id: 7, estimated_cost_usd: -1, arguments: [1], colour: 'red' });
+      expectProblem(r, 422, ['body.colour', 'body.agent_id', 'body.action_name', 'body.run_id', 'body.estimated_cost_usd', 'body.arguments']);
+    });
+
+    it('rejects a body that is not JSON with 400 and one without a key with 401', async () => {
+      const bad = await call(p(), 'POST', '/api/v1/policies/evaluate', { key: p().writeKey, rawBody: '{"agent_id":', contentType: 'application/json' });
+      expectProblem(bad, 400);
+      expectProblem(await call(p(), 'POST', '/api/v1/policies/evaluate', { body: { agent_id: AGENT, action_name: 'search' } }), 401);
+    });
+  });
+});
