@@ -541,7 +541,8 @@ if (which === 'stats') await (await import('./stats.js')).statsBench();
 else if (which === 'ingest') await ingestBench();
 else if (which === 'list') await listBench();
 else if (which === 'mcp') await (await import('./mcp.js')).mcpBench();
+else if (which === 'policy') await (await import('./policy.js')).policyBench();
 else {
-  console.error(`unknown benchmark ${which}; available: ingest, list, stats, mcp`);
+  console.error(`unknown benchmark ${which}; available: ingest, list, stats, mcp, policy`);
   process.exit(2);
 }

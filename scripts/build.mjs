@@ -15,6 +15,7 @@ const entries = {
   stats: ['services/stats/src/main.ts', 'services/stats/dist/main.js'],
   'mcp-gateway': ['services/mcp-gateway/src/main.ts', 'services/mcp-gateway/dist/main.js'],
   evals: ['services/evals/src/main.ts', 'services/evals/dist/main.js'],
+  replay: ['services/replay/src/main.ts', 'services/replay/dist/main.js'],
   client: ['packages/client/src/cli.ts', 'packages/client/dist/cli.js'],
 };
 

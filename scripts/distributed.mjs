@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Distributed mode on one machine: starts each service as its own process against the NATS and PostgreSQL
 // named by NATS_URL and DATABASE_URL (defaults: the local servers), forwards their output, and stops them all
-// on Ctrl-C. Set INTERVENTIONS_REPLICAS / INGEST_REPLICAS / POLICIES_REPLICAS / STATS_REPLICAS / MCP_GATEWAY_REPLICAS / EVALS_REPLICAS to run more than one process of a service.
+// on Ctrl-C. Set INTERVENTIONS_REPLICAS / INGEST_REPLICAS / POLICIES_REPLICAS / STATS_REPLICAS / MCP_GATEWAY_REPLICAS / EVALS_REPLICAS / REPLAY_REPLICAS to run more than one process of a service.
 import { spawn } from 'node:child_process';
 import pg from 'pg';
 
@@ -62,4 +62,5 @@ for (let i = 0; i < replicas('policies'); i++) start('policies', { OPS_PORT: Str
 for (let i = 0; i < replicas('stats'); i++) start('stats', { OPS_PORT: String(opsPort++) });
 for (let i = 0; i < replicas('mcp_gateway'); i++) start('mcp-gateway', { OPS_PORT: String(opsPort++) });
 for (let i = 0; i < replicas('evals'); i++) start('evals', { OPS_PORT: String(opsPort++) });
+for (let i = 0; i < replicas('replay'); i++) start('replay', { OPS_PORT: String(opsPort++) });
 start('gateway');

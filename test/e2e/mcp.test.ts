@@ -88,6 +88,8 @@ const ALL_TOOLS = [
   'list_eval_runs',
   'get_latest_scorecard',
   'compare_eval_runs',
+  // issue #14 point 6
+  'get_replay_history',
 ];
 /** The tools that change state (a read key is refused them). */
 const WRITE_TOOLS = ['create_policy', 'approve_action', 'reject_action', 'set_kill_switch', 'update_policy'];

@@ -33,7 +33,7 @@ export interface DistributedRun {
 }
 
 /** Services started before the gateway, in this order (`replicas` may start more than one of each). */
-export const BACKEND_SERVICES = ['interventions', 'policies', 'stats', 'ingest', 'mcp-gateway', 'evals'] as const;
+export const BACKEND_SERVICES = ['interventions', 'policies', 'stats', 'ingest', 'mcp-gateway', 'evals', 'replay'] as const;
 
 /**
  * One service process with the last {@link TAIL_LINES} lines of its output (which is also passed through to this

@@ -10,7 +10,7 @@ export interface BootOptions {
   /** Extra settings for every process (e.g. AGP_LLM_BASE_URL, AGP_APPROVAL_TTL_SECONDS). */
   env?: Record<string, string>;
   /** Distributed mode only: processes per service (default 1 each). */
-  replicas?: Partial<Record<'interventions' | 'policies' | 'stats' | 'ingest' | 'mcp-gateway' | 'evals', number>>;
+  replicas?: Partial<Record<'interventions' | 'policies' | 'stats' | 'ingest' | 'mcp-gateway' | 'evals' | 'replay', number>>;
 }
 
 /** Boot the embedded platform (PGlite in memory, in-process bus) with the test keys of organisation `acme`. */

@@ -34,7 +34,7 @@ export class CliError extends Error {
 const processIo = (): CliIo => ({ env: process.env, out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
 
 /**
- * Build the `agp` command tree: `simulate`, `keys create|list|revoke`, `evals gate` (the CI eval gate, issue #13; its
+ * Build the `agp` command tree: `simulate`, `keys create|list|revoke`, `evals run` (generated scenario files against the decision API) and `evals gate` (the CI eval gate, issue #13; its
  * exit codes 0–3 are its own, see `evals/gate.ts`), and `-V, --version` ({@link CLI_VERSION}).
  * Errors surface as thrown {@link CliError} / `CommanderError` (exitOverride), so {@link main} maps them to exit
  * codes in one place.

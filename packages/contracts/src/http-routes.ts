@@ -12,6 +12,7 @@ import { EVAL_MAX_BODY_BYTES, EVAL_MAX_SCENARIOS, EvalRunDetailSchema } from './
 import { INGEST_MAX_EVENTS, IngestBatchSchema, IngestEventSchema } from './ingest.js';
 import { McpPromptListSchema, McpResourceListSchema, McpToolEnvelopeSchema, McpToolListSchema } from './mcp.js';
 import { AgentSchema } from './policy.js';
+import { REPLAY_MAX_BODY_BYTES, REPLAY_MAX_DETAILS, ReplayBundleSchema, ReplaySubmissionDetailSchema } from './replay.js';
 import { EXPORT_FORMATS, LedgerEntrySchema, STATS_MAX_DAYS } from './stats.js';
 import type { WireKey } from './wire.js';
 
@@ -88,6 +89,11 @@ export const HTTP_TAGS = [
     name: 'Evals',
     description:
       'Eval runs submitted by a harness or a CI job, with the scorecard the platform computes (block rate, correctness, damage prevented, detection time, grade, CI status); the history, the latest scorecard, run comparison, benchmarks, and adversarial scenario generation.',
+  },
+  {
+    name: 'Replay',
+    description:
+      "Local replays of recorded runs: the run bundle a client downloads to replay a run, the summaries clients submit afterwards, the organisation's replay history with its aggregates, and the divergence analysis of a run.",
   },
   {
     name: 'Tool gateway',
@@ -417,6 +423,79 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     summary: 'Generate adversarial scenarios for an agent: a template pass from its actions and policies, and a semantic pass through the LLM (skipped without an LLM key)',
     returns: 'The generated scenarios, each with its category, violation breakdown and runnable source text',
     problems: { 404: 'Unknown agent (or another organisation’s)' },
+  },
+
+  // Replay (services/replay)
+  {
+    method: 'POST',
+    path: '/api/v1/replay/{run_id}/results',
+    message: 'replay.submit',
+    status: 201,
+    alsoReturns: { 200: 'This submission id was stored before: the submission as it was stored then (nothing is stored again)' },
+    operationId: 'submitReplay',
+    tags: ['Replay'],
+    summary: `Submit the summary of a local replay of a run (at most ${REPLAY_MAX_DETAILS} divergence details, ${REPLAY_MAX_BODY_BYTES / 1024} KiB)`,
+    description:
+      '`id` is the submission id, an idempotency key: the same id sent again answers 200 with the submission stored the first time. Status is one of completed (no divergence), partial (some actions replayed cleanly, others diverged), diverged (none replayed cleanly) or failed (the replay broke), and must agree with `divergences`. `cost_savings` in USD; `duration_ms` in ms (default completed_at − started_at).',
+    params: { run_id: { description: 'The replayed run; it must exist in the organisation' } },
+    returns: 'The stored submission',
+    reply: ReplaySubmissionDetailSchema, // the wire reply is {created, submission}; `created` picks the status
+    maxBodyBytes: REPLAY_MAX_BODY_BYTES,
+    responseHeaders: { Location: "URL of the run's replay history" },
+    problems: { 404: 'Unknown run (or another organisation’s)', 422: 'A bad field, named: negative counts or savings, divergences above actions_replayed, an unknown status, completed_at before started_at' },
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/replay/history',
+    message: 'replay.history',
+    status: 200,
+    operationId: 'listReplayHistory',
+    tags: ['Replay'],
+    summary: "The organisation's replay history, newest first, with the aggregates of the replay page",
+    description: 'Also answered at `/api/v1/replay/history/` (the spelling of the spec). `aggregates` covers every submission of the organisation, not only the page: submissions, Σ actions_replayed, Σ divergences, cost_saved_usd = Σ cost_savings (USD).',
+    queryDocs: { skip: 'Offset; default 0', limit: 'Page size; default 50, maximum 200 (more is a 422)' },
+    returns: 'A page of submissions with the aggregates',
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/replay/history/{run_id}',
+    message: 'replay.run-history',
+    status: 200,
+    operationId: 'listRunReplayHistory',
+    tags: ['Replay'],
+    summary: "One run's replay submissions, newest first, with their aggregates",
+    queryDocs: { skip: 'Offset; default 0', limit: 'Page size; default 50, maximum 200 (more is a 422)' },
+    returns: 'A page of submissions with the aggregates (empty for a run never replayed)',
+    problems: { 404: 'Not answered: a run never replayed (or unknown) answers an empty page' },
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/replay/{run_id}/bundle',
+    message: 'replay.bundle',
+    status: 200,
+    operationId: 'getReplayBundle',
+    tags: ['Replay'],
+    summary: 'Download the run bundle: the run, every action in order with inputs, outputs and costs, its interventions, and the policy versions in force when it started',
+    description:
+      'A versioned JSON document (bundle_version 1). `sha256` is the hex SHA-256 of the canonical JSON of the document without `sha256` and `generated_at` (keys sorted at every depth, no whitespace); the ETag is that hash, quoted, and If-None-Match with it answers 304 without a body. The gateway assembles the actions from pages of 1000, so the bundle is not bounded by one bus message. A run without actions answers a valid bundle with an empty `actions`.',
+    params: { run_id: { description: 'The run to replay' } },
+    returns: 'The bundle',
+    reply: ReplayBundleSchema, // the wire reply is the head; the gateway adds the actions and the hash
+    responseHeaders: { ETag: 'The bundle’s sha256, quoted; send it back in If-None-Match for a 304' },
+    problems: { 404: 'Unknown run (or another organisation’s)', 413: 'The run’s interventions and policies together are over what one bus message holds (about 1 MiB)' },
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/replay/{run_id}/analysis',
+    message: 'replay.analysis',
+    status: 200,
+    operationId: 'getReplayAnalysis',
+    tags: ['Replay'],
+    summary: 'Divergences across every submission of a run: the rate, the steps and actions that diverge most, and the trend per submission',
+    description: 'divergence_rate = Σ divergences ÷ Σ actions_replayed (null when nothing was replayed). by_step and by_action count divergence details (at most 50 each, the most divergent first); `share` = submissions naming it ÷ all submissions. trend: one point per submission, oldest first (the latest 200), rate = divergences ÷ actions_replayed.',
+    params: { run_id: { description: 'The run' } },
+    returns: 'The analysis (zeros and empty lists for a run never replayed)',
+    problems: { 404: 'Unknown run (or another organisation’s)' },
   },
 
   // Tool gateway (services/mcp): the REST facade and the MCP endpoint

@@ -16,3 +16,4 @@ export * from './wire.js';
 export * from './mcp.js';
 export * from './evals.js';
 export * from './decision.js';
+export * from './replay.js';

@@ -40,6 +40,14 @@ import {
 } from './mcp.js';
 import { IngestResponseSchema } from './ingest.js';
 import {
+  ReplayAnalysisSchema,
+  ReplayBundleHeadSchema,
+  ReplayHistoryPageSchema,
+  ReplayHistoryQuerySchema,
+  ReplaySubmissionDetailSchema,
+  SubmitReplaySchema,
+} from './replay.js';
+import {
   CreateInterventionSchema,
   EnrichmentCoverageSchema,
   InterventionDetailSchema,
@@ -88,7 +96,7 @@ import {
 } from './stats.js';
 
 /** The services that answer requests on the bus. */
-export const SERVICES = ['ingest', 'interventions', 'policies', 'stats', 'mcp', 'evals'] as const;
+export const SERVICES = ['ingest', 'interventions', 'policies', 'stats', 'mcp', 'evals', 'replay'] as const;
 /** One of {@link SERVICES}. */
 export type ServiceName = (typeof SERVICES)[number];
 
@@ -149,6 +157,12 @@ export type IngestChunk = z.infer<typeof IngestChunkSchema>;
 
 /** Reply of `evals.submit`: the stored run, and whether this submission stored it (false: its id was seen before). */
 export const EvalSubmitResultSchema = z.object({ created: z.boolean(), eval_run: EvalRunDetailSchema });
+
+/** Reply of `replay.submit`: the stored submission, and whether this request stored it (false: its id was seen before). */
+export const ReplaySubmitResultSchema = z.object({ created: z.boolean(), submission: ReplaySubmissionDetailSchema });
+
+/** Route parameter `{run_id}` of the replay routes. */
+const RunIdPath = z.strictObject({ run_id: OpaqueIdSchema });
 
 /** Reply of `interventions.delete`. */
 export const DeletedSchema = z.object({ id: z.string(), deleted: z.literal(true) });
@@ -430,6 +444,42 @@ export const Wire = {
     summary: "generate adversarial scenarios for an agent from its actions and policies (template pass) and an LLM (semantic pass)",
   }),
 
+  'replay.submit': row({
+    service: 'replay',
+    scope: 'write',
+    request: z.object({ path: RunIdPath, body: SubmitReplaySchema }),
+    reply: ReplaySubmitResultSchema,
+    summary: "store the summary of a run's local replay (the same submission id is stored once)",
+  }),
+  'replay.history': row({
+    service: 'replay',
+    scope: 'read',
+    request: z.object({ query: ReplayHistoryQuerySchema }),
+    reply: ReplayHistoryPageSchema,
+    summary: "the organisation's replay history, newest first, with its aggregates",
+  }),
+  'replay.run-history': row({
+    service: 'replay',
+    scope: 'read',
+    request: z.object({ path: RunIdPath, query: ReplayHistoryQuerySchema }),
+    reply: ReplayHistoryPageSchema,
+    summary: "one run's replay submissions, newest first, with their aggregates",
+  }),
+  'replay.bundle': row({
+    service: 'replay',
+    scope: 'read',
+    request: z.object({ path: RunIdPath }),
+    reply: ReplayBundleHeadSchema,
+    summary: "a run's bundle without its actions: the run, its interventions, the policy versions in force when it ran",
+  }),
+  'replay.analysis': row({
+    service: 'replay',
+    scope: 'read',
+    request: z.object({ path: RunIdPath }),
+    reply: ReplayAnalysisSchema,
+    summary: "divergences across every replay of a run: by step, by action, and the trend",
+  }),
+
   'mcp.catalog': row({
     service: 'mcp',
     scope: 'read',
@@ -489,4 +539,4 @@ export function wireKeysOf<S extends ServiceName>(service: S): Array<WireKeyOf<S
 }
 
 /** Queue groups, one per service, so replicas share requests. */
-export const QueueGroups = { ingest: 'ingest', interventions: 'interventions', policies: 'policies', stats: 'stats', mcp: 'mcp', evals: 'evals' } as const satisfies Record<ServiceName, string>;
+export const QueueGroups = { ingest: 'ingest', interventions: 'interventions', policies: 'policies', stats: 'stats', mcp: 'mcp', evals: 'evals', replay: 'replay' } as const satisfies Record<ServiceName, string>;

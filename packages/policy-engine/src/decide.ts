@@ -126,8 +126,13 @@ export const DecisionContextSchema = z.object({
 });
 export type DecisionContext = z.infer<typeof DecisionContextSchema>;
 
-/** A policy's own decision, with what orders it among the others. */
-interface Candidate extends TriggeredRule {
+/**
+ * A policy's own decision, with what orders it among the others. The rule is held, not spread into the candidate: on
+ * node 20 each `{ ...rule, rank, … }` got a hidden class of its own (~1 KB allocated and µs spent per candidate, every
+ * later property read megamorphic), most of a decision's time when many policies trigger (`pnpm bench policy`).
+ */
+interface Candidate {
+  triggered: TriggeredRule;
   rank: number;
   created_at: string;
   id: string;
@@ -169,40 +174,73 @@ class CallWindows {
 }
 
 /**
+ * What every policy of one decision is checked against, with the USD amounts its reasons print formatted once per
+ * decision (spend and cost recur in every policy's reason, budgets across policies; `toFixed` is the dear part).
+ */
+class DecisionInput {
+  private readonly usdTexts = new Map<number, string>();
+  constructor(
+    readonly name: string,
+    readonly cost: number,
+    readonly session: number,
+    readonly run: number,
+    readonly windows: CallWindows,
+  ) {}
+
+  /** {@link usd}, memoised for this decision. */
+  usd(n: number): string {
+    let text = this.usdTexts.get(n);
+    if (text === undefined) {
+      text = usd(n);
+      this.usdTexts.set(n, text);
+    }
+    return text;
+  }
+}
+
+/** The triggered rule of policy `p`. */
+const hit = (p: EnginePolicy, decision: PolicyDecisionKind, rule: DecisionRule, reason: string): TriggeredRule => ({ policy_id: p.id, policy_name: p.name, decision, rule, reason });
+
+/** Rule d for one budget: spent + cost over it → budget_exceeded. */
+function budgetExceeded(p: EnginePolicy, d: DecisionInput, rule: DecisionRule, what: string, budget: number | null, spent: number): TriggeredRule | null {
+  if (budget === null || !(spent + d.cost > budget + USD_TOLERANCE)) return null;
+  return hit(p, 'budget_exceeded', rule, `${what} spend ${d.usd(spent)} + ${d.name} ${d.usd(d.cost)} would exceed the ${what} budget of ${d.usd(budget)} of ${quoted(p)}`);
+}
+
+/** Rule e for one `rate_limits` key (the action's name, or `*`): its window already full → rate_limited. */
+function rateLimited(p: EnginePolicy, d: DecisionInput, key: string): TriggeredRule | null {
+  if (!Object.hasOwn(p.rate_limits, key)) return null;
+  const limit = p.rate_limits[key];
+  const n = d.windows.count(key, limit.window_seconds);
+  if (n < limit.max_calls) return null;
+  const of = key === RATE_LIMIT_ANY_ACTION ? 'calls of any action' : `calls of ${d.name}`;
+  return hit(p, 'rate_limited', 'rate_limit', `${n} ${of} in the last ${limit.window_seconds} s reach the limit of ${limit.max_calls} of ${quoted(p)}`);
+}
+
+/** Rule f for one budget: spent + cost past {@link WARN_BUDGET_FRACTION} of it → warn. */
+function budgetWarning(p: EnginePolicy, d: DecisionInput, what: string, budget: number | null, spent: number): TriggeredRule | null {
+  if (budget === null || !(spent + d.cost > WARN_BUDGET_FRACTION * budget + USD_TOLERANCE)) return null;
+  const pct = budget === 0 ? 100 : Math.round(((spent + d.cost) / budget) * 100);
+  return hit(p, 'warn', 'budget_warning', `${what} spend would reach ${d.usd(spent + d.cost)}, ${pct}% of the ${what} budget of ${d.usd(budget)} of ${quoted(p)} (warned past ${WARN_BUDGET_FRACTION * 100}%)`);
+}
+
+/**
  * One policy's own decision for the action: the first of its rules that triggers (order in the module docs), or null
  * when it allows the action. Assumes the policy is enabled and applies to the agent.
  */
-function decidePolicy(p: EnginePolicy, action: PolicyAction, cost: number, session: number, run: number, windows: CallWindows): TriggeredRule | null {
-  const name = action.action_name;
-  const hit = (decision: PolicyDecisionKind, rule: DecisionRule, reason: string): TriggeredRule => ({ policy_id: p.id, policy_name: p.name, decision, rule, reason });
-  if (p.denied_actions.includes(name)) return hit('block', 'denied_action', `${name} is a denied action of ${quoted(p)}`);
-  if (p.allowed_actions !== null && !p.allowed_actions.includes(name)) return hit('block', 'not_in_allowed_actions', `${name} is not an allowed action of ${quoted(p)}`);
-  if (p.approval_required_actions.includes(name)) return hit('escalate', 'approval_required', `${name} requires human approval under ${quoted(p)}`);
-  const budgets: Array<[DecisionRule, string, number | null, number]> = [
-    ['session_budget', 'session', p.session_budget, session],
-    ['run_budget', 'run', p.run_budget, run],
-  ];
-  for (const [rule, what, budget, spent] of budgets) {
-    if (budget !== null && spent + cost > budget + USD_TOLERANCE) {
-      return hit('budget_exceeded', rule, `${what} spend ${usd(spent)} + ${name} ${usd(cost)} would exceed the ${what} budget of ${usd(budget)} of ${quoted(p)}`);
-    }
-  }
-  for (const key of [name, RATE_LIMIT_ANY_ACTION]) {
-    if (!Object.hasOwn(p.rate_limits, key)) continue;
-    const limit = p.rate_limits[key];
-    const n = windows.count(key, limit.window_seconds);
-    if (n >= limit.max_calls) {
-      const of = key === RATE_LIMIT_ANY_ACTION ? 'calls of any action' : `calls of ${name}`;
-      return hit('rate_limited', 'rate_limit', `${n} ${of} in the last ${limit.window_seconds} s reach the limit of ${limit.max_calls} of ${quoted(p)}`);
-    }
-  }
-  for (const [, what, budget, spent] of budgets) {
-    if (budget !== null && spent + cost > WARN_BUDGET_FRACTION * budget + USD_TOLERANCE) {
-      const pct = budget === 0 ? 100 : Math.round(((spent + cost) / budget) * 100);
-      return hit('warn', 'budget_warning', `${what} spend would reach ${usd(spent + cost)}, ${pct}% of the ${what} budget of ${usd(budget)} of ${quoted(p)} (warned past ${WARN_BUDGET_FRACTION * 100}%)`);
-    }
-  }
-  return null;
+function decidePolicy(p: EnginePolicy, d: DecisionInput): TriggeredRule | null {
+  const name = d.name;
+  if (p.denied_actions.includes(name)) return hit(p, 'block', 'denied_action', `${name} is a denied action of ${quoted(p)}`);
+  if (p.allowed_actions !== null && !p.allowed_actions.includes(name)) return hit(p, 'block', 'not_in_allowed_actions', `${name} is not an allowed action of ${quoted(p)}`);
+  if (p.approval_required_actions.includes(name)) return hit(p, 'escalate', 'approval_required', `${name} requires human approval under ${quoted(p)}`);
+  return (
+    budgetExceeded(p, d, 'session_budget', 'session', p.session_budget, d.session) ??
+    budgetExceeded(p, d, 'run_budget', 'run', p.run_budget, d.run) ??
+    rateLimited(p, d, name) ??
+    rateLimited(p, d, RATE_LIMIT_ANY_ACTION) ??
+    budgetWarning(p, d, 'session', p.session_budget, d.session) ??
+    budgetWarning(p, d, 'run', p.run_budget, d.run)
+  );
 }
 
 /**
@@ -222,7 +260,7 @@ export function decide(policies: readonly EnginePolicy[], killSwitches: EngineKi
   const cost = action.estimated_cost_usd ?? 0;
   const session = context.session_spend_usd ?? 0;
   const run = context.run_spend_usd ?? 0;
-  const windows = new CallWindows(context.recent_calls ?? [], context.now);
+  const input = new DecisionInput(action.action_name, cost, session, run, new CallWindows(context.recent_calls ?? [], context.now));
 
   const switches: TriggeredRule[] = [];
   if (killSwitches.organization.engaged) {
@@ -240,11 +278,12 @@ export function decide(policies: readonly EnginePolicy[], killSwitches: EngineKi
   for (const p of policies) {
     if (!p.enabled || !appliesTo(p, action.agent_id)) continue;
     evaluated++;
-    const t = decidePolicy(p, action, cost, session, run, windows);
-    if (t) candidates.push({ ...t, rank: rankOf(t.decision), created_at: p.created_at, id: p.id });
+    const t = decidePolicy(p, input);
+    if (t) candidates.push({ triggered: t, rank: rankOf(t.decision), created_at: p.created_at, id: p.id });
   }
   candidates.sort((a, b) => a.rank - b.rank || (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  const triggered: TriggeredRule[] = [...switches, ...candidates.map(({ policy_id, policy_name, decision, rule, reason }) => ({ policy_id, policy_name, decision, rule, reason }))];
+  const triggered: TriggeredRule[] = switches;
+  for (const c of candidates) triggered.push(c.triggered);
 
   const win = triggered[0];
   if (!win) {

@@ -11,6 +11,7 @@ import { InterventionsModule, InterventionsService } from '@agp/interventions';
 import { PoliciesModule, PoliciesService } from '@agp/policies';
 import { StatsModule, StatsService } from '@agp/stats';
 import { EvalsModule, EvalsService } from '@agp/evals';
+import { ReplayModule, ReplayService } from '@agp/replay';
 import { McpModule, McpService } from '@agp/mcp-gateway';
 import { baseEnvSchema, createLogger, loadEnv, orderedShutdown, type Logger } from '@agp/runtime';
 import { acquireDataDirLock } from '@agp/runtime';
@@ -126,6 +127,11 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const evalsApp = await serveInProcess(EvalsModule.register(evals, logger.child({ service: 'evals' })), 'evals');
   logMemory('evals');
 
+  const replay = new ReplayService({ store, bus: new InProcessClient({ broker }), logger: logger.child({ service: 'replay' }) });
+  await replay.start();
+  const replayApp = await serveInProcess(ReplayModule.register(replay, logger.child({ service: 'replay' })), 'replay');
+  logMemory('replay');
+
   const mcp = new McpService({ bus: new InProcessClient({ broker }), logger: logger.child({ service: 'mcp' }), conformanceFixtures: env.AGP_MCP_CONFORMANCE_FIXTURES, allowedOrigins: env.AGP_MCP_ALLOWED_ORIGINS, allowedHosts: env.AGP_MCP_ALLOWED_HOSTS });
   const mcpApp = await serveInProcess(McpModule.register(mcp, logger.child({ service: 'mcp' })), 'mcp');
   logMemory('mcp');
@@ -150,6 +156,8 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
       { name: 'stats rpc', run: () => statsApp.close() },
       { name: 'evals', run: () => evals.stop() },
       { name: 'evals rpc', run: () => evalsApp.close() },
+      { name: 'replay', run: () => replay.stop() },
+      { name: 'replay rpc', run: () => replayApp.close() },
       { name: 'mcp', run: () => mcp.stop() },
       { name: 'mcp rpc', run: () => mcpApp.close() },
       { name: 'ingest log', run: () => ingestLog.close() },

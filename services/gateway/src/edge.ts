@@ -29,6 +29,7 @@ const ID_COLLECTIONS: Record<string, ReadonlySet<string>> = {
   agents: new Set(),
   runs: new Set(),
   evals: new Set(['latest', 'benchmarks', 'generate-scenarios']),
+  replay: new Set(['history']),
 };
 
 /**
@@ -42,6 +43,7 @@ export function routeLabel(path: string): string {
   if (m && ID_COLLECTIONS[m[1]] && !ID_COLLECTIONS[m[1]].has(m[2])) return `/api/v1/${m[1]}/{id}${m[3] ?? ''}`;
   if (p.startsWith('/api/v1/kill-switches/agents/')) return '/api/v1/kill-switches/agents/{id}';
   if (p.startsWith('/api/v1/evals/compare/')) return '/api/v1/evals/compare/{baseline_id}/{current_id}';
+  if (/^\/api\/v1\/replay\/history\/[^/]+$/.test(p)) return '/api/v1/replay/history/{run_id}';
   return p.length > 64 ? 'other' : p;
 }
 

@@ -323,4 +323,20 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
     calls: ['evals.compare'],
     run: async (e, { baseline_id, current_id }) => e.ask('evals.compare', { path: { baseline_id, current_id } }),
   }),
+
+  // Replay (issue #14 point 6): the ledger of local replays.
+  defineTool({
+    name: 'get_replay_history',
+    title: 'Replay history',
+    description:
+      "The organisation's replay history (summaries clients submitted after replaying a recorded run locally), newest first, or one run's with run_id. Each submission has run_id, actions_replayed, divergences, cost_savings (USD), status (completed: no divergence; partial: some diverged; diverged: none replayed cleanly; failed: the replay broke), started_at, completed_at, duration_ms (ms), client_version and submitted_at. aggregates cover every matching submission: submissions, actions_replayed, divergences, cost_saved_usd (USD, the sum of cost_savings). Returns {submissions, total, skip, limit, aggregates}; read-only.",
+    input: z.strictObject({
+      run_id: Id.optional().describe('Only the submissions of this run'),
+      skip: Skip.optional(),
+      limit: Limit(200, 50).optional(),
+    }),
+    calls: ['replay.history', 'replay.run-history'],
+    run: async (e, { run_id, ...page }) =>
+      run_id === undefined ? e.ask('replay.history', { query: defined(page) }) : e.ask('replay.run-history', { path: { run_id }, query: defined(page) }),
+  }),
 ];

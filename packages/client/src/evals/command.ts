@@ -15,6 +15,7 @@ import { GATE_EXIT, UsageError, buildSubmission, evaluateGate, fitSubmission, pe
 import { importResults } from './import.js';
 import { renderComparison, renderScorecard, renderVerdict } from './render.js';
 import { RESULTS_FORMATS, ResultsParseError, type ResultsFormat } from './results.js';
+import { registerRunCommand } from './run.js';
 
 /** Where the command reads its environment and writes (the CLI's `CliIo`). */
 export interface EvalsIo {
@@ -68,12 +69,13 @@ Examples:
 `;
 
 /**
- * Register `agp evals` and its `gate` subcommand on `program`. Every failure of `gate` surfaces as a
- * `CommanderError` carrying the gate's exit code (its message already written to `io.err`), so the CLI's `main`
- * returns that code as it is; commander's own usage errors are turned into exit 3.
+ * Register `agp evals` and its `gate` and `run` (`./run.ts`: scenario files → a results file) subcommands on
+ * `program`. Every failure of `gate` surfaces as a `CommanderError` carrying the gate's exit code (its message already
+ * written to `io.err`), so the CLI's `main` returns that code as it is; commander's own usage errors are turned into
+ * exit 3.
  */
 export function registerEvalsCommands(program: Command, io: EvalsIo): Command {
-  const evals = program.command('evals').description('eval runs: the CI gate over eval results (ours, promptfoo, JUnit)');
+  const evals = program.command('evals').description("eval runs: run scenario files against the platform's policies (run), and the CI gate over eval results: ours, promptfoo, JUnit (gate)");
   evals
     .command('gate')
     .description('score an eval results file, compare it with a baseline run, upload it, and fail the build on a low block rate or a regression')
@@ -108,6 +110,7 @@ export function registerEvalsCommands(program: Command, io: EvalsIo): Command {
       }
       if (code !== GATE_EXIT.pass) throw new CommanderError(code, 'agp.evals.gate', `gate failed with exit code ${code}`);
     });
+  registerRunCommand(evals, io);
   return evals;
 }
 

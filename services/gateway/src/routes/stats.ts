@@ -72,7 +72,7 @@ export class AgentStatsController {
 const CONTENT_TYPES = { json: 'application/json', jsonl: 'application/x-ndjson', csv: 'text/csv; charset=utf-8' } as const;
 
 /** Write `text` and wait for the socket to drain when its buffer is full (backpressure keeps memory flat). */
-function write(res: Response, text: string): Promise<void> {
+export function write(res: Response, text: string): Promise<void> {
   // A client that went away: stop (its 'close' has already fired, so waiting for it would hang the export).
   if (res.destroyed) return Promise.reject(new Error('client closed the export'));
   if (res.write(text)) return Promise.resolve();

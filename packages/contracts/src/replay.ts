@@ -1,0 +1,224 @@
+/**
+ * Replay: what a client submits after replaying a recorded run locally, the organisation's replay history with its
+ * aggregates, the run bundle a client downloads to replay a run, and the divergence analysis of a run.
+ *
+ * Definitions (architecture §4, Replay submission):
+ * - A submission summarises one local replay of one run: `actions_replayed`, `divergences` (actions whose output
+ *   differed), `cost_savings` (USD not spent by replaying instead of re-executing), `status`, its timings, the client
+ *   version, and `divergence_details` (one entry per divergent step, at most `divergences` of them).
+ * - `status`: `completed` (no divergence), `partial` (some actions replayed cleanly, others diverged), `diverged` (none
+ *   replayed cleanly), `failed` (the replay broke). The counts must agree: `completed` has 0 divergences, `partial`
+ *   and `diverged` at least 1; `failed` any.
+ * - Aggregates (the replay page): submissions count, Σ actions_replayed, Σ divergences, `cost_saved_usd` = Σ
+ *   cost_savings (USD).
+ * Source: spec §Replay submission, §Replay history, §Limits; architecture §4 (Replay submission); issue #14 points 2, 3.
+ */
+import { z } from 'zod';
+import { DateTimeSchema, OpaqueIdSchema, UsdSchema, paginationShape } from './common.js';
+import { InterventionRecordSchema } from './intervention.js';
+import { PolicySchema } from './policy.js';
+import { LedgerEntrySchema, RunSchema } from './stats.js';
+
+/** Replay statuses (architecture §4). */
+export const REPLAY_STATUSES = ['completed', 'partial', 'diverged', 'failed'] as const;
+export type ReplayStatus = (typeof REPLAY_STATUSES)[number];
+/** Most divergence details one submission may carry. */
+export const REPLAY_MAX_DETAILS = 10_000;
+/** Largest submission body the gateway accepts, in bytes (413 above): a submission travels as one bus message (≤ 1 MiB). */
+export const REPLAY_MAX_BODY_BYTES = 900 * 1024;
+/** Page maximum of the replay history (spec §Limits: 200). */
+export const REPLAY_HISTORY_MAX_LIMIT = 200;
+/** Version of the run bundle's format; bumped on any incompatible change. */
+export const REPLAY_BUNDLE_VERSION = 1;
+
+/** A count of actions: an integer ≥ 0. */
+const CountSchema = z.number().int('expected an integer').min(0, 'must be 0 or more').max(1e9);
+
+/** One divergent step: its position in the run (0-based, the action's index in the bundle), the action, and what was recorded vs replayed. */
+export const DivergenceDetailSchema = z.strictObject({
+  /** Index of the action in the run's actions, oldest first, from 0. */
+  step: CountSchema,
+  action_name: z.string().min(1).max(256),
+  /** The recorded output (any JSON). */
+  expected: z.unknown(),
+  /** The output of the local replay (any JSON). */
+  actual: z.unknown(),
+});
+export type DivergenceDetail = z.infer<typeof DivergenceDetailSchema>;
+
+/**
+ * Body of `POST /api/v1/replay/{run_id}/results`. `id` is the submission id, an idempotency key: the same id sent
+ * again stores nothing and answers the submission stored first (absent, the platform issues one). Rules beyond the
+ * field types, each a 422 naming its field: `divergences` ≤ `actions_replayed` (`body.divergences`);
+ * `completed_at` ≥ `started_at` (`body.completed_at`); at most `divergences` entries in `divergence_details`
+ * (`body.divergence_details`); the status agrees with the counts (`body.status`, see the file's definitions).
+ * `duration_ms` defaults to completed_at − started_at.
+ */
+export const SubmitReplaySchema = z
+  .strictObject({
+    id: OpaqueIdSchema.optional(),
+    actions_replayed: CountSchema,
+    divergences: CountSchema,
+    /** USD saved by replaying instead of re-executing. */
+    cost_savings: UsdSchema,
+    status: z.enum(REPLAY_STATUSES),
+    started_at: DateTimeSchema,
+    completed_at: DateTimeSchema,
+    /** Wall time of the replay, ms. @default completed_at − started_at */
+    duration_ms: z.number().finite().min(0).max(31 * 86_400_000).optional(),
+    client_version: z.string().min(1).max(128),
+    divergence_details: z.array(DivergenceDetailSchema).max(REPLAY_MAX_DETAILS, `at most ${REPLAY_MAX_DETAILS} divergence details`).default([]),
+  })
+  .superRefine((s, ctx) => {
+    if (s.divergences > s.actions_replayed) ctx.addIssue({ code: 'custom', path: ['divergences'], message: 'must not be more than actions_replayed' });
+    if (Date.parse(s.completed_at) < Date.parse(s.started_at)) ctx.addIssue({ code: 'custom', path: ['completed_at'], message: 'must not be before started_at' });
+    if (s.divergence_details.length > s.divergences) ctx.addIssue({ code: 'custom', path: ['divergence_details'], message: 'must not hold more entries than divergences' });
+    if (s.status === 'completed' && s.divergences > 0) ctx.addIssue({ code: 'custom', path: ['status'], message: 'completed means no divergence: use partial or diverged' });
+    if ((s.status === 'partial' || s.status === 'diverged') && s.divergences === 0) ctx.addIssue({ code: 'custom', path: ['status'], message: `${s.status} needs at least one divergence` });
+  });
+export type SubmitReplay = z.output<typeof SubmitReplaySchema>;
+
+/** A stored submission as the history lists it (without its divergence details). Times ISO 8601 UTC. */
+export const ReplaySubmissionSchema = z.object({
+  id: z.string(),
+  run_id: z.string(),
+  actions_replayed: z.number().int(),
+  divergences: z.number().int(),
+  cost_savings: z.number(),
+  status: z.enum(REPLAY_STATUSES),
+  started_at: z.string(),
+  completed_at: z.string(),
+  duration_ms: z.number(),
+  client_version: z.string(),
+  /** When the platform stored it: the history's order. */
+  submitted_at: z.string(),
+  /** How many divergence details it carries. */
+  divergence_details_count: z.number().int(),
+});
+export type ReplaySubmission = z.infer<typeof ReplaySubmissionSchema>;
+
+/** A submission with its divergence details (the answer of a submission, and the event's data). */
+export const ReplaySubmissionDetailSchema = ReplaySubmissionSchema.extend({ divergence_details: z.array(DivergenceDetailSchema) });
+export type ReplaySubmissionDetail = z.infer<typeof ReplaySubmissionDetailSchema>;
+
+/** Domain events of a submission's stream (`replay-<deterministicId(organisation, submission id)>`). Source: issue #14 point 2. */
+export const ReplayEvents = { Submitted: 'ReplaySubmitted' } as const;
+/** Data of ReplaySubmitted, the one event of a submission's stream: the submission exactly as the API returns it. */
+export type ReplaySubmittedData = ReplaySubmissionDetail;
+
+/** The replay page's aggregates over a set of submissions. `cost_saved_usd` = Σ cost_savings, USD. */
+export const ReplayAggregatesSchema = z.object({
+  submissions: z.number().int(),
+  actions_replayed: z.number().int(),
+  divergences: z.number().int(),
+  cost_saved_usd: z.number(),
+});
+export type ReplayAggregates = z.infer<typeof ReplayAggregatesSchema>;
+
+/** Query of the replay history: `skip` (default 0) and `limit` (default 50, at most 200; spec §Limits). */
+export const ReplayHistoryQuerySchema = z.strictObject({ ...paginationShape(50, REPLAY_HISTORY_MAX_LIMIT) });
+export type ReplayHistoryQuery = z.infer<typeof ReplayHistoryQuerySchema>;
+
+/** A page of the history, newest first, with the aggregates over all of its submissions (not just the page). */
+export const ReplayHistoryPageSchema = z.object({
+  submissions: z.array(ReplaySubmissionSchema),
+  total: z.number().int(),
+  skip: z.number().int(),
+  limit: z.number().int(),
+  aggregates: ReplayAggregatesSchema,
+});
+export type ReplayHistoryPage = z.infer<typeof ReplayHistoryPageSchema>;
+
+/** A policy as it stood when the run started (see {@link ReplayBundleSchema}). */
+export const BundlePolicySchema = PolicySchema;
+
+/**
+ * The run bundle, `GET /api/v1/replay/{run_id}/bundle`: everything a client needs to replay a run locally.
+ * - `run`: the run (its totals; `action_count` counts `actions`).
+ * - `actions`: every ledger entry of the run, oldest first (the order of `runs.get`), with inputs, outputs and costs;
+ *   a divergence's `step` is an index into it.
+ * - `interventions`: every live intervention recorded with this run id, oldest first.
+ * - `policies`: the policy versions in force when the run started: for each policy of the organisation, the latest
+ *   version whose history time is at or before the run's `started_at` (a policy created after that is left out; a run
+ *   without `started_at` gets each policy's current version). Deleted policies are not listed (the platform keeps none).
+ * - `sha256`: see {@link bundleHashInput}.
+ */
+export const ReplayBundleSchema = z.object({
+  bundle_version: z.literal(REPLAY_BUNDLE_VERSION),
+  /** When the platform assembled it, ISO 8601 UTC; outside the hash. */
+  generated_at: z.string(),
+  run: RunSchema,
+  actions: z.array(LedgerEntrySchema),
+  interventions: z.array(InterventionRecordSchema),
+  policies: z.array(BundlePolicySchema),
+  /** Hex SHA-256 of {@link bundleHashInput} of this document. */
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+});
+export type ReplayBundle = z.infer<typeof ReplayBundleSchema>;
+
+/**
+ * What the replay service answers on `replay.bundle`: the bundle without its actions and hash. The gateway pages the
+ * actions from `runs.get` (a bus message holds at most 1 MiB; a run's actions need not), hashes and sends the document.
+ */
+export const ReplayBundleHeadSchema = ReplayBundleSchema.omit({ actions: true, sha256: true, generated_at: true });
+export type ReplayBundleHead = z.infer<typeof ReplayBundleHeadSchema>;
+
+/**
+ * Canonical JSON of a value: `JSON.stringify` with every object's keys in code-unit (`Array.prototype.sort`) order at
+ * every depth, no whitespace; array order kept; `undefined` members dropped (as JSON.stringify drops them).
+ */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+    const sorted: Record<string, unknown> = {};
+    for (const k of Object.keys(v).sort()) sorted[k] = (v as Record<string, unknown>)[k];
+    return sorted;
+  });
+}
+
+/**
+ * The text a bundle's `sha256` (and its ETag) hashes: {@link canonicalJson} of the document without `sha256` and
+ * without `generated_at` (so the same run, interventions and policies always hash the same, and If-None-Match works).
+ * A client verifies a bundle by hashing this text of the document it received (UTF-8) and comparing.
+ */
+export function bundleHashInput(bundle: Omit<ReplayBundle, 'sha256' | 'generated_at'> & { sha256?: string; generated_at?: string }): string {
+  const { sha256: _s, generated_at: _g, ...rest } = bundle;
+  return canonicalJson(rest);
+}
+
+/** How often one step or action diverged across a run's submissions. `share` = submissions with it ÷ all submissions. */
+export const DivergenceCountSchema = z.object({ divergences: z.number().int(), submissions: z.number().int(), share: z.number() });
+
+/** One point of the divergence trend: one submission, oldest first. `rate` = divergences ÷ actions_replayed (null when 0 replayed). */
+export const ReplayTrendPointSchema = z.object({
+  submission_id: z.string(),
+  submitted_at: z.string(),
+  status: z.enum(REPLAY_STATUSES),
+  actions_replayed: z.number().int(),
+  divergences: z.number().int(),
+  rate: z.number().nullable(),
+});
+
+/** Most steps and actions the analysis lists (the most divergent first), and most trend points (the latest). */
+export const REPLAY_ANALYSIS_TOP = 50;
+export const REPLAY_ANALYSIS_TREND = 200;
+
+/**
+ * `GET /api/v1/replay/{run_id}/analysis`: divergences across every submission of the run.
+ * - `divergence_rate` = Σ divergences ÷ Σ actions_replayed (null when nothing was replayed).
+ * - `by_step` / `by_action`: from the divergence details, the most divergent first (ties: step ascending, name
+ *   ascending), at most {@link REPLAY_ANALYSIS_TOP}; `divergences` counts detail entries, `submissions` the submissions
+ *   naming it, `share` that ÷ all submissions.
+ * - `trend`: one point per submission in submission order, the latest {@link REPLAY_ANALYSIS_TREND}.
+ */
+export const ReplayAnalysisSchema = z.object({
+  run_id: z.string(),
+  aggregates: ReplayAggregatesSchema,
+  divergence_rate: z.number().nullable(),
+  /** Submissions per status. */
+  by_status: z.object({ completed: z.number().int(), partial: z.number().int(), diverged: z.number().int(), failed: z.number().int() }),
+  by_step: z.array(DivergenceCountSchema.extend({ step: z.number().int(), action_name: z.string() })),
+  by_action: z.array(DivergenceCountSchema.extend({ action_name: z.string() })),
+  trend: z.array(ReplayTrendPointSchema),
+});
+export type ReplayAnalysis = z.infer<typeof ReplayAnalysisSchema>;

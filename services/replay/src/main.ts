@@ -1,0 +1,16 @@
+import 'reflect-metadata';
+import { QueueGroups } from '@agp/contracts';
+import { runServiceProcess } from '@agp/bus';
+import { ReplayModule } from './module.js';
+import { ReplayService } from './service.js';
+
+/** Distributed mode: the replay service as its own process (NATS + PostgreSQL); ops port 9467. */
+await runServiceProcess({
+  name: 'replay',
+  queue: QueueGroups.replay,
+  defaultOpsPort: 9467,
+  build: ({ logger, store, bus }) => {
+    const service = new ReplayService({ store, bus, logger });
+    return { service, module: ReplayModule.register(service, logger) };
+  },
+});
