@@ -19,7 +19,8 @@ const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * changes state refuses a read key itself (issue #12), which the MCP tests prove. The decision API takes its action
  * as a JSON body, as OPA's does, and changes nothing (issue #14), so a read key may ask it too.
  */
-const READ_POSTS = new Set(['POST /api/v1/mcp/call', 'POST /api/v1/mcp/prompts/{name}', 'POST /api/v1/mcp', 'POST /api/v1/policies/evaluate']);
+// Counterfactual evaluation stores nothing (scope read); a candidate policy in its body is refused to read keys (403) by the handler.
+const READ_POSTS = new Set(['POST /api/v1/mcp/call', 'POST /api/v1/mcp/prompts/{name}', 'POST /api/v1/mcp', 'POST /api/v1/policies/evaluate', 'POST /api/v1/replay/{run_id}/evaluate', 'POST /api/v1/replay/evaluate']);
 /** Routes of the gateway that are not API routes of the table. */
 const NON_API = new Set(['/healthz', '/readyz', '/metrics', '/docs', '/api/v1/openapi.json']);
 

@@ -22,7 +22,7 @@ async function start(cwd: string): Promise<{ child: ChildProcess; banner: string
   let err = '';
   child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
   const banner = await new Promise<string>((res, rej) => {
-    const timer = setTimeout(() => rej(new Error(`no banner within 60 s; stdout: ${out}\nstderr: ${err}`)), 60_000);
+    const timer = setTimeout(() => rej(new Error(`no banner within 100 s; stdout: ${out}\nstderr: ${err}`)), 100_000);
     child.stdout!.on('data', (c: Buffer) => {
       out += c.toString();
       // The banner is one write that ends with an empty line.
@@ -81,5 +81,5 @@ describe('first start of the embedded platform (npm start)', () => {
     running.push(later.child);
     expect(later.banner).toContain(`Keys were printed on first start and saved to ${saved}.`);
     expect(later.banner).not.toContain('write key:');
-  }, 150_000);
+  }, 240_000);
 });

@@ -90,6 +90,8 @@ const ALL_TOOLS = [
   'compare_eval_runs',
   // issue #14 point 6
   'get_replay_history',
+  'evaluate_run',
+  'evaluate_policy_change',
 ];
 /** The tools that change state (a read key is refused them). */
 const WRITE_TOOLS = ['create_policy', 'approve_action', 'reject_action', 'set_kill_switch', 'update_policy'];

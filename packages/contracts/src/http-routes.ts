@@ -12,7 +12,7 @@ import { EVAL_MAX_BODY_BYTES, EVAL_MAX_SCENARIOS, EvalRunDetailSchema } from './
 import { INGEST_MAX_EVENTS, IngestBatchSchema, IngestEventSchema } from './ingest.js';
 import { McpPromptListSchema, McpResourceListSchema, McpToolEnvelopeSchema, McpToolListSchema } from './mcp.js';
 import { AgentSchema } from './policy.js';
-import { REPLAY_MAX_BODY_BYTES, REPLAY_MAX_DETAILS, ReplayBundleSchema, ReplaySubmissionDetailSchema } from './replay.js';
+import { REPLAY_EVALUATE_MAX_RUN_IDS, REPLAY_EVALUATE_MAX_RUNS, REPLAY_EVALUATE_MAX_STEPS, REPLAY_MAX_BODY_BYTES, REPLAY_MAX_DETAILS, ReplayBundleSchema, ReplaySubmissionDetailSchema } from './replay.js';
 import { EXPORT_FORMATS, LedgerEntrySchema, STATS_MAX_DAYS } from './stats.js';
 import type { WireKey } from './wire.js';
 
@@ -496,6 +496,40 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     params: { run_id: { description: 'The run' } },
     returns: 'The analysis (zeros and empty lists for a run never replayed)',
     problems: { 404: 'Unknown run (or another organisation’s)' },
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/replay/{run_id}/evaluate',
+    message: 'replay.evaluate-run',
+    status: 200,
+    operationId: 'evaluateReplayRun',
+    tags: ['Replay'],
+    summary: "Counterfactual evaluation: a recorded run's actions decided again by today's policies, or by a candidate policy (full, or a PATCH on an existing one)",
+    description:
+      'Each recorded action, in order, goes through the policy engine with the state it would have had at that step: `now` = the action’s timestamp; run (and session) spend = Σ cost of the earlier steps the counterfactual lets through (stopped steps add nothing); recent calls (rate limits) = those earlier steps. A step’s cost is its actual cost where reported, else its estimate (USD). Policies: the organisation’s enabled policies that apply to the run’s agent; `candidate_policy` adds a full policy; `policy_patch` merges a JSON merge patch into the policy it names. Nothing is stored. Kill switches are not applied (the question is what the policies decide). A read: any key may evaluate today’s policies; a candidate or patch needs a write key.',
+    params: { run_id: { description: 'The recorded run' } },
+    returns: `Every step decided again (the first ${REPLAY_EVALUATE_MAX_STEPS} listed) and the totals in USD: prevented, actually spent, would spend, difference`,
+    problems: {
+      403: 'A read key with a candidate_policy or policy_patch',
+      404: 'Unknown run (or another organisation’s), or the patched policy does not exist',
+      422: 'A bad field, named (the candidate is checked as POST / PATCH /api/v1/policies check it)',
+    },
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/replay/evaluate',
+    message: 'replay.evaluate-runs',
+    status: 200,
+    operationId: 'evaluateReplayRuns',
+    tags: ['Replay'],
+    summary: `Counterfactual evaluation over many runs (a date range, an agent, or at most ${REPLAY_EVALUATE_MAX_RUN_IDS} run ids; at most ${REPLAY_EVALUATE_MAX_RUNS} runs)`,
+    description: `Each matching run is evaluated as \`POST /api/v1/replay/{run_id}/evaluate\` does, with the same policy set. Filters compose with AND; \`start_date\` / \`end_date\` bound the run’s started_at (a date-only end_date includes that day, UTC). At most ${REPLAY_EVALUATE_MAX_RUNS} runs are evaluated, the newest first; when more match, \`truncated\` is true and \`runs_matched\` counts them all. Unknown ids in \`run_ids\` are left out. Nothing is stored; a candidate or patch needs a write key.`,
+    returns: 'One summary per run and the overall totals in USD',
+    problems: {
+      403: 'A read key with a candidate_policy or policy_patch',
+      404: 'The patched policy does not exist',
+      422: `A bad field, named: more than ${REPLAY_EVALUATE_MAX_RUN_IDS} run_ids, a bad date, a bad candidate`,
+    },
   },
 
   // Tool gateway (services/mcp): the REST facade and the MCP endpoint

@@ -14,9 +14,10 @@
  * Source: spec §Replay submission, §Replay history, §Limits; architecture §4 (Replay submission); issue #14 points 2, 3.
  */
 import { z } from 'zod';
-import { DateTimeSchema, OpaqueIdSchema, UsdSchema, paginationShape } from './common.js';
+import { DateFilterSchema, DateTimeSchema, OpaqueIdSchema, UsdSchema, paginationShape } from './common.js';
+import { PolicyDecisionKindSchema, type PolicyDecisionKind } from './decision.js';
 import { InterventionRecordSchema } from './intervention.js';
-import { PolicySchema } from './policy.js';
+import { CreatePolicySchema, PolicySchema, UpdatePolicySchema } from './policy.js';
 import { LedgerEntrySchema, RunSchema } from './stats.js';
 
 /** Replay statuses (architecture §4). */
@@ -222,3 +223,138 @@ export const ReplayAnalysisSchema = z.object({
   trend: z.array(ReplayTrendPointSchema),
 });
 export type ReplayAnalysis = z.infer<typeof ReplayAnalysisSchema>;
+
+// ---------------------------------------------------------------------------------------------------------
+// Counterfactual evaluation (issue #14 point 3, third bullet)
+// ---------------------------------------------------------------------------------------------------------
+
+/** Most run ids `POST /api/v1/replay/evaluate` takes in `run_ids` (more is a 422). */
+export const REPLAY_EVALUATE_MAX_RUN_IDS = 100;
+/** Most runs one `POST /api/v1/replay/evaluate` evaluates; more matching runs answer `truncated: true`. */
+export const REPLAY_EVALUATE_MAX_RUNS = 200;
+/**
+ * Most steps `POST /api/v1/replay/{run_id}/evaluate` lists (the first ones, so the answer fits one bus message); the
+ * totals always cover every step, and `steps_truncated` says when the list was cut.
+ */
+export const REPLAY_EVALUATE_MAX_STEPS = 2000;
+
+/**
+ * A PATCH on an existing policy, evaluated without being stored: `patch` has the semantics of
+ * `PATCH /api/v1/policies/{id}` (JSON merge patch; null clears; lists replaced whole).
+ */
+export const ReplayPolicyPatchSchema = z.strictObject({ policy_id: OpaqueIdSchema, patch: UpdatePolicySchema });
+export type ReplayPolicyPatch = z.infer<typeof ReplayPolicyPatchSchema>;
+
+/**
+ * The policy set a counterfactual evaluation decides with: today's policies alone (neither field), today's plus
+ * `candidate_policy` (a full policy as `POST /api/v1/policies` takes it, not stored), or today's with `policy_patch`
+ * merged into the policy it names (not stored). At most one of the two. Either needs a write key (403 otherwise).
+ */
+const candidateShape = { candidate_policy: CreatePolicySchema.optional(), policy_patch: ReplayPolicyPatchSchema.optional() };
+const oneCandidate = (b: { candidate_policy?: unknown; policy_patch?: unknown }) => !(b.candidate_policy !== undefined && b.policy_patch !== undefined);
+const ONE_CANDIDATE = { message: 'give candidate_policy or policy_patch, not both', path: ['policy_patch'] };
+
+/** Body of `POST /api/v1/replay/{run_id}/evaluate` (strict; may be empty: today's policies). */
+export const EvaluateRunSchema = z.strictObject(candidateShape).refine(oneCandidate, ONE_CANDIDATE);
+export type EvaluateRun = z.infer<typeof EvaluateRunSchema>;
+
+/**
+ * Body of `POST /api/v1/replay/evaluate`: which runs (filters compose with AND), and the policy set as
+ * {@link EvaluateRunSchema}. `start_date` / `end_date` bound the run's `started_at` (`YYYY-MM-DD` or a date-time; a
+ * date-only `end_date` includes that whole day, UTC); with either, runs that never started are left out. `run_ids`:
+ * at most {@link REPLAY_EVALUATE_MAX_RUN_IDS}. No filter: every run of the organisation, up to the cap.
+ */
+export const EvaluateRunsSchema = z
+  .strictObject({
+    agent_id: OpaqueIdSchema.optional(),
+    start_date: DateFilterSchema.optional(),
+    end_date: DateFilterSchema.optional(),
+    run_ids: z.array(OpaqueIdSchema).min(1).max(REPLAY_EVALUATE_MAX_RUN_IDS, `at most ${REPLAY_EVALUATE_MAX_RUN_IDS} run ids`).optional(),
+    ...candidateShape,
+  })
+  .refine(oneCandidate, ONE_CANDIDATE);
+export type EvaluateRuns = z.infer<typeof EvaluateRunsSchema>;
+
+/**
+ * One recorded action decided again. `cost_usd` = its actual cost where the provider reported one, else its
+ * estimate, else 0 (USD); `recorded_status` as recorded (success, error, blocked); `decision` and the deciding
+ * `rule`, `policy_id`, `policy_name` (null when allowed) and `reason` from the policy engine; `prevented_usd` =
+ * `cost_usd` when the decision stops the action (block, budget_exceeded, rate_limited), else 0. `step` from 0.
+ */
+export const CounterfactualStepSchema = z.object({
+  step: z.number().int(),
+  action_id: z.string(),
+  action_name: z.string(),
+  timestamp: z.string(),
+  cost_usd: z.number(),
+  recorded_status: z.enum(['success', 'error', 'blocked']),
+  decision: PolicyDecisionKindSchema,
+  rule: z.string().nullable(),
+  policy_id: z.string().nullable(),
+  policy_name: z.string().nullable(),
+  reason: z.string(),
+  prevented_usd: z.number(),
+});
+export type CounterfactualStep = z.infer<typeof CounterfactualStepSchema>;
+
+/**
+ * Totals of a counterfactual evaluation (USD):
+ * - `by_decision`: steps per decision (every decision kind, 0 included);
+ * - `prevented_usd` = Σ cost of the steps the policies would now stop;
+ * - `actually_spent_usd` = Σ cost of the recorded steps that ran (recorded status success or error; a recorded
+ *   `blocked` action never ran);
+ * - `would_spend_usd` = Σ cost of the steps the policies would now let through (allow, warn, escalate — an
+ *   escalation is counted as approved);
+ * - `difference_usd` = would_spend_usd − actually_spent_usd (negative: the policies would have saved that much).
+ */
+export const CounterfactualTotalsSchema = z.object({
+  steps: z.number().int(),
+  by_decision: z.object({
+    block: z.number().int(),
+    escalate: z.number().int(),
+    budget_exceeded: z.number().int(),
+    rate_limited: z.number().int(),
+    downgrade: z.number().int(),
+    warn: z.number().int(),
+    allow: z.number().int(),
+  }) satisfies z.ZodType<Record<PolicyDecisionKind, number>>,
+  prevented_usd: z.number(),
+  actually_spent_usd: z.number(),
+  would_spend_usd: z.number(),
+  difference_usd: z.number(),
+});
+export type CounterfactualTotals = z.infer<typeof CounterfactualTotalsSchema>;
+
+/** Which policies decided: `today` (the enabled ones), `candidate` (plus candidate_policy) or `patch` (policy_patch merged). */
+export const CounterfactualPolicySetSchema = z.object({
+  source: z.enum(['today', 'candidate', 'patch']),
+  /** The policies of the set that apply to the run's agent and are enabled, by id (the candidate's id is `candidate`). */
+  policy_ids: z.array(z.string()),
+});
+
+/** `POST /api/v1/replay/{run_id}/evaluate`: every step decided again, and the totals. */
+export const RunEvaluationSchema = z.object({
+  run_id: z.string(),
+  agent_id: z.string(),
+  evaluated_at: z.string(),
+  policy_set: CounterfactualPolicySetSchema,
+  steps: z.array(CounterfactualStepSchema),
+  steps_truncated: z.boolean(),
+  totals: CounterfactualTotalsSchema,
+});
+export type RunEvaluation = z.infer<typeof RunEvaluationSchema>;
+
+/** `POST /api/v1/replay/evaluate`: one summary per run (newest first, as runs list), the overall totals, and the cap. */
+export const RunsEvaluationSchema = z.object({
+  evaluated_at: z.string(),
+  policy_source: z.enum(['today', 'candidate', 'patch']),
+  /** Runs matching the filters (all of them, even past the cap). */
+  runs_matched: z.number().int(),
+  /** Runs evaluated: at most {@link REPLAY_EVALUATE_MAX_RUNS}. */
+  runs_evaluated: z.number().int(),
+  /** True when runs_matched > runs_evaluated (the newest runs were evaluated). */
+  truncated: z.boolean(),
+  runs: z.array(z.object({ run_id: z.string(), agent_id: z.string(), started_at: z.string().nullable(), totals: CounterfactualTotalsSchema })),
+  totals: CounterfactualTotalsSchema,
+});
+export type RunsEvaluation = z.infer<typeof RunsEvaluationSchema>;

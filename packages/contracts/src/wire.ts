@@ -40,11 +40,15 @@ import {
 } from './mcp.js';
 import { IngestResponseSchema } from './ingest.js';
 import {
+  EvaluateRunSchema,
+  EvaluateRunsSchema,
   ReplayAnalysisSchema,
   ReplayBundleHeadSchema,
   ReplayHistoryPageSchema,
   ReplayHistoryQuerySchema,
   ReplaySubmissionDetailSchema,
+  RunEvaluationSchema,
+  RunsEvaluationSchema,
   SubmitReplaySchema,
 } from './replay.js';
 import {
@@ -478,6 +482,22 @@ export const Wire = {
     request: z.object({ path: RunIdPath }),
     reply: ReplayAnalysisSchema,
     summary: "divergences across every replay of a run: by step, by action, and the trend",
+  }),
+  'replay.evaluate-run': row({
+    service: 'replay',
+    // A read: it stores nothing. A candidate policy or patch in the body needs a write key: the handler answers 403.
+    scope: 'read',
+    request: z.object({ path: RunIdPath, body: EvaluateRunSchema }),
+    reply: RunEvaluationSchema,
+    summary: "a recorded run's actions decided again by today's policies or a candidate (counterfactual; changes nothing)",
+  }),
+  'replay.evaluate-runs': row({
+    service: 'replay',
+    // As replay.evaluate-run: scope read, 403 from the handler for a candidate with a read key.
+    scope: 'read',
+    request: z.object({ body: EvaluateRunsSchema }),
+    reply: RunsEvaluationSchema,
+    summary: "many recorded runs decided again by today's policies or a candidate, with totals in USD (changes nothing)",
   }),
 
   'mcp.catalog': row({

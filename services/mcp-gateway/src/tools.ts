@@ -11,7 +11,11 @@ import {
   INTERVENTION_OUTCOMES,
   INTERVENTION_TYPES,
   LEDGER_CSV_COLUMNS,
+  CreatePolicySchema,
   MAX_USD,
+  REPLAY_EVALUATE_MAX_RUNS,
+  REPLAY_EVALUATE_MAX_RUN_IDS,
+  ReplayPolicyPatchSchema,
   RISK_LEVELS,
   RUN_STATUSES,
   RateLimitsSchema,
@@ -324,7 +328,7 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
     run: async (e, { baseline_id, current_id }) => e.ask('evals.compare', { path: { baseline_id, current_id } }),
   }),
 
-  // Replay (issue #14 point 6): the ledger of local replays.
+  // Replay (issue #14 point 6): the ledger of local replays, and counterfactual evaluation (read-only).
   defineTool({
     name: 'get_replay_history',
     title: 'Replay history',
@@ -338,5 +342,33 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
     calls: ['replay.history', 'replay.run-history'],
     run: async (e, { run_id, ...page }) =>
       run_id === undefined ? e.ask('replay.history', { query: defined(page) }) : e.ask('replay.run-history', { path: { run_id }, query: defined(page) }),
+  }),
+  defineTool({
+    name: 'evaluate_run',
+    title: 'Evaluate a run against policies',
+    description:
+      "Counterfactual evaluation of one recorded run: every action, in order, decided again by today's enabled policies, or with candidate_policy (a full policy added to them) or policy_patch ({policy_id, patch}: a JSON merge patch on an existing policy). The state at each step is rebuilt from the record: spend so far (USD) and recent calls count only the earlier steps that would still run; kill switches are not applied. Each step: step, action_name, timestamp, cost_usd (actual where reported, else estimated, USD), recorded_status, decision (allow, block, escalate, rate_limited, budget_exceeded, warn), policy_id, policy_name, reason. totals: by_decision, prevented_usd, actually_spent_usd, would_spend_usd, difference_usd (USD). Changes nothing: nothing is stored, the candidate is not created and the patch not applied; a candidate or patch needs a write key (forbidden otherwise). not_found for an unknown run or patched policy.",
+    input: z.strictObject({
+      run_id: Id.describe('The recorded run'),
+      candidate_policy: CreatePolicySchema.optional().describe('A full policy, as create_policy takes it, evaluated alongside today’s (not stored)'),
+      policy_patch: ReplayPolicyPatchSchema.optional().describe('{policy_id, patch}: patch as update_policy takes it (JSON merge patch), evaluated instead of the stored policy (not applied)'),
+    }),
+    calls: ['replay.evaluate-run'],
+    run: async (e, { run_id, ...body }) => e.ask('replay.evaluate-run', { path: { run_id }, body: defined(body) }),
+  }),
+  defineTool({
+    name: 'evaluate_policy_change',
+    title: 'Evaluate a policy change over recorded runs',
+    description: `What a policy change would have done to recorded history, before turning it on: the matching runs (filters compose: agent_id, start_date and end_date on the run's start, or run_ids, at most ${REPLAY_EVALUATE_MAX_RUN_IDS}) are each decided again, step by step, by today's policies with candidate_policy added or policy_patch merged (as evaluate_run does; neither = today's policies alone). At most ${REPLAY_EVALUATE_MAX_RUNS} runs, the newest first; truncated is true and runs_matched counts them all when more match. Returns {runs: [{run_id, agent_id, started_at, totals}], runs_matched, runs_evaluated, truncated, totals}; totals in USD: prevented_usd, actually_spent_usd, would_spend_usd, difference_usd, and steps by_decision. Changes nothing; a candidate or patch needs a write key.`,
+    input: z.strictObject({
+      agent_id: Id.optional().describe('Only runs of this agent'),
+      start_date: DateArg('Runs started from').optional(),
+      end_date: DateArg('Runs started until').optional(),
+      run_ids: z.array(Id).min(1).max(REPLAY_EVALUATE_MAX_RUN_IDS).optional().describe(`These runs only (at most ${REPLAY_EVALUATE_MAX_RUN_IDS}; unknown ids are left out)`),
+      candidate_policy: CreatePolicySchema.optional().describe('A full policy, as create_policy takes it, evaluated alongside today’s (not stored)'),
+      policy_patch: ReplayPolicyPatchSchema.optional().describe('{policy_id, patch}: patch as update_policy takes it (JSON merge patch), evaluated instead of the stored policy (not applied)'),
+    }),
+    calls: ['replay.evaluate-runs'],
+    run: async (e, args) => e.ask('replay.evaluate-runs', { body: defined(args) }),
   }),
 ];

@@ -1,5 +1,7 @@
 import {
   REPLAY_BUNDLE_VERSION,
+  type EvaluateRun,
+  type EvaluateRuns,
   type InterventionRecord,
   type Policy,
   type ReplayAnalysis,
@@ -8,6 +10,8 @@ import {
   type ReplayHistoryQuery,
   type ReplaySubmissionDetail,
   type Run,
+  type RunEvaluation,
+  type RunsEvaluation,
   type SubmitReplay,
   type WireReply,
 } from '@agp/contracts';
@@ -15,6 +19,7 @@ import { call, startEventSourcedService, type RunningEventSourcedService, type S
 import { requestMetadata, waitForProjections, type EventStore } from '@agp/eventstore';
 import { ConflictError, PayloadTooLargeError, counter, isRawJson, newId, type Logger, type RequestContext } from '@agp/runtime';
 import { policyVersionAt } from './bundle/policyVersion.js';
+import { allPolicies, evaluateRun, evaluateRuns } from './counterfactual.js';
 import { REPLAY_READ_MODEL, REPLAY_READ_MODEL_EVENT_TYPES, applyReplayEvents } from './projections/submissions.js';
 import { migrateReplayReadModel } from './projections/schema.js';
 import { replayAnalysis, replayHistory } from './queries.js';
@@ -155,6 +160,21 @@ export class ReplayService {
     return head;
   }
 
+  /**
+   * POST /api/v1/replay/{run_id}/evaluate (`replay.evaluate-run`): counterfactual evaluation of one run, see
+   * `evaluateRun` (counterfactual.ts). Stores nothing.
+   * @throws ForbiddenError (403) for a candidate or patch with a read key; NotFoundError (404) for an unknown run or
+   *   patched policy.
+   */
+  evaluateRun(ctx: RequestContext, runId: string, body: EvaluateRun): Promise<RunEvaluation> {
+    return evaluateRun(this.deps.bus, ctx, runId, body, this.now());
+  }
+
+  /** POST /api/v1/replay/evaluate (`replay.evaluate-runs`): see `evaluateRuns` (counterfactual.ts). Stores nothing. @throws as {@link evaluateRun}. */
+  evaluateRuns(ctx: RequestContext, body: EvaluateRuns): Promise<RunsEvaluation> {
+    return evaluateRuns(this.deps.bus, ctx, body, this.now());
+  }
+
   /** The run (without its actions) from the stats service. @throws NotFoundError (404) as `runs.get` does. */
   private async runOf(ctx: RequestContext, runId: string): Promise<Run> {
     const { actions: _a, actions_total: _t, actions_skip: _s, actions_limit: _l, ...run } = await call(this.deps.bus, 'runs.get', ctx, { path: { id: runId }, query: { actions_limit: 1 } });
@@ -175,13 +195,7 @@ export class ReplayService {
 
   /** Each policy of the organisation as it stood at `startedAt` (see {@link bundle}), in id order. */
   private async policiesAt(ctx: RequestContext, startedAt: string | null): Promise<Policy[]> {
-    const current: Policy[] = [];
-    for (let skip = 0; ; skip += PAGE) {
-      const reply = await call(this.deps.bus, 'policies.list', ctx, { query: { limit: PAGE, skip } });
-      const page = (isRawJson(reply) ? JSON.parse(reply.$json) : reply) as { policies: Policy[]; total: number };
-      current.push(...page.policies);
-      if (page.policies.length < PAGE || current.length >= page.total) break;
-    }
+    const current = await allPolicies(this.deps.bus, ctx);
     current.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     if (startedAt === null) return current;
     const out: Array<Policy | null> = [];

@@ -7,7 +7,7 @@
  * 900 KiB is refused (413) by the body parser. Source: issue #14 points 2 and 3; spec §Replay history.
  */
 import { createHash } from 'node:crypto';
-import { Body, Controller, Get, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { REPLAY_BUNDLE_VERSION, bundleHashInput, type LedgerEntry, type ReplayBundle } from '@agp/contracts';
 import { call, callUnchecked, type Sender } from '@agp/bus';
@@ -25,7 +25,7 @@ function notModified(req: Request, etag: string): boolean {
   return !!inm && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === etag || t.trim() === '*');
 }
 
-/** Replay submissions, history, run bundles, divergence analysis. */
+/** Replay submissions, history, run bundles, divergence analysis, counterfactual evaluation. */
 @Controller('api/v1/replay')
 export class ReplayController {
   constructor(@Inject(BUS) private readonly bus: Sender) {}
@@ -54,6 +54,23 @@ export class ReplayController {
   @Get(':runId/analysis')
   analysis(@Req() req: AuthedRequest, @Param('runId') runId: string) {
     return callUnchecked(this.bus, 'replay.analysis', ctxOf(req), { path: { run_id: runId } });
+  }
+
+  /**
+   * POST /api/v1/replay/evaluate: counterfactual evaluation over many runs (200, changes nothing); 403 for a candidate
+   * with a read key, 422 for more than 100 run ids.
+   */
+  @Post('evaluate')
+  @HttpCode(200)
+  evaluateRuns(@Req() req: AuthedRequest, @Body() body: unknown) {
+    return callUnchecked(this.bus, 'replay.evaluate-runs', ctxOf(req), { body: body ?? {} }, 120_000);
+  }
+
+  /** POST /api/v1/replay/{run_id}/evaluate: one run's actions decided again (200, changes nothing); 403, 404 as the row says. */
+  @Post(':runId/evaluate')
+  @HttpCode(200)
+  evaluateRun(@Req() req: AuthedRequest, @Param('runId') runId: string, @Body() body: unknown) {
+    return callUnchecked(this.bus, 'replay.evaluate-run', ctxOf(req), { path: { run_id: runId }, body: body ?? {} }, 60_000);
   }
 
   /**
