@@ -5,6 +5,7 @@ import { keysCreate, keysList, keysRevoke, type KeySummary } from './keys.js';
 import { randomSeed, runSimulation, SimulationAbortedError, type SimulationProgress, type SimulationReport } from './run-simulation.js';
 import { AgpHttpError, AgpNetworkError } from './sdk.js';
 import { registerEvalsCommands } from './evals/command.js';
+import { registerReplayCommand } from './replay/command.js';
 
 /** The CLI's version, `agp --version`: the `version` of `@agp/client`'s package.json (issue #9 point 5). */
 export const CLI_VERSION: string = clientPackage.version;
@@ -115,6 +116,7 @@ export function buildProgram(io: CliIo = processIo()): Command {
       io.out(`Revoked key ${revoked.id} of organisation ${revoked.organization_id}\n`);
     });
   registerEvalsCommands(program, io);
+  registerReplayCommand(program, io);
   return program;
 }
 

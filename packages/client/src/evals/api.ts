@@ -123,7 +123,8 @@ export class EvalsApi {
 }
 
 /** An `AgpHttpError` from a non-2xx answer: its problem details, or one made from the status and the text. */
-async function problemError(res: Response): Promise<AgpHttpError> {
+/** The problem details of a failed answer as an {@link AgpHttpError} (a non-JSON body becomes its detail, cut to 500 characters). */
+export async function problemError(res: Response): Promise<AgpHttpError> {
   const text = await res.text().catch(() => '');
   let json: unknown = null;
   try {
