@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { SEMANTIC_CATEGORIES, TEMPLATE_CATEGORIES } from '@agp/contracts';
 import { parseScenarioFile, parseScenarioFiles, resolveTimeTokens } from '@agp/evals/scenario-file';
 import { reply, startFakeLlm, type FakeLlm } from '../support/fake-llm.js';
-import { call } from '../support/http.js';
+import { call, expectProblem } from '../support/http.js';
 import { describeModes } from '../support/modes.js';
 
 /**
@@ -18,12 +18,6 @@ const uniq = () => `${Date.now().toString(36)}${Math.random().toString(36).slice
 const MODEL = 'fake-scenario-model';
 type Res = { status: number; headers: Headers; body: any };
 type P = { url: string; writeKey: string; readKey: string; otherOrgWriteKey: string };
-
-const expectProblem = (r: Res, status: number, paths: string[] = []) => {
-  expect(r.status, JSON.stringify(r.body)).toBe(status);
-  expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  if (paths.length) expect(r.body.errors.map((e: { path: string }) => e.path)).toEqual(paths);
-};
 
 /** The registration of a support agent: a lookup, a refund that needs it and cites evidence, a deletion, a web search. */
 const agentBody = (agentId: string) => ({

@@ -2,19 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { EVAL_MAX_BODY_BYTES } from '@agp/contracts';
 import { deterministicId } from '@agp/runtime';
 import { describeModes } from '../support/modes.js';
-import { call } from '../support/http.js';
+import { call, expectProblem } from '../support/http.js';
 
 const uniq = () => Math.random().toString(36).slice(2, 10);
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-type Res = { status: number; headers: Headers; body: any };
-const expectProblem = (r: Res, status: number, paths: string[] = []) => {
-  expect(r.status, JSON.stringify(r.body)).toBe(status);
-  expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  expect(r.body).toMatchObject({ status, title: expect.any(String), type: expect.any(String), detail: expect.any(String) });
-  if (paths.length) expect(r.body.errors.map((e: { path: string }) => e.path)).toEqual(paths);
-};
 
 /** A scenario as a harness reports it. */
 const sc = (name: string, category: string, status: 'blocked' | 'failed' | 'allowed', extra: Record<string, unknown> = {}) => ({ name, category, status, ...extra });

@@ -1,17 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { RunEvaluationSchema, RunsEvaluationSchema } from '@agp/contracts';
-import { call, eventually, type BootedPlatform } from '../support/http.js';
+import { call, eventually, type BootedPlatform, expectProblem } from '../support/http.js';
 import { describeModes } from '../support/modes.js';
 
 const uniq = () => Math.random().toString(36).slice(2, 10);
 
 type Res = { status: number; headers: Headers; body: any };
-const expectProblem = (r: Res, status: number, paths: string[] = []) => {
-  expect(r.status, JSON.stringify(r.body)).toBe(status);
-  expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  if (paths.length) expect(r.body.errors.map((e: { path: string }) => e.path)).toEqual(paths);
-};
-
 type Ev = { id: string; type: string; timestamp: string; body: Record<string, unknown> };
 const ev = (type: string, body: Record<string, unknown>, timestamp = new Date().toISOString()): Ev => ({ id: `ev-${uniq()}`, type, timestamp, body });
 

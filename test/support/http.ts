@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import { KeyStore } from '@agp/auth';
 import type { Sql } from '@agp/eventstore';
 
@@ -70,4 +71,15 @@ export async function databaseHandles(sql: Sql): Promise<Pick<BootedPlatform, 'o
       return rows.map((r) => (typeof r.metadata === 'string' ? JSON.parse(r.metadata) : r.metadata));
     },
   };
+}
+
+/**
+ * Assert an RFC 9457 problem answer: `status`, `application/problem+json`, a body with `status`, `type`, `title` and
+ * `detail`, and, when `paths` is given, exactly those field paths in `errors`, in order. Source: architecture §4 (Errors).
+ */
+export function expectProblem(r: { status: number; headers: Headers; body: any }, status: number, paths: string[] = []): void {
+  expect(r.status, JSON.stringify(r.body)).toBe(status);
+  expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  expect(r.body).toMatchObject({ status, title: expect.any(String), type: expect.any(String), detail: expect.any(String) });
+  if (paths.length) expect(r.body.errors.map((e: { path: string }) => e.path)).toEqual(paths);
 }

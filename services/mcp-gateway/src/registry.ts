@@ -10,7 +10,6 @@
  */
 import { z } from 'zod';
 import {
-  MCP_TOOL_ERROR_STATUS,
   Wire,
   type McpCatalog,
   type McpPromptResult,
@@ -266,10 +265,5 @@ export class ToolRegistry {
     }
     const r = await p.render(this.entryContext(ctx), parsed.data);
     return { prompt: name, description: p.description, data: { summary: r.summary, details: r.details }, messages: [{ role: 'user', content: { type: 'text', text: r.text } }] };
-  }
-
-  /** The HTTP status the REST facade answers a failed call with. */
-  static statusOf(outcome: McpToolOutcome): number {
-    return outcome.error ? MCP_TOOL_ERROR_STATUS[outcome.error.code] : 200;
   }
 }
