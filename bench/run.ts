@@ -12,7 +12,8 @@
  *
  * Needs DATABASE_URL (a server where it may create a database) and NATS_URL; defaults to the local ones.
  * Knobs: BENCH_EVENTS (events for c/d, default 100000), BENCH_CONCURRENCY (HTTP requests in flight, default 16),
- * BENCH_PROFILE=<dir> (`--cpu-prof` of the gateway, ingest and interventions processes; stops after c/d),
+ * BENCH_PROFILE=<dir> (`--cpu-prof` of the gateway, ingest and interventions processes; stops after c/d), BENCH_ONLY=cd
+ * (stop after c/d without profiling, for A/B runs of a setting such as AGP_RECENT_EVENTS_MAX=0),
  * BENCH_INTERVENTIONS_NODE_ARGS (extra node flags for the interventions process, e.g. `--max-semi-space-size=64`).
  * Prints the CPU µs per 100-event batch of every process over c/d (from /proc), to show where the time goes.
  */
@@ -362,8 +363,8 @@ async function ingestBench(): Promise<void> {
     // CPU per 100-event HTTP batch over (c) and (d) together (accepting, then storing and projecting every event); the
     // warm-up batches ran inside the measured work too, so they count.
     console.log(`CPU per 100-event batch (µs), (c)+(d): ${ingestCpu(Math.ceil(EVENTS / 100) + WARM_BATCHES)}`);
-    if (profile) {
-      console.log(`(c) ${fmt(ing.accepted)} events/s vs (a) ${fmt(js)} msg/s; (d) ${fmt(ing.queryable)} events/s vs (b) ${fmt(pgRate)} rows/s; profiles in ${profile} (the rest is skipped)`);
+    if (profile || process.env.BENCH_ONLY === 'cd') {
+      console.log(`(c) ${fmt(ing.accepted)} events/s vs (a) ${fmt(js)} msg/s; (d) ${fmt(ing.queryable)} events/s vs (b) ${fmt(pgRate)} rows/s; ${profile ? `profiles in ${profile} ` : ''}(the rest is skipped)`);
       return;
     }
     const half = ing.queryable / 2;
