@@ -1,8 +1,9 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.js';
 import { call, eventually } from '../support/http.js';
 import { bootEmbedded } from '../support/modes.js';
 import type { BootedPlatform } from '../support/http.js';
@@ -15,7 +16,6 @@ import type { BootedPlatform } from '../support/http.js';
  * exit 3, nothing stored); a malformed file naming its entry.
  */
 const ROOT = resolve(import.meta.dirname, '../..');
-const CLI = join(ROOT, 'packages/client/dist/cli.js');
 const FIXTURES = join(ROOT, 'packages/client/src/evals/fixtures');
 const dir = mkdtempSync(join(tmpdir(), 'agp-gate-e2e-'));
 
@@ -28,15 +28,7 @@ function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 
 /** Run the built CLI's `evals gate` with `args`; resolves with its exit code and output (never blocks the platform). */
 function gate(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [CLI, 'evals', 'gate', ...args], { env: cleanEnv(env), cwd: ROOT });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolvePromise({ code, out, err }));
-  });
+  return runCli(['evals', 'gate', ...args], env, cleanEnv());
 }
 
 /** Our fixture as a new file: `suite` renamed, `statuses` replacing scenario statuses by name. */

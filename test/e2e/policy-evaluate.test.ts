@@ -187,6 +187,18 @@ describeModes('POST /api/v1/policies/evaluate', (platform) => {
       expect(allowed).toMatchObject({ decision: 'allow', context: { run_spend_usd: 16, recent_calls: 3 } });
     });
 
+    it("counts the run's spend at the actual cost where the provider reported one, else the estimate (issue #14 point 5)", async () => {
+      const run = 'eval-run-actual';
+      // Three calls estimated at 1 USD that cost 2 each, and one with only its 0.5 USD estimate: 6.5 USD spent.
+      const batch = [start(run), ...[50, 40, 30].map((s) => act(run, 'search', s, { status: 'success', cost_usd: 1, actual_cost_usd: 2 })), act(run, 'search', 20, { status: 'success', cost_usd: 0.5 })];
+      const r = await call(p(), 'POST', '/api/v1/ingest/', { key: p().writeKey, body: { batch } });
+      expect(r.body.errors).toEqual([]);
+      await eventually(async () => (await call(p(), 'GET', `/api/v1/runs/${run}`, { key: p().readKey })).body?.action_count === 4);
+      const got = await decision({ agent_id: AGENT, run_id: run, action_name: 'search', estimated_cost_usd: 14 });
+      expect(got).toMatchObject({ decision: 'budget_exceeded', context: { run_spend_usd: 6.5, run_found: true } });
+      expect(got.reason).toBe('run spend 6.5 USD + search 14 USD would exceed the run budget of 20 USD of policy "Eval guard"');
+    });
+
     it('counts an unknown run as no spend and says it was not found', async () => {
       const got = await decision({ agent_id: AGENT, run_id: 'no-such-run', action_name: 'search', estimated_cost_usd: 5 });
       expect(got).toMatchObject({ decision: 'allow', context: { run_spend_usd: 0, recent_calls: 0, run_found: false } });

@@ -1,10 +1,9 @@
-import { execFileSync, spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT as ROOT, buildCliAndBootEmbedded, runCli as agp } from '../support/cli.js';
 import { call, eventually, type BootedPlatform } from '../support/http.js';
-import { bootEmbedded } from '../support/modes.js';
 
 /**
  * `agp replay` as a user runs it: the built CLI (`node packages/client/dist/cli.js replay …`) as a child process with
@@ -13,25 +12,8 @@ import { bootEmbedded } from '../support/modes.js';
  * tampered bundle (served by a local proxy that alters one output) → exit 3, "bundle hash mismatch", nothing submitted.
  * Source: issue #14 point 4.
  */
-const ROOT = resolve(import.meta.dirname, '../..');
-const CLI = join(ROOT, 'packages/client/dist/cli.js');
 const HANDLERS = join(ROOT, 'examples/replay-handlers.mjs');
 const uniq = () => Math.random().toString(36).slice(2, 10);
-
-function agp(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolvePromise, reject) => {
-    const env = { ...process.env };
-    delete env.AGP_KEY;
-    delete env.AGP_URL;
-    const child = spawn(process.execPath, [CLI, ...args], { env, cwd: ROOT });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolvePromise({ code, out, err }));
-  });
-}
 
 /** A proxy to `target` that alters the first action's outputs in bundles (keeping sha256 and ETag) and counts POSTs. */
 async function tamperingProxy(target: string): Promise<{ url: string; posts: number; close: () => Promise<void> }> {
@@ -94,8 +76,7 @@ describe('agp replay: the built CLI against the embedded platform', () => {
   const history = (run: string) => call(p, 'GET', `/api/v1/replay/history/${run}`, { key: p.readKey });
 
   beforeAll(async () => {
-    execFileSync(process.execPath, ['scripts/build.mjs', '--only', 'client', '--quiet'], { cwd: ROOT });
-    p = await bootEmbedded();
+    p = await buildCliAndBootEmbedded();
   }, 180_000);
   afterAll(async () => {
     await p?.stop();

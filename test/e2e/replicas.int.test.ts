@@ -29,7 +29,8 @@ describe.skipIf(skipIntegration())('two replicas of every service (distributed)'
     const s = await get('/api/v1/stats/');
     expect(s.total_actions).toBe(report.by_event_type['action.record']);
     expect(s.total_runs).toBe(report.runs);
-    expect(s.total_cost_usd).toBeCloseTo(report.ledger_cost_usd, 2);
+    expect(s.total_cost_usd).toBeCloseTo(report.ledger_total_cost_usd, 2);
+    expect(s.total_estimated_cost_usd).toBeCloseTo(report.ledger_cost_usd, 2);
     expect((await get('/api/v1/interventions?limit=1')).total).toBe(report.by_event_type['intervention.create']);
     expect((await get('/api/v1/interventions/stats')).total_interventions).toBe(report.by_event_type['intervention.create']);
     expect((await get('/api/v1/approvals?status=pending&limit=1')).total).toBe(report.by_outcome.escalated);

@@ -85,25 +85,27 @@ describeModes('stats, runs, agent stats and the ledger export', (platform) => {
         runs_by_status: { running: 1, completed: 1, failed: 1 },
         success_rate: 0.5,
         total_actions: 5,
-        total_cost_usd: 8.5,
+        // Per action the actual cost where reported, else the estimate (issue #14 point 5): 1.2 + 1 + 1.5 + 1 + 4.
+        total_cost_usd: 8.7,
+        total_estimated_cost_usd: 8.5,
         total_actual_cost_usd: 7.7,
-        avg_cost_per_action_usd: 1.7,
+        avg_cost_per_action_usd: 1.74,
         avg_duration_ms: 250,
         period: { days: null, start_date: null, end_date: dayOf(0) },
       });
       const one = await call(p, 'GET', '/api/v1/stats?days=1', { key });
-      expect(one.body).toMatchObject({ total_runs: 1, runs_by_status: { running: 0, completed: 0, failed: 1 }, total_actions: 2, total_cost_usd: 1.5, total_actual_cost_usd: 1.5, avg_cost_per_action_usd: 0.75, avg_duration_ms: 200, period: { days: 1, start_date: dayOf(0), end_date: dayOf(0) } });
+      expect(one.body).toMatchObject({ total_runs: 1, runs_by_status: { running: 0, completed: 0, failed: 1 }, total_actions: 2, total_cost_usd: 2.5, total_estimated_cost_usd: 1.5, total_actual_cost_usd: 1.5, avg_cost_per_action_usd: 1.25, avg_duration_ms: 200, period: { days: 1, start_date: dayOf(0), end_date: dayOf(0) } });
       const three = await call(p, 'GET', '/api/v1/stats/?days=3', { key });
-      expect(three.body).toMatchObject({ total_runs: 2, total_actions: 4, total_cost_usd: 4.5, total_actual_cost_usd: 3.7, avg_cost_per_action_usd: 1.125, avg_duration_ms: 200, period: { days: 3, start_date: dayOf(2) } });
+      expect(three.body).toMatchObject({ total_runs: 2, total_actions: 4, total_cost_usd: 4.7, total_estimated_cost_usd: 4.5, total_actual_cost_usd: 3.7, avg_cost_per_action_usd: 1.175, avg_duration_ms: 200, period: { days: 3, start_date: dayOf(2) } });
 
       const daily = await call(p, 'GET', '/api/v1/stats/daily', { key });
       expect(daily.status).toBe(200);
       expect(daily.body.days).toHaveLength(30);
       expect(daily.body.days[0].date).toBe(dayOf(29));
-      expect(daily.body.days[29]).toEqual({ date: dayOf(0), cost_usd: 1.5, actual_cost_usd: 1.5, runs: 1, actions: 2 });
-      expect(daily.body.days[27]).toEqual({ date: dayOf(2), cost_usd: 3, actual_cost_usd: 2.2, runs: 1, actions: 2 });
+      expect(daily.body.days[29]).toEqual({ date: dayOf(0), cost_usd: 2.5, estimated_cost_usd: 1.5, actual_cost_usd: 1.5, runs: 1, actions: 2 });
+      expect(daily.body.days[27]).toEqual({ date: dayOf(2), cost_usd: 2.2, estimated_cost_usd: 3, actual_cost_usd: 2.2, runs: 1, actions: 2 });
       const others = daily.body.days.filter((_: unknown, i: number) => i !== 27 && i !== 29);
-      expect(others.every((d: any) => d.cost_usd === 0 && d.runs === 0 && d.actions === 0 && d.actual_cost_usd === 0)).toBe(true);
+      expect(others.every((d: any) => d.cost_usd === 0 && d.estimated_cost_usd === 0 && d.runs === 0 && d.actions === 0 && d.actual_cost_usd === 0)).toBe(true);
 
       const acc = await call(p, 'GET', '/api/v1/stats/estimation-accuracy', { key });
       expect(acc.status).toBe(200);
@@ -165,7 +167,7 @@ describeModes('stats, runs, agent stats and the ledger export', (platform) => {
         const r = await getRun(p, run);
         return r.body.status === 'completed' && r.body.action_count === 2 ? r : null;
       });
-      expect(done.body).toMatchObject({ status: 'completed', ended_at: at(0, 130), duration_ms: 30_000, cost_usd: 0.75, actual_cost_usd: 0.3, action_count: 2, error: null, actions_total: 2, actions_skip: 0, actions_limit: 1000 });
+      expect(done.body).toMatchObject({ status: 'completed', ended_at: at(0, 130), duration_ms: 30_000, cost_usd: 0.8, estimated_cost_usd: 0.75, actual_cost_usd: 0.3, action_count: 2, error: null, actions_total: 2, actions_skip: 0, actions_limit: 1000 });
       expect(done.body.actions.map((x: any) => x.action_name)).toEqual(['a_first', 'b_second']);
       expect(done.body.actions[1]).toEqual({
         id: expect.stringMatching(/^[0-9a-f-]{36}$/),
@@ -255,6 +257,45 @@ describeModes('stats, runs, agent stats and the ledger export', (platform) => {
       expect(paged.body).toMatchObject({ total: 3, skip: 1, limit: 1 });
       expect(paged.body.runs.map((x: any) => x.id)).toEqual([runs[1]]);
     });
+
+    it('costs a run per action at the actual cost where reported, else the estimate, and min_cost filters on it (issue #14 point 5)', async () => {
+      const p = platform();
+      const agent = `agent-${uniq()}`;
+      const [doubled, estimates, mixed] = ['doubled', 'estimates', 'mixed'].map((r) => `${r}-${uniq()}`);
+      const n = 3;
+      const act = (run: string, s: number, cost: Record<string, number>) => ev('action.record', { run_id: run, agent_id: agent, action_name: 'llm_call', status: 'success', timestamp: at(1, s), ...cost });
+      await ingest(p, [
+        // Estimated at 1 USD each, charged 2 each by the provider.
+        ev('run.start', { run_id: doubled, agent_id: agent, started_at: at(1, 100) }),
+        ...Array.from({ length: n }, (_, i) => act(doubled, 101 + i, { cost_usd: 1, actual_cost_usd: 2 })),
+        ev('run.start', { run_id: estimates, agent_id: agent, started_at: at(1, 200) }),
+        act(estimates, 201, { cost_usd: 1 }),
+        act(estimates, 202, { cost_usd: 1 }),
+        ev('run.start', { run_id: mixed, agent_id: agent, started_at: at(1, 300) }),
+        act(mixed, 301, { cost_usd: 1, actual_cost_usd: 2 }),
+        act(mixed, 302, { cost_usd: 1 }),
+        act(mixed, 303, { actual_cost_usd: 0.5 }),
+      ]);
+      const all = await eventually(async () => {
+        const r = await call(p, 'GET', `/api/v1/runs?agent_id=${agent}`, { key: p.readKey });
+        return r.body.total === 3 && r.body.runs.reduce((c: number, x: any) => c + x.action_count, 0) === n + 5 ? r : null;
+      });
+      const byId = Object.fromEntries(all.body.runs.map((r: any) => [r.id, r]));
+      expect(byId[doubled]).toMatchObject({ cost_usd: 2 * n, estimated_cost_usd: n, actual_cost_usd: 2 * n, action_count: n });
+      expect(byId[estimates]).toMatchObject({ cost_usd: 2, estimated_cost_usd: 2, actual_cost_usd: 0, action_count: 2 });
+      expect(byId[mixed]).toMatchObject({ cost_usd: 3.5, estimated_cost_usd: 2, actual_cost_usd: 2.5, action_count: 3 });
+      expect((await getRun(p, doubled)).body).toMatchObject({ cost_usd: 2 * n, estimated_cost_usd: n });
+      // The doubled run's estimates (3) are below 5; what was spent (6) is not.
+      const min = async (usd: number) => (await call(p, 'GET', `/api/v1/runs?agent_id=${agent}&min_cost=${usd}`, { key: p.readKey })).body.runs.map((x: any) => x.id);
+      expect(await min(5)).toEqual([doubled]);
+      expect(await min(2.5)).toEqual([mixed, doubled]);
+      expect(await min(2)).toEqual([mixed, estimates, doubled]);
+      // list_runs over MCP filters the same way.
+      const tool = await call(p, 'POST', '/api/v1/mcp/call', { key: p.readKey, body: { tool_name: 'list_runs', arguments: { agent_id: agent, min_cost: 5 } } });
+      expect(tool.body.data.runs.map((x: any) => x.id)).toEqual([doubled]);
+      const stats = await call(p, 'GET', `/api/v1/agents/${agent}/stats`, { key: p.readKey });
+      expect(stats.body).toMatchObject({ total_cost_usd: 2 * n + 2 + 3.5, total_estimated_cost_usd: n + 2 + 2, total_actual_cost_usd: 2 * n + 2.5 });
+    });
   });
 
   describe('GET /api/v1/agents/{id}/stats', () => {
@@ -285,6 +326,7 @@ describeModes('stats, runs, agent stats and the ledger export', (platform) => {
         runs_by_status: { running: 0, completed: 1, failed: 0 },
         total_actions: 3,
         total_cost_usd: 2.5,
+        total_estimated_cost_usd: 2.5,
         total_actual_cost_usd: 1,
         avg_cost_per_run_usd: 2.5,
         avg_duration_ms: 20,
@@ -331,13 +373,15 @@ describeModes('stats, runs, agent stats and the ledger export', (platform) => {
       expect(all.body).toMatchObject({
         total_runs: 3,
         runs_by_status: { running: 1, completed: 1, failed: 1 },
-        total_cost_usd: 8.75,
+        // Per action the actual cost where reported, else the estimate: 4 + 0.25 + 1.2 + 2 + 1.5 + 1.
+        total_cost_usd: 9.95,
+        total_estimated_cost_usd: 8.75,
         total_actual_cost_usd: 6.7,
-        avg_cost_per_run_usd: 2.916667,
+        avg_cost_per_run_usd: 3.316667,
         avg_duration_ms: 250,
         top_actions: [
-          { action: 'fetch', count: 3, cost: 3.5 },
-          { action: 'search', count: 2, cost: 5 },
+          { action: 'fetch', count: 3, cost: 4.5 },
+          { action: 'search', count: 2, cost: 5.2 },
           { action: 'late', count: 1, cost: 0.25 },
         ],
         interventions: { total: 2, cost_prevented_usd: 10 },
@@ -351,15 +395,16 @@ describeModes('stats, runs, agent stats and the ledger export', (platform) => {
         total_runs: 2,
         runs_by_status: { running: 1, completed: 0, failed: 1 },
         total_actions: 5,
-        total_cost_usd: 4.75,
+        total_cost_usd: 5.95,
+        total_estimated_cost_usd: 4.75,
         total_actual_cost_usd: 2.7,
-        avg_cost_per_run_usd: 2.375,
+        avg_cost_per_run_usd: 2.975,
         avg_duration_ms: 200,
         interventions: expect.objectContaining({ total: 1, cost_prevented_usd: 10 }),
         top_actions: [
-          { action: 'fetch', count: 3, cost: 3.5 },
+          { action: 'fetch', count: 3, cost: 4.5 },
           { action: 'late', count: 1, cost: 0.25 },
-          { action: 'search', count: 1, cost: 1 },
+          { action: 'search', count: 1, cost: 1.2 },
         ],
         period: { days: 3, start_date: dayOf(2), end_date: dayOf(0) },
       });
@@ -370,11 +415,12 @@ describeModes('stats, runs, agent stats and the ledger export', (platform) => {
         total_runs: 1,
         runs_by_status: { running: 1, completed: 0, failed: 0 },
         total_actions: 2,
-        total_cost_usd: 1.5,
+        total_cost_usd: 2.5,
+        total_estimated_cost_usd: 1.5,
         total_actual_cost_usd: 1.5,
-        avg_cost_per_run_usd: 1.5,
+        avg_cost_per_run_usd: 2.5,
         avg_duration_ms: 200,
-        top_actions: [{ action: 'fetch', count: 2, cost: 1.5 }],
+        top_actions: [{ action: 'fetch', count: 2, cost: 2.5 }],
         interventions: { total: 1 },
         period: { days: 1, start_date: dayOf(0), end_date: dayOf(0) },
       });
@@ -398,6 +444,7 @@ describeModes('stats, runs, agent stats and the ledger export', (platform) => {
         runs_by_status: { running: 0, completed: 0, failed: 0 },
         total_actions: 0,
         total_cost_usd: 0,
+        total_estimated_cost_usd: 0,
         total_actual_cost_usd: 0,
         avg_cost_per_run_usd: 0,
         avg_duration_ms: 0,

@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
 import { runSimulation, type SimulationReport } from '@agp/client';
+import { actionCostUsd, type LedgerEntry } from '@agp/contracts';
 import { call, eventually } from '../support/http.js';
 import { describeModes } from '../support/modes.js';
 
@@ -48,7 +49,9 @@ describeModes('walkthrough: simulate, then query', (platform) => {
   it('stats: totals, the 30-day series and estimation accuracy match what was sent', async () => {
     const s = await get('/api/v1/stats/');
     expect(s.total_runs).toBe(report.runs);
-    expect(s.total_cost_usd).toBeCloseTo(report.ledger_cost_usd, 2);
+    // Per action the actual cost where reported, else the estimate (issue #14 point 5); the two sums beside it.
+    expect(s.total_cost_usd).toBeCloseTo(report.ledger_total_cost_usd, 2);
+    expect(s.total_estimated_cost_usd).toBeCloseTo(report.ledger_cost_usd, 2);
     expect(s.total_actual_cost_usd).toBeCloseTo(report.ledger_actual_cost_usd, 2);
     expect(s.avg_cost_per_action_usd).toBeCloseTo(s.total_cost_usd / s.total_actions, 6);
     expect(s.avg_duration_ms).toBeGreaterThan(0);
@@ -73,7 +76,8 @@ describeModes('walkthrough: simulate, then query', (platform) => {
     const withActions = completed.runs.find((r: { action_count: number }) => r.action_count > 0);
     const detail = await get(`/api/v1/runs/${withActions.id}`);
     expect(detail.actions).toHaveLength(withActions.action_count);
-    expect(detail.actions.reduce((c: number, a: { cost_usd: number }) => c + a.cost_usd, 0)).toBeCloseTo(detail.cost_usd, 6);
+    expect(detail.actions.reduce((c: number, a: LedgerEntry) => c + actionCostUsd(a), 0)).toBeCloseTo(detail.cost_usd, 6);
+    expect(detail.actions.reduce((c: number, a: LedgerEntry) => c + (a.cost_usd ?? 0), 0)).toBeCloseTo(detail.estimated_cost_usd, 6);
     const res = await fetch(`${platform().url}/api/v1/ledger/export?format=jsonl`, { headers: { authorization: `Bearer ${platform().readKey}` } });
     expect(res.status).toBe(200);
     const lines = (await res.text()).trim().split('\n');

@@ -39,6 +39,15 @@ export interface ActionSpec {
   intent(inputs: Record<string, unknown>): string;
   /** What would have happened had the action run. */
   blastRadius(inputs: Record<string, unknown>): string;
+  /**
+   * What one successful call returns (its ledger entry's `outputs`). A pure function of the call's `inputs`, so a
+   * replay reproduces it (examples/replay-handlers.mjs does, action by action), unless `nondeterministicOutput` is
+   * set: then it also draws from `rng`, as a language-model completion differs from call to call. Source: issue #14
+   * (Done when: a simulated run replays with the example handlers).
+   */
+  output(inputs: Record<string, unknown>, rng: Rng): Record<string, unknown>;
+  /** `output` draws from the generator: not reproducible from the inputs, so a replay handler marks it non-deterministic. */
+  nondeterministicOutput?: true;
 }
 
 /**
@@ -232,6 +241,7 @@ export const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     },
     intent: (i) => `Refund ${usd(i.amount_usd)} for order ${String(i.order_id)} (${String(i.reason).replaceAll('_', ' ')})`,
     blastRadius: (i) => `${usd(i.amount_usd)} returned to the customer's card, possibly twice; finance reconciliation and a chargeback dispute if wrong`,
+    output: (i) => ({ refund_id: `re_${String(i.payment_id).slice('pay_'.length)}`, order_id: i.order_id, amount_usd: i.amount_usd, currency: i.currency, status: 'refunded' }),
   },
   transfer_funds: {
     name: 'transfer_funds',
@@ -254,6 +264,7 @@ export const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     }),
     intent: (i) => `Pay ${String(i.beneficiary)} ${usd(i.amount_usd)} for ${String(i.memo)}`,
     blastRadius: (i) => `An irreversible wire of ${usd(i.amount_usd)} to ${String(i.to_account)}, an account first seen today`,
+    output: (i) => ({ transfer_id: `tr_${String(i.to_account).slice('acct_ext_'.length)}`, beneficiary: i.beneficiary, amount_usd: i.amount_usd, status: 'settled' }),
   },
   delete_records: {
     name: 'delete_records',
@@ -275,6 +286,7 @@ export const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     downgrade: (i) => ({ inputs: { ...i, hard_delete: false, max_rows: 1000 }, costFactor: 0.1, reason: 'Hard delete turned into a soft delete of at most 1000 rows' }),
     intent: (i) => `Clean up ${String(i.table)} rows where ${String(i.where)}`,
     blastRadius: (i) => `${Number(i.estimated_rows).toLocaleString('en-US')} rows permanently removed from ${String(i.database)}.${String(i.table)}; a restore from backup takes hours`,
+    output: (i) => ({ database: i.database, table: i.table, deleted_rows: i.estimated_rows, mode: i.hard_delete ? 'hard' : 'soft' }),
   },
   deploy_service: {
     name: 'deploy_service',
@@ -293,6 +305,7 @@ export const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     downgrade: (i) => ({ inputs: { ...i, strategy: 'canary', replicas: 1 }, costFactor: 0.2, reason: `Rolling deploy of ${String(i.service)} to ${String(i.replicas)} replicas reduced to a single canary` }),
     intent: (i) => `Deploy ${String(i.service)} ${String(i.version)} to ${String(i.environment)}`,
     blastRadius: (i) => `${String(i.service)} ${String(i.version)} on ${String(i.replicas)} ${String(i.environment)} replicas at once; a bad build takes the service down`,
+    output: (i) => ({ deployment: `${String(i.service)}@${String(i.version)}`, environment: i.environment, ready_replicas: i.replicas }),
   },
   run_shell: {
     name: 'run_shell',
@@ -315,6 +328,7 @@ export const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     textSlots: [],
     intent: (i) => `Run \`${String(i.command)}\` in ${String(i.cwd)}`,
     blastRadius: (i) => `\`${String(i.command)}\` runs with the agent's credentials on a production host; its effects cannot be undone`,
+    output: (i) => ({ exit_code: 0, cwd: i.cwd }),
   },
   send_email: {
     name: 'send_email',
@@ -332,6 +346,7 @@ export const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     downgrade: (i) => ({ inputs: { ...i, recipients_count: 1, send_as_draft: true }, costFactor: 0.05, reason: `Bulk send to ${String(i.recipients_count)} recipients saved as a draft for one recipient` }),
     intent: (i) => `Email "${String(i.subject)}" to ${String(i.recipients_count)} recipient(s)`,
     blastRadius: (i) => `"${String(i.subject)}" lands in ${String(i.recipients_count)} inboxes and cannot be recalled`,
+    output: (i) => ({ queued: i.recipients_count, subject: i.subject }),
   },
   post_to_slack: {
     name: 'post_to_slack',
@@ -346,6 +361,7 @@ export const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     textSlots: ['text'],
     intent: (i) => `Post an update to ${String(i.channel)}`,
     blastRadius: (i) => `A message visible to everyone in ${String(i.channel)}, including guests`,
+    output: (i) => ({ channel: i.channel, posted: true, characters: String(i.text).length }),
   },
   query_customer_db: {
     name: 'query_customer_db',
@@ -370,6 +386,7 @@ export const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     downgrade: (i) => ({ inputs: { ...i, limit: 1000, columns: ['id', 'plan', 'created_at'] }, costFactor: 0.05, reason: `Query limited to 1000 rows without contact columns (asked for ${String(i.limit)})` }),
     intent: (i) => `Pull customer data for ${String(i.purpose)}`,
     blastRadius: (i) => `Up to ${Number(i.limit).toLocaleString('en-US')} customer rows with contact details copied into the agent's context`,
+    output: (i) => ({ database: i.database, rows: i.limit, purpose: i.purpose }),
   },
   generate_report: {
     name: 'generate_report',
@@ -387,6 +404,9 @@ export const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     downgrade: (i) => ({ inputs: { ...i, model: 'gpt-4o-mini', max_tokens: Math.min(Number(i.max_tokens), 4000) }, costFactor: 0.15, reason: `${String(i.model)} with ${String(i.max_tokens)} max tokens downgraded to gpt-4o-mini with 4000` }),
     intent: (i) => `Generate a report over ${String(i.documents)} document(s) with ${String(i.model)}`,
     blastRadius: (i) => `A ${String(i.max_tokens)}-token completion over ${String(i.documents)} documents charged to the team's LLM budget`,
+    // A completion: its id and length differ from call to call, so it is the one output a replay cannot reproduce.
+    output: (i, rng) => ({ model: i.model, documents: i.documents, report_id: `rpt_${rng.hex(8)}`, completion_tokens: rng.int(200, Number(i.max_tokens)) }),
+    nondeterministicOutput: true,
   },
   update_crm_contact: {
     name: 'update_crm_contact',
@@ -406,6 +426,7 @@ export const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     textSlots: [],
     intent: (i) => `Update CRM contact ${String(i.contact_id)} from ${String(i.source)}`,
     blastRadius: (i) => `Contact ${String(i.contact_id)} overwritten and synced to marketing tools`,
+    output: (i) => ({ contact_id: i.contact_id, updated: Object.keys(i.fields as Record<string, unknown>).sort(), source: i.source }),
   },
 };
 

@@ -64,7 +64,7 @@ function actionDefinition(spec: ActionSpec, rng: Rng): ActionDefinition {
  * Generate `plan.count` fleet events, lazily: first one `agent.register` per agent (ids `sim-<seed>-agent-<agent>`),
  * then runs of 3–12 attempts each, several in flight. Each attempt either executes (an `action.record` with a
  * log-normal estimated `cost_usd`, an `actual_cost_usd` skewed from it per action — some estimators undercount — for
- * most calls, a duration, and a 4% error rate) or is stopped by a policy (an `intervention.create` from
+ * most calls, a duration, outputs computed from its inputs (see {@link actionRecord}), and a 4% error rate) or is stopped by a policy (an `intervention.create` from
  * {@link intervention}). A run ends `completed`, or `failed` after an error; runs still in flight at the end stay
  * `running`. Event ids are `sim-<seed>-f<n>`; timestamps follow `plan.shape` like {@link simulateEvents}.
  * @throws RangeError when `plan.agents` < 1.
@@ -113,7 +113,11 @@ export function* simulateFleetEvents(plan: SimulationPlan): Generator<FleetEvent
   }
 }
 
-/** One executed action of a run, as a ledger entry. */
+/**
+ * One executed action of a run, as a ledger entry. Its `outputs` are the action's `output(inputs)` (catalogue.ts): a
+ * pure function of its inputs, so a replay reproduces them (examples/replay-handlers.mjs), except generate_report's
+ * (a completion, drawn from the generator); a failed call (4%, `status: 'error'`, an upstream error message) has none.
+ */
 function actionRecord(rng: Rng, agentId: string, profile: Readonly<Record<string, number>>, runId: string, timestamp: string): Extract<FleetEvent, { type: 'action.record' }>['body'] {
   const spec = ACTIONS[rng.weighted(profile)];
   const x = EXECUTION[spec.name] ?? { median: 0.01, sigma: 0.5, bias: 1, spread: 0.2, reported: 0.8, ms: 500 };
@@ -126,7 +130,7 @@ function actionRecord(rng: Rng, agentId: string, profile: Readonly<Record<string
     action_name: spec.name,
     status: error ? 'error' : 'success',
     inputs,
-    outputs: error ? null : { ok: true, ref: `res_${rng.hex(10)}` },
+    outputs: error ? null : spec.output(inputs, rng),
     cost_usd: estimate,
     duration_ms: Math.round(rng.logNormal(x.ms, 0.5)),
     timestamp,

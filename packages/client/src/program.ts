@@ -176,7 +176,7 @@ function formatReport(r: SimulationReport, targetRate: number): string {
     `  agents       ${r.agents}   runs ${r.runs}   policies ${r.policies} (${r.policies_created} created, ${r.policies_reused} reused)`,
     `  timestamps   ${r.first_timestamp} .. ${r.last_timestamp}`,
     `  events       ${counts(INGEST_EVENT_TYPES, r.by_event_type)}`,
-    `  ledger cost  ${usd(r.ledger_cost_usd)} estimated, ${usd(r.ledger_actual_cost_usd)} actual (where reported)`,
+    `  ledger cost  ${usd(r.ledger_total_cost_usd)} (actual where reported, else estimated): ${usd(r.ledger_cost_usd)} estimated, ${usd(r.ledger_actual_cost_usd)} actual (where reported)`,
     `  intervened   ${usd(r.estimated_cost_usd)} estimated, ${usd(r.cost_prevented_usd)} prevented`,
     `  by type      ${counts(INTERVENTION_TYPES, r.by_type)}`,
     `  by outcome   ${counts(INTERVENTION_OUTCOMES, r.by_outcome)}`,

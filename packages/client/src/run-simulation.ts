@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import {
+  actionCostUsd,
   INGEST_EVENT_TYPES,
   INGEST_MAX_EVENTS,
   INTERVENTION_OUTCOMES,
@@ -136,6 +137,11 @@ export interface SimulationReport {
   /** Sum of `cost_usd` (estimated) and of `actual_cost_usd` (where reported) over the sent ledger entries, in USD. */
   ledger_cost_usd: number;
   ledger_actual_cost_usd: number;
+  /**
+   * What the sent ledger entries cost, USD: per entry the actual cost where reported, else the estimate
+   * (`actionCostUsd`; the platform's `total_cost_usd` once they are stored).
+   */
+  ledger_total_cost_usd: number;
   /** Earliest and latest event timestamps (ISO 8601), null when nothing was sent. */
   first_timestamp: string | null;
   last_timestamp: string | null;
@@ -295,6 +301,7 @@ class Tally {
   private prevented = 0;
   private ledgerCost = 0;
   private ledgerActual = 0;
+  private ledgerTotal = 0;
   private first: string | null = null;
   private last: string | null = null;
 
@@ -316,6 +323,7 @@ class Tally {
         if (event.type === 'action.record') {
           this.ledgerCost += event.body.cost_usd;
           this.ledgerActual += event.body.actual_cost_usd ?? 0;
+          this.ledgerTotal += actionCostUsd(event.body);
         }
         continue;
       }
@@ -380,6 +388,7 @@ class Tally {
       cost_prevented_usd: Math.round(this.prevented * 100) / 100,
       ledger_cost_usd: Math.round(this.ledgerCost * 1e4) / 1e4,
       ledger_actual_cost_usd: Math.round(this.ledgerActual * 1e4) / 1e4,
+      ledger_total_cost_usd: Math.round(this.ledgerTotal * 1e4) / 1e4,
       first_timestamp: this.first,
       last_timestamp: this.last,
       requests: this.requests,

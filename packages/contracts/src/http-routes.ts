@@ -275,11 +275,22 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     tags: ['Stats'],
     summary: 'Aggregate totals: runs, actions, cost, averages',
     // Documented without the trailing slash (redocly's no-path-trailing-slash); see docs/decisions.md, "OpenAPI: /api/v1/stats path".
-    description: 'Also answered at `/api/v1/stats/` (the trailing-slash spelling of the spec); both are the same route.',
+    description:
+      'Also answered at `/api/v1/stats/` (the trailing-slash spelling of the spec); both are the same route. `total_cost_usd` (USD) sums, per action, the provider-reported `actual_cost_usd` where there is one, else the client estimate `cost_usd`; `total_estimated_cost_usd` and `total_actual_cost_usd` sum each alone.',
     queryDocs: { days: `Look back this many UTC days including today (1..${STATS_MAX_DAYS}); absent = all time` },
     returns: 'Totals',
   },
-  { method: 'GET', path: '/api/v1/stats/daily', message: 'stats.daily', status: 200, operationId: 'statsDaily', tags: ['Stats'], summary: 'Cost and run counts per UTC day, last 30 days, zero-filled', returns: '30 days, oldest first' },
+  {
+    method: 'GET',
+    path: '/api/v1/stats/daily',
+    message: 'stats.daily',
+    status: 200,
+    operationId: 'statsDaily',
+    tags: ['Stats'],
+    summary: 'Cost and run counts per UTC day, last 30 days, zero-filled',
+    description: 'A day’s `cost_usd` (USD) sums, per action, the actual cost where reported, else the estimate; `estimated_cost_usd` and `actual_cost_usd` sum each alone.',
+    returns: '30 days, oldest first',
+  },
   {
     method: 'GET',
     path: '/api/v1/stats/estimation-accuracy',
@@ -298,7 +309,8 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     operationId: 'listRuns',
     tags: ['Runs'],
     summary: 'List runs, newest first',
-    queryDocs: { status: 'One of running, completed, failed', min_cost: 'Minimum run cost, USD', agent_id: 'Agent id', skip: 'Offset; default 0', limit: 'Page size; default 50, maximum 1000' },
+    description: 'A run’s `cost_usd` (USD) sums, per action, the provider-reported actual cost where there is one, else the client estimate; `estimated_cost_usd` and `actual_cost_usd` sum each alone. `min_cost` compares with `cost_usd`.',
+    queryDocs: { status: 'One of running, completed, failed', min_cost: 'Minimum run cost_usd, USD (per action the actual cost where reported, else the estimate)', agent_id: 'Agent id', skip: 'Offset; default 0', limit: 'Page size; default 50, maximum 1000' },
     returns: 'A page of runs',
   },
   {

@@ -60,6 +60,16 @@ export const ActionRecordedDataSchema = z.object({
 });
 export type ActionRecordedData = z.infer<typeof ActionRecordedDataSchema>;
 
+/**
+ * The cost of one recorded action, USD: what the provider charged (`actual_cost_usd`) where it reported it, else the
+ * client's estimate (`cost_usd`), else 0. The one definition behind a run's `cost_usd`, the stats' `total_cost_usd`,
+ * the per-day and per-agent costs, `min_cost`, counterfactual evaluation and a replay's `cost_savings`. Pure; accepts
+ * an event's data (absent fields) or a ledger entry (null fields). Source: issue #14 point 5; architecture §4 (Runs).
+ */
+export function actionCostUsd(a: { cost_usd?: number | null; actual_cost_usd?: number | null }): number {
+  return a.actual_cost_usd ?? a.cost_usd ?? 0;
+}
+
 /** Largest `days` look-back of `GET /api/v1/stats/` (ten years). */
 export const STATS_MAX_DAYS = 3650;
 
@@ -86,8 +96,10 @@ export const RunsByStatusSchema = z.object({ running: z.number().int(), complete
 
 /**
  * `GET /api/v1/stats/`. Runs are counted on the UTC day they started (or were first seen), actions and costs on
- * the day of the action. `avg_cost_per_action_usd` = total estimated cost ÷ actions; `avg_duration_ms` = mean
- * `duration_ms` over actions that reported one. Averages are 0 when there is nothing to average.
+ * the day of the action. `total_cost_usd` = Σ {@link actionCostUsd} (each action's actual cost where the provider
+ * reported one, else its estimate); `avg_cost_per_action_usd` = total_cost_usd ÷ actions; `avg_duration_ms` = mean
+ * `duration_ms` over actions that reported one. Averages are 0 when there is nothing to average. Source: issue #14
+ * point 5.
  */
 export const StatsSummarySchema = z.object({
   total_runs: z.number().int(),
@@ -95,10 +107,13 @@ export const StatsSummarySchema = z.object({
   /** completed ÷ (completed + failed); 0 when no run has ended. */
   success_rate: z.number(),
   total_actions: z.number().int(),
-  /** Sum of the clients' estimated `cost_usd`, USD. */
+  /** Total cost, USD: per action the provider-reported actual cost where there is one, else the client's estimate. */
   total_cost_usd: z.number(),
+  /** Sum of the clients' estimated `cost_usd`, USD (actions without one add nothing). */
+  total_estimated_cost_usd: z.number(),
   /** Sum of provider-reported `actual_cost_usd`, USD (actions without one add nothing). */
   total_actual_cost_usd: z.number(),
+  /** total_cost_usd ÷ total_actions, USD. */
   avg_cost_per_action_usd: z.number(),
   avg_duration_ms: z.number(),
   /** The period covered: `days` as asked (null = all time), first and last UTC day (start null = all time). */
@@ -115,8 +130,11 @@ export const StatsDailySchema = z.object({
     z.object({
       /** `YYYY-MM-DD` (UTC). */
       date: z.string(),
-      /** Estimated cost of that day's actions, USD. */
+      /** Cost of that day's actions, USD: each action's actual cost where reported, else its estimate. */
       cost_usd: z.number(),
+      /** Sum of that day's estimates, USD. */
+      estimated_cost_usd: z.number(),
+      /** Sum of that day's provider-reported costs, USD. */
       actual_cost_usd: z.number(),
       /** Runs that started that day. */
       runs: z.number().int(),
@@ -170,7 +188,10 @@ export const EstimationAccuracySchema = z.object({
 });
 export type EstimationAccuracy = z.infer<typeof EstimationAccuracySchema>;
 
-/** Query of `GET /api/v1/runs`: the list_runs filters (AND) plus skip; newest first. `min_cost` in USD (estimated). */
+/**
+ * Query of `GET /api/v1/runs`: the list_runs filters (AND) plus skip; newest first. `min_cost` in USD, compared with
+ * the run's `cost_usd` (actual where reported, else estimated; see {@link RunSchema}).
+ */
 export const ListRunsQuerySchema = z.strictObject({
   status: RunStatusSchema.optional(),
   min_cost: z.coerce.number({ message: 'expected a number' }).finite().min(0, 'must be 0 or more').optional(),
@@ -181,8 +202,10 @@ export type ListRunsQuery = z.infer<typeof ListRunsQuerySchema>;
 
 /**
  * A run. `id` is the client's run id. `started_at` is null when run.start never arrived, `ended_at` null while running.
- * `cost_usd` = sum of its actions' estimated costs; `actual_cost_usd` = sum of reported ones (USD).
- * `duration_ms` = ended_at − started_at when both are known, else null.
+ * Costs in USD: `cost_usd` = Σ {@link actionCostUsd} over its actions (the provider-reported actual cost where there
+ * is one, else the client's estimate); `estimated_cost_usd` = Σ of the estimates; `actual_cost_usd` = Σ of the
+ * reported ones (actions without one add nothing to either). `duration_ms` = ended_at − started_at when both are
+ * known, else null. Source: issue #14 point 5; architecture §4 (Runs).
  */
 export const RunSchema = z.object({
   id: z.string(),
@@ -193,6 +216,7 @@ export const RunSchema = z.object({
   ended_at: z.string().nullable(),
   duration_ms: z.number().nullable(),
   cost_usd: z.number(),
+  estimated_cost_usd: z.number(),
   actual_cost_usd: z.number(),
   action_count: z.number().int(),
   error: z.string().nullable(),
@@ -273,7 +297,8 @@ export type AgentStatsQuery = z.infer<typeof AgentStatsQuerySchema>;
  * All time without `days`; with `days`, everything covers the window of {@link AgentStatsQuerySchema} (today's UTC
  * day included, later timestamps not): runs are those whose start (else first action, else end) falls in it, as
  * `GET /api/v1/stats/` counts them; actions, costs, durations and `top_actions` are those of actions timestamped in
- * it; `interventions` counts records timestamped in it. `avg_cost_per_run_usd` = total estimated cost (USD) ÷
+ * it; `interventions` counts records timestamped in it. Costs as {@link StatsSummarySchema}'s: `total_cost_usd`
+ * is per action the actual cost where reported, else the estimate. `avg_cost_per_run_usd` = total_cost_usd (USD) ÷
  * runs, `avg_duration_ms` = mean `duration_ms` of the actions that reported one; both 0 when there is nothing to
  * average. An agent with no run, action or intervention at all (all time) is a 404; one with none in the window
  * answers zeros. Source: spec §get_agent_stats; issue #12.
@@ -283,16 +308,18 @@ export const AgentStatsSchema = z.object({
   total_runs: z.number().int(),
   runs_by_status: RunsByStatusSchema,
   total_actions: z.number().int(),
-  /** Sum of the clients' estimated `cost_usd`, USD. */
+  /** Total cost, USD: per action the provider-reported actual cost where there is one, else the client's estimate. */
   total_cost_usd: z.number(),
+  /** Sum of the clients' estimated `cost_usd`, USD. */
+  total_estimated_cost_usd: z.number(),
   /** Sum of provider-reported `actual_cost_usd`, USD. */
   total_actual_cost_usd: z.number(),
-  /** USD. */
+  /** total_cost_usd ÷ total_runs, USD. */
   avg_cost_per_run_usd: z.number(),
   /** ms. */
   avg_duration_ms: z.number(),
   interventions: AgentInterventionCountsSchema,
-  /** Up to 10 action names by count, then name; `cost` = their summed estimated cost, USD. */
+  /** Up to 10 action names by count, then name; `cost` = their summed cost (actual where reported, else estimated), USD. */
   top_actions: z.array(z.object({ action: z.string(), count: z.number().int(), cost: z.number() })),
   /** The period covered, as {@link StatsSummarySchema}'s. */
   period: StatsPeriodSchema,

@@ -81,6 +81,29 @@ export type EnginePolicy = Pick<
   'id' | 'name' | 'enabled' | 'created_at' | 'session_budget' | 'run_budget' | 'denied_actions' | 'allowed_actions' | 'approval_required_actions' | 'rate_limits' | 'agent_ids'
 >;
 
+/**
+ * An {@link EnginePolicy} from the settings of a policy as `POST /api/v1/policies` takes them (`CreatePolicy`: every
+ * setting optional), each absent one at the value the policies service stores for it: enabled, no budgets (USD), no
+ * denied, approval-required or rate-limited actions, every action allowed (`allowed_actions` null), every agent.
+ * Pure. Used for counterfactual evaluation's candidate policy (not stored) and as a test fixture.
+ * @param id the policy id; @param createdAt ISO 8601 UTC (orders ties between policies, oldest first).
+ */
+export function enginePolicy(id: string, createdAt: string, s: Pick<Policy, 'name'> & Partial<Omit<EnginePolicy, 'id' | 'name' | 'created_at'>>): EnginePolicy {
+  return {
+    id,
+    name: s.name,
+    enabled: s.enabled ?? true,
+    created_at: createdAt,
+    session_budget: s.session_budget ?? null,
+    run_budget: s.run_budget ?? null,
+    denied_actions: s.denied_actions ?? [],
+    allowed_actions: s.allowed_actions ?? null,
+    approval_required_actions: s.approval_required_actions ?? [],
+    rate_limits: s.rate_limits ?? {},
+    agent_ids: s.agent_ids ?? [],
+  };
+}
+
 /** The kill switches `decide` reads: the organisation's and the agents'. A `KillSwitchOverview` fits. */
 export interface EngineKillSwitches {
   organization: Pick<KillSwitchState, 'engaged' | 'reason'>;

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { POLICY_DECISIONS, type PolicyDecisionKind, type PolicySettings } from '@agp/contracts';
-import { decide, mostRestrictive, NO_KILL_SWITCHES, type DecisionContext, type EngineKillSwitches, type EnginePolicy, type PolicyAction } from '../src/index.js';
+import { decide, enginePolicy, mostRestrictive, NO_KILL_SWITCHES, type DecisionContext, type EngineKillSwitches, type EnginePolicy, type PolicyAction } from '../src/index.js';
 
 const NOW = Date.parse('2026-11-22T12:00:00Z');
 const AGENT = 'agent-1';
@@ -338,5 +338,13 @@ describe('mostRestrictive', () => {
   it('keeps the first on a tie', () => {
     const a = { decision: 'downgrade' as const, from: 'sdk' };
     expect(mostRestrictive(a, { decision: 'downgrade', from: 'engine' })).toBe(a);
+  });
+});
+
+describe('enginePolicy', () => {
+  it('fills every absent setting with what the policies service stores for it, and keeps the given ones', () => {
+    expect(enginePolicy('c', '2026-11-24T00:00:00.000Z', { name: 'candidate' })).toEqual({ id: 'c', name: 'candidate', created_at: '2026-11-24T00:00:00.000Z', ...NEUTRAL });
+    const p = enginePolicy('c', '2026-11-24T00:00:00.000Z', { name: 'x', enabled: false, run_budget: 5, allowed_actions: [], rate_limits: { a: { max_calls: 1, window_seconds: 1 } } });
+    expect(p).toMatchObject({ enabled: false, run_budget: 5, session_budget: null, allowed_actions: [], rate_limits: { a: { max_calls: 1, window_seconds: 1 } }, denied_actions: [] });
   });
 });

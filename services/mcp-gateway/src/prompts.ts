@@ -68,7 +68,7 @@ export const PLATFORM_PROMPTS: readonly PromptDefinition[] = [
   }),
   definePrompt({
     name: 'analyze_agent_costs',
-    description: 'Analyse one agent’s spend: total and per-run cost (USD), actions, and the actions that cost the most, over all time or the last N days.',
+    description: 'Analyse one agent’s spend: total and per-run cost (USD; per action the actual cost where reported, else the estimate), actions, and the actions that cost the most, over all time or the last N days.',
     input: z.strictObject({
       agent_id: Id,
       days: optionalNumber(z.coerce.number({ message: 'expected an integer' }).int('expected an integer').min(1).max(STATS_MAX_DAYS)),

@@ -34,7 +34,7 @@ export const PLATFORM_RESOURCES: readonly ResourceDefinition[] = [
   {
     uri: 'platform://stats/dashboard',
     name: 'Dashboard statistics',
-    description: 'total_runs, total_actions, total_cost_usd (USD), success_rate (fraction 0..1), pending_approvals and interventions_24h.',
+    description: 'total_runs, total_actions, total_cost_usd (USD; per action the actual cost where reported, else the estimate), success_rate (fraction 0..1), pending_approvals and interventions_24h.',
     calls: ['stats.summary', 'approvals.list', 'interventions.list'],
     read: (e) => dashboardStats(e),
   },

@@ -99,10 +99,10 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
     name: 'list_runs',
     title: 'List runs',
     description:
-      'List agent runs, newest first, with status, cost (USD, estimated; actual_cost_usd where providers reported it), duration (ms) and action count. Filters compose: status (running, completed, failed), min_cost (USD), agent_id. Returns {runs, total, skip, limit}; read-only.',
+      'List agent runs, newest first, with status, cost_usd (USD: per action the provider-reported actual cost where there is one, else the client estimate; estimated_cost_usd and actual_cost_usd beside it), duration (ms) and action count. Filters compose: status (running, completed, failed), min_cost (USD, against cost_usd), agent_id. Returns {runs, total, skip, limit}; read-only.',
     input: z.strictObject({
       status: z.enum(RUN_STATUSES).optional().describe('Only runs in this status'),
-      min_cost: z.number().min(0).optional().describe('Only runs that cost at least this much, USD'),
+      min_cost: z.number().min(0).optional().describe('Only runs whose cost_usd (actual where reported, else estimated) is at least this much, USD'),
       agent_id: Id.optional().describe('Only this agent’s runs'),
       limit: Limit(1000, 50).optional(),
     }),
@@ -280,7 +280,7 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
     name: 'get_dashboard_stats',
     title: 'Dashboard stats',
     description:
-      'The dashboard numbers: total_runs, total_actions, total_cost_usd (USD, estimated), success_rate (completed ÷ ended runs, a fraction 0..1), pending_approvals and interventions_24h (interventions recorded in the last 24 hours). Read-only.',
+      'The dashboard numbers: total_runs, total_actions, total_cost_usd (USD: per action the provider-reported actual cost where there is one, else the client estimate), success_rate (completed ÷ ended runs, a fraction 0..1), pending_approvals and interventions_24h (interventions recorded in the last 24 hours). Read-only.',
     input: z.strictObject({}),
     calls: ['stats.summary', 'approvals.list', 'interventions.list'],
     run: async (e) => dashboardStats(e),

@@ -10,7 +10,7 @@ const DAY_MS = 86_400_000;
 
 /**
  * The dashboard (`platform://stats/dashboard`, `get_dashboard_stats`): exactly `total_runs`, `total_actions`,
- * `total_cost_usd` (USD, estimated), `success_rate` (completed ÷ ended runs, 0..1), `pending_approvals` and
+ * `total_cost_usd` (USD; per action the actual cost where reported, else the estimate), `success_rate` (completed ÷ ended runs, 0..1), `pending_approvals` and
  * `interventions_24h` (recorded in the 24 hours before now).
  * @throws the owning services' problems (503 when one is down).
  */

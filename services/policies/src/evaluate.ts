@@ -28,7 +28,8 @@ export interface RunState {
 /**
  * The run's spend so far and, when `withCalls`, its {@link RECENT_CALLS_MAX} latest actions (by timestamp) as calls,
  * leaving out `blocked` ones (never executed), asked of the stats service (`runs.get`): one message, two when calls
- * are needed. Spend is the run's `cost_usd` (USD). An unknown run (404, including another organisation's) has spent
+ * are needed. Spend is the run's `cost_usd` (USD: per action the actual cost where reported, else the estimate;
+ * issue #14 point 5). An unknown run (404, including another organisation's) has spent
  * nothing and made no calls.
  * @throws ServiceUnavailableError (503) or RemoteProblemError when the stats service cannot answer.
  */

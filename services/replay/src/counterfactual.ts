@@ -14,10 +14,12 @@
  *   action's timestamp; run spend = session spend (no sessions are recorded) = Σ cost of the earlier steps the
  *   counterfactual lets through; recent calls = those earlier steps with their timestamps. A stopped step (block,
  *   budget_exceeded, rate_limited) adds neither spend nor a call; an escalated one counts as approved.
- * - A step's cost = its actual cost where the provider reported one, else its estimate, else 0 USD.
+ * - A step's cost = its actual cost where the provider reported one, else its estimate, else 0 USD (`actionCostUsd`,
+ *   the rule of a run's `cost_usd`).
  * Source: issue #14 point 3 (third bullet) and point 6.
  */
 import {
+  actionCostUsd,
   POLICY_DECISIONS,
   REPLAY_EVALUATE_MAX_RUNS,
   REPLAY_EVALUATE_MAX_STEPS,
@@ -34,7 +36,7 @@ import {
   type RunsEvaluation,
 } from '@agp/contracts';
 import { call, RemoteProblemError, type Sender } from '@agp/bus';
-import { decide, appliesTo, NO_KILL_SWITCHES, type EnginePolicy, type RecentCall } from '@agp/policy-engine';
+import { decide, appliesTo, enginePolicy, NO_KILL_SWITCHES, type EnginePolicy, type RecentCall } from '@agp/policy-engine';
 import { ForbiddenError, NotFoundError, isRawJson } from '@agp/runtime';
 
 /** Page size of `runs.get` actions, `runs.list` and `policies.list` (their maximum). */
@@ -73,22 +75,7 @@ export async function policySet(bus: Bus, ctx: RequestContext, body: Candidate, 
   if (candidate && ctx.scope !== 'write') throw new ForbiddenError('evaluating a candidate policy or a policy patch needs a write key');
   const today = await allPolicies(bus, ctx);
   if (body.candidate_policy) {
-    const c = body.candidate_policy;
-    const at = now.toISOString();
-    const added: EnginePolicy = {
-      id: CANDIDATE_POLICY_ID,
-      name: c.name,
-      enabled: c.enabled,
-      created_at: at,
-      session_budget: c.session_budget ?? null,
-      run_budget: c.run_budget ?? null,
-      denied_actions: c.denied_actions ?? [],
-      allowed_actions: c.allowed_actions ?? null,
-      approval_required_actions: c.approval_required_actions ?? [],
-      rate_limits: c.rate_limits ?? {},
-      agent_ids: c.agent_ids ?? [],
-    };
-    return { source: 'candidate', policies: [...today, added] };
+    return { source: 'candidate', policies: [...today, enginePolicy(CANDIDATE_POLICY_ID, now.toISOString(), body.candidate_policy)] };
   }
   if (body.policy_patch) {
     const { policy_id, patch } = body.policy_patch;
@@ -136,7 +123,7 @@ export function replayDecisions(policies: readonly EnginePolicy[], agentId: stri
   const calls: RecentCall[] = [];
   let spent = 0;
   actions.forEach((a, step) => {
-    const cost = a.actual_cost_usd ?? a.cost_usd ?? 0;
+    const cost = actionCostUsd(a);
     const at = Date.parse(a.timestamp);
     const d = decide(policies, NO_KILL_SWITCHES, { agent_id: agentId, action_name: a.action_name, estimated_cost_usd: cost }, { now: at, session_spend_usd: spent, run_spend_usd: spent, recent_calls: calls });
     const stopped = STOPPING.has(d.decision);

@@ -15,6 +15,7 @@ import {
 } from '@agp/contracts';
 import { pageWithTotal, type SqlExecutor } from '@agp/eventstore';
 import { isoOrNull } from '@agp/runtime';
+import { LEDGER_COST } from './projections/schema.js';
 
 /**
  * Read queries of the stats service, over its read models only, each scoped to the organisation. The stats
@@ -36,14 +37,16 @@ interface SumRow {
   completed: string;
   failed: string;
   actions: string;
+  /** Σ per action of the actual cost where reported, else the estimate (USD). */
   cost: number;
+  estimated: number;
   actual: number;
   dur: number;
   dur_n: string;
 }
 const SUMS = `coalesce(sum(runs), 0) AS runs, coalesce(sum(runs_running), 0) AS running, coalesce(sum(runs_completed), 0) AS completed,
   coalesce(sum(runs_failed), 0) AS failed, coalesce(sum(actions), 0) AS actions, coalesce(sum(cost_usd), 0) AS cost,
-  coalesce(sum(actual_cost_usd), 0) AS actual, coalesce(sum(duration_ms), 0) AS dur, coalesce(sum(duration_n), 0) AS dur_n`;
+  coalesce(sum(estimated_cost_usd), 0) AS estimated, coalesce(sum(actual_cost_usd), 0) AS actual, coalesce(sum(duration_ms), 0) AS dur, coalesce(sum(duration_n), 0) AS dur_n`;
 
 /** Totals, by-status counts and averages from one row of sums. */
 function totals(r: SumRow) {
@@ -56,6 +59,7 @@ function totals(r: SumRow) {
     success_rate: completed + failed > 0 ? frac(completed / (completed + failed)) : 0,
     total_actions: actions,
     total_cost_usd: usd(r.cost),
+    total_estimated_cost_usd: usd(r.estimated),
     total_actual_cost_usd: usd(r.actual),
     avg_cost_per_action_usd: actions > 0 ? usd(num(r.cost) / actions) : 0,
     avg_duration_ms: num(r.dur_n) > 0 ? frac(num(r.dur) / num(r.dur_n)) : 0,
@@ -87,8 +91,8 @@ export async function statsSummary(db: SqlExecutor, org: string, days: number | 
 export async function statsDaily(db: SqlExecutor, org: string, now: Date): Promise<StatsDaily> {
   const end = Date.parse(isoDay(now));
   const start = end - 29 * DAY_MS;
-  const { rows } = await db.query<{ day: string; runs: string; actions: string; cost: number; actual: number }>(
-    `SELECT day::text AS day, runs, actions, cost_usd AS cost, actual_cost_usd AS actual FROM agp_stats_daily
+  const { rows } = await db.query<{ day: string; runs: string; actions: string; cost: number; estimated: number; actual: number }>(
+    `SELECT day::text AS day, runs, actions, cost_usd AS cost, estimated_cost_usd AS estimated, actual_cost_usd AS actual FROM agp_stats_daily
       WHERE organization_id = $1 AND day >= $2::date AND day <= $3::date`,
     [org, isoDay(new Date(start)), isoDay(new Date(end))],
   );
@@ -97,7 +101,7 @@ export async function statsDaily(db: SqlExecutor, org: string, now: Date): Promi
   for (let t = start; t <= end; t += DAY_MS) {
     const date = isoDay(new Date(t));
     const r = byDay.get(date);
-    days.push({ date, cost_usd: usd(r?.cost), actual_cost_usd: usd(r?.actual), runs: num(r?.runs), actions: num(r?.actions) });
+    days.push({ date, cost_usd: usd(r?.cost), estimated_cost_usd: usd(r?.estimated), actual_cost_usd: usd(r?.actual), runs: num(r?.runs), actions: num(r?.actions) });
   }
   return { days };
 }
@@ -152,11 +156,12 @@ interface RunDbRow {
   started_at: Date | string | null;
   ended_at: Date | string | null;
   cost_usd: number;
+  estimated_cost_usd: number;
   actual_cost_usd: number;
   action_count: string;
   error: string | null;
 }
-const RUN_COLS = 'run_id, agent_id, name, status, started_at, ended_at, cost_usd, actual_cost_usd, action_count, error';
+const RUN_COLS = 'run_id, agent_id, name, status, started_at, ended_at, cost_usd, estimated_cost_usd, actual_cost_usd, action_count, error';
 
 function toRun(r: RunDbRow): Run {
   const started = isoOrNull(r.started_at);
@@ -170,13 +175,17 @@ function toRun(r: RunDbRow): Run {
     ended_at: ended,
     duration_ms: started && ended ? Date.parse(ended) - Date.parse(started) : null,
     cost_usd: usd(r.cost_usd),
+    estimated_cost_usd: usd(r.estimated_cost_usd),
     actual_cost_usd: usd(r.actual_cost_usd),
     action_count: num(r.action_count),
     error: r.error,
   };
 }
 
-/** `GET /api/v1/runs`: a page newest first (run time, then id); filters AND; `total` counts every match. */
+/**
+ * `GET /api/v1/runs`: a page newest first (run time, then id); filters AND; `total` counts every match. `min_cost`
+ * (USD) compares with the run's `cost_usd` (actual where reported, else estimated).
+ */
 export async function listRuns(db: SqlExecutor, org: string, q: ListRunsQuery): Promise<{ runs: Run[]; total: number; skip: number; limit: number }> {
   const where = ['organization_id = $1'];
   const params: unknown[] = [org];
@@ -306,7 +315,7 @@ export async function ledgerExportPage(db: SqlExecutor, org: string, query: Ledg
 /** An agent's stats without the intervention counts and the period (which the service adds). */
 export type AgentTotals = Omit<AgentStats, 'interventions' | 'period'>;
 
-/** The agent stats of one row of sums and the top actions (name, count, estimated cost in USD). */
+/** The agent stats of one row of sums and the top actions (name, count, cost in USD: actual where reported, else estimated). */
 function agentTotalsOf(agentId: string, sums: SumRow, top: Array<{ action_name: string; actions: string | number; cost_usd: number | null }>): AgentTotals {
   const t = totals(sums);
   return {
@@ -315,6 +324,7 @@ function agentTotalsOf(agentId: string, sums: SumRow, top: Array<{ action_name: 
     runs_by_status: t.runs_by_status,
     total_actions: t.total_actions,
     total_cost_usd: t.total_cost_usd,
+    total_estimated_cost_usd: t.total_estimated_cost_usd,
     total_actual_cost_usd: t.total_actual_cost_usd,
     avg_cost_per_run_usd: t.total_runs > 0 ? usd(t.total_cost_usd / t.total_runs) : 0,
     avg_duration_ms: t.avg_duration_ms,
@@ -324,7 +334,7 @@ function agentTotalsOf(agentId: string, sums: SumRow, top: Array<{ action_name: 
 
 /** The stats of an agent with no runs or actions: every count, sum and average 0, no top actions. */
 export function emptyAgentTotals(agentId: string): AgentTotals {
-  return agentTotalsOf(agentId, { runs: '0', running: '0', completed: '0', failed: '0', actions: '0', cost: 0, actual: 0, dur: 0, dur_n: '0' }, []);
+  return agentTotalsOf(agentId, { runs: '0', running: '0', completed: '0', failed: '0', actions: '0', cost: 0, estimated: 0, actual: 0, dur: 0, dur_n: '0' }, []);
 }
 
 /**
@@ -361,8 +371,8 @@ export async function agentWindowTotals(db: SqlExecutor, org: string, agentId: s
          FROM agp_runs WHERE organization_id = $1 AND agent_id = $2 AND ts >= $3::timestamptz AND ts < $4::timestamptz`,
       [org, agentId, from, to],
     ),
-    db.query<{ action_name: string; actions: string; cost_usd: number | null; actual: number | null; dur: number | null; dur_n: string }>(
-      `SELECT action_name, count(*) AS actions, sum(cost_usd) AS cost_usd, sum(actual_cost_usd) AS actual, sum(duration_ms) AS dur, count(duration_ms) AS dur_n
+    db.query<{ action_name: string; actions: string; cost_usd: number | null; estimated: number | null; actual: number | null; dur: number | null; dur_n: string }>(
+      `SELECT action_name, count(*) AS actions, sum(${LEDGER_COST}) AS cost_usd, sum(cost_usd) AS estimated, sum(actual_cost_usd) AS actual, sum(duration_ms) AS dur, count(duration_ms) AS dur_n
          FROM agp_ledger WHERE organization_id = $1 AND agent_id = $2 AND ts >= $3::timestamptz AND ts < $4::timestamptz
         GROUP BY action_name ORDER BY count(*) DESC, action_name`,
       [org, agentId, from, to],
@@ -374,6 +384,7 @@ export async function agentWindowTotals(db: SqlExecutor, org: string, agentId: s
     ...runs.rows[0],
     actions: String(sum((g) => g.actions)),
     cost: sum((g) => g.cost_usd),
+    estimated: sum((g) => g.estimated),
     actual: sum((g) => g.actual),
     dur: sum((g) => g.dur),
     dur_n: String(sum((g) => g.dur_n)),

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { bundleHashInput } from '@agp/contracts';
-import { BundleVerificationError, recordedCost, replayBundle, replayStatus, sameOutput, submissionBody, submissionId, toHandlerModule, verifyBundle, type ReplayHandler } from './replay.js';
+import { actionCostUsd, bundleHashInput } from '@agp/contracts';
+import { BundleVerificationError, replayBundle, replayStatus, sameOutput, submissionBody, submissionId, toHandlerModule, verifyBundle, type ReplayHandler } from './replay.js';
 
 const action = (i: number, name: string, inputs: Record<string, unknown>, outputs: unknown, cost: { cost_usd?: number | null; actual_cost_usd?: number | null } = {}) => ({
   id: `a${i}`,
@@ -22,7 +22,7 @@ function makeBundle(actions: ReturnType<typeof action>[]) {
   const doc: Record<string, unknown> = {
     bundle_version: 1,
     generated_at: '2026-03-01T11:00:00.000Z',
-    run: { id: 'r1', agent_id: 'ag', name: null, status: 'completed', started_at: '2026-03-01T10:00:00.000Z', ended_at: '2026-03-01T10:00:09.000Z', duration_ms: 9000, cost_usd: 1, actual_cost_usd: 1, action_count: actions.length, error: null },
+    run: { id: 'r1', agent_id: 'ag', name: null, status: 'completed', started_at: '2026-03-01T10:00:00.000Z', ended_at: '2026-03-01T10:00:09.000Z', duration_ms: 9000, cost_usd: 1, estimated_cost_usd: 1, actual_cost_usd: 1, action_count: actions.length, error: null },
     actions,
     interventions: [],
     policies: [],
@@ -53,10 +53,11 @@ describe('compare, cost and status', () => {
     expect(sameOutput(null, undefined)).toBe(true);
     expect(sameOutput([1, 2], [2, 1])).toBe(false);
   });
-  it('cost: actual else estimate else 0', () => {
-    expect(recordedCost({ cost_usd: 1, actual_cost_usd: 2 })).toBe(2);
-    expect(recordedCost({ cost_usd: 1, actual_cost_usd: null })).toBe(1);
-    expect(recordedCost({ cost_usd: null, actual_cost_usd: null })).toBe(0);
+  it('cost: actual else estimate else 0 (the one rule of @agp/contracts)', () => {
+    expect(actionCostUsd({ cost_usd: 1, actual_cost_usd: 2 })).toBe(2);
+    expect(actionCostUsd({ cost_usd: 1, actual_cost_usd: null })).toBe(1);
+    expect(actionCostUsd({ cost_usd: null, actual_cost_usd: null })).toBe(0);
+    expect(actionCostUsd({ actual_cost_usd: 0 })).toBe(0);
   });
   it('status from the counts', () => {
     expect(replayStatus(0, 0)).toBe('failed');

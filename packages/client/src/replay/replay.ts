@@ -11,13 +11,15 @@
  *   (`canonicalJson`, `undefined` read as `null`); different → a divergence `{step, action_name, expected, actual}`;
  *   a handler that throws (or rejects) → a divergence with `actual = {error: message}`.
  * - `actions_replayed`: actions whose handler was called (diverged or not); skipped ones are not counted.
- * - `cost_savings` (USD): Σ over replayed actions of the recorded cost: `actual_cost_usd` when reported, else the
- *   estimate `cost_usd`, else 0 (what re-executing those actions for real would have cost).
+ * - `cost_savings` (USD): Σ over replayed actions of the recorded cost (`actionCostUsd`: `actual_cost_usd` when
+ *   reported, else the estimate `cost_usd`, else 0; the rule of a run's `cost_usd`): what re-executing those actions
+ *   for real would have cost.
  * - Status: `failed` when nothing was replayed; `completed` when nothing diverged; `diverged` when every replayed
  *   action diverged; `partial` otherwise (the counts rules of `SubmitReplaySchema`).
  */
 import { createHash } from 'node:crypto';
 import {
+  actionCostUsd,
   bundleHashInput,
   canonicalJson,
   REPLAY_MAX_BODY_BYTES,
@@ -105,11 +107,6 @@ export function replayStatus(replayed: number, divergences: number): ReplayStatu
   return divergences >= replayed ? 'diverged' : 'partial';
 }
 
-/** Recorded cost of an action, USD: actual when reported, else the estimate, else 0. */
-export function recordedCost(a: Pick<LedgerEntry, 'cost_usd' | 'actual_cost_usd'>): number {
-  return a.actual_cost_usd ?? a.cost_usd ?? 0;
-}
-
 /** Normalise a module namespace into a {@link HandlerModule}: `handlers` (or the default export's). @throws Error when it has none. */
 export function toHandlerModule(ns: Record<string, unknown>): HandlerModule {
   const src = (ns.handlers ? ns : (ns.default as Record<string, unknown> | undefined)) ?? {};
@@ -139,7 +136,7 @@ export async function replayBundle(bundle: ReplayBundle, mod: HandlerModule, onS
       outcome = 'skipped-nondeterministic';
     } else {
       r.actions_replayed++;
-      usd += recordedCost(action);
+      usd += actionCostUsd(action);
       let actual: unknown;
       let ok: boolean;
       try {

@@ -7,7 +7,12 @@ import { csvField } from '../queries.js';
 const meta = { organization_id: 'acme' };
 const started = (at: string) => ({ type: RunEvents.Started, data: { run_id: 'r', agent_id: 'a', started_at: at }, metadata: meta });
 const ended = (status: string, at: string) => ({ type: RunEvents.Ended, data: { run_id: 'r', agent_id: 'a', status, ended_at: at }, metadata: meta });
-const action = (at: string, cost?: number) => ({ type: RunEvents.ActionRecorded, data: { id: 'x', run_id: 'r', agent_id: 'a', action_name: 'n', status: 'success', timestamp: at, cost_usd: cost }, metadata: meta });
+const action = (at: string, cost?: number, actual?: number) => ({
+  type: RunEvents.ActionRecorded,
+  data: { id: 'x', run_id: 'r', agent_id: 'a', action_name: 'n', status: 'success', timestamp: at, cost_usd: cost, ...(actual === undefined ? {} : { actual_cost_usd: actual }) },
+  metadata: meta,
+});
+const fold = (events: ReturnType<typeof action>[]) => events.reduce<ReturnType<typeof evolveRun> | null>((r, e) => evolveRun(r, e), null)!;
 
 describe('evolveRun', () => {
   it('runs from running to completed, summing its actions', () => {
@@ -27,6 +32,28 @@ describe('evolveRun', () => {
     r = evolveRun(r, started('2026-01-02T23:00:00.000Z'));
     expect(runTs(r)).toBe('2026-01-02T23:00:00.000Z');
     expect(r.status).toBe('failed');
+  });
+});
+
+describe('run cost (issue #14 point 5): per action the actual cost where reported, else the estimate', () => {
+  const at = (i: number) => `2026-01-02T00:00:0${i}.000Z`;
+  it('a run estimated at 1 USD per action that cost 2 each costs 2×n, with n as estimated_cost_usd', () => {
+    const n = 4;
+    const r = fold(Array.from({ length: n }, (_, i) => action(at(i), 1, 2)));
+    expect(r).toMatchObject({ cost_usd: 2 * n, estimated_cost_usd: n, actual_cost_usd: 2 * n, action_count: n });
+  });
+  it('actions with only an estimate cost their estimate', () => {
+    expect(fold([action(at(0), 0.5), action(at(1), 0.25)])).toMatchObject({ cost_usd: 0.75, estimated_cost_usd: 0.75, actual_cost_usd: 0 });
+  });
+  it('a mix: actual where reported (also without an estimate, and an actual of 0), the estimate elsewhere, nothing when neither', () => {
+    const r = fold([action(at(0), 1, 2), action(at(1), 1), action(at(2), undefined, 3), action(at(3), 5, 0), action(at(4))]);
+    expect(r).toMatchObject({ cost_usd: 2 + 1 + 3 + 0 + 0, estimated_cost_usd: 1 + 1 + 5, actual_cost_usd: 2 + 3 + 0, action_count: 5 });
+  });
+  it('the aggregate deltas (day, agent, agent and action) carry the same three sums', () => {
+    const d = new StatsDeltas();
+    for (const e of [action(at(0), 1, 2), action(at(1), 1), action(at(2), undefined, 3)]) d.action('acme', e.data as never);
+    for (const t of [d.daily.get('acme\u00002026-01-02')!.t, d.agents.get('acme\u0000a')!.t]) expect(t).toMatchObject({ actions: 3, cost: 6, estimated: 2, actual: 5 });
+    expect(d.agentActions.get('acme\u0000a\u0000n')).toMatchObject({ n: 3, cost: 6, estimated: 2 });
   });
 });
 

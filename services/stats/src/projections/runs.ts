@@ -1,12 +1,16 @@
-import { RunEvents, skewBucketIndex, type ActionRecordedData, type RunEndedData, type RunStartedData, type RunStatus } from '@agp/contracts';
+import { RunEvents, actionCostUsd, skewBucketIndex, type ActionRecordedData, type RunEndedData, type RunStartedData, type RunStatus } from '@agp/contracts';
 
 /**
  * Pure pieces of the stats projection: a run row folded from its events, and the deltas that runs and actions add
  * to the aggregate tables. Source: architecture §4 (Runs: `running → completed | failed`; a run's cost is the sum
- * of its actions' costs; Estimation accuracy).
+ * of its actions' costs, each the actual cost where reported, else the estimate; Estimation accuracy); issue #14
+ * point 5.
  */
 
-/** A run as the `agp_runs` row holds it. Times are ISO 8601 UTC; costs USD. */
+/**
+ * A run as the `agp_runs` row holds it. Times are ISO 8601 UTC; costs USD: `cost_usd` = Σ `actionCostUsd` (actual
+ * where reported, else estimated), `estimated_cost_usd` = Σ estimates, `actual_cost_usd` = Σ reported costs.
+ */
 export interface RunRow {
   organization_id: string;
   run_id: string;
@@ -17,6 +21,7 @@ export interface RunRow {
   ended_at: string | null;
   first_action_at: string | null;
   cost_usd: number;
+  estimated_cost_usd: number;
   actual_cost_usd: number;
   action_count: number;
   error: string | null;
@@ -49,7 +54,7 @@ export function evolveRun(row: RunRow | null, e: RunEventLike): RunRow {
   const d = e.data as { run_id: string; agent_id: string };
   const r: RunRow = row
     ? { ...row }
-    : { organization_id: e.metadata.organization_id, run_id: d.run_id, agent_id: d.agent_id, name: null, status: 'running', started_at: null, ended_at: null, first_action_at: null, cost_usd: 0, actual_cost_usd: 0, action_count: 0, error: null };
+    : { organization_id: e.metadata.organization_id, run_id: d.run_id, agent_id: d.agent_id, name: null, status: 'running', started_at: null, ended_at: null, first_action_at: null, cost_usd: 0, estimated_cost_usd: 0, actual_cost_usd: 0, action_count: 0, error: null };
   switch (e.type) {
     case RunEvents.Started: {
       const s = e.data as unknown as RunStartedData;
@@ -66,7 +71,8 @@ export function evolveRun(row: RunRow | null, e: RunEventLike): RunRow {
     }
     case RunEvents.ActionRecorded: {
       const a = e.data as unknown as ActionRecordedData;
-      r.cost_usd += a.cost_usd ?? 0;
+      r.cost_usd += actionCostUsd(a);
+      r.estimated_cost_usd += a.cost_usd ?? 0;
       r.actual_cost_usd += a.actual_cost_usd ?? 0;
       r.action_count += 1;
       r.first_action_at = earliest(r.first_action_at, a.timestamp);
@@ -98,7 +104,10 @@ export function fineBucket(skew: number): number {
 }
 
 
-/** Counters of one daily or agent row. */
+/**
+ * Counters of one daily or agent row. USD: `cost` = Σ `actionCostUsd` (actual where reported, else estimated),
+ * `estimated` = Σ estimates, `actual` = Σ reported costs; `dur` ms over `durN` actions.
+ */
 export interface Totals {
   runs: number;
   running: number;
@@ -106,12 +115,13 @@ export interface Totals {
   failed: number;
   actions: number;
   cost: number;
+  estimated: number;
   actual: number;
   dur: number;
   durN: number;
 }
 
-const zero = (): Totals => ({ runs: 0, running: 0, completed: 0, failed: 0, actions: 0, cost: 0, actual: 0, dur: 0, durN: 0 });
+const zero = (): Totals => ({ runs: 0, running: 0, completed: 0, failed: 0, actions: 0, cost: 0, estimated: 0, actual: 0, dur: 0, durN: 0 });
 
 /**
  * Aggregate deltas accumulated over a batch, keyed by table row, so a batch becomes one upsert per table.
@@ -121,7 +131,8 @@ const zero = (): Totals => ({ runs: 0, running: 0, completed: 0, failed: 0, acti
 export class StatsDeltas {
   readonly daily = new Map<string, { org: string; day: string; t: Totals }>();
   readonly agents = new Map<string, { org: string; agent: string; t: Totals }>();
-  readonly agentActions = new Map<string, { org: string; agent: string; action: string; n: number; cost: number }>();
+  /** Per agent and action: calls `n`, `cost` (actual where reported, else estimated) and `estimated`, USD. */
+  readonly agentActions = new Map<string, { org: string; agent: string; action: string; n: number; cost: number; estimated: number }>();
   readonly skewActions = new Map<string, { org: string; action: string; n: number; sum: number; abs: number; b: number[] }>();
   readonly skewHist = new Map<string, { org: string; bucket: number; n: number; sum: number }>();
 
@@ -149,9 +160,11 @@ export class StatsDeltas {
 
   /** Add one action: to its day, its agent, its agent and action, and (with both costs) the skew tables. */
   action(org: string, a: ActionRecordedData): void {
+    const cost = actionCostUsd(a);
     for (const t of [this.day(org, a.timestamp.slice(0, 10)), this.agent(org, a.agent_id)]) {
       t.actions += 1;
-      t.cost += a.cost_usd ?? 0;
+      t.cost += cost;
+      t.estimated += a.cost_usd ?? 0;
       t.actual += a.actual_cost_usd ?? 0;
       if (a.duration_ms !== undefined) {
         t.dur += a.duration_ms;
@@ -159,9 +172,10 @@ export class StatsDeltas {
       }
     }
     const ak = `${org}\u0000${a.agent_id}\u0000${a.action_name}`;
-    const aa = this.agentActions.get(ak) ?? { org, agent: a.agent_id, action: a.action_name, n: 0, cost: 0 };
+    const aa = this.agentActions.get(ak) ?? { org, agent: a.agent_id, action: a.action_name, n: 0, cost: 0, estimated: 0 };
     aa.n += 1;
-    aa.cost += a.cost_usd ?? 0;
+    aa.cost += cost;
+    aa.estimated += a.cost_usd ?? 0;
     this.agentActions.set(ak, aa);
     const skew = skewOf(a);
     if (skew === null) return;

@@ -1,4 +1,4 @@
-import { migrateSchema, type Sql } from '@agp/eventstore';
+import { migrateSchema, type Sql, type SqlExecutor } from '@agp/eventstore';
 
 /**
  * Read-model tables of the stats service (it alone reads them), kept by the `stats-read-model` projection.
@@ -12,6 +12,10 @@ import { migrateSchema, type Sql } from '@agp/eventstore';
  * - `agp_stats_skew_hist`: per organisation, 1-percentage-point skew buckets (clamped to -100..1000) with the count
  *   and the sum of skew in each, from which p50/p95 come in SQL.
  * Every endpoint therefore reads O(days), O(actions) or O(buckets) rows, never O(ledger rows).
+ * Costs (USD) in `agp_runs`, `agp_stats_daily`, `agp_stats_agents` and `agp_stats_agent_actions`: `cost_usd` = Σ per
+ * action of the actual cost where reported, else the estimate (`actionCostUsd`); `estimated_cost_usd` = Σ estimates;
+ * `actual_cost_usd` = Σ reported costs (issue #14 point 5; tables created before it are brought up to date by
+ * {@link addEstimatedCostColumns}).
  */
 export const STATS_DDL = `
 CREATE TABLE IF NOT EXISTS agp_runs (
@@ -25,6 +29,7 @@ CREATE TABLE IF NOT EXISTS agp_runs (
   first_action_at timestamptz,
   ts timestamptz NOT NULL,
   cost_usd double precision NOT NULL,
+  estimated_cost_usd double precision NOT NULL,
   actual_cost_usd double precision NOT NULL,
   action_count bigint NOT NULL,
   error text,
@@ -60,6 +65,7 @@ CREATE TABLE IF NOT EXISTS agp_stats_daily (
   runs_failed bigint NOT NULL DEFAULT 0,
   actions bigint NOT NULL DEFAULT 0,
   cost_usd double precision NOT NULL DEFAULT 0,
+  estimated_cost_usd double precision NOT NULL DEFAULT 0,
   actual_cost_usd double precision NOT NULL DEFAULT 0,
   duration_ms double precision NOT NULL DEFAULT 0,
   duration_n bigint NOT NULL DEFAULT 0,
@@ -74,6 +80,7 @@ CREATE TABLE IF NOT EXISTS agp_stats_agents (
   runs_failed bigint NOT NULL DEFAULT 0,
   actions bigint NOT NULL DEFAULT 0,
   cost_usd double precision NOT NULL DEFAULT 0,
+  estimated_cost_usd double precision NOT NULL DEFAULT 0,
   actual_cost_usd double precision NOT NULL DEFAULT 0,
   duration_ms double precision NOT NULL DEFAULT 0,
   duration_n bigint NOT NULL DEFAULT 0,
@@ -85,6 +92,7 @@ CREATE TABLE IF NOT EXISTS agp_stats_agent_actions (
   action_name text NOT NULL,
   actions bigint NOT NULL,
   cost_usd double precision NOT NULL,
+  estimated_cost_usd double precision NOT NULL DEFAULT 0,
   PRIMARY KEY (organization_id, agent_id, action_name)
 );
 CREATE TABLE IF NOT EXISTS agp_stats_skew_actions (
@@ -105,7 +113,48 @@ CREATE TABLE IF NOT EXISTS agp_stats_skew_hist (
 );
 `;
 
-/** Create the read-model tables (idempotent). */
+/** One action's cost in SQL over an `agp_ledger` row: the same rule as `actionCostUsd` of `@agp/contracts`. */
+export const LEDGER_COST = 'coalesce(actual_cost_usd, cost_usd, 0)';
+
+/**
+ * The tables holding a run or aggregate cost, with the `agp_ledger` columns their rows group by (a daily row's day is
+ * the UTC date of the action's timestamp, as the projection keys it).
+ */
+const COST_TABLES: ReadonlyArray<{ table: string; keys: ReadonlyArray<{ col: string; ledger: string }> }> = [
+  { table: 'agp_runs', keys: [{ col: 'run_id', ledger: 'run_id' }] },
+  { table: 'agp_stats_daily', keys: [{ col: 'day', ledger: "(ts AT TIME ZONE 'UTC')::date" }] },
+  { table: 'agp_stats_agents', keys: [{ col: 'agent_id', ledger: 'agent_id' }] },
+  { table: 'agp_stats_agent_actions', keys: [{ col: 'agent_id', ledger: 'agent_id' }, { col: 'action_name', ledger: 'action_name' }] },
+];
+
+/**
+ * Bring cost tables created before issue #14 point 5 up to date, in the migration's locked transaction: where a table
+ * has no `estimated_cost_usd` column, add it holding the old `cost_usd` (which was Σ estimates), then set `cost_usd`
+ * to Σ {@link LEDGER_COST} over the row's ledger entries (0 when it has none), so a platform with existing data reports
+ * the same figures as one that projected its events with today's code. `agp_ledger` is written in the same
+ * transactions as these tables, so it holds exactly the actions they counted. A no-op on later starts and on fresh
+ * databases (the DDL creates the column). One pass per table over `agp_ledger`.
+ */
+export async function addEstimatedCostColumns(tx: SqlExecutor): Promise<void> {
+  for (const { table, keys } of COST_TABLES) {
+    const { rows } = await tx.query(
+      "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 AND column_name = 'estimated_cost_usd'",
+      [table],
+    );
+    if (rows.length) continue;
+    await tx.query(`ALTER TABLE ${table} ADD COLUMN estimated_cost_usd double precision NOT NULL DEFAULT 0`);
+    await tx.query(`UPDATE ${table} SET estimated_cost_usd = cost_usd, cost_usd = 0`);
+    const groups = keys.map((k) => `${k.ledger} AS ${k.col}`).join(', ');
+    const match = keys.map((k) => `t.${k.col} = l.${k.col}`).join(' AND ');
+    await tx.query(
+      `UPDATE ${table} t SET cost_usd = l.cost
+         FROM (SELECT organization_id, ${groups}, sum(${LEDGER_COST}) AS cost FROM agp_ledger GROUP BY organization_id, ${keys.map((k) => k.col).join(', ')}) AS l
+        WHERE t.organization_id = l.organization_id AND ${match}`,
+    );
+  }
+}
+
+/** Create the read-model tables (idempotent), and bring tables of an earlier version up to date. */
 export async function migrateStatsReadModels(sql: Sql): Promise<void> {
-  await migrateSchema(sql, STATS_DDL);
+  await migrateSchema(sql, STATS_DDL, addEstimatedCostColumns);
 }

@@ -10,11 +10,12 @@ export const STATS_PROJECTION = 'stats-read-model';
 export const STATS_EVENT_TYPES = Object.values(RunEvents);
 
 
-interface RunDbRow extends Omit<RunRow, 'started_at' | 'ended_at' | 'first_action_at' | 'cost_usd' | 'actual_cost_usd' | 'action_count'> {
+interface RunDbRow extends Omit<RunRow, 'started_at' | 'ended_at' | 'first_action_at' | 'cost_usd' | 'estimated_cost_usd' | 'actual_cost_usd' | 'action_count'> {
   started_at: Date | string | null;
   ended_at: Date | string | null;
   first_action_at: Date | string | null;
   cost_usd: number | string;
+  estimated_cost_usd: number | string;
   actual_cost_usd: number | string;
   action_count: number | string;
 }
@@ -34,7 +35,7 @@ export async function applyStatsEvents(events: StoredEvent[], tx: SqlExecutor): 
   }
   const keys = [...touched.values()];
   const { rows } = await tx.query<RunDbRow>(
-    `SELECT r.organization_id, r.run_id, r.agent_id, r.name, r.status, r.started_at, r.ended_at, r.first_action_at, r.cost_usd, r.actual_cost_usd, r.action_count, r.error
+    `SELECT r.organization_id, r.run_id, r.agent_id, r.name, r.status, r.started_at, r.ended_at, r.first_action_at, r.cost_usd, r.estimated_cost_usd, r.actual_cost_usd, r.action_count, r.error
        FROM agp_runs r JOIN unnest($1::text[], $2::text[]) AS k(org, run) ON r.organization_id = k.org AND r.run_id = k.run
        FOR UPDATE OF r`,
     [keys.map((k) => k.org), keys.map((k) => k.run)],
@@ -47,6 +48,7 @@ export async function applyStatsEvents(events: StoredEvent[], tx: SqlExecutor): 
       ended_at: isoOrNull(r.ended_at),
       first_action_at: isoOrNull(r.first_action_at),
       cost_usd: Number(r.cost_usd),
+      estimated_cost_usd: Number(r.estimated_cost_usd),
       actual_cost_usd: Number(r.actual_cost_usd),
       action_count: Number(r.action_count),
     });
@@ -73,12 +75,12 @@ export async function applyStatsEvents(events: StoredEvent[], tx: SqlExecutor): 
   const runs = [...after.values()];
   const rc = <T>(f: (r: RunRow) => T) => runs.map(f);
   await tx.query(
-    `INSERT INTO agp_runs AS t (organization_id, run_id, agent_id, name, status, started_at, ended_at, first_action_at, ts, cost_usd, actual_cost_usd, action_count, error)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::timestamptz[], $8::timestamptz[], $9::timestamptz[], $10::float8[], $11::float8[], $12::bigint[], $13::text[])
+    `INSERT INTO agp_runs AS t (organization_id, run_id, agent_id, name, status, started_at, ended_at, first_action_at, ts, cost_usd, estimated_cost_usd, actual_cost_usd, action_count, error)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::timestamptz[], $8::timestamptz[], $9::timestamptz[], $10::float8[], $11::float8[], $12::float8[], $13::bigint[], $14::text[])
      ON CONFLICT (organization_id, run_id) DO UPDATE SET
        agent_id = EXCLUDED.agent_id, name = EXCLUDED.name, status = EXCLUDED.status, started_at = EXCLUDED.started_at, ended_at = EXCLUDED.ended_at,
-       first_action_at = EXCLUDED.first_action_at, ts = EXCLUDED.ts, cost_usd = EXCLUDED.cost_usd, actual_cost_usd = EXCLUDED.actual_cost_usd,
-       action_count = EXCLUDED.action_count, error = EXCLUDED.error`,
+       first_action_at = EXCLUDED.first_action_at, ts = EXCLUDED.ts, cost_usd = EXCLUDED.cost_usd, estimated_cost_usd = EXCLUDED.estimated_cost_usd,
+       actual_cost_usd = EXCLUDED.actual_cost_usd, action_count = EXCLUDED.action_count, error = EXCLUDED.error`,
     [
       rc((r) => r.organization_id),
       rc((r) => r.run_id),
@@ -90,6 +92,7 @@ export async function applyStatsEvents(events: StoredEvent[], tx: SqlExecutor): 
       rc((r) => r.first_action_at),
       rc((r) => runTs(r)),
       rc((r) => r.cost_usd),
+      rc((r) => r.estimated_cost_usd),
       rc((r) => r.actual_cost_usd),
       rc((r) => r.action_count),
       rc((r) => r.error),
@@ -123,7 +126,7 @@ export async function applyStatsEvents(events: StoredEvent[], tx: SqlExecutor): 
 }
 
 const nonZero = (t: Totals) => Object.values(t).some((v) => v !== 0);
-const TOTAL_COLS = 'runs, runs_running, runs_completed, runs_failed, actions, cost_usd, actual_cost_usd, duration_ms, duration_n';
+const TOTAL_COLS = 'runs, runs_running, runs_completed, runs_failed, actions, cost_usd, estimated_cost_usd, actual_cost_usd, duration_ms, duration_n';
 const TOTAL_SET = TOTAL_COLS.split(', ')
   .map((c) => `${c} = s.${c} + EXCLUDED.${c}`)
   .join(', ');
@@ -134,11 +137,12 @@ const totalsParams = (ts: Totals[]) => [
   ts.map((t) => t.failed),
   ts.map((t) => t.actions),
   ts.map((t) => t.cost),
+  ts.map((t) => t.estimated),
   ts.map((t) => t.actual),
   ts.map((t) => t.dur),
   ts.map((t) => t.durN),
 ];
-const TOTAL_TYPES = '$3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::float8[], $9::float8[], $10::float8[], $11::bigint[]';
+const TOTAL_TYPES = '$3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::float8[], $9::float8[], $10::float8[], $11::float8[], $12::bigint[]';
 
 /** Write every accumulated delta with one statement per table. */
 async function flush(d: StatsDeltas, tx: SqlExecutor): Promise<void> {
@@ -163,10 +167,11 @@ async function flush(d: StatsDeltas, tx: SqlExecutor): Promise<void> {
   const aa = [...d.agentActions.values()];
   if (aa.length) {
     await tx.query(
-      `INSERT INTO agp_stats_agent_actions AS s (organization_id, agent_id, action_name, actions, cost_usd)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::float8[])
-       ON CONFLICT (organization_id, agent_id, action_name) DO UPDATE SET actions = s.actions + EXCLUDED.actions, cost_usd = s.cost_usd + EXCLUDED.cost_usd`,
-      [aa.map((v) => v.org), aa.map((v) => v.agent), aa.map((v) => v.action), aa.map((v) => v.n), aa.map((v) => v.cost)],
+      `INSERT INTO agp_stats_agent_actions AS s (organization_id, agent_id, action_name, actions, cost_usd, estimated_cost_usd)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::float8[], $6::float8[])
+       ON CONFLICT (organization_id, agent_id, action_name) DO UPDATE SET actions = s.actions + EXCLUDED.actions, cost_usd = s.cost_usd + EXCLUDED.cost_usd,
+         estimated_cost_usd = s.estimated_cost_usd + EXCLUDED.estimated_cost_usd`,
+      [aa.map((v) => v.org), aa.map((v) => v.agent), aa.map((v) => v.action), aa.map((v) => v.n), aa.map((v) => v.cost), aa.map((v) => v.estimated)],
     );
   }
   const sa = [...d.skewActions.values()];
