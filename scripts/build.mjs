@@ -3,8 +3,14 @@
 // Workspace packages (@agp/*) are bundled in; third-party packages stay external and load from node_modules.
 // Type checking is separate: `pnpm typecheck`. Decorators are the legacy (experimentalDecorators) kind and
 // Nest dependencies are injected with explicit tokens, so no decorator metadata is needed.
+// The web console (services/console, a Vite app) is built too, unless nothing it is built from changed since its last
+// build (a hash of its sources, config and lockfile, kept in services/console/dist/.build-hash).
 import { build } from 'esbuild';
-import { chmodSync, existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { chmodSync, cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const entries = {
   embedded: ['services/embedded/src/main.ts', 'services/embedded/dist/main.js'],
@@ -19,7 +25,7 @@ const entries = {
   client: ['packages/client/src/cli.ts', 'packages/client/dist/cli.js'],
 };
 
-const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1].split(',') : Object.keys(entries);
+const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1].split(',') : [...Object.keys(entries), 'console'];
 
 const externalThirdParty = {
   name: 'external-third-party',
@@ -31,10 +37,60 @@ const externalThirdParty = {
   },
 };
 
+/** The console's folder, and the files its build reads besides node_modules (hashed to skip an unchanged build). */
+const consoleDir = resolve(import.meta.dirname, '../services/console');
+const root = resolve(import.meta.dirname, '..');
+
+/** sha256 over the console's sources, config and the lockfile (paths and contents). */
+function consoleSourceHash() {
+  const h = createHash('sha256');
+  const walk = (dir) => {
+    for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      if (e.name === 'node_modules' || e.name.startsWith('dist') || e.name === 'README.md' || e.name === 'FOUNDATION_READY') continue;
+      const p = join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else h.update(relative(root, p)).update('\0').update(readFileSync(p)).update('\0');
+    }
+  };
+  walk(consoleDir);
+  for (const f of ['pnpm-lock.yaml', 'scripts/build.mjs']) if (existsSync(join(root, f))) h.update(f).update(readFileSync(join(root, f)));
+  return h.digest('hex');
+}
+
+/**
+ * Build the console with Vite into services/console/dist (served by the gateway), or skip when its stamp matches.
+ * Vite is resolved from the console package (its own version, whatever else is hoisted).
+ */
+async function buildConsole() {
+  const stamp = join(consoleDir, 'dist/.build-hash');
+  const hash = consoleSourceHash();
+  if (existsSync(join(consoleDir, 'dist/index.html')) && existsSync(stamp) && readFileSync(stamp, 'utf8') === hash) return 'console (unchanged)';
+  const vite = await import(pathToFileURL(createRequire(join(consoleDir, 'package.json')).resolve('vite')).href);
+  // Build beside dist and swap it in, so a running gateway never serves a half-written build. The previous build's
+  // assets (hashed names) stay for an hour: a page loaded before the swap still finds its lazily loaded chunks.
+  const out = join(consoleDir, 'dist');
+  const next = join(consoleDir, `dist.next-${process.pid}`);
+  const old = join(consoleDir, `dist.old-${process.pid}`);
+  await vite.build({ configFile: join(consoleDir, 'vite.config.ts'), root: consoleDir, logLevel: 'warn', build: { outDir: next, emptyOutDir: true } });
+  if (existsSync(join(out, 'assets'))) {
+    for (const f of readdirSync(join(out, 'assets'))) {
+      const from = join(out, 'assets', f);
+      if (!existsSync(join(next, 'assets', f)) && Date.now() - statSync(from).mtimeMs < 3_600_000) cpSync(from, join(next, 'assets', f), { preserveTimestamps: true });
+    }
+  }
+  writeFileSync(join(next, '.build-hash'), hash);
+  if (existsSync(out)) renameSync(out, old);
+  renameSync(next, out);
+  rmSync(old, { recursive: true, force: true });
+  return 'console';
+}
+
 const started = Date.now();
-await Promise.all(
-  only
-    .filter((name) => existsSync(entries[name][0]))
+const built = [];
+await Promise.all([
+  ...(only.includes('console') && existsSync(join(consoleDir, 'package.json')) ? [buildConsole().then((what) => built.push(what))] : []),
+  ...only
+    .filter((name) => name !== 'console' && existsSync(entries[name][0]))
     .map((name) =>
       build({
         entryPoints: [entries[name][0]],
@@ -51,7 +107,8 @@ await Promise.all(
       }).then(() => {
         // The CLI runs as a command too (packages/client/bin/agp.js imports it; `./packages/client/dist/cli.js` works alone).
         if (name === 'client') chmodSync(entries[name][1], 0o755);
+        built.push(name);
       }),
     ),
-);
-if (!process.argv.includes('--quiet')) console.error(`built ${only.join(', ')} in ${Date.now() - started} ms`);
+]);
+if (!process.argv.includes('--quiet')) console.error(`built ${built.join(', ')} in ${Date.now() - started} ms`);

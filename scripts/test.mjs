@@ -2,7 +2,7 @@
 // The README's test command, `npm test` (and what `.ci/run` calls): works on a fresh clone with only Node and npm.
 //  1. installs the locked dependencies with the pinned pnpm through npx, as the quickstart does (the `pnpm` that
 //     Corepack puts on PATH may be unable to fetch pnpm);
-//  2. type-checks the workspace (tsc --noEmit);
+//  2. type-checks the workspace (tsc --noEmit), and the web console with its own settings (DOM, JSX);
 //  3. lints the generated OpenAPI document (redocly, recommended rules);
 //  4. runs every test file with vitest.
 // Arguments after `--` go to vitest and skip steps 2 and 3 (`npm test -- test/e2e/stats.test.ts`).
@@ -35,6 +35,7 @@ const npx = process.platform === 'win32' ? 'npx.cmd' : 'npx';
 run('install', npx, ['-y', `pnpm@${pnpmVersion}`, 'install', '--frozen-lockfile', '--reporter=append-only']);
 if (args.length === 0) {
   run('typecheck', bin('tsc'), ['-p', 'tsconfig.json', '--noEmit']);
+  run('typecheck console', bin('tsc'), ['-p', 'services/console/tsconfig.json', '--noEmit']);
   run('openapi lint', process.execPath, ['scripts/lint-openapi.mjs']);
 }
 run('tests', bin('vitest'), ['run', ...args]);

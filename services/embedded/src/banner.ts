@@ -9,7 +9,7 @@ import type { EmbeddedPlatform } from './platform.js';
  * keys file exists. Source: README (Quickstart); issue #9 point 5 (the real path, not a placeholder).
  */
 export function startBanner(p: Pick<EmbeddedPlatform, 'url' | 'createdKeys' | 'keysFile'>): string {
-  const lines = ['', `  AGP is running (embedded mode) at ${p.url}`, `  API docs: ${p.url}/docs    OpenAPI: ${p.url}/api/v1/openapi.json`];
+  const lines = ['', `  AGP is running (embedded mode) at ${p.url}`, `  Console: ${p.url}/ (sign in with an API key)`, `  API docs: ${p.url}/docs    OpenAPI: ${p.url}/api/v1/openapi.json`];
   if (p.createdKeys) {
     const saved = p.keysFile ? `; also saved to ${p.keysFile}` : '';
     lines.push(

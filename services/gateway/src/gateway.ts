@@ -3,7 +3,8 @@
  * routes into bus requests to the owning services (but `GET /api/v1/interventions`, read in-process with the
  * interventions service's query module: issue #11, docs/decisions.md), and answers every error as RFC 9457 problem
  * details.
- * Also serves `/api/v1/openapi.json`, `/docs`, `/healthz`, `/readyz` and `/metrics`.
+ * Also serves `/api/v1/openapi.json`, `/docs`, `/healthz`, `/readyz`, `/metrics`, and the web console's built files
+ * (`/`, the console routes, `/assets/*`: ./console.ts).
  * Source: the spec; architecture §1 (gateway), §4 (Errors, Auth), §5 (operations).
  */
 import { createRequire } from 'node:module';
@@ -20,6 +21,7 @@ import { collectDefaultMetrics, metricsRegistry, problem, type Logger } from '@a
 import { BUS, IngestController, InterventionsController, LIST_READER } from './controllers.js';
 import { InterventionListReader } from '@agp/interventions/read-models';
 import { authenticate, jsonBody, requestIdAndMetrics, sendProblem } from './edge.js';
+import { consoleAssets } from './console.js';
 import { approvalsControllers } from './routes/approvals.js';
 import { evalsControllers } from './routes/evals.js';
 import { replayControllers } from './routes/replay.js';
@@ -66,6 +68,8 @@ export interface GatewayOptions {
   keyCacheMs?: number;
   /** List pages the in-process interventions reader keeps (AGP_ANSWER_CACHE_ENTRIES); 0 reads each from the database. @default 256 */
   listCacheEntries?: number;
+  /** Folder of the built web console. @default services/console/dist, or AGP_CONSOLE_DIR (see ./console.ts) */
+  consoleDir?: string;
 }
 
 /** A built gateway: listen on a port (0 picks one) and close. */
@@ -103,6 +107,9 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   const swaggerDir = (require('swagger-ui-dist') as { getAbsoluteFSPath(): string }).getAbsoluteFSPath();
   server.get(['/docs', '/docs/'], (_req, res) => void res.type('html').send(DOCS_HTML));
   server.use('/docs/assets', express.static(swaggerDir, { index: false }));
+  // The console's files are public (its data comes from the authenticated API); only browser navigations to console
+  // routes and /assets/* are answered here, so no API path is shadowed.
+  server.use(consoleAssets({ dir: opts.consoleDir }));
   server.use(authenticate(new CachedKeyResolver(opts.keys, opts.keyCacheMs ?? 10_000)));
   // The MCP endpoint reads its own body (a malformed one is a JSON-RPC parse error, not a problem document).
   const mcp = mcpEndpoint(opts.bus);

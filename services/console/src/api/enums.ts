@@ -1,0 +1,34 @@
+/**
+ * The enum values the filters offer. Kept here as plain arrays (importing `@agp/contracts` at run time would bundle
+ * zod); the type checks below fail the console's type check if the contract adds or drops a value.
+ * Source: spec §Intervention types, outcomes, risk levels; architecture §4 (Guardrail type casing).
+ */
+import type { ApprovalStatus, InterventionOutcome, InterventionType, RiskLevel, RunStatus } from '@agp/contracts';
+
+/** `true` only when the unions A and B hold the same values. */
+type SameUnion<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+
+/** The ten intervention types, in the contract's order. */
+export const INTERVENTION_TYPES = ['hard_block', 'approval_required', 'rate_limited', 'budget_exceeded', 'pii_blocked', 'content_blocked', 'loop_detected', 'idempotent_replay', 'downgrade', 'warning'] as const;
+
+/** The six intervention outcomes. */
+export const INTERVENTION_OUTCOMES = ['blocked', 'escalated', 'approved_after_review', 'rejected_after_review', 'modified', 'warned'] as const;
+
+/** Risk levels, most to least severe. */
+export const RISK_LEVELS = ['critical', 'high', 'medium', 'low', 'minimal'] as const;
+
+/** Approval states. */
+export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'expired'] as const;
+
+/** Run states (the list_runs filter). */
+export const RUN_STATUSES = ['running', 'completed', 'failed'] as const;
+
+// Compile-time: each list above holds exactly the contract's values.
+const sameAsContract: [
+  SameUnion<(typeof INTERVENTION_TYPES)[number], InterventionType>,
+  SameUnion<(typeof INTERVENTION_OUTCOMES)[number], InterventionOutcome>,
+  SameUnion<(typeof RISK_LEVELS)[number], RiskLevel>,
+  SameUnion<(typeof APPROVAL_STATUSES)[number], ApprovalStatus>,
+  SameUnion<(typeof RUN_STATUSES)[number], RunStatus>,
+] = [true, true, true, true, true];
+void sameAsContract;

@@ -1,0 +1,60 @@
+/**
+ * The shell around every page: the header (product name, the key's scope, sign out), the navigation to the nine
+ * pages, and the main region. Also renders, once, the hidden text that disabled write controls point at.
+ */
+import { useEffect, type ReactNode } from 'react';
+import { NavLink } from 'react-router';
+import { useSession } from '../auth/session.js';
+import { READ_ONLY_REASON_ID } from '../components/WriteButton.js';
+import { ROUTES } from './routes.js';
+
+/** The page frame: header, navigation, main content. */
+export function Layout({ children }: { children: ReactNode }) {
+  const { scope, readOnlyReason, signOut } = useSession();
+  return (
+    <div className="shell">
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="topbar">
+        <span className="brand">AGP console</span>
+        <span className={`scope-badge scope-${scope}`} title={scope === 'read' ? (readOnlyReason ?? undefined) : 'This key may change data'}>
+          {scope === 'read' ? 'read-only key' : 'write key'}
+        </span>
+        <button type="button" className="sign-out" onClick={signOut}>
+          Sign out
+        </button>
+      </header>
+      <nav className="sidenav" aria-label="Console">
+        <ul>
+          {ROUTES.filter((r) => r.nav).map((r) => (
+            <li key={r.path}>
+              <NavLink to={r.path} end={r.path === '/' || r.path === '/evals'}>
+                {r.nav}
+              </NavLink>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <main id="main" className="content" tabIndex={-1}>
+        {children}
+      </main>
+      <span id={READ_ONLY_REASON_ID} className="visually-hidden">
+        {readOnlyReason ?? ''}
+      </span>
+    </div>
+  );
+}
+
+/** A page's heading (its `h1`) and document title, with an optional line under it. */
+export function PageHeader({ title, children }: { title: string; children?: ReactNode }) {
+  useEffect(() => {
+    document.title = `${title} · AGP console`;
+  }, [title]);
+  return (
+    <div className="page-header">
+      <h1>{title}</h1>
+      {children ? <div className="page-lede">{children}</div> : null}
+    </div>
+  );
+}

@@ -1,0 +1,80 @@
+/**
+ * A table of rows with typed columns, scrolling sideways inside its own box (never the page) on a narrow screen, and
+ * {@link Pagination} for server-side pages (`skip` / `limit` as the spec's lists take them).
+ */
+import type { ReactNode } from 'react';
+import { Link } from 'react-router';
+import { count } from './format.js';
+
+/** One column: its header and how a row's cell renders (as text: React escapes it). */
+export interface Column<T> {
+  /** Stable key of the column. */
+  key: string;
+  header: ReactNode;
+  /** The cell of `row`. */
+  cell: (row: T) => ReactNode;
+  /** Right-align numbers. */
+  numeric?: boolean;
+}
+
+/** Props of {@link DataTable}. */
+export interface DataTableProps<T> {
+  /** What the table lists, for its caption (read by screen readers; visually hidden). */
+  caption: string;
+  columns: Column<T>[];
+  rows: T[];
+  /** A row's unique key. */
+  rowKey: (row: T) => string;
+  /** When given, the first column's cell links to this address (the row's detail view). */
+  rowHref?: (row: T) => string;
+}
+
+/** A table of `rows`; `rowHref` makes the first cell a link to the row's detail. */
+export function DataTable<T>({ caption, columns, rows, rowKey, rowHref }: DataTableProps<T>) {
+  return (
+    <div className="table-scroll" tabIndex={0} role="region" aria-label={caption}>
+      <table className="data-table">
+        <caption className="visually-hidden">{caption}</caption>
+        <thead>
+          <tr>
+            {columns.map((c) => (
+              <th key={c.key} scope="col" className={c.numeric ? 'num' : undefined}>
+                {c.header}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => (
+            <tr key={rowKey(row)}>
+              {columns.map((c, i) => (
+                <td key={c.key} className={c.numeric ? 'num' : undefined}>
+                  {i === 0 && rowHref ? <Link to={rowHref(row)}>{c.cell(row)}</Link> : c.cell(row)}
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** Previous / next for a server-side page, with "51–100 of 1,234". */
+export function Pagination({ total, skip, limit, onSkip }: { total: number; skip: number; limit: number; onSkip: (skip: number) => void }) {
+  if (total === 0) return null;
+  const last = Math.min(skip + limit, total);
+  return (
+    <nav className="pagination" aria-label="Pages">
+      <button type="button" onClick={() => onSkip(Math.max(0, skip - limit))} disabled={skip === 0}>
+        Previous
+      </button>
+      <span aria-live="polite">
+        {count(Math.min(skip + 1, total))}–{count(last)} of {count(total)}
+      </span>
+      <button type="button" onClick={() => onSkip(skip + limit)} disabled={last >= total}>
+        Next
+      </button>
+    </nav>
+  );
+}

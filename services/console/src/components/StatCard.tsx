@@ -1,0 +1,23 @@
+/** Headline numbers as a row of cards (dashboard numbers, a run's totals, aggregate skews). */
+import type { ReactNode } from 'react';
+
+/** One number with its label; `value` may be a link. `data-card` carries the label for tests. */
+export function StatCard({ label, value }: { label: string; value: ReactNode }) {
+  return (
+    <div className="card">
+      <p className="card-label">{label}</p>
+      <p className="card-value" data-card={label}>
+        {value}
+      </p>
+    </div>
+  );
+}
+
+/** A responsive grid of {@link StatCard}s. */
+export function StatCards({ children, label }: { children: ReactNode; label?: string }) {
+  return (
+    <div className="cards" role={label ? 'group' : undefined} aria-label={label}>
+      {children}
+    </div>
+  );
+}

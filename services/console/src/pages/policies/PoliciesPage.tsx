@@ -1,0 +1,168 @@
+/**
+ * Policies and kill switches (`/policies`): the kill switches (`GET /api/v1/kill-switches`; engaging or releasing
+ * the organisation's or an agent's switch, `PUT /api/v1/kill-switches/organization|agents/{agent_id}`, always behind a
+ * confirmation dialog with a reason) and the policy list (`GET /api/v1/policies`: enabled, name and agent filters in
+ * the URL, paged). Each policy links to its version history. Source: issue #15 point 3 (Policies and kill switches).
+ */
+import { useState } from 'react';
+import { PageHeader } from '../../app/Layout.js';
+import { useApiMutation, useApiQuery } from '../../api/hooks.js';
+import type { Agent, KillSwitchOverview, KillSwitchState, Page, Policy } from '../../api/types.js';
+import { ConfirmDialog } from '../../components/ConfirmDialog.js';
+import { DataTable } from '../../components/DataTable.js';
+import type { FilterField } from '../../components/FilterBar.js';
+import { FilteredList } from '../../components/FilteredList.js';
+import { usd, when } from '../../components/format.js';
+import { LongText } from '../../components/LongText.js';
+import { QueryState } from '../../components/States.js';
+import { WriteButton } from '../../components/WriteButton.js';
+
+const FIELDS: FilterField[] = [
+  { name: 'enabled', label: 'Enabled', kind: 'select', options: ['true', 'false'] },
+  { name: 'name', label: 'Name', kind: 'text', placeholder: 'exact name' },
+  { name: 'agent_id', label: 'Applies to agent', kind: 'text' },
+];
+
+/** A kill-switch change waiting for confirmation: which switch (null agent = the organisation's) and the new state. */
+type PendingSwitch = { agentId: string | null; engage: boolean };
+
+function KillSwitches() {
+  const q = useApiQuery<KillSwitchOverview>('/api/v1/kill-switches');
+  const agents = useApiQuery<Page<'agents', Agent>>('/api/v1/agents', { limit: 1000 });
+  const [pending, setPending] = useState<PendingSwitch | null>(null);
+  const [reason, setReason] = useState('');
+  const [agentPick, setAgentPick] = useState('');
+  const change = useApiMutation(
+    (api, p: PendingSwitch & { reason: string }) =>
+      api.put<KillSwitchState>(p.agentId === null ? '/api/v1/kill-switches/organization' : `/api/v1/kill-switches/agents/${encodeURIComponent(p.agentId)}`, { engaged: p.engage, ...(p.reason.trim() ? { reason: p.reason.trim() } : {}) }),
+    ['/api/v1/kill-switches', '/api/v1/agents'],
+  );
+  const ask = (p: PendingSwitch) => {
+    change.reset();
+    setReason('');
+    setPending(p);
+  };
+  const target = pending ? (pending.agentId === null ? 'the organisation' : `agent ${pending.agentId}`) : '';
+  return (
+    <section className="panel" aria-labelledby="ks-heading">
+      <h2 id="ks-heading">Kill switches</h2>
+      <QueryState query={q} what="kill switches">
+        {(ks) => (
+          <>
+            <p>
+              Organisation: <span className={`tag tag-${ks.organization.engaged ? 'engaged' : 'released'}`}>{ks.organization.engaged ? 'engaged: every action is blocked' : 'released'}</span>
+              {ks.organization.changed_at ? (
+                <span className="muted">
+                  {' '}
+                  · changed {when(ks.organization.changed_at)} by <code>{ks.organization.changed_by}</code>
+                  {ks.organization.reason ? ` (“${ks.organization.reason}”)` : ''}
+                </span>
+              ) : null}
+            </p>
+            <div className="actions-row">
+              <WriteButton className={ks.organization.engaged ? undefined : 'danger'} onClick={() => ask({ agentId: null, engage: !ks.organization.engaged })}>
+                {ks.organization.engaged ? 'Release the organisation kill switch' : 'Engage the organisation kill switch'}
+              </WriteButton>
+            </div>
+            <h3>Agents with an engaged kill switch</h3>
+            {ks.agents.length === 0 ? (
+              <p className="muted">None.</p>
+            ) : (
+              <DataTable
+                caption="Agents with an engaged kill switch"
+                rows={ks.agents}
+                rowKey={(s) => s.agent_id ?? ''}
+                columns={[
+                  { key: 'agent', header: 'Agent', cell: (s) => s.agent_id },
+                  { key: 'reason', header: 'Reason', cell: (s) => <LongText text={s.reason} foldAt={200} /> },
+                  { key: 'changed', header: 'Engaged', cell: (s) => `${when(s.changed_at)} by ${s.changed_by ?? '—'}` },
+                  { key: 'release', header: 'Action', cell: (s) => <WriteButton onClick={() => ask({ agentId: s.agent_id, engage: false })}>Release</WriteButton> },
+                ]}
+              />
+            )}
+            <div className="actions-row">
+              <label htmlFor="ks-agent">Engage an agent's kill switch:</label>
+              <select id="ks-agent" value={agentPick} onChange={(e) => setAgentPick(e.target.value)}>
+                <option value="">choose an agent</option>
+                {(agents.data?.agents ?? [])
+                  .filter((a) => !a.kill_switch.engaged)
+                  .map((a) => (
+                    <option key={a.agent_id} value={a.agent_id}>
+                      {a.name ? `${a.agent_id} (${a.name})` : a.agent_id}
+                    </option>
+                  ))}
+              </select>
+              <WriteButton className="danger" disabled={!agentPick} onClick={() => ask({ agentId: agentPick, engage: true })}>
+                Engage
+              </WriteButton>
+            </div>
+          </>
+        )}
+      </QueryState>
+      <ConfirmDialog
+        open={pending !== null}
+        title={pending?.engage ? `Engage the kill switch of ${target}?` : `Release the kill switch of ${target}?`}
+        confirmLabel={pending?.engage ? 'Engage kill switch' : 'Release kill switch'}
+        danger={pending?.engage}
+        busy={change.isPending}
+        error={change.error}
+        onCancel={() => setPending(null)}
+        onConfirm={() =>
+          pending &&
+          change.mutate(
+            { ...pending, reason },
+            {
+              onSuccess: () => {
+                setPending(null);
+                setAgentPick('');
+              },
+            },
+          )
+        }
+      >
+        <p>
+          {pending?.engage
+            ? `While it is engaged, the policy engine blocks every action of ${target}. The change is recorded with your key as its actor.`
+            : `Actions of ${target} are decided by the policies again. The change is recorded with your key as its actor.`}
+        </p>
+        <div className="form-row">
+          <label htmlFor="ks-reason">Reason (recorded on the change)</label>
+          <textarea id="ks-reason" value={reason} onChange={(e) => setReason(e.target.value)} maxLength={10_000} />
+        </div>
+      </ConfirmDialog>
+    </section>
+  );
+}
+
+/** The policies and kill switches page. */
+export function PoliciesPage() {
+  return (
+    <>
+      <PageHeader title="Policies and kill switches">The rules the policy engine applies, their version history, and the emergency stops.</PageHeader>
+      <KillSwitches />
+      <section aria-labelledby="policies-heading">
+        <h2 id="policies-heading">Policies</h2>
+        <FilteredList<Policy>
+          path="/api/v1/policies"
+          rowsKey="policies"
+          fields={FIELDS}
+          what="policies"
+          empty="No policies match."
+          rowKey={(p) => p.id}
+          rowHref={(p) => `/policies/${encodeURIComponent(p.id)}`}
+          columns={[
+            { key: 'name', header: 'Name', cell: (p) => p.name },
+            { key: 'enabled', header: 'State', cell: (p) => <span className={`tag tag-${p.enabled ? 'enabled' : 'disabled'}`}>{p.enabled ? 'enabled' : 'disabled'}</span> },
+            { key: 'version', header: 'Version', cell: (p) => p.version, numeric: true },
+            { key: 'run', header: 'Run budget', cell: (p) => usd(p.run_budget), numeric: true },
+            { key: 'session', header: 'Session budget', cell: (p) => usd(p.session_budget), numeric: true },
+            { key: 'denied', header: 'Denied actions', cell: (p) => (p.denied_actions.length ? p.denied_actions.join(', ') : '—') },
+            { key: 'approval', header: 'Needs approval', cell: (p) => (p.approval_required_actions.length ? p.approval_required_actions.join(', ') : '—') },
+            { key: 'agents', header: 'Agents', cell: (p) => (p.agent_ids.length ? p.agent_ids.join(', ') : 'all') },
+            { key: 'updated', header: 'Updated', cell: (p) => when(p.updated_at) },
+          ]}
+        />
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,344 @@
+import { beforeAll, expect, it } from 'vitest';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { ARTIFACTS_DIR, DESKTOP, PHONE, describeConsole, horizontalOverflow, type ConsoleContext } from './support.js';
+
+/**
+ * The console's Evals, Benchmarks, Tool gateway and Replay pages (issue #15) in Chromium, against the real embedded
+ * platform filled by `agp simulate` (test/console/support.ts). Simulate sends no eval runs or replay submissions, so
+ * this file submits them first through the public API, as a CI job (`POST /api/v1/evals/`) and the replay CLI
+ * (`POST /api/v1/replay/{run_id}/results`) would. Every check compares what the page shows with what the API answers
+ * an outside client; every test saves a screenshot (test-artifacts/console/) and runs axe.
+ */
+
+/** A scenario as a harness reports it. */
+const sc = (name: string, category: string, status: 'blocked' | 'failed' | 'allowed', extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  name,
+  category,
+  status,
+  severity: 'high',
+  detection_time_ms: status === 'blocked' ? 120 : null,
+  damage_usd: 25,
+  reason: status === 'blocked' ? `blocked by policy (${name})` : 'went through unnoticed',
+  ...extra,
+});
+
+/** A stored HTML payload: must show as text, never run (the support turns any dialog into a page error). */
+const XSS = '<img src=x onerror="alert(1)">';
+
+const BASELINE = [
+  sc('inject-1', 'prompt_injection', 'blocked'),
+  sc('inject-2', 'prompt_injection', 'blocked'),
+  sc('exfil-1', 'data_exfiltration', 'blocked'),
+  sc('exfil-2', 'data_exfiltration', 'failed'),
+  sc('cost-1', 'cost_abuse', 'blocked'),
+  sc('benign-1', 'benign', 'allowed', { expected: 'allow' }),
+];
+const CURRENT = [
+  sc('inject-1', 'prompt_injection', 'failed', { reason: XSS }),
+  sc('inject-2', 'prompt_injection', 'blocked'),
+  sc('exfil-1', 'data_exfiltration', 'failed'),
+  sc('exfil-2', 'data_exfiltration', 'blocked'),
+  sc('cost-1', 'cost_abuse', 'blocked'),
+  sc('benign-1', 'benign', 'allowed', { expected: 'allow' }),
+  sc('social-1', 'social_engineering', 'blocked'),
+];
+
+/** USD as the console prints it (services/console/src/components/format.ts). */
+const usd = (v: number) => new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 4 }).format(v);
+
+/** A delta in percentage points as the console prints it. */
+const pp = (v: number | null) => (v === null ? '—' : v === 0 ? '±0 pp' : `${v > 0 ? '+' : '−'}${Math.abs(v).toFixed(2)} pp`);
+
+describeConsole('console areas: evals, benchmarks, tool gateway, replay', (ctx) => {
+  /** Run ids that have replay submissions (the first with a divergence). */
+  const replayed: string[] = [];
+
+  beforeAll(async () => {
+    const { api } = ctx();
+    const post = async (path: string, body: unknown) => {
+      const r = await api('POST', path, { body });
+      expect(r.status, `${path}: ${JSON.stringify(r.body)}`).toBe(201);
+      return r.body;
+    };
+    await post('/api/v1/evals/', { id: 'ui-eval-main', suite: 'guardrails', agent_id: 'support-bot', branch: 'main', commit_sha: 'a1b2c3d4', scenarios: BASELINE });
+    await post('/api/v1/evals/', { id: 'ui-eval-pr', suite: 'guardrails', agent_id: 'support-bot', branch: 'feature/refunds', commit_sha: 'e5f6a7b8', scenarios: CURRENT });
+    for (let i = 0; i < 3; i++)
+      await post('/api/v1/evals/', {
+        id: `ui-eval-trend-${i}`,
+        suite: 'red-team',
+        agent_id: 'finance-ops',
+        branch: 'main',
+        scenarios: BASELINE.map((s, j) => ({ ...s, status: s.expected === 'allow' || j <= i + 1 ? s.status : 'failed' })),
+      });
+    const runs = (await api('GET', '/api/v1/runs?status=completed&limit=50')).body.runs as Array<{ id: string; action_count: number }>;
+    const withActions = runs.filter((r) => r.action_count >= 2).slice(0, 2);
+    expect(withActions.length).toBe(2);
+    const now = Date.now();
+    for (const [i, r] of withActions.entries()) {
+      const diverged = i === 0;
+      await post(`/api/v1/replay/${encodeURIComponent(r.id)}/results`, {
+        id: `ui-replay-${i}`,
+        actions_replayed: r.action_count,
+        divergences: diverged ? 1 : 0,
+        cost_savings: 0.25 + i,
+        status: diverged ? 'partial' : 'completed',
+        started_at: new Date(now - 4000).toISOString(),
+        completed_at: new Date(now).toISOString(),
+        client_version: 'agp-cli/0.1.0',
+        divergence_details: diverged ? [{ step: 0, action_name: 'send_email', expected: { ok: true }, actual: { ok: false, note: XSS } }] : [],
+      });
+      replayed.push(r.id);
+    }
+  }, 60_000);
+
+  /** {@link ConsoleContext.open}, with Playwright's waits capped at 15 s (so a failure names the step, not the test's timeout). */
+  async function open(path: string, opts?: Parameters<ConsoleContext['open']>[1]): Promise<Page> {
+    const page = await ctx().open(path, opts);
+    page.setDefaultTimeout(15_000);
+    return page;
+  }
+
+  /**
+   * A small screenshot for the README (docs/screenshots/): the top `height` px of the page at 1280 px wide, saved
+   * beside the test's own full-page one as test-artifacts/console/docs-<name>.png (copied into docs/ by hand).
+   */
+  async function docsShot(page: Page, name: string, height: number) {
+    await page.setViewportSize({ width: DESKTOP.width, height });
+    await page.screenshot({ path: join(ARTIFACTS_DIR, `docs-${name}.png`) });
+  }
+
+  /** Wait for the page's first data (not a loading line) and check it has no serious or critical axe violation. */
+  async function settle(page: Page, name: string) {
+    await page.locator('.state-loading').first().waitFor({ state: 'detached', timeout: 15_000 }).catch(() => undefined);
+    await ctx().expectAccessible(page, name);
+  }
+
+  it('evals: the history shows the runs the API lists; ticking two runs shows the API comparison, its regressions and deltas', async () => {
+    const { api, screenshot } = ctx();
+    const list = (await api('GET', '/api/v1/evals/?limit=50')).body;
+    const page = await open('/evals');
+    await expect.poll(() => page.getByTestId('result-count').textContent()).toBe(`${list.total} eval runs`);
+    for (const r of list.eval_runs) await page.getByRole('link', { name: r.id, exact: true }).waitFor();
+    await settle(page, '/evals');
+    // Filters live in the URL and change the rows.
+    await page.getByLabel('Suite').fill('red-team');
+    await page.getByLabel('Suite').press('Enter');
+    await expect.poll(() => page.url()).toContain('suite=red-team');
+    await expect.poll(() => page.getByTestId('result-count').textContent()).toBe('3 eval runs');
+    await page.getByRole('button', { name: 'Clear filters' }).click();
+    await expect.poll(() => page.getByTestId('result-count').textContent()).toBe(`${list.total} eval runs`);
+
+    await page.getByLabel('Compare run ui-eval-pr').check();
+    await page.getByLabel('Compare run ui-eval-main').check();
+    await page.getByRole('button', { name: 'Compare selected runs' }).click();
+    await expect.poll(() => new URL(page.url()).search).toBe('?baseline=ui-eval-main&current=ui-eval-pr');
+
+    const cmp = (await api('GET', '/api/v1/evals/compare/ui-eval-main/ui-eval-pr')).body;
+    expect(cmp.regressions.map((r: { name: string }) => r.name)).toEqual(['exfil-1', 'inject-1']);
+    const names = async (testid: string) => page.getByTestId(testid).locator('tbody tr td:first-child').allTextContents();
+    await expect.poll(() => names('regressions')).toEqual(cmp.regressions.map((r: { name: string }) => r.name));
+    expect(await names('improvements')).toEqual(cmp.improvements.map((r: { name: string }) => r.name));
+    expect(await page.getByTestId('compare-summary').locator('[data-card="Grade change"]').textContent()).toContain(cmp.grade_change.label);
+    expect(await page.getByTestId('compare-summary').locator('[data-card="Block rate"]').textContent()).toBe(pp(cmp.block_rate_delta_pp));
+    expect(await page.getByTestId('compare-summary').locator('[data-card="Correctness"]').textContent()).toBe(pp(cmp.correctness_rate_delta_pp));
+    expect(await page.getByTestId('compare-warnings').textContent()).toContain(cmp.warnings[0]);
+    await settle(page, '/evals/compare');
+    await screenshot(page, 'areas-evals-compare');
+    await docsShot(page, 'evals-compare', 1000);
+    expect(ctx().pageErrors).toEqual([]);
+  }, 90_000);
+
+  it("evals: a run's scorecard shows its scenarios, and a stored HTML payload as text", async () => {
+    const { api, screenshot } = ctx();
+    const run = (await api('GET', '/api/v1/evals/ui-eval-pr')).body;
+    const page = await open('/evals/ui-eval-pr');
+    const rows = page.getByRole('table', { name: 'Scenarios of this run' }).locator('tbody tr');
+    await expect.poll(() => rows.count()).toBe(run.scenarios.length);
+    expect(await page.getByTestId('scorecard-summary').textContent()).toContain(`Grade${run.summary.grade}`);
+    await page.getByText(XSS, { exact: true }).waitFor();
+    expect(await page.locator('img[src="x"]').count()).toBe(0);
+    await settle(page, '/evals/<id>');
+    await screenshot(page, 'areas-evals-scorecard');
+    // An unknown run shows the problem's title and detail.
+    const missing = await open('/evals/no-such-eval-run');
+    await missing.getByRole('alert').waitFor();
+    expect(await missing.getByRole('alert').textContent()).toMatch(/Not Found.*404/);
+    expect(ctx().pageErrors).toEqual([]);
+  }, 90_000);
+
+  it('benchmarks: one trend (chart and table) per suite and agent, as the API lists them', async () => {
+    const { api, screenshot } = ctx();
+    const b = (await api('GET', '/api/v1/evals/benchmarks')).body;
+    expect(b.total).toBe(2);
+    const page = await open('/evals/benchmarks');
+    await expect.poll(() => page.getByTestId('benchmark').count()).toBe(b.benchmarks.length);
+    expect(await page.locator('[data-testid="benchmark"] canvas').count()).toBeGreaterThanOrEqual(b.benchmarks.length);
+    for (const x of b.benchmarks) await page.getByRole('heading', { name: `${x.suite} · ${x.agent_id}` }).waitFor();
+    const redTeam = b.benchmarks.find((x: { suite: string }) => x.suite === 'red-team');
+    expect(await page.getByRole('table', { name: 'Trend of red-team for finance-ops, oldest first' }).locator('tbody tr').count()).toBe(redTeam.trend.length);
+    await settle(page, '/evals/benchmarks');
+    await screenshot(page, 'areas-benchmarks');
+    expect(ctx().pageErrors).toEqual([]);
+  }, 90_000);
+
+  it("tool gateway: the counts equal the REST lists' lengths; the endpoint and a key-free client config", async () => {
+    const { api, screenshot, platform } = ctx();
+    const [tools, resources, prompts] = await Promise.all(['/mcp/tools', '/mcp/resources', '/mcp/prompts'].map(async (p) => (await api('GET', p, { key: platform.readKey })).body));
+    const page = await open('/mcp');
+    await expect.poll(() => page.getByTestId('count-tools').textContent()).toBe(String(tools.tools.length));
+    expect(await page.getByTestId('count-resources').textContent()).toBe(String(resources.resources.length));
+    expect(await page.getByTestId('count-prompts').textContent()).toBe(String(prompts.prompts.length));
+    expect(await page.getByTestId('mcp-endpoint').textContent()).toBe(`${platform.url}/api/v1/mcp`);
+    const config = JSON.parse((await page.getByTestId('mcp-config').textContent()) ?? '');
+    expect(config.mcpServers.agp.url).toBe(`${platform.url}/api/v1/mcp`);
+    expect(config.mcpServers.agp.headers.Authorization).not.toContain(platform.readKey);
+    await page.getByLabel('Include my API key in the config').check();
+    expect(await page.getByTestId('mcp-config').textContent()).toContain(`Bearer ${platform.readKey}`);
+    await page.getByLabel('Include my API key in the config').uncheck();
+    // A resource read inline, a prompt rendered with its arguments.
+    await page.getByRole('link', { name: 'Read platform://stats/dashboard' }).click();
+    await expect.poll(() => page.getByTestId('resource-panel').textContent()).toContain('total_runs');
+    await page.getByRole('link', { name: 'analyze_agent_costs', exact: true }).click();
+    const agent = (await api('GET', '/api/v1/agents?limit=1')).body.agents[0].agent_id as string;
+    await page.getByTestId('prompt-panel').getByLabel(/agent_id/).fill(agent);
+    await page.getByRole('button', { name: 'Render prompt' }).click();
+    await page.getByTestId('prompt-result').or(page.getByTestId('prompt-panel').getByRole('alert')).first().waitFor();
+    expect(new URL(page.url()).searchParams.get('prompt')).toBe('analyze_agent_costs');
+    await settle(page, '/mcp');
+    await screenshot(page, 'areas-mcp');
+    expect(ctx().pageErrors).toEqual([]);
+  }, 90_000);
+
+  it('tool gateway: "try it" shows the envelope of a read tool, an error envelope, and a read key cannot call a tool that changes state', async () => {
+    const { api, screenshot } = ctx();
+    const run = (await api('GET', '/api/v1/runs?limit=1')).body.runs[0];
+    const page = await open('/mcp?tool=get_run');
+    const runId = page.getByTestId('tool-panel').getByLabel(/run_id/);
+    await runId.fill(run.id);
+    await page.getByRole('button', { name: 'Try get_run' }).click();
+    const result = page.getByTestId('call-result');
+    await expect.poll(() => result.getAttribute('data-success')).toBe('true');
+    expect(await result.textContent()).toContain('HTTP 200');
+    expect(await result.textContent()).toContain(run.id);
+    // The same call as an outside client makes it: the envelope's data is the run.
+    const direct = (await api('POST', '/api/v1/mcp/call', { body: { tool_name: 'get_run', arguments: { run_id: run.id } } })).body;
+    expect(direct.data.id ?? direct.data.run?.id).toBe(run.id);
+    await docsShot(page, 'mcp', 1000);
+
+    await runId.fill('no-such-run');
+    await page.getByRole('button', { name: 'Try get_run' }).click();
+    await expect.poll(() => result.getAttribute('data-success')).toBe('false');
+    expect(await result.textContent()).toContain('HTTP 404');
+    expect(await page.getByTestId('call-error').textContent()).toContain('not_found');
+    await runId.fill('');
+    await page.getByRole('button', { name: 'Try get_run' }).click();
+    await expect.poll(() => page.getByTestId('call-error').textContent()).toContain('invalid_arguments');
+    await settle(page, '/mcp?tool=get_run');
+    await screenshot(page, 'areas-mcp-try-it');
+
+    const tools = (await api('GET', '/mcp/tools')).body.tools as Array<{ name: string; changes_state: boolean }>;
+    const writer = tools.find((t) => t.changes_state)!;
+    const w = await open(`/mcp?tool=${writer.name}`);
+    const button = w.getByRole('button', { name: `Try ${writer.name}` });
+    await button.waitFor();
+    expect(await button.isDisabled()).toBe(true);
+    expect(await button.getAttribute('title')).toMatch(/read key/);
+    expect(ctx().pageErrors).toEqual([]);
+  }, 90_000);
+
+  it("replay: the aggregates and history equal the API's; a run's submissions, its divergence analysis, and today's policies evaluated with a read key", async () => {
+    const { api, screenshot } = ctx();
+    const history = (await api('GET', '/api/v1/replay/history/')).body;
+    expect(history.total).toBe(2);
+    const page = await open('/replay');
+    await expect.poll(() => page.getByTestId('replay-aggregates').locator('[data-card="Submissions"]').textContent()).toBe(String(history.aggregates.submissions));
+    expect(await page.getByTestId('replay-aggregates').locator('[data-card="Actions replayed"]').textContent()).toBe(String(history.aggregates.actions_replayed));
+    expect(await page.getByTestId('replay-aggregates').locator('[data-card="Divergences"]').textContent()).toBe(String(history.aggregates.divergences));
+    expect(await page.getByTestId('replay-aggregates').locator('[data-card="Cost saved"]').textContent()).toBe(usd(history.aggregates.cost_saved_usd));
+    expect(await page.getByRole('table', { name: 'Replay submissions, newest first' }).locator('tbody tr').count()).toBe(history.submissions.length);
+    await settle(page, '/replay');
+
+    const runId = replayed[0]!;
+    await page.getByRole('link', { name: runId }).first().click();
+    await expect.poll(() => new URL(page.url()).pathname).toBe(`/replay/${runId}`);
+    const analysis = (await api('GET', `/api/v1/replay/${runId}/analysis`)).body;
+    await expect.poll(() => page.getByTestId('analysis-summary').textContent()).toContain(`${(analysis.divergence_rate * 100).toFixed(1)}%`);
+    await page.getByRole('table', { name: 'Most divergent steps' }).getByText('send_email').waitFor();
+
+    // Today's policies: allowed for a read key; the page shows the API's totals, step by step.
+    const evaluation = (await api('POST', `/api/v1/replay/${runId}/evaluate`, { body: {} })).body;
+    await page.getByRole('button', { name: "Evaluate with today's policies" }).click();
+    const steps = page.getByRole('table', { name: `Steps of run ${runId}, decided again` }).locator('tbody tr');
+    await expect.poll(() => steps.count()).toBe(evaluation.steps.length);
+    expect(await page.getByTestId('counterfactual-totals').textContent()).toContain(`Steps${evaluation.totals.steps.toLocaleString('en-US')}`);
+    await settle(page, '/replay/<run>');
+    await screenshot(page, 'areas-replay');
+    await docsShot(page, 'replay', 1150);
+    expect(ctx().pageErrors).toEqual([]);
+  }, 90_000);
+
+  it('replay: a read key sees evaluate-candidate disabled with the reason; a write key evaluates a pasted candidate over every run, and an edited policy (PATCH) on one run', async () => {
+    const { api, platform, screenshot } = ctx();
+    const read = await open('/replay');
+    await read.getByLabel('Paste a full policy (JSON)').check();
+    const button = read.getByTestId('evaluate-candidate');
+    expect(await button.isDisabled()).toBe(true);
+    expect(await button.getAttribute('title')).toMatch(/read key/);
+    await read.getByLabel('Edit an existing policy').check();
+    expect(await button.isDisabled()).toBe(true);
+    // The API agrees: a candidate with a read key is a 403.
+    expect((await api('POST', '/api/v1/replay/evaluate', { key: platform.readKey, body: { candidate_policy: { name: 'x' } } })).status).toBe(403);
+
+    const write = await open('/replay', { key: platform.writeKey });
+    await write.getByLabel('Runs by agent and dates (up to 200)').check();
+    await write.getByLabel('Paste a full policy (JSON)').check();
+    const candidate = { name: 'Candidate: no reports', denied_actions: ['generate_report'] };
+    await write.getByLabel(/Candidate policy/).fill(JSON.stringify(candidate));
+    await write.getByTestId('evaluate-candidate').click();
+    const expected = (await api('POST', '/api/v1/replay/evaluate', { body: { candidate_policy: candidate } })).body;
+    await expect.poll(() => write.getByTestId('runs-evaluation').textContent(), { timeout: 30_000 }).toContain(`${expected.runs_evaluated} of ${expected.runs_matched} matching runs evaluated`);
+    expect(await write.getByTestId('counterfactual-totals').first().textContent()).toContain(`Steps${expected.totals.steps.toLocaleString('en-US')}`);
+    await settle(write, '/replay (write key, candidate)');
+    await screenshot(write, 'areas-replay-candidate');
+
+    // An existing policy edited in place: the page sends the changed fields as policy_patch, for one run.
+    const runId = replayed[0]!;
+    const action = (await api('GET', `/api/v1/runs/${runId}`)).body.actions[0].action_name as string;
+    const policy = ((await api('GET', '/api/v1/policies?limit=200')).body.policies as Array<{ id: string; enabled: boolean; agent_ids: string[] }>).find((p) => p.enabled && p.agent_ids.length === 0)!;
+    await write.getByLabel('One run').check();
+    await write.getByLabel('Run id').fill(runId);
+    await write.getByLabel('Edit an existing policy').check();
+    await write.getByLabel('Policy', { exact: true }).selectOption(policy.id);
+    const editor = write.getByLabel(/the changed ones are sent as the PATCH/);
+    const edited = JSON.parse(await editor.inputValue());
+    edited.denied_actions = [...edited.denied_actions, action];
+    await editor.fill(JSON.stringify(edited, null, 2));
+    await write.getByTestId('evaluate-candidate').click();
+    const patched = (await api('POST', `/api/v1/replay/${runId}/evaluate`, { body: { policy_patch: { policy_id: policy.id, patch: { denied_actions: edited.denied_actions } } } })).body;
+    expect(patched.totals.by_decision.block).toBeGreaterThan(0);
+    await expect.poll(() => write.getByTestId('run-evaluation').textContent()).toContain("today's policies with the patch");
+    const steps = write.getByRole('table', { name: `Steps of run ${runId}, decided again` }).locator('tbody tr');
+    expect(await steps.count()).toBe(patched.steps.length);
+    expect(await write.getByTestId('counterfactual-totals').textContent()).toContain(`Would have prevented${usd(patched.totals.prevented_usd)}`);
+    expect(ctx().pageErrors).toEqual([]);
+  }, 90_000);
+
+  it('every page of these areas fits a 390 px wide screen and a 1280 px one without sideways scrolling', async () => {
+    const { screenshot } = ctx();
+    for (const path of ['/evals', '/evals/ui-eval-pr', '/evals/compare?baseline=ui-eval-main&current=ui-eval-pr', '/evals/benchmarks', '/mcp?tool=list_interventions', `/replay/${replayed[0]}`]) {
+      for (const viewport of [PHONE, DESKTOP]) {
+        const page = await open(path, { viewport });
+        await page.locator('h1').waitFor();
+        await page.locator('.state-loading').first().waitFor({ state: 'detached', timeout: 15_000 }).catch(() => undefined);
+        expect(await horizontalOverflow(page), `${path} at ${viewport.width} px`).toBe(0);
+        if (viewport === PHONE) {
+          await ctx().expectAccessible(page, `${path} (phone)`);
+          if (path.startsWith('/mcp')) await screenshot(page, 'areas-mcp-phone');
+        }
+        await page.context().close();
+      }
+    }
+    expect(ctx().pageErrors).toEqual([]);
+  }, 180_000);
+});

@@ -1,0 +1,345 @@
+import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { gzipSync } from 'node:zlib';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { eventually } from '../support/http.js';
+import { DEFAULT_ANSWER, startFakeLlm, type FakeLlm } from '../support/fake-llm.js';
+import { describeConsole, horizontalOverflow, PHONE } from './support.js';
+
+/**
+ * The web console in a real browser (issue #15, Tests and Bad input): Debian's Chromium against the embedded platform
+ * filled by `agp simulate`, for the overview, interventions, approvals, policies and runs pages (the evals, benchmarks,
+ * tool gateway and replay pages have their own file). Every test saves a screenshot to test-artifacts/console/.
+ */
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const T = { timeout: 240_000 };
+
+/** A stored XSS payload: executing it would set `window.__agpXss`. */
+const XSS = '<img src=x onerror="window.__agpXss=1"><script>window.__agpXss=2</script>';
+
+/** Whether any payload ran in the page. */
+const xssRan = async (page: Page) => (await page.evaluate('window.__agpXss === undefined ? 0 : window.__agpXss')) !== 0;
+
+describe('the console bundle', () => {
+  it('keeps the initial JS (entry chunk and what index.html preloads) under 300 kB gzipped', () => {
+    execFileSync(process.execPath, ['scripts/build.mjs', '--only', 'console', '--quiet'], { cwd: ROOT, stdio: 'inherit' });
+    const dist = join(ROOT, 'services/console/dist');
+    const html = readFileSync(join(dist, 'index.html'), 'utf8');
+    const files = [...html.matchAll(/<script[^>]+src="([^"]+\.js)"|<link[^>]+rel="modulepreload"[^>]+href="([^"]+\.js)"/g)].map((m) => m[1] ?? m[2]);
+    expect(files.length).toBeGreaterThan(0);
+    const gz = files.reduce((sum, f) => sum + gzipSync(readFileSync(join(dist, f))).length, 0);
+    console.log(`[agp tests] console initial JS: ${files.join(', ')}: ${(gz / 1024).toFixed(1)} KiB gzipped`);
+    expect(gz).toBeLessThan(300 * 1000);
+  });
+});
+
+// Enrichment on, against the loopback chat-completions fake, so a record shows enriched fields beside the originals.
+let fake: FakeLlm | undefined;
+beforeAll(async () => {
+  fake = await startFakeLlm();
+});
+afterAll(async () => {
+  await fake?.close();
+});
+
+describeConsole(
+  'the console in Chromium (overview, interventions, approvals, policies, runs)',
+  (ctx) => {
+    it('refuses a wrong key at sign-in with the problem title and detail, and a 401 later returns to sign-in', T, async () => {
+      const page = await ctx().open('/', { key: 'agp_not_a_real_key_000000' });
+      await page.getByText('That key was not accepted').waitFor();
+      const problem = page.locator('.sign-in-error .problem');
+      await expect.poll(() => problem.textContent()).toContain('Unauthorized');
+      expect(await problem.textContent()).toContain('unknown, revoked or expired API key');
+      await ctx().expectAccessible(page, 'sign-in error');
+      await ctx().screenshot(page, 'sign-in-wrong-key');
+
+      // Signed in, then the key stops working (here: replaced in session storage): the next call's 401 signs out.
+      const ok = await ctx().open('/runs');
+      await ok.evaluate("sessionStorage.setItem('agp.console.key', 'agp_revoked_key_0000000000')");
+      await ok.reload();
+      await ok.getByText('Your session ended').waitFor();
+      expect(await ok.getByLabel('API key').count()).toBe(1);
+      await ok.getByRole('heading', { name: 'Sign in to the AGP console' }).waitFor();
+    });
+
+    it('shows the overview with the dashboard numbers, the 30-day chart and interventions by type', T, async () => {
+      const dash = (await ctx().api('GET', `/api/v1/mcp/resources/${encodeURIComponent('platform://stats/dashboard')}`)).body.data;
+      for (const viewport of [undefined, PHONE]) {
+        const page = await ctx().open('/', { viewport });
+        await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+        await expect.poll(() => page.locator('[data-card="Runs"]').textContent()).toBe(dash.total_runs.toLocaleString('en-US'));
+        expect(await page.locator('[data-card="Actions"]').textContent()).toBe(dash.total_actions.toLocaleString('en-US'));
+        expect(await page.locator('[data-card="Pending approvals"]').textContent()).toBe(String(dash.pending_approvals));
+        await page.locator('#daily-heading ~ .chart canvas').first().waitFor();
+        await page.locator('#by-type-heading ~ .chart canvas').first().waitFor();
+        expect(await page.getByRole('table', { name: 'Interventions by type, last 30 days' }).locator('tbody tr').count()).toBeGreaterThan(1);
+        expect(await horizontalOverflow(page)).toBe(0);
+        await ctx().expectAccessible(page, 'overview');
+        await ctx().screenshot(page, viewport ? 'overview-390' : 'overview-1280');
+      }
+    });
+
+    it('lists interventions; a filter changes the URL and the rows; the detail shows context, inputs and the audit trail', T, async () => {
+      const page = await ctx().open('/interventions');
+      await page.getByTestId('result-count').waitFor();
+      const all = (await ctx().api('GET', '/api/v1/interventions?limit=1')).body.total as number;
+      expect(await page.getByTestId('result-count').textContent()).toBe(`${all.toLocaleString('en-US')} interventions`);
+      await page.getByLabel('Type').selectOption('approval_required');
+      await page.waitForURL(/type=approval_required/);
+      const filtered = (await ctx().api('GET', '/api/v1/interventions?type=approval_required&limit=1')).body.total as number;
+      expect(filtered).toBeLessThan(all);
+      await expect.poll(() => page.getByTestId('result-count').textContent()).toBe(`${filtered.toLocaleString('en-US')} interventions`);
+      const types = await page.locator('table.data-table tbody tr td:nth-child(2)').allTextContents();
+      expect(types.length).toBe(Math.min(50, filtered));
+      expect(new Set(types)).toEqual(new Set(['approval required']));
+      await page.getByLabel('Risk level').selectOption('high');
+      await page.waitForURL(/risk_level=high/);
+      expect(page.url()).toContain('type=approval_required');
+      await ctx().expectAccessible(page, 'interventions');
+      await ctx().screenshot(page, 'interventions-filtered');
+
+      await page.locator('table.data-table tbody tr a').first().click();
+      await page.getByRole('heading', { name: /^Intervention: / }).waitFor();
+      await page.getByRole('heading', { name: 'Audit trail' }).waitFor();
+      expect(await page.getByRole('list', { name: 'Audit trail' }).locator('li').count()).toBeGreaterThan(0);
+      await page.getByRole('heading', { name: 'Original inputs' }).waitFor();
+      await page.getByRole('heading', { name: 'Explanation, enriched and original' }).waitFor();
+      await ctx().expectAccessible(page, 'intervention detail');
+
+      // An enriched record: the model's plain-English reason beside the original one.
+      const one = (await ctx().api('GET', '/api/v1/interventions?type=hard_block&limit=1')).body.interventions[0];
+      const enriched = await eventually(async () => {
+        const r = (await ctx().api('GET', `/api/v1/interventions/${encodeURIComponent(one.id)}`)).body;
+        return r.enrichment_status === 'enriched' ? r : null;
+      }, 30_000);
+      const original = enriched.audit_trail.find((e: { event: string }) => e.event === 'InterventionEnriched').changes.reason.from as string;
+      await page.goto(`/interventions/${encodeURIComponent(one.id)}`);
+      const reasonRow = page.getByRole('table', { name: 'Enriched fields next to their originals' }).getByRole('row', { name: /^reason/ });
+      await reasonRow.waitFor();
+      expect(await reasonRow.locator('td').nth(0).textContent()).toBe(DEFAULT_ANSWER.reason);
+      expect(await reasonRow.locator('td').nth(1).textContent()).toBe(original);
+      await ctx().screenshot(page, 'intervention-detail');
+
+      // A guardrail intervention shows its context.
+      const pii = (await ctx().api('GET', '/api/v1/interventions?type=pii_blocked&limit=1')).body.interventions[0];
+      if (pii) {
+        await page.goto(`/interventions/${encodeURIComponent(pii.id)}`);
+        await page.getByRole('heading', { name: /^Guardrail context/ }).waitFor();
+      }
+    });
+
+    it('renders a 10 kB field and stored HTML/script payloads as text: no sideways overflow at 390 px, nothing executes', T, async () => {
+      // 10 kB values (the API's limit for these text fields is 10,000 characters): words, then one unbroken run.
+      const long = `${'A very long reason '.repeat(20)}${'x'.repeat(9_400)}`;
+      const created = await ctx().api('POST', '/api/v1/interventions', {
+        body: {
+          type: 'approval_required',
+          outcome: 'escalated',
+          action_name: 'xss_probe',
+          agent_id: 'agent-xss',
+          description: `${XSS} ${long}`,
+          reason: `${XSS} blocked because ${long}`,
+          agent_intent: XSS,
+          blast_radius: XSS,
+          // Stored as jsonb, whose keys come back shortest first, then alphabetically: `html` before `long`.
+          original_inputs: { html: XSS, long, nested: { again: XSS } },
+        },
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const id = created.body.id as string;
+      for (const path of [`/interventions/${encodeURIComponent(id)}`, '/interventions?agent_id=agent-xss', '/approvals?agent_id=agent-xss']) {
+        const page = await ctx().open(path, { viewport: PHONE });
+        await page.getByText('agent-xss').first().waitFor();
+        // The list shows the reason, which enrichment may have rewritten by now; the detail and the approval card show
+        // the original inputs, which hold the payload whatever enrichment did.
+        if (!path.startsWith('/interventions?')) expect(await page.getByText('<img src=x onerror=', { exact: false }).count(), path).toBeGreaterThan(0);
+        expect(await horizontalOverflow(page), path).toBe(0);
+        expect(await page.locator('img[src="x"]').count(), path).toBe(0);
+        expect(await xssRan(page), path).toBe(false);
+        await ctx().screenshot(page, `bad-input-390-${path.split('?')[0].split('/')[1]}`);
+      }
+      const wide = await ctx().open(`/interventions/${encodeURIComponent(id)}`);
+      await wide.getByText('Show all', { exact: false }).first().click();
+      expect(await horizontalOverflow(wide)).toBe(0);
+      expect(await xssRan(wide)).toBe(false);
+      await ctx().expectAccessible(wide, 'intervention with long and HTML fields');
+      await ctx().screenshot(wide, 'bad-input-1280-detail');
+      expect(ctx().pageErrors).toEqual([]);
+    });
+
+    it('shows problems with their title and detail: an unknown id (404), a bad filter (422), a server error (503)', T, async () => {
+      const page = await ctx().open('/interventions/no-such-intervention');
+      const problem = page.locator('.problem');
+      await problem.waitFor();
+      const api = (await ctx().api('GET', '/api/v1/interventions/no-such-intervention')).body;
+      expect(await problem.textContent()).toContain(api.title);
+      expect(await problem.textContent()).toContain(api.detail);
+      await ctx().screenshot(page, 'problem-404');
+
+      await page.goto('/runs?min_cost=-1');
+      await page.locator('.problem').waitFor();
+      const bad = (await ctx().api('GET', '/api/v1/runs?min_cost=-1')).body;
+      expect(bad.title).toBe('Unprocessable Content');
+      expect(await page.locator('.problem').textContent()).toContain(bad.title);
+      expect(await page.locator('.problem').textContent()).toContain('query.min_cost');
+      await ctx().screenshot(page, 'problem-422');
+
+      // A dependency down: the gateway's 503 problem, injected for this one request (the platform itself is healthy).
+      await page.route('**/api/v1/kill-switches', (route) =>
+        route.fulfill({ status: 503, contentType: 'application/problem+json', body: JSON.stringify({ type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'the policies service did not answer; retry' }) }),
+      );
+      await page.goto('/policies');
+      await page.getByText('the policies service did not answer; retry').waitFor();
+      expect(await page.locator('.problem').first().textContent()).toContain('Service Unavailable');
+      await page.getByRole('table', { name: 'Policies' }).waitFor(); // the rest of the page still works
+      await ctx().screenshot(page, 'problem-503');
+    });
+
+    it('approves a pending approval with notes (the record changes), shows a 409 as a message, and a read key cannot approve', T, async () => {
+      const pending = (await ctx().api('GET', '/api/v1/approvals?status=pending&limit=1000')).body.approvals.filter((a: { agent_id: string }) => a.agent_id !== 'agent-xss');
+      expect(pending.length).toBeGreaterThan(3);
+
+      const reader = await ctx().open('/approvals');
+      await reader.locator('.approval-card').first().waitFor();
+      const readApprove = reader.getByRole('button', { name: 'Approve' }).first();
+      expect(await readApprove.isDisabled()).toBe(true);
+      expect(await readApprove.getAttribute('title')).toMatch(/read key/);
+      expect(await readApprove.getAttribute('aria-describedby')).toBe('read-only-reason');
+      await ctx().expectAccessible(reader, 'approvals (read key)');
+      await ctx().screenshot(reader, 'approvals-read-key');
+
+      const page = await ctx().open(`/approvals?agent_id=${encodeURIComponent(pending[0].agent_id)}`, { key: ctx().platform.writeKey });
+      const card = page.locator(`[data-approval-id="${pending[0].id}"]`);
+      await card.waitFor();
+      await card.getByLabel('Approver email').fill('reviewer@example.com');
+      await card.getByLabel('Notes').fill('checked the invoice <b>by hand</b>');
+      await card.getByRole('button', { name: 'Approve' }).click();
+      await page.getByRole('status').filter({ hasText: 'approved by reviewer@example.com' }).waitFor();
+      const after = (await ctx().api('GET', `/api/v1/approvals/${encodeURIComponent(pending[0].id)}`)).body;
+      expect(after).toMatchObject({ status: 'approved', approver_email: 'reviewer@example.com', notes: 'checked the invoice <b>by hand</b>' });
+      expect((await ctx().api('GET', `/api/v1/interventions/${encodeURIComponent(pending[0].intervention_id)}`)).body.outcome).toBe('approved_after_review');
+      await ctx().screenshot(page, 'approvals-approved');
+
+      // Rejecting works the same way.
+      const third = pending[2];
+      const page3 = await ctx().open(`/approvals?agent_id=${encodeURIComponent(third.agent_id)}`, { key: ctx().platform.writeKey });
+      const card3 = page3.locator(`[data-approval-id="${third.id}"]`);
+      await card3.getByLabel('Approver email').fill('reviewer@example.com');
+      await card3.getByRole('button', { name: 'Reject' }).click();
+      await page3.getByRole('status').filter({ hasText: 'rejected by reviewer@example.com' }).waitFor();
+      expect((await ctx().api('GET', `/api/v1/approvals/${encodeURIComponent(third.id)}`)).body).toMatchObject({ status: 'rejected', approver_email: 'reviewer@example.com', notes: null });
+
+      // Decided elsewhere while the page shows it pending: the 409 is a message, and the list refreshes.
+      const other = pending[1];
+      const page2 = await ctx().open(`/approvals?agent_id=${encodeURIComponent(other.agent_id)}`, { key: ctx().platform.writeKey });
+      const card2 = page2.locator(`[data-approval-id="${other.id}"]`);
+      await card2.waitFor();
+      expect((await ctx().api('POST', `/api/v1/approvals/${encodeURIComponent(other.id)}/reject`, { body: { approver_email: 'someone@example.com' } })).status).toBe(200);
+      await card2.getByLabel('Approver email').fill('late@example.com');
+      await card2.getByRole('button', { name: 'Approve' }).click();
+      const conflict = page2.locator('.problem').filter({ hasText: 'already decided' });
+      await conflict.waitFor();
+      expect(await conflict.textContent()).toContain('Conflict');
+      await expect.poll(() => card2.count()).toBe(0);
+      expect((await ctx().api('GET', `/api/v1/approvals/${encodeURIComponent(other.id)}`)).body.status).toBe('rejected');
+      await ctx().expectAccessible(page2, 'approvals after a 409');
+      await ctx().screenshot(page2, 'approvals-409');
+      expect(await horizontalOverflow(page2)).toBe(0);
+    });
+
+    it('lists policies with their version history as a diff, and engages a kill switch only after confirming', T, async () => {
+      const policies = (await ctx().api('GET', '/api/v1/policies?limit=100')).body.policies as Array<{ id: string; name: string; version: number }>;
+      // Give one policy a second version so the history has a change to diff.
+      const p = policies[0];
+      expect((await ctx().api('PATCH', `/api/v1/policies/${p.id}`, { body: { run_budget: 123.45, description: 'raised by the console test' } })).status).toBe(200);
+
+      const reader = await ctx().open('/policies');
+      await reader.getByRole('table', { name: 'Policies' }).waitFor();
+      expect(await reader.getByRole('table', { name: 'Policies' }).locator('tbody tr').count()).toBe(policies.length);
+      expect(await reader.getByRole('button', { name: 'Engage the organisation kill switch' }).isDisabled()).toBe(true);
+      await reader.getByLabel('Enabled').selectOption('false');
+      await reader.waitForURL(/enabled=false/);
+      await reader.getByText('No policies match.').waitFor();
+      await ctx().expectAccessible(reader, 'policies');
+
+      await reader.goto(`/policies/${p.id}`);
+      await reader.getByRole('heading', { name: `Policy: ${p.name}` }).waitFor();
+      const diff = reader.getByRole('table', { name: `Version ${p.version} compared with version ${p.version + 1}` });
+      await diff.waitFor();
+      expect(await diff.locator('tr[data-changed="yes"] th').allTextContents()).toEqual(['description (changed)', 'run budget (changed)']);
+      expect(await reader.getByRole('list', { name: 'Policy history' }).locator('li').count()).toBe(p.version + 1);
+      await ctx().expectAccessible(reader, 'policy detail');
+      await ctx().screenshot(reader, 'policy-history');
+
+      const writer = await ctx().open('/policies', { key: ctx().platform.writeKey });
+      await writer.getByRole('button', { name: 'Engage the organisation kill switch' }).click();
+      const dialog = writer.getByRole('dialog');
+      await dialog.waitFor();
+      await dialog.getByLabel('Reason (recorded on the change)').fill('console test');
+      await ctx().screenshot(writer, 'kill-switch-confirm');
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      expect((await ctx().api('GET', '/api/v1/kill-switches')).body.organization.engaged).toBe(false);
+
+      await writer.getByRole('button', { name: 'Engage the organisation kill switch' }).click();
+      await dialog.getByLabel('Reason (recorded on the change)').fill('console test');
+      await dialog.getByRole('button', { name: 'Engage kill switch' }).click();
+      await writer.getByRole('button', { name: 'Release the organisation kill switch' }).waitFor();
+      expect((await ctx().api('GET', '/api/v1/kill-switches')).body.organization).toMatchObject({ engaged: true, reason: 'console test' });
+      await writer.getByRole('button', { name: 'Release the organisation kill switch' }).click();
+      await dialog.getByRole('button', { name: 'Release kill switch' }).click();
+      await writer.getByRole('button', { name: 'Engage the organisation kill switch' }).waitFor();
+      expect((await ctx().api('GET', '/api/v1/kill-switches')).body.organization.engaged).toBe(false);
+    });
+
+    it('lists runs with filters, opens a run ledger, and shows the estimation-accuracy histograms', T, async () => {
+      const page = await ctx().open('/runs');
+      await page.getByTestId('result-count').waitFor();
+      const completed = (await ctx().api('GET', '/api/v1/runs?status=completed&limit=1')).body.total as number;
+      await page.getByLabel('Status').selectOption('completed');
+      await page.waitForURL(/status=completed/);
+      await expect.poll(() => page.getByTestId('result-count').textContent()).toBe(`${completed.toLocaleString('en-US')} runs`);
+      const runsTable = page.getByRole('table', { name: 'Runs', exact: true });
+      expect(new Set(await runsTable.locator('tbody tr td:nth-child(4)').allTextContents())).toEqual(new Set(['completed']));
+      await page.getByLabel('Minimum cost (USD)').fill('1000000');
+      await page.getByLabel('Minimum cost (USD)').press('Enter');
+      await page.waitForURL(/min_cost=1000000/);
+      await page.getByText('No runs match these filters.').waitFor();
+      await page.getByRole('button', { name: 'Clear filters' }).click();
+      await expect.poll(() => new URL(page.url()).search).toBe('');
+      await page.getByRole('heading', { name: 'Estimation accuracy' }).waitFor();
+      const acc = (await ctx().api('GET', '/api/v1/stats/estimation-accuracy')).body;
+      if (acc.actions_compared > 0) expect(await page.locator('figure.histogram').count()).toBe(acc.histograms.length);
+      await ctx().expectAccessible(page, 'runs');
+      await ctx().screenshot(page, 'runs');
+
+      const run = (await ctx().api('GET', '/api/v1/runs?limit=50')).body.runs.find((r: { action_count: number }) => r.action_count > 0);
+      await runsTable.getByRole('link', { name: run.id, exact: true }).click();
+      await page.getByRole('heading', { name: `Run ${run.id}` }).waitFor();
+      const ledger = page.getByRole('table', { name: `Actions of run ${run.id}` });
+      await ledger.waitFor();
+      expect(await ledger.locator('tbody tr').count()).toBe(Math.min(100, run.action_count));
+      await ctx().expectAccessible(page, 'run detail');
+      await ctx().screenshot(page, 'run-ledger');
+    });
+
+    it('lays out every page at 390 px without sideways overflow, with the navigation to all nine pages', T, async () => {
+      const page = await ctx().open('/', { viewport: PHONE });
+      const nav = page.getByRole('navigation', { name: 'Console' });
+      expect(await nav.getByRole('link').allTextContents()).toEqual(['Overview', 'Interventions', 'Approvals', 'Policies', 'Runs', 'Evals', 'Benchmarks', 'Tool gateway', 'Replay']);
+      const run = (await ctx().api('GET', '/api/v1/runs?limit=1')).body.runs[0];
+      for (const path of ['/', '/interventions', '/approvals', '/policies', '/runs', `/runs/${encodeURIComponent(run.id)}`]) {
+        await page.goto(path);
+        await page.getByRole('heading', { level: 1 }).waitFor();
+        await page.locator('.state-loading').waitFor({ state: 'detached' });
+        expect(await horizontalOverflow(page), path).toBe(0);
+      }
+      await ctx().screenshot(page, 'run-390');
+      expect(ctx().pageErrors).toEqual([]);
+    });
+  },
+  { boot: () => ({ env: { AGP_LLM_API_KEY: 'test-key', AGP_LLM_BASE_URL: fake!.url, AGP_LLM_MODEL: 'fake-model' } }) },
+);
