@@ -13,7 +13,7 @@
  * Needs DATABASE_URL (a server where it may create a database) and NATS_URL; defaults to the local ones.
  * Knobs: BENCH_EVENTS (events for c/d, default 100000), BENCH_CONCURRENCY (HTTP requests in flight, default 16),
  * BENCH_PROFILE=<dir> (`--cpu-prof` of the gateway, ingest and interventions processes; stops after c/d), BENCH_ONLY=cd
- * (stop after c/d without profiling, for A/B runs of a setting such as AGP_RECENT_EVENTS_MAX=0),
+ * (stop after c/d without profiling, for A/B runs of a setting),
  * BENCH_INTERVENTIONS_NODE_ARGS (extra node flags for the interventions process, e.g. `--max-semi-space-size=64`).
  * Prints the CPU µs per 100-event batch of every process over c/d (from /proc), to show where the time goes.
  */

@@ -81,55 +81,12 @@ function toStored(r: EventRow): StoredEvent {
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
- * An event this process appended, kept for the process's own catch-up subscriptions: the row as it was sent to the
- * database (`row`, the JSON text of its event_id, stream, type, data and metadata) and the columns the database
- * assigned. Each subscription parses its own copy, so it gets what a read from the table would give (same values;
- * object keys may come in another order than jsonb's), and no handler can change another's events.
- */
-interface RecentEvent {
-  row: string;
-  global_position: bigint;
-  recorded_at: string;
-}
-
-/**
- * At most this many recently appended events are kept in memory for the process's own subscriptions (about 1–2 KB of
- * JSON each); the oldest go first. Events every local subscription has passed are dropped at once.
- * `AGP_RECENT_EVENTS_MAX` sets it (0: keep none, every subscription reads from the table, as before issue #11).
- */
-export const RECENT_EVENTS_MAX = recentEventsMax(process.env.AGP_RECENT_EVENTS_MAX);
-
-function recentEventsMax(raw: string | undefined): number {
-  const n = raw === undefined || raw === '' ? 10_000 : Number(raw);
-  return Number.isInteger(n) && n >= 0 ? n : 10_000;
-}
-
-/**
  * The {@link EventStore} over a {@link Sql}. Create with {@link createEventStore}.
  */
 export class SqlEventStore implements EventStore {
   private readonly wakers = new Set<() => void>();
-  /** This process's running subscriptions (their positions bound what {@link recent} must keep). */
-  private readonly local = new Set<CatchUpSubscription>();
-  /**
-   * Events this process appended that a local subscription may not have read yet, by global position (issue #11:
-   * the projections used to read back from PostgreSQL, and parse, every event the ingest consumer had just written).
-   * Filled only after the append's transaction commits, so every entry is a committed event.
-   */
-  private readonly recent = new Map<bigint, RecentEvent>();
-  /** Reads a subscription answered from {@link recent} alone, and the events it still fetched; see {@link recentStats}. */
-  private readonly recentCounts = { fromMemory: 0, fetched: 0 };
 
   constructor(readonly sql: Sql) {}
-
-  /**
-   * How the local subscriptions' reads were served since start: `from_memory` events taken from what this process
-   * appended, `fetched` events read from the table (appended by another process, or dropped from memory), and
-   * `held` the events kept now. For tests and the benchmark.
-   */
-  recentStats(): { from_memory: number; fetched: number; held: number } {
-    return { from_memory: this.recentCounts.fromMemory, fetched: this.recentCounts.fetched, held: this.recent.size };
-  }
 
   async migrate(): Promise<void> {
     // Several processes may start at once; the lock makes CREATE ... IF NOT EXISTS race-free.
@@ -138,60 +95,12 @@ export class SqlEventStore implements EventStore {
 
   async append(requests: AppendRequest[]): Promise<AppendResult[]> {
     if (requests.length === 0) return [];
-    const texts = new Map<string, string>();
-    const results = await this.sql.transaction((tx) => this.appendIn(tx, requests, texts));
-    if (results.some((r) => r.appended.length > 0)) {
-      if (this.local.size > 0 && RECENT_EVENTS_MAX > 0) this.remember(results, texts);
-      for (const wake of this.wakers) wake();
-    }
+    const results = await this.sql.transaction((tx) => this.appendIn(tx, requests));
+    if (results.some((r) => r.appended.length > 0)) for (const wake of this.wakers) wake();
     return results;
   }
 
-  /** Keep the committed events of `results` for the local subscriptions (see {@link recent}), oldest dropped first. */
-  private remember(results: AppendResult[], texts: Map<string, string>): void {
-    for (const r of results) {
-      for (const e of r.appended) {
-        const row = texts.get(e.event_id);
-        if (row !== undefined) this.recent.set(e.global_position, { row, global_position: e.global_position, recorded_at: e.recorded_at });
-      }
-    }
-    if (this.recent.size > RECENT_EVENTS_MAX) {
-      let drop = this.recent.size - RECENT_EVENTS_MAX;
-      for (const key of this.recent.keys()) {
-        if (drop-- <= 0) break;
-        this.recent.delete(key);
-      }
-    }
-  }
-
-  /** Drop the kept events every local subscription has passed. Called after each subscription batch. */
-  forgetPassed(): void {
-    if (this.recent.size === 0) return;
-    let min: bigint | undefined;
-    for (const s of this.local) {
-      const p = s.checkpoint();
-      if (p < 0n) return; // not started yet: it may need anything
-      if (min === undefined || p < min) min = p;
-    }
-    if (min === undefined) {
-      this.recent.clear();
-      return;
-    }
-    for (const key of this.recent.keys()) if (key <= min) this.recent.delete(key);
-  }
-
-  /** Register a running subscription of this process (see {@link recent}). */
-  attach(sub: CatchUpSubscription): void {
-    this.local.add(sub);
-  }
-
-  /** Unregister a stopped subscription and drop what only it still needed. */
-  detach(sub: CatchUpSubscription): void {
-    this.local.delete(sub);
-    this.forgetPassed();
-  }
-
-  private async appendIn(tx: SqlExecutor, requests: AppendRequest[], texts: Map<string, string>): Promise<AppendResult[]> {
+  private async appendIn(tx: SqlExecutor, requests: AppendRequest[]): Promise<AppendResult[]> {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK]);
     const allIds = requests.flatMap((r) => r.events.map((e) => e.event_id));
     const streamIds = [...new Set(requests.map((r) => r.stream_id))];
@@ -240,7 +149,7 @@ export class SqlEventStore implements EventStore {
          SELECT x.event_id, x.stream_id, x.stream_version, x.event_type, x.data, x.metadata, x.organization_id
            FROM jsonb_to_recordset($1::jsonb) AS x(event_id text, stream_id text, stream_version integer, event_type text, data jsonb, metadata jsonb, organization_id text)
          RETURNING global_position::text AS global_position, event_id, recorded_at`,
-        [jsonArray(rows, texts)],
+        [JSON.stringify(rows)],
       );
       const sent = new Map(rows.map((r) => [r.event_id, r]));
       for (const r of inserted) {
@@ -305,41 +214,6 @@ export class SqlEventStore implements EventStore {
     return { events: rows.filter((r) => r.event_id !== null).map(toStored), head };
   }
 
-  /**
-   * {@link readTypesAfter}, served from the events this process appended where it can: one light query returns the
-   * head and the positions of the wanted events after `fromPosition` (no data); those this process still holds are
-   * parsed from memory, and only the others are read from the table. Same answer as {@link readTypesAfter}.
-   */
-  async readTypesAfterLocal(fromPosition: bigint, limit: number, eventTypes: string[]): Promise<{ events: StoredEvent[]; head: bigint }> {
-    if (this.recent.size === 0) {
-      const read = await this.readTypesAfter(fromPosition, limit, eventTypes);
-      this.recentCounts.fetched += read.events.length;
-      return read;
-    }
-    const { rows } = await this.sql.query<{ head: string | null; global_position: string | null }>(
-      `SELECT h.head::text AS head, e.global_position::text AS global_position FROM (SELECT max(global_position) AS head FROM agp_events) AS h
-       LEFT JOIN LATERAL (SELECT global_position FROM agp_events WHERE global_position > $1 AND event_type = ANY($3::text[]) ORDER BY global_position LIMIT $2) AS e ON true`,
-      [String(fromPosition), limit, eventTypes],
-      { prepare: true },
-    );
-    const head = rows[0]?.head ? BigInt(rows[0].head) : 0n;
-    const positions = rows.filter((r) => r.global_position !== null).map((r) => BigInt(r.global_position!));
-    const events = new Map<bigint, StoredEvent>();
-    const missing: string[] = [];
-    for (const p of positions) {
-      const kept = this.recent.get(p);
-      if (kept) events.set(p, fromRecent(kept));
-      else missing.push(String(p));
-    }
-    if (missing.length > 0) {
-      const { rows: full } = await this.sql.query<EventRow>(`${SELECT_EVENT} WHERE global_position = ANY($1::bigint[])`, [missing], { prepare: true });
-      for (const r of full) events.set(BigInt(r.global_position), toStored(r));
-    }
-    this.recentCounts.fromMemory += positions.length - missing.length;
-    this.recentCounts.fetched += missing.length;
-    return { events: positions.map((p) => events.get(p)!), head };
-  }
-
   async resetCheckpoint(name: string, position = 0n): Promise<void> {
     await this.sql.query(
       `INSERT INTO agp_checkpoints (name, position) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET position = excluded.position, updated_at = now()`,
@@ -355,31 +229,6 @@ export class SqlEventStore implements EventStore {
     this.wakers.clear();
     await this.sql.close();
   }
-}
-
-/** `JSON.stringify(rows)`, keeping each row's own JSON text in `texts` by its event id (for {@link RecentEvent}). */
-function jsonArray(rows: Array<{ event_id: string }>, texts: Map<string, string>): string {
-  const parts = rows.map((r) => {
-    const text = JSON.stringify(r);
-    texts.set(r.event_id, text);
-    return text;
-  });
-  return `[${parts.join(',')}]`;
-}
-
-/** A {@link RecentEvent} as a fresh {@link StoredEvent} (its own parsed copy of data and metadata). */
-function fromRecent(kept: RecentEvent): StoredEvent {
-  const r = JSON.parse(kept.row) as { event_id: string; stream_id: string; stream_version: number; event_type: string; data: Record<string, unknown>; metadata: NewEvent['metadata'] };
-  return {
-    event_id: r.event_id,
-    type: r.event_type,
-    data: r.data,
-    metadata: r.metadata,
-    stream_id: r.stream_id,
-    stream_version: r.stream_version,
-    global_position: kept.global_position,
-    recorded_at: kept.recorded_at,
-  };
 }
 
 /**
@@ -403,7 +252,6 @@ class CatchUpSubscription implements Subscription {
   ) {
     this.types = opts.eventTypes ? [...opts.eventTypes] : undefined;
     this.wakers.add(this.wakeUp);
-    this.store.attach(this);
     this.loop = this.run();
   }
 
@@ -416,11 +264,6 @@ class CatchUpSubscription implements Subscription {
 
   position(): bigint {
     return this.pos < 0n ? 0n : this.pos;
-  }
-
-  /** The committed checkpoint as this process knows it; -1 before the first read of it. */
-  checkpoint(): bigint {
-    return this.pos;
   }
 
   waitFor(position: bigint, timeoutMs = 5000): Promise<void> {
@@ -485,7 +328,7 @@ class CatchUpSubscription implements Subscription {
         // passes the others up to the head of the same snapshot (which is at or past every event read).
         let last: bigint;
         if (this.types) {
-          const read = await this.store.readTypesAfterLocal(this.pos, limit, this.types);
+          const read = await this.store.readTypesAfter(this.pos, limit, this.types);
           events = read.events;
           last = events.length < limit ? read.head : events[events.length - 1].global_position;
         } else {
@@ -509,7 +352,6 @@ class CatchUpSubscription implements Subscription {
         });
         this.pos = moved;
         this.advanced();
-        this.store.forgetPassed();
         backoff = 100;
       } catch (err) {
         if (this.stopped) break;
@@ -567,7 +409,6 @@ class CatchUpSubscription implements Subscription {
     this.wakers.delete(this.wakeUp);
     this.wakeUp();
     await this.loop;
-    this.store.detach(this);
   }
 }
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WrongExpectedVersionError, newId } from '@agp/runtime';
-import { createEventStore, SqlEventStore, type EventStore, type NewEvent, type StoredEvent } from '../src/index.js';
+import { createEventStore, type EventStore, type NewEvent, type StoredEvent } from '../src/index.js';
 
 /** One contract, run against every adapter (PostgreSQL and PGlite). */
 export function eventStoreContract(name: string, open: () => Promise<{ store: EventStore; cleanup: () => Promise<void> }>) {
@@ -121,34 +121,6 @@ export function eventStoreContract(name: string, open: () => Promise<{ store: Ev
       await again.stop();
       const { rows: after } = await store.sql.query('SELECT 1 FROM contract_seen WHERE name = $1', [name]);
       expect(after).toHaveLength(41);
-    });
-
-    it("hands a subscription the events its own process appended from memory, equal to a read of the table, and reads another process's from the table", async () => {
-      const name = `sub-${newId()}`;
-      const start = (await store.readAll(0n, 100000)).at(-1)?.global_position ?? 0n;
-      await store.resetCheckpoint(name, start);
-      const got: StoredEvent[] = [];
-      const sub = store.subscribe({ name, eventTypes: ['Mem'], batchSize: 4, handler: async (events) => void got.push(...events), idlePollMs: 20 });
-      await sub.waitFor(start, 10000);
-      // "Another process": a second store over the same database, with its own memory.
-      const other = createEventStore(store.sql);
-      const before = (store as SqlEventStore).recentStats();
-      const [mine] = await store.append([{ stream_id: `t-${newId()}`, events: [ev('Mem', { n: 1, nested: { b: [1, 'x'], a: null } }), ev('Other'), ev('Mem', { n: 2, u: undefined })] }]);
-      const [theirs] = await other.append([{ stream_id: `t-${newId()}`, events: [ev('Mem', { n: 3 })] }]);
-      const [mine2] = await store.append([{ stream_id: `t-${newId()}`, events: [ev('Mem', { n: 4 })] }]);
-      await sub.waitFor(mine2.appended[0].global_position, 10000);
-      await sub.stop();
-      const fromTable = await store.readAll(start, 100, ['Mem']);
-      expect(got).toEqual(fromTable);
-      expect(got.map((e) => e.data.n)).toEqual([1, 2, 3, 4]);
-      expect(got.map((e) => e.global_position)).toEqual([mine.appended[0].global_position, mine.appended[2].global_position, theirs.appended[0].global_position, mine2.appended[0].global_position]);
-      // A handler may change its events: the next reader still gets what was stored.
-      got[0].data.n = 99;
-      const after = (store as SqlEventStore).recentStats();
-      expect(after.from_memory - before.from_memory).toBeGreaterThanOrEqual(1);
-      expect(after.fetched - before.fetched).toBeGreaterThanOrEqual(1);
-      // Stopped, nothing local needs them: the kept events are dropped.
-      expect(after.held).toBe(0);
     });
 
     it('a failing handler rolls back its batch and retries it', async () => {
