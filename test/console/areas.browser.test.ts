@@ -1,7 +1,7 @@
 import { beforeAll, expect, it } from 'vitest';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { ARTIFACTS_DIR, DESKTOP, PHONE, describeConsole, horizontalOverflow, type ConsoleContext } from './support.js';
+import { ARTIFACTS_DIR, DESKTOP, PHONE, describeConsole, horizontalOverflow, settled, type ConsoleContext } from './support.js';
 
 /**
  * The console's Evals, Benchmarks, Tool gateway and Replay pages (issue #15) in Chromium, against the real embedded
@@ -110,7 +110,7 @@ describeConsole('console areas: evals, benchmarks, tool gateway, replay', (ctx) 
 
   /** Wait for the page's first data (not a loading line) and check it has no serious or critical axe violation. */
   async function settle(page: Page, name: string) {
-    await page.locator('.state-loading').first().waitFor({ state: 'detached', timeout: 15_000 }).catch(() => undefined);
+    await settled(page);
     await ctx().expectAccessible(page, name);
   }
 
@@ -330,7 +330,7 @@ describeConsole('console areas: evals, benchmarks, tool gateway, replay', (ctx) 
       for (const viewport of [PHONE, DESKTOP]) {
         const page = await open(path, { viewport });
         await page.locator('h1').waitFor();
-        await page.locator('.state-loading').first().waitFor({ state: 'detached', timeout: 15_000 }).catch(() => undefined);
+        await settled(page);
         expect(await horizontalOverflow(page), `${path} at ${viewport.width} px`).toBe(0);
         if (viewport === PHONE) {
           await ctx().expectAccessible(page, `${path} (phone)`);

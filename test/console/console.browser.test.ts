@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { eventually } from '../support/http.js';
 import { DEFAULT_ANSWER, startFakeLlm, type FakeLlm } from '../support/fake-llm.js';
-import { describeConsole, horizontalOverflow, PHONE } from './support.js';
+import { describeConsole, horizontalOverflow, PHONE, settled } from './support.js';
 
 /**
  * The web console in a real browser (issue #15, Tests and Bad input): Debian's Chromium against the embedded platform
@@ -334,7 +334,7 @@ describeConsole(
       for (const path of ['/', '/interventions', '/approvals', '/policies', '/runs', `/runs/${encodeURIComponent(run.id)}`]) {
         await page.goto(path);
         await page.getByRole('heading', { level: 1 }).waitFor();
-        await page.locator('.state-loading').waitFor({ state: 'detached' });
+        await settled(page);
         expect(await horizontalOverflow(page), path).toBe(0);
       }
       await ctx().screenshot(page, 'run-390');

@@ -172,3 +172,15 @@ export function describeConsole(name: string, body: (ctx: () => ConsoleContext) 
 export async function horizontalOverflow(page: Page): Promise<number> {
   return Number(await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'));
 }
+
+/**
+ * Wait until no loading state (`.state-loading`) is on the page — a page may show several at once (the policies page
+ * loads kill switches and policies side by side). @throws when one is still there after `timeoutMs`.
+ */
+export async function settled(page: Page, timeoutMs = 15_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while ((await page.locator('.state-loading').count()) > 0) {
+    if (Date.now() > until) throw new Error(`still loading after ${timeoutMs} ms: ${(await page.locator('.state-loading').allTextContents()).join('; ')}`);
+    await page.waitForTimeout(50);
+  }
+}
