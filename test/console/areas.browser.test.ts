@@ -187,8 +187,9 @@ describeConsole('console areas: evals, benchmarks, tool gateway, replay', (ctx) 
     const [tools, resources, prompts] = await Promise.all(['/mcp/tools', '/mcp/resources', '/mcp/prompts'].map(async (p) => (await api('GET', p, { key: platform.readKey })).body));
     const page = await open('/mcp');
     await expect.poll(() => page.getByTestId('count-tools').textContent()).toBe(String(tools.tools.length));
-    expect(await page.getByTestId('count-resources').textContent()).toBe(String(resources.resources.length));
-    expect(await page.getByTestId('count-prompts').textContent()).toBe(String(prompts.prompts.length));
+    // The three lists load independently: each count shows '…' until its own answer is in.
+    await expect.poll(() => page.getByTestId('count-resources').textContent()).toBe(String(resources.resources.length));
+    await expect.poll(() => page.getByTestId('count-prompts').textContent()).toBe(String(prompts.prompts.length));
     expect(await page.getByTestId('mcp-endpoint').textContent()).toBe(`${platform.url}/api/v1/mcp`);
     const config = JSON.parse((await page.getByTestId('mcp-config').textContent()) ?? '');
     expect(config.mcpServers.agp.url).toBe(`${platform.url}/api/v1/mcp`);
