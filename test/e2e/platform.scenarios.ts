@@ -178,8 +178,8 @@ export function platformScenarios(mode: string, boot: () => Promise<BootedPlatfo
         expect(s.cost_prevented_usd).toBe(110);
         expect(s.high_risk_blocks).toBe(1);
         expect(s.time_series).toHaveLength(31);
-        expect(s.time_series.find((d: any) => d.date === '2025-03-10')).toEqual({ date: '2025-03-10', interventions: 2, cost_prevented_usd: 110 });
-        expect(s.time_series.find((d: any) => d.date === '2025-03-11')).toEqual({ date: '2025-03-11', interventions: 0, cost_prevented_usd: 0 });
+        expect(s.time_series.find((d: any) => d.date === '2025-03-10')).toEqual({ date: '2025-03-10', interventions: 2, cost_prevented_usd: 110, by_type: { hard_block: 2 } });
+        expect(s.time_series.find((d: any) => d.date === '2025-03-11')).toEqual({ date: '2025-03-11', interventions: 0, cost_prevented_usd: 0, by_type: {} });
         expect(s.top_blocked_actions).toEqual([{ action_name: 'wire', count: 2, cost_prevented_usd: 110 }]);
         expect(s.top_triggering_policies).toEqual([
           { policy_id: 'pol-x', policy_name: 'X', count: 2 },

@@ -141,7 +141,8 @@ export const InterventionStatsSchema = z.object({
   by_outcome: z.record(z.string(), z.number().int()),
   cost_prevented_usd: z.number(),
   high_risk_blocks: z.number().int(),
-  time_series: z.array(z.object({ date: z.string(), interventions: z.number().int(), cost_prevented_usd: z.number() })),
+  /** One entry per day; `by_type` counts that day's interventions per type (types with none are left out). */
+  time_series: z.array(z.object({ date: z.string(), interventions: z.number().int(), cost_prevented_usd: z.number(), by_type: z.record(z.string(), z.number().int()) })),
   top_blocked_actions: z.array(z.object({ action_name: z.string(), count: z.number().int(), cost_prevented_usd: z.number() })),
   top_triggering_policies: z.array(z.object({ policy_id: z.string(), policy_name: z.string(), count: z.number().int() })),
 });

@@ -133,9 +133,9 @@ export async function interventionStats(db: SqlExecutor, org: string, q: Interve
        FROM agp_intervention_stats_daily WHERE ${w} GROUP BY type, outcome`,
       params,
     ),
-    db.query<{ day: string | Date; n: string; cost: number }>(
-      `SELECT day, sum(interventions) AS n, sum(cost_prevented_usd) AS cost FROM agp_intervention_stats_daily
-       WHERE organization_id = $1 AND day >= $2::date AND day <= $3::date GROUP BY day`,
+    db.query<{ day: string | Date; type: string; n: string; cost: number }>(
+      `SELECT day, type, sum(interventions) AS n, sum(cost_prevented_usd) AS cost FROM agp_intervention_stats_daily
+       WHERE organization_id = $1 AND day >= $2::date AND day <= $3::date GROUP BY day, type`,
       [org, isoDay(seriesStart), isoDay(seriesEnd)],
     ),
     db.query<{ action_name: string; n: string; cost: number }>(
@@ -163,12 +163,21 @@ export async function interventionStats(db: SqlExecutor, org: string, q: Interve
     cost += Number(r.cost);
     hr += Number(r.hr);
   }
-  const perDay = new Map(series.rows.map((r) => [typeof r.day === 'string' ? r.day.slice(0, 10) : isoDay(r.day), r]));
+  const perDay = new Map<string, { n: number; cost: number; by_type: Record<string, number> }>();
+  for (const r of series.rows) {
+    const day = typeof r.day === 'string' ? r.day.slice(0, 10) : isoDay(r.day);
+    const d = perDay.get(day) ?? { n: 0, cost: 0, by_type: {} };
+    const n = Number(r.n);
+    d.n += n;
+    d.cost += Number(r.cost);
+    if (n !== 0) d.by_type[r.type] = n;
+    perDay.set(day, d);
+  }
   const time_series: InterventionStats['time_series'] = [];
   for (let t = seriesStart.getTime(); t <= seriesEnd.getTime(); t += DAY_MS) {
     const day = isoDay(new Date(t));
-    const r = perDay.get(day);
-    time_series.push({ date: day, interventions: r ? Number(r.n) : 0, cost_prevented_usd: r ? round(Number(r.cost)) : 0 });
+    const d = perDay.get(day);
+    time_series.push({ date: day, interventions: d?.n ?? 0, cost_prevented_usd: d ? round(d.cost) : 0, by_type: d?.by_type ?? {} });
   }
   return {
     total_interventions: total,

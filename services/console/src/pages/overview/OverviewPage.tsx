@@ -1,18 +1,14 @@
 /**
  * Overview (`/`): the dashboard numbers of `platform://stats/dashboard` (read through
  * `GET /api/v1/mcp/resources/{uri}`), the 30-day cost and runs chart (`GET /api/v1/stats/daily`), and interventions
- * over time by type. The API has no per-day series by type, so the page asks `GET /api/v1/interventions/stats` for
- * each of the 30 days (`start_date` = `end_date` = that day; each answer comes from the daily stats projection) and
- * charts each type's `by_type` count. Source: issue #15 point 3 (Overview).
+ * over time by type (`GET /api/v1/interventions/stats`: its `time_series` of the last 30 days, each day with its count
+ * per type). Source: issue #15 point 3 (Overview).
  */
 import { useMemo } from 'react';
 import { Link } from 'react-router';
-import { useQueries } from '@tanstack/react-query';
 import { PageHeader } from '../../app/Layout.js';
-import { useSession } from '../../auth/session.js';
 import { useApiQuery } from '../../api/hooks.js';
 import { INTERVENTION_TYPES, type DashboardStats, type InterventionStats, type McpResourceContent, type StatsDaily } from '../../api/types.js';
-import type { ProblemError } from '../../api/client.js';
 import { Chart, type ChartSeries } from '../../components/Chart.js';
 import { DataTable } from '../../components/DataTable.js';
 import { count, label, pct, usd } from '../../components/format.js';
@@ -95,25 +91,17 @@ function DailyChart() {
 }
 
 function InterventionsByType() {
-  const { api } = useSession();
-  const daily = useApiQuery<StatsDaily>('/api/v1/stats/daily');
-  const dates = daily.data?.days.map((d) => d.date) ?? [];
-  const perDay = useQueries({
-    queries: dates.map((date) => ({
-      queryKey: ['/api/v1/interventions/stats', { start_date: date, end_date: date }],
-      queryFn: () => api.get<InterventionStats>('/api/v1/interventions/stats', { start_date: date, end_date: date }),
-    })),
-  });
-  const pending = daily.isPending || perDay.some((r) => r.isPending);
-  const failed = daily.error ?? (perDay.find((r) => r.isError)?.error as ProblemError | undefined);
+  // Without dates the statistics cover the last 30 days, each day with its count per type.
+  const q = useApiQuery<InterventionStats>('/api/v1/interventions/stats');
+  const failed = q.error;
   const data = useMemo(() => {
-    if (pending || failed) return null;
-    const byType = perDay.map((r) => (r.data as InterventionStats).by_type);
-    const totals = INTERVENTION_TYPES.map((t) => ({ type: t, total: byType.reduce((s, b) => s + (b[t] ?? 0), 0) }));
+    if (!q.data) return null;
+    const days = q.data.time_series;
+    const totals = INTERVENTION_TYPES.map((t) => ({ type: t, total: days.reduce((s, d) => s + (d.by_type[t] ?? 0), 0) }));
     const shown = totals.filter((t) => t.total > 0);
-    const series: ChartSeries[] = shown.map(({ type }) => ({ label: label(type), values: byType.map((b) => b[type] ?? 0), color: TYPE_COLORS[type] ?? '#111827', format: count }));
-    return { x: dates.map(daySeconds), series, totals: totals.sort((a, b) => b.total - a.total) };
-  }, [pending, failed, perDay.map((r) => r.dataUpdatedAt).join(',')]); // recomputed when any day's answer changes
+    const series: ChartSeries[] = shown.map(({ type }) => ({ label: label(type), values: days.map((d) => d.by_type[type] ?? 0), color: TYPE_COLORS[type] ?? '#111827', format: count }));
+    return { x: days.map((d) => daySeconds(d.date)), series, totals: totals.sort((a, b) => b.total - a.total) };
+  }, [q.data]);
   return (
     <section className="panel" aria-labelledby="by-type-heading">
       <h2 id="by-type-heading">Interventions by type, last 30 days</h2>
