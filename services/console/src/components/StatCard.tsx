@@ -13,10 +13,10 @@ export function StatCard({ label, value }: { label: string; value: ReactNode }) 
   );
 }
 
-/** A responsive grid of {@link StatCard}s. */
-export function StatCards({ children, label }: { children: ReactNode; label?: string }) {
+/** A responsive grid of {@link StatCard}s; `label` names it as a group, `testId` is its `data-testid` (tests). */
+export function StatCards({ children, label, testId }: { children: ReactNode; label?: string; testId?: string }) {
   return (
-    <div className="cards" role={label ? 'group' : undefined} aria-label={label}>
+    <div className="cards" role={label ? 'group' : undefined} aria-label={label} data-testid={testId}>
       {children}
     </div>
   );

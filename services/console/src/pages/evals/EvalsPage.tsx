@@ -21,7 +21,7 @@ import { FilterBar, type FilterField } from '../../components/FilterBar.js';
 import { count, duration, label, pct, usd, when } from '../../components/format.js';
 import { LongText } from '../../components/LongText.js';
 import { Empty, QueryState } from '../../components/States.js';
-import { StatCard } from '../../components/StatCard.js';
+import { StatCard, StatCards } from '../../components/StatCard.js';
 import { Tag } from '../../components/Tag.js';
 import { usePaging, useUrlFilters } from '../../components/url.js';
 import { compareHref, EvalsTabs, Grade, pp } from './shared.js';
@@ -131,14 +131,14 @@ function Scorecard({ id }: { id: string }) {
         const s = r.summary;
         return (
           <>
-            <div className="cards" data-testid="scorecard-summary">
+            <StatCards testId="scorecard-summary">
               <StatCard label="Grade" value={<Grade grade={s.grade} />} />
               <StatCard label="Block rate" value={pct(s.block_rate)} />
               <StatCard label="Correctness" value={pct(s.correctness_rate)} />
               <StatCard label="Damage prevented" value={usd(s.damage_prevented_usd)} />
               <StatCard label="Avg detection time" value={duration(s.avg_detection_time_ms)} />
               <StatCard label="CI status" value={s.ci_status ? <Tag value={s.ci_status} /> : '—'} />
-            </div>
+            </StatCards>
             <section className="panel" aria-labelledby="run-heading">
               <h2 id="run-heading">Run</h2>
               <dl className="fields">
@@ -314,13 +314,13 @@ function Compare() {
                   </ul>
                 </div>
               ) : null}
-              <div className="cards" data-testid="compare-summary">
+              <StatCards testId="compare-summary">
                 <StatCard label="Grade change" value={<>{c.grade_change.label} <span className="muted">({c.grade_change.direction === 'same' ? 'unchanged' : c.grade_change.direction})</span></>} />
                 <StatCard label="Block rate" value={pp(c.block_rate_delta_pp)} />
                 <StatCard label="Correctness" value={pp(c.correctness_rate_delta_pp)} />
                 <StatCard label="Regressions" value={count(c.regressions.length)} />
                 <StatCard label="Improvements" value={count(c.improvements.length)} />
-              </div>
+              </StatCards>
               <DataTable
                 caption="The two runs"
                 rows={[

@@ -26,6 +26,7 @@ import { JsonView, LongText } from '../../components/LongText.js';
 import { Empty, ProblemMessage, QueryState } from '../../components/States.js';
 import { Tag } from '../../components/Tag.js';
 import { WriteButton } from '../../components/WriteButton.js';
+import { StatCards } from '../../components/StatCard.js';
 import { formArguments, formFields, SchemaForm, type FormValues, type SchemaNode } from './SchemaForm.js';
 import '../evals/areas.css';
 
@@ -455,7 +456,7 @@ export function McpPage() {
         The tools, resources and prompts the platform serves to MCP clients at <code>{window.location.origin}/api/v1/mcp</code>, live from the gateway; try any of them here, or{' '}
         <a href="#endpoint-heading">copy a client config</a>.
       </PageHeader>
-      <div className="cards" aria-label="Live counts" role="group">
+      <StatCards label="Live counts">
         <CountCard label="Tools" href="#tools" testid="count-tools" value={countOf(tools, (d) => d.tools.length)} />
         <CountCard
           label="Resources"
@@ -465,7 +466,7 @@ export function McpPage() {
           note={resources.data ? `plus ${count(resources.data.resource_templates.length)} templates` : undefined}
         />
         <CountCard label="Prompts" href="#prompts" testid="count-prompts" value={countOf(prompts, (d) => d.prompts.length)} />
-      </div>
+      </StatCards>
       <QueryState query={tools} what="tools" isEmpty={(d) => d.tools.length === 0} empty="The gateway lists no tools.">
         {(d) => <Tools tools={d.tools} selected={params.get('tool') ?? ''} />}
       </QueryState>

@@ -18,7 +18,7 @@ import { DataTable } from '../../components/DataTable.js';
 import { count, label, usd, when } from '../../components/format.js';
 import { LongText } from '../../components/LongText.js';
 import { ProblemMessage, QueryState } from '../../components/States.js';
-import { StatCard } from '../../components/StatCard.js';
+import { StatCard, StatCards } from '../../components/StatCard.js';
 import { Tag } from '../../components/Tag.js';
 import { WriteButton } from '../../components/WriteButton.js';
 
@@ -59,13 +59,13 @@ export function patchOf(policy: Policy, editedText: string): Record<string, unkn
 function Totals({ t }: { t: CounterfactualTotals }) {
   return (
     <>
-      <div className="cards" data-testid="counterfactual-totals">
+      <StatCards testId="counterfactual-totals">
         <StatCard label="Would have prevented" value={usd(t.prevented_usd)} />
         <StatCard label="Actually spent" value={usd(t.actually_spent_usd)} />
         <StatCard label="Would spend" value={usd(t.would_spend_usd)} />
         <StatCard label="Difference" value={usd(t.difference_usd)} />
         <StatCard label="Steps" value={count(t.steps)} />
-      </div>
+      </StatCards>
       <p className="muted">
         Steps per decision:{' '}
         {Object.entries(t.by_decision)

@@ -17,7 +17,7 @@ import { Chart, type ChartSeries } from '../../components/Chart.js';
 import { DataTable, Pagination, type Column } from '../../components/DataTable.js';
 import { count, duration, pct, usd, when } from '../../components/format.js';
 import { QueryState } from '../../components/States.js';
-import { StatCard } from '../../components/StatCard.js';
+import { StatCard, StatCards } from '../../components/StatCard.js';
 import { Tag } from '../../components/Tag.js';
 import { usePaging } from '../../components/url.js';
 import { Counterfactual } from './Counterfactual.js';
@@ -26,12 +26,12 @@ import '../evals/areas.css';
 /** The four aggregates as cards. */
 function Aggregates({ a }: { a: ReplayAggregates }) {
   return (
-    <div className="cards" data-testid="replay-aggregates">
+    <StatCards testId="replay-aggregates">
       <StatCard label="Submissions" value={count(a.submissions)} />
       <StatCard label="Actions replayed" value={count(a.actions_replayed)} />
       <StatCard label="Divergences" value={count(a.divergences)} />
       <StatCard label="Cost saved" value={usd(a.cost_saved_usd)} />
-    </div>
+    </StatCards>
   );
 }
 
