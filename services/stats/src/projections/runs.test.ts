@@ -97,4 +97,12 @@ describe('csvField', () => {
     expect(csvField(null)).toBe('');
     expect(csvField(2.5)).toBe('2.5');
   });
+
+  it('neutralises text cells a spreadsheet would read as a formula (OWASP): quote prefix, quoted; numbers stay numbers', () => {
+    expect(csvField('=HYPERLINK("x")')).toBe('"\'=HYPERLINK(""x"")"');
+    for (const c of ['+', '-', '@', '\t', '\r']) expect(csvField(`${c}cmd`)).toBe(`"'${c}cmd"`);
+    expect(csvField('-5')).toBe('"\'-5"');
+    expect(csvField(-5)).toBe('-5');
+    expect(csvField('a=b')).toBe('a=b');
+  });
 });
