@@ -173,7 +173,9 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     operationId: 'ingest',
     tags: ['Ingest'],
     summary: `Submit up to ${INGEST_MAX_EVENTS} events (5 MiB); answers 207 once they are durable`,
-    description: 'Also answered at `/api/v1/ingest/` (the trailing-slash spelling of the spec, which the client library uses); both are the same route.',
+    description:
+      'Also answered at `/api/v1/ingest/` (the trailing-slash spelling of the spec, which the client library uses); both are the same route. ' +
+      'Run consistency: a run belongs to one agent and never ends before it starts. Within one request, the first run.start of a run stands for it: a later run.start or run.end of that run naming another agent is refused per event with 409, and a run.end whose ended_at (default: its timestamp) is before that run.start’s started_at with 422 (both naming the field). Across requests the order events arrive in is not known at ingest: they are accepted, and the stats read model refuses the event that would contradict the run it holds (the run keeps its agent and times; `duration_ms` is never negative), recording it with its reason for operators (`agp_projection_dead_letters`, metric `agp_stats_run_events_refused_total`).',
     body: IngestHttpBodySchema,
     returns: 'Per-event results',
     problems: { 503: 'The ingest service is unavailable; nothing was accepted' },
