@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { call, eventually, type BootedPlatform } from '../support/http.js';
 import { describeModes } from '../support/modes.js';
+import { parseCsv } from '../support/csv.js';
 
 /**
  * Data integrity at the API's edges, over the real HTTP API in both run modes (one platform per mode):
@@ -13,30 +14,6 @@ const uniq = () => `${Date.now().toString(36)}${Math.random().toString(36).slice
 
 type Ev = { id: string; type: string; timestamp: string; body: Record<string, unknown> };
 const ev = (type: string, body: Record<string, unknown>, timestamp = new Date().toISOString()): Ev => ({ id: `di-${uniq()}`, type, timestamp, body });
-
-/** Minimal RFC 4180 parser (quoted fields, doubled quotes, CRLF records). */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (field += '"'), i++;
-      else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') row.push(field), (field = '');
-    else if (c === '\r' && text[i + 1] === '\n') {
-      row.push(field);
-      rows.push(row);
-      (row = []), (field = ''), i++;
-    } else field += c;
-  }
-  if (field || row.length) row.push(field), rows.push(row);
-  return rows;
-}
 
 describeModes('data integrity: concurrent kill switches, CSV formula cells, run consistency', (platform) => {
   const p = (): BootedPlatform => platform();
