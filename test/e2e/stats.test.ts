@@ -1,6 +1,7 @@
 import { expect, it, describe } from 'vitest';
 import { call, eventually, type BootedPlatform } from '../support/http.js';
 import { describeModes } from '../support/modes.js';
+import { parseCsv } from '../support/csv.js';
 
 const uniq = () => Math.random().toString(36).slice(2, 10);
 const DAY = 86_400_000;
@@ -25,30 +26,6 @@ const expectProblem = (r: { status: number; headers: Headers; body: any }, statu
   expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
   expect(r.body).toMatchObject({ status, title: expect.any(String), detail: expect.any(String) });
 };
-
-/** Minimal RFC 4180 parser (quoted fields, doubled quotes, CRLF records) to read the CSV export back. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (field += '"'), i++;
-      else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') row.push(field), (field = '');
-    else if (c === '\r' && text[i + 1] === '\n') {
-      row.push(field);
-      rows.push(row);
-      (row = []), (field = ''), i++;
-    } else field += c;
-  }
-  if (field || row.length) row.push(field), rows.push(row);
-  return rows;
-}
 
 const getRun = (p: BootedPlatform, id: string, key = p.readKey) => call(p, 'GET', `/api/v1/runs/${encodeURIComponent(id)}`, { key });
 

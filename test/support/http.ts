@@ -13,6 +13,8 @@ export interface BootedPlatform {
   streamEventTypes(streamId: string): Promise<string[]>;
   /** The metadata of each event of a stream, in order (organisation, actor, correlation id, traceparent). */
   streamMetadata(streamId: string): Promise<Array<Record<string, unknown>>>;
+  /** What an operator finds in `agp_projection_dead_letters`: events a projection parked or refused, with the reason. */
+  projectionDeadLetters(): Promise<Array<{ subscription: string; event_type: string; stream_id: string; error: string }>>;
   stop(): Promise<void>;
 }
 
@@ -56,7 +58,7 @@ export async function eventually<T>(fn: () => Promise<T>, timeoutMs = 10_000, in
  * The parts of a {@link BootedPlatform} that read the platform's database directly: a write key of a second
  * organisation (`globex`, created here) and the event types of a stream.
  */
-export async function databaseHandles(sql: Sql): Promise<Pick<BootedPlatform, 'otherOrgWriteKey' | 'streamEventTypes' | 'streamMetadata'>> {
+export async function databaseHandles(sql: Sql): Promise<Pick<BootedPlatform, 'otherOrgWriteKey' | 'streamEventTypes' | 'streamMetadata' | 'projectionDeadLetters'>> {
   const keys = new KeyStore(sql);
   await keys.createOrganization('globex');
   const other = await keys.createKey({ organizationId: 'globex', scope: 'write' });
@@ -69,6 +71,12 @@ export async function databaseHandles(sql: Sql): Promise<Pick<BootedPlatform, 'o
     async streamMetadata(streamId) {
       const { rows } = await sql.query<{ metadata: Record<string, unknown> | string }>('SELECT metadata FROM agp_events WHERE stream_id = $1 ORDER BY stream_version', [streamId]);
       return rows.map((r) => (typeof r.metadata === 'string' ? JSON.parse(r.metadata) : r.metadata));
+    },
+    async projectionDeadLetters() {
+      const { rows } = await sql.query<{ subscription: string; event_type: string; stream_id: string; error: string }>(
+        'SELECT subscription, event_type, stream_id, error FROM agp_projection_dead_letters ORDER BY global_position',
+      );
+      return rows;
     },
   };
 }

@@ -106,7 +106,18 @@ export const HTTP_TAGS = [
 const LIST_CACHE_HEADERS = { ETag: 'Hash of the list; send it back in If-None-Match for a 304', 'Cache-Control': 'private, max-age=60' } as const;
 const ETAG = { ETag: 'The policy version, quoted; send it back in If-Match' };
 const APPROVAL_ID: HttpPathParam = { description: 'Approval id, `apr-<intervention id>`.' };
-const APPROVAL_CONFLICT = 'Already decided or expired, or decided concurrently';
+const APPROVAL_CONFLICT = 'Already decided (the detail names by whom and when; a concurrent decision is re-read, so the loser learns who won) or expired';
+
+/** What a kill-switch PUT does when others set the same switch at the same moment. */
+const KILL_SWITCH_PUT =
+  'Idempotent: setting the state the switch already has changes nothing. Concurrent PUTs of the same switch are serialised: each re-reads the switch when another landed first and decides again, so all answer 200 with the state they left, and the last one applied is the final state.';
+
+/**
+ * The 409 of an idempotent write that re-reads and decides again when another change lands at the same moment: it
+ * remains only when that happens 10 times in a row. The detail never names internal streams.
+ */
+const CONCURRENT_CONFLICT = (what: string) =>
+  `${what} changed concurrently 10 times in a row (each concurrent change is re-read and decided again); retry the request`;
 
 /**
  * The HTTP body of `POST /api/v1/ingest` as documented: {@link IngestBatchSchema} with each item an ingest event.
@@ -141,7 +152,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     summary: 'Remove a record from every read model (its stream stays for audit)',
     returns: 'Deleted',
     reply: null,
-    problems: { 409: 'The record changed concurrently; retry' },
+    problems: { 409: CONCURRENT_CONFLICT('The record') },
   },
   {
     method: 'POST',
@@ -162,7 +173,9 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     operationId: 'ingest',
     tags: ['Ingest'],
     summary: `Submit up to ${INGEST_MAX_EVENTS} events (5 MiB); answers 207 once they are durable`,
-    description: 'Also answered at `/api/v1/ingest/` (the trailing-slash spelling of the spec, which the client library uses); both are the same route.',
+    description:
+      'Also answered at `/api/v1/ingest/` (the trailing-slash spelling of the spec, which the client library uses); both are the same route. ' +
+      'Run consistency: a run belongs to one agent and never ends before it starts. Within one request, the first run.start of a run stands for it: a later run.start or run.end of that run naming another agent is refused per event with 409, and a run.end whose ended_at (default: its timestamp) is before that run.start’s started_at with 422 (both naming the field). Across requests the order events arrive in is not known at ingest: they are accepted, and the stats read model refuses the event that would contradict the run it holds (the run keeps its agent and times; `duration_ms` is never negative), recording it with its reason for operators (`agp_projection_dead_letters`, metric `agp_stats_run_events_refused_total`).',
     body: IngestHttpBodySchema,
     returns: 'Per-event results',
     problems: { 503: 'The ingest service is unavailable; nothing was accepted' },
@@ -234,7 +247,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     requestHeaders: { 'If-Match': 'Expected current version, e.g. `3` or `"3"`' },
     returns: 'The policy after the change',
     responseHeaders: ETAG,
-    problems: { 409: 'Version conflict (If-Match or a concurrent change)' },
+    problems: { 409: `If-Match is not the current version (the detail names both), or ${CONCURRENT_CONFLICT('the policy')}` },
   },
   { method: 'GET', path: '/api/v1/policies/{id}/history', message: 'policies.history', status: 200, operationId: 'policyHistory', tags: ['Policies'], summary: 'Every change of a policy, oldest first, with actor and field changes', returns: 'The history' },
   { method: 'GET', path: '/api/v1/agents', message: 'agents.list', status: 200, operationId: 'listAgents', tags: ['Agents'], summary: 'The agent registry, by agent_id', returns: 'A page' },
@@ -250,10 +263,22 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     returns: 'Registered',
     reply: AgentSchema, // the wire reply is {created, agent}; `created` picks the status
     responseHeaders: { Location: 'URL of the agent' },
+    problems: { 409: CONCURRENT_CONFLICT('The agent') },
   },
   { method: 'GET', path: '/api/v1/agents/{id}', message: 'agents.get', status: 200, operationId: 'getAgent', tags: ['Agents'], summary: 'One agent with its actions and kill switch', returns: 'The agent' },
   { method: 'GET', path: '/api/v1/kill-switches', message: 'kill-switches.list', status: 200, operationId: 'listKillSwitches', tags: ['Kill switches'], summary: 'The organisation kill switch and every engaged agent kill switch', returns: 'Kill switches' },
-  { method: 'PUT', path: '/api/v1/kill-switches/organization', message: 'kill-switches.set', status: 200, operationId: 'setOrganizationKillSwitch', tags: ['Kill switches'], summary: 'Engage or release the organisation-wide kill switch', returns: 'The new state' },
+  {
+    method: 'PUT',
+    path: '/api/v1/kill-switches/organization',
+    message: 'kill-switches.set',
+    status: 200,
+    operationId: 'setOrganizationKillSwitch',
+    tags: ['Kill switches'],
+    summary: 'Engage or release the organisation-wide kill switch',
+    description: KILL_SWITCH_PUT,
+    returns: 'The new state',
+    problems: { 409: CONCURRENT_CONFLICT('The kill switch') },
+  },
   {
     method: 'PUT',
     path: '/api/v1/kill-switches/agents/{agent_id}',
@@ -262,7 +287,9 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     operationId: 'setAgentKillSwitch',
     tags: ['Kill switches'],
     summary: 'Engage or release one agent’s kill switch (the agent must be registered)',
+    description: KILL_SWITCH_PUT,
     returns: 'The new state',
+    problems: { 409: CONCURRENT_CONFLICT('The kill switch') },
   },
 
   // Stats, runs, the ledger (services/stats)
@@ -345,6 +372,8 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     operationId: 'exportLedger',
     tags: ['Ledger'],
     summary: 'Stream the action ledger as json, jsonl or csv (attachment)',
+    description:
+      'CSV (RFC 4180, CRLF, a header row): the numeric columns cost_usd, actual_cost_usd and duration_ms are plain numbers. Every other cell is text, and a text cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage return is neutralised against CSV (formula) injection as OWASP recommends: it is prefixed with a single quote `\'` and quoted, e.g. `=HYPERLINK("x")` is written `"\'=HYPERLINK(""x"")"`, so a spreadsheet shows it as text and never evaluates it. json and jsonl carry every value unchanged; use them for a lossless copy.',
     queryDocs: {
       format: `One of ${EXPORT_FORMATS.join(', ')}`,
       start_date: 'ISO 8601 date or date-time; inclusive',

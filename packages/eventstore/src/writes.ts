@@ -1,4 +1,4 @@
-import { deterministicId, type Logger, type RequestContext } from '@agp/runtime';
+import { ConflictError, WrongExpectedVersionError, deterministicId, type Logger, type RequestContext } from '@agp/runtime';
 import type { EventMetadata, Subscription } from './types.js';
 
 /** Schema version of the events every service appends today. Source: architecture §3 (Event metadata). */
@@ -56,5 +56,33 @@ export async function waitForProjections(subscriptions: Array<Subscription | und
     for (const s of subscriptions) if (s) await s.waitFor(position, Math.max(1, deadline - Date.now()));
   } catch {
     opts.logger.warn({ position: String(position) }, 'read model lagging; answering before it caught up');
+  }
+}
+
+/** How many times {@link retryOnConflict} tries by default. */
+export const CONFLICT_ATTEMPTS = 10;
+
+/**
+ * Optimistic concurrency for a synchronous write: run `attempt` (read the stream, decide, append with the expected
+ * version) and, when its append meets a concurrent change (`WrongExpectedVersionError`), run it again: it re-reads
+ * and re-decides. An idempotent write (a PUT of a state, a re-registration) then converges on the state it asked for,
+ * and a conditional one fails with the domain's own reason (an If-Match that no longer matches, an approval already
+ * decided), never with the store's. Between tries it pauses 1..5 ms × the try number (random, so racing writers
+ * spread out). Appends are serialised by the store, so every round lets at least one writer through.
+ * @param what what is being written, for the final error's detail (e.g. `the kill switch`).
+ * @param attempts tries in all. @default CONFLICT_ATTEMPTS (10)
+ * @throws ConflictError (409) `<what> changed concurrently N times in a row; retry the request` (no internal names)
+ *   when every try met a concurrent change; whatever `attempt` throws otherwise.
+ * Source: architecture §3 (optimistic concurrency); docs/decisions.md (Concurrent writes).
+ */
+export async function retryOnConflict<T>(what: string, attempt: () => Promise<T>, attempts = CONFLICT_ATTEMPTS): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await attempt();
+    } catch (err) {
+      if (!(err instanceof WrongExpectedVersionError)) throw err;
+      if (i >= attempts) throw new ConflictError(`${what} changed concurrently ${attempts} times in a row; retry the request`, { cause: err });
+      await new Promise((r) => setTimeout(r, Math.ceil(Math.random() * 5 * i)));
+    }
   }
 }

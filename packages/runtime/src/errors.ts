@@ -81,13 +81,20 @@ export class ServiceUnavailableError extends AgpError {
   readonly title = 'Service Unavailable';
 }
 
-/** Expected stream version did not match; a ConflictError with the two versions. */
+/**
+ * Expected stream version did not match; a ConflictError with the two versions. The stream id is kept as a property
+ * (for logs) but not in the message, which a client may see as the problem's `detail`: stream names are internal.
+ */
 export class WrongExpectedVersionError extends ConflictError {
   constructor(
     readonly streamId: string,
     readonly expected: number | 'no_stream' | 'any',
     readonly actual: number,
   ) {
-    super(`stream ${streamId}: expected version ${String(expected)}, actual ${actual}`);
+    super(
+      expected === 'no_stream'
+        ? `the record was created concurrently (it already has version ${actual}); read it again and retry`
+        : `the record changed concurrently (expected version ${String(expected)}, found ${actual}); read it again and retry`,
+    );
   }
 }

@@ -86,6 +86,10 @@ export class IngestService {
       }
       valid.push({ index, event: env.data });
     });
+    // A run's events that contradict each other within this chunk are refused here, where the client sees why.
+    const contradictions = runContradictions(valid);
+    for (const [i, error] of contradictions) outcomes.push({ index: i, error });
+    if (contradictions.size) valid.splice(0, valid.length, ...valid.filter((v) => !contradictions.has(v.index)));
 
     // The first valid occurrence of an id stands for the event; later ones follow its fate.
     const firsts = new Map<string, Valid>();
@@ -159,6 +163,40 @@ export class IngestService {
       return new Set();
     }
   }
+}
+
+/**
+ * The run.start / run.end events of one chunk that contradict another event of the same run in it, by batch index,
+ * with the per-event error to answer. The first run.start of a run in the chunk (batch order) stands for it:
+ * - a run.start or run.end naming another agent: 409 (a run belongs to one agent);
+ * - a run.end whose `ended_at` (default: its `timestamp`) is before that run.start's `started_at` (default: its
+ *   `timestamp`): 422 naming `body.ended_at`.
+ * Across chunks and batches the order events arrive in is not known here; the stats projection applies the same
+ * rules to the stored run and records what it refuses (docs/decisions.md, Run data quality). Pure.
+ */
+export function runContradictions(valid: ReadonlyArray<{ index: number; event: IngestEvent }>): Map<number, IngestError> {
+  const starts = new Map<string, { id: string; agent_id: string; started_at: string }>();
+  for (const { event } of valid) {
+    if (event.type !== 'run.start') continue;
+    const b = event.body as { run_id: string; agent_id: string; started_at?: string };
+    if (!starts.has(b.run_id)) starts.set(b.run_id, { id: event.id, agent_id: b.agent_id, started_at: b.started_at ?? event.timestamp });
+  }
+  const out = new Map<number, IngestError>();
+  for (const { index, event } of valid) {
+    if (event.type !== 'run.start' && event.type !== 'run.end') continue;
+    const b = event.body as { run_id: string; agent_id: string; ended_at?: string };
+    const start = starts.get(b.run_id);
+    if (!start || start.id === event.id) continue;
+    if (b.agent_id !== start.agent_id) {
+      out.set(index, { id: event.id, status: 409, message: `batch[${index}].body.agent_id: run ${b.run_id} belongs to agent ${start.agent_id} (run.start ${start.id} in this batch); a run belongs to one agent` });
+      continue;
+    }
+    const ended = b.ended_at ?? event.timestamp;
+    if (event.type === 'run.end' && Date.parse(ended) < Date.parse(start.started_at)) {
+      out.set(index, { id: event.id, status: 422, message: `batch[${index}].body.ended_at: ${ended} is before the run's started_at ${start.started_at} (run.start ${start.id} in this batch); a run cannot end before it starts` });
+    }
+  }
+  return out;
 }
 
 /** The answer for one valid event given the fate of its id. */

@@ -14,7 +14,7 @@ import {
   type ListInterventionsQuery,
 } from '@agp/contracts';
 import { startEventSourcedService, type IngestDelivery, type IngestLogConsumer, type RunningEventSourcedService } from '@agp/bus';
-import { ProjectionAnswerCache, ingestMetadata, ingestedEventId, requestMetadata, waitForProjections, type AppendRequest, type EventStore, type Subscription } from '@agp/eventstore';
+import { ProjectionAnswerCache, ingestMetadata, ingestedEventId, requestMetadata, retryOnConflict, waitForProjections, type AppendRequest, type EventStore, type Subscription } from '@agp/eventstore';
 import { NotFoundError, newId, type BaseEnv, type Logger, type RawJson, type RequestContext } from '@agp/runtime';
 import { decideDelete, decideRecord } from './intervention/decide.js';
 import { auditTrail, fold, recordFromRecorded } from './intervention/intervention.js';
@@ -225,15 +225,19 @@ export class InterventionsService {
 
   /**
    * DELETE /api/v1/interventions/{id}: append InterventionDeleted; the record leaves the read models and its
-   * stream stays for audit. @throws NotFoundError (404); ConflictError (409) on a concurrent change.
+   * stream stays for audit. A concurrent change (an enrichment, an approval) makes it read and decide again
+   * ({@link retryOnConflict}); a concurrent deletion then answers 404.
+   * @throws NotFoundError (404); ConflictError (409) only after 10 concurrent changes in a row.
    */
   async delete(ctx: RequestContext, id: string): Promise<{ id: string; deleted: true }> {
-    const events = await this.deps.store.readStream(interventionStream(id));
-    const state = fold(events);
-    const decision = decideDelete(state, ctx.organization_id);
-    const [result] = await this.deps.store.append([
-      { stream_id: interventionStream(id), expected_version: state!.version, events: [{ event_id: newId(), type: decision.type, data: { ...decision.data }, metadata: requestMetadata(ctx) }] },
-    ]);
+    const result = await retryOnConflict('the intervention', async () => {
+      const state = fold(await this.deps.store.readStream(interventionStream(id)));
+      const decision = decideDelete(state, ctx.organization_id);
+      const [appended] = await this.deps.store.append([
+        { stream_id: interventionStream(id), expected_version: state!.version, events: [{ event_id: newId(), type: decision.type, data: { ...decision.data }, metadata: requestMetadata(ctx) }] },
+      ]);
+      return appended;
+    });
     await this.caughtUp(result.appended.at(-1)?.global_position);
     return { id, deleted: true };
   }

@@ -21,7 +21,7 @@ import {
 } from '@agp/contracts';
 import type { ClientProxy } from '@nestjs/microservices';
 import { startEventSourcedService, type IngestDelivery, type IngestLogConsumer, type RunningEventSourcedService } from '@agp/bus';
-import { ingestMetadata, ingestedEventId, requestMetadata, waitForProjections, type AppendRequest, type EventStore, type NewEvent, type StoredEvent } from '@agp/eventstore';
+import { ingestMetadata, ingestedEventId, requestMetadata, retryOnConflict, waitForProjections, type AppendRequest, type EventStore, type NewEvent, type StoredEvent } from '@agp/eventstore';
 import { NotFoundError, ValidationError, counter, newId, type Logger, type RawJson, type RequestContext } from '@agp/runtime';
 import { agentStream, decideRegister, evolveAgent, foldAgent, type RegistryAgent } from './agent/agent.js';
 import { evaluateAction } from './evaluate.js';
@@ -134,16 +134,20 @@ export class PoliciesService {
    * the stream's expected version; a patch that changes nothing appends nothing. Returns the policy after the change.
    * @param ifMatch the raw If-Match header value, or null when absent (parsed by {@link parseIfMatch}).
    * @param changes the merge patch, parsed by `UpdatePolicySchema` (at least one field).
+   * A change that lands concurrently makes it read and decide again ({@link retryOnConflict}): without If-Match the
+   * patch applies to the newer version; with If-Match the version no longer matches.
    * @throws ValidationError (422, `header.if-match`) for a malformed If-Match; NotFoundError (404); ConflictError
-   *   (409) when If-Match is not the current version or another change landed concurrently.
+   *   (409) when If-Match is not the current version (naming both), or after 10 concurrent changes in a row.
    */
   async updatePolicy(ctx: RequestContext, id: string, ifMatch: string | null, changes: UpdatePolicy): Promise<Policy> {
     const expected = parseIfMatch(ifMatch);
-    const state = foldPolicy(await this.deps.store.readStream(policyStream(id)));
-    const decided = decideUpdate(state, changes, expected, { now: this.now().toISOString(), organization_id: ctx.organization_id });
-    if (decided.length === 0) return state!;
-    const stored = await this.append(ctx, policyStream(id), state!.version, decided);
-    return stored.reduce<Policy | null>(evolvePolicy, state)!;
+    return retryOnConflict('the policy', async () => {
+      const state = foldPolicy(await this.deps.store.readStream(policyStream(id)));
+      const decided = decideUpdate(state, changes, expected, { now: this.now().toISOString(), organization_id: ctx.organization_id });
+      if (decided.length === 0) return state!;
+      const stored = await this.append(ctx, policyStream(id), state!.version, decided);
+      return stored.reduce<Policy | null>(evolvePolicy, state)!;
+    });
   }
 
   /**
@@ -176,19 +180,23 @@ export class PoliciesService {
 
   /**
    * POST /api/v1/agents (`agents.register`): register an agent, or re-register it (its definition is replaced; an
-   * identical one appends nothing). `created` is true when this call registered it.
+   * identical one appends nothing). `created` is true when this call registered it. A concurrent registration of
+   * the same agent makes it read and decide again ({@link retryOnConflict}): the definition is replaced, last one wins.
    * @param input the body, parsed by `AgentRegisterSchema`.
-   * @throws ConflictError (409) when a concurrent registration of the same agent won.
+   * @throws ConflictError (409) only after 10 concurrent registrations of the same agent in a row.
    */
   async registerAgent(ctx: RequestContext, input: AgentRegister): Promise<AgentRegisterResult> {
     const stream = agentStream(ctx.organization_id, input.agent_id);
-    const state = foldAgent(await this.deps.store.readStream(stream));
-    const decided = decideRegister(state, input, this.now().toISOString());
-    let agent = state;
-    if (decided) {
-      const stored = await this.append(ctx, stream, state ? state.version : 'no_stream', [decided]);
-      agent = stored.reduce<RegistryAgent | null>(evolveAgent, state);
-    }
+    const { state, agent, decided } = await retryOnConflict('the agent', async () => {
+      const state = foldAgent(await this.deps.store.readStream(stream));
+      const decided = decideRegister(state, input, this.now().toISOString());
+      let agent = state;
+      if (decided) {
+        const stored = await this.append(ctx, stream, state ? state.version : 'no_stream', [decided]);
+        agent = stored.reduce<RegistryAgent | null>(evolveAgent, state);
+      }
+      return { state, agent, decided };
+    });
     agentRegistrations.inc({ source: 'api', result: decided ? decided.type : 'unchanged' });
     return { created: state === null, agent: await this.withKillSwitch(ctx, agent!) };
   }
@@ -221,11 +229,13 @@ export class PoliciesService {
   /**
    * PUT /api/v1/kill-switches/organization and /agents/{agent_id} (`kill-switches.set`): engage or release;
    * KillSwitchEngaged / KillSwitchReleased record the reason, and the actor (`key:<key id>`) in the metadata.
-   * Setting the state the switch already has appends nothing. Returns the new state.
+   * Setting the state the switch already has appends nothing. Returns the new state. A PUT of a state is
+   * idempotent, so a concurrent change of the same switch makes it read and decide again ({@link retryOnConflict}):
+   * concurrent PUTs all answer 200 with the state they left.
    * @param agentId the agent whose switch to set, or undefined for the organisation's.
    * @param change the body, parsed by `SetKillSwitchSchema`.
-   * @throws NotFoundError (404) for an agent that is not registered in the organisation; ConflictError (409) on a
-   *   concurrent change of the same switch.
+   * @throws NotFoundError (404) for an agent that is not registered in the organisation; ConflictError (409) only
+   *   after 10 concurrent changes of the same switch in a row.
    */
   async setKillSwitch(ctx: RequestContext, agentId: string | undefined, change: SetKillSwitch): Promise<KillSwitchState> {
     const scope = agentId === undefined ? 'organization' : 'agent';
@@ -234,11 +244,13 @@ export class PoliciesService {
       if (!agent) throw new NotFoundError(`agent ${agentId} not found`);
     }
     const stream = killSwitchStream(ctx.organization_id, scope, agentId ?? null);
-    const state = foldKillSwitch(scope, agentId ?? null, await this.deps.store.readStream(stream));
-    const decided = decideKillSwitch(state, change, this.now().toISOString());
-    if (!decided) return state;
-    const stored = await this.append(ctx, stream, state.version === 0 ? 'no_stream' : state.version, [decided]);
-    return stored.reduce(evolveKillSwitch, state);
+    return retryOnConflict('the kill switch', async () => {
+      const state = foldKillSwitch(scope, agentId ?? null, await this.deps.store.readStream(stream));
+      const decided = decideKillSwitch(state, change, this.now().toISOString());
+      if (!decided) return state;
+      const stored = await this.append(ctx, stream, state.version === 0 ? 'no_stream' : state.version, [decided]);
+      return stored.reduce(evolveKillSwitch, state);
+    });
   }
 
   // ---------------------------------------------------------------------------------------------- ingest

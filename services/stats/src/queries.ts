@@ -173,7 +173,8 @@ function toRun(r: RunDbRow): Run {
     status: r.status,
     started_at: started,
     ended_at: ended,
-    duration_ms: started && ended ? Date.parse(ended) - Date.parse(started) : null,
+    // Never negative: the projection refuses an end before the start; a row stored before that rule shows null.
+    duration_ms: started && ended && ended >= started ? Date.parse(ended) - Date.parse(started) : null,
     cost_usd: usd(r.cost_usd),
     estimated_cost_usd: usd(r.estimated_cost_usd),
     actual_cost_usd: usd(r.actual_cost_usd),
@@ -236,14 +237,27 @@ export function entryJson(r: LedgerDbRow): string {
   );
 }
 
-/** RFC 4180 field: quoted (quotes doubled) when it holds a comma, quote, CR or LF. Null is an empty field. */
+/** First characters that make a spreadsheet read a cell as a formula (OWASP CSV injection): = + - @ tab CR. */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/**
+ * RFC 4180 field: quoted (quotes doubled) when it holds a comma, quote, CR or LF. Null is an empty field. A number is
+ * written as it is (a negative cost stays a number). A text cell that begins with `=`, `+`, `-`, `@`, a tab or a
+ * carriage return is neutralised as OWASP recommends against CSV injection: prefixed with a single quote `'` and
+ * quoted, so a spreadsheet shows it as text and never evaluates it (`=HYPERLINK("x")` → `"'=HYPERLINK(""x"")"`).
+ * Source: docs/decisions.md (Ledger CSV export: formula cells).
+ */
 export function csvField(v: string | number | null): string {
   if (v === null) return '';
-  const s = String(v);
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  if (typeof v === 'number') return String(v);
+  if (FORMULA_START.test(v)) return `"'${v.replace(/"/g, '""')}"`;
+  return /[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
 }
 
-/** One ledger entry as a CSV line (columns LEDGER_CSV_COLUMNS, CRLF-terminated). */
+/**
+ * One ledger entry as a CSV line (columns LEDGER_CSV_COLUMNS, CRLF-terminated). The numeric columns (cost_usd,
+ * actual_cost_usd, duration_ms) are numbers; every other column is text, neutralised by {@link csvField}.
+ */
 export function entryCsv(r: LedgerDbRow): string {
   const cols: Record<(typeof LEDGER_CSV_COLUMNS)[number], string | number | null> = {
     id: r.id,
@@ -252,9 +266,9 @@ export function entryCsv(r: LedgerDbRow): string {
     agent_id: r.agent_id,
     action_name: r.action_name,
     status: r.status,
-    cost_usd: r.cost_usd,
-    actual_cost_usd: r.actual_cost_usd,
-    duration_ms: r.duration_ms,
+    cost_usd: r.cost_usd === null ? null : Number(r.cost_usd),
+    actual_cost_usd: r.actual_cost_usd === null ? null : Number(r.actual_cost_usd),
+    duration_ms: r.duration_ms === null ? null : Number(r.duration_ms),
     inputs: r.inputs,
     outputs: r.outputs,
     error: r.error,

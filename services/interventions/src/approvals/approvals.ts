@@ -3,6 +3,7 @@ import {
   EVENT_SCHEMA_VERSION,
   migrateSchema,
   requestMetadata,
+  retryOnConflict,
   waitForProjections,
   type EventMetadata,
   type Sql,
@@ -99,24 +100,27 @@ export class Approvals {
    * `approver:<email>`) with the stream's expected version and answers with the decided approval once the
    * read models caught up.
    * @throws ForbiddenError (403) for a read key; NotFoundError (404);
-   *   ConflictError (409) when already decided, decided concurrently, or past its expiry (then it is expired).
+   *   ConflictError (409) when already decided (naming by whom and when; a concurrent decision or expiry makes it
+   *   read and decide again, {@link retryOnConflict}, so the loser learns who won), or past its expiry (then it is expired).
    */
   async decide(ctx: RequestContext, id: string, decision: ApprovalDecision, kind: ApprovalDecisionKind): Promise<ApprovalRecord> {
     if (ctx.scope !== 'write') throw new ForbiddenError('a read-only key cannot decide approvals');
     const interventionId = interventionIdOfApproval(id);
     if (!interventionId) throw new NotFoundError(`approval ${id} not found`);
-    const events = await this.deps.store.readStream(interventionStream(interventionId));
-    const state = foldApproval(events, this.ttlSeconds);
-    const result = decideApproval(state, {
-      approval_id: id,
-      decision: kind,
-      approver_email: decision.approver_email,
-      notes: decision.notes,
-      organization_id: ctx.organization_id,
-      key_id: ctx.key_id,
-      now: this.now().toISOString(),
+    const { state, result, stored } = await retryOnConflict('the approval', async () => {
+      const events = await this.deps.store.readStream(interventionStream(interventionId));
+      const state = foldApproval(events, this.ttlSeconds);
+      const result = decideApproval(state, {
+        approval_id: id,
+        decision: kind,
+        approver_email: decision.approver_email,
+        notes: decision.notes,
+        organization_id: ctx.organization_id,
+        key_id: ctx.key_id,
+        now: this.now().toISOString(),
+      });
+      return { state, result, stored: await this.append(interventionId, state.version, result.event, ctx.organization_id, ctx) };
     });
-    const stored = await this.append(interventionId, state.version, result.event, ctx.organization_id, ctx);
     if (result.kind === 'expired') throw new ConflictError(`approval ${id} expired at ${state.approval!.expires_at}; it can no longer be decided`);
     // The same evolve as the projection: the answer equals what the read model now holds.
     return stored ? evolveApproval(state.approval, stored, this.ttlSeconds)! : (await getApproval(this.deps.store.sql, ctx.organization_id, id))!;

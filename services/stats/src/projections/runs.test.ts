@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RunEvents } from '@agp/contracts';
 import { skewBucket, skewBucketIndex } from '@agp/contracts';
-import { StatsDeltas, evolveRun, fineBucket, runTs, skewOf } from './runs.js';
+import { StatsDeltas, evolveRun, fineBucket, runEventRejection, runTs, skewOf } from './runs.js';
 import { csvField } from '../queries.js';
 
 const meta = { organization_id: 'acme' };
@@ -96,5 +96,31 @@ describe('csvField', () => {
     expect(csvField('say "hi"\n')).toBe('"say ""hi""\n"');
     expect(csvField(null)).toBe('');
     expect(csvField(2.5)).toBe('2.5');
+  });
+
+  it('neutralises text cells a spreadsheet would read as a formula (OWASP): quote prefix, quoted; numbers stay numbers', () => {
+    expect(csvField('=HYPERLINK("x")')).toBe('"\'=HYPERLINK(""x"")"');
+    for (const c of ['+', '-', '@', '\t', '\r']) expect(csvField(`${c}cmd`)).toBe(`"'${c}cmd"`);
+    expect(csvField('-5')).toBe('"\'-5"');
+    expect(csvField(-5)).toBe('-5');
+    expect(csvField('a=b')).toBe('a=b');
+  });
+});
+
+describe('runEventRejection', () => {
+  const meta = { organization_id: 'o' };
+  const start = (agent: string, at: string) => ({ type: RunEvents.Started, data: { run_id: 'r', agent_id: agent, started_at: at }, metadata: meta });
+  const end = (agent: string, at: string) => ({ type: RunEvents.Ended, data: { run_id: 'r', agent_id: agent, status: 'completed', ended_at: at }, metadata: meta });
+
+  it('refuses another agent, an end before the start and a start after the end, whichever arrived first; never a negative duration', () => {
+    const started = evolveRun(null, start('a', '2030-01-01T10:00:00.000Z'));
+    expect(runEventRejection(started, start('b', '2030-01-01T10:00:00.000Z'))).toBe('run.start names agent b, but run r belongs to agent a');
+    expect(runEventRejection(started, end('b', '2030-01-01T11:00:00.000Z'))).toMatch(/^run.end names agent b/);
+    expect(runEventRejection(started, end('a', '2030-01-01T09:00:00.000Z'))).toBe("run.end ended_at 2030-01-01T09:00:00.000Z is before the run's started_at 2030-01-01T10:00:00.000Z");
+    expect(runEventRejection(started, end('a', '2030-01-01T10:00:00.000Z'))).toBeNull();
+    const endedFirst = evolveRun(null, end('a', '1001-01-01T00:00:00.000Z'));
+    expect(runEventRejection(endedFirst, start('a', '9999-01-01T00:00:00.000Z'))).toBe("run.start started_at 9999-01-01T00:00:00.000Z is after the run's ended_at 1001-01-01T00:00:00.000Z");
+    expect(runEventRejection(endedFirst, start('a', '1000-06-01T00:00:00.000Z'))).toBeNull();
+    expect(runEventRejection(null, start('b', '2030-01-01T10:00:00.000Z'))).toBeNull();
   });
 });

@@ -46,7 +46,33 @@ export function runTs(r: RunRow): string {
 }
 
 /**
- * Fold one run event into the run row. A row may begin with any event (an action before run.start, a run.end
+ * Why the projection refuses to fold run event `e` into the run row, or null when it applies. Two rules keep a run
+ * row consistent whatever order its events arrive in (docs/decisions.md, Run data quality):
+ * - a run belongs to one agent: the agent of the first event stored for it. A run.start or run.end naming another
+ *   agent is refused (it would otherwise be silently ignored or silently move the run);
+ * - a run never ends before it starts: a run.end whose `ended_at` is before the run's `started_at`, or a run.start
+ *   whose `started_at` is after the run's `ended_at` (a run.end came first), is refused, so `duration_ms` is never
+ *   negative. The run keeps what it had (e.g. `running` with its start; or ended with no start, `duration_ms` null).
+ * A refused event stays in the run's stream (the log is never rewritten); the projection records it with this reason
+ * in `agp_projection_dead_letters`. Pure.
+ */
+export function runEventRejection(row: RunRow | null, e: RunEventLike): string | null {
+  if (!row || (e.type !== RunEvents.Started && e.type !== RunEvents.Ended)) return null;
+  const d = e.data as { run_id: string; agent_id: string };
+  const what = e.type === RunEvents.Started ? 'run.start' : 'run.end';
+  if (d.agent_id !== row.agent_id) return `${what} names agent ${d.agent_id}, but run ${row.run_id} belongs to agent ${row.agent_id}`;
+  if (e.type === RunEvents.Started) {
+    const start = earliest(row.started_at, (e.data as unknown as RunStartedData).started_at)!;
+    if (row.ended_at !== null && Date.parse(start) > Date.parse(row.ended_at)) return `run.start started_at ${start} is after the run's ended_at ${row.ended_at}`;
+  } else {
+    const end = (e.data as unknown as RunEndedData).ended_at;
+    if (row.started_at !== null && Date.parse(end) < Date.parse(row.started_at)) return `run.end ended_at ${end} is before the run's started_at ${row.started_at}`;
+  }
+  return null;
+}
+
+/**
+ * Fold one run event into the run row (the caller first asks {@link runEventRejection}). A row may begin with any event (an action before run.start, a run.end
  * without a start): it is then `running` (or the end's status) with the times it knows. run.start keeps the earliest
  * start; run.end sets the terminal status (the latest run.end applied wins).
  */

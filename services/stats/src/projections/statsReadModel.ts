@@ -1,7 +1,9 @@
 import { RunEvents, type ActionRecordedData } from '@agp/contracts';
-import type { SqlExecutor, StoredEvent } from '@agp/eventstore';
-import { StatsDeltas, evolveRun, runTs, type RunRow, type Totals } from './runs.js';
-import { isoOrNull } from '@agp/runtime';
+import { recordRefusedEvents, type SqlExecutor, type StoredEvent } from '@agp/eventstore';
+import { StatsDeltas, evolveRun, runEventRejection, runTs, type RunRow, type Totals } from './runs.js';
+import { counter, isoOrNull } from '@agp/runtime';
+
+const refusedRunEvents = counter('agp_stats_run_events_refused_total', 'Run events the stats projection refused (recorded in agp_projection_dead_letters), by type', ['type']);
 
 /** Name (and checkpoint key) of the projection. */
 export const STATS_PROJECTION = 'stats-read-model';
@@ -23,7 +25,9 @@ interface RunDbRow extends Omit<RunRow, 'started_at' | 'ended_at' | 'first_actio
 /**
  * Apply a batch of run events inside the subscription's transaction (its checkpoint commits with these writes):
  * read the touched run rows once (locked), fold the batch into them, write them back with one upsert, insert the
- * batch's ledger rows with one statement, and flush the aggregate deltas with one upsert per table.
+ * batch's ledger rows with one statement, and flush the aggregate deltas with one upsert per table. A run.start or
+ * run.end that breaks a run's consistency (`runEventRejection`) is not folded; it is recorded with its reason in
+ * `agp_projection_dead_letters` in the same transaction.
  * Source: issue #3 points 4 and 5; architecture §3 (Projections).
  */
 export async function applyStatsEvents(events: StoredEvent[], tx: SqlExecutor): Promise<void> {
@@ -57,9 +61,17 @@ export async function applyStatsEvents(events: StoredEvent[], tx: SqlExecutor): 
   const deltas = new StatsDeltas();
   const after = new Map<string, RunRow>();
   const ledger: Array<{ org: string; a: ActionRecordedData }> = [];
+  const refused: Array<{ event: StoredEvent; reason: string }> = [];
   for (const e of events) {
     const k = key(e.metadata.organization_id, String((e.data as { run_id?: unknown }).run_id));
-    after.set(k, evolveRun(after.get(k) ?? before.get(k) ?? null, e));
+    const cur = after.get(k) ?? before.get(k) ?? null;
+    const reason = runEventRejection(cur, e);
+    if (reason) {
+      refused.push({ event: e, reason });
+      refusedRunEvents.inc({ type: e.type });
+      continue;
+    }
+    after.set(k, evolveRun(cur, e));
     if (e.type === RunEvents.ActionRecorded) {
       const a = e.data as unknown as ActionRecordedData;
       ledger.push({ org: e.metadata.organization_id, a });
@@ -123,6 +135,7 @@ export async function applyStatsEvents(events: StoredEvent[], tx: SqlExecutor): 
     );
   }
   await flush(deltas, tx);
+  await recordRefusedEvents(tx, STATS_PROJECTION, refused);
 }
 
 const nonZero = (t: Totals) => Object.values(t).some((v) => v !== 0);

@@ -1,0 +1,163 @@
+import { describe, expect, it } from 'vitest';
+import { call, eventually, type BootedPlatform } from '../support/http.js';
+import { describeModes } from '../support/modes.js';
+import { parseCsv } from '../support/csv.js';
+
+/**
+ * Data integrity at the API's edges, over the real HTTP API in both run modes (one platform per mode):
+ * concurrent kill-switch PUTs converge without a 409 and without internal names in any problem; the ledger CSV export
+ * neutralises formula cells (OWASP CSV injection) while json keeps them unchanged; run events that contradict each
+ * other never give a negative duration and a run's second run.start naming another agent is refused with a reason.
+ * Source: docs/decisions.md (Concurrent writes; Ledger CSV export: formula cells; Run data quality).
+ */
+const uniq = () => `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+
+type Ev = { id: string; type: string; timestamp: string; body: Record<string, unknown> };
+const ev = (type: string, body: Record<string, unknown>, timestamp = new Date().toISOString()): Ev => ({ id: `di-${uniq()}`, type, timestamp, body });
+
+describeModes('data integrity: concurrent kill switches, CSV formula cells, run consistency', (platform) => {
+  const p = (): BootedPlatform => platform();
+  const ingest = async (batch: Ev[]) => {
+    const r = await call(p(), 'POST', '/api/v1/ingest/', { key: p().writeKey, body: { batch } });
+    expect(r.status).toBe(207);
+    return r.body as { successes: Array<{ id: string; status: number }>; errors: Array<{ id: string; status: number; message: string }> };
+  };
+  const put = (path: string, body: unknown) => call(p(), 'PUT', path, { key: p().writeKey, body });
+
+  describe('kill switches under concurrency', () => {
+    it('20 concurrent PUTs of the organisation switch all answer 200 and leave one consistent state', async () => {
+      for (const engaged of [true, false]) {
+        const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => put('/api/v1/kill-switches/organization', { engaged, reason: `race ${i}` })));
+        for (const a of answers) expect({ status: a.status, body: a.body }).toEqual({ status: 200, body: expect.objectContaining({ scope: 'organization', engaged }) });
+        // Exactly one PUT changed the switch; every answer is that state.
+        expect(new Set(answers.map((a) => a.body.version)).size).toBe(1);
+        const now = (await call(p(), 'GET', '/api/v1/kill-switches', { key: p().readKey })).body.organization;
+        expect(now).toEqual(answers[0].body);
+      }
+    });
+
+    it('20 concurrent PUTs of an agent switch, engaging and releasing, all answer 200; the final state is the last applied', async () => {
+      const agent = `ks-race-${uniq()}`;
+      expect((await call(p(), 'POST', '/api/v1/agents', { key: p().writeKey, body: { agent_id: agent } })).status).toBe(201);
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => put(`/api/v1/kill-switches/agents/${agent}`, { engaged: i % 2 === 0, reason: `race ${i}` })));
+      for (const a of answers) expect(a.status, JSON.stringify(a.body)).toBe(200);
+      const last = answers.map((a) => a.body).sort((x, y) => y.version - x.version)[0];
+      const shown = (await call(p(), 'GET', `/api/v1/agents/${agent}`, { key: p().readKey })).body.kill_switch;
+      expect(shown).toEqual({ engaged: last.engaged, reason: last.reason, changed_at: last.changed_at, changed_by: last.changed_by });
+      // Every answer is a state the switch really had: versions are 1..last, each with its own engaged value.
+      for (const a of answers) expect(a.body.engaged).toBe(a.body.version % 2 === 1);
+    });
+
+    it('a concurrent approval decision answers the loser with who decided, never an internal stream name', async () => {
+      const r = await call(p(), 'POST', '/api/v1/interventions', {
+        key: p().writeKey,
+        body: { type: 'approval_required', outcome: 'escalated', action_name: 'wire_money', agent_id: `appr-${uniq()}` },
+      });
+      expect(r.status).toBe(201);
+      const approval = `apr-${r.body.id}`;
+      await eventually(async () => (await call(p(), 'GET', `/api/v1/approvals/${approval}`, { key: p().readKey })).status === 200, 20_000);
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => call(p(), 'POST', `/api/v1/approvals/${approval}/${i % 2 ? 'reject' : 'approve'}`, { key: p().writeKey, body: { approver_email: `r${i}@example.com` } })),
+      );
+      expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
+      for (const a of answers.filter((x) => x.status !== 200)) {
+        expect(a.status).toBe(409);
+        expect(a.body.type).toBe('https://agp.dev/problems/conflict');
+        expect(a.body.detail).toMatch(/^approval apr-\S+ is already (approved|rejected) by r\d@example\.com at /);
+        expect(a.body.detail).not.toMatch(/stream|intervention-|no_stream/);
+      }
+    });
+  });
+
+  describe('ledger CSV export', () => {
+    it('neutralises text cells that begin like a formula; json carries them unchanged; numbers stay numbers', async () => {
+      const agent = `=HYPERLINK("x")-${uniq()}`;
+      const run = `csv-${uniq()}`;
+      const at = new Date().toISOString();
+      const res = await ingest([
+        ev('run.start', { run_id: run, agent_id: agent, started_at: at }),
+        ev('action.record', { run_id: run, agent_id: agent, action_name: '=HYPERLINK("x")', status: 'error', cost_usd: 0.25, duration_ms: 7, timestamp: at, error: '@SUM(A1)' }),
+        ev('action.record', { run_id: run, agent_id: agent, action_name: '+cmd', status: 'success', inputs: { n: -1 }, outputs: -3, timestamp: at }),
+      ]);
+      expect(res.errors).toEqual([]);
+      const q = `agent_id=${encodeURIComponent(agent)}`;
+      await eventually(async () => (await call(p(), 'GET', `/api/v1/runs/${run}`, { key: p().readKey })).body?.actions?.length === 2, 20_000);
+
+      const json = (await (await fetch(`${p().url}/api/v1/ledger/export?format=json&${q}`, { headers: { authorization: `Bearer ${p().readKey}` } })).json()) as any[];
+      expect(json.map((e: any) => [e.agent_id, e.action_name, e.error, e.outputs])).toEqual([
+        [agent, '=HYPERLINK("x")', '@SUM(A1)', null],
+        [agent, '+cmd', null, -3],
+      ]);
+
+      const csvRes = await fetch(`${p().url}/api/v1/ledger/export?format=csv&${q}`, { headers: { authorization: `Bearer ${p().readKey}` } });
+      const text = await csvRes.text();
+      expect(text).toContain(`"'=HYPERLINK(""x"")"`);
+      const [header, ...rows] = parseCsv(text);
+      const col = (row: string[], name: string) => row[header.indexOf(name)];
+      expect(rows).toHaveLength(2);
+      for (const row of rows) {
+        expect(col(row, 'agent_id')).toBe(`'${agent}`);
+        // No text cell begins with a formula character.
+        expect(row.filter((c) => /^[=+\-@\t\r]/.test(c))).toEqual([]);
+      }
+      expect([col(rows[0], 'action_name'), col(rows[0], 'error'), col(rows[0], 'cost_usd'), col(rows[0], 'duration_ms')]).toEqual(["'=HYPERLINK(\"x\")", "'@SUM(A1)", '0.25', '7']);
+      expect([col(rows[1], 'action_name'), col(rows[1], 'inputs'), col(rows[1], 'outputs')]).toEqual(["'+cmd", '{"n": -1}', "'-3"]);
+    });
+  });
+
+  describe('run consistency', () => {
+    const getRun = (id: string) => call(p(), 'GET', `/api/v1/runs/${id}`, { key: p().readKey });
+
+    it('refuses at ingest, per event, a run.end before its run.start and a second run.start of another agent in the same batch', async () => {
+      const run = `rc-${uniq()}`;
+      const start = ev('run.start', { run_id: run, agent_id: 'agent-a', started_at: '2030-01-01T10:00:00.000Z' });
+      const other = ev('run.start', { run_id: run, agent_id: 'agent-b' });
+      const early = ev('run.end', { run_id: run, agent_id: 'agent-a', status: 'completed', ended_at: '2030-01-01T09:00:00.000Z' });
+      const r = await ingest([start, other, early]);
+      expect(r.successes.map((s) => s.id)).toEqual([start.id]);
+      expect(r.errors).toEqual([
+        { id: other.id, status: 409, message: expect.stringMatching(/^batch\[1\]\.body\.agent_id: run \S+ belongs to agent agent-a/) },
+        { id: early.id, status: 422, message: expect.stringMatching(/^batch\[2\]\.body\.ended_at: 2030-01-01T09:00:00.000Z is before the run's started_at 2030-01-01T10:00:00.000Z/) },
+      ]);
+      const shown = await eventually(async () => ((await getRun(run)).status === 200 ? (await getRun(run)).body : null), 20_000);
+      expect(shown).toMatchObject({ agent_id: 'agent-a', status: 'running', duration_ms: null });
+    });
+
+    it('across batches: no negative duration anywhere, and the contradicting events are refused with a reason an operator can read', async () => {
+      const [endFirst, startFirst, agentRun] = [`rc-ef-${uniq()}`, `rc-sf-${uniq()}`, `rc-ag-${uniq()}`];
+      // A run.end that arrives (and is stored) before its run.start, which claims a start 9000 years later.
+      const ended = ev('run.end', { run_id: endFirst, agent_id: 'agent-a', status: 'completed', ended_at: '1001-01-01T00:00:00.000Z' });
+      // A run that started, then a run.end dated before that start.
+      const started = ev('run.start', { run_id: startFirst, agent_id: 'agent-a', started_at: '2030-01-01T10:00:00.000Z' });
+      // A run of agent-a, then a second run.start naming agent-b.
+      const first = ev('run.start', { run_id: agentRun, agent_id: 'agent-a' });
+      expect((await ingest([ended, started, first])).errors).toEqual([]);
+      await eventually(async () => (await getRun(endFirst)).status === 200 && (await getRun(startFirst)).status === 200 && (await getRun(agentRun)).status === 200, 20_000);
+
+      const lateStart = ev('run.start', { run_id: endFirst, agent_id: 'agent-a', started_at: '9999-01-01T00:00:00.000Z' });
+      const earlyEnd = ev('run.end', { run_id: startFirst, agent_id: 'agent-a', status: 'failed', ended_at: '2030-01-01T09:00:00.000Z' });
+      const second = ev('run.start', { run_id: agentRun, agent_id: 'agent-b' });
+      expect((await ingest([lateStart, earlyEnd, second])).errors).toEqual([]);
+
+      const refused = await eventually(async () => {
+        const rows = (await p().projectionDeadLetters()).filter((d) => d.subscription === 'stats-read-model' && d.error.startsWith('refused:'));
+        const mine = [lateStart, earlyEnd, second].map((e) => rows.find((d) => d.error.includes(e.id === second.id ? 'agent-b' : e.id === lateStart.id ? '9999-01-01' : '2030-01-01T09:00')));
+        return mine.every(Boolean) ? mine : null;
+      }, 20_000);
+      expect(refused.map((d) => [d!.event_type, d!.error])).toEqual([
+        ['RunStarted', "refused: run.start started_at 9999-01-01T00:00:00.000Z is after the run's ended_at 1001-01-01T00:00:00.000Z"],
+        ['RunEnded', "refused: run.end ended_at 2030-01-01T09:00:00.000Z is before the run's started_at 2030-01-01T10:00:00.000Z"],
+        ['RunStarted', `refused: run.start names agent agent-b, but run ${agentRun} belongs to agent agent-a`],
+      ]);
+
+      expect((await getRun(endFirst)).body).toMatchObject({ status: 'completed', started_at: null, ended_at: '1001-01-01T00:00:00.000Z', duration_ms: null });
+      expect((await getRun(startFirst)).body).toMatchObject({ status: 'running', started_at: '2030-01-01T10:00:00.000Z', ended_at: null, duration_ms: null });
+      expect((await getRun(agentRun)).body).toMatchObject({ agent_id: 'agent-a' });
+      // Nowhere a negative duration: the runs list, each run, the stats.
+      const runs = (await call(p(), 'GET', '/api/v1/runs?limit=100', { key: p().readKey })).body.runs as Array<{ duration_ms: number | null }>;
+      expect(runs.filter((r) => r.duration_ms !== null && r.duration_ms < 0)).toEqual([]);
+      expect((await call(p(), 'GET', '/api/v1/stats/', { key: p().readKey })).body.avg_duration_ms).toBeGreaterThanOrEqual(0);
+      expect((await call(p(), 'GET', '/api/v1/agents/agent-b/stats', { key: p().readKey })).status).toBe(404);
+    });
+  });
+});
