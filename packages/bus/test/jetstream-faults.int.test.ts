@@ -89,9 +89,12 @@ describe.skipIf(Boolean(missing))('JetStreamIngestLog under faults (own nats-ser
   });
   afterAll(async () => {
     release();
-    for (const l of logs) await l.close().catch(() => undefined);
-    await nats?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    try {
+      await Promise.race([Promise.all(logs.map((l) => l.close().catch(() => undefined))), sleep(10_000)]);
+    } finally {
+      await nats?.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses publishes when the stream is full (503 at the ingest service), and keeps every acknowledged message', async () => {
