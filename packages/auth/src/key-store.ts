@@ -5,7 +5,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { migrateSchema, type Sql } from '@agp/eventstore';
-import { ConflictError, NotFoundError, ValidationError, iso, isoOrNull, newId } from '@agp/runtime';
+import { ConflictError, NotFoundError, ValidationError, counter, iso, isoOrNull, newId } from '@agp/runtime';
 
 /** read: queries only; write: also ingest, create, delete. */
 export type KeyScope = 'read' | 'write';
@@ -15,6 +15,8 @@ export interface Principal {
   key_id: string;
   organization_id: string;
   scope: KeyScope;
+  /** When the key expires (ISO 8601 UTC), null or absent when never; bounds how long a cache may serve it. */
+  expires_at?: string | null;
 }
 
 /** A key as listed (never its plaintext or hash). Times are ISO 8601 UTC. */
@@ -192,14 +194,14 @@ export class KeyStore {
     return { created };
   }
 
-  /** The principal of a key, or null when it is unknown, revoked or expired. */
+  /** The principal of a key (with its expiry), or null when it is unknown, revoked or expired. */
   async resolve(key: string): Promise<Principal | null> {
-    const { rows } = await this.sql.query<Principal>(
-      `SELECT id AS key_id, organization_id, scope FROM agp_api_keys
+    const { rows } = await this.sql.query<Principal & { expires_at: Date | string | null }>(
+      `SELECT id AS key_id, organization_id, scope, expires_at FROM agp_api_keys
         WHERE key_hash = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
       [hashKey(key)],
     );
-    return rows[0] ?? null;
+    return rows[0] ? { ...rows[0], expires_at: isoOrNull(rows[0].expires_at) } : null;
   }
 
   /** An organisation's keys, newest first (never plaintext). */
@@ -231,28 +233,81 @@ export interface KeyResolver {
   resolve(key: string): Promise<Principal | null>;
 }
 
+/** Options of {@link CachedKeyResolver} beyond the fresh TTL. */
+export interface KeyCacheOptions {
+  /** How long an unknown key's answer is cached, in ms. @default 2000 */
+  negativeTtlMs?: number;
+  /** Most keys kept (the cache is emptied when full). @default 10000 */
+  maxEntries?: number;
+  /**
+   * Serve-stale window, in ms (`AGP_KEY_STALE_MS`): while the store fails, a key that resolved as valid within the
+   * last `staleMs` keeps being served (never past its expiry); 0 turns it off. @default 300000 (5 min)
+   */
+  staleMs?: number;
+  /** After a store failure, how long stale entries are served without asking the store again, in ms. @default 1000 */
+  retryAfterFailureMs?: number;
+}
+
+/** Default serve-stale window of {@link CachedKeyResolver}: 5 minutes. */
+export const DEFAULT_KEY_STALE_MS = 300_000;
+
+const staleServes = counter('agp_key_cache_stale_serves_total', 'API keys served from the cache past their TTL because the key store failed');
+const storeFailures = counter('agp_key_store_failures_total', 'Key resolutions the key store could not answer');
+
 /**
  * A {@link KeyResolver} with a time-bounded cache in front of the store, so the hot path does not query the
- * database per request. A revoked key stops working within `ttlMs`. Unknown keys are cached for
- * `negativeTtlMs` so a flood of bad keys costs one query per key and period.
+ * database per request. Unknown keys are cached for `negativeTtlMs` so a flood of bad keys costs one query per key
+ * and period. When the store fails (PostgreSQL down), a key that resolved as valid within the last `staleMs` is
+ * served stale (counted in `agp_key_cache_stale_serves_total`) so ingest keeps accepting through a database blip;
+ * an unknown key, or one resolved longer ago, makes `resolve` throw (the gateway answers 503).
+ * Revocation latency: a revoked key stops working within `ttlMs` while the store answers, and within `staleMs` of
+ * its last successful resolution while the store fails. Source: architecture §4 (Auth); docs/reliability.md.
  */
 export class CachedKeyResolver implements KeyResolver {
-  private readonly cache = new Map<string, { p: Principal | null; until: number }>();
+  private readonly cache = new Map<string, { p: Principal | null; until: number; resolvedAt: number }>();
+  private readonly negativeTtlMs: number;
+  private readonly maxEntries: number;
+  private readonly staleMs: number;
+  private readonly retryAfterFailureMs: number;
+  /** Until when (epoch ms) stale entries are served without asking the failing store. */
+  private storeDownUntil = 0;
 
   constructor(
     private readonly inner: KeyResolver,
     private readonly ttlMs = 10_000,
-    private readonly negativeTtlMs = 2_000,
-    private readonly maxEntries = 10_000,
-  ) {}
+    options: KeyCacheOptions = {},
+  ) {
+    this.negativeTtlMs = options.negativeTtlMs ?? 2_000;
+    this.maxEntries = options.maxEntries ?? 10_000;
+    this.staleMs = options.staleMs ?? DEFAULT_KEY_STALE_MS;
+    this.retryAfterFailureMs = options.retryAfterFailureMs ?? 1_000;
+  }
 
+  /**
+   * The principal of `key`, or null when it is unknown, revoked or expired.
+   * @throws the store's error when the store fails and no valid entry of `key` is within the serve-stale window.
+   */
   async resolve(key: string): Promise<Principal | null> {
     const now = Date.now();
     const hit = this.cache.get(key);
     if (hit && hit.until > now) return hit.p;
-    const p = await this.inner.resolve(key);
+    const stale = hit?.p && now - hit.resolvedAt <= this.staleMs && !(hit.p.expires_at && Date.parse(hit.p.expires_at) <= now) ? hit.p : null;
+    if (stale && now < this.storeDownUntil) {
+      staleServes.inc();
+      return stale;
+    }
+    let p: Principal | null;
+    try {
+      p = await this.inner.resolve(key);
+    } catch (err) {
+      storeFailures.inc();
+      this.storeDownUntil = Date.now() + this.retryAfterFailureMs;
+      if (!stale) throw err;
+      staleServes.inc();
+      return stale;
+    }
     if (this.cache.size >= this.maxEntries) this.cache.clear();
-    this.cache.set(key, { p, until: now + (p ? this.ttlMs : this.negativeTtlMs) });
+    this.cache.set(key, { p, until: now + (p ? this.ttlMs : this.negativeTtlMs), resolvedAt: now });
     return p;
   }
 }

@@ -3,7 +3,8 @@
  * and durable pull consumers that hand batches to a handler. Source: architecture §1, §4 (Ingest),
  * §6 (JetStream figures).
  */
-import { createLogger, PayloadTooLargeError, ServiceUnavailableError } from '@agp/runtime';
+import { INGEST_DURABLES } from '@agp/contracts';
+import { createLogger, gauge, PayloadTooLargeError, readinessDetail, ServiceUnavailableError } from '@agp/runtime';
 import {
   AckPolicy,
   DeliverPolicy,
@@ -12,13 +13,16 @@ import {
   jetstreamManager,
   RetentionPolicy,
   StorageType,
+  type Consumer,
   type ConsumerConfig,
   type ConsumerMessages,
   type JetStreamClient,
   type JetStreamManager,
   type JsMsg,
+  type StreamInfo,
 } from '@nats-io/jetstream';
 import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
+import { ingestFilter } from './subjects.js';
 import type { IngestDelivery, IngestLog, IngestLogMessage } from './types.js';
 
 /** The part of a (pino) logger the ingest log adapters use. */
@@ -37,16 +41,33 @@ export interface JetStreamIngestLogOptions {
   streamName: string;
   /** Subjects the stream captures, e.g. `['agp.ingest.>']` (see `ingestSubjects(prefix)`). */
   subjects: string[];
-  /** Stream size limit in bytes; the oldest messages are discarded beyond it. @default 1 GiB */
+  /**
+   * Most bytes of unconsumed messages the stream holds; beyond it `publish` is refused (503) instead of any stored
+   * message being dropped (discard policy `new`, interest retention). @default 1 GiB
+   */
   maxBytes?: number;
-  /** Age limit of stored messages, in ms. @default 7 days */
+  /** Age limit of stored messages, in ms; 0 is none. Any other value lets unconsumed messages expire. @default 0 */
   maxAgeMs?: number;
+  /**
+   * Durable consumers created with the stream (interest retention keeps a message only for consumers that exist when
+   * it is published). @default the platform's `INGEST_DURABLES` when `subjects` is `<prefix>.ingested.>`, else none
+   */
+  durables?: Array<{ durable: string; subjectFilter: string }>;
   /** Window in which a repeated `msg_id` is a duplicate, in ms. @default 120000 (2 min) */
   duplicateWindowMs?: number;
   /** How long `publish` waits for the stream's ack, in ms. @default 5000 */
   publishTimeoutMs?: number;
-  /** How long a delivered message may stay unacknowledged before redelivery, in ms. @default 30000 */
+  /**
+   * How long a delivered message may go without an ack or a progress ack before redelivery, in ms. Messages held by a
+   * consumer get a progress ack every `ackWaitMs / 3`, so only a dead process's messages wait this long. @default 5000
+   */
   ackWaitMs?: number;
+  /** Longest a consumer keeps one message alive with progress acks, in ms; then it is left to redelivery. @default 300000 */
+  maxProcessingMs?: number;
+  /** How long one pull request waits for messages, in ms (at least 1000). @default 5000 */
+  fetchExpiresMs?: number;
+  /** How often the consumers' lag is read for the metric and `/readyz`, in ms. @default 5000 */
+  lagIntervalMs?: number;
   /** Max unacknowledged messages per durable consumer, over all its processes. @default 10000 */
   maxAckPending?: number;
   /** Where handler failures and consumer notifications are logged. @default createLogger('bus') */
@@ -55,18 +76,58 @@ export interface JetStreamIngestLogOptions {
 
 /** A consumer loop's state. */
 interface RunningConsumer {
+  durable: string;
   stop(): Promise<void>;
 }
 
+/** The lag of one durable consumer as last read: messages not yet delivered plus delivered but unacknowledged. */
+export interface ConsumerLag {
+  stream: string;
+  durable: string;
+  /** `num_pending`: messages matching the filter not yet delivered. */
+  pending: number;
+  /** `num_ack_pending`: delivered, not yet acknowledged. */
+  ack_pending: number;
+  /** pending + ack_pending. */
+  lag: number;
+  /** When it was read (ISO 8601 UTC). */
+  at: string;
+  /** Why the last read failed, when it did (the figures are then the previous read's). */
+  error?: string;
+}
+
+const lagGauge = gauge('agp_ingest_consumer_lag', 'Ingest messages a durable consumer has not acknowledged yet (num_pending + num_ack_pending)', ['stream', 'durable']);
+/** Every open log, for the `/readyz` detail `ingest_consumers`. */
+const openLogs = new Set<JetStreamIngestLog>();
+
 const GiB = 1024 * 1024 * 1024;
-const DAY_MS = 24 * 60 * 60 * 1000;
 const encoder = new TextEncoder();
 
 /** Map a NATS/JetStream failure to the 503 the port promises, keeping the cause. */
 function unavailable(what: string, err: unknown): ServiceUnavailableError {
   if (err instanceof ServiceUnavailableError) return err;
   const why = err instanceof Error ? err.message : String(err);
+  if (isStreamFull(err)) return new ServiceUnavailableError(`ingest log is full (${why}): its consumers are behind; retry later`, { cause: err });
   return new ServiceUnavailableError(`ingest log: ${what} failed: ${why}`, { cause: err });
+}
+
+/** Whether `err` is the stream refusing a message because it is full (discard policy `new`). */
+export function isStreamFull(err: unknown): boolean {
+  const e = err as { name?: string; code?: unknown; message?: string } | undefined;
+  // JetStreamApiError's `code` is the server's err_code; 10077 is "maximum bytes exceeded".
+  return (e?.name === 'JetStreamApiError' && e.code === 10077) || /maximum (bytes|messages) exceeded/i.test(e?.message ?? '');
+}
+
+
+/** Settings a log resolved from its options. */
+interface ResolvedOptions {
+  publishTimeoutMs: number;
+  ackWaitMs: number;
+  maxAckPending: number;
+  maxProcessingMs: number;
+  fetchExpiresMs: number;
+  lagIntervalMs: number;
+  logger: IngestLogLogger;
 }
 
 /**
@@ -75,6 +136,9 @@ function unavailable(what: string, err: unknown): ServiceUnavailableError {
  */
 export class JetStreamIngestLog implements IngestLog {
   private readonly consumers = new Set<RunningConsumer>();
+  private readonly lags = new Map<string, ConsumerLag>();
+  private lagTimer: NodeJS.Timeout | undefined;
+  private lastReconcile = 0;
   private closed = false;
 
   private constructor(
@@ -84,18 +148,21 @@ export class JetStreamIngestLog implements IngestLog {
     private readonly jsm: JetStreamManager,
     /** The stream's name. */
     readonly streamName: string,
-    private readonly opts: Required<Pick<JetStreamIngestLogOptions, 'publishTimeoutMs' | 'ackWaitMs' | 'maxAckPending'>> & { logger: IngestLogLogger },
+    private readonly options: JetStreamIngestLogOptions,
+    private readonly opts: ResolvedOptions,
   ) {}
 
   /**
-   * Connect (unless `connection` is given) and make sure the stream exists with file storage, limits
-   * retention, the dedupe window and the size limits; an existing stream is updated to these settings
-   * and to include `subjects`.
+   * Connect (unless `connection` is given; an owned connection reconnects forever and logs each loss and return once)
+   * and make sure the stream exists with file storage, interest retention, discard policy `new`, the dedupe window
+   * and the size limit, and that its `durables` exist; an existing stream and its consumers are updated in place to
+   * these settings and to include `subjects`.
    * @throws ServiceUnavailableError when NATS or JetStream cannot be reached.
    */
   static async create(options: JetStreamIngestLogOptions): Promise<JetStreamIngestLog> {
     let nc = options.connection;
     const owns = !nc;
+    const logger = options.logger ?? createLogger('bus');
     try {
       nc ??= await connect({ servers: options.servers, name: `agp-ingest-log-${options.streamName}`, maxReconnectAttempts: -1 });
     } catch (err) {
@@ -103,14 +170,20 @@ export class JetStreamIngestLog implements IngestLog {
     }
     try {
       const jsm = await jetstreamManager(nc, { timeout: options.publishTimeoutMs ?? 5000 });
-      await ensureStream(jsm, options);
       const js = jetstream(nc, { timeout: options.publishTimeoutMs ?? 5000 });
-      return new JetStreamIngestLog(nc, owns, js, jsm, options.streamName, {
+      const ackWaitMs = options.ackWaitMs ?? 5_000;
+      const log = new JetStreamIngestLog(nc, owns, js, jsm, options.streamName, options, {
         publishTimeoutMs: options.publishTimeoutMs ?? 5000,
-        ackWaitMs: options.ackWaitMs ?? 30_000,
+        ackWaitMs,
         maxAckPending: options.maxAckPending ?? 10_000,
-        logger: options.logger ?? createLogger('bus'),
+        maxProcessingMs: options.maxProcessingMs ?? 300_000,
+        fetchExpiresMs: Math.max(1000, options.fetchExpiresMs ?? 5000),
+        lagIntervalMs: options.lagIntervalMs ?? 5000,
+        logger,
       });
+      await log.reconcile();
+      if (owns) void log.watchConnection();
+      return log;
     } catch (err) {
       if (owns) await nc.close().catch(() => undefined);
       throw unavailable(`creating stream ${options.streamName}`, err);
@@ -127,7 +200,7 @@ export class JetStreamIngestLog implements IngestLog {
    * @returns `duplicate: true` when the stream already held this msg_id within the dedupe window.
    * @throws PayloadTooLargeError (413) when the encoded message exceeds {@link maxPayloadBytes}.
    * @throws ServiceUnavailableError (503) when NATS is unreachable, JetStream does not answer in
-   *   `publishTimeoutMs`, or the stream rejects the message.
+   *   `publishTimeoutMs`, or the stream rejects the message (full: {@link isStreamFull}).
    */
   async publish<T>(message: IngestLogMessage<T>): Promise<{ duplicate: boolean }> {
     const data = encoder.encode(JSON.stringify(message.payload));
@@ -138,6 +211,8 @@ export class JetStreamIngestLog implements IngestLog {
       const ack = await this.js.publish(message.subject, data, { msgID: message.msg_id, timeout: this.opts.publishTimeoutMs });
       return { duplicate: ack.duplicate };
     } catch (err) {
+      // The stream may be gone (a NATS server that lost its storage): put it back, at most every 5 s.
+      if (!isStreamFull(err) && Date.now() - this.lastReconcile > 5000) void this.reconcile().catch(() => undefined);
       throw unavailable(`publishing to ${message.subject}`, err);
     }
   }
@@ -146,28 +221,34 @@ export class JetStreamIngestLog implements IngestLog {
    * Create or update the durable pull consumer `durable` (explicit ack, `ackWaitMs`, `maxAckPending`,
    * filter `subjectFilter`, delivering from the start of the stream), then pull continuously and call
    * `handler` with batches of up to `batchSize` (default 64) messages, one batch at a time. A batch
-   * holds what has arrived, so a lone message is handed over at once. When `handler` throws, its
-   * messages that were neither acked nor nak'd are nak'd with a 1 s delay. `ack()` waits for the
-   * server's confirmation; `nak(delayMs)` asks for redelivery after `delayMs` ms.
+   * holds what has arrived, so a lone message is handed over at once. At most 2 × `batchSize` messages are held
+   * (pulled, not settled); each gets a progress ack every `ackWaitMs / 3` (for at most `maxProcessingMs`), so a
+   * long batch is not redelivered mid-flight while a dead process's messages come back after `ackWaitMs`.
+   * When `handler` throws, its messages that were neither acked nor nak'd are nak'd with a 1 s delay. `ack()` waits
+   * for the server's confirmation; `nak(delayMs)` asks for redelivery after `delayMs` ms. The loop survives NATS
+   * outages of any length and a deleted consumer or stream: a failed pull is retried with back-off (0.5 s doubling
+   * to 10 s) after re-creating what is missing, logged once when lost and once when resumed.
    * @throws ServiceUnavailableError when the consumer cannot be created.
    */
   async consume<T>(options: { durable: string; subjectFilter: string; batchSize?: number; handler: (batch: IngestDelivery<T>[]) => Promise<void> }): Promise<{ stop(): Promise<void> }> {
     const batchSize = Math.max(1, options.batchSize ?? 64);
-    let messages: ConsumerMessages;
+    const capacity = 2 * batchSize;
+    const { durable, subjectFilter } = options;
     try {
-      await this.ensureConsumer(options.durable, options.subjectFilter);
-      const consumer = await this.js.consumers.get(this.streamName, options.durable);
-      messages = await consumer.consume({ max_messages: Math.max(2 * batchSize, 16) });
+      await this.ensureConsumer(durable, subjectFilter);
     } catch (err) {
-      throw unavailable(`creating consumer ${options.durable}`, err);
+      throw unavailable(`creating consumer ${durable}`, err);
     }
 
     const { logger } = this.opts;
     const queue: JsMsg[] = [];
+    /** Every pulled, unsettled message (queued or in the handler's batch) and when it arrived. */
+    const held = new Map<JsMsg, number>();
     let stopping = false;
-    let readerDone = false;
+    let fetching: ConsumerMessages | undefined;
     let wakeWorker: (() => void) | undefined;
     let wakeReader: (() => void) | undefined;
+    let wakeBackoff: (() => void) | undefined;
     const signal = (which: 'worker' | 'reader') => {
       const fn = which === 'worker' ? wakeWorker : wakeReader;
       if (which === 'worker') wakeWorker = undefined;
@@ -175,36 +256,61 @@ export class JetStreamIngestLog implements IngestLog {
       fn?.();
     };
 
-    // Reader: moves messages from the pull subscription into `queue`, holding back (and so holding
-    // back further pulls, which the iterator issues as it is drained) while a full batch waits.
+    // Reader: pulls what fits (capacity − held) into `queue`; one pull request at a time.
     const reader = (async () => {
-      try {
-        for await (const m of messages) {
-          queue.push(m);
-          signal('worker');
-          while (queue.length >= batchSize && !stopping) await new Promise<void>((r) => (wakeReader = r));
+      let consumer: Consumer | undefined;
+      let failures = 0;
+      let lost = false;
+      while (!stopping) {
+        while (!stopping && (queue.length >= batchSize || held.size >= capacity)) await new Promise<void>((r) => (wakeReader = r));
+        if (stopping) break;
+        try {
+          consumer ??= await this.js.consumers.get(this.streamName, durable);
+          const it = await consumer.fetch({ max_messages: capacity - held.size, expires: this.opts.fetchExpiresMs });
+          fetching = it;
+          if (stopping) void it.close();
+          for await (const m of it) {
+            if (stopping) {
+              m.nak();
+              continue;
+            }
+            queue.push(m);
+            held.set(m, Date.now());
+            signal('worker');
+          }
+          fetching = undefined;
+          failures = 0;
+          if (lost) {
+            lost = false;
+            logger.warn({ durable }, 'ingest consumer resumed');
+          }
+        } catch (err) {
+          fetching = undefined;
           if (stopping) break;
+          if (!lost) {
+            lost = true;
+            logger.error({ err, durable }, 'ingest consumer cannot pull; retrying until it can');
+          }
+          consumer = undefined;
+          failures += 1;
+          await new Promise<void>((r) => {
+            const t = setTimeout(r, Math.min(10_000, 250 * 2 ** Math.min(failures, 6)));
+            wakeBackoff = () => (clearTimeout(t), r());
+          });
+          wakeBackoff = undefined;
+          if (stopping) break;
+          // Put back what a NATS server may have lost (the stream, the consumer); failures are retried next round.
+          await this.reconcile()
+            .then(() => this.ensureConsumer(durable, subjectFilter))
+            .catch(() => undefined);
         }
-      } catch (err) {
-        if (!stopping) logger.error({ err, durable: options.durable }, 'ingest consumer stopped pulling');
-      } finally {
-        readerDone = true;
-        signal('worker');
       }
     })();
-    void (async () => {
-      for await (const s of messages.status()) {
-        if (s.type === 'consumer_deleted' || s.type === 'consumer_not_found' || s.type === 'stream_not_found') {
-          logger.warn({ durable: options.durable, status: s }, 'ingest consumer notification');
-        }
-      }
-    })().catch(() => undefined);
 
     // Worker: hands over what has arrived, up to batchSize at a time.
     const worker = (async () => {
       while (!stopping) {
         if (queue.length === 0) {
-          if (readerDone) break;
           await new Promise<void>((r) => (wakeWorker = r));
           continue;
         }
@@ -212,33 +318,94 @@ export class JetStreamIngestLog implements IngestLog {
         await new Promise((r) => setImmediate(r));
         if (stopping) break;
         const batch = queue.splice(0, batchSize);
-        signal('reader');
-        const deliveries = batch.map((m) => toDelivery<T>(m));
+        const deliveries = batch.map((m) => toDelivery<T>(m, () => held.delete(m)));
         try {
           await options.handler(deliveries.map((d) => d.delivery));
         } catch (err) {
-          logger.error({ err, durable: options.durable, messages: batch.length }, 'ingest handler failed; its messages will be redelivered');
+          logger.error({ err, durable, messages: batch.length }, 'ingest handler failed; its messages will be redelivered');
           for (const d of deliveries) if (!d.settled()) d.msg.nak(1000);
+        } finally {
+          for (const m of batch) held.delete(m);
+          signal('reader');
         }
       }
     })();
 
+    // Progress acks: every held message stays ours while this process lives (bounded by maxProcessingMs).
+    const progress = setInterval(() => {
+      const now = Date.now();
+      for (const [m, since] of held) {
+        if (now - since >= this.opts.maxProcessingMs) continue;
+        try {
+          m.working();
+        } catch {
+          // The connection is closing: the message comes back after ack_wait.
+        }
+      }
+    }, Math.max(100, Math.floor(this.opts.ackWaitMs / 3)));
+    progress.unref();
+
     const running: RunningConsumer = {
+      durable,
       stop: async () => {
         if (stopping) return;
         stopping = true;
+        clearInterval(progress);
         this.consumers.delete(running);
         signal('worker');
         signal('reader');
-        await messages.close().catch(() => undefined);
+        wakeBackoff?.();
+        void fetching?.close().catch(() => undefined);
         await worker;
         await reader;
         // Hand back what was pulled but not handed over, for immediate redelivery.
-        for (const m of queue.splice(0)) m.nak();
+        for (const m of queue.splice(0)) {
+          held.delete(m);
+          m.nak();
+        }
+        this.lags.delete(durable);
+        lagGauge.remove({ stream: this.streamName, durable });
       },
     };
     this.consumers.add(running);
+    this.startLagWatch();
     return { stop: () => running.stop() };
+  }
+
+  /**
+   * Create (or update) the durable `durable` over `subjectFilter` without consuming, so messages published from now
+   * on are kept for it (interest retention keeps a message only for consumers that exist when it is published).
+   * @throws ServiceUnavailableError when JetStream cannot be reached.
+   */
+  async ensureDurable(durable: string, subjectFilter: string): Promise<void> {
+    try {
+      await this.ensureConsumer(durable, subjectFilter);
+    } catch (err) {
+      throw unavailable(`creating consumer ${durable}`, err);
+    }
+  }
+
+  /** The lag of each durable consumed through this log, as last read (every `lagIntervalMs`). */
+  consumerLag(): ConsumerLag[] {
+    return [...this.lags.values()];
+  }
+
+  /** Read every consumed durable's lag now: sets the `agp_ingest_consumer_lag` gauge and {@link consumerLag}. */
+  async refreshLag(): Promise<ConsumerLag[]> {
+    await Promise.all(
+      [...this.consumers].map(async ({ durable }) => {
+        try {
+          const info = await this.jsm.consumers.info(this.streamName, durable);
+          const lag = info.num_pending + info.num_ack_pending;
+          this.lags.set(durable, { stream: this.streamName, durable, pending: info.num_pending, ack_pending: info.num_ack_pending, lag, at: new Date().toISOString() });
+          lagGauge.set({ stream: this.streamName, durable }, lag);
+        } catch (err) {
+          const last = this.lags.get(durable);
+          this.lags.set(durable, { ...(last ?? { stream: this.streamName, durable, pending: 0, ack_pending: 0, lag: 0, at: new Date().toISOString() }), error: (err as Error).message });
+        }
+      }),
+    );
+    return this.consumerLag();
   }
 
   /** Delete the stream and everything in it (tests, resets). */
@@ -254,10 +421,40 @@ export class JetStreamIngestLog implements IngestLog {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.lagTimer) clearInterval(this.lagTimer);
+    openLogs.delete(this);
+    if (openLogs.size === 0) readinessDetail('ingest_consumers', undefined);
     await Promise.all([...this.consumers].map((c) => c.stop()));
     if (this.ownsConnection) {
       await this.nc.drain().catch(() => this.nc.close());
     }
+  }
+
+  /** Make sure the stream and its durables exist with this log's settings (see {@link create}). */
+  private async reconcile(): Promise<void> {
+    this.lastReconcile = Date.now();
+    const o = this.options;
+    const info = await ensureStream(this.jsm, o, this.opts.logger);
+    for (const d of o.durables ?? platformDurables(o.subjects)) await this.ensureConsumer(d.durable, d.subjectFilter);
+    await reconcileStream(this.jsm, o, info, this.opts.logger);
+  }
+
+  /** Log each loss and return of the owned connection once. */
+  private async watchConnection(): Promise<void> {
+    for await (const s of this.nc.status()) {
+      if (s.type === 'disconnect') this.opts.logger.warn({ stream: this.streamName }, 'NATS connection lost; reconnecting (ingest log)');
+      else if (s.type === 'reconnect') this.opts.logger.warn({ stream: this.streamName }, 'NATS connection back (ingest log)');
+    }
+  }
+
+  /** Start reading the lag every `lagIntervalMs` and show it in `/readyz` (once per log). */
+  private startLagWatch(): void {
+    if (this.lagTimer || this.closed) return;
+    openLogs.add(this);
+    readinessDetail('ingest_consumers', () => [...openLogs].flatMap((l) => l.consumerLag()));
+    void this.refreshLag();
+    this.lagTimer = setInterval(() => void this.refreshLag(), this.opts.lagIntervalMs);
+    this.lagTimer.unref();
   }
 
   private async ensureConsumer(durable: string, filter: string): Promise<void> {
@@ -297,52 +494,88 @@ export class JetStreamIngestLog implements IngestLog {
   }
 }
 
+/** The platform's ingest durables when `subjects` is exactly `<prefix>.ingested.>`, else none. */
+function platformDurables(subjects: string[]): Array<{ durable: string; subjectFilter: string }> {
+  const m = subjects.length === 1 ? /^(.+)\.ingested\.>$/.exec(subjects[0]) : null;
+  if (!m) return [];
+  return Object.entries(INGEST_DURABLES).map(([target, durable]) => ({ durable, subjectFilter: ingestFilter(m[1], target) }));
+}
+
 function isNotFound(err: unknown): boolean {
   const e = err as { name?: string; code?: number; api_error?: { err_code?: number } };
   return e?.name === 'ConsumerNotFoundError' || e?.name === 'StreamNotFoundError' || e?.code === 404 || e?.api_error?.err_code === 10014;
 }
 
-async function ensureStream(jsm: JetStreamManager, o: JetStreamIngestLogOptions): Promise<void> {
-  const config = {
+/** The stream settings a log wants (see {@link JetStreamIngestLog.create}). */
+function streamSettings(o: JetStreamIngestLogOptions): { storage: StorageType; retention: RetentionPolicy; discard: DiscardPolicy; max_bytes: number; max_age: number; duplicate_window: number } {
+  return {
     storage: StorageType.File,
-    retention: RetentionPolicy.Limits,
-    discard: DiscardPolicy.Old,
+    retention: RetentionPolicy.Interest,
+    discard: DiscardPolicy.New,
     max_bytes: o.maxBytes ?? GiB,
-    max_age: nanos(o.maxAgeMs ?? 7 * DAY_MS),
+    max_age: nanos(o.maxAgeMs ?? 0),
     duplicate_window: nanos(o.duplicateWindowMs ?? 120_000),
   };
-  let info;
+}
+
+/** The stream's info, creating it with the wanted settings when missing. */
+async function ensureStream(jsm: JetStreamManager, o: JetStreamIngestLogOptions, _logger: IngestLogLogger): Promise<StreamInfo> {
   try {
-    info = await jsm.streams.info(o.streamName);
+    return await jsm.streams.info(o.streamName);
   } catch (err) {
     if (!isNotFound(err)) throw err;
   }
-  if (!info) {
-    try {
-      await jsm.streams.add({ name: o.streamName, subjects: o.subjects, ...config });
-      return;
-    } catch (err) {
-      // Created concurrently by another process: update it below.
-      info = await jsm.streams.info(o.streamName).catch(() => {
-        throw err;
-      });
-    }
+  try {
+    return await jsm.streams.add({ name: o.streamName, subjects: o.subjects, ...streamSettings(o) });
+  } catch (err) {
+    // Created concurrently by another process.
+    return jsm.streams.info(o.streamName).catch(() => {
+      throw err;
+    });
   }
-  const subjects = [...new Set([...(info.config.subjects ?? []), ...o.subjects])];
+}
+
+const retentionWarned = new Set<string>();
+
+/**
+ * Update an existing stream in place to the wanted settings (after its durables exist, so a switch to interest
+ * retention keeps every message someone will consume). A server that cannot change retention in place (before NATS
+ * 2.10) keeps the stream's retention, discard policy and age limit, with an error logged once.
+ */
+async function reconcileStream(jsm: JetStreamManager, o: JetStreamIngestLogOptions, info: StreamInfo, logger: IngestLogLogger): Promise<void> {
+  const want = streamSettings(o);
   const c = info.config;
-  if (
+  const subjects = [...new Set([...(c.subjects ?? []), ...o.subjects])];
+  const differs = (w: typeof want) =>
     subjects.length !== (c.subjects ?? []).length ||
-    c.max_bytes !== config.max_bytes ||
-    c.max_age !== config.max_age ||
-    c.duplicate_window !== config.duplicate_window ||
-    c.discard !== config.discard
-  ) {
-    await jsm.streams.update(o.streamName, { ...c, subjects, max_bytes: config.max_bytes, max_age: config.max_age, duplicate_window: config.duplicate_window, discard: config.discard });
+    c.max_bytes !== w.max_bytes ||
+    c.max_age !== w.max_age ||
+    c.duplicate_window !== w.duplicate_window ||
+    c.discard !== w.discard ||
+    c.retention !== w.retention;
+  if (!differs(want)) return;
+  const { storage: _storage, ...changes } = want;
+  try {
+    await jsm.streams.update(o.streamName, { ...c, subjects, ...changes });
+  } catch (err) {
+    if (c.retention === want.retention || !/retention/i.test((err as Error).message ?? '')) throw err;
+    const kept = { ...want, retention: c.retention, discard: c.discard, max_age: c.max_age };
+    if (!retentionWarned.has(o.streamName)) {
+      retentionWarned.add(o.streamName);
+      logger.error(
+        { err, stream: o.streamName, retention: c.retention, discard: c.discard },
+        'ingest stream keeps its retention: this NATS server cannot change it in place (NATS 2.10+ can); when full it drops its oldest messages, consumed or not',
+      );
+    }
+    if (differs(kept)) {
+      const { storage: _s, ...keptChanges } = kept;
+      await jsm.streams.update(o.streamName, { ...c, subjects, ...keptChanges });
+    }
   }
 }
 
 /** Wrap a JsMsg as an IngestDelivery, remembering whether it was settled (acked or nak'd). */
-function toDelivery<T>(m: JsMsg): { msg: JsMsg; delivery: IngestDelivery<T>; settled(): boolean } {
+function toDelivery<T>(m: JsMsg, onSettled: () => void): { msg: JsMsg; delivery: IngestDelivery<T>; settled(): boolean } {
   let settled = false;
   let payload: T;
   try {
@@ -357,6 +590,7 @@ function toDelivery<T>(m: JsMsg): { msg: JsMsg; delivery: IngestDelivery<T>; set
     attempt: m.info.deliveryCount,
     ack: async () => {
       settled = true;
+      onSettled();
       try {
         await m.ackAck();
       } catch (err) {
@@ -365,6 +599,7 @@ function toDelivery<T>(m: JsMsg): { msg: JsMsg; delivery: IngestDelivery<T>; set
     },
     nak: async (delayMs?: number) => {
       settled = true;
+      onSettled();
       m.nak(delayMs);
     },
   };

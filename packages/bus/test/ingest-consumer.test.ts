@@ -80,7 +80,7 @@ describe('settleIsolated', () => {
       const db = await createTestDatabase('agp_deadletter');
       const sql = createPgSql(db.url);
       const suffix = runSuffix();
-      const log = await JetStreamIngestLog.create({ servers: infra().natsUrl, streamName: `DEADLETTER_T${suffix}`, subjects: [ingestSubjects(`t${suffix}`)], maxBytes: 8 * 1024 * 1024, logger: new QuietLogger() });
+      const log = await JetStreamIngestLog.create({ servers: infra().natsUrl, streamName: `DEADLETTER_T${suffix}`, subjects: [ingestSubjects(`t${suffix}`)], maxBytes: 8 * 1024 * 1024, durables: [{ durable: 'test', subjectFilter: `t${suffix}.ingested.*.t` }], logger: new QuietLogger() });
       return {
         sql, log, prefix: `t${suffix}`,
         cleanup: async () => { await log.deleteStream(); await log.close(); await sql.close(); await db.drop(); },

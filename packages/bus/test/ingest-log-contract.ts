@@ -11,6 +11,8 @@ export interface IngestLogFixture {
   prefix: string;
   /** Releases what the fixture created (stream, database). */
   cleanup(): Promise<void>;
+  /** Make the log keep messages for `durable` before it first consumes (JetStream: interest retention). */
+  prepare?(durable: string, filter: string): Promise<void>;
 }
 
 /** A logger that keeps records instead of printing (handler failures are expected in some tests). */
@@ -45,14 +47,16 @@ export function ingestLogContract(makeFixture: () => Promise<IngestLogFixture>):
   let f: IngestLogFixture;
   let n = 0;
   /** A fresh organisation, subject and durable name per test. */
-  const scope = () => {
+  const scope = async () => {
     n += 1;
     const org = `org-${n}.x`;
-    return {
+    const s = {
       subject: ingestSubject(f.prefix, org, 'interventions'),
-      filter: ingestSubject(f.prefix, org, "interventions"),
+      filter: ingestSubject(f.prefix, org, 'interventions'),
       durable: `test-${n}`,
     };
+    await f.prepare?.(s.durable, s.filter);
+    return s;
   };
   const stops: Array<{ stop(): Promise<void> }> = [];
   /** Consume into an array, acking each message unless `onBatch` settles them itself. */
@@ -84,7 +88,7 @@ export function ingestLogContract(makeFixture: () => Promise<IngestLogFixture>):
   });
 
   it('delivers a published message once with attempt 1, and ack settles it', async () => {
-    const s = scope();
+    const s = await scope();
     for (let i = 0; i < 3; i++) {
       await expect(f.log.publish({ subject: s.subject, msg_id: `${s.durable}-m${i}`, payload: { n: i, text: 'héllo' } })).resolves.toEqual({ duplicate: false });
     }
@@ -97,7 +101,7 @@ export function ingestLogContract(makeFixture: () => Promise<IngestLogFixture>):
   });
 
   it('stores the same msg_id once: the second publish is a duplicate and it is delivered once', async () => {
-    const s = scope();
+    const s = await scope();
     await expect(f.log.publish({ subject: s.subject, msg_id: `${s.durable}-same`, payload: { n: 1 } })).resolves.toEqual({ duplicate: false });
     await expect(f.log.publish({ subject: s.subject, msg_id: `${s.durable}-same`, payload: { n: 2 } })).resolves.toEqual({ duplicate: true });
     const c = await collect(s.durable, s.filter);
@@ -107,7 +111,7 @@ export function ingestLogContract(makeFixture: () => Promise<IngestLogFixture>):
   });
 
   it('keeps an acked msg_id as a duplicate afterwards', async () => {
-    const s = scope();
+    const s = await scope();
     await f.log.publish({ subject: s.subject, msg_id: `${s.durable}-acked`, payload: { n: 1 } });
     const c = await collect(s.durable, s.filter);
     await until(() => c.got.length >= 1);
@@ -118,7 +122,7 @@ export function ingestLogContract(makeFixture: () => Promise<IngestLogFixture>):
   });
 
   it('redelivers a nak-ed message with attempt 2', async () => {
-    const s = scope();
+    const s = await scope();
     await f.log.publish({ subject: s.subject, msg_id: `${s.durable}-nak`, payload: { n: 7 } });
     const c = await collect(s.durable, s.filter, {
       onBatch: async (batch) => {
@@ -134,7 +138,7 @@ export function ingestLogContract(makeFixture: () => Promise<IngestLogFixture>):
   });
 
   it('redelivers after the delay given to nak', async () => {
-    const s = scope();
+    const s = await scope();
     await f.log.publish({ subject: s.subject, msg_id: `${s.durable}-delay`, payload: { n: 1 } });
     const at: number[] = [];
     const c = await collect(s.durable, s.filter, {
@@ -148,7 +152,7 @@ export function ingestLogContract(makeFixture: () => Promise<IngestLogFixture>):
   });
 
   it('redelivers the messages of a handler that throws', async () => {
-    const s = scope();
+    const s = await scope();
     await f.log.publish({ subject: s.subject, msg_id: `${s.durable}-throw`, payload: { n: 1 } });
     const c = await collect(s.durable, s.filter, {
       onBatch: async (batch) => {
@@ -161,7 +165,7 @@ export function ingestLogContract(makeFixture: () => Promise<IngestLogFixture>):
   });
 
   it('resumes a restarted consumer after the acked messages, redelivering none of them', async () => {
-    const s = scope();
+    const s = await scope();
     for (let i = 0; i < 5; i++) await f.log.publish({ subject: s.subject, msg_id: `${s.durable}-r${i}`, payload: { n: i } });
     const first = await collect(s.durable, s.filter);
     await until(() => first.got.length >= 5);
@@ -176,7 +180,7 @@ export function ingestLogContract(makeFixture: () => Promise<IngestLogFixture>):
   });
 
   it('delivers only messages whose subject matches the filter', async () => {
-    const s = scope();
+    const s = await scope();
     const other = s.subject.replace(/\.interventions$/, '.runs');
     await f.log.publish({ subject: other, msg_id: `${s.durable}-other`, payload: { n: 0 } });
     await f.log.publish({ subject: s.subject, msg_id: `${s.durable}-mine`, payload: { n: 1 } });
@@ -187,7 +191,7 @@ export function ingestLogContract(makeFixture: () => Promise<IngestLogFixture>):
   });
 
   it('accepts many concurrent publishes and hands them over in batches of at most batchSize', async () => {
-    const s = scope();
+    const s = await scope();
     const total = 300;
     const acks = await Promise.all(
       Array.from({ length: total }, (_, i) => f.log.publish({ subject: s.subject, msg_id: `${s.durable}-c${i}`, payload: { n: i, text: 'x'.repeat(800) } })),

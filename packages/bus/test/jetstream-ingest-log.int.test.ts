@@ -17,19 +17,22 @@ describe.skipIf(skipIntegration('nats'))('JetStreamIngestLog', () => {
       maxBytes: 64 * 1024 * 1024,
       logger: new QuietLogger(),
     });
-    return { log, prefix, cleanup: () => deleteStream(streamName) };
+    return { log, prefix, cleanup: () => deleteStream(streamName), prepare: (durable, filter) => log.ensureDurable(durable, filter) };
   });
 
-  it('creates the stream with file storage, limits retention and a 2-minute dedupe window', async () => {
+  it('creates the stream with file storage, interest retention, discard new, no age limit and a 2-minute dedupe window, with the platform durables', async () => {
     const name = `INGEST_T${runSuffix()}`;
     const log = await JetStreamIngestLog.create({ servers: infra().natsUrl, streamName: name, subjects: [ingestSubjects(`t${runSuffix()}`)], maxBytes: 8 * 1024 * 1024 });
     try {
       const { jetstreamManager } = await import('@nats-io/jetstream');
       const { connect } = await import('@nats-io/transport-node');
       const nc = await connect({ servers: infra().natsUrl });
-      const info = await (await jetstreamManager(nc)).streams.info(name);
+      const jsm = await jetstreamManager(nc);
+      const info = await jsm.streams.info(name);
+      const durables = (await jsm.consumers.list(name).next()).map((c) => c.name).sort();
       await nc.close();
-      expect(info.config).toMatchObject({ storage: 'file', retention: 'limits', duplicate_window: 120_000_000_000, max_bytes: 8 * 1024 * 1024 });
+      expect(info.config).toMatchObject({ storage: 'file', retention: 'interest', discard: 'new', max_age: 0, duplicate_window: 120_000_000_000, max_bytes: 8 * 1024 * 1024 });
+      expect(durables).toEqual(['interventions-ingest', 'policies-ingest', 'stats-ingest']);
     } finally {
       await log.deleteStream();
       await log.close();

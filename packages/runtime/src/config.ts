@@ -23,6 +23,11 @@ export const baseEnvSchema = z.object({
   AGP_INIT_WRITE_KEY: z.string().min(16).optional(),
   /** Headless initialisation: exact read key to create for AGP_INIT_ORG when absent. */
   AGP_INIT_READ_KEY: z.string().min(16).optional(),
+  /**
+   * How long the gateway keeps accepting an API key that resolved as valid while the key store (PostgreSQL) fails, in
+   * ms; 0 turns serving stale off. Also the longest a revoked key keeps working during a store outage. @default 300000 (5 min)
+   */
+  AGP_KEY_STALE_MS: z.coerce.number().int().min(0).max(86_400_000).default(300_000),
   /** OpenAI-compatible chat-completions API key. Without it enrichment (and the semantic scenario pass) is skipped. */
   AGP_LLM_API_KEY: z.string().min(1).optional(),
   /** Base URL of the chat-completions endpoint, e.g. `https://api.openai.com/v1`. @default the openai package's default */

@@ -30,9 +30,36 @@ export function gauge(name: string, help: string, labelNames: string[] = []): cl
   return (metricsRegistry.getSingleMetric(name) as client.Gauge<string>) ?? new client.Gauge({ name, help, labelNames, registers: [metricsRegistry] });
 }
 
+const readinessDetails = new Map<string, () => unknown>();
+
+/**
+ * Add (or, with `provide` undefined, remove) a fact every `/readyz` answer of this process shows under
+ * `detail.<name>` without changing readiness, e.g. the ingest consumers' lag. `provide` is called per request and
+ * must be cheap (return a cached snapshot).
+ */
+export function readinessDetail(name: string, provide: (() => unknown) | undefined): void {
+  if (provide) readinessDetails.set(name, provide);
+  else readinessDetails.delete(name);
+}
+
+/** The registered readiness details (see {@link readinessDetail}), or undefined when none is registered. */
+export function currentReadinessDetails(): Record<string, unknown> | undefined {
+  if (readinessDetails.size === 0) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const [name, provide] of readinessDetails) {
+    try {
+      out[name] = provide();
+    } catch (err) {
+      out[name] = { error: (err as Error).message };
+    }
+  }
+  return out;
+}
+
 /**
  * A minimal HTTP server for a service process without an HTTP API: `GET /healthz` (the process is up),
- * `GET /readyz` (runs `readiness`; 503 problem+json when it throws) and `GET /metrics` (Prometheus).
+ * `GET /readyz` (runs `readiness`; 503 problem+json when it throws; the 200 body carries the
+ * {@link readinessDetail} facts as `detail`) and `GET /metrics` (Prometheus).
  * Source: architecture §5 (every service exposes /healthz, /readyz and /metrics).
  * @param port 0 picks a free port. Resolves with the bound port.
  */
@@ -48,7 +75,7 @@ export async function startOpsServer(opts: { port: number; host?: string; servic
     if (path === '/healthz') return send(200, 'application/json', JSON.stringify({ status: 'ok', service: opts.service }));
     if (path === '/readyz') {
       opts.readiness().then(
-        () => send(200, 'application/json', JSON.stringify({ status: 'ready', service: opts.service })),
+        () => send(200, 'application/json', JSON.stringify({ status: 'ready', service: opts.service, detail: currentReadinessDetails() })),
         (err: Error) => send(503, 'application/problem+json', JSON.stringify({ type: 'https://agp.dev/problems/service-unavailable', title: 'Service Unavailable', status: 503, detail: err.message })),
       );
       return;

@@ -66,6 +66,8 @@ export interface GatewayOptions {
   logger: Logger;
   /** How long a resolved key stays cached, in ms (a revoked key stops working within it). @default 10000 */
   keyCacheMs?: number;
+  /** Serve-stale window of the key cache while the key store fails, in ms (`AGP_KEY_STALE_MS`); 0 turns it off. @default 300000 */
+  keyStaleMs?: number;
   /** List pages the in-process interventions reader keeps (AGP_ANSWER_CACHE_ENTRIES); 0 reads each from the database. @default 256 */
   listCacheEntries?: number;
   /** Folder of the built web console. @default services/console/dist, or AGP_CONSOLE_DIR (see ./console.ts) */
@@ -110,7 +112,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   // The console's files are public (its data comes from the authenticated API); only browser navigations to console
   // routes and /assets/* are answered here, so no API path is shadowed.
   server.use(consoleAssets({ dir: opts.consoleDir }));
-  server.use(authenticate(new CachedKeyResolver(opts.keys, opts.keyCacheMs ?? 10_000)));
+  server.use(authenticate(new CachedKeyResolver(opts.keys, opts.keyCacheMs ?? 10_000, { staleMs: opts.keyStaleMs })));
   // The MCP endpoint reads its own body (a malformed one is a JSON-RPC parse error, not a problem document).
   const mcp = mcpEndpoint(opts.bus);
   server.post(['/api/v1/mcp', '/api/v1/mcp/'], mcp);

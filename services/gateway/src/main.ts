@@ -15,7 +15,7 @@ await keys.migrate();
 if (env.AGP_INIT_ORG) await keys.ensureInit({ org: env.AGP_INIT_ORG, writeKey: env.AGP_INIT_WRITE_KEY, readKey: env.AGP_INIT_READ_KEY });
 const bus = new PrefixedNatsClient({ servers: env.NATS_URL, prefix: env.AGP_SUBJECT_PREFIX, name: 'agp-gateway' });
 await bus.connect();
-const gateway = await createGateway({ bus, keys, sql, logger, listCacheEntries: env.AGP_ANSWER_CACHE_ENTRIES });
+const gateway = await createGateway({ bus, keys, sql, logger, listCacheEntries: env.AGP_ANSWER_CACHE_ENTRIES, keyStaleMs: env.AGP_KEY_STALE_MS });
 const port = await gateway.listen(env.PORT);
 logger.info({ port }, 'gateway listening');
 
