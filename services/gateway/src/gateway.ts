@@ -17,7 +17,7 @@ import { buildOpenApiDocument } from '@agp/contracts';
 import { CachedKeyResolver, type KeyResolver } from '@agp/auth';
 import { problemOf } from '@agp/bus';
 import type { SqlExecutor } from '@agp/eventstore';
-import { collectDefaultMetrics, metricsRegistry, problem, type Logger } from '@agp/runtime';
+import { collectDefaultMetrics, metricsRegistry, problem, retryAfterHeaders, type Logger } from '@agp/runtime';
 import { BUS, IngestController, InterventionsController, LIST_READER } from './controllers.js';
 import { InterventionListReader } from '@agp/interventions/read-models';
 import { authenticate, jsonBody, requestIdAndMetrics, sendProblem } from './edge.js';
@@ -43,7 +43,7 @@ class ProblemFilter implements ExceptionFilter {
       p = problem(status, err.name.replace(/Exception$/, '').replace(/([a-z])([A-Z])/g, '$1 $2') || 'Error', err instanceof NotFoundException ? 'no such route' : err.message);
     } else p = problemOf(err);
     if (p.status >= 500) this.logger.error({ err, request_id: res.locals.requestId }, 'request failed');
-    sendProblem(res, p, p.status === 503 ? { 'retry-after': '1' } : {});
+    sendProblem(res, p, retryAfterHeaders(p.status));
   }
 }
 
