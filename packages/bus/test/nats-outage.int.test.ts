@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestMicroservice } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { ServiceUnavailableError, toProblem } from '@agp/runtime';
+import { readinessOf, ServiceUnavailableError, startOpsServer, toProblem } from '@agp/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callRpc, PrefixedNatsClient, PrefixedNatsServer, serveRpc, type NatsLogger, type WireHandlers } from '../src/index.js';
 
@@ -79,6 +79,12 @@ let nats: ChildProcess | undefined;
 let server: PrefixedNatsServer;
 let client: PrefixedNatsClient;
 let app: INestMicroservice | undefined;
+let ops: Awaited<ReturnType<typeof startOpsServer>> | undefined;
+/** GET /readyz of the ops server: its status and body. */
+const readyz = async () => {
+  const res = await fetch(`http://127.0.0.1:${ops!.port}/readyz`);
+  return { status: res.status, body: (await res.json()) as { detail?: string } };
+};
 let dir = '';
 let port = 0;
 const logs = new Lines();
@@ -95,11 +101,14 @@ describe.skipIf(!existsSync(NATS_BIN))('request/reply across a NATS outage longe
     await app.listen();
     client = new PrefixedNatsClient({ servers, prefix: 'outage', logger: logs, onClosed: () => closed.push('client') });
     await client.connect();
+    // The readiness a service process builds (service-process.ts): both NATS connections must be up.
+    ops = await startOpsServer({ port: 0, host: '127.0.0.1', service: 'outage-test', readiness: readinessOf([{ name: 'nats', check: () => (server.health.check(), client.health.check()) }]) });
   });
 
   afterAll(async () => {
     await client?.close();
     await app?.close();
+    await ops?.close();
     if (nats) await stopNats(nats);
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
@@ -107,6 +116,7 @@ describe.skipIf(!existsSync(NATS_BIN))('request/reply across a NATS outage longe
   it('answers 503 while NATS is down and answers again after it returns, without a restart', { timeout: 60_000 }, async () => {
     expect(await ask('before')).toEqual({ id: 'before' });
     expect(() => server.health.check()).not.toThrow();
+    expect((await readyz()).status).toBe(200);
 
     await stopNats(nats!);
     const down = Date.now();
@@ -117,6 +127,9 @@ describe.skipIf(!existsSync(NATS_BIN))('request/reply across a NATS outage longe
     expect(err).toBeInstanceOf(ServiceUnavailableError);
     expect(toProblem(err).status).toBe(503);
     expect(() => server.health.check()).toThrow(/NATS \(rpc server\) disconnected/);
+    const notReady = await readyz();
+    expect(notReady.status).toBe(503);
+    expect(notReady.body.detail).toMatch(/^not ready: nats: NATS \(rpc server\) disconnected/);
 
     await new Promise((r) => setTimeout(r, OUTAGE_MS - (Date.now() - down)));
     // Another request half-way through the outage: still a 503.
@@ -134,6 +147,7 @@ describe.skipIf(!existsSync(NATS_BIN))('request/reply across a NATS outage longe
     expect(server.health.state).toBe('connected');
     expect(client.health.state).toBe('connected');
     expect(closed).toEqual([]);
+    expect((await readyz()).status).toBe(200);
     // One line per transition and connection, not one per reconnect attempt.
     expect(logs.count('rpc server disconnected')).toBe(1);
     expect(logs.count('bus client disconnected')).toBe(1);
