@@ -14,6 +14,7 @@ import type { INestMicroservice } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { readinessOf, ServiceUnavailableError, startOpsServer, toProblem } from '@agp/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../../test/support/distributed.js';
 import { callRpc, PrefixedNatsClient, PrefixedNatsServer, serveRpc, type NatsLogger, type WireHandlers } from '../src/index.js';
 
 const NATS_BIN = '/usr/sbin/nats-server';
@@ -29,14 +30,6 @@ class Lines implements NatsLogger {
   count(part: string): number {
     return this.lines.filter((l) => l.msg?.includes(part)).length;
   }
-}
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
 }
 
 /** Start nats-server on `port` and wait until it accepts connections. */

@@ -10,6 +10,7 @@ import { createServer, connect as netConnect, type Server, type Socket } from 'n
 import pg from 'pg';
 import { readinessOf, toProblem } from '@agp/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../../test/support/distributed.js';
 import { createTestDatabase, runSuffix, skipIntegration } from '../../../test/support/infra.js';
 import { createEventStore, createPgSql, type EventStore, type NewEvent, type Sql, type Subscription } from '../src/index.js';
 
@@ -40,14 +41,6 @@ class Proxy {
   }
 }
 
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
-
 const app = `agp-outage-test-${runSuffix()}`;
 const event = (i: number): NewEvent => ({ event_id: `ev-${app}-${i}`, type: 'Counted', data: { i }, metadata: { organization_id: 'acme', actor: 'system', schema_version: 1 } });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -63,6 +56,7 @@ describe.skipIf(skipIntegration('postgres'))('PostgreSQL faults under a catch-up
   const recoveries: number[] = [];
   /** Resolves the first handler call's pause (the terminate case holds its transaction open). */
   let holdFirst: Promise<void> | null = null;
+  let releaseFirst: () => void = () => {};
   let handlerEntered: () => void = () => {};
   const entered = new Promise<void>((r) => (handlerEntered = r));
   let appended = 0;
@@ -81,9 +75,7 @@ describe.skipIf(skipIntegration('postgres'))('PostgreSQL faults under a catch-up
     await sql.exec('CREATE TABLE counted (i int PRIMARY KEY)');
     admin = new pg.Client({ connectionString: db.url });
     await admin.connect();
-    let release: () => void = () => {};
-    holdFirst = new Promise((r) => (release = r));
-    (globalThis as { releaseFirst?: () => void }).releaseFirst = release;
+    holdFirst = new Promise((r) => (releaseFirst = r));
     sub = store.subscribe({
       name: 'counted',
       eventTypes: ['Counted'],
@@ -127,7 +119,7 @@ describe.skipIf(skipIntegration('postgres'))('PostgreSQL faults under a catch-up
     const { rows } = await admin.query<{ n: number }>('SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()', [app]);
     expect(rows[0].n).toBeGreaterThan(0);
     await sleep(100); // the FATAL 57P01 reaches the idle checked-out client as an 'error' event
-    (globalThis as { releaseFirst?: () => void }).releaseFirst!();
+    releaseFirst();
     await append(10);
     await expect.poll(projected, { timeout: 15_000, interval: 100 }).toBe(30);
     expect(errors.length).toBeGreaterThanOrEqual(1);
