@@ -19,11 +19,12 @@ export interface EventSourcedServiceSpec<T> {
   /** Service name, for logs. */
   name: string;
   store: EventStore;
-  logger: Pick<Logger, 'error' | 'warn'>;
+  /** `info`, when there, logs a projection's return after a database outage. */
+  logger: Pick<Logger, 'error' | 'warn'> & Partial<Pick<Logger, 'info'>>;
   /** Create the service's read-model tables (after the event store's own). */
   migrate(sql: Sql): Promise<void>;
   /** Catch-up subscriptions that build the read models; a failed batch is logged and retried. */
-  projections: Array<Omit<SubscriptionOptions, 'onError'>>;
+  projections: Array<Omit<SubscriptionOptions, 'onError' | 'onRecovered'>>;
   /** The service's durable ingest consumer, when it consumes ingested events. */
   ingest?: { log: IngestLogConsumer; prefix: string; target: string; durable: string; handle(batch: IngestDelivery<T>[]): Promise<void> };
   /** Started last, in order; stopped first, in reverse order. */
@@ -58,7 +59,15 @@ export async function startEventSourcedService<T>(spec: EventSourcedServiceSpec<
     await store.migrate();
     await spec.migrate(store.sql);
     for (const p of spec.projections) {
-      subscriptions.set(p.name, store.subscribe({ ...p, onError: (err) => logger.error({ err, projection: p.name }, `${p.name} batch failed; retrying`) }));
+      subscriptions.set(
+        p.name,
+        store.subscribe({
+          ...p,
+          // A database outage is logged once (the subscription reports its first failure) and its end once.
+          onError: (err) => logger.error({ err, projection: p.name }, `${p.name} batch failed; retrying`),
+          onRecovered: (outageMs) => logger.info?.({ projection: p.name, outage_ms: outageMs }, `${p.name} resumed from its checkpoint`),
+        }),
+      );
     }
     if (spec.ingest) {
       const i = spec.ingest;

@@ -4,7 +4,7 @@
  * Source: architecture §2 (Two ways to run, same code).
  */
 import { InProcessBroker, InProcessClient, InProcessServer } from './in-process.js';
-import { PrefixedNatsClient, PrefixedNatsServer, type NestNatsOptions } from './nats-transport.js';
+import { PrefixedNatsClient, PrefixedNatsServer, type NatsWatchOptions, type NestNatsOptions } from './nats-transport.js';
 
 /** `nats` (distributed) or `in-process` (embedded). */
 export type BusTransportKind = 'nats' | 'in-process';
@@ -20,8 +20,11 @@ export interface BusClientOptions {
   prefix?: string;
   /** Connection name shown by the NATS server (NATS only). */
   name?: string;
-  /** Further Nest NATS options (reconnect settings, credentials), NATS only. */
-  nats?: NestNatsOptions;
+  /**
+   * Further Nest NATS options (credentials; reconnect settings override NATS_RECONNECT_OPTIONS), NATS only.
+   * `logger` and `onClosed` watch the connection (see `watchNatsConnection`).
+   */
+  nats?: NestNatsOptions & NatsWatchOptions;
   /** The process's broker (in-process only). @default InProcessBroker.default */
   broker?: InProcessBroker;
 }

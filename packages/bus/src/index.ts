@@ -5,6 +5,7 @@
 export * from './types.js';
 export * from './subjects.js';
 export * from './nats-transport.js';
+export * from './nats-connection.js';
 export * from './in-process.js';
 export * from './rpc.js';
 export * from './factory.js';

@@ -5,13 +5,26 @@
  * to the same prefixed subject. Source: architecture §1 (Framework), §2 (Distributed).
  */
 import { ClientNats, ServerNats, type NatsOptions, type PacketId, type ReadPacket, type WritePacket } from '@nestjs/microservices';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { NATS_RECONNECT_OPTIONS, notConnectedHealth, watchNatsConnection, type NatsConnectionHealth, type NatsLogger } from './nats-connection.js';
 import { assertSubjectPrefix, prefixedSubject } from './subjects.js';
 
 /** Nest's NATS options (servers, name, reconnect settings, ...) as accepted by `ServerNats` / `ClientNats`. */
 export type NestNatsOptions = NonNullable<NatsOptions['options']>;
 
+/**
+ * What the prefixed server and client add to Nest's NATS options to survive a broker outage (their reconnect
+ * settings default to {@link NATS_RECONNECT_OPTIONS}; options given here override them).
+ */
+export interface NatsWatchOptions {
+  /** Logs disconnects, reconnects and a close, once per transition. */
+  logger?: NatsLogger;
+  /** Called when the connection closes for good without `close()` (see `watchNatsConnection`). */
+  onClosed?: (err: Error | undefined) => void;
+}
+
 /** Options of {@link PrefixedNatsServer}: Nest's NATS options plus the subject prefix and queue group. */
-export interface PrefixedNatsServerOptions extends NestNatsOptions {
+export interface PrefixedNatsServerOptions extends NestNatsOptions, NatsWatchOptions {
   /** Subject prefix, `AGP_SUBJECT_PREFIX`. @default agp */
   prefix?: string;
   /**
@@ -22,7 +35,7 @@ export interface PrefixedNatsServerOptions extends NestNatsOptions {
 }
 
 /** Options of {@link PrefixedNatsClient}: Nest's NATS options plus the subject prefix. */
-export interface PrefixedNatsClientOptions extends NestNatsOptions {
+export interface PrefixedNatsClientOptions extends NestNatsOptions, NatsWatchOptions {
   /** Subject prefix, `AGP_SUBJECT_PREFIX`. @default agp */
   prefix?: string;
 }
@@ -60,11 +73,33 @@ export class PrefixedNatsServer extends ServerNats {
   readonly prefix: string;
   private readonly queue: string;
 
+  private readonly watch: NatsWatchOptions;
+  private connection: NatsConnectionHealth = notConnectedHealth('rpc server');
+
   constructor(options: PrefixedNatsServerOptions) {
-    const { prefix = 'agp', ...nats } = options;
-    super(nats);
+    const { prefix = 'agp', logger, onClosed, ...nats } = options;
+    super({ ...NATS_RECONNECT_OPTIONS, ...nats });
     this.prefix = assertSubjectPrefix(prefix);
     this.queue = options.queue;
+    this.watch = { logger, onClosed };
+  }
+
+  /** The connection's health (readiness): throws ServiceUnavailableError (503) unless connected. */
+  get health(): NatsConnectionHealth {
+    return this.connection;
+  }
+
+  /** Connect (with {@link NATS_RECONNECT_OPTIONS}) and watch the connection; nats.js re-subscribes after a reconnect. */
+  override async createNatsClient(): ReturnType<ServerNats['createNatsClient']> {
+    const nc = await super.createNatsClient();
+    this.connection = watchNatsConnection(nc as NatsConnection, { role: 'rpc server', ...this.watch });
+    return nc;
+  }
+
+  /** Close the connection; the close is intended, so it is not reported as a failure. */
+  override async close(): Promise<void> {
+    this.connection.closing();
+    await super.close();
   }
 
   /** Bind the subscriptions, then wait for the server to have registered them. */
@@ -106,10 +141,32 @@ export class PrefixedNatsClient extends ClientNats {
   /** The subject prefix, without trailing dot. */
   readonly prefix: string;
 
+  private readonly watch: NatsWatchOptions;
+  private connection: NatsConnectionHealth = notConnectedHealth('bus client');
+
   constructor(options: PrefixedNatsClientOptions = {}) {
-    const { prefix = 'agp', ...nats } = options;
-    super(nats);
+    const { prefix = 'agp', logger, onClosed, ...nats } = options;
+    super({ ...NATS_RECONNECT_OPTIONS, ...nats });
     this.prefix = assertSubjectPrefix(prefix);
+    this.watch = { logger, onClosed };
+  }
+
+  /** The connection's health (readiness): throws ServiceUnavailableError (503) unless connected. */
+  get health(): NatsConnectionHealth {
+    return this.connection;
+  }
+
+  /** Connect (with {@link NATS_RECONNECT_OPTIONS}) and watch the connection. */
+  override async createClient(): ReturnType<ClientNats['createClient']> {
+    const nc = await super.createClient();
+    this.connection = watchNatsConnection(nc as NatsConnection, { role: 'bus client', ...this.watch });
+    return nc;
+  }
+
+  /** Close the connection; the close is intended, so it is not reported as a failure. */
+  override async close(): Promise<void> {
+    this.connection.closing();
+    await super.close();
   }
 
   protected override normalizePattern(pattern: Parameters<ClientNats['normalizePattern']>[0]): string {

@@ -5,7 +5,7 @@
  * no exception crosses the wire. Source: architecture §1, §4 (Errors); style guide (Errors).
  */
 import type { ClientProxy } from '@nestjs/microservices';
-import { AgpError, problem, ServiceUnavailableError, toProblem, type Problem, type RpcReply, type RpcRequest } from '@agp/runtime';
+import { AgpError, isTransientInfraError, problem, ServiceUnavailableError, toProblem, type Problem, type RpcReply, type RpcRequest } from '@agp/runtime';
 import { firstValueFrom, throwError, timeout } from 'rxjs';
 
 /** The part of a (pino) logger the RPC helpers use. */
@@ -98,10 +98,14 @@ export async function callRpc<T>(client: Pick<ClientProxy, 'send'>, pattern: str
   throw new RemoteProblemError(reply.problem);
 }
 
-/** Map what a failed `send` errored with: transport errors are 503, an error value from the remote handler is a 500 problem. */
+/**
+ * Map what a failed `send` errored with: transport errors are 503, an error value from the remote handler is a 500
+ * problem. Nest's NATS client rejects with a plain string while its connection is down ("Error: Connection lost.
+ * Trying to reconnect..."): that is a transport failure too (503), never a 500.
+ */
 function remoteFailure(pattern: string, err: unknown): AgpError {
-  if (err instanceof Error || err === NO_MESSAGE_HANDLER) {
-    const why = err instanceof Error ? err.message : 'the service has no handler for it';
+  if (err instanceof Error || err === NO_MESSAGE_HANDLER || (typeof err === 'string' && isTransientInfraError(err))) {
+    const why = err instanceof Error ? err.message : err === NO_MESSAGE_HANDLER ? 'the service has no handler for it' : err;
     return new ServiceUnavailableError(`${pattern} is unavailable: ${why}`, { cause: err });
   }
   // A plain value is what Nest's default exception filter sent for an unwrapped handler error

@@ -2,7 +2,7 @@ import type { DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { z } from 'zod';
 import { createEventStore, createPgSql, type EventStore } from '@agp/eventstore';
-import { baseEnvSchema, createLogger, exitOnSignals, loadEnv, orderedShutdown, startOpsServer, type Logger } from '@agp/runtime';
+import { baseEnvSchema, createLogger, exitOnFatal, exitOnSignals, loadEnv, orderedShutdown, readinessOf, startOpsServer, type Logger } from '@agp/runtime';
 import { JetStreamIngestLog } from './jetstream-log.js';
 import { PrefixedNatsClient, PrefixedNatsServer } from './nats-transport.js';
 import { ingestSubjects } from './subjects.js';
@@ -35,8 +35,10 @@ export interface ServiceProcessOptions<S extends { start(): Promise<void>; stop(
 /**
  * Distributed mode: run one service as its own process. Parses the environment (exits with every bad variable
  * listed), connects PostgreSQL (event store), JetStream (ingest log) and a NATS client, builds and starts the service,
- * serves its patterns on NATS in its queue group, exposes `/healthz`, `/readyz` (PostgreSQL answers) and `/metrics`
- * on OPS_PORT, and on SIGTERM / SIGINT stops everything in reverse order and exits 0.
+ * serves its patterns on NATS in its queue group, exposes `/healthz`, `/readyz` (503 naming the dependency while
+ * PostgreSQL does not answer or a NATS connection is down) and `/metrics` on OPS_PORT, and on SIGTERM / SIGINT stops
+ * everything in reverse order and exits 0. The NATS connections reconnect for ever (NATS_RECONNECT_OPTIONS); one
+ * that closes for good anyway exits the process with code 1 (exitOnFatal), so an orchestrator restarts it.
  * Source: architecture §1 (Framework), §2 (Distributed), §5 (operations).
  * @throws Error when the environment is invalid or a dependency cannot be reached at start (the process exits).
  */
@@ -50,33 +52,36 @@ export async function runServiceProcess<S extends { start(): Promise<void>; stop
     }),
   );
   const logger = createLogger(opts.name, env.LOG_LEVEL);
-  const sql = createPgSql(env.DATABASE_URL, { applicationName: `agp-${opts.name}` });
+  // Steps are filled in as the parts start; a fatal close before that stops what exists.
+  const steps: Array<{ name: string; run: () => unknown }> = [];
+  const shutdown = orderedShutdown(steps, logger);
+  const fatal = exitOnFatal(shutdown, logger);
+  const onClosed = (role: string) => (err: Error | undefined) => fatal(`NATS ${role} connection closed for good`, err);
+  const sql = createPgSql(env.DATABASE_URL, { applicationName: `agp-${opts.name}`, logger });
   const store = createEventStore(sql);
   const ingestLog = await JetStreamIngestLog.create({ servers: env.NATS_URL, streamName: env.AGP_INGEST_STREAM, subjects: [ingestSubjects(env.AGP_SUBJECT_PREFIX)], logger });
-  const bus = new PrefixedNatsClient({ servers: env.NATS_URL, prefix: env.AGP_SUBJECT_PREFIX, name: `agp-${opts.name}` });
+  const bus = new PrefixedNatsClient({ servers: env.NATS_URL, prefix: env.AGP_SUBJECT_PREFIX, name: `agp-${opts.name}`, logger, onClosed: onClosed('bus client') });
   await bus.connect();
   const { service, module } = opts.build({ env, logger, store, ingestLog, bus });
   await service.start();
-  const app = await NestFactory.createMicroservice(module, {
-    strategy: new PrefixedNatsServer({ servers: env.NATS_URL, prefix: env.AGP_SUBJECT_PREFIX, queue: opts.queue }),
-    logger: false,
-  });
+  const server = new PrefixedNatsServer({ servers: env.NATS_URL, prefix: env.AGP_SUBJECT_PREFIX, queue: opts.queue, name: `agp-${opts.name}-rpc`, logger, onClosed: onClosed('rpc server') });
+  const app = await NestFactory.createMicroservice(module, { strategy: server, logger: false });
   await app.listen();
-  const ops = await startOpsServer({ port: env.OPS_PORT, service: opts.name, readiness: async () => void (await sql.query('SELECT 1')) });
+  // Not ready while PostgreSQL does not answer or either NATS connection is down; ready again when they are back.
+  const readiness = readinessOf([
+    { name: 'postgres', check: async () => void (await sql.query('SELECT 1')) },
+    { name: 'nats', check: () => (server.health.check(), bus.health.check()) },
+  ]);
+  const ops = await startOpsServer({ port: env.OPS_PORT, service: opts.name, readiness });
   logger.info({ ops_port: ops.port }, `${opts.name} service ready`);
 
-  exitOnSignals(
-    orderedShutdown(
-      [
-        { name: 'rpc server', run: () => app.close() },
-        { name: opts.name, run: () => service.stop() },
-        { name: 'nats client', run: () => bus.close() },
-        { name: 'ingest log', run: () => ingestLog.close() },
-        { name: 'event store', run: () => store.close() },
-        { name: 'ops server', run: () => ops.close() },
-      ],
-      logger,
-    ),
-    logger,
+  steps.push(
+    { name: 'rpc server', run: () => app.close() },
+    { name: opts.name, run: () => service.stop() },
+    { name: 'nats client', run: () => bus.close() },
+    { name: 'ingest log', run: () => ingestLog.close() },
+    { name: 'event store', run: () => store.close() },
+    { name: 'ops server', run: () => ops.close() },
   );
+  exitOnSignals(shutdown, logger);
 }

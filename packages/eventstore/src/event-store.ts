@@ -7,7 +7,7 @@
  * in the same order. A catch-up subscription that reads `position > checkpoint` therefore never skips an
  * event that commits later with a smaller position (the classic bigserial gap problem).
  */
-import { WrongExpectedVersionError } from '@agp/runtime';
+import { isTransientInfraError, WrongExpectedVersionError } from '@agp/runtime';
 import { isDataError } from './data-errors.js';
 import { checkpointPosition } from './pages.js';
 import { migrateSchema } from './schema.js';
@@ -313,6 +313,8 @@ class CatchUpSubscription implements Subscription {
     const { sql } = this.store;
     const batchSize = this.opts.batchSize ?? 500;
     let backoff = 100;
+    /** Epoch ms of the first failure of a transient outage (the database down), 0 while healthy. */
+    let outageSince = 0;
     /** After a batch failed on its data, events up to this position are handled one at a time. */
     let isolateUntil = -1n;
     while (!this.stopped) {
@@ -334,6 +336,10 @@ class CatchUpSubscription implements Subscription {
         } else {
           events = await this.store.readAll(this.pos, limit);
           last = events.at(-1)?.global_position ?? this.pos;
+        }
+        if (outageSince) {
+          this.opts.onRecovered?.(Date.now() - outageSince);
+          outageSince = 0;
         }
         if (last <= this.pos) {
           await this.idle(this.opts.idlePollMs ?? 200);
@@ -370,8 +376,11 @@ class CatchUpSubscription implements Subscription {
             err = parkErr;
           }
         }
-        this.opts.onError?.(err);
-        await this.idle(backoff);
+        // The database being down is reported once per outage; the loop never dies and resumes from its checkpoint.
+        const transient = isTransientInfraError(err);
+        if (!transient || !outageSince) this.opts.onError?.(err);
+        if (transient && !outageSince) outageSince = Date.now();
+        await this.idle(backoff + Math.floor(Math.random() * (backoff / 4)));
         backoff = Math.min(backoff * 2, 5000);
       }
     }

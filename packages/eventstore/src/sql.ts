@@ -10,7 +10,14 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
+import { isTransientInfraError } from '@agp/runtime';
 import type { QueryOptions, Sql, SqlExecutor } from './types.js';
+
+/** The part of a (pino) logger {@link createPgSql} uses. */
+export interface PgSqlLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+}
 
 /** Options of {@link createPgSql}. */
 export interface PgSqlOptions {
@@ -18,6 +25,10 @@ export interface PgSqlOptions {
   max?: number;
   /** `application_name` shown in pg_stat_activity. */
   applicationName?: string;
+  /** Logs a lost connection once per outage (warn) and its return (info). */
+  logger?: PgSqlLogger;
+  /** Longest wait for a new connection, in ms; then the query fails (a transient error, 503). @default 5000 */
+  connectionTimeoutMs?: number;
 }
 
 /** Prepared-statement name of a query text: one name per text, so a name never meets two texts. */
@@ -33,37 +44,81 @@ function statementName(text: string): string {
 
 /**
  * A {@link Sql} over a `pg` connection pool. Connections are opened lazily, so this never throws;
- * queries reject with the driver's error when PostgreSQL is unreachable.
+ * queries reject with the driver's error when PostgreSQL is unreachable (`isTransientInfraError` tells those apart:
+ * 503 at the edge).
+ *
+ * Survives a PostgreSQL restart and `pg_terminate_backend` (SQLSTATE 57P01): every client, idle in the pool or
+ * checked out by {@link Sql.transaction}, has an `'error'` listener, so a dropped connection fails the statement
+ * that used it instead of crashing the process with an unhandled `'error'` event; a client that failed is destroyed
+ * rather than returned to the pool, and the next query opens a fresh connection. A lost connection is logged once,
+ * and the first query that succeeds afterwards logs that the database is back.
  * @param url a `postgres://` connection string (DATABASE_URL)
  */
 export function createPgSql(url: string, opts: PgSqlOptions = {}): Sql {
-  const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10, application_name: opts.applicationName });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.max ?? 10,
+    application_name: opts.applicationName,
+    connectionTimeoutMillis: opts.connectionTimeoutMs ?? 5_000,
+  });
+  const { logger } = opts;
+  let lostAt = 0;
+  const lost = (err: unknown) => {
+    if (lostAt) return;
+    lostAt = Date.now();
+    logger?.warn({ err, application_name: opts.applicationName }, 'PostgreSQL connection lost; queries fail until it is back');
+  };
+  const answered = () => {
+    if (!lostAt) return;
+    logger?.info({ outage_ms: Date.now() - lostAt, application_name: opts.applicationName }, 'PostgreSQL answers again');
+    lostAt = 0;
+  };
   // An idle client that loses its connection must not crash the process; the next query reconnects.
-  pool.on('error', () => {});
+  pool.on('error', lost);
+  const run = async <R>(c: pg.Pool | pg.PoolClient, text: string, params?: unknown[], qopts?: QueryOptions) => {
+    let res: pg.QueryResult;
+    try {
+      res = qopts?.prepare ? await c.query({ name: statementName(text), text, values: params }) : await c.query(text, params as unknown[]);
+    } catch (err) {
+      if (isTransientInfraError(err)) lost(err);
+      throw err;
+    }
+    answered();
+    return { rows: res.rows as R[] };
+  };
   return {
     kind: 'postgres',
-    async query<R>(text: string, params?: unknown[], opts?: QueryOptions) {
-      const res = opts?.prepare ? await pool.query({ name: statementName(text), text, values: params }) : await pool.query(text, params as unknown[]);
-      return { rows: res.rows as R[] };
+    async query<R>(text: string, params?: unknown[], qopts?: QueryOptions) {
+      return run<R>(pool, text, params, qopts);
     },
     async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-      const client = await pool.connect();
+      const client = await pool.connect().catch((err: unknown) => {
+        if (isTransientInfraError(err)) lost(err);
+        throw err;
+      });
+      // A checked-out client has no listener of the pool's: without this one, a backend terminated while the
+      // transaction runs (57P01, a restart) emits an unhandled 'error' and kills the process.
+      let broken: Error | undefined;
+      const onError = (err: Error) => {
+        broken ??= err;
+        lost(err);
+      };
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const tx: SqlExecutor = {
-          async query<R>(text: string, params?: unknown[], opts?: QueryOptions) {
-            const res = opts?.prepare ? await client.query({ name: statementName(text), text, values: params }) : await client.query(text, params as unknown[]);
-            return { rows: res.rows as R[] };
-          },
+          query: <R>(text: string, params?: unknown[], qopts?: QueryOptions) => run<R>(client, text, params, qopts),
         };
         const out = await fn(tx);
         await client.query('COMMIT');
         return out;
       } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
+        await client.query('ROLLBACK').catch((rollbackErr: Error) => void (broken ??= rollbackErr));
         throw err;
       } finally {
-        client.release();
+        client.off('error', onError);
+        // A client whose connection failed is destroyed (release with an error), never handed out again.
+        client.release(broken ?? false);
       }
     },
     async exec(text: string) {

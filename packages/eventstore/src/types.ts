@@ -91,8 +91,14 @@ export interface SubscriptionOptions {
    * made through `tx` commit atomically with it. Throwing rolls back and the batch is retried.
    */
   handler: (events: StoredEvent[], tx: SqlExecutor) => Promise<void>;
-  /** Called when a batch fails (it will be retried after a back-off). */
+  /**
+   * Called when a batch fails (it will be retried after a back-off: 100 ms doubling to 5 s, with jitter). A transient
+   * infrastructure failure (the database restarting or unreachable: `isTransientInfraError`) is reported once per
+   * outage, not on every retry; other failures on each.
+   */
   onError?: (err: unknown) => void;
+  /** Called once when the subscription runs again after a transient outage, with the outage's length in ms. */
+  onRecovered?: (outageMs: number) => void;
 }
 
 /** A running catch-up subscription. */

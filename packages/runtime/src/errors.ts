@@ -98,3 +98,38 @@ export class WrongExpectedVersionError extends ConflictError {
     );
   }
 }
+
+/** Seconds a client is told to wait (`Retry-After`) before retrying a 503. */
+export const RETRY_AFTER_SECONDS = 1;
+
+/** SQLSTATE classes and codes of a database that is (re)starting, shutting down or unreachable. */
+const TRANSIENT_SQLSTATE = /^(08...|53...|57P0[1-5]|58030)$/;
+/** Socket error codes of a peer that refused, dropped or cannot be reached (Node `err.code`). */
+const TRANSIENT_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+/** Messages of the `pg` driver and pool when a connection is gone or cannot be made. */
+const TRANSIENT_MESSAGE = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Connection closed|Error: Connection lost)/;
+/** Error names of the NATS client (`@nats-io/nats-core`) for a connection that is down, closed or draining. */
+const TRANSIENT_NAMES = new Set(['ClosedConnectionError', 'DrainingConnectionError', 'ConnectionError', 'NoResponders', 'NoRespondersError', 'RpcTimeoutError']);
+
+/**
+ * Whether `err` is a transient infrastructure failure: PostgreSQL shutting down or restarting (SQLSTATE 57P01–57P05),
+ * a broken or refused connection (class 08, ECONNREFUSED, ECONNRESET, "Connection terminated", …), resources
+ * exhausted (class 53), a NATS connection that is down or closed, or Nest's NATS client rejecting with its string
+ * "Connection lost. Trying to reconnect...". Such a failure is answered 503 with `Retry-After`, never 500; a retry
+ * after the dependency is back succeeds. Follows `cause` chains and `AggregateError.errors` (Node's happy-eyeballs
+ * connect). Data errors (class 22), conflicts and bugs are not transient.
+ * Source: architecture §4 (Errors: transient infrastructure failure = 503).
+ */
+export function isTransientInfraError(err: unknown, depth = 0): boolean {
+  if (err === null || err === undefined || depth > 5) return false;
+  if (typeof err === 'string') return TRANSIENT_MESSAGE.test(err);
+  if (typeof err !== 'object') return false;
+  if (err instanceof ServiceUnavailableError) return true;
+  if (err instanceof AgpError) return false;
+  const e = err as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
+  if (typeof e.code === 'string' && (TRANSIENT_SQLSTATE.test(e.code) || TRANSIENT_ERRNO.has(e.code))) return true;
+  if (typeof e.name === 'string' && TRANSIENT_NAMES.has(e.name)) return true;
+  if (typeof e.message === 'string' && TRANSIENT_MESSAGE.test(e.message)) return true;
+  if (Array.isArray(e.errors) && e.errors.some((x) => isTransientInfraError(x, depth + 1))) return true;
+  return isTransientInfraError(e.cause, depth + 1);
+}

@@ -40,3 +40,24 @@ export function exitOnSignals(shutdown: () => Promise<boolean>, logger: Pick<Log
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
 }
+
+/**
+ * A dependency connection closed for good (nothing in this process brings it back): log `reason` as fatal, run
+ * `shutdown` (at most `graceMs`), and exit with code 1 so an orchestrator (or scripts/distributed.mjs) restarts the
+ * process. Readiness is already false by then. Runs once; later calls are ignored.
+ * Source: docs/reliability.md (NATS outages: a connection that closes for good).
+ * @param graceMs longest wait for the shutdown, in ms. @default 5000
+ */
+export function exitOnFatal(shutdown: () => Promise<boolean>, logger: Pick<Logger, 'fatal'>, graceMs = 5_000): (reason: string, err?: unknown) => void {
+  let exiting = false;
+  return (reason, err) => {
+    if (exiting) return;
+    exiting = true;
+    logger.fatal({ err }, `${reason}; exiting so that the process is restarted`);
+    const timer = setTimeout(() => process.exit(1), graceMs);
+    timer.unref();
+    void shutdown()
+      .catch(() => false)
+      .finally(() => process.exit(1));
+  };
+}

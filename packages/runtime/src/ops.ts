@@ -93,3 +93,42 @@ export async function startOpsServer(opts: { port: number; host?: string; servic
   const addr = server.address();
   return { port: typeof addr === 'object' && addr ? addr.port : opts.port, server, close: () => new Promise((r) => server.close(() => r())) };
 }
+
+/** One dependency a readiness probe checks: its name (`postgres`, `nats`) and a check that throws when it is down. */
+export interface ReadinessCheck {
+  name: string;
+  /** Throws (or rejects) when the dependency cannot serve; its message goes into the 503's detail. */
+  check(): void | Promise<void>;
+}
+
+/**
+ * A readiness callback (for {@link startOpsServer} or the gateway's `/readyz`) that runs every check at once, each
+ * bounded by `timeoutMs`, and rejects naming each dependency that is down, e.g.
+ * `not ready: postgres: connect ECONNREFUSED 127.0.0.1:5432; nats: NATS (rpc server) disconnected, reconnecting for 3.1 s`.
+ * Readiness turns false while a dependency is down and true again when it is back, without a restart.
+ * @param timeoutMs how long one check may take before it counts as down, in ms. @default 2000
+ */
+export function readinessOf(checks: ReadinessCheck[], timeoutMs = 2_000): () => Promise<void> {
+  return async () => {
+    const failures = await Promise.all(
+      checks.map(async (c) => {
+        let timer: NodeJS.Timeout | undefined;
+        try {
+          await Promise.race([
+            Promise.resolve().then(() => c.check()),
+            new Promise((_, reject) => {
+              timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+            }),
+          ]);
+          return null;
+        } catch (err) {
+          return `${c.name}: ${(err as Error)?.message ?? String(err)}`;
+        } finally {
+          clearTimeout(timer);
+        }
+      }),
+    );
+    const down = failures.filter((f): f is string => f !== null);
+    if (down.length) throw new Error(`not ready: ${down.join('; ')}`);
+  };
+}

@@ -17,7 +17,7 @@ import { buildOpenApiDocument } from '@agp/contracts';
 import { CachedKeyResolver, type KeyResolver } from '@agp/auth';
 import { problemOf } from '@agp/bus';
 import type { SqlExecutor } from '@agp/eventstore';
-import { collectDefaultMetrics, metricsRegistry, problem, type Logger } from '@agp/runtime';
+import { collectDefaultMetrics, metricsRegistry, problem, readinessOf, retryAfterHeaders, type Logger, type ReadinessCheck } from '@agp/runtime';
 import { BUS, IngestController, InterventionsController, LIST_READER } from './controllers.js';
 import { InterventionListReader } from '@agp/interventions/read-models';
 import { authenticate, jsonBody, requestIdAndMetrics, sendProblem } from './edge.js';
@@ -43,7 +43,7 @@ class ProblemFilter implements ExceptionFilter {
       p = problem(status, err.name.replace(/Exception$/, '').replace(/([a-z])([A-Z])/g, '$1 $2') || 'Error', err instanceof NotFoundException ? 'no such route' : err.message);
     } else p = problemOf(err);
     if (p.status >= 500) this.logger.error({ err, request_id: res.locals.requestId }, 'request failed');
-    sendProblem(res, p, p.status === 503 ? { 'retry-after': '1' } : {});
+    sendProblem(res, p, retryAfterHeaders(p.status));
   }
 }
 
@@ -63,6 +63,11 @@ export interface GatewayOptions {
   keys: KeyResolver;
   /** The platform's database: the readiness probe pings it, and the interventions list is read from it. */
   sql: SqlExecutor;
+  /**
+   * Further dependencies `/readyz` checks besides the database (distributed mode: the NATS connection). `/readyz`
+   * answers 503 problem+json naming each one that is down, and 200 again once they are back.
+   */
+  readiness?: ReadinessCheck[];
   logger: Logger;
   /** How long a resolved key stays cached, in ms (a revoked key stops working within it). @default 10000 */
   keyCacheMs?: number;
@@ -91,10 +96,11 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   server.set('etag', false);
   server.use(requestIdAndMetrics());
   server.get(['/healthz', '/healthz/'], (_req, res) => void res.json({ status: 'ok', service: 'gateway' }));
+  const readiness = readinessOf([{ name: 'postgres', check: async () => void (await opts.sql.query('SELECT 1')) }, ...(opts.readiness ?? [])]);
   server.get(['/readyz', '/readyz/'], (_req, res) => {
-    opts.sql.query('SELECT 1').then(
+    readiness().then(
       () => res.json({ status: 'ready', service: 'gateway' }),
-      (err: Error) => sendProblem(res, problem(503, 'Service Unavailable', `database unavailable: ${err.message}`)),
+      (err: Error) => sendProblem(res, problem(503, 'Service Unavailable', err.message), retryAfterHeaders(503)),
     );
   });
   server.get(['/metrics', '/metrics/'], (_req, res) => {

@@ -3,30 +3,46 @@ import { z } from 'zod';
 import { KeyStore } from '@agp/auth';
 import { PrefixedNatsClient } from '@agp/bus';
 import { createPgSql } from '@agp/eventstore';
-import { baseEnvSchema, createLogger, exitOnSignals, loadEnv, orderedShutdown } from '@agp/runtime';
+import { baseEnvSchema, createLogger, exitOnFatal, exitOnSignals, loadEnv, orderedShutdown } from '@agp/runtime';
 import { createGateway } from './gateway.js';
 
-/** Distributed mode: the gateway as its own process (NATS + PostgreSQL). Serves /healthz, /readyz, /metrics itself. */
+/**
+ * Distributed mode: the gateway as its own process (NATS + PostgreSQL). Serves /healthz, /readyz (503 while
+ * PostgreSQL or NATS is down), /metrics itself. Its NATS connection reconnects for ever; one that closes for good
+ * exits the process with code 1 so that it is restarted.
+ */
 const env = loadEnv(baseEnvSchema.extend({ NATS_URL: z.string().min(1), DATABASE_URL: z.string().min(1) }));
 const logger = createLogger('gateway', env.LOG_LEVEL);
-const sql = createPgSql(env.DATABASE_URL, { applicationName: 'agp-gateway' });
+const steps: Array<{ name: string; run: () => unknown }> = [];
+const shutdown = orderedShutdown(steps, logger);
+const fatal = exitOnFatal(shutdown, logger);
+const sql = createPgSql(env.DATABASE_URL, { applicationName: 'agp-gateway', logger });
 const keys = new KeyStore(sql);
 await keys.migrate();
 if (env.AGP_INIT_ORG) await keys.ensureInit({ org: env.AGP_INIT_ORG, writeKey: env.AGP_INIT_WRITE_KEY, readKey: env.AGP_INIT_READ_KEY });
-const bus = new PrefixedNatsClient({ servers: env.NATS_URL, prefix: env.AGP_SUBJECT_PREFIX, name: 'agp-gateway' });
+const bus = new PrefixedNatsClient({
+  servers: env.NATS_URL,
+  prefix: env.AGP_SUBJECT_PREFIX,
+  name: 'agp-gateway',
+  logger,
+  onClosed: (err) => fatal('NATS bus client connection closed for good', err),
+});
 await bus.connect();
-const gateway = await createGateway({ bus, keys, sql, logger, listCacheEntries: env.AGP_ANSWER_CACHE_ENTRIES, keyStaleMs: env.AGP_KEY_STALE_MS });
+const gateway = await createGateway({
+  bus,
+  keys,
+  sql,
+  logger,
+  listCacheEntries: env.AGP_ANSWER_CACHE_ENTRIES,
+  keyStaleMs: env.AGP_KEY_STALE_MS,
+  readiness: [{ name: 'nats', check: () => bus.health.check() }],
+});
 const port = await gateway.listen(env.PORT);
 logger.info({ port }, 'gateway listening');
 
-exitOnSignals(
-  orderedShutdown(
-    [
-      { name: 'http server', run: () => gateway.close() },
-      { name: 'nats client', run: () => bus.close() },
-      { name: 'postgres', run: () => sql.close() },
-    ],
-    logger,
-  ),
-  logger,
+steps.push(
+  { name: 'http server', run: () => gateway.close() },
+  { name: 'nats client', run: () => bus.close() },
+  { name: 'postgres', run: () => sql.close() },
 );
+exitOnSignals(shutdown, logger);

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { QueueGroups } from '@agp/contracts';
 import { JetStreamIngestLog, PrefixedNatsServer, ingestSubjects } from '@agp/bus';
 import { createPgSql } from '@agp/eventstore';
-import { baseEnvSchema, createLogger, exitOnSignals, loadEnv, orderedShutdown, startOpsServer } from '@agp/runtime';
+import { baseEnvSchema, createLogger, exitOnFatal, exitOnSignals, loadEnv, orderedShutdown, readinessOf, startOpsServer } from '@agp/runtime';
 import { sqlIngestedIds } from './ingested-ids.js';
 import { IngestModule } from './module.js';
 import { IngestService } from './service.js';
@@ -24,27 +24,31 @@ const env = loadEnv(
   }),
 );
 const logger = createLogger('ingest', env.LOG_LEVEL);
+const steps: Array<{ name: string; run: () => unknown }> = [];
+const shutdown = orderedShutdown(steps, logger);
+const fatal = exitOnFatal(shutdown, logger);
 const log = await JetStreamIngestLog.create({ servers: env.NATS_URL, streamName: env.AGP_INGEST_STREAM, subjects: [ingestSubjects(env.AGP_SUBJECT_PREFIX)], logger });
 // A small pool: one indexed read per chunk.
-const sql = createPgSql(env.DATABASE_URL, { applicationName: 'agp-ingest', max: 4 });
+const sql = createPgSql(env.DATABASE_URL, { applicationName: 'agp-ingest', max: 4, logger });
 const service = new IngestService({ log, ingested: sqlIngestedIds(sql), subjectPrefix: env.AGP_SUBJECT_PREFIX, logger });
-const app = await NestFactory.createMicroservice(IngestModule.register(service, logger), {
-  strategy: new PrefixedNatsServer({ servers: env.NATS_URL, prefix: env.AGP_SUBJECT_PREFIX, queue: QueueGroups.ingest }),
-  logger: false,
+const server = new PrefixedNatsServer({
+  servers: env.NATS_URL,
+  prefix: env.AGP_SUBJECT_PREFIX,
+  queue: QueueGroups.ingest,
+  name: 'agp-ingest-rpc',
+  logger,
+  onClosed: (err) => fatal('NATS rpc server connection closed for good', err),
 });
+const app = await NestFactory.createMicroservice(IngestModule.register(service, logger), { strategy: server, logger: false });
 await app.listen();
-const ops = await startOpsServer({ port: env.OPS_PORT, service: 'ingest', readiness: async () => {} });
+// Ready while its NATS connection is up; PostgreSQL is not needed to accept events.
+const ops = await startOpsServer({ port: env.OPS_PORT, service: 'ingest', readiness: readinessOf([{ name: 'nats', check: () => server.health.check() }]) });
 logger.info({ ops_port: ops.port }, 'ingest service ready');
 
-exitOnSignals(
-  orderedShutdown(
-    [
-      { name: 'rpc server', run: () => app.close() },
-      { name: 'ingest log', run: () => log.close() },
-      { name: 'postgres', run: () => sql.close() },
-      { name: 'ops server', run: () => ops.close() },
-    ],
-    logger,
-  ),
-  logger,
+steps.push(
+  { name: 'rpc server', run: () => app.close() },
+  { name: 'ingest log', run: () => log.close() },
+  { name: 'postgres', run: () => sql.close() },
+  { name: 'ops server', run: () => ops.close() },
 );
+exitOnSignals(shutdown, logger);

@@ -11,7 +11,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { ClientProxy } from '@nestjs/microservices';
 import { MCP_MAX_BODY_BYTES, MCP_TOOL_ERROR_STATUS, Wire, type McpCatalog, type McpToolEnvelope } from '@agp/contracts';
 import { call, callUnchecked } from '@agp/bus';
-import { parseOrThrow } from '@agp/runtime';
+import { parseOrThrow, retryAfterHeaders } from '@agp/runtime';
 import { BUS, ctxOf } from '../controllers.js';
 import type { AuthedRequest } from '../edge.js';
 
@@ -93,7 +93,8 @@ export class McpController {
     parseOrThrow(Wire['mcp.call-tool'].request, { body: body ?? {} });
     const outcome = await callUnchecked(this.bus, 'mcp.call-tool', ctx, { body: body ?? {} });
     const envelope: McpToolEnvelope = { ...outcome, metadata: { execution_time_ms: Math.round((performance.now() - started) * 1000) / 1000 } };
-    res.status(outcome.error ? MCP_TOOL_ERROR_STATUS[outcome.error.code] : 200).json(envelope);
+    const status = outcome.error ? MCP_TOOL_ERROR_STATUS[outcome.error.code] : 200;
+    res.status(status).set(retryAfterHeaders(status)).json(envelope);
   }
 
   /** GET /api/v1/mcp/resources/{uri}: `{uri, mime_type, data}`; 404 for an unknown URI. */
@@ -118,7 +119,7 @@ const FORWARDED_HEADERS = new Set(['accept', 'content-type', 'origin', 'last-eve
 
 /** A JSON-RPC error answer the gateway gives itself (the body never reached the protocol). */
 function jsonRpcError(res: Response, status: number, code: number, message: string): void {
-  res.status(status).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }));
+  res.status(status).set(retryAfterHeaders(status)).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }));
 }
 
 /**

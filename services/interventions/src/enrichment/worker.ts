@@ -1,6 +1,6 @@
 import { InterventionEvents, interventionStream, type EnrichmentCoverage, type InterventionEnrichedData, type InterventionEnrichmentFailedData } from '@agp/contracts';
 import { EVENT_SCHEMA_VERSION, type StoredEvent, type Subscription } from '@agp/eventstore';
-import { ConflictError, NotFoundError, WrongExpectedVersionError, counter, gauge, newId, type RequestContext } from '@agp/runtime';
+import { ConflictError, NotFoundError, WrongExpectedVersionError, counter, gauge, isTransientInfraError, newId, type RequestContext } from '@agp/runtime';
 import { llmSettings } from '@agp/runtime/llm';
 import type { InterventionsDeps } from '../service.js';
 import { fold, type InterventionState } from '../intervention/intervention.js';
@@ -97,6 +97,7 @@ export class EnrichmentWorker {
         setTimeout(() => this.wake(), 5);
       },
       onError: (err) => logger.error({ err }, 'enrichment subscription batch failed; retrying'),
+      onRecovered: (outageMs) => logger.info({ outage_ms: outageMs }, 'enrichment subscription resumed from its checkpoint'),
     });
     this.pump = this.runPump();
   }
@@ -136,6 +137,7 @@ export class EnrichmentWorker {
     const { store, logger } = this.deps;
     // A lease covers a whole run: every attempt may take the timeout plus the longest SDK backoff (8 s), plus margin.
     const leaseMs = this.maxAttempts * ((this.settings?.timeoutMs ?? 30_000) + 8_000) + 60_000;
+    let storeDownSince = 0;
     while (!this.stopped) {
       try {
         await this.refreshLag();
@@ -151,9 +153,15 @@ export class EnrichmentWorker {
           for (const job of jobs) this.launch(job);
           if (jobs.length === free) continue;
         }
+        if (storeDownSince) {
+          logger.info({ outage_ms: Date.now() - storeDownSince }, 'enrichment: claiming jobs works again');
+          storeDownSince = 0;
+        }
       } catch (err) {
         if (this.stopped) break;
-        logger.error({ err }, 'enrichment: claiming jobs failed; retrying');
+        // The database being down is logged once per outage, not every retry.
+        if (!storeDownSince || !isTransientInfraError(err)) logger.error({ err }, 'enrichment: claiming jobs failed; retrying');
+        if (!storeDownSince && isTransientInfraError(err)) storeDownSince = Date.now();
         await sleep(STORE_RETRY_MS);
       }
       await this.idle(IDLE_POLL_MS);
