@@ -78,6 +78,13 @@ export interface Load {
   sent(): number;
   /** Events not yet acknowledged. */
   pending(): number;
+  /**
+   * Unacknowledged events that may nevertheless be stored: sent in a request that got no definite answer (a timeout,
+   * a reset, a 5xx: ingest may have published them before the answer was lost), by kind.
+   */
+  maybeStored(): { interventions: number; actions: number };
+  /** Send `batches` new batches at once (beyond the usual pace), so that a fault right after finds work in flight. */
+  burst(batches: number): void;
   /** Stop making new batches; keep re-sending the unacknowledged events until all are acknowledged or `deadline` (ms since the epoch). */
   finish(deadline: number): Promise<void>;
 }
@@ -92,6 +99,7 @@ export function startLoad(opts: { url: string; writeKey: string; tag: string; se
   const acked: Acked = { interventions: new Set(), actions: new Set(), starts: new Set(), runs: new Set() };
   const kindOf = new Map<string, { kind: 'intervention' | 'action' | 'run'; run?: string }>();
   const retry: Array<{ events: IngestEvent[]; notBefore: number }> = [];
+  const uncertain = new Set<string>();
   let sent = 0;
   let unacked = 0;
   let batchNo = 0;
@@ -151,6 +159,7 @@ export function startLoad(opts: { url: string; writeKey: string; tag: string; se
       for (const ev of events) if (failed.has(ev.id)) again.push(ev);
     } else {
       again.push(...events);
+      if (r.status !== 'refused' && !(typeof r.status === 'number' && r.status < 500)) for (const ev of events) uncertain.add(ev.id);
       const ra = Number(r.retryAfter);
       if (Number.isFinite(ra) && ra > 0) wait = Math.min(2000, ra * 1000);
     }
@@ -178,7 +187,19 @@ export function startLoad(opts: { url: string; writeKey: string; tag: string; se
 
   return {
     acked,
+    burst(batches) {
+      for (let i = 0; i < batches; i++) track(send(newBatch()));
+    },
     sent: () => sent,
+    maybeStored() {
+      const out = { interventions: 0, actions: 0 };
+      for (const id of uncertain) {
+        const k = kindOf.get(id)?.kind;
+        if (k === 'intervention' && !acked.interventions.has(id)) out.interventions++;
+        if (k === 'action' && !acked.actions.has(id)) out.actions++;
+      }
+      return out;
+    },
     pending: () => unacked,
     async finish(until) {
       generating = false;
