@@ -22,13 +22,35 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** One process of a distributed run as a fault test sees it. */
+export interface ServiceInfo {
+  /** `interventions`, `gateway`, or `stats#2` when a service has replicas. */
+  label: string;
+  pid: number;
+  /** URL of its readiness probe: the ops port's `/readyz`, or the gateway's own `/readyz`. */
+  readyUrl: string;
+  /** How it ended (`code 1`, `SIGKILL`), or null while it runs. */
+  exit: string | null;
+  /** Its last lines of output, indented (for a failure message). */
+  lastLines(): string;
+}
+
 /** Processes of a distributed platform started for one test run, in their own database, subjects and stream. */
 export interface DistributedRun {
   url: string;
-  /** pid of each service process, by service name. */
+  /** pid of each service process, by service name (the process started last, after a {@link restart}). */
   pids: Record<string, number>;
   databaseUrl: string;
   env: Record<string, string>;
+  /** The current process of each label (the newest one after a {@link restart}), in start order. */
+  services(): ServiceInfo[];
+  /** Send `signal` to the current process of `label` and wait until it has exited. */
+  kill(label: string, signal: NodeJS.Signals): Promise<void>;
+  /**
+   * Start `label` again (same settings and ops port) after its process exited, and wait until it answers `/readyz`.
+   * @throws Error when the old process still runs, or the new one dies or is not ready in time (with its last lines).
+   */
+  restart(label: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -48,13 +70,15 @@ class ServiceProcess {
 
   constructor(
     readonly label: string,
-    env: Record<string, string>,
-    nodeArgs: string[] = [],
+    readonly env: Record<string, string>,
+    readonly nodeArgs: string[] = [],
+    /** Pass the process's output through to this process's stderr (else it is only kept for {@link lastLines}). */
+    echo = true,
   ) {
     const name = label.replace(/#\d+$/, '');
     this.child = spawn(process.execPath, ['--enable-source-maps', ...nodeArgs, `services/${name}/dist/main.js`], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     const onData = (chunk: Buffer) => {
-      process.stderr.write(chunk);
+      if (echo) process.stderr.write(chunk);
       const lines = (this.partial + chunk.toString('utf8')).split('\n');
       this.partial = lines.pop() ?? '';
       this.tail.push(...lines);
@@ -69,6 +93,12 @@ class ServiceProcess {
   lastLines(): string {
     const lines = [...this.tail, ...(this.partial ? [this.partial] : [])];
     return lines.length ? lines.map((l) => `    ${l}`).join('\n') : '    (no output)';
+  }
+
+  /** How the process ended (`code 1`, `SIGKILL`), or null while it runs. */
+  exit(): string | null {
+    const c = this.child;
+    return c.exitCode !== null ? `code ${c.exitCode}` : c.signalCode ? c.signalCode : null;
   }
 
   /** Describe the process for an error message: label, pid, and how it ended if it has. */
@@ -146,6 +176,8 @@ export async function startDistributed(opts: {
   serviceEnv?: Partial<Record<(typeof BACKEND_SERVICES)[number] | 'gateway', Record<string, string>>>;
   /** Extra node options for one service's processes (e.g. `--cpu-prof`, which NODE_OPTIONS does not allow). */
   serviceNodeArgs?: Partial<Record<(typeof BACKEND_SERVICES)[number] | 'gateway', string[]>>;
+  /** Pass each process's output through to stderr (default true); when false only the last lines are kept. */
+  echo?: boolean;
 }): Promise<DistributedRun> {
   if (opts.build !== false) execFileSync(process.execPath, ['scripts/build.mjs', '--quiet'], { cwd: ROOT, stdio: 'inherit' });
   const readyTimeoutMs = opts.readyTimeoutMs ?? 60_000;
@@ -164,11 +196,15 @@ export async function startDistributed(opts: {
   };
   const processes: ServiceProcess[] = [];
   const pids: Record<string, number> = {};
+  /** The current process and readiness URL of each label. */
+  const current = new Map<string, { p: ServiceProcess; readyUrl: string }>();
   const start = (name: string, label: string, extra: Record<string, string> = {}) => {
     const key = name as keyof NonNullable<typeof opts.serviceEnv>;
-    const p = new ServiceProcess(label, { ...env, ...extra, ...opts.serviceEnv?.[key] }, opts.serviceNodeArgs?.[key]);
+    const p = new ServiceProcess(label, { ...env, ...extra, ...opts.serviceEnv?.[key] }, opts.serviceNodeArgs?.[key], opts.echo !== false);
     processes.push(p);
     pids[name] = p.child.pid!;
+    const ops = extra.OPS_PORT;
+    current.set(label, { p, readyUrl: ops ? `http://127.0.0.1:${ops}/readyz` : `http://127.0.0.1:${port}/readyz` });
     return p;
   };
   const stopAll = async () => {
@@ -209,11 +245,32 @@ export async function startDistributed(opts: {
     await stopAll().catch((cleanup) => console.error('[agp tests] cleanup after a failed start also failed:', cleanup));
     throw new DistributedStartError((err as Error).message, { pids: processes.map((p) => p.child.pid!), databaseUrl: db.url, stream: env.AGP_INGEST_STREAM });
   }
+  const entry = (label: string) => {
+    const e = current.get(label);
+    if (!e) throw new Error(`no service "${label}" in this run (have ${[...current.keys()].join(', ')})`);
+    return e;
+  };
   return {
     url: `http://127.0.0.1:${port}`,
     pids,
     databaseUrl: db.url,
     env,
+    services: () => [...current.entries()].map(([label, { p, readyUrl }]) => ({ label, pid: p.child.pid!, readyUrl, exit: p.exit(), lastLines: () => p.lastLines() })),
+    async kill(label, signal) {
+      const { p } = entry(label);
+      if (p.exit() === null) p.child.kill(signal);
+      await p.exited;
+    },
+    async restart(label) {
+      const { p: old, readyUrl } = entry(label);
+      if (old.exit() === null) throw new Error(`${old.describe()}: stop it before restarting it`);
+      const name = label.replace(/#\d+$/, '');
+      const p = new ServiceProcess(label, old.env, old.nodeArgs, opts.echo !== false);
+      processes.push(p);
+      pids[name] = p.child.pid!;
+      current.set(label, { p, readyUrl });
+      await p.ready(readyUrl, readyTimeoutMs);
+    },
     stop: stopAll,
   };
 }
