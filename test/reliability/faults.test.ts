@@ -162,7 +162,10 @@ describe.skipIf(!!skipReason)(`fault injection, distributed mode on its own NATS
     opts: {
       kind: 'kill' | 'dependency' | 'blip';
       killed?: string;
-      /** Services whose /readyz may stay ready during this outage (ingest while PostgreSQL is down: it must keep accepting). */
+      /**
+       * Services whose /readyz may stay ready during this outage: ingest and the gateway while PostgreSQL is down (ingest
+       * must keep accepting, so the gateway in front of it stays routable and says `degraded`).
+       */
       mayStayReady?: string[];
       inject(): Promise<void>;
       restore(): Promise<void>;
@@ -365,7 +368,7 @@ describe.skipIf(!!skipReason)(`fault injection, distributed mode on its own NATS
   it(`PostgreSQL fast stop, ${PG_DOWN_MS / 1000} s down, start`, async () => {
     const f = await measure(`PostgreSQL restart (${PG_DOWN_MS / 1000} s)`, {
       kind: 'dependency',
-      mayStayReady: ['ingest'],
+      mayStayReady: ['ingest', 'gateway'],
       inject: async () => {
         await pgs.down('SIGINT');
         await new Promise((r) => setTimeout(r, PG_DOWN_MS));

@@ -22,11 +22,13 @@ import {
   type StreamInfo,
 } from '@nats-io/jetstream';
 import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
+import { NATS_RECONNECT_OPTIONS, watchNatsConnection, type NatsConnectionHealth } from './nats-connection.js';
 import { ingestFilter } from './subjects.js';
 import type { IngestDelivery, IngestLog, IngestLogMessage } from './types.js';
 
 /** The part of a (pino) logger the ingest log adapters use. */
 export interface IngestLogLogger {
+  info(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
 }
@@ -37,6 +39,11 @@ export interface JetStreamIngestLogOptions {
   servers?: string | string[];
   /** An existing connection to use instead of opening one; it is left open by `close()`. */
   connection?: NatsConnection;
+  /**
+   * Called once when the log's own connection closes for good without `close()` (see `watchNatsConnection`); service
+   * processes exit non-zero there so an orchestrator restarts them. Ignored when `connection` is given.
+   */
+  onClosed?: (err: Error | undefined) => void;
   /** Stream name, `AGP_INGEST_STREAM` (e.g. `INGEST`). */
   streamName: string;
   /** Subjects the stream captures, e.g. `['agp.ingest.>']` (see `ingestSubjects(prefix)`). */
@@ -138,6 +145,11 @@ export class JetStreamIngestLog implements IngestLog {
   private readonly consumers = new Set<RunningConsumer>();
   private readonly lags = new Map<string, ConsumerLag>();
   private lagTimer: NodeJS.Timeout | undefined;
+  /**
+   * Health of the connection this log opened (reconnects forever, each loss and return logged once); readiness
+   * checks it. Undefined when the connection was passed in (its owner watches it).
+   */
+  health: NatsConnectionHealth | undefined;
   private lastReconcile = 0;
   private closed = false;
 
@@ -164,7 +176,7 @@ export class JetStreamIngestLog implements IngestLog {
     const owns = !nc;
     const logger = options.logger ?? createLogger('bus');
     try {
-      nc ??= await connect({ servers: options.servers, name: `agp-ingest-log-${options.streamName}`, maxReconnectAttempts: -1 });
+      nc ??= await connect({ ...NATS_RECONNECT_OPTIONS, servers: options.servers, name: `agp-ingest-log-${options.streamName}` });
     } catch (err) {
       throw unavailable(`connecting to ${String(options.servers)}`, err);
     }
@@ -182,7 +194,7 @@ export class JetStreamIngestLog implements IngestLog {
         logger,
       });
       await log.reconcile();
-      if (owns) void log.watchConnection();
+      if (owns) log.health = watchNatsConnection(nc, { role: 'ingest log', logger, onClosed: options.onClosed });
       return log;
     } catch (err) {
       if (owns) await nc.close().catch(() => undefined);
@@ -426,6 +438,7 @@ export class JetStreamIngestLog implements IngestLog {
     if (openLogs.size === 0) readinessDetail('ingest_consumers', undefined);
     await Promise.all([...this.consumers].map((c) => c.stop()));
     if (this.ownsConnection) {
+      this.health?.closing();
       await this.nc.drain().catch(() => this.nc.close());
     }
   }
@@ -437,14 +450,6 @@ export class JetStreamIngestLog implements IngestLog {
     const info = await ensureStream(this.jsm, o, this.opts.logger);
     for (const d of o.durables ?? platformDurables(o.subjects)) await this.ensureConsumer(d.durable, d.subjectFilter);
     await reconcileStream(this.jsm, o, info, this.opts.logger);
-  }
-
-  /** Log each loss and return of the owned connection once. */
-  private async watchConnection(): Promise<void> {
-    for await (const s of this.nc.status()) {
-      if (s.type === 'disconnect') this.opts.logger.warn({ stream: this.streamName }, 'NATS connection lost; reconnecting (ingest log)');
-      else if (s.type === 'reconnect') this.opts.logger.warn({ stream: this.streamName }, 'NATS connection back (ingest log)');
-    }
   }
 
   /** Start reading the lag every `lagIntervalMs` and show it in `/readyz` (once per log). */

@@ -59,7 +59,7 @@ export async function runServiceProcess<S extends { start(): Promise<void>; stop
   const onClosed = (role: string) => (err: Error | undefined) => fatal(`NATS ${role} connection closed for good`, err);
   const sql = createPgSql(env.DATABASE_URL, { applicationName: `agp-${opts.name}`, logger });
   const store = createEventStore(sql);
-  const ingestLog = await JetStreamIngestLog.create({ servers: env.NATS_URL, streamName: env.AGP_INGEST_STREAM, subjects: [ingestSubjects(env.AGP_SUBJECT_PREFIX)], logger });
+  const ingestLog = await JetStreamIngestLog.create({ servers: env.NATS_URL, streamName: env.AGP_INGEST_STREAM, subjects: [ingestSubjects(env.AGP_SUBJECT_PREFIX)], logger, onClosed: onClosed('ingest log') });
   const bus = new PrefixedNatsClient({ servers: env.NATS_URL, prefix: env.AGP_SUBJECT_PREFIX, name: `agp-${opts.name}`, logger, onClosed: onClosed('bus client') });
   await bus.connect();
   const { service, module } = opts.build({ env, logger, store, ingestLog, bus });
@@ -70,7 +70,7 @@ export async function runServiceProcess<S extends { start(): Promise<void>; stop
   // Not ready while PostgreSQL does not answer or either NATS connection is down; ready again when they are back.
   const readiness = readinessOf([
     { name: 'postgres', check: async () => void (await sql.query('SELECT 1')) },
-    { name: 'nats', check: () => (server.health.check(), bus.health.check()) },
+    { name: 'nats', check: () => (server.health.check(), bus.health.check(), ingestLog.health?.check()) },
   ]);
   const ops = await startOpsServer({ port: env.OPS_PORT, service: opts.name, readiness });
   logger.info({ ops_port: ops.port }, `${opts.name} service ready`);

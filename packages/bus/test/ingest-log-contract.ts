@@ -18,6 +18,9 @@ export interface IngestLogFixture {
 /** A logger that keeps records instead of printing (handler failures are expected in some tests). */
 export class QuietLogger implements IngestLogLogger {
   readonly records: Array<{ level: string; obj: object; msg?: string }> = [];
+  info(obj: object, msg?: string): void {
+    this.records.push({ level: 'info', obj, msg });
+  }
   error(obj: object, msg?: string): void {
     this.records.push({ level: 'error', obj, msg });
   }

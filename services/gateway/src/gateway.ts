@@ -64,8 +64,9 @@ export interface GatewayOptions {
   /** The platform's database: the readiness probe pings it, and the interventions list is read from it. */
   sql: SqlExecutor;
   /**
-   * Further dependencies `/readyz` checks besides the database (distributed mode: the NATS connection). `/readyz`
-   * answers 503 problem+json naming each one that is down, and 200 again once they are back.
+   * Dependencies `/readyz` requires (distributed mode: the NATS connection): it answers 503 problem+json naming each
+   * one that is down, and 200 again once they are back. The database is not among them: while it is down `/readyz`
+   * answers 200 with `status: "degraded"` and the reason, since ingest keeps accepting (docs/reliability.md).
    */
   readiness?: ReadinessCheck[];
   logger: Logger;
@@ -96,10 +97,17 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   server.set('etag', false);
   server.use(requestIdAndMetrics());
   server.get(['/healthz', '/healthz/'], (_req, res) => void res.json({ status: 'ok', service: 'gateway' }));
-  const readiness = readinessOf([{ name: 'postgres', check: async () => void (await opts.sql.query('SELECT 1')) }, ...(opts.readiness ?? [])]);
+  // Not ready without the bus (nothing works); PostgreSQL down only degrades the gateway: ingest goes on accepting
+  // (keys are served from the cache's stale window, events go to JetStream), so an orchestrator must keep routing to it.
+  const required = readinessOf(opts.readiness ?? []);
+  const database = readinessOf([{ name: 'postgres', check: async () => void (await opts.sql.query('SELECT 1')) }]);
   server.get(['/readyz', '/readyz/'], (_req, res) => {
-    readiness().then(
-      () => res.json({ status: 'ready', service: 'gateway' }),
+    required().then(
+      () =>
+        database().then(
+          () => res.json({ status: 'ready', service: 'gateway' }),
+          (err: Error) => res.json({ status: 'degraded', service: 'gateway', detail: `${err.message}; ingest still accepts, other routes answer 503` }),
+        ),
       (err: Error) => sendProblem(res, problem(503, 'Service Unavailable', err.message), retryAfterHeaders(503)),
     );
   });

@@ -27,7 +27,7 @@ const logger = createLogger('ingest', env.LOG_LEVEL);
 const steps: Array<{ name: string; run: () => unknown }> = [];
 const shutdown = orderedShutdown(steps, logger);
 const fatal = exitOnFatal(shutdown, logger);
-const log = await JetStreamIngestLog.create({ servers: env.NATS_URL, streamName: env.AGP_INGEST_STREAM, subjects: [ingestSubjects(env.AGP_SUBJECT_PREFIX)], logger });
+const log = await JetStreamIngestLog.create({ servers: env.NATS_URL, streamName: env.AGP_INGEST_STREAM, subjects: [ingestSubjects(env.AGP_SUBJECT_PREFIX)], logger, onClosed: (err) => fatal('NATS ingest log connection closed for good', err) });
 // A small pool: one indexed read per chunk.
 const sql = createPgSql(env.DATABASE_URL, { applicationName: 'agp-ingest', max: 4, logger });
 const service = new IngestService({ log, ingested: sqlIngestedIds(sql), subjectPrefix: env.AGP_SUBJECT_PREFIX, logger });
@@ -41,8 +41,8 @@ const server = new PrefixedNatsServer({
 });
 const app = await NestFactory.createMicroservice(IngestModule.register(service, logger), { strategy: server, logger: false });
 await app.listen();
-// Ready while its NATS connection is up; PostgreSQL is not needed to accept events.
-const ops = await startOpsServer({ port: env.OPS_PORT, service: 'ingest', readiness: readinessOf([{ name: 'nats', check: () => server.health.check() }]) });
+// Ready while its NATS connections (request/reply and the ingest log) are up; PostgreSQL is not needed to accept events.
+const ops = await startOpsServer({ port: env.OPS_PORT, service: 'ingest', readiness: readinessOf([{ name: 'nats', check: () => (server.health.check(), log.health?.check()) }]) });
 logger.info({ ops_port: ops.port }, 'ingest service ready');
 
 steps.push(
