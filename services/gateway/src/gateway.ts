@@ -42,7 +42,10 @@ class ProblemFilter implements ExceptionFilter {
       const status = err.getStatus();
       p = problem(status, err.name.replace(/Exception$/, '').replace(/([a-z])([A-Z])/g, '$1 $2') || 'Error', err instanceof NotFoundException ? 'no such route' : err.message);
     } else p = problemOf(err);
-    if (p.status >= 500) this.logger.error({ err, request_id: res.locals.requestId }, 'request failed');
+    // A 503 is a dependency that is down (NATS, PostgreSQL): its connection watcher already logged the outage once, so
+    // each request it refuses is a debug line, not an error line per request.
+    if (p.status === 503) this.logger.debug({ err, request_id: res.locals.requestId }, 'request refused: service unavailable');
+    else if (p.status >= 500) this.logger.error({ err, request_id: res.locals.requestId }, 'request failed');
     sendProblem(res, p, retryAfterHeaders(p.status));
   }
 }
