@@ -62,7 +62,7 @@ export async function runServiceProcess<S extends { start(): Promise<void>; stop
     logger: false,
   });
   await app.listen();
-  const ops = await startOpsServer({ port: env.OPS_PORT, service: opts.name, readiness: async () => void (await sql.query('SELECT 1')) });
+  const ops = await startOpsServer({ port: env.OPS_PORT, host: env.OPS_HOST, service: opts.name, readiness: async () => void (await sql.query('SELECT 1')) });
   logger.info({ ops_port: ops.port }, `${opts.name} service ready`);
 
   exitOnSignals(

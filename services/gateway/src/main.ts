@@ -16,8 +16,8 @@ if (env.AGP_INIT_ORG) await keys.ensureInit({ org: env.AGP_INIT_ORG, writeKey: e
 const bus = new PrefixedNatsClient({ servers: env.NATS_URL, prefix: env.AGP_SUBJECT_PREFIX, name: 'agp-gateway' });
 await bus.connect();
 const gateway = await createGateway({ bus, keys, sql, logger, listCacheEntries: env.AGP_ANSWER_CACHE_ENTRIES });
-const port = await gateway.listen(env.PORT);
-logger.info({ port }, 'gateway listening');
+const port = await gateway.listen(env.PORT, env.HOST);
+logger.info({ port, host: env.HOST }, 'gateway listening');
 
 exitOnSignals(
   orderedShutdown(

@@ -33,7 +33,7 @@ const app = await NestFactory.createMicroservice(IngestModule.register(service, 
   logger: false,
 });
 await app.listen();
-const ops = await startOpsServer({ port: env.OPS_PORT, service: 'ingest', readiness: async () => {} });
+const ops = await startOpsServer({ port: env.OPS_PORT, host: env.OPS_HOST, service: 'ingest', readiness: async () => {} });
 logger.info({ ops_port: ops.port }, 'ingest service ready');
 
 exitOnSignals(
