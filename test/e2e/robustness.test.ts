@@ -1,4 +1,6 @@
 import { expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { call, eventually } from '../support/http.js';
 import { describeModes } from '../support/modes.js';
 
@@ -160,5 +162,40 @@ describeModes('no request body can end the gateway; JSON nests at most 64 levels
     expect(r.body.successes.map((x: { id: string }) => x.id)).toEqual([`${agent}-1`, `${agent}-3`]);
     expect(r.body.errors).toEqual([{ id: `${agent}-2`, status: 422, message: `batch[1].body.original_inputs${'.a'.repeat(62)}: nested deeper than the limit of 64 levels of objects and arrays` }]);
     await eventually(async () => (await call(p, 'GET', `/api/v1/interventions?agent_id=${agent}`, { key: p.readKey })).body.total === 2);
+  });
+
+  it('MCP tools/call and the REST facade refuse a NUL or lone surrogate argument, and arguments past 64 levels, by one check: nothing written, no 5xx', async () => {
+    const p = platform();
+    const name = `mcp-text-${runId()}`;
+    const c = new Client({ name: 'agp-robustness', version: '1.0.0' });
+    await c.connect(new StreamableHTTPClientTransport(new URL(`${p.url}/api/v1/mcp`), { requestInit: { headers: { Authorization: `Bearer ${p.writeKey}` } } }));
+    try {
+      const cases: Array<[Record<string, unknown>, RegExp]> = [
+        [{ name: `${name}\u0000` }, /^arguments\.name$/],
+        [{ name, description: 'half \ud800' }, /^arguments\.description$/],
+        [{ name, rate_limits: { ['x\udc00']: { max_calls: 1, window_seconds: 1 } } }, /^arguments\.rate_limits\.x\\udc00$/],
+        [{ name, rate_limits: deepValue(64, 1) }, new RegExp(`^arguments\\.rate_limits${'\\.a'.repeat(63)}$`)],
+      ];
+      for (const [args, path] of cases) {
+        const res = (await c.callTool({ name: 'create_policy', arguments: args })) as { isError?: boolean; structuredContent?: { error: { code: string; details: { errors: Array<{ path: string }> } } } };
+        expect(res.isError, JSON.stringify(res)).toBe(true);
+        expect(res.structuredContent!.error.code).toBe('invalid_arguments');
+        expect(res.structuredContent!.error.details.errors.map((e) => e.path)).toEqual([expect.stringMatching(path)]);
+        const rest = await call(p, 'POST', '/api/v1/mcp/call', { key: p.writeKey, body: { tool_name: 'create_policy', arguments: args } });
+        expect(rest.status, JSON.stringify(rest.body)).toBe(422);
+        expect(rest.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+        expect(rest.body.errors.map((e: { path: string }) => e.path)).toEqual([expect.stringMatching(/^body\.arguments\./)]);
+      }
+      // A raw JSON-RPC tools/call whose arguments nest 100,000 levels: an answer, not a crash.
+      const raw = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"create_policy","arguments":{"name":"${name}","rate_limits":${deepText(100_000, '"\\u0000"')}}}}`;
+      const deep = await call(p, 'POST', '/api/v1/mcp', { key: p.writeKey, rawBody: raw, headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' } });
+      expect(deep.status, JSON.stringify(deep.body).slice(0, 300)).toBeLessThan(500);
+    } finally {
+      await c.close();
+    }
+    const policies = await call(p, 'GET', '/api/v1/policies?limit=1000', { key: p.readKey });
+    expect(policies.status).toBe(200);
+    expect(JSON.stringify(policies.body)).not.toContain(name);
+    expect((await call(p, 'GET', '/healthz')).status).toBe(200);
   });
 });
