@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH } from '@agp/contracts';
-import { assertJsonInput, jsonInputErrors, unstorableTextPaths } from './validate.js';
+import { assertJsonInput, jsonInputErrors, jsonNestingDepth, jsonPathPastDepth, unstorableTextPaths } from './validate.js';
 
 describe('unstorableTextPaths', () => {
   it('finds NUL characters in nested string values and keys, nowhere else', () => {
@@ -54,5 +54,30 @@ describe('jsonInputErrors', () => {
     const t = performance.now();
     expect(jsonInputErrors(wide, 'body')).toEqual([]);
     expect(performance.now() - t).toBeLessThan(2000);
+  });
+});
+
+describe('jsonNestingDepth and jsonPathPastDepth (from the bytes)', () => {
+  const bytes = (v: unknown) => Buffer.from(JSON.stringify(v));
+  it('count objects and arrays, not brackets inside strings', () => {
+    expect(jsonNestingDepth(bytes(1))).toBe(0);
+    expect(jsonNestingDepth(bytes({}))).toBe(1);
+    expect(jsonNestingDepth(bytes({ a: [1, { b: '[[[{{{' }], c: '\\"[' }))).toBe(3);
+    expect(jsonNestingDepth(Buffer.from('{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000)))).toBe(100_000);
+  });
+  it('name the same path as the walk over the parsed value', () => {
+    const cases: unknown[] = [
+      deep(65, 1),
+      { x: [1, 2, { 'k"]': [[], [deep(70, 'v')]] }], y: deep(100, []) },
+      [0, { a: 'b,c', 'é \u00e9': [{ '': deep(80, null) }] }],
+      { shallow: deep(60, [1, [2]]), then: [[[deep(64, {})]]] },
+    ];
+    for (const v of cases) {
+      const expected = jsonInputErrors(v, 'body', { text: false })[0]?.path;
+      const got = jsonPathPastDepth(bytes(v), MAX_JSON_DEPTH);
+      expect(got && ['body', ...got].join('.')).toBe(expected);
+    }
+    expect(jsonPathPastDepth(bytes(deep(64, [])), MAX_JSON_DEPTH)).not.toBeNull();
+    expect(jsonPathPastDepth(bytes(deep(64, 1)), MAX_JSON_DEPTH)).toBeNull();
   });
 });

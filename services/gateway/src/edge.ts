@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { INGEST_MAX_BYTES, MAX_JSON_DEPTH, Wire, matchHttpRoute } from '@agp/contracts';
 import type { KeyResolver } from '@agp/auth';
-import { counter, describeJsonInputErrors, histogram, jsonInputErrors, jsonNestingDepth, problem, type Problem, type RequestContext } from '@agp/runtime';
+import { counter, describeJsonInputErrors, histogram, jsonInputErrors, jsonNestingDepth, jsonPathPastDepth, nestingError, problem, type Problem, type RequestContext } from '@agp/runtime';
 
 /** The request context the auth middleware attaches (absent on public routes). */
 export type AuthedRequest = Request & { agp?: RequestContext };
@@ -150,9 +150,19 @@ export function bodyRefusal(req: ScannedRequest): Problem | null {
   return errors.length ? problem(422, 'Unprocessable Content', describeJsonInputErrors(errors), errors) : null;
 }
 
-/** The problem of a body-parser error (413, 400, 415), or undefined when the client went away (nothing to answer). */
+/** The error type the parser's `verify` throws for a body nested deeper than MAX_JSON_DEPTH (its `agpPath` says where). */
+const TOO_DEEP = 'agp.nested.too.deep';
+
+/**
+ * The problem of a body-parser error (422 too deep, 413, 400, 415), or undefined when the client went away (nothing
+ * to answer).
+ */
 function parseFailure(err: unknown, req: Request, limit: number): Problem | undefined {
-  const e = err as { type?: string; status?: number; message?: string };
+  const e = err as { type?: string; status?: number; message?: string; agpPath?: string[] };
+  if (e.type === TOO_DEEP) {
+    const errors = [nestingError(['body', ...(e.agpPath ?? [])].join('.'))];
+    return problem(422, 'Unprocessable Content', describeJsonInputErrors(errors), errors);
+  }
   if (e.type === 'entity.too.large') return problem(413, 'Content Too Large', `the body is over the ${limit} byte (${sizeText(limit)}) limit of ${req.method} ${req.path.replace(/\/+$/, '')}`);
   if (e.type === 'entity.parse.failed') return problem(400, 'Bad Request', `malformed JSON: ${e.message ?? 'parse error'}`);
   if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return problem(415, 'Unsupported Media Type', e.message ?? 'unsupported encoding');
@@ -163,8 +173,10 @@ function parseFailure(err: unknown, req: Request, limit: number): Problem | unde
 /**
  * The JSON body parser: requests with a body must be `application/json` (or `+json`), at most 5 MiB — or the smaller
  * `maxBodyBytes` of their route in `HTTP_ROUTES` (an eval run submission: 900 KiB, one bus message) — well-formed,
- * nested at most MAX_JSON_DEPTH (64) levels and free of unstorable text ({@link bodyRefusal}). Errors are answered
- * here as problem details, before any controller runs. Nothing the checks throw escapes the parser's callback (an
+ * nested at most MAX_JSON_DEPTH (64) levels and free of unstorable text ({@link bodyRefusal}). The depth is read from
+ * the bytes first (`jsonNestingDepth`), so a body too deep is refused (422, with the path from `jsonPathPastDepth`)
+ * before the parser builds it — but on ingest, whose controller answers per event. Errors are answered here as
+ * problem details, before any controller runs. Nothing the checks throw escapes the parser's callback (an
  * exception there would be uncaught and end the process): it is answered as a 400.
  */
 export function jsonBody() {
@@ -179,8 +191,12 @@ export function jsonBody() {
       strict: false,
       verify: (req, _res, buf) => {
         const r = req as ScannedRequest;
-        if (MAYBE_UNSTORABLE.some((needle) => buf.includes(needle))) r.agpMaybeNul = true;
         r.agpDepth = jsonNestingDepth(buf);
+        // Too deep, on a route that answers for the whole body: refused before the parser builds the structure.
+        if (r.agpDepth > MAX_JSON_DEPTH && !r.path.startsWith('/api/v1/ingest')) {
+          throw Object.assign(new Error('nested too deep'), { type: TOO_DEEP, agpPath: jsonPathPastDepth(buf, MAX_JSON_DEPTH) ?? [] });
+        }
+        if (MAYBE_UNSTORABLE.some((needle) => buf.includes(needle))) r.agpMaybeNul = true;
       },
     });
   const parsers = new Map([[INGEST_MAX_BYTES, parser(INGEST_MAX_BYTES)]]);
