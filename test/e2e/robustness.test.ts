@@ -186,6 +186,9 @@ describeModes('no request body can end the gateway; JSON nests at most 64 levels
         expect(rest.headers.get('content-type')).toMatch(/^application\/problem\+json/);
         expect(rest.body.errors.map((e: { path: string }) => e.path)).toEqual([expect.stringMatching(/^body\.arguments\./)]);
       }
+      // Prompt arguments and resource template variables: invalid params (-32602), not an internal error.
+      await expect(c.getPrompt({ name: 'analyze_agent_costs', arguments: { agent_id: `a\u0000${name}` } })).rejects.toMatchObject({ code: -32602, message: expect.stringMatching(/arguments\.agent_id/) });
+      await expect(c.readResource({ uri: `platform://runs/r\ud800${name}` })).rejects.toMatchObject({ code: -32602, message: expect.stringMatching(/uri\.run_id/) });
       // A raw JSON-RPC tools/call whose arguments nest 100,000 levels: an answer, not a crash.
       const raw = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"create_policy","arguments":{"name":"${name}","rate_limits":${deepText(100_000, '"\\u0000"')}}}}`;
       const deep = await call(p, 'POST', '/api/v1/mcp', { key: p.writeKey, rawBody: raw, headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' } });

@@ -206,10 +206,10 @@ export function assertJsonInput(value: unknown, where: string, opts?: JsonInputC
 /** A one-line summary of {@link jsonInputErrors}' errors, for a problem's `detail`. */
 export function describeJsonInputErrors(errors: FieldError[]): string {
   const deep = errors.find((e) => e.message.startsWith('nested deeper'));
-  const texts = errors.length - (deep ? 1 : 0);
+  const texts = errors.filter((e) => e !== deep).map((e) => e.path);
   return [
     deep ? `${deep.path}: ${deep.message}` : '',
-    texts ? `${texts} field(s) hold text that cannot be stored (a NUL character or an unpaired surrogate)` : '',
+    texts.length ? `${texts.length} field(s) hold text that cannot be stored (a NUL character or an unpaired surrogate): ${texts.join(', ')}` : '',
   ]
     .filter(Boolean)
     .join('; ');
