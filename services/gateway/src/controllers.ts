@@ -117,7 +117,9 @@ export class IngestController {
    * Validate the envelope (422 when it is not `{batch: [...]}` of at most 1000), split it into chunks that
    * fit a bus message, send the chunks to the ingest service in parallel and merge their per-event answers
    * in batch order: each success `{id, status: 201, result: "created"}` or `{id, status: 200, result: "duplicate"}`
-   * (an id accepted in an earlier chunk of the batch is a duplicate). 503 only when no event at all could be accepted.
+   * (an id accepted in an earlier chunk of the batch is a duplicate). An event nested deeper than MAX_JSON_DEPTH (64)
+   * is answered 422 on its own and an event over 900 KiB 413, neither sent. 503 only when no event at all could be
+   * accepted.
    */
   @Post()
   @HttpCode(207)

@@ -198,7 +198,9 @@ export class ToolRegistry {
   /**
    * Call tool `name` with `args` as the caller (`mcp.call-tool`). Never throws: every failure is an outcome with
    * `success: false` and an error code (unknown_tool, invalid_arguments with `details.errors: [{path, message,
-   * allowed?}]`, forbidden, not_found, conflict, unavailable, internal; see MCP_TOOL_ERROR_STATUS).
+   * allowed?}]`, forbidden, not_found, conflict, unavailable, internal; see MCP_TOOL_ERROR_STATUS). Arguments holding
+   * a NUL or a lone surrogate anywhere, or nested past MAX_JSON_DEPTH (64), are invalid_arguments (`jsonInputErrors`,
+   * the edge's check of every JSON body), for both surfaces, before anything is sent.
    */
   async callTool(ctx: RequestContext, name: string, args: Record<string, unknown>): Promise<McpToolOutcome> {
     const fail = (code: McpToolErrorCode, message: string, details?: Record<string, unknown>): McpToolOutcome => ({ success: false, data: null, error: { code, message, ...(details ? { details } : {}) } });
