@@ -54,7 +54,8 @@ process.on('SIGTERM', () => stopAll(0));
   }
 }
 
-// Each service gets its own ops port (health, readiness, metrics); the gateway serves PORT.
+// Each service gets its own ops port (health, readiness, metrics) on OPS_HOST, the gateway serves PORT on HOST; both
+// listen on loopback (127.0.0.1) unless those are set.
 let opsPort = Number(process.env.AGP_OPS_PORT_BASE ?? 9460);
 for (let i = 0; i < replicas('interventions'); i++) start('interventions', { OPS_PORT: String(opsPort++) });
 for (let i = 0; i < replicas('ingest'); i++) start('ingest', { OPS_PORT: String(opsPort++) });

@@ -72,7 +72,7 @@ export async function runServiceProcess<S extends { start(): Promise<void>; stop
     { name: 'postgres', check: async () => void (await sql.query('SELECT 1')) },
     { name: 'nats', check: () => (server.health.check(), bus.health.check(), ingestLog.health?.check()) },
   ]);
-  const ops = await startOpsServer({ port: env.OPS_PORT, service: opts.name, readiness });
+  const ops = await startOpsServer({ port: env.OPS_PORT, host: env.OPS_HOST, service: opts.name, readiness });
   logger.info({ ops_port: ops.port }, `${opts.name} service ready`);
 
   steps.push(

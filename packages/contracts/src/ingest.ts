@@ -7,6 +7,14 @@ import { ActionRecordSchema, AgentRegisterSchema, ApprovalRequestSchema, RunEndS
 export const INGEST_MAX_EVENTS = 1000;
 export const INGEST_MAX_BYTES = 5 * 1024 * 1024;
 
+/**
+ * Deepest nesting of objects and arrays in any JSON the platform accepts: a REST request body, each ingest event, the
+ * arguments of an MCP tool call or prompt. `{}` and `[]` are one level, `{"a": {"b": []}}` three; scalars add none.
+ * Deeper input is a permanent client error (422 naming this limit and the path where it was crossed), never retried.
+ * Source: spec §Errors (limits); docs/decisions.md (JSON nesting limit).
+ */
+export const MAX_JSON_DEPTH = 64;
+
 /** Event types accepted by `POST /api/v1/ingest/`. Source: architecture §4 (Ingest), issue #3 point 1. */
 export const INGEST_EVENT_TYPES = ['intervention.create', 'agent.register', 'run.start', 'run.end', 'action.record', 'approval.request'] as const;
 export const IngestEventTypeSchema = z.enum(INGEST_EVENT_TYPES);

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { GuardrailContextSchema } from './guardrail.js';
 import { HTTP_ROUTES, HTTP_TAGS, type HttpRoute } from './http-routes.js';
-import { IngestEventSchema, IngestResponseSchema } from './ingest.js';
+import { IngestEventSchema, IngestResponseSchema, MAX_JSON_DEPTH } from './ingest.js';
 import { CreateInterventionSchema, InterventionDetailSchema, InterventionPageSchema, InterventionRecordSchema, InterventionStatsSchema } from './intervention.js';
 import { ProblemSchema } from './problem.js';
 import { RawJsonSchema, Wire, type WireKey } from './wire.js';
@@ -80,7 +80,7 @@ const STATUS_TEXT: Readonly<Record<number, string>> = {
   409: 'Conflict',
   413: 'Body over 5 MiB',
   415: 'Body is not application/json',
-  422: 'Invalid field values; every bad field is listed, enums with their allowed values',
+  422: `Invalid field values; every bad field is listed, enums with their allowed values (also: JSON nested deeper than ${MAX_JSON_DEPTH} levels, a NUL or an unpaired surrogate in text)`,
   503: 'A dependency is unavailable',
 };
 
@@ -194,7 +194,9 @@ export function buildOpenApiDocument(serverUrl = '/'): Json {
       version: '1.0.0',
       license: { ...OPENAPI_LICENSE },
       description:
-        'Interventions, ingest, approvals, policies, agents, kill switches, runs, the action ledger and stats. Every endpoint requires `Authorization: Bearer <key>` (or `X-API-Key`). Errors are RFC 9457 problem details.',
+        'Interventions, ingest, approvals, policies, agents, kill switches, runs, the action ledger and stats. Every endpoint requires `Authorization: Bearer <key>` (or `X-API-Key`). Errors are RFC 9457 problem details. Limits of every JSON body: at most 5 MiB (413; some routes less, as they say); objects and arrays nested at most ' +
+        MAX_JSON_DEPTH +
+        ' levels deep (`{}` is one level), counted from the body, from each ingest event, and from the arguments of an MCP tool call or prompt — deeper is 422 naming the limit and the path where it was crossed (for ingest, that event alone, in the 207 answer); no NUL character and no unpaired UTF-16 surrogate in any string or member name (422 naming the field).',
     },
     servers: [{ url: serverUrl }],
     security: [{ bearer: [] }, { apiKey: [] }],

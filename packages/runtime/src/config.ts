@@ -1,6 +1,19 @@
 import { z } from 'zod';
 
 /**
+ * A listen address: an IPv4 or IPv6 address (`127.0.0.1`, `0.0.0.0`, `::1`, `::`) or a host name (`localhost`).
+ * Source: docs/decisions.md (listen addresses).
+ */
+export const ListenHostSchema = z.union([
+  z.ipv4(),
+  z.ipv6(),
+  z.string().regex(/^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/),
+], { error: 'a listen address: an IPv4 or IPv6 address (127.0.0.1, 0.0.0.0, ::) or a host name (localhost)' });
+
+/** Where a process listens when HOST / OPS_HOST are unset, in both run modes: loopback only. */
+export const DEFAULT_LISTEN_HOST = '127.0.0.1';
+
+/**
  * Environment settings shared by every AGP process, validated with zod at start.
  * Each service may extend this schema with its own settings.
  */
@@ -11,6 +24,16 @@ export const baseEnvSchema = z.object({
   DATABASE_URL: z.string().optional(),
   /** Gateway HTTP port. @default 8080 */
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  /**
+   * Address the gateway listens on (embedded and distributed mode). Loopback unless set: a container, or any host
+   * whose clients are elsewhere, sets `0.0.0.0` (or `::`) explicitly. @default 127.0.0.1
+   */
+  HOST: ListenHostSchema.default(DEFAULT_LISTEN_HOST),
+  /**
+   * Address each service process's ops port (OPS_PORT: /healthz, /readyz, unauthenticated /metrics) listens on.
+   * Loopback unless set; set `0.0.0.0` where probes or Prometheus reach the process from outside. @default 127.0.0.1
+   */
+  OPS_HOST: ListenHostSchema.default(DEFAULT_LISTEN_HOST),
   /** Embedded mode: folder for PGlite data. @default ./.agp/data */
   AGP_DATA_DIR: z.string().default('./.agp/data'),
   /** Prefix of every NATS subject; lets test runs share one NATS server without crosstalk. @default agp */

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import client from 'prom-client';
+import { DEFAULT_LISTEN_HOST } from './config.js';
 
 /** The process-wide Prometheus registry (default metrics collected once). */
 export const metricsRegistry = client.register;
@@ -62,6 +63,7 @@ export function currentReadinessDetails(): Record<string, unknown> | undefined {
  * {@link readinessDetail} facts as `detail`) and `GET /metrics` (Prometheus).
  * Source: architecture §5 (every service exposes /healthz, /readyz and /metrics).
  * @param port 0 picks a free port. Resolves with the bound port.
+ * @param host listen address (OPS_HOST). @default 127.0.0.1 (loopback: `/metrics` is unauthenticated)
  */
 export async function startOpsServer(opts: { port: number; host?: string; service: string; readiness: () => Promise<void> }): Promise<{ port: number; server: Server; close(): Promise<void> }> {
   collectDefaultMetrics();
@@ -88,7 +90,7 @@ export async function startOpsServer(opts: { port: number; host?: string; servic
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(opts.port, opts.host ?? '0.0.0.0', () => resolve());
+    server.listen(opts.port, opts.host ?? DEFAULT_LISTEN_HOST, () => resolve());
   });
   const addr = server.address();
   return { port: typeof addr === 'object' && addr ? addr.port : opts.port, server, close: () => new Promise((r) => server.close(() => r())) };

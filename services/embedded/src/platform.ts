@@ -32,6 +32,7 @@ export function logMemory(step: string): void {
 export interface EmbeddedOptions {
   /** Gateway port; 0 picks a free one. @default env PORT or 8080 */
   port?: number;
+  /** Gateway listen address. @default env HOST or 127.0.0.1 (loopback; a container sets HOST=0.0.0.0) */
   host?: string;
   /** PGlite data folder; `memory` keeps everything in memory (tests). @default env AGP_DATA_DIR or ./.agp/data */
   dataDir?: string;
@@ -49,6 +50,8 @@ export interface EmbeddedOptions {
 export interface EmbeddedPlatform {
   url: string;
   port: number;
+  /** The address the gateway listens on (HOST): `127.0.0.1` unless set. */
+  host: string;
   sql: Sql;
   /** Keys created at this start (first run or headless init); the plaintext is shown only now. */
   createdKeys: { organization_id: string; write?: string; read?: string } | null;
@@ -141,7 +144,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   logMemory('ingest');
 
   const gateway = await createGateway({ bus: new InProcessClient({ broker }), keys, sql, logger: logger.child({ service: 'gateway' }), listCacheEntries: env.AGP_ANSWER_CACHE_ENTRIES, keyStaleMs: env.AGP_KEY_STALE_MS });
-  const port = await gateway.listen(opts.port ?? env.PORT, opts.host ?? '0.0.0.0');
+  const port = await gateway.listen(opts.port ?? env.PORT, opts.host ?? env.HOST);
   logMemory('gateway');
   const url = `http://127.0.0.1:${port}`;
   const stop = orderedShutdown(
@@ -170,6 +173,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   return {
     url,
     port,
+    host: gateway.address()?.address ?? opts.host ?? env.HOST,
     sql,
     createdKeys,
     keysFile,

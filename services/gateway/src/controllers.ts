@@ -6,13 +6,13 @@
  */
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { INGEST_DUPLICATE, IngestBatchSchema, Wire, clientEventId, type IngestResponse } from '@agp/contracts';
+import { INGEST_DUPLICATE, IngestBatchSchema, MAX_JSON_DEPTH, Wire, clientEventId, type IngestResponse } from '@agp/contracts';
 import type { InterventionListReader } from '@agp/interventions/read-models';
 import { call, callUnchecked, RemoteProblemError } from '@agp/bus';
-import { ServiceUnavailableError, UnauthorizedError, isRawJson, parseOrThrow, type RequestContext } from '@agp/runtime';
+import { ServiceUnavailableError, UnauthorizedError, describeJsonInputErrors, isRawJson, jsonInputErrors, parseOrThrow, type RequestContext } from '@agp/runtime';
 import type { ClientProxy } from '@nestjs/microservices';
 import { MAX_EVENT_BYTES, chunkBatch } from './chunks.js';
-import type { AuthedRequest } from './edge.js';
+import type { AuthedRequest, ScannedRequest } from './edge.js';
 
 /** Injection token of the bus client. */
 export const BUS = Symbol('agp.gateway.bus');
@@ -117,7 +117,9 @@ export class IngestController {
    * Validate the envelope (422 when it is not `{batch: [...]}` of at most 1000), split it into chunks that
    * fit a bus message, send the chunks to the ingest service in parallel and merge their per-event answers
    * in batch order: each success `{id, status: 201, result: "created"}` or `{id, status: 200, result: "duplicate"}`
-   * (an id accepted in an earlier chunk of the batch is a duplicate). 503 only when no event at all could be accepted.
+   * (an id accepted in an earlier chunk of the batch is a duplicate). An event nested deeper than MAX_JSON_DEPTH (64)
+   * is answered 422 on its own and an event over 900 KiB 413, neither sent. 503 only when no event at all could be
+   * accepted.
    */
   @Post()
   @HttpCode(207)
@@ -125,7 +127,16 @@ export class IngestController {
     const ctx = ctxOf(req);
     const { batch } = parseOrThrow(IngestBatchSchema, body ?? {}, 'body');
     const length = Number(req.get('content-length'));
-    const { chunks, oversized } = chunkBatch(batch, undefined, undefined, Number.isFinite(length) && length > 0 ? length : undefined);
+    // Events nested deeper than MAX_JSON_DEPTH are refused on their own (422), like oversized ones; the body's depth,
+    // read from its bytes at the edge, says whether any event can be (the envelope adds two levels).
+    const tooDeep = new Map<number, { id: string | null; message: string }>();
+    if ((req as ScannedRequest).agpDepth === undefined || (req as ScannedRequest).agpDepth! > MAX_JSON_DEPTH + 2) {
+      batch.forEach((event, index) => {
+        const errors = jsonInputErrors(event, `batch[${index}]`, { text: false });
+        if (errors.length) tooDeep.set(index, { id: clientEventId(event), message: describeJsonInputErrors(errors) });
+      });
+    }
+    const { chunks, oversized } = chunkBatch(batch, undefined, undefined, Number.isFinite(length) && length > 0 ? length : undefined, new Set(tooDeep.keys()));
     const answers = await Promise.all(
       chunks.map(async (chunk) => {
         try {
@@ -151,6 +162,7 @@ export class IngestController {
         }
       }
     }
+    for (const [, d] of tooDeep) out.errors.push({ id: d.id, status: 422, message: d.message });
     for (const o of oversized) out.errors.push({ id: o.id, status: 413, message: `batch[${o.index}]: event is ${o.bytes} bytes; at most ${MAX_EVENT_BYTES} bytes per event` });
     if (out.successes.length === 0 && out.errors.length > 0 && out.errors.every((e) => e.status === 503)) {
       throw new ServiceUnavailableError('the ingest service is unavailable; nothing was accepted');

@@ -6,9 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { INGEST_MAX_BYTES, Wire, matchHttpRoute } from '@agp/contracts';
+import { INGEST_MAX_BYTES, MAX_JSON_DEPTH, Wire, matchHttpRoute } from '@agp/contracts';
 import type { KeyResolver } from '@agp/auth';
-import { counter, histogram, unstorableTextError, unstorableTextPaths, problem, type Problem, type RequestContext } from '@agp/runtime';
+import { counter, describeJsonInputErrors, histogram, jsonInputErrors, jsonNestingDepth, jsonPathPastDepth, nestingError, problem, retryAfterHeaders, type Problem, type RequestContext } from '@agp/runtime';
 
 /** The request context the auth middleware attaches (absent on public routes). */
 export type AuthedRequest = Request & { agp?: RequestContext };
@@ -110,7 +110,7 @@ export function authenticate(keys: KeyResolver) {
     try {
       principal = await keys.resolve(key);
     } catch {
-      return sendProblem(res, problem(503, 'Service Unavailable', 'the key store is unavailable; retry'), { 'retry-after': '1' });
+      return sendProblem(res, problem(503, 'Service Unavailable', 'the key store is unavailable; retry'), retryAfterHeaders(503));
     }
     if (!principal) return sendProblem(res, problem(401, 'Unauthorized', 'unknown, revoked or expired API key'), challenge);
     if (principal.scope !== 'write' && needsWriteKey(req.method, path)) {
@@ -134,22 +134,69 @@ const MAYBE_UNSTORABLE = ['\\u0000', '\\ud', '\\uD'].map((s) => Buffer.from(s));
 /** A body size for a message: `900 KiB`, `5 MiB`, or bytes. */
 const sizeText = (bytes: number) => (bytes % 1048576 === 0 ? `${bytes / 1048576} MiB` : bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`);
 
+/** What the body parser's `verify` learnt from the raw bytes: which checks the parsed body needs. */
+export type ScannedRequest = Request & { agpMaybeNul?: boolean; agpDepth?: number };
+
+/**
+ * The refusal of a parsed JSON body, or null: nested deeper than MAX_JSON_DEPTH (64), or holding text PostgreSQL
+ * cannot store (NUL, unpaired surrogates) — 422 naming each path and the limit. The ingest route is left to its
+ * controller and the ingest service, which answer per event (207), not for the whole batch. Never throws: the walk
+ * is iterative (`jsonInputErrors` in `@agp/runtime`).
+ */
+export function bodyRefusal(req: ScannedRequest): Problem | null {
+  if (req.path.startsWith('/api/v1/ingest')) return null;
+  if (!req.agpMaybeNul && (req.agpDepth ?? 0) <= MAX_JSON_DEPTH) return null;
+  const errors = jsonInputErrors(req.body, 'body', { text: req.agpMaybeNul === true });
+  return errors.length ? problem(422, 'Unprocessable Content', describeJsonInputErrors(errors), errors) : null;
+}
+
+/** The error type the parser's `verify` throws for a body nested deeper than MAX_JSON_DEPTH (its `agpPath` says where). */
+const TOO_DEEP = 'agp.nested.too.deep';
+
+/**
+ * The problem of a body-parser error (422 too deep, 413, 400, 415), or undefined when the client went away (nothing
+ * to answer).
+ */
+function parseFailure(err: unknown, req: Request, limit: number): Problem | undefined {
+  const e = err as { type?: string; status?: number; message?: string; agpPath?: string[] };
+  if (e.type === TOO_DEEP) {
+    const errors = [nestingError(['body', ...(e.agpPath ?? [])].join('.'))];
+    return problem(422, 'Unprocessable Content', describeJsonInputErrors(errors), errors);
+  }
+  if (e.type === 'entity.too.large') return problem(413, 'Content Too Large', `the body is over the ${limit} byte (${sizeText(limit)}) limit of ${req.method} ${req.path.replace(/\/+$/, '')}`);
+  if (e.type === 'entity.parse.failed') return problem(400, 'Bad Request', `malformed JSON: ${e.message ?? 'parse error'}`);
+  if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return problem(415, 'Unsupported Media Type', e.message ?? 'unsupported encoding');
+  if (e.type === 'request.aborted') return undefined;
+  return problem(400, 'Bad Request', e.message ?? 'unreadable body');
+}
+
 /**
  * The JSON body parser: requests with a body must be `application/json` (or `+json`), at most 5 MiB — or the smaller
- * `maxBodyBytes` of their route in `HTTP_ROUTES` (an eval run submission: 900 KiB, one bus message) — and
- * well-formed. Errors are answered here as problem details, before any controller runs.
+ * `maxBodyBytes` of their route in `HTTP_ROUTES` (an eval run submission: 900 KiB, one bus message) — well-formed,
+ * nested at most MAX_JSON_DEPTH (64) levels and free of unstorable text ({@link bodyRefusal}). The depth is read from
+ * the bytes first (`jsonNestingDepth`), so a body too deep is refused (422, with the path from `jsonPathPastDepth`)
+ * before the parser builds it — but on ingest, whose controller answers per event. Errors are answered here as
+ * problem details, before any controller runs. Nothing the checks throw escapes the parser's callback (an
+ * exception there would be uncaught and end the process): it is answered as a 400.
  */
 export function jsonBody() {
   // PostgreSQL cannot store U+0000 or an unpaired surrogate. JSON carries either only as an escape (`\u0000`,
   // `\ud800`; raw bytes that are not UTF-8 decode to U+FFFD), so a raw-bytes search (fast) flags the rare body
-  // that needs the exact check after parsing.
+  // that needs the exact check after parsing; likewise the nesting depth is read from the bytes (a few ms for 5 MiB),
+  // so only a body that is too deep is walked again to name the path.
   const parser = (limit: number) =>
     express.json({
       limit,
       type: () => true,
       strict: false,
       verify: (req, _res, buf) => {
-        if (MAYBE_UNSTORABLE.some((needle) => buf.includes(needle))) (req as Request & { agpMaybeNul?: boolean }).agpMaybeNul = true;
+        const r = req as ScannedRequest;
+        r.agpDepth = jsonNestingDepth(buf);
+        // Too deep, on a route that answers for the whole body: refused before the parser builds the structure.
+        if (r.agpDepth > MAX_JSON_DEPTH && !r.path.startsWith('/api/v1/ingest')) {
+          throw Object.assign(new Error('nested too deep'), { type: TOO_DEEP, agpPath: jsonPathPastDepth(buf, MAX_JSON_DEPTH) ?? [] });
+        }
+        if (MAYBE_UNSTORABLE.some((needle) => buf.includes(needle))) r.agpMaybeNul = true;
       },
     });
   const parsers = new Map([[INGEST_MAX_BYTES, parser(INGEST_MAX_BYTES)]]);
@@ -167,18 +214,15 @@ export function jsonBody() {
     let parse = parsers.get(limit);
     if (!parse) parsers.set(limit, (parse = parser(limit)));
     parse(req, res, (err?: unknown) => {
-      if (!err) {
-        // Ingest answers per event: the ingest service refuses such an event on its own (207), not the batch.
-        const nul = (req as Request & { agpMaybeNul?: boolean }).agpMaybeNul && !req.path.startsWith('/api/v1/ingest') ? unstorableTextPaths(req.body, 'body') : [];
-        if (nul.length) return sendProblem(res, problem(422, 'Unprocessable Content', `${nul.length} field(s) hold text that cannot be stored (a NUL character or an unpaired surrogate)`, nul.map(unstorableTextError)));
-        return next();
+      let refusal: Problem | null | undefined;
+      try {
+        refusal = err ? parseFailure(err, req, limit) : bodyRefusal(req);
+      } catch (e) {
+        refusal = problem(400, 'Bad Request', `the body could not be checked: ${(e as Error)?.message ?? String(e)}`);
       }
-      const e = err as { type?: string; status?: number; message?: string };
-      if (e.type === 'entity.too.large') return sendProblem(res, problem(413, 'Content Too Large', `the body is over the ${limit} byte (${sizeText(limit)}) limit of ${req.method} ${req.path.replace(/\/+$/, '')}`));
-      if (e.type === 'entity.parse.failed') return sendProblem(res, problem(400, 'Bad Request', `malformed JSON: ${e.message ?? 'parse error'}`));
-      if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return sendProblem(res, problem(415, 'Unsupported Media Type', e.message ?? 'unsupported encoding'));
-      if (e.type === 'request.aborted') return; // the client went away
-      return sendProblem(res, problem(400, 'Bad Request', e.message ?? 'unreadable body'));
+      if (refusal === undefined) return; // the client went away
+      if (refusal) return res.headersSent ? undefined : sendProblem(res, refusal);
+      next();
     });
   };
 }

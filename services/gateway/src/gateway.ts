@@ -17,7 +17,7 @@ import { buildOpenApiDocument } from '@agp/contracts';
 import { CachedKeyResolver, type KeyResolver } from '@agp/auth';
 import { problemOf } from '@agp/bus';
 import type { SqlExecutor } from '@agp/eventstore';
-import { collectDefaultMetrics, metricsRegistry, problem, readinessOf, retryAfterHeaders, type Logger, type ReadinessCheck } from '@agp/runtime';
+import { DEFAULT_LISTEN_HOST, collectDefaultMetrics, metricsRegistry, problem, readinessOf, retryAfterHeaders, type Logger, type ReadinessCheck } from '@agp/runtime';
 import { BUS, IngestController, InterventionsController, LIST_READER } from './controllers.js';
 import { InterventionListReader } from '@agp/interventions/read-models';
 import { authenticate, jsonBody, requestIdAndMetrics, sendProblem } from './edge.js';
@@ -85,7 +85,10 @@ export interface GatewayOptions {
 
 /** A built gateway: listen on a port (0 picks one) and close. */
 export interface Gateway {
+  /** Listen on `port` (0 picks one) at `host` (HOST; default loopback); resolves with the bound port. */
   listen(port: number, host?: string): Promise<number>;
+  /** The bound address and port once listening, else null. */
+  address(): { address: string; port: number } | null;
   close(): Promise<void>;
 }
 
@@ -162,7 +165,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   await app.init();
   let httpServer: import('node:http').Server | null = null;
   return {
-    async listen(port, host = '0.0.0.0') {
+    async listen(port, host = DEFAULT_LISTEN_HOST) {
       httpServer = app.getHttpServer() as import('node:http').Server;
       httpServer.keepAliveTimeout = 65_000;
       await new Promise<void>((resolve, reject) => {
@@ -171,6 +174,10 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
       });
       const addr = httpServer.address();
       return typeof addr === 'object' && addr ? addr.port : port;
+    },
+    address() {
+      const addr = httpServer?.address();
+      return typeof addr === 'object' && addr ? { address: addr.address, port: addr.port } : null;
     },
     async close() {
       await app.close();

@@ -37,8 +37,8 @@ const gateway = await createGateway({
   keyStaleMs: env.AGP_KEY_STALE_MS,
   readiness: [{ name: 'nats', check: () => bus.health.check() }],
 });
-const port = await gateway.listen(env.PORT);
-logger.info({ port }, 'gateway listening');
+const port = await gateway.listen(env.PORT, env.HOST);
+logger.info({ port, host: env.HOST }, 'gateway listening');
 
 steps.push(
   { name: 'http server', run: () => gateway.close() },

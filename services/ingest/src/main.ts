@@ -42,7 +42,12 @@ const server = new PrefixedNatsServer({
 const app = await NestFactory.createMicroservice(IngestModule.register(service, logger), { strategy: server, logger: false });
 await app.listen();
 // Ready while its NATS connections (request/reply and the ingest log) are up; PostgreSQL is not needed to accept events.
-const ops = await startOpsServer({ port: env.OPS_PORT, service: 'ingest', readiness: readinessOf([{ name: 'nats', check: () => (server.health.check(), log.health?.check()) }]) });
+const ops = await startOpsServer({
+  port: env.OPS_PORT,
+  host: env.OPS_HOST,
+  service: 'ingest',
+  readiness: readinessOf([{ name: 'nats', check: () => (server.health.check(), log.health?.check()) }]),
+});
 logger.info({ ops_port: ops.port }, 'ingest service ready');
 
 steps.push(

@@ -14,7 +14,7 @@ import {
   type IngestSuccess,
 } from '@agp/contracts';
 import { ingestSubject, type IngestLogPublisher } from '@agp/bus';
-import { ServiceUnavailableError, counter, fieldErrors, newId, unstorableTextError, unstorableTextPaths, type Logger, type RequestContext } from '@agp/runtime';
+import { ServiceUnavailableError, counter, fieldErrors, jsonInputErrors, newId, type Logger, type RequestContext } from '@agp/runtime';
 import type { IngestedIds } from './ingested-ids.js';
 
 /**
@@ -78,10 +78,11 @@ export class IngestService {
         outcomes.push({ index, error: { id: env.data.id, status: 422, message: describe(fieldErrors(bodyCheck.error, `batch[${index}].body`)) } });
         return;
       }
-      // PostgreSQL cannot store U+0000: such an event would fail every append downstream, so refuse it here.
-      const nul = unstorableTextPaths(env.data, `batch[${index}]`);
-      if (nul.length) {
-        outcomes.push({ index, error: { id: env.data.id, status: 422, message: describe(nul.map(unstorableTextError)) } });
+      // PostgreSQL cannot store U+0000 or a lone surrogate, and no event may nest deeper than MAX_JSON_DEPTH: such an
+      // event would fail every append downstream, so refuse it here, on its own.
+      const bad = jsonInputErrors(env.data, `batch[${index}]`);
+      if (bad.length) {
+        outcomes.push({ index, error: { id: env.data.id, status: 422, message: describe(bad) } });
         return;
       }
       valid.push({ index, event: env.data });

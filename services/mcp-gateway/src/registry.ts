@@ -21,7 +21,7 @@ import {
   type WireRequestInput,
 } from '@agp/contracts';
 import { call, RemoteProblemError, type Sender } from '@agp/bus';
-import { AgpError, ForbiddenError, NotFoundError, ValidationError, fieldErrors, isRawJson, type RequestContext } from '@agp/runtime';
+import { AgpError, ForbiddenError, NotFoundError, ValidationError, assertJsonInput, fieldErrors, isRawJson, jsonInputErrors, type RequestContext } from '@agp/runtime';
 
 /** The mime type of every platform:// resource. Source: spec §Resources shown. */
 export const JSON_MIME = 'application/json';
@@ -198,7 +198,9 @@ export class ToolRegistry {
   /**
    * Call tool `name` with `args` as the caller (`mcp.call-tool`). Never throws: every failure is an outcome with
    * `success: false` and an error code (unknown_tool, invalid_arguments with `details.errors: [{path, message,
-   * allowed?}]`, forbidden, not_found, conflict, unavailable, internal; see MCP_TOOL_ERROR_STATUS).
+   * allowed?}]`, forbidden, not_found, conflict, unavailable, internal; see MCP_TOOL_ERROR_STATUS). Arguments holding
+   * a NUL or a lone surrogate anywhere, or nested past MAX_JSON_DEPTH (64), are invalid_arguments (`jsonInputErrors`,
+   * the edge's check of every JSON body), for both surfaces, before anything is sent.
    */
   async callTool(ctx: RequestContext, name: string, args: Record<string, unknown>): Promise<McpToolOutcome> {
     const fail = (code: McpToolErrorCode, message: string, details?: Record<string, unknown>): McpToolOutcome => ({ success: false, data: null, error: { code, message, ...(details ? { details } : {}) } });
@@ -210,6 +212,10 @@ export class ToolRegistry {
     const tool = this.tools.get(name);
     if (!tool) return fail('unknown_tool', `no tool named ${JSON.stringify(name)}; GET /api/v1/mcp/tools lists them (${[...this.tools.keys()].join(', ')})`);
     if (changesState(tool.calls) && ctx.scope !== 'write') return fail('forbidden', `${name} changes state and needs a write key; this is a ${ctx.scope} key`);
+    // The edge's check of every JSON body, here for both surfaces (the MCP endpoint's body bypasses the edge's parser):
+    // nesting past MAX_JSON_DEPTH, NUL or a lone surrogate anywhere in the arguments is invalid_arguments, nothing sent.
+    const unacceptable = jsonInputErrors(args, 'arguments');
+    if (unacceptable.length) return invalid(unacceptable);
     const parsed = tool.input.safeParse(args);
     if (!parsed.success) return invalid(fieldErrors(parsed.error, 'arguments'));
     try {
@@ -229,6 +235,7 @@ export class ToolRegistry {
 
   /**
    * Read resource `uri` (`mcp.read-resource`): a fixed URI, or one a template matches.
+   * @throws ValidationError (422, `uri.<variable>`) when a template variable holds a NUL or a lone surrogate.
    * @throws NotFoundError (404) when nothing has that URI or the record it names does not exist (or is another
    *   organisation's); the owning service's problems otherwise.
    */
@@ -245,6 +252,7 @@ export class ToolRegistry {
       } catch {
         throw new NotFoundError(`no resource ${uri}: a template variable is not valid percent-encoding`);
       }
+      assertJsonInput(params, 'uri');
       return { uri, mime_type: JSON_MIME, data: await t.def.read(e, params) };
     }
     throw new NotFoundError(`no resource ${uri}; GET /api/v1/mcp/resources lists the resources and templates`);
@@ -253,11 +261,12 @@ export class ToolRegistry {
   /**
    * Render prompt `name` with `args` (`mcp.get-prompt`).
    * @throws NotFoundError (404) for an unknown prompt; ValidationError (422, `body.arguments.<name>`) for a missing
-   *   required or an invalid argument; the owning services' problems otherwise.
+   *   required or an invalid argument, one holding a NUL or a lone surrogate, or arguments nested past MAX_JSON_DEPTH; the owning services' problems otherwise.
    */
   async getPrompt(ctx: RequestContext, name: string, args: Record<string, unknown>): Promise<McpPromptResult> {
     const p = this.prompts.get(name);
     if (!p) throw new NotFoundError(`no prompt named ${JSON.stringify(name)}; GET /api/v1/mcp/prompts lists them (${[...this.prompts.keys()].join(', ')})`);
+    assertJsonInput(args, 'body.arguments');
     const parsed = p.input.safeParse(args);
     if (!parsed.success) {
       const errors = fieldErrors(parsed.error, 'body.arguments');

@@ -157,24 +157,35 @@ export function mcpEndpoint(bus: Pick<ClientProxy, 'send'>) {
     req.on('error', () => {
       refused = true;
     });
+    // Whatever these callbacks throw is answered here (an exception in a stream callback would be uncaught and end
+    // the process; a rejected promise left unhandled, too).
+    const internal = () => {
+      if (!res.headersSent) jsonRpcError(res, 500, -32603, 'internal error');
+    };
     req.on('end', () => {
       if (refused) return;
-      const headers: Record<string, string> = {};
-      for (const [name, v] of Object.entries(req.headers)) {
-        if (typeof v === 'string' && (FORWARDED_HEADERS.has(name) || name.startsWith('mcp-'))) headers[name] = v;
+      try {
+        const headers: Record<string, string> = {};
+        for (const [name, v] of Object.entries(req.headers)) {
+          if (typeof v === 'string' && (FORWARDED_HEADERS.has(name) || name.startsWith('mcp-'))) headers[name] = v;
+        }
+        const url = `http://${req.get('host') ?? 'localhost'}${req.originalUrl}`;
+        call(bus, 'mcp.http', ctxOf(req), { method, url, headers, body: Buffer.concat(chunks).toString('utf8') }, 30_000)
+          .then(
+            (answer) => {
+              res.status(answer.status);
+              for (const [name, value] of Object.entries(answer.headers)) if (name !== 'content-length' && name !== 'transfer-encoding' && name !== 'connection') res.set(name, value);
+              res.send(answer.body);
+            },
+            (err: unknown) => {
+              const status = (err as { status?: number })?.status;
+              jsonRpcError(res, status === 422 ? 400 : 503, status === 422 ? -32600 : -32603, status === 422 ? 'invalid request' : 'the tool gateway is unavailable; retry');
+            },
+          )
+          .catch(internal);
+      } catch {
+        internal();
       }
-      const url = `http://${req.get('host') ?? 'localhost'}${req.originalUrl}`;
-      call(bus, 'mcp.http', ctxOf(req), { method, url, headers, body: Buffer.concat(chunks).toString('utf8') }, 30_000).then(
-        (answer) => {
-          res.status(answer.status);
-          for (const [name, value] of Object.entries(answer.headers)) if (name !== 'content-length' && name !== 'transfer-encoding' && name !== 'connection') res.set(name, value);
-          res.send(answer.body);
-        },
-        (err: unknown) => {
-          const status = (err as { status?: number })?.status;
-          jsonRpcError(res, status === 422 ? 400 : 503, status === 422 ? -32600 : -32603, status === 422 ? 'invalid request' : 'the tool gateway is unavailable; retry');
-        },
-      );
     });
   };
 }
