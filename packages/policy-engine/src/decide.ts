@@ -32,8 +32,8 @@
  *    allow), which is the rule order above; ties go to the oldest policy (`created_at`, then `id`). Because an
  *    allow-list only restricts, several policies' allow-lists intersect: an action must be allowed by each.
  *
- * A downgrade's `modified_inputs` apply every downgrading policy's rules and redactions, oldest policy first, each
- * rule on the result of the one before. The state the guardrails need comes in with the context: the calls already
+ * A downgrade's `modified_inputs` apply every applicable policy's downgrade rules and redactions, oldest policy
+ * first, each rule on the result of the one before. The state the guardrails need comes in with the context: the calls already
  * made with their arguments hashes (loop), the idempotency keys seen (idempotency), and the provider's moderation
  * scores come in with the action.
  */
@@ -508,23 +508,23 @@ function decidePolicy(p: EnginePolicy, d: DecisionInput): PolicyHit | null {
 }
 
 /**
- * The arguments a downgrade runs with: for each downgrading policy, oldest first, its downgrade rules in order (each
- * on the result of the one before), then, in redact mode, every PII match of its categories masked in place.
+ * The arguments a downgrade runs with: for each applicable policy, oldest first (`created_at`, then `id`), its
+ * downgrade rules in order, each on the result of the one before (so a later policy's rule may act on an earlier
+ * one's change), then, when the policy redacts, every PII match of its categories masked in place.
  */
-function modifiedInputs(downgrading: readonly Candidate[], d: DecisionInput): Record<string, unknown> {
+function modifiedInputs(applicable: readonly EnginePolicy[], candidates: readonly Candidate[], d: DecisionInput): Record<string, unknown> {
   let args = d.action.arguments ?? {};
-  for (const c of downgrading) {
-    const p = c.policy;
-    if (c.hit.downgrades) {
-      for (const rule of p.downgrades ?? []) {
-        if (!ruleFor(rule, d.name)) continue;
-        const path = pathSegments(rule.argument);
-        const to = downgraded(rule, getAt(args, path));
-        if (to !== undefined) args = setAt(args, path, to);
-      }
+  const redacting = new Set(candidates.filter((c) => c.hit.redacts).map((c) => c.policy));
+  const ordered = [...applicable].sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  for (const p of ordered) {
+    for (const rule of p.downgrades ?? []) {
+      if (!ruleFor(rule, d.name)) continue;
+      const path = pathSegments(rule.argument);
+      const to = downgraded(rule, getAt(args, path));
+      if (to !== undefined) args = setAt(args, path, to);
     }
     const pii = p.guardrails?.pii;
-    if (c.hit.redacts && pii !== undefined) {
+    if (redacting.has(p) && pii !== undefined) {
       const wanted: ReadonlySet<PiiCategory> = pii.categories === undefined ? ALL_PII : new Set(pii.categories);
       const paths = new Set<string>();
       for (const m of d.piiScan().matches) if (wanted.has(m.category) && !m.field_path.startsWith('…')) paths.add(m.field_path);
@@ -574,13 +574,16 @@ export function decide(policies: readonly EnginePolicy[], killSwitches: EngineKi
 
   let evaluated = 0;
   const candidates: Candidate[] = [];
+  const applicable: EnginePolicy[] = [];
   for (const p of policies) {
     if (!p.enabled || !appliesTo(p, action.agent_id)) continue;
     evaluated++;
+    applicable.push(p);
     const h = decidePolicy(p, input);
     if (h) candidates.push({ hit: h, policy: p, rank: rankOf(h.triggered.decision), created_at: p.created_at, id: p.id });
   }
   candidates.sort((a, b) => a.rank - b.rank || (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const switched = switches.length > 0;
   const triggered: TriggeredRule[] = switches;
   for (const c of candidates) triggered.push(c.hit.triggered);
 
@@ -604,8 +607,8 @@ export function decide(policies: readonly EnginePolicy[], killSwitches: EngineKi
       arguments_hash: input.hashIfComputed(),
     };
   }
-  const winner = switches.length > 0 ? null : candidates[0];
-  const modified = win.decision === 'downgrade' ? modifiedInputs(candidates.filter((c) => c.hit.triggered.decision === 'downgrade'), input) : null;
+  const winner = switched ? null : candidates[0];
+  const modified = win.decision === 'downgrade' ? modifiedInputs(applicable, candidates, input) : null;
   return {
     decision: win.decision,
     intervention_type: DECISION_INTERVENTION_TYPE[win.decision],
