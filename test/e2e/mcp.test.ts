@@ -59,10 +59,13 @@ function dataBlockOf(text: string): any {
 /** The HTTP status of each tool error code on the REST facade (architecture §4, issue #12). */
 const STATUS_OF: Record<string, number> = { unknown_tool: 404, invalid_arguments: 422, forbidden: 403, not_found: 404, conflict: 409, unavailable: 503 };
 
-/** The spec's seven tools: argument types (a string type, an enum's values, or `string[]`) and required arguments. */
+/**
+ * The spec's seven tools: argument types (a string type, an enum's values, or `string[]`) and required arguments.
+ * create_policy also takes the engine's action_budget, downgrades and guardrails (optional).
+ */
 const SPEC_TOOLS: Record<string, { args: Record<string, string | readonly string[]>; required: string[] }> = {
   create_policy: {
-    args: { name: 'string', description: 'string', enabled: 'boolean', session_budget: 'number', run_budget: 'number', denied_actions: 'string[]', rate_limits: 'object' },
+    args: { name: 'string', description: 'string', enabled: 'boolean', session_budget: 'number', run_budget: 'number', denied_actions: 'string[]', rate_limits: 'object', action_budget: 'number', downgrades: 'array', guardrails: 'object' },
     required: ['name'],
   },
   list_runs: { args: { status: ['running', 'completed', 'failed'], min_cost: 'number', agent_id: 'string', limit: 'integer' }, required: [] },
