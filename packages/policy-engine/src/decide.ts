@@ -574,11 +574,9 @@ export function decide(policies: readonly EnginePolicy[], killSwitches: EngineKi
 
   let evaluated = 0;
   const candidates: Candidate[] = [];
-  const applicable: EnginePolicy[] = [];
   for (const p of policies) {
     if (!p.enabled || !appliesTo(p, action.agent_id)) continue;
     evaluated++;
-    applicable.push(p);
     const h = decidePolicy(p, input);
     if (h) candidates.push({ hit: h, policy: p, rank: rankOf(h.triggered.decision), created_at: p.created_at, id: p.id });
   }
@@ -608,7 +606,7 @@ export function decide(policies: readonly EnginePolicy[], killSwitches: EngineKi
     };
   }
   const winner = switched ? null : candidates[0];
-  const modified = win.decision === 'downgrade' ? modifiedInputs(applicable, candidates, input) : null;
+  const modified = win.decision === 'downgrade' ? modifiedInputs(policies.filter((p) => p.enabled && appliesTo(p, action.agent_id)), candidates, input) : null;
   return {
     decision: win.decision,
     intervention_type: DECISION_INTERVENTION_TYPE[win.decision],

@@ -58,7 +58,8 @@ export interface PiiScan {
   truncated: boolean;
 }
 
-interface Span {
+/** One match inside a string: `[start, end)` in UTF-16 code units, and its category. */
+export interface PiiSpan {
   start: number;
   end: number;
   category: PiiCategory;
@@ -142,13 +143,13 @@ export function maskText(text: string, category?: PiiCategory): string {
 }
 
 /** Whether [start, end) overlaps a span already found. */
-function overlaps(spans: Span[], start: number, end: number): boolean {
+function overlaps(spans: PiiSpan[], start: number, end: number): boolean {
   for (const s of spans) if (start < s.end && s.start < end) return true;
   return false;
 }
 
 /** Run `re` over `text`, adding each match `accept` approves (and that overlaps no earlier one) as `category`. */
-function collect(re: RegExp, text: string, category: PiiCategory, spans: Span[], accept: (m: RegExpExecArray) => boolean): void {
+function collect(re: RegExp, text: string, category: PiiCategory, spans: PiiSpan[], accept: (m: RegExpExecArray) => boolean): void {
   re.lastIndex = 0;
   for (let m = re.exec(text); m !== null; m = re.exec(text)) {
     const start = m.index;
@@ -161,7 +162,7 @@ function collect(re: RegExp, text: string, category: PiiCategory, spans: Span[],
  * Add the emails of `text`: from each `@`, the local part is read backwards (at most 64 characters) and the domain
  * matched forwards; far cheaper than a regex that tries a 64-character local part at every position.
  */
-function collectEmails(text: string, spans: Span[]): void {
+function collectEmails(text: string, spans: PiiSpan[]): void {
   for (let at = text.indexOf('@'); at !== -1; at = text.indexOf('@', at + 1)) {
     let start = at;
     while (start > 0 && at - start < 64 && LOCAL_CHAR.test(text[start - 1])) start--;
@@ -204,8 +205,8 @@ const validSecretToken = (m: RegExpExecArray) => {
  * contain digit runs), then email, IBAN, card, SSN, IP, phone, entropy secrets; a later category never claims text an
  * earlier one did.
  */
-export function findPii(text: string, wanted: ReadonlySet<PiiCategory>): Span[] {
-  const spans: Span[] = [];
+export function findPii(text: string, wanted: ReadonlySet<PiiCategory>): PiiSpan[] {
+  const spans: PiiSpan[] = [];
   const long = text.length >= 20;
   const digit = HAS_DIGIT.test(text);
   if (long && wanted.has('secret') && MAYBE_PREFIXED.test(text)) collect(SECRET_PREFIXED, text, 'secret', spans, () => true);
