@@ -399,6 +399,11 @@ describeModes('POST /api/v1/policies/evaluate', (platform) => {
       const list = await call(p(), 'GET', '/api/v1/policies?name=Bad%20guardrails', { key: p().readKey });
       expect(list.body.total).toBe(0);
     });
+
+    it('rejects bad moderation scores and idempotency keys on evaluate with 422 naming each field', async () => {
+      const r = await evaluate({ agent_id: GR_AGENT, action_name: 'post', idempotency_key: '', moderation_scores: [{ field_path: '', scores: { harassment: 1.2 } }, { scores: {} }] });
+      expectProblem(r, 422, ['body.idempotency_key', 'body.moderation_scores.0.field_path', 'body.moderation_scores.0.scores.harassment', 'body.moderation_scores.1.field_path']);
+    });
   });
 
   describe('bad input', () => {
