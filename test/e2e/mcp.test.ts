@@ -811,6 +811,18 @@ describeModes(
         expect((await tool(s, p.writeKey, 'update_policy', { policy_id: `pol-nope-${uniq()}`, run_budget: 1 })).code).toBe('not_found');
       });
 
+      it.each(SURFACES)('create_policy and update_policy over %s take action_budget, downgrades and guardrails; bad ones are invalid_arguments', async (s) => {
+        const p = platform();
+        const downgrades = [{ action: '*', argument: 'model', replace: { 'gpt-4o': 'gpt-4o-mini' } }];
+        const created = await ok(s, p.writeKey, 'create_policy', { name: `mcp guard ${s} ${uniq()}`, action_budget: 2, downgrades, guardrails: { pii: { mode: 'redact', categories: ['email'] } } });
+        expect(created).toMatchObject({ version: 1, action_budget: 2, downgrades, guardrails: { pii: { mode: 'redact', categories: ['email'] } } });
+        const updated = await ok(s, p.writeKey, 'update_policy', { policy_id: created.id, action_budget: null, guardrails: { loop: { threshold: 3, window_seconds: 60 } } });
+        expect(updated).toMatchObject({ version: 2, action_budget: null, guardrails: { loop: { mode: 'block', threshold: 3, window_seconds: 60 } } });
+        expect(updated.guardrails.pii).toBeUndefined();
+        const bad = await tool(s, p.writeKey, 'create_policy', { name: 'bad guard', guardrails: { moderation: { threshold: 2 } } });
+        expect(bad.code).toBe('invalid_arguments');
+      });
+
       it.each(SURFACES)('approve_action and reject_action over %s set the intervention outcome; deciding twice is a conflict', async (s) => {
         const p = platform();
         const a = await escalate();
