@@ -47,7 +47,8 @@ export function setAt<T>(args: T, segments: readonly string[], value: unknown): 
   for (let i = segments.length - 1; i >= 0; i--) {
     const c = chain[i];
     const copy: Record<string, unknown> | unknown[] = Array.isArray(c) ? c.slice() : { ...(c as Record<string, unknown>) };
-    (copy as Record<string, unknown>)[segments[i]] = replacement;
+    // defineProperty, not assignment: a key spelled `__proto__` (JSON.parse makes it an own property) stays data.
+    Object.defineProperty(copy, segments[i], { value: replacement, writable: true, enumerable: true, configurable: true });
     replacement = copy;
   }
   return replacement as T;

@@ -46,6 +46,14 @@ describe('downgrades', () => {
     expect(decide(p, NO_KILL_SWITCHES, act('refund_payment', { model: 'claude' }), ctx).decision).toBe('allow');
   });
 
+  it('rewrites a key spelled __proto__ as data, never the prototype', () => {
+    const args = JSON.parse('{"__proto__": {"amount": 500}}') as Record<string, unknown>;
+    const d = decide([pol(1, { downgrades: [{ action: '*', argument: '__proto__.amount', max: 10 }] })], NO_KILL_SWITCHES, act('x', args), ctx);
+    expect(d.decision).toBe('downgrade');
+    expect(Object.getPrototypeOf(d.modified_inputs)).toBe(Object.prototype);
+    expect(JSON.stringify(d.modified_inputs)).toBe('{"__proto__":{"amount":10}}');
+  });
+
   it('reaches into arrays by index', () => {
     const p = [pol(1, { downgrades: [{ action: '*', argument: 'items.1.qty', max: 3 }] })];
     expect(decide(p, NO_KILL_SWITCHES, act('order', { items: [{ qty: 9 }, { qty: 9 }] }), ctx).modified_inputs).toEqual({ items: [{ qty: 9 }, { qty: 3 }] });
