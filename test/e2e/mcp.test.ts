@@ -59,10 +59,13 @@ function dataBlockOf(text: string): any {
 /** The HTTP status of each tool error code on the REST facade (architecture §4, issue #12). */
 const STATUS_OF: Record<string, number> = { unknown_tool: 404, invalid_arguments: 422, forbidden: 403, not_found: 404, conflict: 409, unavailable: 503 };
 
-/** The spec's seven tools: argument types (a string type, an enum's values, or `string[]`) and required arguments. */
+/**
+ * The spec's seven tools: argument types (a string type, an enum's values, or `string[]`) and required arguments.
+ * create_policy also takes the engine's action_budget, downgrades and guardrails (optional).
+ */
 const SPEC_TOOLS: Record<string, { args: Record<string, string | readonly string[]>; required: string[] }> = {
   create_policy: {
-    args: { name: 'string', description: 'string', enabled: 'boolean', session_budget: 'number', run_budget: 'number', denied_actions: 'string[]', rate_limits: 'object' },
+    args: { name: 'string', description: 'string', enabled: 'boolean', session_budget: 'number', run_budget: 'number', denied_actions: 'string[]', rate_limits: 'object', action_budget: 'number', downgrades: 'array', guardrails: 'object' },
     required: ['name'],
   },
   list_runs: { args: { status: ['running', 'completed', 'failed'], min_cost: 'number', agent_id: 'string', limit: 'integer' }, required: [] },
@@ -806,6 +809,18 @@ describeModes(
         expect(stale.code).toBe('conflict');
         expect((await get(p, `/api/v1/policies/${created.id}`)).run_budget).toBe(20);
         expect((await tool(s, p.writeKey, 'update_policy', { policy_id: `pol-nope-${uniq()}`, run_budget: 1 })).code).toBe('not_found');
+      });
+
+      it.each(SURFACES)('create_policy and update_policy over %s take action_budget, downgrades and guardrails; bad ones are invalid_arguments', async (s) => {
+        const p = platform();
+        const downgrades = [{ action: '*', argument: 'model', replace: { 'gpt-4o': 'gpt-4o-mini' } }];
+        const created = await ok(s, p.writeKey, 'create_policy', { name: `mcp guard ${s} ${uniq()}`, action_budget: 2, downgrades, guardrails: { pii: { mode: 'redact', categories: ['email'] } } });
+        expect(created).toMatchObject({ version: 1, action_budget: 2, downgrades, guardrails: { pii: { mode: 'redact', categories: ['email'] } } });
+        const updated = await ok(s, p.writeKey, 'update_policy', { policy_id: created.id, action_budget: null, guardrails: { loop: { threshold: 3, window_seconds: 60 } } });
+        expect(updated).toMatchObject({ version: 2, action_budget: null, guardrails: { loop: { mode: 'block', threshold: 3, window_seconds: 60 } } });
+        expect(updated.guardrails.pii).toBeUndefined();
+        const bad = await tool(s, p.writeKey, 'create_policy', { name: 'bad guard', guardrails: { moderation: { threshold: 2 } } });
+        expect(bad.code).toBe('invalid_arguments');
       });
 
       it.each(SURFACES)('approve_action and reject_action over %s set the intervention outcome; deciding twice is a conflict', async (s) => {

@@ -52,6 +52,9 @@ describeModes('policies, agents and kill switches', (platform) => {
         approval_required_actions: [],
         rate_limits: { '*': { max_calls: 100, window_seconds: 60 } },
         agent_ids: ['a-1'],
+        action_budget: null,
+        downgrades: [],
+        guardrails: {},
       });
       expect(r.headers.get('location')).toBe(`/api/v1/policies/${r.body.id}`);
       expect(r.headers.get('etag')).toBe('"1"');

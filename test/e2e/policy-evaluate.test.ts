@@ -1,9 +1,10 @@
 /**
  * The decision API `POST /api/v1/policies/evaluate` over real HTTP, in both run modes (issue #14 point 1, "Tests:
  * integration"): policies created through the API, kill switches engaged through it, runs and actions ingested, then
- * exact decisions — allow, block, escalate, budget_exceeded, rate_limited and warn (no policy field can express
- * downgrade yet, so the API never answers it; the engine's table covers its precedence). Bad input is a 422 naming
- * each field; another organisation's policies and runs never count; evaluating records nothing.
+ * exact decisions — allow, block, escalate, budget_exceeded, rate_limited and warn — and those of the action budget,
+ * downgrades and guardrails (a policy created with them, patched, its history diffed, then downgrade, pii_blocked,
+ * content_blocked, budget_exceeded, and loop_detected / idempotent_replay against a run's recorded inputs). Bad input
+ * is a 422 naming each field; another organisation's policies and runs never count; evaluating records nothing.
  */
 import { describe, expect, it } from 'vitest';
 import { describeModes } from '../support/modes.js';
@@ -113,6 +114,9 @@ describeModes('POST /api/v1/policies/evaluate', (platform) => {
         cost_prevented_usd: 0,
         policies_evaluated: 1,
         triggered: [],
+        modified_inputs: null,
+        guardrail_context: null,
+        arguments_hash: null,
         context: { now: expect.any(String), run_spend_usd: 0, session_spend_usd: 0, recent_calls: 0, run_found: null },
       });
       expect(Math.abs(Date.parse(got.context.now) - Date.now())).toBeLessThan(60_000);
@@ -275,6 +279,130 @@ describeModes('POST /api/v1/policies/evaluate', (platform) => {
         await killSwitch('organization', false);
         await killSwitch(`agents/${AGENT}`, false);
       }
+    });
+  });
+
+  describe('action budget, downgrades and guardrails', () => {
+    const GR_AGENT = 'guardrail-agent';
+    const GR_RUN = 'guardrail-run';
+    const grAct = (name: string, secondsAgo: number, inputs: Record<string, unknown>) =>
+      ev('action.record', { run_id: GR_RUN, agent_id: GR_AGENT, action_name: name, timestamp: ago(secondsAgo), status: 'success', cost_usd: 0.01, inputs }, secondsAgo);
+    let gr: { id: string };
+
+    it('creates a policy with action_budget, downgrades and guardrails (defaults filled in), patches it, and its history diffs each field', async () => {
+      const created = await call(p(), 'POST', '/api/v1/policies', {
+        key: p().writeKey,
+        body: {
+          name: 'Guardrails',
+          agent_ids: [GR_AGENT],
+          action_budget: 5,
+          downgrades: [
+            { action: 'refund_payment', argument: 'amount', max: 100 },
+            { action: '*', argument: 'model', replace: { 'gpt-4o': 'gpt-4o-mini' } },
+          ],
+          guardrails: {
+            pii: { categories: ['email', 'phone', 'payment_card', 'iban', 'us_ssn', 'ip_address', 'secret'] },
+            moderation: { threshold: 0.8, categories: ['harassment', 'hate', 'self-harm', 'sexual', 'violence', 'illicit'] },
+            loop: { threshold: 5, window_seconds: 600 },
+            idempotency: { actions: ['send_email'], ttl_seconds: 3600 },
+          },
+        },
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      gr = created.body;
+      expect(created.body).toMatchObject({ action_budget: 5, guardrails: { pii: { mode: 'block' }, moderation: { mode: 'block', threshold: 0.8 }, loop: { mode: 'block', threshold: 5 } } });
+      expect(created.body.downgrades).toHaveLength(2);
+
+      const guardrails = { ...created.body.guardrails, loop: { mode: 'block', threshold: 3, window_seconds: 600 } };
+      const patched = await call(p(), 'PATCH', `/api/v1/policies/${gr.id}`, { key: p().writeKey, body: { action_budget: 4, guardrails } });
+      expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+      expect(patched.body).toMatchObject({ version: 2, action_budget: 4, guardrails: { loop: { threshold: 3 } } });
+
+      const h = await call(p(), 'GET', `/api/v1/policies/${gr.id}/history`, { key: p().readKey });
+      expect(h.status).toBe(200);
+      expect(h.body.history[0].changes).toMatchObject({ action_budget: { from: null, to: 5 }, downgrades: { from: null, to: created.body.downgrades }, guardrails: { from: null, to: created.body.guardrails } });
+      expect(h.body.history[1]).toMatchObject({ event: 'PolicyUpdated', changes: { action_budget: { from: 5, to: 4 }, guardrails: { from: created.body.guardrails, to: guardrails } } });
+      expect(Object.keys(h.body.history[1].changes).sort()).toEqual(['action_budget', 'guardrails']);
+      expect((await call(p(), 'GET', `/api/v1/policies/${gr.id}?version=1`, { key: p().readKey })).body.action_budget).toBe(5);
+    });
+
+    it('downgrades: the amount capped and the model substituted, in modified_inputs', async () => {
+      const got = await decision({ agent_id: GR_AGENT, action_name: 'refund_payment', arguments: { invoice: 'inv_1', amount: 120, model: 'gpt-4o' }, estimated_cost_usd: 0.02 });
+      expect(got).toMatchObject({ decision: 'downgrade', intervention_type: 'downgrade', outcome: 'modified', rule: 'downgrade', policy_id: gr.id, cost_prevented_usd: 0 });
+      expect(got.modified_inputs).toEqual({ invoice: 'inv_1', amount: 100, model: 'gpt-4o-mini' });
+    });
+
+    it('pii_blocked with the spec context payload, the matched text masked', async () => {
+      const got = await decision({ agent_id: GR_AGENT, action_name: 'send_message', arguments: { messages: [{ content: 'hi' }, { content: 'reach me at jane.doe@example.com' }] } });
+      expect(got).toMatchObject({ decision: 'pii_blocked', intervention_type: 'pii_blocked', outcome: 'blocked', rule: 'pii_guardrail', risk_level: 'high' });
+      expect(got.guardrail_context).toEqual({
+        guardrail_schema_version: 1,
+        guardrail: 'pii',
+        matches: [{ category: 'email', field_path: 'messages.1.content', matched_text: 'ja************om' }],
+        categories: ['email'],
+        fields: ['messages.1.content'],
+      });
+      expect(JSON.stringify(got)).not.toContain('jane.doe@example.com');
+    });
+
+    it('content_blocked from the moderation scores passed in, budget_exceeded above the action budget', async () => {
+      const flagged = await decision({ agent_id: GR_AGENT, action_name: 'post', arguments: { body: 'you are awful' }, moderation_scores: [{ field_path: 'body', scores: { 'harassment/threatening': 0.93 } }] });
+      expect(flagged).toMatchObject({ decision: 'content_blocked', outcome: 'blocked', guardrail_context: { guardrail: 'moderation', categories: ['harassment/threatening'], fields: ['body'] } });
+      const costly = await decision({ agent_id: GR_AGENT, action_name: 'search', arguments: { q: 'x' }, estimated_cost_usd: 4.5 });
+      expect(costly).toMatchObject({ decision: 'budget_exceeded', rule: 'action_budget', cost_prevented_usd: 4.5 });
+      expect(await decision({ agent_id: GR_AGENT, action_name: 'search', arguments: { q: 'x' }, estimated_cost_usd: 4 })).toMatchObject({ decision: 'allow' });
+    });
+
+    it("loop_detected and idempotent_replay against the run's recorded inputs (key order ignored)", async () => {
+      const batch = [
+        ev('run.start', { run_id: GR_RUN, agent_id: GR_AGENT, started_at: ago(120) }, 120),
+        grAct('search', 50, { q: 'status', page: 1 }),
+        grAct('search', 40, { page: 1, q: 'status' }),
+        grAct('search', 30, { q: 'status', page: 1 }),
+        grAct('send_email', 20, { to: 'ops', subject: 'daily' }),
+      ];
+      const r = await call(p(), 'POST', '/api/v1/ingest/', { key: p().writeKey, body: { batch } });
+      expect(r.status).toBe(207);
+      expect(r.body.errors).toEqual([]);
+      await eventually(async () => (await call(p(), 'GET', `/api/v1/runs/${GR_RUN}`, { key: p().readKey })).body.action_count === 4, 20_000);
+      const loop = await decision({ agent_id: GR_AGENT, run_id: GR_RUN, action_name: 'search', arguments: { page: 1, q: 'status' } });
+      expect(loop).toMatchObject({ decision: 'loop_detected', outcome: 'blocked', guardrail_context: { guardrail: 'loop', action_name: 'search', repeat_count: 4, threshold: 3, window_seconds: 600 } });
+      expect(await decision({ agent_id: GR_AGENT, run_id: GR_RUN, action_name: 'search', arguments: { q: 'other', page: 1 } })).toMatchObject({ decision: 'allow' });
+      const replay = await decision({ agent_id: GR_AGENT, run_id: GR_RUN, action_name: 'send_email', arguments: { subject: 'daily', to: 'ops' } });
+      expect(replay).toMatchObject({ decision: 'idempotent_replay', intervention_type: 'idempotent_replay', guardrail_context: { guardrail: 'idempotency' } });
+      expect(replay.guardrail_context.cached_result_ref).toMatch(/^action:/);
+    });
+
+    it('rejects bad guardrail and downgrade settings with 422 naming each field and the allowed values; nothing is written', async () => {
+      const r = await call(p(), 'POST', '/api/v1/policies', {
+        key: p().writeKey,
+        body: {
+          name: 'Bad guardrails',
+          action_budget: -1,
+          downgrades: [{ action: 'x', argument: 'a..b', max: 1 }, { action: 'x', argument: 'a' }],
+          guardrails: { pii: { mode: 'shout', categories: ['names'] }, moderation: { threshold: 1.5 }, loop: { threshold: 0, window_seconds: 60 }, spam: {} },
+        },
+      });
+      expectProblem(r, 422, [
+        'body.action_budget',
+        'body.downgrades.0.argument',
+        'body.downgrades.1.max',
+        'body.guardrails.spam',
+        'body.guardrails.pii.mode',
+        'body.guardrails.pii.categories',
+        'body.guardrails.moderation.threshold',
+        'body.guardrails.loop.threshold',
+      ]);
+      const text = JSON.stringify(r.body.errors);
+      expect(text).toContain('payment_card');
+      expect(text).toContain('redact');
+      const list = await call(p(), 'GET', '/api/v1/policies?name=Bad%20guardrails', { key: p().readKey });
+      expect(list.body.total).toBe(0);
+    });
+
+    it('rejects bad moderation scores and idempotency keys on evaluate with 422 naming each field', async () => {
+      const r = await evaluate({ agent_id: GR_AGENT, action_name: 'post', idempotency_key: '', moderation_scores: [{ field_path: '', scores: { harassment: 1.2 } }, { scores: {} }] });
+      expectProblem(r, 422, ['body.idempotency_key', 'body.moderation_scores.0.field_path', 'body.moderation_scores.0.scores.harassment', 'body.moderation_scores.1.field_path']);
     });
   });
 

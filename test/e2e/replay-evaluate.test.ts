@@ -32,7 +32,20 @@ async function recordRun(p: BootedPlatform, agent: string, actions: Act[], key =
 }
 
 /** `by_decision` with every decision kind: 0 unless given. */
-const byDecision = (n: Record<string, number>) => ({ block: 0, escalate: 0, budget_exceeded: 0, rate_limited: 0, downgrade: 0, warn: 0, allow: 0, ...n });
+const byDecision = (n: Record<string, number>) => ({
+  block: 0,
+  pii_blocked: 0,
+  content_blocked: 0,
+  idempotent_replay: 0,
+  escalate: 0,
+  budget_exceeded: 0,
+  rate_limited: 0,
+  loop_detected: 0,
+  downgrade: 0,
+  warn: 0,
+  allow: 0,
+  ...n,
+});
 
 /** The run of the main scenario: step 1 costs 2 USD actual (0.5 estimated), the others their estimates. Σ 5 USD. */
 const FOUR: Act[] = [

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { OpaqueIdSchema, UsdSchema } from './common.js';
 import { InterventionOutcomeSchema, InterventionTypeSchema, RiskLevelSchema, type InterventionOutcome, type InterventionType } from './enums.js';
-import { ActionNameSchema } from './policy.js';
+import { GuardrailContextSchema } from './guardrail.js';
+import { ActionNameSchema, MODERATION_CATEGORIES } from './policy.js';
 
 /**
  * The policy decision: what `decide` (packages/policy-engine) answers for one action an agent attempts, and the
@@ -11,10 +12,24 @@ import { ActionNameSchema } from './policy.js';
  */
 
 /**
- * The seven decisions, most restrictive first; this order is the precedence across policies (the most restrictive
- * decision of any policy wins). `allow` is last.
+ * The decisions, most restrictive first; this order is the precedence across policies (the most restrictive
+ * decision of any policy wins). `allow` is last. The guardrail decisions sit where the engine's precedence puts
+ * them: the blocking guardrails (pii_blocked, content_blocked) and an idempotent replay right after the hard blocks,
+ * a detected loop after rate limits.
  */
-export const POLICY_DECISIONS = ['block', 'escalate', 'budget_exceeded', 'rate_limited', 'downgrade', 'warn', 'allow'] as const;
+export const POLICY_DECISIONS = [
+  'block',
+  'pii_blocked',
+  'content_blocked',
+  'idempotent_replay',
+  'escalate',
+  'budget_exceeded',
+  'rate_limited',
+  'loop_detected',
+  'downgrade',
+  'warn',
+  'allow',
+] as const;
 /** One of {@link POLICY_DECISIONS}. */
 export const PolicyDecisionKindSchema = z.enum(POLICY_DECISIONS);
 export type PolicyDecisionKind = z.infer<typeof PolicyDecisionKindSchema>;
@@ -22,46 +37,76 @@ export type PolicyDecisionKind = z.infer<typeof PolicyDecisionKindSchema>;
 /** The intervention type each decision would record (spec §Intervention types); `allow` records none. */
 export const DECISION_INTERVENTION_TYPE: Readonly<Record<PolicyDecisionKind, InterventionType | null>> = {
   block: 'hard_block',
+  pii_blocked: 'pii_blocked',
+  content_blocked: 'content_blocked',
+  idempotent_replay: 'idempotent_replay',
   escalate: 'approval_required',
   budget_exceeded: 'budget_exceeded',
   rate_limited: 'rate_limited',
+  loop_detected: 'loop_detected',
   downgrade: 'downgrade',
   warn: 'warning',
   allow: null,
 };
 
-/** The intervention outcome each decision would record (spec §Intervention outcomes); `allow` records none. */
+/**
+ * The intervention outcome each decision would record (spec §Intervention outcomes); `allow` records none. An
+ * idempotent replay is `blocked`: the action is not executed again (the first call's result is returned).
+ * approved_after_review / rejected_after_review follow an escalation when a human resolves the approval.
+ */
 export const DECISION_OUTCOME: Readonly<Record<PolicyDecisionKind, InterventionOutcome | null>> = {
   block: 'blocked',
+  pii_blocked: 'blocked',
+  content_blocked: 'blocked',
+  idempotent_replay: 'blocked',
   escalate: 'escalated',
   budget_exceeded: 'blocked',
   rate_limited: 'blocked',
+  loop_detected: 'blocked',
   downgrade: 'modified',
   warn: 'warned',
   allow: null,
 };
 
 /**
- * The rules that can trigger, in the order they are checked (precedence within one policy; the kill switches come
- * before every policy):
+ * The decisions that stop the action (it does not run), so that its estimated cost counts as prevented: every
+ * `blocked` outcome.
+ */
+export const STOPPING_DECISIONS: ReadonlySet<PolicyDecisionKind> = new Set(POLICY_DECISIONS.filter((d) => DECISION_OUTCOME[d] === 'blocked'));
+
+/**
+ * The rules that can trigger, in precedence order (the kill switches before every policy; within a policy the
+ * first stopping rule wins, and a guardrail in `warn` or `redact` mode, or a downgrade, gives way to any later
+ * stopping rule):
  * - `organization_kill_switch`, `agent_kill_switch` → block;
  * - `denied_action` (the action is in `denied_actions`), `not_in_allowed_actions` (`allowed_actions` is a list
  *   without it) → block;
+ * - `pii_guardrail` → pii_blocked (mode block), downgrade (redact), warn (warn);
+ * - `moderation_guardrail` → content_blocked (block), warn (warn);
+ * - `idempotency_guardrail` → idempotent_replay;
  * - `approval_required` (in `approval_required_actions`) → escalate;
- * - `session_budget`, `run_budget` (spend so far + the action's estimated cost > the budget) → budget_exceeded;
+ * - `action_budget` (the action's estimated cost > the budget), `run_budget`, `session_budget` (spend so far + the
+ *   cost > the budget) → budget_exceeded;
  * - `rate_limit` (a `rate_limits` entry for the action or `*` is full in its sliding window) → rate_limited;
+ * - `loop_guardrail` → loop_detected (block), warn (warn);
+ * - `downgrade` (a `downgrades` rule changed an argument) → downgrade;
  * - `budget_warning` (spend so far + the cost passes 80% of a budget) → warn.
- * No policy field expresses `downgrade` yet, so no rule produces it (see packages/policy-engine).
  */
 export const DECISION_RULES = [
   'organization_kill_switch',
   'agent_kill_switch',
   'denied_action',
   'not_in_allowed_actions',
+  'pii_guardrail',
+  'moderation_guardrail',
+  'idempotency_guardrail',
   'approval_required',
-  'session_budget',
+  'action_budget',
   'run_budget',
+  'session_budget',
   'rate_limit',
+  'loop_guardrail',
+  'downgrade',
   'budget_warning',
 ] as const;
 /** One of {@link DECISION_RULES}. */
@@ -93,6 +138,12 @@ export type TriggeredRule = z.infer<typeof TriggeredRuleSchema>;
  * - `cost_prevented_usd`: that cost when the action is stopped (block, budget_exceeded, rate_limited), else 0 (an
  *   escalated action may still run; a warned or downgraded one runs). USD.
  * - `policies_evaluated`: the enabled policies that apply to the agent.
+ * - `modified_inputs`: for `downgrade`, the arguments the action runs with (every applicable policy's downgrades and
+ *   PII redactions applied; the caller's arguments are the original inputs); else null.
+ * - `guardrail_context`: the guardrail context payload (spec §Guardrail context payload, version 1) when a guardrail
+ *   decided (blocked, warned or redacted), else null; the intervention records it as its `context`.
+ * - `arguments_hash`: hex SHA-256 of the canonical JSON of the arguments when a loop or idempotency guardrail
+ *   applied (the caller stores it with the call, for later loop windows), else null.
  */
 export const PolicyDecisionSchema = z.object({
   decision: PolicyDecisionKindSchema,
@@ -107,17 +158,33 @@ export const PolicyDecisionSchema = z.object({
   cost_prevented_usd: z.number(),
   policies_evaluated: z.number().int(),
   triggered: z.array(TriggeredRuleSchema),
+  modified_inputs: z.record(z.string(), z.unknown()).nullable(),
+  guardrail_context: GuardrailContextSchema.nullable(),
+  arguments_hash: z.string().nullable(),
 });
 export type PolicyDecision = z.infer<typeof PolicyDecisionSchema>;
+
+/**
+ * A moderation provider's answer for the arguments, the input of the moderation guardrail: per scanned field (its
+ * dotted `field_path`, e.g. `messages.2.content`), each category's score from 0 to 1 (OpenAI-compatible
+ * `/v1/moderations` names, {@link MODERATION_CATEGORIES}; other names are ignored). At most 1000 fields.
+ */
+export const ModerationScoresSchema = z
+  .array(z.strictObject({ field_path: z.string().min(1).max(1024), scores: z.record(z.string().min(1).max(128), z.number().min(0).max(1)) }))
+  .max(1000);
+export type ModerationScores = z.infer<typeof ModerationScoresSchema>;
 
 /**
  * Body of `POST /api/v1/policies/evaluate` (strict: an unknown field is a 422 naming it). Source: issue #14 point 1.
  * - `agent_id`: the agent attempting the action; policies scoped to other agents do not apply.
  * - `run_id`: its run, whose spend so far (and recent actions, for rate limits) the decision counts; an unknown run
  *   has spent nothing.
- * - `arguments`: the action's arguments (no rule reads them yet; accepted so clients send the same input the
- *   agent-side engine sees).
+ * - `arguments`: the action's arguments: downgrades rewrite them, the PII guardrail scans them, the loop and
+ *   idempotency guardrails hash them (canonical JSON, key order ignored).
  * - `estimated_cost_usd`: USD ≥ 0; absent = the action's `typical_cost_usd` from the agent's registration, else 0.
+ * - `idempotency_key`: the caller's key for the idempotency guardrail; absent = the arguments' hash.
+ * - `moderation_scores`: a moderation provider's scores of the arguments' text (see the engine's
+ *   `ModerationScoresSchema`); absent = not moderated (the moderation guardrail cannot trigger).
  */
 export const EvaluateActionSchema = z.strictObject({
   agent_id: OpaqueIdSchema,
@@ -125,6 +192,8 @@ export const EvaluateActionSchema = z.strictObject({
   action_name: ActionNameSchema,
   arguments: z.record(z.string(), z.unknown()).optional(),
   estimated_cost_usd: UsdSchema.optional(),
+  idempotency_key: z.string().min(1).max(512).optional(),
+  moderation_scores: ModerationScoresSchema.optional(),
 });
 export type EvaluateAction = z.infer<typeof EvaluateActionSchema>;
 

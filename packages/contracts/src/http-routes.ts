@@ -229,9 +229,9 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     status: 200,
     operationId: 'evaluatePolicies',
     tags: ['Policies'],
-    summary: 'Decide one action (a decision API, as OPA’s is): allow, block, escalate, rate_limited, budget_exceeded, downgrade or warn',
+    summary: 'Decide one action (a decision API, as OPA’s is): allow, block, a guardrail block, escalate, rate_limited, budget_exceeded, loop_detected, downgrade or warn',
     description:
-      'Evaluates the action against the organisation’s enabled policies that apply to the agent, its kill switches and, with `run_id`, the run’s spend so far and its recent actions (for rate limits). Precedence: the organisation’s kill switch, then the agent’s, then each policy’s rules in order (denied, not in allowed_actions, approval required, session then run budget, rate limit, budget warning at 80%); across policies the most restrictive decision wins (block, escalate, budget_exceeded, rate_limited, downgrade, warn, allow), ties by the oldest policy. A read: it changes nothing and any key may ask.',
+      'Evaluates the action against the organisation’s enabled policies that apply to the agent, its kill switches and, with `run_id`, the run’s spend so far and its recent actions (for rate limits, and hashed for the loop and idempotency guardrails). Precedence: kill switches (the organisation’s, then the agent’s); deny and allow lists; guardrails that block (pii, moderation — scores passed in `moderation_scores` —, idempotency); approval required; budgets (action, then run, then session); rate limits; loop; downgrade; warnings (guardrails in warn mode, budgets past 80%). Across policies the most restrictive decision wins (block, pii_blocked, content_blocked, idempotent_replay, escalate, budget_exceeded, rate_limited, loop_detected, downgrade, warn, allow), ties by the oldest policy. A downgrade answers `modified_inputs`; a guardrail answers its `guardrail_context` (spec §Guardrail context payload). A read: it changes nothing and any key may ask.',
     returns: 'The decision, with every rule that triggered and the state it was taken against',
     problems: { 503: 'The stats service could not be asked for the run’s spend; retry' },
   },

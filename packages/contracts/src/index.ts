@@ -17,3 +17,4 @@ export * from './mcp.js';
 export * from './evals.js';
 export * from './decision.js';
 export * from './replay.js';
+export * from './canonical.js';

@@ -32,6 +32,128 @@ export const RateLimitsSchema = z.record(ActionNameSchema, RateLimitSchema);
 const ActionList = z.array(ActionNameSchema).max(1000);
 const AgentIds = z.array(OpaqueIdSchema).max(1000);
 
+/** A dotted path into an action's arguments (`amount`, `payment.amount`, `messages.2.content`: array indices as numbers). */
+export const ArgumentPathSchema = z
+  .string()
+  .min(1)
+  .max(1024)
+  .regex(/^[^.]+(\.[^.]+)*$/, 'expected a dotted path such as "amount" or "messages.2.content" (no empty segment)');
+
+/** `action` of a downgrade rule meaning every action. */
+export const DOWNGRADE_ANY_ACTION = '*';
+
+/** A scalar a value substitution may map to. */
+const ScalarSchema = z.union([z.string().max(10_000), z.number().finite(), z.boolean()]);
+
+/**
+ * One downgrade rule: instead of blocking the action, the engine changes one argument and lets it run.
+ * - `action`: the action it applies to, or `*` for every action.
+ * - `argument`: a dotted path into the arguments (see {@link ArgumentPathSchema}).
+ * - exactly one of:
+ *   - `max`: a numeric cap; a number above it becomes `max` (a non-number, or an absent argument, is left alone);
+ *   - `replace`: value substitution, the argument's current value (as text: `"gpt-4o"`, `"100"`, `"true"`) → the
+ *     value to use instead (`{"gpt-4o": "gpt-4o-mini"}`).
+ */
+export const DowngradeRuleSchema = z
+  .strictObject({
+    action: z.union([ActionNameSchema, z.literal(DOWNGRADE_ANY_ACTION)]),
+    argument: ArgumentPathSchema,
+    max: z.number().finite().optional(),
+    replace: z
+      .record(z.string().max(10_000), ScalarSchema)
+      .refine((r) => Object.keys(r).length > 0, 'must map at least one value')
+      .refine((r) => Object.keys(r).length <= 100, 'at most 100 values')
+      .optional(),
+  })
+  .superRefine((r, ctx) => {
+    if ((r.max === undefined) === (r.replace === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['max'], message: 'give exactly one of max (a numeric cap) or replace (value substitution)' });
+    }
+  });
+export type DowngradeRule = z.infer<typeof DowngradeRuleSchema>;
+
+/** `downgrades`: at most 100 rules, applied in order. */
+export const DowngradesSchema = z.array(DowngradeRuleSchema).max(100);
+
+/**
+ * The PII categories the personal-data guardrail detects:
+ * - `email`; `phone` (validated with libphonenumber-js); `payment_card` (13–19 digits passing the Luhn check);
+ * - `iban` (ISO 13616 checksum, via ibantools); `us_ssn` (AAA-GG-SSSS with the SSA's invalid ranges excluded);
+ * - `ip_address` (IPv4 or IPv6); `secret` (well-known API-key prefixes, and high-entropy tokens).
+ */
+export const PII_CATEGORIES = ['email', 'phone', 'payment_card', 'iban', 'us_ssn', 'ip_address', 'secret'] as const;
+export type PiiCategory = (typeof PII_CATEGORIES)[number];
+
+/**
+ * Moderation categories (the OpenAI-compatible `/v1/moderations` names). A top-level name covers its sub-categories:
+ * `hate` also matches `hate/threatening` scores.
+ */
+export const MODERATION_CATEGORIES = [
+  'harassment',
+  'harassment/threatening',
+  'hate',
+  'hate/threatening',
+  'illicit',
+  'illicit/violent',
+  'self-harm',
+  'self-harm/intent',
+  'self-harm/instructions',
+  'sexual',
+  'sexual/minors',
+  'violence',
+  'violence/graphic',
+] as const;
+export type ModerationCategory = (typeof MODERATION_CATEGORIES)[number];
+
+/** What a guardrail does when it triggers: `block` stops the action, `warn` lets it run with a warning. */
+export const GUARDRAIL_MODES = ['block', 'warn'] as const;
+/** The PII guardrail's modes: also `redact`, which masks each match in the arguments and lets the action run. */
+export const PII_GUARDRAIL_MODES = ['block', 'warn', 'redact'] as const;
+
+/** Personal-data guardrail. `categories` omitted = all of {@link PII_CATEGORIES}; `mode` defaults to block. */
+export const PiiGuardrailSchema = z.strictObject({
+  mode: z.enum(PII_GUARDRAIL_MODES).default('block'),
+  categories: z.array(z.enum(PII_CATEGORIES)).min(1, 'list at least one category, or omit categories for all').max(PII_CATEGORIES.length).optional(),
+});
+
+/**
+ * Moderation guardrail: the action triggers when a provider's score of a listed category (omitted = all of
+ * {@link MODERATION_CATEGORIES}) is at or above `threshold` (0 to 1). The scores come in with the decision input.
+ */
+export const ModerationGuardrailSchema = z.strictObject({
+  mode: z.enum(GUARDRAIL_MODES).default('block'),
+  threshold: z.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1'),
+  categories: z.array(z.enum(MODERATION_CATEGORIES)).min(1, 'list at least one category, or omit categories for all').max(MODERATION_CATEGORIES.length).optional(),
+});
+
+/**
+ * Loop guardrail: `threshold` identical calls (same action, same canonical-arguments hash) within `window_seconds`
+ * run; the next one triggers.
+ */
+export const LoopGuardrailSchema = z.strictObject({
+  mode: z.enum(GUARDRAIL_MODES).default('block'),
+  threshold: z.number().int('expected an integer').min(1, 'must be 1 or more').max(10_000, 'must be at most 10000'),
+  window_seconds: z.number().finite().positive('must be greater than 0').max(86_400, 'must be at most 86400 (one day)'),
+});
+
+/**
+ * Idempotency guardrail: for the listed actions, a repeat of the same idempotency key (the caller's, else the hash
+ * of the canonical arguments) within `ttl_seconds` is not executed again; the first call's result is returned.
+ */
+export const IdempotencyGuardrailSchema = z.strictObject({
+  actions: z.array(ActionNameSchema).min(1, 'list at least one action').max(1000),
+  ttl_seconds: z.number().finite().positive('must be greater than 0').max(2_592_000, 'must be at most 2592000 (30 days)'),
+});
+
+/** `guardrails`: each optional; `{}` = none. */
+export const GuardrailsSchema = z.strictObject({
+  pii: PiiGuardrailSchema.optional(),
+  moderation: ModerationGuardrailSchema.optional(),
+  loop: LoopGuardrailSchema.optional(),
+  idempotency: IdempotencyGuardrailSchema.optional(),
+});
+export type Guardrails = z.infer<typeof GuardrailsSchema>;
+
 /**
  * Body of `POST /api/v1/policies` (strict: an unknown field is a 422 naming it). The create_policy tool's
  * arguments (the spec: name required; description, enabled, session_budget, run_budget, denied_actions,
@@ -40,6 +162,9 @@ const AgentIds = z.array(OpaqueIdSchema).max(1000);
  * - `session_budget` / `run_budget`: USD ≥ 0 per session / per run; absent = no budget.
  * - `allowed_actions`: absent (or null) = every action not denied is allowed; a list = only those.
  * - `agent_ids`: absent or empty = the policy applies to every agent of the organisation.
+ * - `action_budget`: USD ≥ 0 for one action; an action whose estimated cost is above it is budget_exceeded.
+ * - `downgrades`: rules that change an action's arguments instead of blocking it (see {@link DowngradeRuleSchema}).
+ * - `guardrails`: pii, moderation, loop and idempotency, each optional (see {@link GuardrailsSchema}).
  */
 export const CreatePolicySchema = z.strictObject({
   name: z.string().min(1).max(256),
@@ -52,13 +177,16 @@ export const CreatePolicySchema = z.strictObject({
   approval_required_actions: ActionList.optional(),
   rate_limits: RateLimitsSchema.optional(),
   agent_ids: AgentIds.optional(),
+  action_budget: UsdSchema.nullable().optional(),
+  downgrades: DowngradesSchema.optional(),
+  guardrails: GuardrailsSchema.optional(),
 });
 export type CreatePolicy = z.infer<typeof CreatePolicySchema>;
 
 /**
  * Body of `PATCH /api/v1/policies/{id}` (JSON merge patch semantics, strict, at least one field). `null`
- * clears description, session_budget, run_budget and allowed_actions; lists and rate_limits are replaced whole
- * (send `[]` / `{}` to empty them). `enabled` alone emits PolicyEnabled / PolicyDisabled.
+ * clears description, session_budget, run_budget, action_budget and allowed_actions; lists, rate_limits, downgrades
+ * and guardrails are replaced whole (send `[]` / `{}` to empty them). `enabled` alone emits PolicyEnabled / PolicyDisabled.
  */
 export const UpdatePolicySchema = z
   .strictObject({
@@ -72,6 +200,9 @@ export const UpdatePolicySchema = z
     approval_required_actions: ActionList,
     rate_limits: RateLimitsSchema,
     agent_ids: AgentIds,
+    action_budget: UsdSchema.nullable(),
+    downgrades: DowngradesSchema,
+    guardrails: GuardrailsSchema,
   })
   .partial()
   .refine((p) => Object.keys(p).length > 0, { message: 'at least one field to change is required' });
@@ -89,8 +220,26 @@ export const POLICY_FIELDS = [
   'approval_required_actions',
   'rate_limits',
   'agent_ids',
+  'action_budget',
+  'downgrades',
+  'guardrails',
 ] as const;
 export type PolicyField = (typeof POLICY_FIELDS)[number];
+
+/** The policy fields added after the first version, as a record written before them reads them. */
+export interface LaterPolicyFields {
+  action_budget: number | null;
+  downgrades: DowngradeRule[];
+  guardrails: Guardrails;
+}
+
+/**
+ * A policy record (or settings, or PolicyCreated data) with the fields it predates filled in: no action budget
+ * (null), no downgrades ([]), no guardrails ({}). Records written before those fields existed read through this.
+ */
+export function withPolicyDefaults<T extends object>(p: T): T & LaterPolicyFields {
+  return { action_budget: null, downgrades: [], guardrails: {}, ...p } as T & LaterPolicyFields;
+}
 
 /** A policy's settings with every optional one normalised (null / [] / {}). */
 export const PolicySettingsSchema = z.object({
@@ -108,6 +257,12 @@ export const PolicySettingsSchema = z.object({
   rate_limits: z.record(z.string(), RateLimitSchema),
   /** Empty = every agent of the organisation. */
   agent_ids: z.array(z.string()),
+  /** USD per action; null = none. */
+  action_budget: z.number().nullable(),
+  /** Empty = none. */
+  downgrades: z.array(DowngradeRuleSchema),
+  /** `{}` = none. */
+  guardrails: GuardrailsSchema,
 });
 export type PolicySettings = z.infer<typeof PolicySettingsSchema>;
 

@@ -14,6 +14,7 @@
  * Source: spec §Replay submission, §Replay history, §Limits; architecture §4 (Replay submission); issue #14 points 2, 3.
  */
 import { z } from 'zod';
+import { canonicalJson } from './canonical.js';
 import { DateFilterSchema, DateTimeSchema, OpaqueIdSchema, UsdSchema, paginationShape } from './common.js';
 import { PolicyDecisionKindSchema, type PolicyDecisionKind } from './decision.js';
 import { InterventionRecordSchema } from './intervention.js';
@@ -165,19 +166,6 @@ export const ReplayBundleHeadSchema = ReplayBundleSchema.omit({ actions: true, s
 export type ReplayBundleHead = z.infer<typeof ReplayBundleHeadSchema>;
 
 /**
- * Canonical JSON of a value: `JSON.stringify` with every object's keys in code-unit (`Array.prototype.sort`) order at
- * every depth, no whitespace; array order kept; `undefined` members dropped (as JSON.stringify drops them).
- */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
-    const sorted: Record<string, unknown> = {};
-    for (const k of Object.keys(v).sort()) sorted[k] = (v as Record<string, unknown>)[k];
-    return sorted;
-  });
-}
-
-/**
  * The text a bundle's `sha256` (and its ETag) hashes: {@link canonicalJson} of the document without `sha256` and
  * without `generated_at` (so the same run, interventions and policies always hash the same, and If-None-Match works).
  * A client verifies a bundle by hashing this text of the document it received (UTF-8) and comparing.
@@ -311,9 +299,13 @@ export const CounterfactualTotalsSchema = z.object({
   steps: z.number().int(),
   by_decision: z.object({
     block: z.number().int(),
+    pii_blocked: z.number().int(),
+    content_blocked: z.number().int(),
+    idempotent_replay: z.number().int(),
     escalate: z.number().int(),
     budget_exceeded: z.number().int(),
     rate_limited: z.number().int(),
+    loop_detected: z.number().int(),
     downgrade: z.number().int(),
     warn: z.number().int(),
     allow: z.number().int(),

@@ -5,42 +5,64 @@
  * and the agent-side SDK run the same code on the same input and get the same answer.
  * Source: issue #14 point 1; spec §What the service does, §Intervention types; architecture §1 (packages/policy-engine).
  *
- * Precedence (the first that triggers wins):
- * 1. the organisation's kill switch, then the agent's → block (hard_block);
+ * Precedence (the first that triggers wins), in this one order:
+ * 1. kill switches: the organisation's, then the agent's → block (hard_block);
  * 2. each enabled policy that applies to the agent (`agent_ids` empty, or listing it) decides alone, checking its
- *    rules in this order and stopping at the first that triggers:
- *    a. the action is in `denied_actions` → block — deny beats allow, so an action both denied and allowed is blocked;
- *    b. `allowed_actions` is a list (not null) without the action → block (`[]` allows nothing);
+ *    rules in this order; the first rule that stops the action wins, while a rule that only modifies or warns
+ *    (a guardrail in `warn` or `redact` mode, a downgrade, a budget warning) gives way to any later stopping rule:
+ *    a. deny and allow lists: the action is in `denied_actions` → block (deny beats allow); `allowed_actions` is a
+ *       list (not null) without the action → block (`[]` allows nothing);
+ *    b. guardrails that block: `pii` (any string of the arguments holds personal data of its categories) →
+ *       pii_blocked, or in `redact` mode downgrade with the matches masked; `moderation` (a provider score of its
+ *       categories at or above its threshold, scores passed in with the action) → content_blocked; `idempotency`
+ *       (a listed action repeats an idempotency key seen within `ttl_seconds`) → idempotent_replay (the caller
+ *       returns the first call's result; nothing runs, so approval, budgets and limits do not apply to it);
  *    c. the action is in `approval_required_actions` → escalate (approval_required);
- *    d. session spend + the action's estimated cost > `session_budget`, then the same for the run and `run_budget`
- *       → budget_exceeded (equal to the budget is allowed);
+ *    d. budgets, action then run then session: the action's estimated cost > `action_budget`; run spend + cost >
+ *       `run_budget`; session spend + cost > `session_budget` → budget_exceeded (equal to the budget is allowed);
  *    e. a `rate_limits` entry for the action, then the `*` entry, already holds `max_calls` calls within its window
  *       → rate_limited;
- *    f. session spend + cost passes {@link WARN_BUDGET_FRACTION} (80%) of `session_budget`, then of `run_budget`
- *       → warn (warning);
- * 3. across policies the most restrictive decision wins, in {@link POLICY_DECISIONS} order: block, escalate,
- *    budget_exceeded, rate_limited, downgrade, warn, allow; ties go to the oldest policy (`created_at`, then `id`).
- *    Because an allow-list only restricts, several policies' allow-lists intersect: an action must be allowed by each.
+ *    f. `loop`: `threshold` calls of the action with the same arguments hash already within `window_seconds` →
+ *       loop_detected (the (threshold+1)th call is stopped);
+ *    g. `downgrades`: a rule for the action (or `*`) changes an argument → downgrade (modified);
+ *    h. warnings: a guardrail in `warn` mode (in b or f), or spend + cost past {@link WARN_BUDGET_FRACTION} (80%) of
+ *       `session_budget`, then of `run_budget` → warn (warning);
+ * 3. across policies the most restrictive decision wins, in {@link POLICY_DECISIONS} order (block, pii_blocked,
+ *    content_blocked, idempotent_replay, escalate, budget_exceeded, rate_limited, loop_detected, downgrade, warn,
+ *    allow), which is the rule order above; ties go to the oldest policy (`created_at`, then `id`). Because an
+ *    allow-list only restricts, several policies' allow-lists intersect: an action must be allowed by each.
  *
- * Downgrade: no policy field can express it yet (PolicySchema has no parameter caps such as a cheaper model or a lower
- * limit), so `decide` never returns it. The decision stays in the type for the agent-side SDK and replay, whose own
- * logic may downgrade an action; {@link mostRestrictive} merges such a decision with this one by the same order.
+ * A downgrade's `modified_inputs` apply every applicable policy's downgrade rules and redactions, oldest policy
+ * first, each rule on the result of the one before. The state the guardrails need comes in with the context: the calls already
+ * made with their arguments hashes (loop), the idempotency keys seen (idempotency), and the provider's moderation
+ * scores come in with the action.
  */
 import { z } from 'zod';
 import {
   DECISION_INTERVENTION_TYPE,
   DECISION_OUTCOME,
+  DOWNGRADE_ANY_ACTION,
+  MODERATION_CATEGORIES,
+  ModerationScoresSchema,
+  PII_CATEGORIES,
   POLICY_DECISIONS,
   RATE_LIMIT_ANY_ACTION,
   RiskLevelSchema,
+  STOPPING_DECISIONS,
   type DecisionRule,
+  type DowngradeRule,
+  type GuardrailContext,
+  type Guardrails,
   type KillSwitchState,
+  type PiiCategory,
   type Policy,
   type PolicyDecision,
   type PolicyDecisionKind,
   type RiskLevel,
   type TriggeredRule,
 } from '@agp/contracts';
+import { argumentsHash, getAt, pathSegments, setAt } from './arguments.js';
+import { maskText, redactPii, scanPii, type PiiScan } from './pii.js';
 
 /** A budget warns once spend so far + the action's cost passes this fraction of it (80%). */
 export const WARN_BUDGET_FRACTION = 0.8;
@@ -53,38 +75,49 @@ export const USD_TOLERANCE = 1e-9;
 
 /**
  * The risk level a decision carries when the action declares none (its agent registration's `risk_level`), by the
- * rule that decided: a kill switch is an emergency stop (critical); a denied, unlisted or approval-gated action was
- * judged dangerous by the policy author (high); budget and rate limits guard cost and volume (medium); a budget
- * warning is low; an allowed action minimal.
+ * rule that decided: a kill switch is an emergency stop (critical); a denied, unlisted or approval-gated action, or
+ * personal data or harmful content in the arguments, was judged dangerous by the policy author (high); budgets, rate
+ * limits and loops guard cost and volume (medium); a downgrade, a replayed duplicate and a warning are low; an
+ * allowed action minimal.
  */
 export const RULE_RISK: Readonly<Record<DecisionRule, RiskLevel>> = {
   organization_kill_switch: 'critical',
   agent_kill_switch: 'critical',
   denied_action: 'high',
   not_in_allowed_actions: 'high',
+  pii_guardrail: 'high',
+  moderation_guardrail: 'high',
+  idempotency_guardrail: 'low',
   approval_required: 'high',
-  session_budget: 'medium',
+  action_budget: 'medium',
   run_budget: 'medium',
+  session_budget: 'medium',
   rate_limit: 'medium',
+  loop_guardrail: 'medium',
+  downgrade: 'low',
   budget_warning: 'low',
 };
 
-/** The decisions that stop the action, so that its estimated cost counts as prevented. */
-const STOPPING: ReadonlySet<PolicyDecisionKind> = new Set(['block', 'budget_exceeded', 'rate_limited']);
-
 /**
  * The policy fields `decide` reads. A `Policy` record (current, or any version folded from its stream) fits;
- * budgets in USD, `rate_limits[*].window_seconds` in seconds.
+ * budgets in USD, `rate_limits[*].window_seconds` in seconds. `action_budget`, `downgrades` and `guardrails` may be
+ * absent (a policy recorded before they existed): none.
  */
-export type EnginePolicy = Pick<
-  Policy,
-  'id' | 'name' | 'enabled' | 'created_at' | 'session_budget' | 'run_budget' | 'denied_actions' | 'allowed_actions' | 'approval_required_actions' | 'rate_limits' | 'agent_ids'
->;
+export interface EnginePolicy
+  extends Pick<
+    Policy,
+    'id' | 'name' | 'enabled' | 'created_at' | 'session_budget' | 'run_budget' | 'denied_actions' | 'allowed_actions' | 'approval_required_actions' | 'rate_limits' | 'agent_ids'
+  > {
+  action_budget?: Policy['action_budget'];
+  downgrades?: Policy['downgrades'];
+  guardrails?: Policy['guardrails'];
+}
 
 /**
  * An {@link EnginePolicy} from the settings of a policy as `POST /api/v1/policies` takes them (`CreatePolicy`: every
  * setting optional), each absent one at the value the policies service stores for it: enabled, no budgets (USD), no
- * denied, approval-required or rate-limited actions, every action allowed (`allowed_actions` null), every agent.
+ * denied, approval-required or rate-limited actions, every action allowed (`allowed_actions` null), every agent, no
+ * downgrades, no guardrails.
  * Pure. Used for counterfactual evaluation's candidate policy (not stored) and as a test fixture.
  * @param id the policy id; @param createdAt ISO 8601 UTC (orders ties between policies, oldest first).
  */
@@ -101,6 +134,9 @@ export function enginePolicy(id: string, createdAt: string, s: Pick<Policy, 'nam
     approval_required_actions: s.approval_required_actions ?? [],
     rate_limits: s.rate_limits ?? {},
     agent_ids: s.agent_ids ?? [],
+    action_budget: s.action_budget ?? null,
+    downgrades: s.downgrades ?? [],
+    guardrails: s.guardrails ?? {},
   };
 }
 
@@ -118,7 +154,10 @@ export const NO_KILL_SWITCHES: EngineKillSwitches = Object.freeze({ organization
  * The action an agent attempts.
  * - `estimated_cost_usd`: USD ≥ 0; absent = 0.
  * - `risk_level`: the risk its registration declares; absent or null = the deciding rule's {@link RULE_RISK}.
- * - `arguments`: carried for callers; no rule reads them yet.
+ * - `arguments`: downgrades rewrite them, the PII guardrail scans them, loop and idempotency hash them.
+ * - `idempotency_key`: the caller's key for the idempotency guardrail; absent = the arguments hash.
+ * - `moderation_scores`: the moderation provider's scores per field of the arguments (the contracts'
+ *   `ModerationScoresSchema`); absent = not moderated.
  */
 export const PolicyActionSchema = z.object({
   agent_id: z.string().min(1),
@@ -126,28 +165,53 @@ export const PolicyActionSchema = z.object({
   arguments: z.record(z.string(), z.unknown()).optional(),
   estimated_cost_usd: z.number().finite().min(0).optional(),
   risk_level: RiskLevelSchema.nullish(),
+  idempotency_key: z.string().min(1).optional(),
+  moderation_scores: ModerationScoresSchema.optional(),
 });
 export type PolicyAction = z.infer<typeof PolicyActionSchema>;
 
-/** One call already made: its action and when, in ms since the Unix epoch. */
-export const RecentCallSchema = z.object({ action_name: z.string(), at: z.number().finite() });
+/**
+ * One call already made: its action, when (ms since the Unix epoch) and, for the loop guardrail, its
+ * {@link argumentsHash} (a call without one never counts towards a loop).
+ */
+export const RecentCallSchema = z.object({ action_name: z.string(), at: z.number().finite(), arguments_hash: z.string().optional() });
 export type RecentCall = z.infer<typeof RecentCallSchema>;
 
 /**
+ * An idempotency key already seen: the action, the key (the caller's, or the arguments hash), when the first call ran
+ * (ms since the epoch) and where its result is kept (`cached_result_ref`, the caller's reference; absent =
+ * `idempotency:<action>:<key>`).
+ */
+export const IdempotencyRecordSchema = z.object({ action_name: z.string(), idempotency_key: z.string(), at: z.number().finite(), cached_result_ref: z.string().optional() });
+export type IdempotencyRecord = z.infer<typeof IdempotencyRecordSchema>;
+
+/**
  * The state a decision is taken against, passed in (never read):
- * - `now`: ms since the Unix epoch; the rate-limit windows end here.
+ * - `now`: ms since the Unix epoch; the rate-limit, loop and idempotency windows end here.
  * - `session_spend_usd` / `run_spend_usd`: USD spent so far in the session / the run; absent = 0.
  * - `recent_calls`: calls already made, in any order; a window of `w` seconds counts those with `at > now − w·1000`
  *   (a call stamped after `now`, by a skewed clock, still counts). Which calls to pass — the run's, the agent's, the
  *   session's — is the caller's choice of the limit's scope. Absent = none.
+ * - `idempotency_records`: idempotency keys already seen (see {@link IdempotencyRecordSchema}); absent = none.
  */
 export const DecisionContextSchema = z.object({
   now: z.number().finite(),
   session_spend_usd: z.number().finite().min(0).optional(),
   run_spend_usd: z.number().finite().min(0).optional(),
   recent_calls: z.array(RecentCallSchema).optional(),
+  idempotency_records: z.array(IdempotencyRecordSchema).optional(),
 });
 export type DecisionContext = z.infer<typeof DecisionContextSchema>;
+
+/** What a policy's rule found beyond the rule itself: the guardrail context, and whether the policy rewrites arguments. */
+interface PolicyHit {
+  triggered: TriggeredRule;
+  context: GuardrailContext | null;
+  /** The policy's PII guardrail is in redact mode and found something (its matches are masked in modified_inputs). */
+  redacts: boolean;
+  /** One of the policy's downgrade rules changes an argument. */
+  downgrades: boolean;
+}
 
 /**
  * A policy's own decision, with what orders it among the others. The rule is held, not spread into the candidate: on
@@ -155,7 +219,8 @@ export type DecisionContext = z.infer<typeof DecisionContextSchema>;
  * later property read megamorphic), most of a decision's time when many policies trigger (`pnpm bench policy`).
  */
 interface Candidate {
-  triggered: TriggeredRule;
+  hit: PolicyHit;
+  policy: EnginePolicy;
   rank: number;
   created_at: string;
   id: string;
@@ -165,6 +230,8 @@ const rankOf = (d: PolicyDecisionKind) => POLICY_DECISIONS.indexOf(d);
 /** USD for a reason: at most 6 decimals, without float noise. */
 const usd = (n: number) => `${Number(n.toFixed(6))} USD`;
 const quoted = (p: EnginePolicy) => `policy "${p.name}"`;
+const ALL_PII: ReadonlySet<PiiCategory> = new Set(PII_CATEGORIES);
+const ALL_MODERATION: readonly string[] = MODERATION_CATEGORIES;
 
 /** Whether `policy` applies to `agentId`: its `agent_ids` is empty (every agent) or lists it. */
 export function appliesTo(policy: Pick<EnginePolicy, 'agent_ids'>, agentId: string): boolean {
@@ -194,20 +261,32 @@ class CallWindows {
     }
     return n;
   }
+
+  /** Calls of `action` with arguments hash `hash` and `at > now − windowSeconds·1000`. */
+  repeats(action: string, hash: string, windowSeconds: number): number {
+    const from = this.now - windowSeconds * 1000;
+    let n = 0;
+    for (const c of this.calls) if (c.at > from && c.action_name === action && c.arguments_hash === hash) n++;
+    return n;
+  }
 }
 
 /**
- * What every policy of one decision is checked against, with the USD amounts its reasons print formatted once per
- * decision (spend and cost recur in every policy's reason, budgets across policies; `toFixed` is the dear part).
+ * What every policy of one decision is checked against, with what several policies may ask computed once per
+ * decision: the USD amounts its reasons print (`toFixed` is the dear part), the PII scan and the arguments hash.
  */
 class DecisionInput {
   private readonly usdTexts = new Map<number, string>();
+  private pii: PiiScan | null = null;
+  private hash: string | null = null;
   constructor(
+    readonly action: PolicyAction,
     readonly name: string,
     readonly cost: number,
     readonly session: number,
     readonly run: number,
     readonly windows: CallWindows,
+    readonly context: DecisionContext,
   ) {}
 
   /** {@link usd}, memoised for this decision. */
@@ -219,19 +298,48 @@ class DecisionInput {
     }
     return text;
   }
+
+  /** The PII scan of the arguments for every category (each policy filters its own), once per decision. */
+  piiScan(): PiiScan {
+    this.pii ??= scanPii(this.action.arguments, ALL_PII);
+    return this.pii;
+  }
+
+  /** {@link argumentsHash} of the arguments, once per decision. */
+  argumentsHash(): string {
+    this.hash ??= argumentsHash(this.action.arguments);
+    return this.hash;
+  }
+
+  /** The hash if some policy asked for it, else null. */
+  hashIfComputed(): string | null {
+    return this.hash;
+  }
 }
 
 /** The triggered rule of policy `p`. */
-const hit = (p: EnginePolicy, decision: PolicyDecisionKind, rule: DecisionRule, reason: string): TriggeredRule => ({ policy_id: p.id, policy_name: p.name, decision, rule, reason });
+const hit = (p: EnginePolicy, decision: PolicyDecisionKind, rule: DecisionRule, reason: string, context: GuardrailContext | null = null): PolicyHit => ({
+  triggered: { policy_id: p.id, policy_name: p.name, decision, rule, reason },
+  context,
+  redacts: false,
+  downgrades: false,
+});
 
-/** Rule d for one budget: spent + cost over it → budget_exceeded. */
-function budgetExceeded(p: EnginePolicy, d: DecisionInput, rule: DecisionRule, what: string, budget: number | null, spent: number): TriggeredRule | null {
+/** Rule d for the run or session budget: spent + cost over it → budget_exceeded. */
+function budgetExceeded(p: EnginePolicy, d: DecisionInput, rule: DecisionRule, what: string, budget: number | null, spent: number): PolicyHit | null {
   if (budget === null || !(spent + d.cost > budget + USD_TOLERANCE)) return null;
   return hit(p, 'budget_exceeded', rule, `${what} spend ${d.usd(spent)} + ${d.name} ${d.usd(d.cost)} would exceed the ${what} budget of ${d.usd(budget)} of ${quoted(p)}`);
 }
 
+/** Rule d for the action budget: the action's cost over it → budget_exceeded. */
+function actionBudgetExceeded(p: EnginePolicy, d: DecisionInput): PolicyHit | null {
+  const budget = p.action_budget ?? null;
+  if (budget === null || !(d.cost > budget + USD_TOLERANCE)) return null;
+  return hit(p, 'budget_exceeded', 'action_budget', `${d.name} would cost an estimated ${d.usd(d.cost)}, above the action budget of ${d.usd(budget)} of ${quoted(p)}`);
+}
+
 /** Rule e for one `rate_limits` key (the action's name, or `*`): its window already full → rate_limited. */
-function rateLimited(p: EnginePolicy, d: DecisionInput, key: string): TriggeredRule | null {
+function rateLimited(p: EnginePolicy, d: DecisionInput, key: string): PolicyHit | null {
   if (!Object.hasOwn(p.rate_limits, key)) return null;
   const limit = p.rate_limits[key];
   const n = d.windows.count(key, limit.window_seconds);
@@ -240,30 +348,194 @@ function rateLimited(p: EnginePolicy, d: DecisionInput, key: string): TriggeredR
   return hit(p, 'rate_limited', 'rate_limit', `${n} ${of} in the last ${limit.window_seconds} s reach the limit of ${limit.max_calls} of ${quoted(p)}`);
 }
 
-/** Rule f for one budget: spent + cost past {@link WARN_BUDGET_FRACTION} of it → warn. */
-function budgetWarning(p: EnginePolicy, d: DecisionInput, what: string, budget: number | null, spent: number): TriggeredRule | null {
+/** Rule h for one budget: spent + cost past {@link WARN_BUDGET_FRACTION} of it → warn. */
+function budgetWarning(p: EnginePolicy, d: DecisionInput, what: string, budget: number | null, spent: number): PolicyHit | null {
   if (budget === null || !(spent + d.cost > WARN_BUDGET_FRACTION * budget + USD_TOLERANCE)) return null;
   const pct = budget === 0 ? 100 : Math.round(((spent + d.cost) / budget) * 100);
   return hit(p, 'warn', 'budget_warning', `${what} spend would reach ${d.usd(spent + d.cost)}, ${pct}% of the ${what} budget of ${d.usd(budget)} of ${quoted(p)} (warned past ${WARN_BUDGET_FRACTION * 100}%)`);
 }
 
+/** Unique values of a list, in first-seen order. */
+const uniq = (xs: string[]) => [...new Set(xs)];
+
+/** Rule b, PII: matches of the policy's categories → pii_blocked (block), downgrade (redact) or warn (warn). */
+function piiGuardrail(p: EnginePolicy, g: NonNullable<Guardrails['pii']>, d: DecisionInput): PolicyHit | null {
+  if (d.action.arguments === undefined) return null;
+  const scan = d.piiScan();
+  if (scan.matches.length === 0) return null;
+  const wanted = g.categories;
+  const matches = wanted === undefined ? scan.matches : scan.matches.filter((m) => wanted.includes(m.category));
+  if (matches.length === 0) return null;
+  const categories = uniq(matches.map((m) => m.category));
+  const fields = uniq(matches.map((m) => m.field_path));
+  const context: GuardrailContext = { guardrail_schema_version: 1, guardrail: 'pii', matches: matches.map((m) => ({ ...m })), categories, fields };
+  const mode = g.mode ?? 'block';
+  const found = `${matches.length} personal-data match${matches.length === 1 ? '' : 'es'} (${categories.join(', ')}) in ${fields.slice(0, 5).join(', ')}${fields.length > 5 ? ', …' : ''}`;
+  if (mode === 'block') return hit(p, 'pii_blocked', 'pii_guardrail', `${d.name} arguments hold ${found}; blocked by the PII guardrail of ${quoted(p)}`, context);
+  if (mode === 'warn') return hit(p, 'warn', 'pii_guardrail', `${d.name} arguments hold ${found}; warned by the PII guardrail of ${quoted(p)}`, context);
+  const h = hit(p, 'downgrade', 'pii_guardrail', `${d.name} arguments hold ${found}; redacted by the PII guardrail of ${quoted(p)}`, context);
+  h.redacts = true;
+  return h;
+}
+
+/** Whether a provider category name falls under a configured one (`hate` covers `hate/threatening`). */
+const under = (name: string, configured: readonly string[]) => configured.some((c) => name === c || (name.startsWith(c) && name[c.length] === '/'));
+
+/** Rule b, moderation: a listed category's score ≥ threshold in some field → content_blocked (block) or warn. */
+function moderationGuardrail(p: EnginePolicy, g: NonNullable<Guardrails['moderation']>, d: DecisionInput): PolicyHit | null {
+  const scores = d.action.moderation_scores;
+  if (scores === undefined || scores.length === 0) return null;
+  const configured = g.categories ?? ALL_MODERATION;
+  const matches: Array<{ category: string; field_path: string; matched_text: string; score: number }> = [];
+  for (const f of scores) {
+    for (const [name, score] of Object.entries(f.scores)) {
+      if (score < g.threshold || !under(name, configured) || matches.length >= 1000) continue;
+      const text = getAt(d.action.arguments, pathSegments(f.field_path));
+      matches.push({ category: name, field_path: f.field_path, matched_text: typeof text === 'string' ? maskText(text.slice(0, 64)) : '', score });
+    }
+  }
+  if (matches.length === 0) return null;
+  const categories = uniq(matches.map((m) => m.category));
+  const fields = uniq(matches.map((m) => m.field_path));
+  const top = Math.max(...matches.map((m) => m.score));
+  const context: GuardrailContext = { guardrail_schema_version: 1, guardrail: 'moderation', matches, categories, fields };
+  const found = `${d.name} arguments were flagged for ${categories.join(', ')} (score ${top.toFixed(2)} ≥ threshold ${g.threshold}) in ${fields.slice(0, 5).join(', ')}`;
+  if ((g.mode ?? 'block') === 'block') return hit(p, 'content_blocked', 'moderation_guardrail', `${found}; blocked by the moderation guardrail of ${quoted(p)}`, context);
+  return hit(p, 'warn', 'moderation_guardrail', `${found}; warned by the moderation guardrail of ${quoted(p)}`, context);
+}
+
+/** Rule b, idempotency: a listed action repeating a key seen within the TTL → idempotent_replay. */
+function idempotencyGuardrail(p: EnginePolicy, g: NonNullable<Guardrails['idempotency']>, d: DecisionInput): PolicyHit | null {
+  if (!g.actions.includes(d.name)) return null;
+  const records = d.context.idempotency_records;
+  const key = d.action.idempotency_key ?? d.argumentsHash();
+  if (records === undefined || records.length === 0) return null;
+  const from = d.context.now - g.ttl_seconds * 1000;
+  let first: IdempotencyRecord | null = null;
+  for (const r of records) if (r.action_name === d.name && r.idempotency_key === key && r.at > from && (first === null || r.at < first.at)) first = r;
+  if (first === null) return null;
+  const context: GuardrailContext = {
+    guardrail_schema_version: 1,
+    guardrail: 'idempotency',
+    idempotency_key: key.slice(0, 512),
+    original_timestamp: new Date(first.at).toISOString(),
+    cached_result_ref: (first.cached_result_ref ?? `idempotency:${d.name}:${key}`).slice(0, 1024),
+  };
+  return hit(p, 'idempotent_replay', 'idempotency_guardrail', `${d.name} repeats idempotency key ${key.length > 24 ? `${key.slice(0, 24)}…` : key} first used at ${context.original_timestamp} (within ${g.ttl_seconds} s); the first call's result is returned under ${quoted(p)}`, context);
+}
+
+/** Rule f, loop: `threshold` identical calls already in the window → loop_detected (block) or warn. */
+function loopGuardrail(p: EnginePolicy, g: NonNullable<Guardrails['loop']>, d: DecisionInput): PolicyHit | null {
+  const hash = d.argumentsHash();
+  const n = d.windows.repeats(d.name, hash, g.window_seconds);
+  if (n < g.threshold) return null;
+  const context: GuardrailContext = { guardrail_schema_version: 1, guardrail: 'loop', action_name: d.name, arguments_hash: hash, repeat_count: n + 1, threshold: g.threshold, window_seconds: g.window_seconds };
+  const found = `${d.name} with the same arguments would run for the ${n + 1}th time in ${g.window_seconds} s (threshold ${g.threshold})`;
+  if ((g.mode ?? 'block') === 'block') return hit(p, 'loop_detected', 'loop_guardrail', `${found}; stopped by the loop guardrail of ${quoted(p)}`, context);
+  return hit(p, 'warn', 'loop_guardrail', `${found}; warned by the loop guardrail of ${quoted(p)}`, context);
+}
+
+/** The value a downgrade rule gives `value`, or undefined when it leaves it alone. */
+function downgraded(rule: DowngradeRule, value: unknown): unknown {
+  if (rule.max !== undefined) return typeof value === 'number' && value > rule.max ? rule.max : undefined;
+  if (rule.replace !== undefined && (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')) {
+    const key = String(value);
+    if (Object.hasOwn(rule.replace, key) && rule.replace[key] !== value) return rule.replace[key];
+  }
+  return undefined;
+}
+
+/** Whether `rule` applies to the action `name`. */
+const ruleFor = (rule: DowngradeRule, name: string) => rule.action === DOWNGRADE_ANY_ACTION || rule.action === name;
+
+/** Rule g: the first of the policy's downgrade rules that changes an argument → downgrade. */
+function downgradeRules(p: EnginePolicy, d: DecisionInput): PolicyHit | null {
+  const rules = p.downgrades;
+  if (rules === undefined || rules.length === 0 || d.action.arguments === undefined) return null;
+  for (const rule of rules) {
+    if (!ruleFor(rule, d.name)) continue;
+    const value = getAt(d.action.arguments, pathSegments(rule.argument));
+    const to = downgraded(rule, value);
+    if (to === undefined) continue;
+    const how = rule.max !== undefined ? `capped at ${rule.max}` : `replaced by ${JSON.stringify(to)}`;
+    const h = hit(p, 'downgrade', 'downgrade', `${d.name} argument ${rule.argument} ${JSON.stringify(value)} ${how} by ${quoted(p)}`);
+    h.downgrades = true;
+    return h;
+  }
+  return null;
+}
+
+/** Rank of the decisions that only modify or warn: they give way to a later stopping rule of the same policy. */
+const SOFT: ReadonlySet<PolicyDecisionKind> = new Set(['downgrade', 'warn']);
+
 /**
- * One policy's own decision for the action: the first of its rules that triggers (order in the module docs), or null
- * when it allows the action. Assumes the policy is enabled and applies to the agent.
+ * One policy's own decision for the action: the first of its rules that stops the action, else its most restrictive
+ * modifying or warning rule, else null when it allows the action (order in the module docs). Assumes the policy is
+ * enabled and applies to the agent.
  */
-function decidePolicy(p: EnginePolicy, d: DecisionInput): TriggeredRule | null {
+function decidePolicy(p: EnginePolicy, d: DecisionInput): PolicyHit | null {
   const name = d.name;
   if (p.denied_actions.includes(name)) return hit(p, 'block', 'denied_action', `${name} is a denied action of ${quoted(p)}`);
   if (p.allowed_actions !== null && !p.allowed_actions.includes(name)) return hit(p, 'block', 'not_in_allowed_actions', `${name} is not an allowed action of ${quoted(p)}`);
+  let soft: PolicyHit | null = null;
+  /** Keep a soft hit if it is the policy's first, or a downgrade after a warning; say whether `h` stops the action. */
+  const stops = (h: PolicyHit | null): boolean => {
+    if (h === null) return false;
+    if (!SOFT.has(h.triggered.decision)) return true;
+    if (soft === null) soft = h;
+    else if (h.triggered.decision === 'downgrade') {
+      if (soft.triggered.decision === 'downgrade') {
+        soft.redacts ||= h.redacts;
+        soft.downgrades ||= h.downgrades;
+      } else soft = h;
+    }
+    return false;
+  };
+  const g = p.guardrails;
+  let h: PolicyHit | null;
+  if (g !== undefined) {
+    if (g.pii !== undefined && stops((h = piiGuardrail(p, g.pii, d)))) return h;
+    if (g.moderation !== undefined && stops((h = moderationGuardrail(p, g.moderation, d)))) return h;
+    if (g.idempotency !== undefined && stops((h = idempotencyGuardrail(p, g.idempotency, d)))) return h;
+  }
   if (p.approval_required_actions.includes(name)) return hit(p, 'escalate', 'approval_required', `${name} requires human approval under ${quoted(p)}`);
-  return (
-    budgetExceeded(p, d, 'session_budget', 'session', p.session_budget, d.session) ??
-    budgetExceeded(p, d, 'run_budget', 'run', p.run_budget, d.run) ??
-    rateLimited(p, d, name) ??
-    rateLimited(p, d, RATE_LIMIT_ANY_ACTION) ??
-    budgetWarning(p, d, 'session', p.session_budget, d.session) ??
-    budgetWarning(p, d, 'run', p.run_budget, d.run)
-  );
+  h = actionBudgetExceeded(p, d) ?? budgetExceeded(p, d, 'run_budget', 'run', p.run_budget, d.run) ?? budgetExceeded(p, d, 'session_budget', 'session', p.session_budget, d.session) ?? rateLimited(p, d, name) ?? rateLimited(p, d, RATE_LIMIT_ANY_ACTION);
+  if (h !== null) return h;
+  if (g?.loop !== undefined && stops((h = loopGuardrail(p, g.loop, d)))) return h;
+  stops(downgradeRules(p, d));
+  stops(budgetWarning(p, d, 'session', p.session_budget, d.session) ?? budgetWarning(p, d, 'run', p.run_budget, d.run));
+  return soft;
+}
+
+/**
+ * The arguments a downgrade runs with: for each applicable policy, oldest first (`created_at`, then `id`), its
+ * downgrade rules in order, each on the result of the one before (so a later policy's rule may act on an earlier
+ * one's change), then, when the policy redacts, every PII match of its categories masked in place.
+ */
+function modifiedInputs(applicable: readonly EnginePolicy[], candidates: readonly Candidate[], d: DecisionInput): Record<string, unknown> {
+  let args = d.action.arguments ?? {};
+  const redacting = new Set(candidates.filter((c) => c.hit.redacts).map((c) => c.policy));
+  const ordered = [...applicable].sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  for (const p of ordered) {
+    for (const rule of p.downgrades ?? []) {
+      if (!ruleFor(rule, d.name)) continue;
+      const path = pathSegments(rule.argument);
+      const to = downgraded(rule, getAt(args, path));
+      if (to !== undefined) args = setAt(args, path, to);
+    }
+    const pii = p.guardrails?.pii;
+    if (redacting.has(p) && pii !== undefined) {
+      const wanted: ReadonlySet<PiiCategory> = pii.categories === undefined ? ALL_PII : new Set(pii.categories);
+      const paths = new Set<string>();
+      for (const m of d.piiScan().matches) if (wanted.has(m.category) && !m.field_path.startsWith('…')) paths.add(m.field_path);
+      for (const fp of paths) {
+        const path = pathSegments(fp);
+        const v = getAt(args, path);
+        if (typeof v === 'string') args = setAt(args, path, redactPii(v, wanted));
+      }
+    }
+  }
+  return args;
 }
 
 /**
@@ -271,19 +543,23 @@ function decidePolicy(p: EnginePolicy, d: DecisionInput): TriggeredRule | null {
  * @param policies the organisation's policies, in any order; disabled ones and those scoped to other agents are
  *   skipped here, so a caller may pass them all.
  * @param killSwitches the organisation's switch and the agents' ({@link NO_KILL_SWITCHES} for none).
- * @param action the attempted action; `estimated_cost_usd` in USD.
- * @param context spend so far (USD), recent calls and `now` (ms since the epoch).
- * @returns the winning decision (precedence in the module docs) with its rule, policy (null for a kill switch or
- *   allow), reason, risk level, the intervention type and outcome it would record, `cost_prevented_usd` (the
- *   estimated cost when the action is stopped — block, budget_exceeded, rate_limited — else 0), the number of
- *   policies evaluated, and every triggered rule, most restrictive first.
- * @throws nothing for well-typed input.
+ * @param action the attempted action; `estimated_cost_usd` in USD; its arguments, idempotency key and moderation
+ *   scores feed the guardrails and downgrades.
+ * @param context spend so far (USD), recent calls (with arguments hashes), idempotency keys seen and `now` (ms
+ *   since the epoch).
+ * @returns the winning decision (precedence in the module docs: kill switches; deny and allow lists; guardrails that
+ *   block; approval; budgets — action, run, session; rate limits; loop; downgrade; warnings) with its rule, policy
+ *   (null for a kill switch or allow), reason, risk level, the intervention type and outcome it would record,
+ *   `cost_prevented_usd` (the estimated cost when the action is stopped — every `blocked` outcome — else 0), the
+ *   number of policies evaluated, every triggered rule (most restrictive first), `modified_inputs` for a downgrade,
+ *   the `guardrail_context` when a guardrail decided, and the `arguments_hash` when a guardrail computed it.
+ * @throws nothing for JSON-like input (arguments of any depth).
  */
 export function decide(policies: readonly EnginePolicy[], killSwitches: EngineKillSwitches, action: PolicyAction, context: DecisionContext): PolicyDecision {
   const cost = action.estimated_cost_usd ?? 0;
   const session = context.session_spend_usd ?? 0;
   const run = context.run_spend_usd ?? 0;
-  const input = new DecisionInput(action.action_name, cost, session, run, new CallWindows(context.recent_calls ?? [], context.now));
+  const input = new DecisionInput(action, action.action_name, cost, session, run, new CallWindows(context.recent_calls ?? [], context.now), context);
 
   const switches: TriggeredRule[] = [];
   if (killSwitches.organization.engaged) {
@@ -301,12 +577,13 @@ export function decide(policies: readonly EnginePolicy[], killSwitches: EngineKi
   for (const p of policies) {
     if (!p.enabled || !appliesTo(p, action.agent_id)) continue;
     evaluated++;
-    const t = decidePolicy(p, input);
-    if (t) candidates.push({ triggered: t, rank: rankOf(t.decision), created_at: p.created_at, id: p.id });
+    const h = decidePolicy(p, input);
+    if (h) candidates.push({ hit: h, policy: p, rank: rankOf(h.triggered.decision), created_at: p.created_at, id: p.id });
   }
   candidates.sort((a, b) => a.rank - b.rank || (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const switched = switches.length > 0;
   const triggered: TriggeredRule[] = switches;
-  for (const c of candidates) triggered.push(c.triggered);
+  for (const c of candidates) triggered.push(c.hit.triggered);
 
   const win = triggered[0];
   if (!win) {
@@ -323,8 +600,13 @@ export function decide(policies: readonly EnginePolicy[], killSwitches: EngineKi
       cost_prevented_usd: 0,
       policies_evaluated: evaluated,
       triggered: [],
+      modified_inputs: null,
+      guardrail_context: null,
+      arguments_hash: input.hashIfComputed(),
     };
   }
+  const winner = switched ? null : candidates[0];
+  const modified = win.decision === 'downgrade' ? modifiedInputs(policies.filter((p) => p.enabled && appliesTo(p, action.agent_id)), candidates, input) : null;
   return {
     decision: win.decision,
     intervention_type: DECISION_INTERVENTION_TYPE[win.decision],
@@ -335,12 +617,14 @@ export function decide(policies: readonly EnginePolicy[], killSwitches: EngineKi
     reason: win.reason,
     risk_level: action.risk_level ?? RULE_RISK[win.rule],
     estimated_cost_usd: cost,
-    cost_prevented_usd: STOPPING.has(win.decision) ? cost : 0,
+    cost_prevented_usd: STOPPING_DECISIONS.has(win.decision) ? cost : 0,
     policies_evaluated: evaluated,
     triggered,
+    modified_inputs: modified,
+    guardrail_context: winner?.hit.context ?? null,
+    arguments_hash: input.hashIfComputed(),
   };
 }
-
 /**
  * The more restrictive of two decisions by {@link POLICY_DECISIONS} order (block, escalate, budget_exceeded,
  * rate_limited, downgrade, warn, allow); `a` on a tie. For callers that merge a decision of their own (an SDK

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { POLICY_DECISIONS, type PolicyDecisionKind, type PolicySettings } from '@agp/contracts';
-import { decide, enginePolicy, mostRestrictive, NO_KILL_SWITCHES, type DecisionContext, type EngineKillSwitches, type EnginePolicy, type PolicyAction } from '../src/index.js';
+import { argumentsHash, decide, enginePolicy, mostRestrictive, NO_KILL_SWITCHES, type DecisionContext, type EngineKillSwitches, type EnginePolicy, type PolicyAction } from '../src/index.js';
 
 const NOW = Date.parse('2026-11-22T12:00:00Z');
 const AGENT = 'agent-1';
@@ -13,22 +13,37 @@ const ACTION = 'send_email';
 /** The action's estimated cost, USD. */
 const COST = 10;
 
-/** Every case's action: agent-1 sends an email estimated at 10 USD. */
-const action: PolicyAction = { agent_id: AGENT, action_name: ACTION, estimated_cost_usd: COST };
+/** The arguments of every case's action: an email address (PII), an amount and a model to downgrade, a flagged body. */
+const ARGS = { to: 'jane.doe@example.com', amount: 250, model: 'gpt-4o', body: 'a message the moderation provider flags' };
+/** Their canonical hash (what the loop guardrail compares). */
+const HASH = argumentsHash(ARGS);
 /**
- * Every case's state: 10 USD spent in the session and in the run; two send_email calls and one search call in the last
- * minute, one search call two minutes ago.
+ * Every case's action: agent-1 sends an email estimated at 10 USD, with idempotency key k-1 and a harassment score of
+ * 0.9 for its body.
+ */
+const action: PolicyAction = {
+  agent_id: AGENT,
+  action_name: ACTION,
+  estimated_cost_usd: COST,
+  arguments: ARGS,
+  idempotency_key: 'k-1',
+  moderation_scores: [{ field_path: 'body', scores: { harassment: 0.9, hate: 0.1 } }],
+};
+/**
+ * Every case's state: 10 USD spent in the session and in the run; two send_email calls (with the same arguments) and
+ * one search call in the last minute, one search call two minutes ago; idempotency key k-1 of send_email seen 5 s ago.
  */
 const context: DecisionContext = {
   now: NOW,
   session_spend_usd: 10,
   run_spend_usd: 10,
   recent_calls: [
-    { action_name: ACTION, at: NOW - 1_000 },
-    { action_name: ACTION, at: NOW - 2_000 },
+    { action_name: ACTION, at: NOW - 1_000, arguments_hash: HASH },
+    { action_name: ACTION, at: NOW - 2_000, arguments_hash: HASH },
     { action_name: 'search', at: NOW - 3_000 },
     { action_name: 'search', at: NOW - 120_000 },
   ],
+  idempotency_records: [{ action_name: ACTION, idempotency_key: 'k-1', at: NOW - 5_000, cached_result_ref: 'cache://1' }],
 };
 
 const NEUTRAL: Omit<PolicySettings, 'name' | 'description'> = {
@@ -40,6 +55,9 @@ const NEUTRAL: Omit<PolicySettings, 'name' | 'description'> = {
   approval_required_actions: [],
   rate_limits: {},
   agent_ids: [],
+  action_budget: null,
+  downgrades: [],
+  guardrails: {},
 };
 
 /** A policy that stops nothing unless `settings` say so; `n` orders creation (p-1 is the oldest). */
@@ -73,11 +91,20 @@ const RULES: RuleCase[] = [
   { name: 'agent kill switch', kill: 'agent', decision: 'block', rule: 'agent_kill_switch', risk: 'critical', reason: /agent agent-1's kill switch is engaged: runaway/ },
   { name: 'denied action', settings: { denied_actions: [ACTION] }, decision: 'block', rule: 'denied_action', risk: 'high', reason: /send_email is a denied action/ },
   { name: 'not in allowed actions', settings: { allowed_actions: ['search'] }, decision: 'block', rule: 'not_in_allowed_actions', risk: 'high', reason: /send_email is not an allowed action/ },
+  { name: 'pii guardrail', settings: { guardrails: { pii: { mode: 'block' } } }, decision: 'pii_blocked', rule: 'pii_guardrail', risk: 'high', reason: /1 personal-data match \(email\) in to; blocked by the PII guardrail/ },
+  { name: 'moderation guardrail', settings: { guardrails: { moderation: { mode: 'block', threshold: 0.8 } } }, decision: 'content_blocked', rule: 'moderation_guardrail', risk: 'high', reason: /flagged for harassment \(score 0.90 ≥ threshold 0.8\) in body; blocked/ },
+  { name: 'idempotency guardrail', settings: { guardrails: { idempotency: { actions: [ACTION], ttl_seconds: 60 } } }, decision: 'idempotent_replay', rule: 'idempotency_guardrail', risk: 'low', reason: /repeats idempotency key k-1 first used at 2026-11-22T11:59:55.000Z/ },
   { name: 'approval required', settings: { approval_required_actions: [ACTION] }, decision: 'escalate', rule: 'approval_required', risk: 'high', reason: /requires human approval/ },
-  { name: 'session budget', settings: { session_budget: 15 }, decision: 'budget_exceeded', rule: 'session_budget', risk: 'medium', reason: /session spend 10 USD \+ send_email 10 USD would exceed the session budget of 15 USD/ },
+  { name: 'action budget', settings: { action_budget: 5 }, decision: 'budget_exceeded', rule: 'action_budget', risk: 'medium', reason: /send_email would cost an estimated 10 USD, above the action budget of 5 USD/ },
   { name: 'run budget', settings: { run_budget: 15 }, decision: 'budget_exceeded', rule: 'run_budget', risk: 'medium', reason: /run spend 10 USD \+ send_email 10 USD would exceed the run budget of 15 USD/ },
+  { name: 'session budget', settings: { session_budget: 15 }, decision: 'budget_exceeded', rule: 'session_budget', risk: 'medium', reason: /session spend 10 USD \+ send_email 10 USD would exceed the session budget of 15 USD/ },
   { name: 'rate limit of the action', settings: { rate_limits: { [ACTION]: { max_calls: 2, window_seconds: 60 } } }, decision: 'rate_limited', rule: 'rate_limit', risk: 'medium', reason: /2 calls of send_email in the last 60 s reach the limit of 2/ },
   { name: 'rate limit of every action (*)', settings: { rate_limits: { '*': { max_calls: 3, window_seconds: 60 } } }, decision: 'rate_limited', rule: 'rate_limit', risk: 'medium', reason: /3 calls of any action in the last 60 s reach the limit of 3/ },
+  { name: 'loop guardrail', settings: { guardrails: { loop: { mode: 'block', threshold: 2, window_seconds: 60 } } }, decision: 'loop_detected', rule: 'loop_guardrail', risk: 'medium', reason: /send_email with the same arguments would run for the 3th time in 60 s \(threshold 2\)/ },
+  { name: 'pii guardrail, redact mode', settings: { guardrails: { pii: { mode: 'redact' } } }, decision: 'downgrade', rule: 'pii_guardrail', risk: 'high', reason: /redacted by the PII guardrail/ },
+  { name: 'downgrade (cap)', settings: { downgrades: [{ action: ACTION, argument: 'amount', max: 100 }] }, decision: 'downgrade', rule: 'downgrade', risk: 'low', reason: /send_email argument amount 250 capped at 100/ },
+  { name: 'downgrade (substitution, every action)', settings: { downgrades: [{ action: '*', argument: 'model', replace: { 'gpt-4o': 'gpt-4o-mini' } }] }, decision: 'downgrade', rule: 'downgrade', risk: 'low', reason: /argument model "gpt-4o" replaced by "gpt-4o-mini"/ },
+  { name: 'pii guardrail, warn mode', settings: { guardrails: { pii: { mode: 'warn', categories: ['email'] } } }, decision: 'warn', rule: 'pii_guardrail', risk: 'high', reason: /warned by the PII guardrail/ },
   { name: 'session budget warning', settings: { session_budget: 24 }, decision: 'warn', rule: 'budget_warning', risk: 'low', reason: /session spend would reach 20 USD, 83% of the session budget of 24 USD/ },
   { name: 'run budget warning', settings: { run_budget: 24 }, decision: 'warn', rule: 'budget_warning', risk: 'low', reason: /run spend would reach 20 USD, 83% of the run budget of 24 USD/ },
   { name: 'no rule', settings: {}, decision: 'allow', rule: null, risk: 'minimal', reason: /none of the 1 applicable policies stops send_email/ },
@@ -85,6 +112,10 @@ const RULES: RuleCase[] = [
 
 const INTERVENTION: Record<PolicyDecisionKind, [string | null, string | null]> = {
   block: ['hard_block', 'blocked'],
+  pii_blocked: ['pii_blocked', 'blocked'],
+  content_blocked: ['content_blocked', 'blocked'],
+  idempotent_replay: ['idempotent_replay', 'blocked'],
+  loop_detected: ['loop_detected', 'blocked'],
   escalate: ['approval_required', 'escalated'],
   budget_exceeded: ['budget_exceeded', 'blocked'],
   rate_limited: ['rate_limited', 'blocked'],
@@ -92,7 +123,7 @@ const INTERVENTION: Record<PolicyDecisionKind, [string | null, string | null]> =
   warn: ['warning', 'warned'],
   allow: [null, null],
 };
-const STOPS = new Set<PolicyDecisionKind>(['block', 'budget_exceeded', 'rate_limited']);
+const STOPS = new Set<PolicyDecisionKind>(['block', 'pii_blocked', 'content_blocked', 'idempotent_replay', 'budget_exceeded', 'rate_limited', 'loop_detected']);
 const rank = (d: PolicyDecisionKind) => POLICY_DECISIONS.indexOf(d);
 
 /** The kill switches and policies of a set of cases, each policy case in its own policy p-1, p-2, … in that order. */
@@ -108,6 +139,11 @@ function merged(a: RuleCase, b: RuleCase): Partial<EnginePolicy> | null {
   const s = { ...(a.settings ?? {}) };
   for (const [k, v] of Object.entries(b.settings ?? {}) as Array<[keyof EnginePolicy, unknown]>) {
     if (k === 'rate_limits') s.rate_limits = { ...s.rate_limits, ...(v as EnginePolicy['rate_limits']) };
+    else if (k === 'guardrails' && s.guardrails) {
+      const g = v as NonNullable<EnginePolicy['guardrails']>;
+      if (Object.keys(g).some((name) => name in s.guardrails!)) return null;
+      s.guardrails = { ...s.guardrails, ...g };
+    } else if (k === 'downgrades' && s.downgrades) s.downgrades = [...s.downgrades, ...(v as NonNullable<EnginePolicy['downgrades']>)];
     else if (k in s) return null;
     else (s as Record<string, unknown>)[k] = v;
   }
@@ -139,8 +175,9 @@ describe('decide: each rule alone', () => {
 const PAIRS = RULES.flatMap((a, i) => RULES.slice(i + 1).map((b) => ({ first: a, second: b, label: `${a.name} over ${b.name}` })));
 
 describe('decide: every precedence pair', () => {
-  it('covers every pair of the 12 rules', () => {
-    expect(PAIRS).toHaveLength((12 * 11) / 2);
+  it('covers every pair of the rules', () => {
+    expect(RULES).toHaveLength(21);
+    expect(PAIRS).toHaveLength((21 * 20) / 2);
   });
 
   describe('met by one policy (or a kill switch and a policy): the earlier rule decides', () => {
@@ -326,8 +363,8 @@ describe('decide: ties, risk, cost prevented, purity', () => {
 
 describe('mostRestrictive', () => {
   const order = [...POLICY_DECISIONS];
-  it('orders the seven decisions block, escalate, budget_exceeded, rate_limited, downgrade, warn, allow', () => {
-    expect(order).toEqual(['block', 'escalate', 'budget_exceeded', 'rate_limited', 'downgrade', 'warn', 'allow']);
+  it('orders the eleven decisions by the documented precedence', () => {
+    expect(order).toEqual(['block', 'pii_blocked', 'content_blocked', 'idempotent_replay', 'escalate', 'budget_exceeded', 'rate_limited', 'loop_detected', 'downgrade', 'warn', 'allow']);
   });
 
   it.each(order.flatMap((a, i) => order.slice(i + 1).map((b) => [a, b] as const)))('%s over %s, in either argument order', (a, b) => {

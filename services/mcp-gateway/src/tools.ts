@@ -19,6 +19,8 @@ import {
   RISK_LEVELS,
   RUN_STATUSES,
   RateLimitsSchema,
+  DowngradesSchema,
+  GuardrailsSchema,
   type LedgerExportPage,
 } from '@agp/contracts';
 import { defineTool, type EntryContext, type ToolDefinition } from './registry.js';
@@ -82,7 +84,7 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
     name: 'create_policy',
     title: 'Create a policy',
     description:
-      'Create a governance policy (version 1) for the organisation. CHANGES STATE: the policy applies to every agent at once when enabled (default true). session_budget and run_budget are USD caps per agent session and per run; denied_actions lists action names no agent may run; rate_limits maps an action name (or "*" for every action) to {max_calls, window_seconds}. Returns the stored policy with its id and version.',
+      'Create a governance policy (version 1) for the organisation. CHANGES STATE: the policy applies to every agent at once when enabled (default true). session_budget and run_budget are USD caps per agent session and per run, action_budget per single action; denied_actions lists action names no agent may run; rate_limits maps an action name (or "*" for every action) to {max_calls, window_seconds}; downgrades rewrite an argument instead of blocking ({action or "*", argument as a dotted path, max: a numeric cap, or replace: {from: to}}); guardrails: pii {mode block|warn|redact, categories}, moderation {mode, threshold 0-1, categories}, loop {mode, threshold, window_seconds}, idempotency {actions, ttl_seconds}. Returns the stored policy with its id and version.',
     input: z.strictObject({
       name: z.string().min(1).max(256).describe('Policy name, unique enough for a human to recognise'),
       description: z.string().max(10_000).optional().describe('What the policy is for'),
@@ -91,6 +93,9 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
       run_budget: Usd.optional().describe('Budget per run, USD'),
       denied_actions: ActionList.optional().describe('Action names no agent may run'),
       rate_limits: RateLimitsSchema.optional().describe('Action name (or "*") → {max_calls (integer ≥ 1), window_seconds (> 0)}'),
+      action_budget: Usd.optional().describe('Budget per single action, USD: an action estimated above it is budget_exceeded'),
+      downgrades: DowngradesSchema.optional().describe('Rules that modify an argument instead of blocking: {action (or "*"), argument (dotted path), max} or {action, argument, replace: {from: to}}'),
+      guardrails: GuardrailsSchema.optional().describe('pii, moderation, loop and idempotency guardrails, each optional'),
     }),
     calls: ['policies.create'],
     run: async (e, args) => e.ask('policies.create', { body: defined(args) }),
@@ -241,7 +246,7 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
     name: 'update_policy',
     title: 'Update a policy',
     description:
-      'Change a policy (JSON merge patch): only the fields given change, null clears description, session_budget, run_budget or allowed_actions, and lists replace the old ones whole. CHANGES STATE: creates a new version on the policy’s history. expected_version makes the change conditional (conflict when the policy has moved on). Budgets in USD.',
+      'Change a policy (JSON merge patch): only the fields given change, null clears description, session_budget, run_budget, action_budget or allowed_actions, and lists, downgrades and guardrails replace the old ones whole. CHANGES STATE: creates a new version on the policy’s history. expected_version makes the change conditional (conflict when the policy has moved on). Budgets in USD.',
     input: z.strictObject({
       policy_id: Id.describe('The policy id'),
       expected_version: z.number().int().min(1).optional().describe('Only change it if it is still at this version'),
@@ -255,6 +260,9 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
       approval_required_actions: ActionList.optional(),
       rate_limits: RateLimitsSchema.optional(),
       agent_ids: z.array(Id).max(1000).optional().describe('Agents it applies to; [] = every agent'),
+      action_budget: Usd.nullable().optional().describe('USD per single action; null removes the budget'),
+      downgrades: DowngradesSchema.optional().describe('Replaces the downgrade rules; [] removes them'),
+      guardrails: GuardrailsSchema.optional().describe('Replaces the guardrails; {} removes them'),
     }),
     calls: ['policies.update'],
     run: async (e, { policy_id, expected_version, ...patch }) =>

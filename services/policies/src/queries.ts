@@ -7,6 +7,12 @@ import { initialKillSwitch } from './killswitch/killswitch.js';
 const parse = <T>(doc: unknown): T => (typeof doc === 'string' ? JSON.parse(doc) : doc) as T;
 
 /**
+ * A policy document as SQL, with the fields a policy recorded before they existed filled in (no action budget, no
+ * downgrades, no guardrails: `withPolicyDefaults` of the contracts), so every read returns the whole record.
+ */
+const POLICY_DOC = `('{"action_budget":null,"downgrades":[],"guardrails":{}}'::jsonb || doc)`;
+
+/**
  * One page of an organisation's policies, newest first (created_at, then id), as JSON text
  * `{policies, total, skip, limit}`. Filters compose with AND; `agent_id` matches policies scoped to that agent
  * and those with no scope (every agent). Source: issue #3 point 2.
@@ -22,13 +28,13 @@ export async function listPoliciesJson(db: SqlExecutor, org: string, q: ListPoli
   if (q.name !== undefined) add((p) => `name = ${p}`, q.name);
   if (q.agent_id !== undefined) add((p) => `(jsonb_array_length(doc->'agent_ids') = 0 OR doc->'agent_ids' @> jsonb_build_array(${p}::text))`, q.agent_id);
   const w = where.join(' AND ');
-  const page = await pageWithTotal<{ doc: string }>(db, { select: 'doc::text AS doc', from: 'agp_policies', where: w, params, orderBy: 'created_at DESC, id DESC', limit: q.limit, skip: q.skip });
+  const page = await pageWithTotal<{ doc: string }>(db, { select: `${POLICY_DOC}::text AS doc`, from: 'agp_policies', where: w, params, orderBy: 'created_at DESC, id DESC', limit: q.limit, skip: q.skip });
   return rawJson(`{"policies":[${page.rows.map((r) => r.doc).join(',')}],"total":${page.total},"skip":${q.skip},"limit":${q.limit}}`);
 }
 
 /** The current policy record of an organisation, or null (unknown, or another organisation's). */
 export async function getPolicy(db: SqlExecutor, org: string, id: string): Promise<Policy | null> {
-  const { rows } = await db.query<{ doc: unknown }>('SELECT doc FROM agp_policies WHERE id = $1 AND organization_id = $2', [id, org]);
+  const { rows } = await db.query<{ doc: unknown }>(`SELECT ${POLICY_DOC} AS doc FROM agp_policies WHERE id = $1 AND organization_id = $2`, [id, org]);
   return rows[0] ? parse<Policy>(rows[0].doc) : null;
 }
 
@@ -77,7 +83,7 @@ export async function killSwitchOverview(db: SqlExecutor, org: string): Promise<
  */
 export async function applicablePolicies(db: SqlExecutor, org: string, agentId: string): Promise<Policy[]> {
   const { rows } = await db.query<{ doc: unknown }>(
-    `SELECT doc FROM agp_policies WHERE organization_id = $1 AND enabled
+    `SELECT ${POLICY_DOC} AS doc FROM agp_policies WHERE organization_id = $1 AND enabled
        AND (jsonb_array_length(doc->'agent_ids') = 0 OR doc->'agent_ids' @> jsonb_build_array($2::text))
      ORDER BY created_at, id`,
     [org, agentId],

@@ -2,15 +2,7 @@
  * Value helpers shared by the deciders: deep equality of JSON values (object key order ignored) and the
  * field-by-field diff that PolicyUpdated / AgentUpdated carry.
  */
-
-/** JSON text of `value` with object keys sorted, so equal values give equal text whatever their key order. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.keys(v as Record<string, unknown>).sort().map((k) => [k, (v as Record<string, unknown>)[k]]))
-      : v,
-  );
-}
+import { canonicalJson } from '@agp/contracts';
 
 /** True when two JSON values are equal (object key order ignored, array order significant). */
 export function sameValue(a: unknown, b: unknown): boolean {

@@ -114,3 +114,35 @@ describe('replayDecisions: a recorded run decided again, step by step', () => {
     expect(replayDecisions([guard], AGENT, []).totals).toEqual({ steps: 0, by_decision: byDecision({}), prevented_usd: 0, actually_spent_usd: 0, would_spend_usd: 0, difference_usd: 0 });
   });
 });
+
+describe('replayDecisions: the guardrails and downgrades see the recorded inputs', () => {
+  const withInputs = (seconds: number, name: string, inputs: Record<string, unknown>): LedgerEntry => ({ ...recorded(seconds, name, { est: 1 }), inputs });
+
+  it('a loop of identical calls is stopped at threshold + 1, a repeated idempotent call replayed, PII blocked, an amount downgraded', () => {
+    const guard = policy({
+      guardrails: { loop: { mode: 'block', threshold: 2, window_seconds: 60 }, idempotency: { actions: ['send_email'], ttl_seconds: 3600 }, pii: { mode: 'block', categories: ['email'] } },
+      downgrades: [{ action: 'refund', argument: 'amount', max: 100 }],
+    });
+    const run = [
+      withInputs(0, 'search', { q: 'x', page: 1 }),
+      withInputs(1, 'search', { page: 1, q: 'x' }),
+      withInputs(2, 'search', { q: 'x', page: 1 }), // third identical call, threshold 2 → loop_detected
+      withInputs(3, 'send_email', { to: 'ops' }),
+      withInputs(4, 'send_email', { to: 'ops' }), // same arguments hash within the TTL → idempotent_replay
+      withInputs(5, 'notify', { note: 'mail jane.doe@example.com' }),
+      withInputs(6, 'refund', { amount: 250 }),
+    ];
+    const { steps, totals } = replayDecisions([guard], AGENT, run);
+    expect(steps.map((s) => [s.action_name, s.decision, s.prevented_usd])).toEqual([
+      ['search', 'allow', 0],
+      ['search', 'allow', 0],
+      ['search', 'loop_detected', 1],
+      ['send_email', 'allow', 0],
+      ['send_email', 'idempotent_replay', 1],
+      ['notify', 'pii_blocked', 1],
+      ['refund', 'downgrade', 0],
+    ]);
+    expect(totals.by_decision).toEqual(byDecision({ allow: 3, loop_detected: 1, idempotent_replay: 1, pii_blocked: 1, downgrade: 1 }));
+    expect(totals.prevented_usd).toBe(3);
+  });
+});

@@ -12,8 +12,11 @@
  *   engaged today would block every step and hide them.
  * - State at step k (the decision API's, `services/policies/src/evaluate.ts`, rebuilt from the record): `now` = the
  *   action's timestamp; run spend = session spend (no sessions are recorded) = Σ cost of the earlier steps the
- *   counterfactual lets through; recent calls = those earlier steps with their timestamps. A stopped step (block,
- *   budget_exceeded, rate_limited) adds neither spend nor a call; an escalated one counts as approved.
+ *   counterfactual lets through; recent calls = those earlier steps with their timestamps and arguments hashes (for
+ *   the loop guardrail), and each of them an idempotency key seen (its arguments hash: the record keeps no caller
+ *   key); the arguments are the recorded inputs (downgrades, the PII guardrail). A stopped step (every decision whose
+ *   outcome is `blocked`) adds neither spend nor a call; an escalated one counts as approved. Moderation scores are
+ *   not recorded, so the moderation guardrail does not trigger in a counterfactual.
  * - A step's cost = its actual cost where the provider reported one, else its estimate, else 0 USD (`actionCostUsd`,
  *   the rule of a run's `cost_usd`).
  * Source: issue #14 point 3 (third bullet) and point 6.
@@ -23,20 +26,20 @@ import {
   POLICY_DECISIONS,
   REPLAY_EVALUATE_MAX_RUNS,
   REPLAY_EVALUATE_MAX_STEPS,
+  STOPPING_DECISIONS,
   type CounterfactualStep,
   type CounterfactualTotals,
   type EvaluateRun,
   type EvaluateRuns,
   type LedgerEntry,
   type Policy,
-  type PolicyDecisionKind,
   type RequestContext,
   type Run,
   type RunEvaluation,
   type RunsEvaluation,
 } from '@agp/contracts';
 import { call, RemoteProblemError, type Sender } from '@agp/bus';
-import { decide, appliesTo, enginePolicy, NO_KILL_SWITCHES, type EnginePolicy, type RecentCall } from '@agp/policy-engine';
+import { decide, appliesTo, enginePolicy, NO_KILL_SWITCHES, type EnginePolicy, type IdempotencyRecord, type RecentCall } from '@agp/policy-engine';
 import { ForbiddenError, NotFoundError, isRawJson } from '@agp/runtime';
 
 /** Page size of `runs.get` actions, `runs.list` and `policies.list` (their maximum). */
@@ -48,8 +51,6 @@ type Bus = Sender;
 type Candidate = Pick<EvaluateRun, 'candidate_policy' | 'policy_patch'>;
 type PolicySource = RunEvaluation['policy_set']['source'];
 
-/** Decisions that stop an action (its cost is prevented; it adds no spend and no call). */
-const STOPPING: ReadonlySet<PolicyDecisionKind> = new Set(['block', 'budget_exceeded', 'rate_limited']);
 
 /** Round float sums of USD to 1e-9 (no price is finer), so 0.1 + 0.2 answers 0.3. */
 const usd = (n: number) => Math.round(n * 1e9) / 1e9;
@@ -121,15 +122,24 @@ export function replayDecisions(policies: readonly EnginePolicy[], agentId: stri
   const totals = emptyTotals();
   const steps: CounterfactualStep[] = [];
   const calls: RecentCall[] = [];
+  const keys: IdempotencyRecord[] = [];
   let spent = 0;
   actions.forEach((a, step) => {
     const cost = actionCostUsd(a);
     const at = Date.parse(a.timestamp);
-    const d = decide(policies, NO_KILL_SWITCHES, { agent_id: agentId, action_name: a.action_name, estimated_cost_usd: cost }, { now: at, session_spend_usd: spent, run_spend_usd: spent, recent_calls: calls });
-    const stopped = STOPPING.has(d.decision);
+    const args = a.inputs ?? undefined;
+    const d = decide(
+      policies,
+      NO_KILL_SWITCHES,
+      { agent_id: agentId, action_name: a.action_name, estimated_cost_usd: cost, arguments: args },
+      { now: at, session_spend_usd: spent, run_spend_usd: spent, recent_calls: calls, idempotency_records: keys },
+    );
+    const stopped = STOPPING_DECISIONS.has(d.decision);
     if (!stopped) {
       spent = usd(spent + cost);
-      calls.push({ action_name: a.action_name, at });
+      const hash = d.arguments_hash ?? undefined;
+      calls.push({ action_name: a.action_name, at, arguments_hash: hash });
+      if (hash !== undefined) keys.push({ action_name: a.action_name, idempotency_key: hash, at, cached_result_ref: `action:${a.id}` });
       totals.would_spend_usd = usd(totals.would_spend_usd + cost);
     }
     if (a.status !== 'blocked') totals.actually_spent_usd = usd(totals.actually_spent_usd + cost);

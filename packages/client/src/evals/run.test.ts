@@ -117,6 +117,9 @@ class MemoryPlatform implements HarnessApi {
       cost_prevented_usd: 0,
       policies_evaluated: 1,
       triggered: [],
+      modified_inputs: null,
+      guardrail_context: null,
+      arguments_hash: null,
       context: { now: new Date().toISOString(), run_spend_usd: spend, session_spend_usd: spend, recent_calls: 0, run_found: run ? true : false },
     };
   }

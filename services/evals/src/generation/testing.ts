@@ -56,6 +56,9 @@ export const policy = (id: string, over: Partial<Policy> = {}): Policy => ({
   approval_required_actions: [],
   rate_limits: {},
   agent_ids: [],
+  action_budget: null,
+  downgrades: [],
+  guardrails: {},
   ...over,
 });
 

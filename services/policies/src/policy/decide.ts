@@ -42,6 +42,9 @@ export function normaliseSettings(body: CreatePolicy): PolicySettings {
     approval_required_actions: unique(body.approval_required_actions ?? []),
     rate_limits: body.rate_limits ?? {},
     agent_ids: unique(body.agent_ids ?? []),
+    action_budget: body.action_budget ?? null,
+    downgrades: body.downgrades ?? [],
+    guardrails: body.guardrails ?? {},
   };
 }
 

@@ -8,6 +8,7 @@ import {
   type PolicySettings,
   type PolicyToggledData,
   type PolicyUpdatedData,
+  withPolicyDefaults,
 } from '@agp/contracts';
 import type { StoredEvent } from '@agp/eventstore';
 
@@ -27,7 +28,8 @@ export function settingsOf(p: Policy): PolicySettings {
 export function evolvePolicy(state: Policy | null, event: PolicyEvent): Policy | null {
   switch (event.type) {
     case PolicyEvents.Created: {
-      const { id, at, ...settings } = event.data as unknown as PolicyCreatedData;
+      // A policy created before action_budget, downgrades and guardrails existed has none of them.
+      const { id, at, ...settings } = withPolicyDefaults(event.data as unknown as PolicyCreatedData);
       return { id, organization_id: event.metadata.organization_id, ...settings, version: event.stream_version, created_at: at, updated_at: at };
     }
     case PolicyEvents.Updated: {
@@ -65,7 +67,7 @@ export function policyHistory(events: Array<PolicyEvent & Pick<StoredEvent, 'rec
     const base = { version: e.stream_version, event: e.type, at, actor: e.metadata.actor };
     switch (e.type) {
       case PolicyEvents.Created: {
-        const d = e.data as unknown as PolicyCreatedData;
+        const d = withPolicyDefaults(e.data as unknown as PolicyCreatedData);
         return { ...base, changes: Object.fromEntries(POLICY_FIELDS.map((f) => [f, { from: null, to: d[f] }])) };
       }
       case PolicyEvents.Updated:
