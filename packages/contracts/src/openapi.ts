@@ -96,7 +96,11 @@ const STATUS_TEXT: Readonly<Record<number, string>> = {
  */
 const EDGE_PROBLEMS = [400, 401, 413, 415, 422, 503] as const;
 const HEADERS_TOO_LARGE = { '431': { description: 'Request line and headers (a long URL) over 16 KiB; answered by the HTTP server, without a body' } };
-const NOT_MODIFIED = { '304': { description: 'Not Modified: If-None-Match holds the current ETag, or `*`; no body' } };
+/**
+ * 304 of a GET: `If-None-Match: *` matches any current representation (RFC 9110 §13.1.2), so every GET that would
+ * answer 200 answers 304 without a body; a route with an ETag also for its current ETag.
+ */
+const notModified = (etag: boolean) => ({ '304': { description: `Not Modified, no body: If-None-Match is \`*\`${etag ? ' or holds the current ETag' : ' (any current representation)'}` } });
 
 /** The problem-details body of an error answer. */
 const PROBLEM_CONTENT = { 'application/problem+json': { schema: ref('Problem') } };
@@ -179,11 +183,11 @@ function operation(route: HttpRoute): Json {
   const success = (description: string, withBody = true) => ({ description, ...(headers ? { headers } : {}), ...(content && withBody ? { content } : {}) });
   const params = parameters(route);
   // Every route: what the edge answers (EDGE_PROBLEMS, 431); a write: 403 for a read key; a path parameter: 404;
-  // an ETag for If-None-Match: 304; the route's own statuses (`problems`, `errorBodies`).
+  // a GET: 304 (If-None-Match); the route's own statuses (`problems`, `errorBodies`).
   const statuses = new Set<number>([...EDGE_PROBLEMS, ...Object.keys(route.problems ?? {}).map(Number), ...Object.keys(route.errorBodies ?? {}).map(Number)]);
   if (Wire[route.message].scope === 'write') statuses.add(403);
   if (pathParamNames(route.path).length) statuses.add(404);
-  const conditional = /If-None-Match/.test(route.responseHeaders?.ETag ?? '');
+  const conditional = route.method === 'GET' && route.status === 200;
   return {
     operationId: route.operationId,
     tags: [...route.tags],
@@ -194,7 +198,7 @@ function operation(route: HttpRoute): Json {
     responses: {
       [String(route.status)]: success(route.returns),
       ...Object.fromEntries(Object.entries(route.alsoReturns ?? {}).map(([status, description]) => [status, success(description, !route.noBody?.includes(Number(status)))])),
-      ...(conditional ? NOT_MODIFIED : {}),
+      ...(conditional ? notModified(/If-None-Match/.test(route.responseHeaders?.ETag ?? '')) : {}),
       ...problemResponses([...statuses].sort((a, b) => a - b), route.problems, route.errorBodies),
       ...HEADERS_TOO_LARGE,
     },
