@@ -9,6 +9,8 @@ import { call, eventually, type BootedPlatform } from '../../support/http.js';
 
 /** The ids of one organisation's objects. */
 export interface OrgObjects {
+  /** A text in every object's free-text fields (names, reasons, inputs) and in none of its ids: seen anywhere else, it leaked. */
+  secret: string;
   agentId: string;
   policyId: string;
   interventionId: string;
@@ -33,9 +35,10 @@ async function ok(p: BootedPlatform, method: string, path: string, key: string, 
  */
 export async function createOrgObjects(p: BootedPlatform, key: string, tag = uniq()): Promise<OrgObjects> {
   const agentId = `agent-${tag}`;
-  await ok(p, 'POST', '/api/v1/agents', key, { agent_id: agentId, name: `Agent ${tag}`, framework: 'langgraph', owner: 'fuzz', actions: [{ name: 'refund', risk_level: 'high', typical_cost_usd: 0.03 }, { name: 'lookup' }] });
-  await ok(p, 'PUT', `/api/v1/kill-switches/agents/${agentId}`, key, { engaged: true, reason: `looping ${tag}` });
-  const policy = await ok(p, 'POST', '/api/v1/policies', key, { name: `policy-${tag}`, run_budget: 5, denied_actions: ['drop_table'], agent_ids: [agentId] });
+  const secret = `SECRET${uniq()}${uniq()}`;
+  await ok(p, 'POST', '/api/v1/agents', key, { agent_id: agentId, name: `Agent ${secret}`, framework: 'langgraph', owner: 'fuzz', actions: [{ name: 'refund', risk_level: 'high', typical_cost_usd: 0.03 }, { name: 'lookup' }] });
+  await ok(p, 'PUT', `/api/v1/kill-switches/agents/${agentId}`, key, { engaged: true, reason: `looping ${secret}` });
+  const policy = await ok(p, 'POST', '/api/v1/policies', key, { name: `policy ${secret}`, run_budget: 5, denied_actions: ['drop_table'], agent_ids: [agentId] });
   const intervention = await ok(p, 'POST', '/api/v1/interventions', key, {
     type: 'approval_required',
     outcome: 'escalated',
@@ -43,8 +46,8 @@ export async function createOrgObjects(p: BootedPlatform, key: string, tag = uni
     agent_id: agentId,
     risk_level: 'high',
     estimated_cost_usd: 950,
-    reason: `secret of ${tag}`,
-    original_inputs: { amount: 950 },
+    reason: `reason ${secret}`,
+    original_inputs: { amount: 950, note: secret },
   });
   const approvalId = `apr-${intervention.id}`;
   const runId = `run-${tag}`;
@@ -52,20 +55,20 @@ export async function createOrgObjects(p: BootedPlatform, key: string, tag = uni
   const at = (s: number) => new Date(t0 + s * 1000).toISOString();
   const ev = (type: string, body: Record<string, unknown>, s: number) => ({ id: `ev-${uniq()}`, type, timestamp: at(s), body });
   const batch = [
-    ev('run.start', { run_id: runId, agent_id: agentId, name: `run of ${tag}`, started_at: at(0) }, 0),
-    ...[1, 2, 3].map((i) => ev('action.record', { run_id: runId, agent_id: agentId, action_name: i === 2 ? 'refund' : 'lookup', status: 'success', cost_usd: 0.1 * i, duration_ms: 5, timestamp: at(i), inputs: { secret: tag }, outputs: { ok: i } }, i)),
+    ev('run.start', { run_id: runId, agent_id: agentId, name: `run ${secret}`, started_at: at(0) }, 0),
+    ...[1, 2, 3].map((i) => ev('action.record', { run_id: runId, agent_id: agentId, action_name: i === 2 ? 'refund' : 'lookup', status: 'success', cost_usd: 0.1 * i, duration_ms: 5, timestamp: at(i), inputs: { note: secret }, outputs: { ok: i } }, i)),
     ev('run.end', { run_id: runId, agent_id: agentId, status: 'completed', ended_at: at(4) }, 4),
   ];
   const ingested = await ok(p, 'POST', '/api/v1/ingest', key, { batch });
   if (ingested.errors?.length) throw new Error(`fixture ingest: ${JSON.stringify(ingested.errors)}`);
-  const evalRun = await ok(p, 'POST', '/api/v1/evals', key, { id: `eval-${tag}`, suite: `suite-${tag}`, agent_id: agentId, branch: 'main', scenarios: [{ name: 's1', category: 'injection', status: 'blocked' }, { name: 's2', category: 'exfil', status: 'failed' }] });
+  const evalRun = await ok(p, 'POST', '/api/v1/evals', key, { id: `eval-${tag}`, suite: `suite-${tag}`, agent_id: agentId, branch: 'main', scenarios: [{ name: `s1 ${secret}`, category: 'injection', status: 'blocked' }, { name: 's2', category: 'exfil', status: 'failed' }] });
   await eventually(async () => {
     const r = await call(p, 'GET', `/api/v1/runs/${runId}`, { key });
     return r.status === 200 && r.body.action_count === 3 && r.body.status === 'completed';
   }, 30_000);
   await eventually(async () => (await call(p, 'GET', `/api/v1/approvals/${approvalId}`, { key })).status === 200, 30_000);
-  const replay = await ok(p, 'POST', `/api/v1/replay/${runId}/results`, key, { id: `sub-${tag}`, actions_replayed: 3, divergences: 1, cost_savings: 0.1, status: 'partial', started_at: at(10), completed_at: at(11), client_version: 'fuzz/1', divergence_details: [{ step: 1, action_name: 'lookup', expected: { ok: 1 }, actual: { ok: 2 } }] });
-  return { agentId, policyId: policy.id, interventionId: intervention.id, approvalId, runId, evalRunId: evalRun.id, replaySubmissionId: replay.id };
+  const replay = await ok(p, 'POST', `/api/v1/replay/${runId}/results`, key, { id: `sub-${tag}`, actions_replayed: 3, divergences: 1, cost_savings: 0.1, status: 'partial', started_at: at(10), completed_at: at(11), client_version: 'fuzz/1', divergence_details: [{ step: 1, action_name: 'lookup', expected: { note: secret }, actual: { ok: 2 } }] });
+  return { secret, agentId, policyId: policy.id, interventionId: intervention.id, approvalId, runId, evalRunId: evalRun.id, replaySubmissionId: replay.id };
 }
 
 /**
