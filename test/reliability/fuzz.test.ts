@@ -191,6 +191,7 @@ describeModes('OpenAPI-driven fuzzing', (platform, mode) => {
   it(
     'every REST operation: property-based cases and the corpus; no 5xx, every answer as the document lists it',
     async () => {
+      const generating = Date.now();
       const ops = oracle.operations();
       const byCase = new Map<Case, Operation>();
       const cases = ops.flatMap((op) => {
@@ -200,6 +201,7 @@ describeModes('OpenAPI-driven fuzzing', (platform, mode) => {
         return list;
       });
       const started = Date.now();
+      console.log(`[fuzz ${mode}] REST: ${cases.length} cases generated in ${((started - generating) / 1000).toFixed(1)} s`);
       const failures = await run((c) => { const op = byCase.get(c)!; return `${op.method} ${op.path} (${op.operationId})`; }, cases, (c, a) => oracle.mismatch(byCase.get(c)!, a));
       const counts = Object.values(perOperation);
       console.log(`[fuzz ${mode}] REST: ${ops.length} operations, ${cases.length} cases (${Math.min(...counts)}–${Math.max(...counts)} per operation) in ${((Date.now() - started) / 1000).toFixed(1)} s; statuses ${JSON.stringify(statuses)}; ${failures.length} failing`);

@@ -128,8 +128,14 @@ export function arbitraryOf(schema: Json | boolean | undefined, resolve: Resolve
   const branches = (s.anyOf ?? s.oneOf) as Json[] | undefined;
   if (branches?.length) return fc.oneof(...branches.map((b) => arbitraryOf(b, resolve, depth + 1)));
   if (Array.isArray(s.allOf) && s.allOf.length) return arbitraryOf({ ...s, allOf: undefined, ...resolve(s.allOf[0]) }, resolve, depth + 1);
-  const type = Array.isArray(s.type) ? fc.constantFrom(...(s.type as string[])) : fc.constant(s.type ?? (s.properties ? 'object' : undefined));
-  return type.chain((t: string | undefined) => {
+  // Each type's arbitrary is built once (not per generated value): a schema with a list of types is one of them.
+  if (Array.isArray(s.type)) return fc.oneof(...(s.type as string[]).map((t) => ofType(s, t, resolve, depth)));
+  return ofType(s, s.type ?? (s.properties ? 'object' : undefined), resolve, depth);
+}
+
+/** The arbitrary of schema `s` taken as type `t` (see {@link arbitraryOf}). */
+function ofType(s: Json, t: string | undefined, resolve: Resolver, depth: number): fc.Arbitrary<unknown> {
+  {
     switch (t) {
       case 'object': {
         if (depth > 5) return fc.constant({});
@@ -161,7 +167,7 @@ export function arbitraryOf(schema: Json | boolean | undefined, resolve: Resolve
       default:
         return fc.jsonValue({ maxDepth: 2 });
     }
-  });
+  }
 }
 
 /** Every path (list of keys) to a value inside `value`, the root included. */

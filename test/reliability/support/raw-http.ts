@@ -48,7 +48,7 @@ export function rawClient(baseUrl: string, sockets = 8, timeoutMs = 10_000): Raw
       r.on('timeout', () => r.destroy(new Error(`no answer within ${timeoutMs} ms`)));
       r.on('error', (err: NodeJS.ErrnoException) => {
         // A kept-alive socket the server had just closed (after a 431 or a 413): not an answer, send again.
-        if (err.code === 'ECONNRESET' && r.reusedSocket && !answered) return reject(Object.assign(err, { retry: true }));
+        if ((err.code === 'ECONNRESET' || err.code === 'EPIPE') && r.reusedSocket && !answered) return reject(Object.assign(err, { retry: true }));
         // The server may answer (413) and close before the whole body is written: wait for that answer.
         if (err.code === 'EPIPE' || err.code === 'ECONNRESET') return void setTimeout(() => (answered ? undefined : reject(err)), 100);
         reject(err);
