@@ -131,7 +131,7 @@ describe('gateway routes for the trailing-slash spellings (embedded platform)', 
     expect(notAcceptable.headers.get('content-type')).toMatch(/^application\/json/);
     expect(await notAcceptable.json()).toMatchObject({ jsonrpc: '2.0', error: { code: expect.any(Number) } });
     expect((await fetch(`${p!.url}/api/v1/policies?q=${'x'.repeat(20_000)}`, { headers: auth })).status).toBe(431);
-    expect((await fetch(`${p!.url}/api/v1/policies`, { headers: { ...auth, 'if-none-match': '*' } })).status).toBe(304);
+    expect((await fetch(`${p!.url}/api/v1/mcp/tools`, { headers: { ...auth, 'if-none-match': '*' } })).status).toBe(304);
     const badEncoding = await fetch(`${p!.url}/api/v1/policies/%zz`, { headers: auth });
     expect(badEncoding.status).toBe(400);
     expect(badEncoding.headers.get('content-type')).toMatch(/^application\/problem\+json/);
