@@ -58,6 +58,30 @@ describe('OpenAPI document', () => {
     expect(doc.info.license.identifier ?? doc.info.license.url).toBeTruthy();
   });
 
+  it('documents on every operation what the edge answers first: 400, 401, 413, 415, 422, 431, 503; 304 on every GET', () => {
+    const ops = Object.entries(doc.paths as Json).flatMap(([path, item]) => Object.entries(item as Json).map(([method, op]) => ({ path, method, op: op as Json })));
+    expect(ops.length).toBeGreaterThan(40);
+    for (const { path, method, op } of ops) {
+      const statuses = Object.keys(op.responses);
+      expect(statuses, `${method} ${path}`).toEqual(expect.arrayContaining(['400', '401', '413', '415', '431', '503']));
+      expect(op.responses['431'].content, `${method} ${path}: 431 has no body`).toBeUndefined();
+      if (method === 'get') expect(op.responses['304'], `${method} ${path}`).toMatchObject({ description: expect.stringContaining('If-None-Match') });
+    }
+  });
+
+  it('documents the tool-call envelope on the failures of POST /api/v1/mcp/call and JSON-RPC errors on /api/v1/mcp', () => {
+    const call = doc.paths['/api/v1/mcp/call'].post.responses as Json;
+    for (const status of ['403', '404', '409']) expect(Object.keys(call[status].content), status).toEqual(['application/json']);
+    for (const status of ['422', '503']) expect(Object.keys(call[status].content).sort(), status).toEqual(['application/json', 'application/problem+json']);
+    expect(call['404'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/McpToolEnvelope' });
+    expect(call['500']).toBeUndefined();
+    const mcp = doc.paths['/api/v1/mcp'].post.responses as Json;
+    expect(Object.keys(mcp['200'].content).sort()).toEqual(['application/json', 'text/event-stream']);
+    expect(mcp['202'].content).toBeUndefined();
+    for (const status of ['400', '403', '406', '413', '415']) expect(mcp[status].content, status).toEqual({ 'application/json': { schema: { $ref: '#/components/schemas/JsonRpcError' } } });
+    expect(Object.keys(mcp['401'].content)).toEqual(['application/problem+json']);
+  });
+
   it('documents no path with a trailing slash', () => {
     const paths = Object.keys(doc.paths);
     expect(paths.filter((p) => p.endsWith('/'))).toEqual([]);
@@ -93,6 +117,35 @@ describe('gateway routes for the trailing-slash spellings (embedded platform)', 
       expect(res.status, path).toBe(207);
       expect(await res.json()).toEqual({ successes: [{ id: event.id, status: 201, result: 'created' }], errors: [] });
     }
+  });
+
+  it('gives the answers the document lists: 202 without a body, 406 JSON-RPC, 431, 304 on If-None-Match: *, 400 on a bad percent-encoding, 415 on GET with a body', async () => {
+    const auth = { authorization: `Bearer ${p!.writeKey}` };
+    const mcp = (headers: Record<string, string>, body: unknown) => fetch(`${p!.url}/api/v1/mcp`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    const notification = await mcp({ accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' }, { jsonrpc: '2.0', method: 'notifications/initialized' });
+    expect(notification.status).toBe(202);
+    expect(notification.headers.get('content-type')).toBeNull();
+    expect(await notification.text()).toBe('');
+    const notAcceptable = await mcp({ accept: 'text/html' }, { jsonrpc: '2.0', id: 1, method: 'ping' });
+    expect(notAcceptable.status).toBe(406);
+    expect(notAcceptable.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await notAcceptable.json()).toMatchObject({ jsonrpc: '2.0', error: { code: expect.any(Number) } });
+    expect((await fetch(`${p!.url}/api/v1/policies?q=${'x'.repeat(20_000)}`, { headers: auth })).status).toBe(431);
+    expect((await fetch(`${p!.url}/api/v1/mcp/tools`, { headers: { ...auth, 'if-none-match': '*' } })).status).toBe(304);
+    const badEncoding = await fetch(`${p!.url}/api/v1/policies/%zz`, { headers: auth });
+    expect(badEncoding.status).toBe(400);
+    expect(badEncoding.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    const { request } = await import('node:http');
+    const getWithBody = await new Promise<number>((resolve, reject) => {
+      const url = new URL(p!.url);
+      const r = request({ host: url.hostname, port: url.port, method: 'GET', path: '/api/v1/policies', headers: { ...auth, 'content-type': 'text/plain', 'content-length': 3 } }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      });
+      r.on('error', reject);
+      r.end('abc');
+    });
+    expect(getWithBody).toBe(415);
   });
 
   it('serves the linted document at /api/v1/openapi.json', async () => {

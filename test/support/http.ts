@@ -9,12 +9,20 @@ export interface BootedPlatform {
   readKey: string;
   /** A write key of a second organisation, to prove isolation. */
   otherOrgWriteKey: string;
+  /** A read key of that second organisation. */
+  otherOrgReadKey: string;
+  /** A write key of the first organisation, revoked before it was ever used (every request with it is a 401). */
+  revokedKey: string;
+  /** Events in the event store, every organisation (to prove that a refused request wrote nothing). */
+  eventCount(): Promise<number>;
   /** Events stored in a stream (read straight from the event store, to check that history stays). */
   streamEventTypes(streamId: string): Promise<string[]>;
   /** The metadata of each event of a stream, in order (organisation, actor, correlation id, traceparent). */
   streamMetadata(streamId: string): Promise<Array<Record<string, unknown>>>;
   /** What an operator finds in `agp_projection_dead_letters`: events a projection parked or refused, with the reason. */
   projectionDeadLetters(): Promise<Array<{ subscription: string; event_type: string; stream_id: string; error: string }>>;
+  /** Distributed mode: the pid of each service process, by service name (the gateway included). */
+  pids?: Record<string, number>;
   stop(): Promise<void>;
 }
 
@@ -55,15 +63,24 @@ export async function eventually<T>(fn: () => Promise<T>, timeoutMs = 10_000, in
 }
 
 /**
- * The parts of a {@link BootedPlatform} that read the platform's database directly: a write key of a second
- * organisation (`globex`, created here) and the event types of a stream.
+ * The parts of a {@link BootedPlatform} that read the platform's database directly: a write and a read key of a second
+ * organisation (`globex`, created here), a revoked key of the first, the event count and the event types of a stream.
  */
-export async function databaseHandles(sql: Sql): Promise<Pick<BootedPlatform, 'otherOrgWriteKey' | 'streamEventTypes' | 'streamMetadata' | 'projectionDeadLetters'>> {
+export async function databaseHandles(sql: Sql): Promise<Pick<BootedPlatform, 'otherOrgWriteKey' | 'otherOrgReadKey' | 'revokedKey' | 'eventCount' | 'streamEventTypes' | 'streamMetadata' | 'projectionDeadLetters'>> {
   const keys = new KeyStore(sql);
   await keys.createOrganization('globex');
   const other = await keys.createKey({ organizationId: 'globex', scope: 'write' });
+  const otherRead = await keys.createKey({ organizationId: 'globex', scope: 'read' });
+  const revoked = await keys.createKey({ organizationId: 'acme', scope: 'write', name: 'revoked' });
+  await keys.revoke(revoked.id);
   return {
     otherOrgWriteKey: other.key,
+    otherOrgReadKey: otherRead.key,
+    revokedKey: revoked.key,
+    async eventCount() {
+      const { rows } = await sql.query<{ n: string | number }>('SELECT count(*) AS n FROM agp_events');
+      return Number(rows[0].n);
+    },
     async streamEventTypes(streamId) {
       const { rows } = await sql.query<{ event_type: string }>('SELECT event_type FROM agp_events WHERE stream_id = $1 ORDER BY stream_version', [streamId]);
       return rows.map((r) => r.event_type);

@@ -32,6 +32,7 @@ export async function bootDistributed(opts: BootOptions = {}): Promise<BootedPla
     url: run.url,
     writeKey: 'agp_dist_write_key_001',
     readKey: 'agp_dist_read_key_0001',
+    pids: run.pids,
     ...(await databaseHandles(sql)),
     async stop() {
       await sql.close();

@@ -10,7 +10,7 @@
 import { z } from 'zod';
 import { EVAL_MAX_BODY_BYTES, EVAL_MAX_SCENARIOS, EvalRunDetailSchema } from './evals.js';
 import { INGEST_MAX_EVENTS, IngestBatchSchema, IngestEventSchema } from './ingest.js';
-import { McpPromptListSchema, McpResourceListSchema, McpToolEnvelopeSchema, McpToolListSchema } from './mcp.js';
+import { MCP_MAX_BODY_BYTES, MCP_TOOL_ERROR_STATUS, McpPromptListSchema, McpResourceListSchema, McpToolEnvelopeSchema, McpToolListSchema, type McpToolErrorCode } from './mcp.js';
 import { AgentSchema } from './policy.js';
 import { REPLAY_EVALUATE_MAX_RUN_IDS, REPLAY_EVALUATE_MAX_RUNS, REPLAY_EVALUATE_MAX_STEPS, REPLAY_MAX_BODY_BYTES, REPLAY_MAX_DETAILS, ReplayBundleSchema, ReplaySubmissionDetailSchema } from './replay.js';
 import { EXPORT_FORMATS, LedgerEntrySchema, STATS_MAX_DAYS } from './stats.js';
@@ -72,7 +72,36 @@ export interface HttpRoute {
    * parameter; 400, 413, 415 with a body), or a more precise text for one of those, by status.
    */
   problems?: Readonly<Record<number, string>>;
+  /**
+   * Error answers whose body is not (only) problem details, by status: the media types and schemas the route answers
+   * with, and whether problem details are the other possible body (`problem: true`, when the edge can answer the
+   * status before the route's handler). Tool calls answer their envelope; the MCP endpoint JSON-RPC error objects.
+   */
+  errorBodies?: Readonly<Record<number, HttpErrorBody>>;
+  /** Statuses of {@link alsoReturns} answered without a body (the MCP endpoint's 202). */
+  noBody?: readonly number[];
 }
+
+/** One entry of {@link HttpRoute.errorBodies}. */
+export interface HttpErrorBody {
+  /** What the answer means. */
+  description: string;
+  /** The bodies by media type. */
+  content: Readonly<Record<string, z.ZodType>>;
+  /** Problem details (`application/problem+json`) may answer this status too. */
+  problem?: boolean;
+}
+
+/**
+ * A JSON-RPC 2.0 error object as the MCP endpoint answers it (`application/json`): the protocol's own error answers
+ * (parse error, invalid request, not acceptable, body too large) are JSON-RPC, not problem details.
+ * Source: JSON-RPC 2.0 §5.1; MCP Streamable HTTP transport.
+ */
+export const JsonRpcErrorResponseSchema = z.object({
+  jsonrpc: z.literal('2.0'),
+  id: z.union([z.string(), z.number(), z.null()]),
+  error: z.object({ code: z.number().int(), message: z.string(), data: z.unknown().optional() }),
+});
 
 /** The document's tags (one per area), in display order, with their descriptions. */
 export const HTTP_TAGS = [
@@ -101,6 +130,36 @@ export const HTTP_TAGS = [
       'Tools, resources and prompts for a language model managing the platform: a REST facade, and the Model Context Protocol endpoint (Streamable HTTP) at /api/v1/mcp serving the same registry.',
   },
 ] as const;
+
+/** A JSON-RPC 2.0 response the MCP endpoint answers with 200: a result, or an error object. Source: JSON-RPC 2.0 §5. */
+export const JsonRpcResponseSchema = z.union([
+  z.object({ jsonrpc: z.literal('2.0'), id: z.union([z.string(), z.number(), z.null()]), result: z.unknown() }),
+  JsonRpcErrorResponseSchema,
+]);
+
+/** Statuses where the edge (body parser, key store) may answer a tool call with problem details instead of the envelope. */
+const TOOL_ERROR_PROBLEM_TOO: ReadonlySet<number> = new Set([422, 503]);
+
+/**
+ * The error answers of `POST /api/v1/mcp/call`, from {@link MCP_TOOL_ERROR_STATUS}: each status with the envelope
+ * (`success: false`, `error.code` one of the codes listed), and problem details too where the edge answers it first
+ * (a body that is not `{tool_name, arguments}`: 422; the key store down: 503). `internal` (500) is left out: it is
+ * a defect, never a documented answer.
+ */
+function toolErrorBodies(): Record<number, HttpErrorBody> {
+  const byStatus = new Map<number, McpToolErrorCode[]>();
+  for (const [code, status] of Object.entries(MCP_TOOL_ERROR_STATUS) as Array<[McpToolErrorCode, number]>) if (status < 500 || status === 503) byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  return Object.fromEntries(
+    [...byStatus].map(([status, codes]) => [
+      status,
+      {
+        description: `The envelope with error.code ${codes.join(' or ')}${TOOL_ERROR_PROBLEM_TOO.has(status) ? '; or problem details from the edge (a body that is not {tool_name, arguments}, the key store down)' : ''}`,
+        content: { 'application/json': McpToolEnvelopeSchema },
+        ...(TOOL_ERROR_PROBLEM_TOO.has(status) ? { problem: true } : {}),
+      },
+    ]),
+  );
+}
 
 /** Headers of the tool gateway's list answers, which clients may cache. */
 const LIST_CACHE_HEADERS = { ETag: 'Hash of the list; send it back in If-None-Match for a 304', 'Cache-Control': 'private, max-age=60' } as const;
@@ -599,7 +658,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
       'A failed call answers the envelope with `success: false` and `error: {code, message, details?}`, with the HTTP status of its code: unknown_tool 404, invalid_arguments 422 (details.errors names each bad field), forbidden 403 (a read key calling a tool that changes state), not_found 404, conflict 409, unavailable 503, internal 500.',
     returns: 'The envelope',
     reply: McpToolEnvelopeSchema,
-    problems: { 403: 'Envelope with error.code forbidden: a read key called a tool that changes state', 404: 'Envelope with error.code unknown_tool or not_found', 409: 'Envelope with error.code conflict' },
+    errorBodies: toolErrorBodies(),
   },
   {
     method: 'GET',
@@ -665,7 +724,17 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     body: z.unknown().meta({ description: 'A JSON-RPC 2.0 request or notification' }),
     reply: z.unknown().meta({ description: 'A JSON-RPC 2.0 response' }),
     requestHeaders: { 'MCP-Protocol-Version': 'The protocol revision (2025 revisions; 2026-07-28 carries it in `_meta`)', Accept: 'application/json, text/event-stream' },
-    problems: { 400: 'A JSON-RPC error: parse error, invalid request, batch, or unsupported protocol version', 403: 'Origin not allowed (DNS rebinding protection)', 413: `Body over ${900} KiB` },
+    content: { 'application/json': JsonRpcResponseSchema, 'text/event-stream': z.string().meta({ description: 'One `event: message` whose data is the JSON-RPC 2.0 response' }) },
+    alsoReturns: { 202: 'A notification or a response was accepted (no body)' },
+    noBody: [202],
+    errorBodies: {
+      400: { description: 'A JSON-RPC error: parse error, invalid request, batch, or unsupported protocol version', content: { 'application/json': JsonRpcErrorResponseSchema } },
+      403: { description: 'A JSON-RPC error: Origin not allowed (DNS rebinding protection)', content: { 'application/json': JsonRpcErrorResponseSchema } },
+      406: { description: 'A JSON-RPC error: Accept does not name both application/json and text/event-stream', content: { 'application/json': JsonRpcErrorResponseSchema } },
+      413: { description: `A JSON-RPC error: body over ${MCP_MAX_BODY_BYTES / 1024} KiB`, content: { 'application/json': JsonRpcErrorResponseSchema } },
+      415: { description: 'A JSON-RPC error: the body is not application/json', content: { 'application/json': JsonRpcErrorResponseSchema } },
+      503: { description: 'The tool gateway (a JSON-RPC error) or the key store (problem details) is unavailable; retry', content: { 'application/json': JsonRpcErrorResponseSchema }, problem: true },
+    },
   },
 ];
 

@@ -6,9 +6,10 @@
  */
 import { z } from 'zod';
 import { GuardrailContextSchema } from './guardrail.js';
-import { HTTP_ROUTES, HTTP_TAGS, type HttpRoute } from './http-routes.js';
+import { HTTP_ROUTES, HTTP_TAGS, JsonRpcErrorResponseSchema, JsonRpcResponseSchema, type HttpRoute } from './http-routes.js';
 import { IngestEventSchema, IngestResponseSchema, MAX_JSON_DEPTH } from './ingest.js';
 import { CreateInterventionSchema, InterventionDetailSchema, InterventionPageSchema, InterventionRecordSchema, InterventionStatsSchema } from './intervention.js';
+import { McpToolEnvelopeSchema } from './mcp.js';
 import { ProblemSchema } from './problem.js';
 import { RawJsonSchema, Wire, type WireKey } from './wire.js';
 
@@ -32,6 +33,9 @@ const COMPONENTS: ReadonlyArray<{ name: string; schema: z.ZodType; io: Io; neste
   { name: 'IngestEvent', schema: IngestEventSchema, io: 'input', nested: true }, // only in request bodies
   { name: 'IngestResponse', schema: IngestResponseSchema, io: 'output' },
   { name: 'Problem', schema: ProblemSchema, io: 'output' },
+  { name: 'McpToolEnvelope', schema: McpToolEnvelopeSchema, io: 'output' },
+  { name: 'JsonRpcResponse', schema: JsonRpcResponseSchema, io: 'output' },
+  { name: 'JsonRpcError', schema: JsonRpcErrorResponseSchema, io: 'output' },
 ];
 const NESTED = new Map<z.core.$ZodType, string>(COMPONENTS.filter((c) => c.nested).map((c) => [c.schema, c.name]));
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -73,24 +77,49 @@ function schemaOrRef(s: z.ZodType, io: Io): Json {
  * Source: architecture §4 (Errors).
  */
 const STATUS_TEXT: Readonly<Record<number, string>> = {
-  400: 'Malformed JSON',
+  400: 'Malformed JSON body (on any method, GET included), a bad percent-encoding in a path parameter, or a NUL (%00) in the URL',
   401: 'Missing or unknown bearer token',
   403: 'Read-only key used for a write',
   404: 'Unknown id (or another organisation’s)',
   409: 'Conflict',
-  413: 'Body over 5 MiB',
-  415: 'Body is not application/json',
+  413: 'Body over 5 MiB (on any method, GET included)',
+  415: 'A body (on any method, GET included) that is not application/json',
   422: `Invalid field values; every bad field is listed, enums with their allowed values (also: JSON nested deeper than ${MAX_JSON_DEPTH} levels, a NUL or an unpaired surrogate in text)`,
-  503: 'A dependency is unavailable',
+  503: 'A dependency (a service, the key store) is unavailable; retry after Retry-After',
 };
 
-/** The one problem-response builder: each status with its text and the Problem schema. @throws on a status without a text. */
-function problemResponses(statuses: Iterable<number>, texts: Readonly<Record<number, string>> = {}): Json {
+/**
+ * Answers every operation can give, whatever its route, because the edge (services/gateway/src/edge.ts) and the HTTP
+ * server answer them before any route: 400 (malformed JSON, a bad percent-encoding, %00 in the URL), 401, 413 and 415
+ * (a body is parsed on every method), 422, 503 (the key store or a service is down). 431 is Node's HTTP parser
+ * refusing a request line and headers over 16 KiB, without a body.
+ */
+const EDGE_PROBLEMS = [400, 401, 413, 415, 422, 503] as const;
+const HEADERS_TOO_LARGE = { '431': { description: 'Request line and headers (a long URL) over 16 KiB; answered by the HTTP server, without a body' } };
+/**
+ * 304 of a GET: `If-None-Match: *` matches any current representation (RFC 9110 §13.1.2), so every GET that would
+ * answer 200 answers 304 without a body; a route with an ETag also for its current ETag.
+ */
+const notModified = (etag: boolean) => ({ '304': { description: `Not Modified, no body: If-None-Match is \`*\`${etag ? ' or holds the current ETag' : ' (any current representation)'}` } });
+
+/** The problem-details body of an error answer. */
+const PROBLEM_CONTENT = { 'application/problem+json': { schema: ref('Problem') } };
+
+/**
+ * The one error-response builder: each status with its text and body, problem details unless the route's
+ * `errorBodies` says otherwise (its media types, and problem details too when it says `problem`).
+ * @throws on a status without a text.
+ */
+function problemResponses(statuses: Iterable<number>, texts: Readonly<Record<number, string>> = {}, bodies: HttpRoute['errorBodies'] = {}): Json {
   return Object.fromEntries(
     [...statuses].map((status) => {
-      const description = texts[status] ?? STATUS_TEXT[status];
+      const other = bodies[status];
+      const description = other?.description ?? texts[status] ?? STATUS_TEXT[status];
       if (!description) throw new Error(`OpenAPI: no text for problem status ${status}`);
-      return [String(status), { description, content: { 'application/problem+json': { schema: ref('Problem') } } }];
+      const content = other
+        ? { ...Object.fromEntries(Object.entries(other.content).map(([type, s]) => [type, { schema: schemaOrRef(s, 'output') }])), ...(other.problem ? PROBLEM_CONTENT : {}) }
+        : PROBLEM_CONTENT;
+      return [String(status), { description, content }];
     }),
   );
 }
@@ -146,19 +175,19 @@ function operation(route: HttpRoute): Json {
   const body = route.body ?? wirePart(route.message, 'body');
   const reply = replyOf(route);
   const content = route.content
-    ? Object.fromEntries(Object.entries(route.content).map(([type, s]) => [type, { schema: schemaOf(s, 'output') }]))
+    ? Object.fromEntries(Object.entries(route.content).map(([type, s]) => [type, { schema: schemaOrRef(s, 'output') }]))
     : reply
       ? { 'application/json': { schema: schemaOrRef(reply, 'output') } }
       : undefined;
   const headers = route.responseHeaders ? Object.fromEntries(Object.entries(route.responseHeaders).map(([name, description]) => [name, { description, schema: { type: 'string' } }])) : undefined;
-  const success = (description: string) => ({ description, ...(headers ? { headers } : {}), ...(content ? { content } : {}) });
+  const success = (description: string, withBody = true) => ({ description, ...(headers ? { headers } : {}), ...(content && withBody ? { content } : {}) });
   const params = parameters(route);
-  // Every route: 401 (no key) and 422 (a bad path, query or body field); a write: 403 for a read key; a path
-  // parameter: 404; a body: 400 malformed, 413 over 5 MiB, 415 not JSON (edge.ts answers these before any service).
-  const statuses = new Set([401, 422, ...Object.keys(route.problems ?? {}).map(Number)]);
+  // Every route: what the edge answers (EDGE_PROBLEMS, 431); a write: 403 for a read key; a path parameter: 404;
+  // a GET: 304 (If-None-Match); the route's own statuses (`problems`, `errorBodies`).
+  const statuses = new Set<number>([...EDGE_PROBLEMS, ...Object.keys(route.problems ?? {}).map(Number), ...Object.keys(route.errorBodies ?? {}).map(Number)]);
   if (Wire[route.message].scope === 'write') statuses.add(403);
   if (pathParamNames(route.path).length) statuses.add(404);
-  if (body) for (const s of [400, 413, 415]) statuses.add(s);
+  const conditional = route.method === 'GET' && route.status === 200;
   return {
     operationId: route.operationId,
     tags: [...route.tags],
@@ -168,8 +197,10 @@ function operation(route: HttpRoute): Json {
     ...(body ? { requestBody: { required: true, content: { 'application/json': { schema: schemaOrRef(body, 'input') } } } } : {}),
     responses: {
       [String(route.status)]: success(route.returns),
-      ...Object.fromEntries(Object.entries(route.alsoReturns ?? {}).map(([status, description]) => [status, success(description)])),
-      ...problemResponses([...statuses].sort((a, b) => a - b), route.problems),
+      ...Object.fromEntries(Object.entries(route.alsoReturns ?? {}).map(([status, description]) => [status, success(description, !route.noBody?.includes(Number(status)))])),
+      ...(conditional ? notModified(/If-None-Match/.test(route.responseHeaders?.ETag ?? '')) : {}),
+      ...problemResponses([...statuses].sort((a, b) => a - b), route.problems, route.errorBodies),
+      ...HEADERS_TOO_LARGE,
     },
   };
 }

@@ -175,7 +175,9 @@ export function mcpEndpoint(bus: Pick<ClientProxy, 'send'>) {
             (answer) => {
               res.status(answer.status);
               for (const [name, value] of Object.entries(answer.headers)) if (name !== 'content-length' && name !== 'transfer-encoding' && name !== 'connection') res.set(name, value);
-              res.send(answer.body);
+              // No body (a 202 for a notification): none is sent, so express does not label it text/html.
+              if (answer.body) res.send(answer.body);
+              else res.end();
             },
             (err: unknown) => {
               const status = (err as { status?: number })?.status;

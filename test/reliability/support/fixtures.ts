@@ -1,0 +1,105 @@
+/**
+ * Objects of every kind one organisation owns, created through the public API for the reliability suites: an agent
+ * (with an engaged kill switch), a policy, an escalated intervention with its approval, a completed run with ledger
+ * entries, an eval run and a replay submission of the run. The fuzzer uses their ids as valid-ish path parameters;
+ * the cross-tenant matrix calls every route with another organisation's key and these ids.
+ * Source: the reliability suite (docs/reliability.md, "Fuzzing", "Cross-tenant matrix").
+ */
+import { call, eventually, type BootedPlatform } from '../../support/http.js';
+
+/** The ids of one organisation's objects. */
+export interface OrgObjects {
+  /** A text in every object's free-text fields (names, reasons, inputs) and in none of its ids: seen anywhere else, it leaked. */
+  secret: string;
+  agentId: string;
+  policyId: string;
+  interventionId: string;
+  approvalId: string;
+  runId: string;
+  evalRunId: string;
+  replaySubmissionId: string;
+}
+
+const uniq = () => Math.random().toString(36).slice(2, 10);
+
+/** Require a 2xx answer. @throws Error naming the request and the answer otherwise. */
+async function ok(p: BootedPlatform, method: string, path: string, key: string, body?: unknown): Promise<any> {
+  const r = await call(p, method, path, { key, body });
+  if (r.status >= 300) throw new Error(`fixture ${method} ${path}: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+/**
+ * Create one object of each kind in the organisation of `key` (a write key) and wait until the read models show
+ * them. `tag` makes the names unique in the run.
+ */
+export async function createOrgObjects(p: BootedPlatform, key: string, tag = uniq()): Promise<OrgObjects> {
+  const agentId = `agent-${tag}`;
+  const secret = `SECRET${uniq()}${uniq()}`;
+  await ok(p, 'POST', '/api/v1/agents', key, { agent_id: agentId, name: `Agent ${secret}`, framework: 'langgraph', owner: 'fuzz', actions: [{ name: 'refund', risk_level: 'high', typical_cost_usd: 0.03 }, { name: 'lookup' }] });
+  await ok(p, 'PUT', `/api/v1/kill-switches/agents/${agentId}`, key, { engaged: true, reason: `looping ${secret}` });
+  const policy = await ok(p, 'POST', '/api/v1/policies', key, { name: `policy ${secret}`, run_budget: 5, denied_actions: ['drop_table'], agent_ids: [agentId] });
+  const intervention = await ok(p, 'POST', '/api/v1/interventions', key, {
+    type: 'approval_required',
+    outcome: 'escalated',
+    action_name: 'wire_transfer',
+    agent_id: agentId,
+    risk_level: 'high',
+    estimated_cost_usd: 950,
+    reason: `reason ${secret}`,
+    original_inputs: { amount: 950, note: secret },
+  });
+  const approvalId = `apr-${intervention.id}`;
+  const runId = `run-${tag}`;
+  const t0 = Date.now() - 120_000;
+  const at = (s: number) => new Date(t0 + s * 1000).toISOString();
+  const ev = (type: string, body: Record<string, unknown>, s: number) => ({ id: `ev-${uniq()}`, type, timestamp: at(s), body });
+  const batch = [
+    ev('run.start', { run_id: runId, agent_id: agentId, name: `run ${secret}`, started_at: at(0) }, 0),
+    ...[1, 2, 3].map((i) => ev('action.record', { run_id: runId, agent_id: agentId, action_name: i === 2 ? 'refund' : 'lookup', status: 'success', cost_usd: 0.1 * i, duration_ms: 5, timestamp: at(i), inputs: { note: secret }, outputs: { ok: i } }, i)),
+    ev('run.end', { run_id: runId, agent_id: agentId, status: 'completed', ended_at: at(4) }, 4),
+  ];
+  const ingested = await ok(p, 'POST', '/api/v1/ingest', key, { batch });
+  if (ingested.errors?.length) throw new Error(`fixture ingest: ${JSON.stringify(ingested.errors)}`);
+  const evalRun = await ok(p, 'POST', '/api/v1/evals', key, { id: `eval-${tag}`, suite: `suite-${tag}`, agent_id: agentId, branch: 'main', scenarios: [{ name: `s1 ${secret}`, category: 'injection', status: 'blocked' }, { name: 's2', category: 'exfil', status: 'failed' }] });
+  await eventually(async () => {
+    const r = await call(p, 'GET', `/api/v1/runs/${runId}`, { key });
+    return r.status === 200 && r.body.action_count === 3 && r.body.status === 'completed';
+  }, 30_000);
+  await eventually(async () => (await call(p, 'GET', `/api/v1/approvals/${approvalId}`, { key })).status === 200, 30_000);
+  const replay = await ok(p, 'POST', `/api/v1/replay/${runId}/results`, key, { id: `sub-${tag}`, actions_replayed: 3, divergences: 1, cost_savings: 0.1, status: 'partial', started_at: at(10), completed_at: at(11), client_version: 'fuzz/1', divergence_details: [{ step: 1, action_name: 'lookup', expected: { note: secret }, actual: { ok: 2 } }] });
+  return { secret, agentId, policyId: policy.id, interventionId: intervention.id, approvalId, runId, evalRunId: evalRun.id, replaySubmissionId: replay.id };
+}
+
+/**
+ * Which object of {@link OrgObjects} fills each `{param}` of a route, by the route's first segment after `/api/v1`
+ * and the parameter's name. A route whose parameter has no rule here makes {@link objectFor} throw, so a new route
+ * cannot go untested: add its rule.
+ */
+export const ID_RULES: Readonly<Record<string, (o: OrgObjects) => string>> = {
+  'interventions:id': (o) => o.interventionId,
+  'approvals:id': (o) => o.approvalId,
+  'policies:id': (o) => o.policyId,
+  'agents:id': (o) => o.agentId,
+  'kill-switches:agent_id': (o) => o.agentId,
+  'runs:id': (o) => o.runId,
+  'evals:id': (o) => o.evalRunId,
+  'evals:baseline_id': (o) => o.evalRunId,
+  'evals:current_id': (o) => o.evalRunId,
+  'replay:run_id': (o) => o.runId,
+  'mcp:uri': (o) => `platform://runs/${o.runId}`,
+  'mcp:name': () => 'analyze_agent_costs',
+};
+
+/** The id of `objects` that fills `{param}` of OpenAPI path `path`. @throws Error when no rule names it. */
+export function objectFor(path: string, param: string, objects: OrgObjects): string {
+  const area = path.split('/')[3];
+  const rule = ID_RULES[`${area}:${param}`];
+  if (!rule) throw new Error(`no id-substitution rule for {${param}} of ${path}: add one to ID_RULES (test/reliability/support/fixtures.ts)`);
+  return rule(objects);
+}
+
+/** `path` with every `{param}` filled by {@link objectFor}, percent-encoded. */
+export function fillPath(path: string, objects: OrgObjects): string {
+  return path.replace(/\{([^}]+)\}/g, (_m, name: string) => encodeURIComponent(objectFor(path, name, objects)));
+}
