@@ -160,6 +160,29 @@ describe('run.act against the live platform', () => {
     await gov.close();
   });
 
+  it('approving one call never approves another, even with the same arguments', async () => {
+    const agentId = `sdk-${uniq()}`;
+    await policy({ agent_ids: [agentId], approval_required_actions: ['pay'] });
+    const gov = await connect({ agentId });
+    const run = gov.startRun();
+    let ran = 0;
+    const calls = [1, 2].map(() => run.act('pay', { amount: 5 }, () => ++ran).catch((e) => e));
+    const approvals = await eventually(async () => {
+      const r = await call(p, 'GET', `/api/v1/approvals?status=pending&agent_id=${agentId}`, { key: p.readKey });
+      return r.body.total === 2 ? (r.body.approvals as any[]) : null;
+    });
+    await call(p, 'POST', `/api/v1/approvals/${approvals[0].id}/approve`, { key: p.writeKey, body: { approver_email: 'a@example.com' } });
+    await eventually(async () => ran === 1);
+    await new Promise((s) => setTimeout(s, 300));
+    expect(ran).toBe(1);
+    await call(p, 'POST', `/api/v1/approvals/${approvals[1].id}/reject`, { key: p.writeKey, body: { approver_email: 'a@example.com' } });
+    const results = await Promise.all(calls);
+    expect(results.filter((r) => r === 1)).toHaveLength(1);
+    expect(results.find((r) => r !== 1)).toMatchObject({ name: 'ApprovalRejectedError', status: 'rejected', approvalId: approvals[1].id });
+    expect(ran).toBe(1);
+    await gov.close();
+  });
+
   it('a kill switch engaged through the API blocks the next act within about a second', async () => {
     const gov = await connect({ actions: [{ name: 'send_email', parameters: { type: 'object', properties: { to: { type: 'string' } }, required: ['to'] } }] });
     await eventually(async () => (await call(p, 'GET', `/api/v1/agents/${gov.agentId}`, { key: p.readKey })).status === 200);

@@ -17,8 +17,9 @@
  * pid; a lock whose process is gone, e.g. after a SIGKILL, is taken over).
  * Source: docs/sdk.md §Spool.
  */
-import { closeSync, existsSync, fsync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { acquirePidLock } from '@agp/runtime/lock';
 
 /** One report as `POST /api/v1/ingest/` takes it. */
 export interface SpoolEvent {
@@ -106,7 +107,7 @@ export class FileSpool implements Spool {
   private syncing = false;
   private closed = false;
   private readonly file: string;
-  private readonly lock: string;
+  private readonly releaseLock: () => void;
 
   /**
    * Open (or create) the spool in `dir`, take its lock and read what an earlier process left.
@@ -118,8 +119,7 @@ export class FileSpool implements Spool {
   ) {
     mkdirSync(dir, { recursive: true });
     this.file = join(dir, 'spool.jsonl');
-    this.lock = join(dir, 'LOCK');
-    this.takeLock();
+    this.releaseLock = acquirePidLock(join(dir, 'LOCK'), (pid) => new Error(`the spool ${dir} is held by process ${pid}; give each agent process its own spoolDir`));
     this.pending = existsSync(this.file) ? replay(readFileSync(this.file, 'utf8')) : [];
     this.fd = this.rewrite(this.pending);
   }
@@ -192,11 +192,7 @@ export class FileSpool implements Spool {
       fsyncSync(this.fd);
     } finally {
       closeSync(this.fd);
-      try {
-        unlinkSync(this.lock);
-      } catch {
-        /* already gone */
-      }
+      this.releaseLock();
     }
   }
 
@@ -242,26 +238,6 @@ export class FileSpool implements Spool {
     this.fileBytes = this.liveBytes;
     this.dirty = false;
     return openSync(this.file, 'a');
-  }
-
-  private takeLock(): void {
-    if (existsSync(this.lock)) {
-      const pid = Number(readFileSync(this.lock, 'utf8').trim());
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
-        throw new Error(`the spool ${this.dir} is held by process ${pid}; give each agent process its own spoolDir`);
-      }
-    }
-    writeFileSync(this.lock, String(process.pid));
-  }
-}
-
-/** Whether a process with `pid` exists (signal 0 checks without sending). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
