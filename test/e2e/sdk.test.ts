@@ -118,6 +118,24 @@ describe('run.act against the live platform', () => {
     expect((await ledger(run.runId, 1))[0]).toMatchObject({ status: 'success', outputs: 'ok' });
   });
 
+  it('rate_limited and budget_exceeded from the run state the SDK keeps (executed calls, spend with actual costs)', async () => {
+    const agentId = `sdk-${uniq()}`;
+    await policy({ agent_ids: [agentId], rate_limits: { poll: { max_calls: 2, window_seconds: 60 } }, run_budget: 1 });
+    const gov = await connect({ agentId, onBlocked: 'return' });
+    const run = gov.startRun();
+    expect(await run.act('poll', {}, () => 'a')).toBe('a');
+    expect(await run.act('poll', {}, () => 'b')).toBe('b');
+    expect(await run.act('poll', {}, () => 'c')).toMatchObject({ blocked: true, decision: { decision: 'rate_limited', intervention_type: 'rate_limited' } });
+    // Estimated 0.9, actually 0.1: the run has spent 0.1, so 0.8 more fits and 0.95 more does not.
+    expect(await run.act('llm', {}, (_a, ctx) => (ctx.reportCost(0.1), 'x'), { estimatedCostUsd: 0.9 })).toBe('x');
+    const over = await run.act('llm', {}, () => 'y', { estimatedCostUsd: 0.95 });
+    expect(over).toMatchObject({ blocked: true, decision: { decision: 'budget_exceeded', cost_prevented_usd: 0.95 } });
+    await gov.close();
+    const types = (await interventions(agentId, 2)).map((r) => r.type).sort();
+    expect(types).toContain('rate_limited');
+    expect(types).toContain('budget_exceeded');
+  });
+
   it('escalate: waits for the human; approved through the API, then executes; the approval is bound to the exact arguments', async () => {
     const agentId = `sdk-${uniq()}`;
     await policy({ agent_ids: [agentId], approval_required_actions: ['wire_transfer'] });
