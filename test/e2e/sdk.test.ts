@@ -1,5 +1,5 @@
 /**
- * The agent SDK (`@agp/sdk`, from source) against a real embedded platform over HTTP: allow, block (throw and
+ * The agent SDK (`@agp/sdk`, from source: the repository resolves it to packages/sdk/src) against a real embedded platform over HTTP: allow, block (throw and
  * `onBlocked: 'return'`), warn, escalate approved and rejected through the approvals API, a kill switch engaged through
  * the API blocking the next act within about a second (polling), the platform unreachable after a snapshot (acts go on
  * under the cached policies; every report arrives afterwards, counted), bad arguments (TypeError naming the field),
@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:http';
 import { createServer as createTcpServer, connect as tcpConnect, type Server as TcpServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ActionBlockedError, ApprovalRejectedError, Governor } from '../../packages/sdk/src/index.js';
+import { ActionBlockedError, ApprovalRejectedError, Governor } from '@agp/sdk';
 import { call, eventually, type BootedPlatform } from '../support/http.js';
 import { bootEmbedded } from '../support/modes.js';
 

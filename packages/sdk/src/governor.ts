@@ -151,6 +151,7 @@ export class Governor {
   /** @internal */ readonly idempotency = new Map<string, CachedResult>();
   /** @internal */ refusedSpoolFull = 0;
   private closed = false;
+  private readonly onError: (message: string) => void;
 
   private constructor(
     /** @internal */ readonly opts: Required<Pick<GovernorOptions, 'failMode' | 'maxStaleness' | 'onBlocked' | 'approvalTimeoutMs' | 'approvalPollMs'>> & GovernorOptions,
@@ -160,8 +161,8 @@ export class Governor {
     this.client = new AgpClient({ url: opts.url, key: opts.key, fetch: opts.fetch, timeoutMs: 10_000, retry: { retries: 2, baseDelayMs: 200, maxDelayMs: 5000 } });
     const maxBytes = opts.maxSpoolBytes ?? 64 * 1024 * 1024;
     const spool = opts.spoolDir ? new FileSpool(opts.spoolDir, maxBytes) : new MemorySpool(maxBytes);
-    const onError = opts.onReportError ?? ((m: string) => console.warn(`[@agp/sdk] ${m}`));
-    this.reporter = new Reporter(this.client, spool, { flushIntervalMs: opts.flushIntervalMs ?? 100, fsyncIntervalMs: opts.fsyncIntervalMs ?? 100, onError });
+    this.onError = opts.onReportError ?? ((m: string) => console.warn(`[@agp/sdk] ${m}`));
+    this.reporter = new Reporter(this.client, spool, { flushIntervalMs: opts.flushIntervalMs ?? 100, fsyncIntervalMs: opts.fsyncIntervalMs ?? 100, onError: this.onError });
     this.snapshot = new SnapshotSource(this.client, opts.url.replace(/\/+$/, ''), opts.key, opts.agentId, SDK_VERSION);
   }
 
@@ -259,7 +260,7 @@ export class Governor {
     if (pending > 0 && !this.reporter.spool.durable) {
       throw new Error(`Governor.close: ${pending} report(s) were not delivered (${this.reporter.stats().last_error}) and are lost: no spoolDir was given`);
     }
-    if (pending > 0) this.opts.onReportError?.(`${pending} report(s) stay in the spool ${this.opts.spoolDir} until the next connect`);
+    if (pending > 0) this.onError(`${pending} report(s) stay in the spool ${this.opts.spoolDir} until the next connect`);
     return { delivered, pending };
   }
 
