@@ -203,6 +203,11 @@ export class Governor {
     return gov;
   }
 
+  /** @internal Whether `close()` was called (no more reports can be kept). */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
   /** The agent this governor acts for. */
   get agentId(): string {
     return this.opts.agentId;
@@ -287,72 +292,83 @@ export class Governor {
     return null;
   }
 
-  /** @internal The decision for one action of `run`: the fail-closed gate, else the engine. */
-  decideFor(run: Run, name: string, args: Record<string, unknown>, estimated: number, options: ActOptions): GovernanceDecision {
+  /**
+   * @internal The decision for one action of `run`: the fail-closed gate, else the engine.
+   * @param hash the arguments' hash when a guardrail needs it ({@link Governor.needsArgsHash}), else undefined.
+   */
+  decideFor(run: Run, name: string, args: Record<string, unknown>, estimated: number, options: ActOptions, hash: string | undefined): GovernanceDecision {
     const def = this.schemas.definition(name);
     const closedReason = this.gateReason();
     if (closedReason) return failClosed(closedReason, estimated, def?.risk_level ?? 'high');
     const snap = this.snapshot.current;
     const action: PolicyAction = { agent_id: this.agentId, action_name: name, arguments: args, estimated_cost_usd: estimated, risk_level: def?.risk_level ?? null };
+    const key = options.idempotencyKey ?? hash;
+    const seen = key === undefined ? undefined : this.idempotency.get(`${name}\u0000${key}`);
     const context: DecisionContext & Record<string, unknown> = {
       now: Date.now(),
       run_spend_usd: run.spendUsd,
       session_spend_usd: run.sessionId ? (this.sessions.get(run.sessionId) ?? 0) : run.spendUsd,
       recent_calls: run.calls,
-      // State for the guardrails (loop detection, idempotency): the call's argument hash and idempotency key, and the
-      // keys already executed (with when, ms since the epoch) whose results the SDK holds.
-      arguments_hash: run.argsHash(args),
-      idempotency_key: options.idempotencyKey ?? null,
-      idempotency_seen: this.idempotencySeen(name),
+      // State for the guardrails (loop detection, idempotency): the call's argument hash and idempotency key, and when
+      // (ms since the epoch) that key last executed while its result is still cached, else null.
+      arguments_hash: hash ?? null,
+      idempotency_key: key ?? null,
+      idempotency_seen_at: seen && seen.expiresAt > Date.now() ? seen.at : null,
     };
     return decide(snap?.policies ?? [], snap?.killSwitches ?? NO_KILL_SWITCHES, action, context) as GovernanceDecision;
   }
 
-  /** @internal Idempotency keys executed for `name` and still cached: `{key, at}` (ms since the epoch). */
-  idempotencySeen(name: string): Array<{ key: string; at: number }> {
-    const out: Array<{ key: string; at: number }> = [];
-    const prefix = `${name}\u0000`;
-    const now = Date.now();
-    for (const [k, v] of this.idempotency) if (k.startsWith(prefix) && v.expiresAt > now) out.push({ key: k.slice(prefix.length), at: v.at });
-    return out;
-  }
-
   /** @internal How long results of `name` are kept for the idempotency guardrail (ms), or null when no policy asks. */
   idempotencyTtlMs(name: string): number | null {
+    const f = this.facts();
+    if (!f.idempotency) return null;
     let ttl: number | null = null;
-    for (const p of this.snapshot.current?.policies ?? []) {
-      const g = (p as { guardrails?: { idempotency?: { actions?: string[]; ttl_seconds?: number } } }).guardrails?.idempotency;
-      if (g && Array.isArray(g.actions) && (g.actions.includes(name) || g.actions.includes('*'))) ttl = Math.max(ttl ?? 0, (g.ttl_seconds ?? 3600) * 1000);
-    }
+    for (const g of f.idempotency) if (g.actions.includes(name) || g.actions.includes('*')) ttl = Math.max(ttl ?? 0, g.ttlMs);
     return ttl;
   }
 
   /** @internal The longest window (ms) of any rate limit or loop guardrail of the snapshot's policies; 0 for none. */
   longestWindowMs(): number {
-    const snap = this.snapshot.current;
-    if (!snap) return 0;
-    if (this.windowsOf === snap.policies) return this.windowMs;
-    let max = 0;
-    for (const p of snap.policies) {
-      for (const k in p.rate_limits) max = Math.max(max, p.rate_limits[k].window_seconds * 1000);
-      const loop = (p as { guardrails?: { loop?: { window_seconds?: number } } | null }).guardrails?.loop;
-      if (loop?.window_seconds) max = Math.max(max, loop.window_seconds * 1000);
-    }
-    this.windowsOf = snap.policies;
-    this.windowMs = max;
-    return max;
+    return this.facts().longestWindowMs;
   }
-  private windowsOf: unknown = null;
-  private windowMs = 0;
 
   /** @internal Whether any applicable policy has a loop or idempotency guardrail (the argument hash is then computed). */
   needsArgsHash(): boolean {
-    return (this.snapshot.current?.policies ?? []).some((p) => {
-      const g = (p as { guardrails?: Record<string, unknown> | null }).guardrails;
-      return !!g && (!!g.loop || !!g.idempotency);
-    });
+    return this.facts().needsArgsHash;
   }
+
+  /** What the snapshot's policies ask of the SDK's state, computed once per snapshot. */
+  private facts(): SnapshotFacts {
+    const policies = this.snapshot.current?.policies ?? NO_POLICIES;
+    if (this.factsOf === policies && this.cachedFacts) return this.cachedFacts;
+    const f: SnapshotFacts = { longestWindowMs: 0, needsArgsHash: false, idempotency: null };
+    for (const p of policies) {
+      for (const k in p.rate_limits) f.longestWindowMs = Math.max(f.longestWindowMs, p.rate_limits[k].window_seconds * 1000);
+      const g = (p as { guardrails?: { loop?: { window_seconds?: number } | null; idempotency?: { actions?: string[]; ttl_seconds?: number } | null } | null }).guardrails;
+      if (g?.loop) {
+        f.needsArgsHash = true;
+        if (g.loop.window_seconds) f.longestWindowMs = Math.max(f.longestWindowMs, g.loop.window_seconds * 1000);
+      }
+      if (g?.idempotency && Array.isArray(g.idempotency.actions)) {
+        f.needsArgsHash = true;
+        (f.idempotency ??= []).push({ actions: g.idempotency.actions, ttlMs: (g.idempotency.ttl_seconds ?? 3600) * 1000 });
+      }
+    }
+    this.factsOf = policies;
+    this.cachedFacts = f;
+    return f;
+  }
+  private factsOf: unknown = null;
+  private cachedFacts: SnapshotFacts | null = null;
 }
+
+/** See {@link Governor.facts}. */
+interface SnapshotFacts {
+  longestWindowMs: number;
+  needsArgsHash: boolean;
+  idempotency: Array<{ actions: string[]; ttlMs: number }> | null;
+}
+const NO_POLICIES: never[] = [];
 
 /** A decision the SDK takes itself when it cannot trust its snapshot: block, no policy. */
 function failClosed(reason: string, estimated: number, risk: GovernanceDecision['risk_level']): GovernanceDecision {
@@ -446,6 +462,7 @@ export class Run {
   act<A extends Record<string, unknown>, R>(name: string, args: A, fn: (args: A, ctx: ActContext) => R | Promise<R>, options?: ActOptions): Promise<R>;
   async act<A extends Record<string, unknown>, R>(name: string, args: A, fn: (args: A, ctx: ActContext) => R | Promise<R>, options: ActOptions = {}): Promise<R | BlockedResult> {
     if (this.ended) throw new Error(`run ${this.runId} has ended`);
+    if (this.gov.isClosed) throw new Error('the governor is closed');
     if (typeof name !== 'string' || !name || name.length > 256) throw new TypeError('act: the action name must be a string of 1–256 characters');
     if (!isPlainObject(args)) throw new TypeError(`act ${name}: arguments must be a plain object`);
     if (typeof fn !== 'function') throw new TypeError(`act ${name}: fn must be a function`);
@@ -462,14 +479,16 @@ export class Run {
       const d = failClosed(`the report spool is full (${this.gov.reporter.spool.pendingBytes()} bytes not yet acknowledged by the platform: ${this.gov.reporter.stats().last_error ?? 'no error yet'}); new actions are refused until reports are delivered`, estimated, 'high');
       return this.blocked(name, d, options);
     }
-    const d = this.gov.decideFor(this, name, inputs, estimated, options);
-    return this.dispatch(new Call(name, inputs, fn as (args: Record<string, unknown>, ctx: ActContext) => unknown, options, seq, estimated), d, false) as Promise<R | BlockedResult>;
+    const hash = this.argsHash(inputs);
+    const d = this.gov.decideFor(this, name, inputs, estimated, options, hash);
+    return this.dispatch(new Call(name, inputs, fn as (args: Record<string, unknown>, ctx: ActContext) => unknown, options, seq, estimated, hash), d, false) as Promise<R | BlockedResult>;
   }
 
   /** Record the end of the run (`run.end`): `completed` or `failed`, with an optional error text. */
   async end(options: { status: 'completed' | 'failed'; error?: string } = { status: 'completed' }): Promise<void> {
     if (options.status !== 'completed' && options.status !== 'failed') throw new TypeError(`run.end: status must be 'completed' or 'failed', got ${JSON.stringify(options.status)}`);
     if (this.ended) return;
+    if (this.gov.isClosed) throw new Error('the governor is closed');
     this.ended = true;
     this.gov.report('run.end', `run.${idPart(this.runId)}.end`, {
       run_id: this.runId,
@@ -499,7 +518,7 @@ export class Run {
         return this.execute(c, modified);
       }
       case 'idempotent_replay': {
-        const key = c.options.idempotencyKey ?? argumentsHash(c.inputs);
+        const key = c.options.idempotencyKey ?? c.hash ?? argumentsHash(c.inputs);
         const cached = this.gov.idempotency.get(`${c.name}\u0000${key}`);
         if (!cached || cached.expiresAt <= Date.now()) return this.execute(c, c.inputs);
         this.intervention(c, d, null);
@@ -548,8 +567,7 @@ export class Run {
         actual = usd;
       },
     };
-    const hash = this.argsHash(c.inputs);
-    this.calls.push({ action_name: c.name, at: Date.now(), ...(hash ? { arguments_hash: hash } : {}) });
+    this.calls.push(c.hash ? { action_name: c.name, at: Date.now(), arguments_hash: c.hash } : { action_name: c.name, at: Date.now() });
     this.pruneCalls();
     this.addSpend(c.estimated);
     const t0 = performance.now();
@@ -565,7 +583,7 @@ export class Run {
     const ref = this.ledger(c, args, 'success', { duration_ms: performance.now() - t0, actual, outputs: jsonSafe(out) });
     const ttl = this.gov.idempotencyTtlMs(c.name);
     if (ttl !== null) {
-      const key = c.options.idempotencyKey ?? argumentsHash(c.inputs);
+      const key = c.options.idempotencyKey ?? c.hash ?? argumentsHash(c.inputs);
       const now = Date.now();
       this.gov.idempotency.set(`${c.name}\u0000${key}`, { result: out, at: now, ref, expiresAt: now + ttl });
       if (this.gov.idempotency.size > 10_000) this.gov.idempotency.delete(this.gov.idempotency.keys().next().value as string);
@@ -683,9 +701,9 @@ export class Run {
         if (!(err instanceof AgpNetworkError || (err instanceof AgpHttpError && (err.status === 404 || err.status === 429 || err.status >= 500)))) throw err;
       }
       if (a && a.status === 'approved') {
-        if (argumentsHash(a.original_inputs) !== hash) return end('mismatch', a);
+        if (argumentsHash(a.original_inputs ?? null) !== hash) return end('mismatch', a);
         await Promise.race([this.gov.snapshot.refresh(), sleep(2000)]);
-        const again = this.gov.decideFor(this, c.name, c.inputs, c.estimated, c.options);
+        const again = this.gov.decideFor(this, c.name, c.inputs, c.estimated, c.options, c.hash);
         return this.dispatch(c, again, true);
       }
       if (a && (a.status === 'rejected' || a.status === 'expired')) return end(a.status, a);
@@ -705,5 +723,7 @@ class Call {
     readonly options: ActOptions,
     readonly seq: number,
     readonly estimated: number,
+    /** The arguments' hash, when a guardrail needs it. */
+    readonly hash: string | undefined,
   ) {}
 }
