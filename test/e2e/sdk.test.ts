@@ -6,7 +6,10 @@
  * fail modes without a snapshot, and an answer the SDK does not understand (fails closed naming the server's version).
  * Source: docs/sdk.md.
  */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer as createTcpServer, connect as tcpConnect, type Server as TcpServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -233,10 +236,33 @@ describeModes('@agp/sdk', (platform) => {
       await expect(run.act('refund_paymnt', { invoice: 'i', amount: 5 }, () => 1)).rejects.toThrow(/unknown action "refund_paymnt"/);
       await expect(run.act('refund_payment', [] as any, () => 1)).rejects.toThrow(/plain object/);
       await expect(run.act('refund_payment', { invoice: 'i', amount: 5 }, () => 1, { estimatedCostUsd: -1 })).rejects.toThrow(/estimatedCostUsd/);
+      const free = await connect();
+      await expect(free.startRun().act('count', { n: 5n }, () => 1)).rejects.toThrow(/n is a bigint/);
+      await expect(free.startRun().act('count', { nested: { f: () => 1 } }, () => 1)).rejects.toThrow(/JSON data/);
+      expect(() => gov.startRun({ sessionId: 'x'.repeat(300) })).toThrow(/sessionId/);
       expect(await run.act('refund_payment', { invoice: 'i', amount: 5 }, () => 'ok')).toBe('ok');
       await gov.close();
       const entries = await ledger(run.runId, 1);
       expect(entries).toHaveLength(1);
+    });
+
+    it('a report the platform can never take is set aside, counted and passed to onReportError, never silently dropped', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'agp-sdk-rej-'));
+      const errors: string[] = [];
+      const gov = await connect({ spoolDir: dir, onReportError: (m) => errors.push(m) });
+      const run = gov.startRun();
+      // 6 MB of arguments: its ledger entry is over the ingest limit (5 MiB per request).
+      expect(await run.act('upload', { blob: 'z'.repeat(6_000_000) }, () => 'stored')).toBe('stored');
+      expect(await run.act('small', { n: 1 }, () => 1)).toBe(1);
+      const closed = await gov.close();
+      expect(closed.pending).toBe(0);
+      expect(gov.status().reports.rejected).toBe(1);
+      expect(errors.join('\n')).toMatch(/too large|refused/);
+      const rejected = readFileSync(join(dir, 'rejected.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      expect(rejected).toHaveLength(1);
+      expect(rejected[0].event.body.action_name).toBe('upload');
+      expect((await ledger(run.runId, 1)).map((e) => e.action_name)).toEqual(['small']);
+      rmSync(dir, { recursive: true, force: true });
     });
   });
 

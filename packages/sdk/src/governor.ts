@@ -221,6 +221,8 @@ export class Governor {
     if (this.closed) throw new Error('the governor is closed');
     const runId = options.runId ?? randomUUID();
     if (typeof runId !== 'string' || !runId || runId.length > 256) throw new TypeError('startRun: runId must be a string of 1–256 characters');
+    if (options.sessionId !== undefined && (typeof options.sessionId !== 'string' || !options.sessionId || options.sessionId.length > 256)) throw new TypeError('startRun: sessionId must be a string of 1–256 characters');
+    if (options.name !== undefined && (typeof options.name !== 'string' || options.name.length > 256)) throw new TypeError('startRun: name must be a string of at most 256 characters');
     const run = new Run(this, runId, options.sessionId ?? null);
     this.report('run.start', `run.${idPart(runId)}.start`, {
       run_id: runId,
