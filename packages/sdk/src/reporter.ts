@@ -30,6 +30,8 @@ export class Reporter {
   private nextAttemptAt = 0;
   private readonly syncTimer: NodeJS.Timeout;
   private stopped = false;
+  /** Most events per request; halved after a whole request was answered 413, back to the full size after a success. */
+  private batchEvents = BATCH_EVENTS;
 
   constructor(
     private readonly client: AgpClient,
@@ -109,7 +111,7 @@ export class Reporter {
     let bytes = 16;
     for (const ev of this.pending.values()) {
       const n = JSON.stringify(ev).length + 1;
-      if (batch.length > 0 && (batch.length >= BATCH_EVENTS || bytes + n > BATCH_BYTES)) break;
+      if (batch.length > 0 && (batch.length >= this.batchEvents || bytes + n > BATCH_BYTES)) break;
       batch.push(ev);
       bytes += n;
     }
@@ -135,12 +137,19 @@ export class Reporter {
       const retryable = res.errors.length - refused.length;
       if (retryable > 0) this.backoff(`${retryable} report(s) answered 503; retrying`);
       else {
+        this.batchEvents = BATCH_EVENTS;
         this.failures = 0;
         this.nextAttemptAt = 0;
         this.lastError = null;
       }
     } catch (err) {
-      if (err instanceof RangeError && batch.length === 1) {
+      const tooLarge = err instanceof RangeError || (err instanceof AgpHttpError && err.status === 413);
+      if (tooLarge && batch.length > 1) {
+        // The request as a whole is too large for the platform (or a proxy before it): send fewer at a time.
+        this.batchEvents = Math.max(1, Math.floor(batch.length / 2));
+        return;
+      }
+      if (tooLarge && batch.length === 1) {
         // One report alone is over the platform's request limit: it can never be delivered.
         this.spool.reject([{ event: batch[0], status: 413, message: err.message }]);
         this.pending.delete(batch[0].id);
