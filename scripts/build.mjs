@@ -94,6 +94,14 @@ async function buildConsole() {
  */
 function buildSdkTypes() {
   const out = join(root, 'packages/sdk/dist/types');
+  // Skipped when nothing the declarations are emitted from changed (tsc takes seconds; every distributed test boot builds).
+  const h = createHash('sha256');
+  const src = join(root, 'packages/sdk/src');
+  for (const f of readdirSync(src, { recursive: true }).map(String).sort()) if (f.endsWith('.ts')) h.update(f).update(readFileSync(join(src, f)));
+  for (const f of ['packages/sdk/tsconfig.dts.json', 'tsconfig.json']) h.update(readFileSync(join(root, f)));
+  const hash = h.digest('hex');
+  const stamp = join(root, 'packages/sdk/dist/.types-hash');
+  if (existsSync(join(out, 'index.d.ts')) && existsSync(stamp) && readFileSync(stamp, 'utf8') === hash) return;
   rmSync(out, { recursive: true, force: true });
   execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'packages/sdk/tsconfig.dts.json')], { stdio: 'inherit' });
   const reached = new Set();
@@ -108,6 +116,7 @@ function buildSdkTypes() {
   };
   walk('index.d.ts');
   for (const f of readdirSync(out)) if (!reached.has(f)) rmSync(join(out, f));
+  writeFileSync(stamp, hash);
 }
 
 const started = Date.now();
