@@ -41,6 +41,20 @@ async function ledger(runId: string, n: number) {
     return r.status === 200 && r.body.actions.length >= n ? (r.body.actions as any[]) : null;
   });
 }
+/** A fresh agent whose policy requires approval for `action`, its connected governor and a run. */
+async function gated(action: string) {
+  const agentId = `sdk-${uniq()}`;
+  await policy({ agent_ids: [agentId], approval_required_actions: [action] });
+  const gov = await connect({ agentId });
+  return { agentId, gov, run: gov.startRun() };
+}
+/** The agent's pending approvals (newest first), once `n` are listed. */
+async function pendingApprovals(agentId: string, n = 1) {
+  return eventually(async () => {
+    const r = await call(p, 'GET', `/api/v1/approvals?status=pending&agent_id=${agentId}`, { key: p.readKey });
+    return r.body.total === n ? (r.body.approvals as any[]) : null;
+  });
+}
 /** The agent's interventions, once `n` are stored. */
 async function interventions(agentId: string, n: number) {
   return eventually(async () => {
@@ -141,16 +155,10 @@ describeModes('@agp/sdk', (platform) => {
     });
 
     it('escalate: waits for the human; approved through the API, then executes; the approval is bound to the exact arguments', async () => {
-      const agentId = `sdk-${uniq()}`;
-      await policy({ agent_ids: [agentId], approval_required_actions: ['wire_transfer'] });
-      const gov = await connect({ agentId });
-      const run = gov.startRun();
+      const { agentId, gov, run } = await gated('wire_transfer');
       let ran: unknown = null;
       const pending = run.act('wire_transfer', { to: 'acme', amount: 950 }, (a) => (ran = a) && 'sent', { estimatedCostUsd: 1, intent: 'pay the supplier' });
-      const approval = await eventually(async () => {
-        const r = await call(p, 'GET', `/api/v1/approvals?status=pending&agent_id=${agentId}`, { key: p.readKey });
-        return r.body.approvals?.[0];
-      });
+      const [approval] = await pendingApprovals(agentId);
       expect(approval).toMatchObject({ action_name: 'wire_transfer', original_inputs: { to: 'acme', amount: 950 }, agent_intent: 'pay the supplier', run_id: run.runId });
       expect(ran).toBeNull();
       const t0 = Date.now();
@@ -163,13 +171,10 @@ describeModes('@agp/sdk', (platform) => {
     });
 
     it('escalate rejected → ApprovalRejectedError, nothing executed', async () => {
-      const agentId = `sdk-${uniq()}`;
-      await policy({ agent_ids: [agentId], approval_required_actions: ['delete_account'] });
-      const gov = await connect({ agentId });
-      const run = gov.startRun();
+      const { agentId, gov, run } = await gated('delete_account');
       let ran = false;
       const pending = run.act('delete_account', { id: 7 }, () => (ran = true)).catch((e) => e);
-      const approval = await eventually(async () => (await call(p, 'GET', `/api/v1/approvals?status=pending&agent_id=${agentId}`, { key: p.readKey })).body.approvals?.[0]);
+      const [approval] = await pendingApprovals(agentId);
       await call(p, 'POST', `/api/v1/approvals/${approval.id}/reject`, { key: p.writeKey, body: { approver_email: 'sec@example.com', notes: 'no' } });
       const err = await pending;
       expect(err).toBeInstanceOf(ApprovalRejectedError);
@@ -183,16 +188,10 @@ describeModes('@agp/sdk', (platform) => {
     });
 
     it('approving one call never approves another, even with the same arguments', async () => {
-      const agentId = `sdk-${uniq()}`;
-      await policy({ agent_ids: [agentId], approval_required_actions: ['pay'] });
-      const gov = await connect({ agentId });
-      const run = gov.startRun();
+      const { agentId, gov, run } = await gated('pay');
       let ran = 0;
       const calls = [1, 2].map(() => run.act('pay', { amount: 5 }, () => ++ran).catch((e) => e));
-      const approvals = await eventually(async () => {
-        const r = await call(p, 'GET', `/api/v1/approvals?status=pending&agent_id=${agentId}`, { key: p.readKey });
-        return r.body.total === 2 ? (r.body.approvals as any[]) : null;
-      });
+      const approvals = await pendingApprovals(agentId, 2);
       await call(p, 'POST', `/api/v1/approvals/${approvals[0].id}/approve`, { key: p.writeKey, body: { approver_email: 'a@example.com' } });
       await eventually(async () => ran === 1);
       await new Promise((s) => setTimeout(s, 300));
