@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -7,6 +8,8 @@ import { defineConfig } from 'vitest/config';
  * integration suites skip and say why.
  */
 export default defineConfig({
+  // @agp/sdk's package exports point at its built bundle (for the packed tarball); inside the repository it is its source.
+  resolve: { alias: [{ find: /^@agp\/sdk$/, replacement: fileURLToPath(new URL('./packages/sdk/src/index.ts', import.meta.url)) }] },
   test: {
     include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'services/*/src/**/*.test.ts', 'services/*/test/**/*.test.ts', 'test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],

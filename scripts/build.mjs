@@ -6,6 +6,7 @@
 // The web console (services/console, a Vite app) is built too, unless nothing it is built from changed since its last
 // build (a hash of its sources, config and lockfile, kept in services/console/dist/.build-hash).
 import { build } from 'esbuild';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -23,6 +24,7 @@ const entries = {
   evals: ['services/evals/src/main.ts', 'services/evals/dist/main.js'],
   replay: ['services/replay/src/main.ts', 'services/replay/dist/main.js'],
   client: ['packages/client/src/cli.ts', 'packages/client/dist/cli.js'],
+  sdk: ['packages/sdk/src/index.ts', 'packages/sdk/dist/index.js'],
 };
 
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1].split(',') : [...Object.keys(entries), 'console'];
@@ -85,6 +87,38 @@ async function buildConsole() {
   return 'console';
 }
 
+/**
+ * The agent SDK's type declarations (packages/sdk/dist/types, `tsc -p packages/sdk/tsconfig.dts.json`, members marked
+ * `@internal` stripped). The package is installed without the workspace, so the declarations that `index.d.ts` reaches
+ * must not import any `@agp/*` package: the build fails if one does. Unreached declarations are removed.
+ */
+function buildSdkTypes() {
+  const out = join(root, 'packages/sdk/dist/types');
+  // Skipped when nothing the declarations are emitted from changed (tsc takes seconds; every distributed test boot builds).
+  const h = createHash('sha256');
+  const src = join(root, 'packages/sdk/src');
+  for (const f of readdirSync(src, { recursive: true }).map(String).sort()) if (f.endsWith('.ts')) h.update(f).update(readFileSync(join(src, f)));
+  for (const f of ['packages/sdk/tsconfig.dts.json', 'tsconfig.json']) h.update(readFileSync(join(root, f)));
+  const hash = h.digest('hex');
+  const stamp = join(root, 'packages/sdk/dist/.types-hash');
+  if (existsSync(join(out, 'index.d.ts')) && existsSync(stamp) && readFileSync(stamp, 'utf8') === hash) return;
+  rmSync(out, { recursive: true, force: true });
+  execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'packages/sdk/tsconfig.dts.json')], { stdio: 'inherit' });
+  const reached = new Set();
+  const walk = (file) => {
+    if (reached.has(file)) return;
+    reached.add(file);
+    const text = readFileSync(join(out, file), 'utf8');
+    for (const m of text.matchAll(/(?:from|import)\s+['"]([^'"]+)['"]/g)) {
+      if (m[1].startsWith('@agp/')) throw new Error(`packages/sdk: ${file} imports ${m[1]}; a public type must not come from a workspace package`);
+      if (m[1].startsWith('./')) walk(m[1].slice(2).replace(/\.js$/, '.d.ts'));
+    }
+  };
+  walk('index.d.ts');
+  for (const f of readdirSync(out)) if (!reached.has(f)) rmSync(join(out, f));
+  writeFileSync(stamp, hash);
+}
+
 const started = Date.now();
 const built = [];
 await Promise.all([
@@ -107,6 +141,7 @@ await Promise.all([
       }).then(() => {
         // The CLI runs as a command too (packages/client/bin/agp.js imports it; `./packages/client/dist/cli.js` works alone).
         if (name === 'client') chmodSync(entries[name][1], 0o755);
+        if (name === 'sdk') buildSdkTypes();
         built.push(name);
       }),
     ),

@@ -12,10 +12,12 @@ import {
   type InterventionRecord,
   type InterventionStats,
   type InterventionType,
+  type KillSwitchOverview,
+  type ApprovalRecord,
   type Policy,
+  type Problem,
   type RiskLevel,
 } from '@agp/contracts';
-import type { Problem } from '@agp/runtime';
 
 /**
  * Retry policy of {@link AgpClient.ingest}. Only 429, 503 and network errors (including timeouts) are retried;
@@ -259,6 +261,24 @@ export class AgpClient {
    */
   async getPolicy(id: string): Promise<Policy> {
     return this.json<Policy>('GET', `/api/v1/policies/${encodeURIComponent(id)}`);
+  }
+
+  /**
+   * `GET /api/v1/kill-switches`: the organisation's switch and every engaged agent switch. Unvalidated: the caller
+   * checks the shape (`KillSwitchOverviewSchema`).
+   * @throws AgpHttpError for a non-2xx answer. @throws AgpNetworkError when the gateway is unreachable.
+   */
+  async getKillSwitches(): Promise<KillSwitchOverview> {
+    return this.json<KillSwitchOverview>('GET', '/api/v1/kill-switches');
+  }
+
+  /**
+   * `GET /api/v1/approvals/{id}`: one approval (`pending`, `approved`, `rejected` or `expired`). Unvalidated.
+   * @throws AgpHttpError 404 for an unknown id (also while a just-recorded escalation is not projected yet).
+   * @throws AgpNetworkError when the gateway is unreachable.
+   */
+  async getApproval(id: string): Promise<ApprovalRecord> {
+    return this.json<ApprovalRecord>('GET', `/api/v1/approvals/${encodeURIComponent(id)}`);
   }
 
   private async json<T>(method: string, path: string, body?: string): Promise<T> {

@@ -26,15 +26,24 @@ export class DataDirLockedError extends Error {
  * @throws DataDirLockedError when a live process other than this one holds it.
  */
 export function acquireDataDirLock(dataDir: string): () => void {
+  mkdirSync(dataDir, { recursive: true });
   const path = join(dataDir, 'agp.lock');
+  return acquirePidLock(path, (holder) => new DataDirLockedError(holder, path));
+}
+
+/**
+ * Take a pid lock file at `path` (its folder must exist): it holds this process's pid. A lock whose process is gone
+ * (e.g. killed with SIGKILL) is taken over. Returns the release function. Also used by the agent SDK's report spool.
+ * @throws the error `held(pid)` builds when a live process other than this one holds it.
+ */
+export function acquirePidLock(path: string, held: (pid: number) => Error): () => void {
   let holder = 0;
   try {
     holder = Number.parseInt(readFileSync(path, 'utf8').trim(), 10);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  if (holder > 0 && holder !== process.pid && pidAlive(holder)) throw new DataDirLockedError(holder, path);
-  mkdirSync(dataDir, { recursive: true });
+  if (holder > 0 && holder !== process.pid && pidAlive(holder)) throw held(holder);
   writeFileSync(path, String(process.pid));
   return () => rmSync(path, { force: true });
 }

@@ -87,6 +87,33 @@ function refusal(status: number, code: number, message: string): McpHttpAnswer {
   return { status, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }) };
 }
 
+/**
+ * The answer to a `prompts/get` whose arguments are not all strings: JSON-RPC -32602 (invalid params) naming each bad
+ * argument, as MCP defines prompt arguments as strings. The SDK would refuse them while parsing the request and answer
+ * -32603 (internal error), which tells a client the server failed rather than its input. Null for anything else.
+ */
+function promptArgumentsError(body: string): McpHttpAnswer | null {
+  if (!body.includes('prompts/get')) return null;
+  let msg: unknown;
+  try {
+    msg = JSON.parse(body);
+  } catch {
+    return null; // the SDK answers malformed JSON itself (-32700)
+  }
+  if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return null;
+  const { id, method, params } = msg as { id?: unknown; method?: unknown; params?: { arguments?: unknown } };
+  if (method !== 'prompts/get' || typeof params !== 'object' || params === null) return null;
+  const args = params.arguments;
+  if (args === undefined) return null;
+  const bad =
+    typeof args !== 'object' || args === null || Array.isArray(args)
+      ? ['arguments (an object of strings)']
+      : Object.entries(args).filter(([, v]) => typeof v !== 'string').map(([k, v]) => `arguments.${k} (${v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v})`);
+  if (bad.length === 0) return null;
+  const error = { code: -32602, message: `Invalid params: prompt arguments are strings; not a string: ${bad.join(', ')}` };
+  return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error }) };
+}
+
 /** Options of {@link McpProtocol}. */
 export interface McpProtocolOptions {
   /** Browser origins allowed besides localhost-class ones (AGP_MCP_ALLOWED_ORIGINS): their hostnames. */
@@ -158,6 +185,8 @@ export class McpProtocol {
     if (x.method === 'POST' && version && version >= NO_BATCH_BEFORE && /^\s*\[/.test(x.body)) {
       return refusal(400, -32600, `JSON-RPC batches are not part of MCP revision ${version}; send one message per request`);
     }
+    const badPromptArguments = x.method === 'POST' ? promptArgumentsError(x.body) : null;
+    if (badPromptArguments) return badPromptArguments;
     const request = new Request(x.url, { method: x.method, headers: x.headers, body: x.method === 'POST' ? x.body : undefined });
     const authInfo: AuthInfo = { token: 'resolved-by-gateway', clientId: ctx.key_id, scopes: [ctx.scope], extra: { agp: ctx } };
     const response = await handler.fetch(request, { authInfo });

@@ -1,0 +1,174 @@
+/**
+ * Reporting that loses nothing: every report (intervention, ledger entry, run and agent event) is kept in the spool
+ * first, then sent in batches through `POST /api/v1/ingest/` in the background. `enqueue` never waits on the network.
+ * - Each report carries its id from creation on; a retry or a re-delivery after a restart sends the same id, which the
+ *   platform stores once (ingest dedupes by id).
+ * - 429, 503, other 5xx and network errors: the batch stays pending and is retried with jittered exponential back-off
+ *   (250 ms doubling to 30 s, at least `Retry-After`); 401/403 too (a key may be fixed), reported through `onError`.
+ * - An event the platform refuses for good (a per-event 413 or 422) is set aside in the spool's `rejected.jsonl` (or
+ *   kept in memory), counted in `stats().rejected` and passed to `onError`: never dropped silently.
+ * Source: docs/sdk.md §Reporting.
+ */
+import { AgpHttpError, AgpNetworkError, type AgpClient } from '@agp/client/http';
+import { INGEST_MAX_BYTES, INGEST_MAX_EVENTS, type IngestEvent } from '@agp/contracts';
+import type { Spool, SpoolEvent } from './spool.js';
+import type { ReporterStats } from './status.js';
+
+/** Most events per ingest request the reporter sends (the platform takes 1000). */
+const BATCH_EVENTS = Math.min(500, INGEST_MAX_EVENTS);
+/** Most bytes per request, under the platform's 5 MiB. */
+const BATCH_BYTES = Math.floor(INGEST_MAX_BYTES * 0.8);
+
+/** See the module docs. */
+export class Reporter {
+  private readonly pending = new Map<string, SpoolEvent>();
+  private readonly counters = { delivered: 0, rejected: 0, recovered: 0 };
+  private lastError: string | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private inFlight: Promise<void> | null = null;
+  private failures = 0;
+  private nextAttemptAt = 0;
+  private readonly syncTimer: NodeJS.Timeout;
+  private stopped = false;
+  /** Most events per request; halved after a whole request was answered 413, back to the full size after a success. */
+  private batchEvents = BATCH_EVENTS;
+
+  constructor(
+    private readonly client: AgpClient,
+    readonly spool: Spool,
+    private readonly opts: { flushIntervalMs: number; fsyncIntervalMs: number; onError: (message: string, events?: SpoolEvent[]) => void },
+  ) {
+    for (const ev of spool.recovered()) {
+      this.pending.set(ev.id, ev);
+      this.counters.recovered++;
+    }
+    this.syncTimer = setInterval(() => spool.sync(), opts.fsyncIntervalMs);
+    this.syncTimer.unref();
+    if (this.pending.size) this.schedule(0);
+  }
+
+  /** Keep `ev` (spool first, synchronously) and send it soon. Never waits on the network. */
+  enqueue(ev: SpoolEvent): void {
+    this.spool.append(ev);
+    this.pending.set(ev.id, ev);
+    this.schedule(this.opts.flushIntervalMs);
+  }
+
+  /** Whether the spool's bound is reached (new actions are then refused). */
+  full(): boolean {
+    return this.spool.full();
+  }
+
+  /** Counters. */
+  stats(): ReporterStats {
+    return { pending: this.pending.size, ...this.counters, last_error: this.lastError };
+  }
+
+  /**
+   * Send until nothing is pending or `timeoutMs` passes. Resolves with the number still pending (0 = all delivered).
+   */
+  async drain(timeoutMs: number): Promise<number> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.pending.size > 0 && Date.now() < deadline) {
+      if (this.inFlight) await this.inFlight;
+      else if (Date.now() >= this.nextAttemptAt) await this.flushOnce();
+      else await sleep(Math.min(this.nextAttemptAt - Date.now(), deadline - Date.now(), 1000));
+    }
+    return this.pending.size;
+  }
+
+  /** Stop the timers (pending reports stay in the spool). */
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    clearInterval(this.syncTimer);
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.timer || this.stopped) return;
+    const wait = Math.max(delayMs, this.nextAttemptAt - Date.now());
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.flushOnce().then(() => {
+        if (this.pending.size) this.schedule(this.opts.flushIntervalMs);
+      });
+    }, wait);
+    this.timer.unref();
+  }
+
+  /** One request with the oldest pending reports. Never throws. */
+  private flushOnce(): Promise<void> {
+    if (this.inFlight) return this.inFlight;
+    if (this.pending.size === 0) return Promise.resolve();
+    this.inFlight = this.send().finally(() => {
+      this.inFlight = null;
+    });
+    return this.inFlight;
+  }
+
+  private async send(): Promise<void> {
+    const batch: SpoolEvent[] = [];
+    let bytes = 16;
+    for (const ev of this.pending.values()) {
+      const n = JSON.stringify(ev).length + 1;
+      if (batch.length > 0 && (batch.length >= this.batchEvents || bytes + n > BATCH_BYTES)) break;
+      batch.push(ev);
+      bytes += n;
+    }
+    try {
+      const res = await this.client.ingest(batch as IngestEvent[]);
+      const acked = res.successes.map((s) => s.id);
+      const refused: Array<{ event: SpoolEvent; status: number; message: string }> = [];
+      for (const e of res.errors) {
+        // 503 (and any 5xx) per event: transient; the event stays pending.
+        if (e.status >= 500 || e.status === 429 || e.id === null) continue;
+        const event = this.pending.get(e.id);
+        if (event) refused.push({ event, status: e.status, message: e.message });
+      }
+      this.spool.ack(acked);
+      for (const id of acked) this.pending.delete(id);
+      this.counters.delivered += acked.length;
+      if (refused.length) {
+        this.spool.reject(refused);
+        for (const r of refused) this.pending.delete(r.event.id);
+        this.counters.rejected += refused.length;
+        this.opts.onError(`the platform refused ${refused.length} report(s) for good: ${refused.map((r) => `${r.event.id} (${r.status} ${r.message})`).join('; ').slice(0, 2000)}`, refused.map((r) => r.event));
+      }
+      const retryable = res.errors.length - refused.length;
+      if (retryable > 0) this.backoff(`${retryable} report(s) answered 503; retrying`);
+      else {
+        this.batchEvents = BATCH_EVENTS;
+        this.failures = 0;
+        this.nextAttemptAt = 0;
+        this.lastError = null;
+      }
+    } catch (err) {
+      const tooLarge = err instanceof RangeError || (err instanceof AgpHttpError && err.status === 413);
+      if (tooLarge && batch.length > 1) {
+        // The request as a whole is too large for the platform (or a proxy before it): send fewer at a time.
+        this.batchEvents = Math.max(1, Math.floor(batch.length / 2));
+        return;
+      }
+      if (tooLarge && batch.length === 1) {
+        // One report alone is over the platform's request limit: it can never be delivered.
+        this.spool.reject([{ event: batch[0], status: 413, message: err.message }]);
+        this.pending.delete(batch[0].id);
+        this.counters.rejected++;
+        this.opts.onError(`report ${batch[0].id} is too large to send: ${err.message}`, [batch[0]]);
+        return;
+      }
+      const message = err instanceof AgpHttpError || err instanceof AgpNetworkError || err instanceof Error ? err.message : String(err);
+      this.backoff(message);
+      if (err instanceof AgpHttpError && (err.status === 401 || err.status === 403)) this.opts.onError(`reports are not accepted (${message}); they stay pending`);
+    }
+  }
+
+  /** Wait before the next attempt: 250 ms doubling to 30 s, jittered to 50–100 % (the client already honoured `Retry-After`). */
+  private backoff(message: string): void {
+    this.lastError = message;
+    const exp = Math.min(30_000, 250 * 2 ** this.failures++);
+    this.nextAttemptAt = Date.now() + exp * (0.5 + Math.random() * 0.5);
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));

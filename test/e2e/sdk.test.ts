@@ -1,0 +1,391 @@
+/**
+ * The agent SDK (`@agp/sdk`, from source: the repository resolves it to packages/sdk/src) against a real embedded platform over HTTP: allow, block (throw and
+ * `onBlocked: 'return'`), warn, escalate approved and rejected through the approvals API, a kill switch engaged through
+ * the API blocking the next act within about a second (polling), the platform unreachable after a snapshot (acts go on
+ * under the cached policies; every report arrives afterwards, counted), bad arguments (TypeError naming the field),
+ * fail modes without a snapshot, and an answer the SDK does not understand (fails closed naming the server's version).
+ * Source: docs/sdk.md.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServer as createTcpServer, connect as tcpConnect, type Server as TcpServer, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ActionBlockedError, ApprovalRejectedError, Governor } from '@agp/sdk';
+import { call, eventually, type BootedPlatform } from '../support/http.js';
+import { describeModes } from '../support/modes.js';
+
+/** The platform of the mode being run (set by each mode's first hook). */
+let p: BootedPlatform;
+const govs: Governor[] = [];
+const uniq = () => Math.random().toString(36).slice(2, 10);
+
+/** Connect a governor for a fresh agent (tracked for cleanup). */
+async function connect(over: Partial<Parameters<typeof Governor.connect>[0]> = {}) {
+  const gov = await Governor.connect({ url: p.url, key: p.writeKey, agentId: `sdk-${uniq()}`, onReportError: () => undefined, ...over });
+  govs.push(gov);
+  return gov;
+}
+/** Create a policy through the API. */
+async function policy(body: Record<string, unknown>) {
+  const r = await call(p, 'POST', '/api/v1/policies', { key: p.writeKey, body: { name: `sdk-${uniq()}`, ...body } });
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
+  return r.body as { id: string; name: string };
+}
+/** The run's ledger entries, once `n` are stored. */
+async function ledger(runId: string, n: number) {
+  return eventually(async () => {
+    const r = await call(p, 'GET', `/api/v1/runs/${encodeURIComponent(runId)}`, { key: p.readKey });
+    return r.status === 200 && r.body.actions.length >= n ? (r.body.actions as any[]) : null;
+  });
+}
+/** A fresh agent whose policy requires approval for `action`, its connected governor and a run. */
+async function gated(action: string) {
+  const agentId = `sdk-${uniq()}`;
+  await policy({ agent_ids: [agentId], approval_required_actions: [action] });
+  const gov = await connect({ agentId });
+  return { agentId, gov, run: gov.startRun() };
+}
+/** The agent's pending approvals (newest first), once `n` are listed. */
+async function pendingApprovals(agentId: string, n = 1) {
+  return eventually(async () => {
+    const r = await call(p, 'GET', `/api/v1/approvals?status=pending&agent_id=${agentId}`, { key: p.readKey });
+    return r.body.total === n ? (r.body.approvals as any[]) : null;
+  });
+}
+/** The agent's interventions, once `n` are stored. */
+async function interventions(agentId: string, n: number) {
+  return eventually(async () => {
+    const r = await call(p, 'GET', `/api/v1/interventions?agent_id=${encodeURIComponent(agentId)}&limit=1000`, { key: p.readKey });
+    return r.status === 200 && r.body.total >= n ? (r.body.interventions as any[]) : null;
+  });
+}
+
+describeModes('@agp/sdk', (platform) => {
+  beforeAll(() => {
+    p = platform();
+  });
+  afterAll(async () => {
+    for (const g of govs.splice(0)) await g.close({ timeoutMs: 2000 }).catch(() => undefined);
+  });
+
+  describe('run.act against the live platform', () => {
+    it('allow: executes, and records the ledger entry with inputs, outputs, estimated and actual cost, duration and status', async () => {
+      const gov = await connect();
+      const run = gov.startRun({ sessionId: 'sess-1' });
+      const out = await run.act(
+        'lookup_invoice',
+        { invoice: 'inv_1' },
+        async (args, ctx) => {
+          ctx.reportCost(0.013);
+          return { found: args.invoice, total: 42 };
+        },
+        { estimatedCostUsd: 0.02, intent: 'find the invoice' },
+      );
+      expect(out).toEqual({ found: 'inv_1', total: 42 });
+      await run.end({ status: 'completed' });
+      await gov.close();
+      const [entry] = await ledger(run.runId, 1);
+      expect(entry).toMatchObject({ action_name: 'lookup_invoice', status: 'success', inputs: { invoice: 'inv_1' }, outputs: { found: 'inv_1', total: 42 }, cost_usd: 0.02, actual_cost_usd: 0.013, agent_id: gov.agentId });
+      expect(entry.duration_ms).toBeGreaterThanOrEqual(0);
+      const r = await eventually(async () => {
+        const res = await call(p, 'GET', `/api/v1/runs/${run.runId}`, { key: p.readKey });
+        return res.body.status === 'completed' ? res.body : null;
+      });
+      expect(r.status).toBe('completed');
+    });
+
+    it('block: throws ActionBlockedError with the decision, records the intervention with every field; onBlocked return gives {blocked, decision}', async () => {
+      const gov = await connect();
+      const pol = await policy({ agent_ids: [gov.agentId], denied_actions: ['drop_table'] });
+      await gov.close();
+      const gov2 = await connect({ agentId: gov.agentId });
+      const run = gov2.startRun();
+      let ran = false;
+      const err = await run.act('drop_table', { table: 'users' }, () => (ran = true), { estimatedCostUsd: 3, intent: 'clean up' }).catch((e) => e);
+      expect(err).toBeInstanceOf(ActionBlockedError);
+      expect(ran).toBe(false);
+      expect(err.decision).toMatchObject({ decision: 'block', intervention_type: 'hard_block', policy_id: pol.id, policy_name: pol.name, risk_level: 'high', cost_prevented_usd: 3 });
+      expect(err.decision.reason).toContain('drop_table');
+      const returned = await run.act('drop_table', { table: 'orders' }, () => (ran = true), { onBlocked: 'return' });
+      expect(returned).toMatchObject({ blocked: true, decision: { decision: 'block', policy_id: pol.id } });
+      expect(ran).toBe(false);
+      await gov2.close();
+      const recs = await interventions(gov.agentId, 2);
+      const rec = recs.find((r) => r.original_inputs.table === 'users');
+      expect(rec).toMatchObject({
+        type: 'hard_block', outcome: 'blocked', action_name: 'drop_table', agent_id: gov.agentId, run_id: run.runId, policy_id: pol.id, policy_name: pol.name,
+        risk_level: 'high', estimated_cost_usd: 3, cost_prevented_usd: 3, agent_intent: 'clean up', original_inputs: { table: 'users' }, modified_inputs: null,
+      });
+      expect(rec.reason).toContain('denied');
+      const entries = await ledger(run.runId, 2);
+      expect(entries.map((e) => e.status)).toEqual(['blocked', 'blocked']);
+    });
+
+    it('warn: executes and records a warning intervention (run budget past 80%)', async () => {
+      const agentId = `sdk-${uniq()}`;
+      await policy({ agent_ids: [agentId], run_budget: 10 });
+      const gov = await connect({ agentId });
+      const run = gov.startRun();
+      expect(await run.act('search', { q: 'a' }, () => 'ok', { estimatedCostUsd: 9 })).toBe('ok');
+      await gov.close();
+      const [rec] = await interventions(agentId, 1);
+      expect(rec).toMatchObject({ type: 'warning', outcome: 'warned', action_name: 'search', run_id: run.runId, estimated_cost_usd: 9, cost_prevented_usd: 0 });
+      expect((await ledger(run.runId, 1))[0]).toMatchObject({ status: 'success', outputs: 'ok' });
+    });
+
+    it('rate_limited and budget_exceeded from the run state the SDK keeps (executed calls, spend with actual costs)', async () => {
+      const agentId = `sdk-${uniq()}`;
+      await policy({ agent_ids: [agentId], rate_limits: { poll: { max_calls: 2, window_seconds: 60 } }, run_budget: 1 });
+      const gov = await connect({ agentId, onBlocked: 'return' });
+      const run = gov.startRun();
+      expect(await run.act('poll', {}, () => 'a')).toBe('a');
+      expect(await run.act('poll', {}, () => 'b')).toBe('b');
+      expect(await run.act('poll', {}, () => 'c')).toMatchObject({ blocked: true, decision: { decision: 'rate_limited', intervention_type: 'rate_limited' } });
+      // Estimated 0.9, actually 0.1: the run has spent 0.1, so 0.8 more fits and 0.95 more does not.
+      expect(await run.act('llm', {}, (_a, ctx) => (ctx.reportCost(0.1), 'x'), { estimatedCostUsd: 0.9 })).toBe('x');
+      const over = await run.act('llm', {}, () => 'y', { estimatedCostUsd: 0.95 });
+      expect(over).toMatchObject({ blocked: true, decision: { decision: 'budget_exceeded', cost_prevented_usd: 0.95 } });
+      await gov.close();
+      const types = (await interventions(agentId, 2)).map((r) => r.type).sort();
+      expect(types).toContain('rate_limited');
+      expect(types).toContain('budget_exceeded');
+    });
+
+    it('escalate: waits for the human; approved through the API, then executes; the approval is bound to the exact arguments', async () => {
+      const { agentId, gov, run } = await gated('wire_transfer');
+      let ran: unknown = null;
+      const pending = run.act('wire_transfer', { to: 'acme', amount: 950 }, (a) => (ran = a) && 'sent', { estimatedCostUsd: 1, intent: 'pay the supplier' });
+      const [approval] = await pendingApprovals(agentId);
+      expect(approval).toMatchObject({ action_name: 'wire_transfer', original_inputs: { to: 'acme', amount: 950 }, agent_intent: 'pay the supplier', run_id: run.runId });
+      expect(ran).toBeNull();
+      const t0 = Date.now();
+      const ok = await call(p, 'POST', `/api/v1/approvals/${approval.id}/approve`, { key: p.writeKey, body: { approver_email: 'cfo@example.com' } });
+      expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+      expect(await pending).toBe('sent');
+      expect(Date.now() - t0).toBeLessThan(2000);
+      expect(ran).toEqual({ to: 'acme', amount: 950 });
+      await gov.close();
+    });
+
+    it('escalate rejected → ApprovalRejectedError, nothing executed', async () => {
+      const { agentId, gov, run } = await gated('delete_account');
+      let ran = false;
+      const pending = run.act('delete_account', { id: 7 }, () => (ran = true)).catch((e) => e);
+      const [approval] = await pendingApprovals(agentId);
+      await call(p, 'POST', `/api/v1/approvals/${approval.id}/reject`, { key: p.writeKey, body: { approver_email: 'sec@example.com', notes: 'no' } });
+      const err = await pending;
+      expect(err).toBeInstanceOf(ApprovalRejectedError);
+      expect(err).toMatchObject({ status: 'rejected', approvalId: approval.id, approver: { email: 'sec@example.com', notes: 'no' } });
+      expect(ran).toBe(false);
+      // A call nobody decides times out.
+      const timedOut = await run.act('delete_account', { id: 8 }, () => (ran = true), { approvalTimeoutMs: 300 }).catch((e) => e);
+      expect(timedOut).toMatchObject({ name: 'ApprovalRejectedError', status: 'timeout' });
+      expect(ran).toBe(false);
+      await gov.close();
+    });
+
+    it('approving one call never approves another, even with the same arguments', async () => {
+      const { agentId, gov, run } = await gated('pay');
+      let ran = 0;
+      const calls = [1, 2].map(() => run.act('pay', { amount: 5 }, () => ++ran).catch((e) => e));
+      const approvals = await pendingApprovals(agentId, 2);
+      await call(p, 'POST', `/api/v1/approvals/${approvals[0].id}/approve`, { key: p.writeKey, body: { approver_email: 'a@example.com' } });
+      await eventually(async () => ran === 1);
+      await new Promise((s) => setTimeout(s, 300));
+      expect(ran).toBe(1);
+      await call(p, 'POST', `/api/v1/approvals/${approvals[1].id}/reject`, { key: p.writeKey, body: { approver_email: 'a@example.com' } });
+      const results = await Promise.all(calls);
+      expect(results.filter((r) => r === 1)).toHaveLength(1);
+      expect(results.find((r) => r !== 1)).toMatchObject({ name: 'ApprovalRejectedError', status: 'rejected', approvalId: approvals[1].id });
+      expect(ran).toBe(1);
+      await gov.close();
+    });
+
+    it('a kill switch engaged through the API blocks the next act within about a second', async () => {
+      const gov = await connect({ actions: [{ name: 'send_email', parameters: { type: 'object', properties: { to: { type: 'string' } }, required: ['to'] } }] });
+      await eventually(async () => (await call(p, 'GET', `/api/v1/agents/${gov.agentId}`, { key: p.readKey })).status === 200);
+      const run = gov.startRun();
+      expect(await run.act('send_email', { to: 'a@example.com' }, () => 1)).toBe(1);
+      const r = await call(p, 'PUT', `/api/v1/kill-switches/agents/${gov.agentId}`, { key: p.writeKey, body: { engaged: true, reason: 'runaway' } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      const t0 = Date.now();
+      let blocked: any = null;
+      while (!blocked && Date.now() - t0 < 3000) {
+        const res = await run.act('send_email', { to: 'a@example.com' }, () => 1, { onBlocked: 'return' });
+        if (typeof res === 'object') blocked = res;
+        else await new Promise((s) => setTimeout(s, 20));
+      }
+      const took = Date.now() - t0;
+      expect(blocked?.decision).toMatchObject({ decision: 'block', rule: 'agent_kill_switch', risk_level: 'critical' });
+      expect(took).toBeLessThan(1500);
+      await gov.close();
+    });
+
+    it('bad arguments: a TypeError naming the field, before any decision; unknown actions too', async () => {
+      const gov = await connect({
+        actions: [{ name: 'refund_payment', parameters: { type: 'object', properties: { invoice: { type: 'string' }, amount: { type: 'number', maximum: 1000 } }, required: ['invoice', 'amount'], additionalProperties: false } }],
+      });
+      const run = gov.startRun();
+      await expect(run.act('refund_payment', { invoice: 'i', amount: 'lots' }, () => 1)).rejects.toThrow(/amount: must be number/);
+      await expect(run.act('refund_payment', { amount: 5 }, () => 1)).rejects.toThrow(/invoice: is required/);
+      await expect(run.act('refund_payment', { invoice: 'i', amount: 5, note: 'x' }, () => 1)).rejects.toThrow(TypeError);
+      await expect(run.act('refund_paymnt', { invoice: 'i', amount: 5 }, () => 1)).rejects.toThrow(/unknown action "refund_paymnt"/);
+      await expect(run.act('refund_payment', [] as any, () => 1)).rejects.toThrow(/plain object/);
+      await expect(run.act('refund_payment', { invoice: 'i', amount: 5 }, () => 1, { estimatedCostUsd: -1 })).rejects.toThrow(/estimatedCostUsd/);
+      const free = await connect();
+      await expect(free.startRun().act('count', { n: 5n }, () => 1)).rejects.toThrow(/n is a bigint/);
+      await expect(free.startRun().act('count', { nested: { f: () => 1 } }, () => 1)).rejects.toThrow(/JSON data/);
+      expect(() => gov.startRun({ sessionId: 'x'.repeat(300) })).toThrow(/sessionId/);
+      expect(await run.act('refund_payment', { invoice: 'i', amount: 5 }, () => 'ok')).toBe('ok');
+      await gov.close();
+      const entries = await ledger(run.runId, 1);
+      expect(entries).toHaveLength(1);
+    });
+
+    it('a report the platform can never take is set aside, counted and passed to onReportError, never silently dropped', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'agp-sdk-rej-'));
+      const errors: string[] = [];
+      const gov = await connect({ spoolDir: dir, onReportError: (m) => errors.push(m) });
+      const run = gov.startRun();
+      // 6 MB of arguments: its ledger entry is over the ingest limit (5 MiB per request).
+      expect(await run.act('upload', { blob: 'z'.repeat(6_000_000) }, () => 'stored')).toBe('stored');
+      expect(await run.act('small', { n: 1 }, () => 1)).toBe(1);
+      const closed = await gov.close();
+      expect(closed.pending).toBe(0);
+      expect(gov.status().reports.rejected).toBe(1);
+      expect(errors.join('\n')).toMatch(/too large|refused/);
+      const rejected = readFileSync(join(dir, 'rejected.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      expect(rejected).toHaveLength(1);
+      expect(rejected[0].event.body.action_name).toBe('upload');
+      expect((await ledger(run.runId, 1)).map((e) => e.action_name)).toEqual(['small']);
+      rmSync(dir, { recursive: true, force: true });
+    });
+  });
+
+  describe('fail modes', () => {
+    /** A loopback TCP proxy in front of the platform that can be cut (connections reset, new ones refused). */
+    let proxy: { url: string; cut(): void; restore(): Promise<void>; close(): Promise<void> };
+    beforeAll(async () => {
+      const target = new URL(p.url);
+      const sockets = new Set<Socket>();
+      let server: TcpServer;
+      let port = 0;
+      const listen = () =>
+        new Promise<void>((resolve) => {
+          server = createTcpServer((client) => {
+            const upstream = tcpConnect(Number(target.port), target.hostname);
+            sockets.add(client).add(upstream);
+            client.pipe(upstream).pipe(client);
+            const drop = () => {
+              client.destroy();
+              upstream.destroy();
+              sockets.delete(client);
+              sockets.delete(upstream);
+            };
+            client.on('error', drop).on('close', drop);
+            upstream.on('error', drop).on('close', drop);
+          });
+          server.listen(port, '127.0.0.1', () => {
+            port = (server.address() as AddressInfo).port;
+            resolve();
+          });
+        });
+      await listen();
+      proxy = {
+        url: `http://127.0.0.1:${port}`,
+        cut() {
+          server.close();
+          for (const s of sockets) s.destroy();
+          sockets.clear();
+        },
+        restore: listen,
+        async close() {
+          this.cut();
+        },
+      };
+    });
+    afterAll(() => proxy?.close());
+
+    it('the platform unreachable after a snapshot: acts go on under the cached policies, and every report arrives afterwards (counted)', async () => {
+      const agentId = `sdk-${uniq()}`;
+      const pol = await policy({ agent_ids: [agentId], denied_actions: ['rm_rf'] });
+      const gov = await connect({ url: proxy.url, agentId, pollIntervalMs: 200 });
+      expect(gov.status()).toMatchObject({ snapshotLoaded: true, failingClosed: false, policies: 1 });
+      const run = gov.startRun();
+      proxy.cut();
+      const N = 30;
+      const t0 = performance.now();
+      for (let i = 0; i < N; i++) expect(await run.act('step', { i }, () => i)).toBe(i);
+      // act never waits on the network: 30 governed actions with the platform gone take milliseconds.
+      expect(performance.now() - t0).toBeLessThan(500);
+      const blocked = await run.act('rm_rf', { path: '/' }, () => 'ran', { onBlocked: 'return' });
+      expect(blocked).toMatchObject({ blocked: true, decision: { policy_id: pol.id } });
+      await new Promise((s) => setTimeout(s, 700));
+      const st = gov.status();
+      expect(st.snapshotLoaded).toBe(true);
+      expect(st.stalenessMs).toBeGreaterThan(400);
+      expect(st.lastError).toBeTruthy();
+      expect(st.reports.pending).toBeGreaterThanOrEqual(N + 2);
+      await run.end({ status: 'completed' });
+      await proxy.restore();
+      const closed = await gov.close({ timeoutMs: 20_000 });
+      expect(closed.pending).toBe(0);
+      const entries = await ledger(run.runId, N + 1);
+      expect(entries.filter((e) => e.action_name === 'step')).toHaveLength(N);
+      expect(entries.filter((e) => e.status === 'blocked')).toHaveLength(1);
+      expect(await interventions(agentId, 1)).toHaveLength(1);
+    });
+
+    it('maxStaleness turns a stale snapshot into closed', async () => {
+      const gov = await connect({ url: proxy.url, maxStaleness: 300, pollIntervalMs: 100 });
+      const run = gov.startRun();
+      expect(await run.act('x', {}, () => 1)).toBe(1);
+      proxy.cut();
+      await new Promise((s) => setTimeout(s, 600));
+      const err = await run.act('x', {}, () => 1).catch((e) => e);
+      expect(err).toBeInstanceOf(ActionBlockedError);
+      expect(err.decision.reason).toMatch(/past maxStaleness 300 ms/);
+      expect(gov.status().failingClosed).toBe(true);
+      await proxy.restore();
+      await eventually(async () => !gov.status().failingClosed);
+      expect(await run.act('x', {}, () => 2)).toBe(2);
+    });
+
+    it('no snapshot ever loaded: failMode closed blocks, open allows', async () => {
+      const dead = 'http://127.0.0.1:9'; // discard port: connection refused
+      const closed = await Governor.connect({ url: dead, key: p.writeKey, agentId: 'sdk-dead', onReportError: () => undefined });
+      const err = await closed.startRun().act('x', {}, () => 1).catch((e) => e);
+      expect(err).toBeInstanceOf(ActionBlockedError);
+      expect(err.decision.reason).toMatch(/no policy snapshot .* failMode is closed/);
+      const open = await Governor.connect({ url: dead, key: p.writeKey, agentId: 'sdk-dead', failMode: 'open', onReportError: () => undefined });
+      expect(await open.startRun().act('x', {}, () => 1)).toBe(1);
+      // Memory-only: what could not be delivered is reported lost, never silently.
+      await expect(open.close({ timeoutMs: 200 })).rejects.toThrow(/not delivered .* lost/);
+      await expect(closed.close({ timeoutMs: 200 })).rejects.toThrow(/lost/);
+    });
+
+    it('an answer the SDK does not understand fails closed, naming the server version', async () => {
+      const server: Server = createServer((req, res) => {
+        res.setHeader('content-type', 'application/json');
+        if (req.url?.startsWith('/api/v1/openapi.json')) return res.end(JSON.stringify({ info: { version: '9.9.9' } }));
+        if (req.url?.startsWith('/api/v1/policies')) return res.end(JSON.stringify({ items: 'not a page' }));
+        if (req.url?.startsWith('/api/v1/kill-switches')) return res.end(JSON.stringify({ organization: { scope: 'organization', agent_id: null, engaged: false, reason: null, changed_at: null, changed_by: null, version: 1 }, agents: [] }));
+        res.statusCode = 404;
+        res.end('{}');
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+      try {
+        const gov = await Governor.connect({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, key: 'agp_x', agentId: 'sdk-odd', failMode: 'open', onReportError: () => undefined });
+        const err = await gov.startRun().act('x', {}, () => 1).catch((e) => e);
+        expect(err).toBeInstanceOf(ActionBlockedError);
+        expect(err.decision.reason).toMatch(/not understood by @agp\/sdk .* \(server version 9\.9\.9\)/);
+        await gov.close({ timeoutMs: 100 }).catch(() => undefined);
+      } finally {
+        server.close();
+      }
+    });
+  });
+});
