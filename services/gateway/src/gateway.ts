@@ -27,6 +27,8 @@ import { evalsControllers } from './routes/evals.js';
 import { replayControllers } from './routes/replay.js';
 import { mcpControllers, mcpEndpoint, rawResourceUris } from './routes/mcp.js';
 import { policiesControllers } from './routes/policies.js';
+import { GOVERNANCE_FEED, GovernanceController, type GovernanceStreams } from './routes/governance.js';
+import { GovernanceFeed } from './governance-feed.js';
 import { statsControllers } from './routes/stats.js';
 
 /** Maps anything a route throws to problem details; 5xx are logged with the request id. */
@@ -79,6 +81,12 @@ export interface GatewayOptions {
   keyStaleMs?: number;
   /** List pages the in-process interventions reader keeps (AGP_ANSWER_CACHE_ENTRIES); 0 reads each from the database. @default 256 */
   listCacheEntries?: number;
+  /** How often the governance push channel reads the event log while a stream is open, in ms (AGP_GOVERNANCE_POLL_MS). @default 100 */
+  governancePollMs?: number;
+  /** Most push-channel streams per organisation in this process (AGP_GOVERNANCE_MAX_STREAMS). @default 100 */
+  governanceMaxStreams?: number;
+  /** Interval of the push channel's heartbeat comment, in ms. @default 15000 */
+  governanceHeartbeatMs?: number;
   /** Folder of the built web console. @default services/console/dist, or AGP_CONSOLE_DIR (see ./console.ts) */
   consoleDir?: string;
 }
@@ -152,11 +160,18 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
 
   // The list read model is read here, through its owning service's query module (issue #11; docs/decisions.md).
   const listReader = new InterventionListReader(opts.sql, opts.listCacheEntries ?? 256);
+  // The governance push channel: one tailer of the event log for every stream of this process (./governance-feed.ts).
+  const governance: GovernanceStreams = {
+    feed: new GovernanceFeed({ sql: opts.sql, logger: opts.logger, pollMs: opts.governancePollMs }),
+    maxStreamsPerOrg: opts.governanceMaxStreams,
+    heartbeatMs: opts.governanceHeartbeatMs,
+    open: new Set(),
+  };
 
   @Module({})
   class GatewayModule {
     static register(): DynamicModule {
-      return { module: GatewayModule, controllers: [InterventionsController, IngestController, ...approvalsControllers, ...policiesControllers, ...statsControllers, ...evalsControllers, ...replayControllers, ...mcpControllers, FallbackController], providers: [{ provide: BUS, useValue: opts.bus }, { provide: LIST_READER, useValue: listReader }] };
+      return { module: GatewayModule, controllers: [InterventionsController, IngestController, ...approvalsControllers, ...policiesControllers, GovernanceController, ...statsControllers, ...evalsControllers, ...replayControllers, ...mcpControllers, FallbackController], providers: [{ provide: BUS, useValue: opts.bus }, { provide: LIST_READER, useValue: listReader }, { provide: GOVERNANCE_FEED, useValue: governance }] };
     }
   }
 
@@ -180,6 +195,9 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
       return typeof addr === 'object' && addr ? { address: addr.address, port: addr.port } : null;
     },
     async close() {
+      // Open push-channel streams never end by themselves: end them, or the HTTP server would wait for them.
+      for (const end of [...governance.open]) end();
+      governance.feed.close();
       await app.close();
     },
   };
