@@ -77,6 +77,8 @@ export const baseEnvSchema = z.object({
   AGP_GOVERNANCE_POLL_MS: z.coerce.number().int().min(10).max(10_000).default(100),
   /** Most governance push-channel streams (SSE) one gateway process serves one organisation. @default 100 */
   AGP_GOVERNANCE_MAX_STREAMS: z.coerce.number().int().min(1).max(100_000).default(100),
+  /** Interval of the governance push channel's `: heartbeat` comment, in ms. @default 15000 */
+  AGP_GOVERNANCE_HEARTBEAT_MS: z.coerce.number().int().min(50).max(300_000).default(15_000),
   /**
    * Test-only: the mcp service also serves the MCP conformance suite's fixture tools, resources and prompts
    * (`test_simple_text`, `test://static-text`, …) beside the platform's. `1` or `true` turns it on. @default off
