@@ -13,7 +13,7 @@ import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import type { ClientProxy } from '@nestjs/microservices';
 import express, { type Response } from 'express';
-import { buildOpenApiDocument } from '@agp/contracts';
+import { buildOpenApiDocument, matchHttpRoute } from '@agp/contracts';
 import { CachedKeyResolver, type KeyResolver } from '@agp/auth';
 import { problemOf } from '@agp/bus';
 import type { SqlExecutor } from '@agp/eventstore';
@@ -30,6 +30,9 @@ import { policiesControllers } from './routes/policies.js';
 import { GOVERNANCE_FEED, GovernanceController, type GovernanceStreams } from './routes/governance.js';
 import { GovernanceFeed } from './governance-feed.js';
 import { statsControllers } from './routes/stats.js';
+
+/** Wire messages whose success changes what the governance push channel streams (policies, kill switches, approval decisions). */
+const WAKES_GOVERNANCE = /^(policies\.(create|update)|kill-switches\.set|approvals\.(approve|reject))$/;
 
 /** Maps anything a route throws to problem details; 5xx are logged with the request id. */
 @Catch()
@@ -107,6 +110,13 @@ export interface Gateway {
 export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   collectDefaultMetrics();
   const server = express();
+  // The governance push channel: one tailer of the event log for every stream of this process (./governance-feed.ts).
+  const governance: GovernanceStreams = {
+    feed: new GovernanceFeed({ sql: opts.sql, logger: opts.logger, pollMs: opts.governancePollMs }),
+    maxStreamsPerOrg: opts.governanceMaxStreams,
+    heartbeatMs: opts.governanceHeartbeatMs,
+    open: new Set(),
+  };
   server.disable('x-powered-by');
   server.set('etag', false);
   server.use(requestIdAndMetrics());
@@ -148,6 +158,14 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   server.use((req, res, next) => (req.path.replace(/\/+$/, '') === '/api/v1/mcp' ? mcp(req, res) : next()));
   server.use(rawResourceUris());
   server.use(jsonBody());
+  // A change written through this gateway wakes the push channel's tailer as soon as it is answered (it is committed
+  // by then), so this gateway's streams get it without waiting for the next poll; other gateways poll.
+  server.use((req, res, next) => {
+    if (req.method !== 'GET' && WAKES_GOVERNANCE.test(matchHttpRoute(req.method, req.path)?.message ?? '')) {
+      res.once('finish', () => res.statusCode < 300 && governance.feed.wake());
+    }
+    next();
+  });
 
   @Controller()
   class FallbackController {
@@ -160,13 +178,6 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
 
   // The list read model is read here, through its owning service's query module (issue #11; docs/decisions.md).
   const listReader = new InterventionListReader(opts.sql, opts.listCacheEntries ?? 256);
-  // The governance push channel: one tailer of the event log for every stream of this process (./governance-feed.ts).
-  const governance: GovernanceStreams = {
-    feed: new GovernanceFeed({ sql: opts.sql, logger: opts.logger, pollMs: opts.governancePollMs }),
-    maxStreamsPerOrg: opts.governanceMaxStreams,
-    heartbeatMs: opts.governanceHeartbeatMs,
-    open: new Set(),
-  };
 
   @Module({})
   class GatewayModule {

@@ -4,7 +4,8 @@
  * intervention-outcome event types, every `pollMs` while at least one stream is open (nothing while none is), and fans
  * each event out to the open streams of its organisation that it concerns. A stream that resumes (`Last-Event-ID`)
  * first reads what it missed from the same log, scoped to its organisation, then joins the live fan-out; positions
- * dedupe the seam. The same SQL runs on PostgreSQL (distributed) and PGlite (embedded), so both modes behave alike.
+ * dedupe the seam. A change written through this gateway (a policy, kill-switch or approval route answered 2xx)
+ * wakes the tailer at once, so it is read without waiting for the next tick. The same SQL runs on PostgreSQL (distributed) and PGlite (embedded), so both modes behave alike.
  * Why polling the log rather than a NATS notification: docs/decisions.md (governance push channel).
  * Source: the SDK's live policies, kill switches and approvals; architecture §3 (event store: global positions
  * are committed in order).
@@ -154,6 +155,8 @@ export class GovernanceFeed {
   private starting: Promise<bigint> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private polling = false;
+  /** A wake-up came while a read ran: read again right after it. */
+  private again = false;
   private closed = false;
   private readonly pollMs: number;
   private readonly batchSize: number;
@@ -223,6 +226,21 @@ export class GovernanceFeed {
     }
   }
 
+  /**
+   * Read the log now instead of at the next tick (a change was just written through this gateway: its answer came
+   * after the event committed). While a read runs, one more follows it at once. Nothing while no stream is open.
+   */
+  wake(): void {
+    if (this.pos === null || this.closed) return;
+    if (this.polling) {
+      this.again = true;
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    void this.poll();
+  }
+
   /** Stop the tailer and forget every subscriber (their streams are ended by their owners). */
   close(): void {
     this.closed = true;
@@ -278,6 +296,10 @@ export class GovernanceFeed {
       delay = Math.max(this.pollMs, 1000);
     } finally {
       this.polling = false;
+      if (this.again) {
+        this.again = false;
+        delay = 0;
+      }
       this.schedule(delay);
     }
   }
