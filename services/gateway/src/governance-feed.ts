@@ -181,10 +181,15 @@ export class GovernanceFeed {
   async add(s: FeedSubscriber): Promise<bigint> {
     this.subscribers.add(s);
     try {
-      if (this.pos !== null) return this.pos;
+      if (this.pos !== null) {
+        this.schedule();
+        return this.pos;
+      }
       this.starting ??= this.head().then((h) => {
-        this.pos = h;
         this.starting = null;
+        // Every subscriber left while the head was read: stay stopped (the next one starts again).
+        if (this.subscribers.size === 0) return h;
+        this.pos = h;
         this.schedule();
         return h;
       }, (err) => {

@@ -117,8 +117,7 @@ export class GovernanceController {
         else send(e);
       },
     };
-    const heartbeat = setInterval(() => write(': heartbeat\n\n'), this.streams.heartbeatMs ?? GOVERNANCE_HEARTBEAT_MS);
-    heartbeat.unref();
+    let heartbeat: NodeJS.Timeout | undefined;
     const end = () => {
       if (ended) return;
       ended = true;
@@ -136,13 +135,14 @@ export class GovernanceController {
       live = await feed.add(subscriber);
     } catch (err) {
       open.delete(end);
-      clearInterval(heartbeat);
       ended = true;
       throw err;
     }
     if (ended) return;
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     res.flushHeaders();
+    heartbeat = setInterval(() => write(': heartbeat\n\n'), this.streams.heartbeatMs ?? GOVERNANCE_HEARTBEAT_MS);
+    heartbeat.unref();
     try {
       // A Last-Event-ID past the log's head is from another log (the platform's data was reset): start live.
       const from = lastEventId !== null && lastEventId > live && lastEventId > (await feed.head()) ? null : lastEventId;
