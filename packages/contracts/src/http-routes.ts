@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { EVAL_MAX_BODY_BYTES, EVAL_MAX_SCENARIOS, EvalRunDetailSchema } from './evals.js';
 import { INGEST_MAX_EVENTS, IngestBatchSchema, IngestEventSchema } from './ingest.js';
 import { MCP_MAX_BODY_BYTES, MCP_TOOL_ERROR_STATUS, McpPromptListSchema, McpResourceListSchema, McpToolEnvelopeSchema, McpToolListSchema, type McpToolErrorCode } from './mcp.js';
+import { GOVERNANCE_MAX_STREAMS_PER_ORG, GovernanceEventDataSchema } from './governance.js';
 import { AgentSchema } from './policy.js';
 import { REPLAY_EVALUATE_MAX_RUN_IDS, REPLAY_EVALUATE_MAX_RUNS, REPLAY_EVALUATE_MAX_STEPS, REPLAY_MAX_BODY_BYTES, REPLAY_MAX_DETAILS, ReplayBundleSchema, ReplaySubmissionDetailSchema } from './replay.js';
 import { EXPORT_FORMATS, LedgerEntrySchema, STATS_MAX_DAYS } from './stats.js';
@@ -325,6 +326,37 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     problems: { 409: CONCURRENT_CONFLICT('The agent') },
   },
   { method: 'GET', path: '/api/v1/agents/{id}', message: 'agents.get', status: 200, operationId: 'getAgent', tags: ['Agents'], summary: 'One agent with its actions and kill switch', returns: 'The agent' },
+  {
+    method: 'GET',
+    path: '/api/v1/agents/{agent_id}/governance',
+    message: 'agents.governance',
+    status: 200,
+    operationId: 'getAgentGovernance',
+    tags: ['Agents'],
+    summary: "One agent's governance snapshot: the enabled policies that apply to it and the kill switches (the organisation's and its own)",
+    description:
+      'What `POST /api/v1/policies/evaluate` decides the agent’s actions against, for an agent-side client that decides locally: the organisation’s enabled policies scoped to the agent or to every agent, oldest first, and the kill switches in the shape the policy engine takes. The agent need not be registered. Answers 304 Not Modified, without a body, when If-None-Match holds the current ETag (a strong hash of the snapshot’s canonical JSON).',
+    params: { agent_id: { description: 'Agent id' } },
+    requestHeaders: { 'If-None-Match': 'The ETag of the snapshot the client holds' },
+    returns: 'The snapshot',
+    responseHeaders: { ETag: 'Strong hash of the snapshot; send it back in If-None-Match for a 304', 'Cache-Control': 'private, no-cache' },
+    problems: { 404: 'Not for an unknown agent (one never registered gets the organisation-wide snapshot): only for a path that is no route' },
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/agents/{agent_id}/governance/events',
+    message: 'agents.governance',
+    status: 200,
+    operationId: 'streamAgentGovernance',
+    tags: ['Agents'],
+    summary: "The agent's push channel (Server-Sent Events): policy changes, kill-switch changes and approval decisions, live",
+    description: `Events of the caller's organisation that concern the agent: \`policy.changed\` (a policy scoped to it or to every agent was created, updated, enabled or disabled; refetch the snapshot), \`kill_switch.changed\` (the organisation's switch or the agent's), \`approval.decided\` (one of its approvals approved, rejected or expired). Each event's \`id:\` is the event store's global position; with \`Last-Event-ID\` the stream first replays what happened after it, then goes live. A \`ready\` event marks the stream live (its id is the position reached). A \`: heartbeat\` comment every 15 s. At most ${GOVERNANCE_MAX_STREAMS_PER_ORG} streams per organisation per gateway process (\`AGP_GOVERNANCE_MAX_STREAMS\`); a client that does not read its stream (over 1 MiB unsent) is disconnected and resumes with Last-Event-ID. A read key may subscribe.`,
+    params: { agent_id: { description: 'Agent id' } },
+    requestHeaders: { 'Last-Event-ID': 'The id of the last event received: replay what happened after it, then go live' },
+    returns: 'An unending text/event-stream',
+    content: { 'text/event-stream': GovernanceEventDataSchema },
+    problems: { 422: 'A bad agent id or Last-Event-ID (not a decimal position)', 429: 'The organisation already holds the most streams a gateway serves it; retry after Retry-After seconds' },
+  },
   { method: 'GET', path: '/api/v1/kill-switches', message: 'kill-switches.list', status: 200, operationId: 'listKillSwitches', tags: ['Kill switches'], summary: 'The organisation kill switch and every engaged agent kill switch', returns: 'Kill switches' },
   {
     method: 'PUT',

@@ -18,3 +18,4 @@ export * from './evals.js';
 export * from './decision.js';
 export * from './replay.js';
 export * from './canonical.js';
+export * from './governance.js';

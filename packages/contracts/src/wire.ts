@@ -26,6 +26,7 @@ import {
   SubmitEvalRunSchema,
 } from './evals.js';
 import { AgentRegisterSchema } from './fleet.js';
+import { AgentGovernancePathSchema, AgentGovernanceSchema } from './governance.js';
 import {
   McpCatalogSchema,
   McpHttpAnswerSchema,
@@ -332,6 +333,13 @@ export const Wire = {
     request: z.object({ path: IdPath }),
     reply: AgentSchema,
     summary: 'one agent with its actions and kill switch',
+  }),
+  'agents.governance': row({
+    service: 'policies',
+    scope: 'read',
+    request: z.object({ path: AgentGovernancePathSchema }),
+    reply: AgentGovernanceSchema,
+    summary: "one agent's governance snapshot: the enabled policies that apply to it and its kill switches (what the decision API decides against)",
   }),
   'kill-switches.list': row({
     service: 'policies',

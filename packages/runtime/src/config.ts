@@ -73,6 +73,12 @@ export const baseEnvSchema = z.object({
    * service's list pages check the committed checkpoint); 0 turns the cache off. @default 256
    */
   AGP_ANSWER_CACHE_ENTRIES: z.coerce.number().int().min(0).max(100_000).default(256),
+  /** How often the gateway's governance push channel reads the event log while a stream is open, in ms. @default 100 */
+  AGP_GOVERNANCE_POLL_MS: z.coerce.number().int().min(10).max(10_000).default(100),
+  /** Most governance push-channel streams (SSE) one gateway process serves one organisation. @default 100 */
+  AGP_GOVERNANCE_MAX_STREAMS: z.coerce.number().int().min(1).max(100_000).default(100),
+  /** Interval of the governance push channel's `: heartbeat` comment, in ms. @default 15000 */
+  AGP_GOVERNANCE_HEARTBEAT_MS: z.coerce.number().int().min(50).max(300_000).default(15_000),
   /**
    * Test-only: the mcp service also serves the MCP conformance suite's fixture tools, resources and prompts
    * (`test_simple_text`, `test://static-text`, …) beside the platform's. `1` or `true` turns it on. @default off

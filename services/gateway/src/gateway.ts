@@ -13,7 +13,7 @@ import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import type { ClientProxy } from '@nestjs/microservices';
 import express, { type Response } from 'express';
-import { buildOpenApiDocument } from '@agp/contracts';
+import { buildOpenApiDocument, matchHttpRoute } from '@agp/contracts';
 import { CachedKeyResolver, type KeyResolver } from '@agp/auth';
 import { problemOf } from '@agp/bus';
 import type { SqlExecutor } from '@agp/eventstore';
@@ -27,7 +27,12 @@ import { evalsControllers } from './routes/evals.js';
 import { replayControllers } from './routes/replay.js';
 import { mcpControllers, mcpEndpoint, rawResourceUris } from './routes/mcp.js';
 import { policiesControllers } from './routes/policies.js';
+import { GOVERNANCE_FEED, GovernanceController, type GovernanceStreams } from './routes/governance.js';
+import { GovernanceFeed } from './governance-feed.js';
 import { statsControllers } from './routes/stats.js';
+
+/** Wire messages whose success changes what the governance push channel streams (policies, kill switches, approval decisions). */
+const WAKES_GOVERNANCE = /^(policies\.(create|update)|kill-switches\.set|approvals\.(approve|reject))$/;
 
 /** Maps anything a route throws to problem details; 5xx are logged with the request id. */
 @Catch()
@@ -79,6 +84,12 @@ export interface GatewayOptions {
   keyStaleMs?: number;
   /** List pages the in-process interventions reader keeps (AGP_ANSWER_CACHE_ENTRIES); 0 reads each from the database. @default 256 */
   listCacheEntries?: number;
+  /** How often the governance push channel reads the event log while a stream is open, in ms (AGP_GOVERNANCE_POLL_MS). @default 100 */
+  governancePollMs?: number;
+  /** Most push-channel streams per organisation in this process (AGP_GOVERNANCE_MAX_STREAMS). @default 100 */
+  governanceMaxStreams?: number;
+  /** Interval of the push channel's heartbeat comment, in ms. @default 15000 */
+  governanceHeartbeatMs?: number;
   /** Folder of the built web console. @default services/console/dist, or AGP_CONSOLE_DIR (see ./console.ts) */
   consoleDir?: string;
 }
@@ -99,6 +110,13 @@ export interface Gateway {
 export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   collectDefaultMetrics();
   const server = express();
+  // The governance push channel: one tailer of the event log for every stream of this process (./governance-feed.ts).
+  const governance: GovernanceStreams = {
+    feed: new GovernanceFeed({ sql: opts.sql, logger: opts.logger, pollMs: opts.governancePollMs }),
+    maxStreamsPerOrg: opts.governanceMaxStreams,
+    heartbeatMs: opts.governanceHeartbeatMs,
+    open: new Set(),
+  };
   server.disable('x-powered-by');
   server.set('etag', false);
   server.use(requestIdAndMetrics());
@@ -140,6 +158,14 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   server.use((req, res, next) => (req.path.replace(/\/+$/, '') === '/api/v1/mcp' ? mcp(req, res) : next()));
   server.use(rawResourceUris());
   server.use(jsonBody());
+  // A change written through this gateway wakes the push channel's tailer as soon as it is answered (it is committed
+  // by then), so this gateway's streams get it without waiting for the next poll; other gateways poll.
+  server.use((req, res, next) => {
+    if (req.method !== 'GET' && WAKES_GOVERNANCE.test(matchHttpRoute(req.method, req.path)?.message ?? '')) {
+      res.once('finish', () => res.statusCode < 300 && governance.feed.wake());
+    }
+    next();
+  });
 
   @Controller()
   class FallbackController {
@@ -156,7 +182,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   @Module({})
   class GatewayModule {
     static register(): DynamicModule {
-      return { module: GatewayModule, controllers: [InterventionsController, IngestController, ...approvalsControllers, ...policiesControllers, ...statsControllers, ...evalsControllers, ...replayControllers, ...mcpControllers, FallbackController], providers: [{ provide: BUS, useValue: opts.bus }, { provide: LIST_READER, useValue: listReader }] };
+      return { module: GatewayModule, controllers: [InterventionsController, IngestController, ...approvalsControllers, ...policiesControllers, GovernanceController, ...statsControllers, ...evalsControllers, ...replayControllers, ...mcpControllers, FallbackController], providers: [{ provide: BUS, useValue: opts.bus }, { provide: LIST_READER, useValue: listReader }, { provide: GOVERNANCE_FEED, useValue: governance }] };
     }
   }
 
@@ -180,6 +206,9 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
       return typeof addr === 'object' && addr ? { address: addr.address, port: addr.port } : null;
     },
     async close() {
+      // Open push-channel streams never end by themselves: end them, or the HTTP server would wait for them.
+      for (const end of [...governance.open]) end();
+      governance.feed.close();
       await app.close();
     },
   };

@@ -35,6 +35,9 @@ const gateway = await createGateway({
   logger,
   listCacheEntries: env.AGP_ANSWER_CACHE_ENTRIES,
   keyStaleMs: env.AGP_KEY_STALE_MS,
+  governancePollMs: env.AGP_GOVERNANCE_POLL_MS,
+  governanceMaxStreams: env.AGP_GOVERNANCE_MAX_STREAMS,
+  governanceHeartbeatMs: env.AGP_GOVERNANCE_HEARTBEAT_MS,
   readiness: [{ name: 'nats', check: () => bus.health.check() }],
 });
 const port = await gateway.listen(env.PORT, env.HOST);

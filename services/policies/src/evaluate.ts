@@ -9,7 +9,7 @@ import type { EvaluateAction, PolicyEvaluation, RequestContext } from '@agp/cont
 import { call, RemoteProblemError } from '@agp/bus';
 import type { SqlExecutor } from '@agp/eventstore';
 import { argumentsHash, decide, type IdempotencyRecord, type RecentCall } from '@agp/policy-engine';
-import { applicablePolicies, killSwitchesFor, registeredAction } from './queries.js';
+import { agentGovernance, registeredAction } from './queries.js';
 
 /**
  * The most recent actions of a run the decision API reads for rate-limit windows (one `runs.get` page, the most it
@@ -79,11 +79,7 @@ export async function runState(bus: Pick<ClientProxy, 'send'>, ctx: RequestConte
  */
 export async function evaluateAction(deps: { sql: SqlExecutor; bus: Pick<ClientProxy, 'send'> }, ctx: RequestContext, body: EvaluateAction, now: Date): Promise<PolicyEvaluation> {
   const org = ctx.organization_id;
-  const [policies, killSwitches, registered] = await Promise.all([
-    applicablePolicies(deps.sql, org, body.agent_id),
-    killSwitchesFor(deps.sql, org, body.agent_id),
-    registeredAction(deps.sql, org, body.agent_id, body.action_name),
-  ]);
+  const [{ policies, kill_switches: killSwitches }, registered] = await Promise.all([agentGovernance(deps.sql, org, body.agent_id), registeredAction(deps.sql, org, body.agent_id, body.action_name)]);
   const hashed = policies.some((p) => p.guardrails.loop !== undefined || p.guardrails.idempotency !== undefined);
   const windowed = hashed || policies.some((p) => Object.keys(p.rate_limits).length > 0);
   const run = await runState(deps.bus, ctx, body.run_id, windowed, hashed);

@@ -19,6 +19,7 @@ export function policiesHandlers(service: PoliciesService): WireHandlers<'polici
     'agents.register': (ctx, { body }) => service.registerAgent(ctx, body),
     'agents.list': (ctx, { query }) => service.listAgents(ctx, query),
     'agents.get': (ctx, { path }) => service.getAgent(ctx, path.id),
+    'agents.governance': (ctx, { path }) => service.governance(ctx, path.agent_id),
     'kill-switches.list': (ctx) => service.listKillSwitches(ctx),
     'kill-switches.set': (ctx, { path, body }) => service.setKillSwitch(ctx, path.agent_id, body),
   };

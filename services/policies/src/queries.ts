@@ -1,4 +1,4 @@
-import type { Agent, KillSwitchOverview, KillSwitchState, ListAgentsQuery, ListPoliciesQuery, Policy, RegisteredAction } from '@agp/contracts';
+import type { Agent, AgentGovernance, KillSwitchOverview, KillSwitchState, ListAgentsQuery, ListPoliciesQuery, Policy, RegisteredAction } from '@agp/contracts';
 import type { EngineKillSwitches } from '@agp/policy-engine';
 import { pageWithTotal, type SqlExecutor } from '@agp/eventstore';
 import { rawJson, type RawJson } from '@agp/runtime';
@@ -103,6 +103,15 @@ export async function killSwitchesFor(db: SqlExecutor, org: string, agentId: str
     organization: { engaged: orgSwitch?.engaged ?? false, reason: orgSwitch?.reason ?? null },
     agents: rows.filter((r) => r.scope === 'agent').map((r) => ({ agent_id: agentId, engaged: r.engaged, reason: r.reason })),
   };
+}
+
+/**
+ * One agent's governance snapshot: {@link applicablePolicies} and {@link killSwitchesFor}, the selection the decision
+ * API decides against (`evaluateAction` reads it through here), for `GET /api/v1/agents/{agent_id}/governance`.
+ */
+export async function agentGovernance(db: SqlExecutor, org: string, agentId: string): Promise<AgentGovernance> {
+  const [policies, killSwitches] = await Promise.all([applicablePolicies(db, org, agentId), killSwitchesFor(db, org, agentId)]);
+  return { agent_id: agentId, policies, kill_switches: { organization: killSwitches.organization, agents: killSwitches.agents.map((a) => ({ agent_id: a.agent_id!, engaged: a.engaged, reason: a.reason })) } };
 }
 
 /**

@@ -3,6 +3,7 @@ import {
   Durables,
   policyStream,
   type Agent,
+  type AgentGovernance,
   type AgentRegister,
   type AgentRegisterResult,
   type CreatePolicy,
@@ -30,7 +31,7 @@ import { decideCreate, decideUpdate } from './policy/decide.js';
 import { evolvePolicy, foldPolicy, policyHistory } from './policy/policy.js';
 import { POLICIES_READ_MODEL, POLICIES_READ_MODEL_EVENT_TYPES, applyPoliciesEvents } from './projections/readModel.js';
 import { migratePoliciesReadModel } from './projections/schema.js';
-import { getAgent, getPolicy, killSwitchOverview, listAgentsJson, listPoliciesJson } from './queries.js';
+import { agentGovernance, getAgent, getPolicy, killSwitchOverview, listAgentsJson, listPoliciesJson } from './queries.js';
 
 /** Dependencies of the policies service; the same in both run modes. */
 export interface PoliciesDeps {
@@ -167,6 +168,14 @@ export class PoliciesService {
    */
   async evaluate(ctx: RequestContext, input: EvaluateAction): Promise<PolicyEvaluation> {
     return evaluateAction({ sql: this.deps.store.sql, bus: this.deps.bus }, ctx, input, this.now());
+  }
+
+  /**
+   * GET /api/v1/agents/{agent_id}/governance (`agents.governance`): the enabled policies that apply to the agent and
+   * its kill switches, selected as the decision API selects them. The agent need not be registered.
+   */
+  async governance(ctx: RequestContext, agentId: string): Promise<AgentGovernance> {
+    return agentGovernance(this.deps.store.sql, ctx.organization_id, agentId);
   }
 
   /** The events of a policy's stream. @throws NotFoundError when it does not exist or is another organisation's. */
