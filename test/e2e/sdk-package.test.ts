@@ -47,7 +47,7 @@ function node(file: string, args: string[]): Promise<string> {
 
 it('installs with npm alone: no workspace, database, server framework or bus package; types included', () => {
   const installed = JSON.parse(readFileSync(join(dir, 'node_modules/@agp/sdk/package.json'), 'utf8'));
-  expect(Object.keys(installed.dependencies).sort()).toEqual(['ajv', 'zod']);
+  expect(Object.keys(installed.dependencies).sort()).toEqual(['ajv', 'ibantools', 'libphonenumber-js', 'zod']);
   for (const heavy of ['pg', '@electric-sql/pglite', '@nestjs/core', 'nats', 'express', '@agp/contracts']) expect(existsSync(join(dir, 'node_modules', heavy)), heavy).toBe(false);
   expect(existsSync(join(dir, 'node_modules/@agp/sdk/dist/types/index.d.ts'))).toBe(true);
   writeFileSync(

@@ -340,7 +340,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     requestHeaders: { 'If-None-Match': 'The ETag of the snapshot the client holds' },
     returns: 'The snapshot',
     responseHeaders: { ETag: 'Strong hash of the snapshot; send it back in If-None-Match for a 304', 'Cache-Control': 'private, no-cache' },
-    problems: { 404: 'Not for an unknown agent (one never registered gets the organisation-wide snapshot): only for a path that is no route' },
+    problems: { 404: 'Not answered for an unknown agent (one never registered gets the organisation-wide snapshot): only for a path that is no route' },
   },
   {
     method: 'GET',
@@ -355,7 +355,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     requestHeaders: { 'Last-Event-ID': 'The id of the last event received: replay what happened after it, then go live' },
     returns: 'An unending text/event-stream',
     content: { 'text/event-stream': GovernanceEventDataSchema },
-    problems: { 422: 'A bad agent id or Last-Event-ID (not a decimal position)', 429: 'The organisation already holds the most streams a gateway serves it; retry after Retry-After seconds' },
+    problems: { 404: 'Not answered for an unknown agent (one never registered gets the organisation-wide events)', 422: 'A bad agent id or Last-Event-ID (not a decimal position)', 429: 'The organisation already holds the most streams a gateway serves it; retry after Retry-After seconds' },
   },
   { method: 'GET', path: '/api/v1/kill-switches', message: 'kill-switches.list', status: 200, operationId: 'listKillSwitches', tags: ['Kill switches'], summary: 'The organisation kill switch and every engaged agent kill switch', returns: 'Kill switches' },
   {

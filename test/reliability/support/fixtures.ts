@@ -81,6 +81,7 @@ export const ID_RULES: Readonly<Record<string, (o: OrgObjects) => string>> = {
   'approvals:id': (o) => o.approvalId,
   'policies:id': (o) => o.policyId,
   'agents:id': (o) => o.agentId,
+  'agents:agent_id': (o) => o.agentId,
   'kill-switches:agent_id': (o) => o.agentId,
   'runs:id': (o) => o.runId,
   'evals:id': (o) => o.evalRunId,

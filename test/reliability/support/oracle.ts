@@ -81,6 +81,22 @@ export class OpenApiOracle {
       }
     }
     const v = this.validator(['paths', operation.path, operation.method.toLowerCase(), 'responses', status, 'content', type, 'schema']);
+    if (type === 'text/event-stream' && operation.path !== '/api/v1/mcp') {
+      // A stream of events (the governance push channel; the MCP endpoint documents its stream as text): each event's
+      // `data:` is one JSON value of the documented schema (comments and ids aside).
+      for (const frame of answer.text.split(/\n\n/)) {
+        const data = frame.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n');
+        if (!data) continue;
+        let event: unknown;
+        try {
+          event = JSON.parse(data);
+        } catch {
+          return `status ${status} ${type} event data is not JSON: ${data.slice(0, 200)}`;
+        }
+        if (!v(event)) return `status ${status} ${type} event data does not match the documented schema: ${v.errors?.[0]?.instancePath || '/'} ${v.errors?.[0]?.message}`;
+      }
+      return null;
+    }
     if (!v(body)) {
       const e = v.errors?.[0];
       return `status ${status} ${type} body does not match the documented schema: ${e?.instancePath || '/'} ${e?.message} ${e?.params ? JSON.stringify(e.params) : ''}`;

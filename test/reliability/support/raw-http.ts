@@ -26,6 +26,9 @@ export interface RawClient {
   close(): void;
 }
 
+/** How long an event stream's answer is read before the client closes it, ms. */
+const SSE_READ_MS = 300;
+
 /**
  * A raw client of `baseUrl` with at most `sockets` concurrent connections (further requests queue in the agent).
  * A request that gets no answer within `timeoutMs` rejects (a hung gateway is a failure, not a wait).
@@ -41,9 +44,18 @@ export function rawClient(baseUrl: string, sockets = 8, timeoutMs = 10_000): Raw
       const r = http.request({ host: url.hostname, port: url.port, method: req.method, path: req.path, headers, agent, timeout: timeoutMs }, (res) => {
         answered = true;
         const chunks: Buffer[] = [];
+        const done = () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') });
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', done);
         res.on('error', reject);
+        // A stream of events (the governance push channel) never ends: its answer is what arrived in the first
+        // SSE_READ_MS, then the connection is closed.
+        if (String(res.headers['content-type'] ?? '').startsWith('text/event-stream') && req.path !== '/api/v1/mcp') {
+          setTimeout(() => {
+            done();
+            r.destroy();
+          }, SSE_READ_MS);
+        }
       });
       r.on('timeout', () => r.destroy(new Error(`no answer within ${timeoutMs} ms`)));
       r.on('error', (err: NodeJS.ErrnoException) => {
