@@ -50,14 +50,15 @@ export interface JetStreamIngestLogOptions {
   subjects: string[];
   /**
    * Most bytes of unconsumed messages the stream holds; beyond it `publish` is refused (503) instead of any stored
-   * message being dropped (discard policy `new`, interest retention). @default 1 GiB
+   * message being dropped (discard policy `new`, work-queue retention). @default 1 GiB
    */
   maxBytes?: number;
   /** Age limit of stored messages, in ms; 0 is none. Any other value lets unconsumed messages expire. @default 0 */
   maxAgeMs?: number;
   /**
-   * Durable consumers created with the stream (interest retention keeps a message only for consumers that exist when
-   * it is published). @default the platform's `INGEST_DURABLES` when `subjects` is `<prefix>.ingested.>`, else none
+   * Durable consumers created with the stream: one per subject (work-queue retention refuses a second consumer whose
+   * filter overlaps; a message is removed once the consumer of its subject acks it, and kept until one exists).
+   * @default the platform's `INGEST_DURABLES` when `subjects` is `<prefix>.ingested.>`, else none
    */
   durables?: Array<{ durable: string; subjectFilter: string }>;
   /** Window in which a repeated `msg_id` is a duplicate, in ms. @default 120000 (2 min) */
@@ -166,7 +167,7 @@ export class JetStreamIngestLog implements IngestLog {
 
   /**
    * Connect (unless `connection` is given; an owned connection reconnects forever and logs each loss and return once)
-   * and make sure the stream exists with file storage, interest retention, discard policy `new`, the dedupe window
+   * and make sure the stream exists with file storage, work-queue retention, discard policy `new`, the dedupe window
    * and the size limit, and that its `durables` exist; an existing stream and its consumers are updated in place to
    * these settings and to include `subjects`.
    * @throws ServiceUnavailableError when NATS or JetStream cannot be reached.
@@ -385,9 +386,9 @@ export class JetStreamIngestLog implements IngestLog {
   }
 
   /**
-   * Create (or update) the durable `durable` over `subjectFilter` without consuming, so messages published from now
-   * on are kept for it (interest retention keeps a message only for consumers that exist when it is published).
-   * @throws ServiceUnavailableError when JetStream cannot be reached.
+   * Create (or update) the durable `durable` over `subjectFilter` without consuming (the stream keeps its messages
+   * until it acks them; a stream left with interest retention keeps only messages published while it exists).
+   * @throws ServiceUnavailableError when JetStream cannot be reached, or the filter overlaps another durable's.
    */
   async ensureDurable(durable: string, subjectFilter: string): Promise<void> {
     try {
@@ -515,7 +516,7 @@ function isNotFound(err: unknown): boolean {
 function streamSettings(o: JetStreamIngestLogOptions): { storage: StorageType; retention: RetentionPolicy; discard: DiscardPolicy; max_bytes: number; max_age: number; duplicate_window: number } {
   return {
     storage: StorageType.File,
-    retention: RetentionPolicy.Interest,
+    retention: RetentionPolicy.Workqueue,
     discard: DiscardPolicy.New,
     max_bytes: o.maxBytes ?? GiB,
     max_age: nanos(o.maxAgeMs ?? 0),
@@ -543,9 +544,10 @@ async function ensureStream(jsm: JetStreamManager, o: JetStreamIngestLogOptions,
 const retentionWarned = new Set<string>();
 
 /**
- * Update an existing stream in place to the wanted settings (after its durables exist, so a switch to interest
- * retention keeps every message someone will consume). A server that cannot change retention in place (before NATS
- * 2.10) keeps the stream's retention, discard policy and age limit, with an error logged once.
+ * Update an existing stream in place to the wanted settings (after its durables exist). NATS cannot change a stream's
+ * retention to or from work-queue in place (nor limits ↔ interest before 2.10): such a stream keeps its retention,
+ * discard policy and age limit, with an error logged once (docs/decisions.md, ingest stream and a NATS server stopped
+ * by SIGTERM).
  */
 async function reconcileStream(jsm: JetStreamManager, o: JetStreamIngestLogOptions, info: StreamInfo, logger: IngestLogLogger): Promise<void> {
   const want = streamSettings(o);
@@ -569,7 +571,7 @@ async function reconcileStream(jsm: JetStreamManager, o: JetStreamIngestLogOptio
       retentionWarned.add(o.streamName);
       logger.error(
         { err, stream: o.streamName, retention: c.retention, discard: c.discard },
-        'ingest stream keeps its retention: this NATS server cannot change it in place (NATS 2.10+ can); when full it drops its oldest messages, consumed or not',
+        `ingest stream keeps its ${c.retention} retention: NATS cannot change it to workqueue in place; recreate the stream once its consumers have no backlog (until then ${c.retention === RetentionPolicy.Interest ? 'a message published while its consumers are stopped, as in a NATS shutdown, is acknowledged and dropped' : 'when full it drops its oldest messages, consumed or not'})`,
       );
     }
     if (differs(kept)) {

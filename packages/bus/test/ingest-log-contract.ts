@@ -11,7 +11,7 @@ export interface IngestLogFixture {
   prefix: string;
   /** Releases what the fixture created (stream, database). */
   cleanup(): Promise<void>;
-  /** Make the log keep messages for `durable` before it first consumes (JetStream: interest retention). */
+  /** Make the log keep messages for `durable` before it first consumes (JetStream: the durable exists before its first message). */
   prepare?(durable: string, filter: string): Promise<void>;
 }
 

@@ -5,9 +5,7 @@
  * NATS is down 25 s; an existing stream and consumer are updated in place; lag is a gauge and a /readyz detail.
  * Skips with one printed reason when the `nats-server` binary is missing.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AckPolicy, DiscardPolicy, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
@@ -17,56 +15,9 @@ import { createLogger, metricsRegistry, ServiceUnavailableError, startOpsServer 
 import { IngestService } from '../../../services/ingest/src/service.js';
 import { ingestFilter, ingestSubject, ingestSubjects, JetStreamIngestLog, type IngestDelivery } from '../src/index.js';
 import { QuietLogger, sleep, until } from './ingest-log-contract.js';
+import { freePort, missingNatsServer as missing, OwnNats } from './own-nats.js';
 
-const NATS_BIN = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
-const missing = existsSync(NATS_BIN) ? '' : `[agp tests] jetstream faults skipped: no nats-server binary at ${NATS_BIN} (set NATS_SERVER_BIN)`;
 if (missing) console.warn(missing);
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** A nats-server with JetStream on `port`, storing under `dir`; resolves once it accepts connections. */
-class OwnNats {
-  private proc: ChildProcess | undefined;
-  constructor(
-    readonly port: number,
-    readonly dir: string,
-  ) {}
-  get url(): string {
-    return `nats://127.0.0.1:${this.port}`;
-  }
-  async start(): Promise<void> {
-    this.proc = spawn(NATS_BIN, ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir], { stdio: 'ignore' });
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      try {
-        const nc = await connect({ servers: this.url, reconnect: false });
-        await jetstreamManager(nc, { timeout: 2000 }).then((m) => m.getAccountInfo());
-        await nc.close();
-        return;
-      } catch (err) {
-        if (Date.now() > deadline) throw err;
-        await sleep(100);
-      }
-    }
-  }
-  async stop(): Promise<void> {
-    const p = this.proc;
-    this.proc = undefined;
-    if (!p || p.exitCode !== null) return;
-    const exited = new Promise((r) => p.once('exit', r));
-    p.kill('SIGTERM');
-    await exited;
-  }
-}
 
 describe.skipIf(Boolean(missing))('JetStreamIngestLog under faults (own nats-server)', () => {
   let nats: OwnNats;
@@ -133,7 +84,7 @@ describe.skipIf(Boolean(missing))('JetStreamIngestLog under faults (own nats-ser
     await until(() => got.size >= created.length, 10_000, 'every acknowledged event');
     await c.stop();
     expect([...got].sort()).toEqual([...created].sort());
-    // Once consumed, the space is free again (interest retention): publishing works.
+    // Once consumed, the space is free again (work-queue retention): publishing works.
     await expect(svc.accept(ctx, { events: [{ id: 'after', type: 'intervention.create', timestamp: '2026-01-02T03:04:05Z', body: { type: 'hard_block', outcome: 'blocked', action_name: 'a', agent_id: 'a1' } }], offset: 0 })).resolves.toMatchObject({ successes: [{ id: 'after' }] });
   });
 
@@ -149,7 +100,7 @@ describe.skipIf(Boolean(missing))('JetStreamIngestLog under faults (own nats-ser
     await until(() => pulled > 0, 5000, 'the first pull');
     const killedAt = Date.now();
     await (dead as unknown as { nc: { close(): Promise<void> } }).nc.close(); // like SIGKILL: no ack, no nak
-    const survivor = await open({ prefix, streamName: dead.streamName });
+    const survivor = await open({ prefix, streamName: dead.streamName, durables: [{ durable: 'd', subjectFilter: filter }] });
     const again: Array<IngestDelivery<{ n: number }>> = [];
     let firstBackAt = 0;
     await survivor.consume<{ n: number }>({
@@ -199,13 +150,12 @@ describe.skipIf(Boolean(missing))('JetStreamIngestLog under faults (own nats-ser
     const consumer = await jsm.consumers.info(name, 'stats-ingest');
     await nc.close();
     expect(consumer.config.ack_wait).toBe(nanos(5_000));
-    const server = (nc.info?.version ?? '0.0.0').split('.').map(Number);
-    if (server[0] > 2 || (server[0] === 2 && server[1] >= 10)) {
-      expect(info.config).toMatchObject({ retention: 'interest', discard: 'new', max_age: 0 });
+    if (info.config.retention === 'workqueue') {
+      expect(info.config).toMatchObject({ discard: 'new', max_age: 0 });
     } else {
-      // This server cannot change retention in place: the stream keeps it, and says so once.
+      // NATS cannot change retention to workqueue in place: the stream keeps it, and says so once.
       expect(info.config).toMatchObject({ retention: 'limits', discard: 'old' });
-      expect(quiet.records.filter((r) => r.level === 'error' && /keeps its retention/.test(r.msg ?? ''))).toHaveLength(1);
+      expect(quiet.records.filter((r) => r.level === 'error' && /keeps its limits retention/.test(r.msg ?? ''))).toHaveLength(1);
     }
   });
 

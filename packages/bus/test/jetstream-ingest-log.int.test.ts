@@ -15,12 +15,14 @@ describe.skipIf(skipIntegration('nats'))('JetStreamIngestLog', () => {
       streamName,
       subjects: [ingestSubjects(prefix)],
       maxBytes: 64 * 1024 * 1024,
+      // Each test's own durable over its own subject (work-queue retention: no platform durable over the same subjects).
+      durables: [],
       logger: new QuietLogger(),
     });
     return { log, prefix, cleanup: () => deleteStream(streamName), prepare: (durable, filter) => log.ensureDurable(durable, filter) };
   });
 
-  it('creates the stream with file storage, interest retention, discard new, no age limit and a 2-minute dedupe window, with the platform durables', async () => {
+  it('creates the stream with file storage, work-queue retention, discard new, no age limit and a 2-minute dedupe window, with the platform durables', async () => {
     const name = `INGEST_T${runSuffix()}`;
     const log = await JetStreamIngestLog.create({ servers: infra().natsUrl, streamName: name, subjects: [ingestSubjects(`t${runSuffix()}`)], maxBytes: 8 * 1024 * 1024 });
     try {
@@ -31,7 +33,7 @@ describe.skipIf(skipIntegration('nats'))('JetStreamIngestLog', () => {
       const info = await jsm.streams.info(name);
       const durables = (await jsm.consumers.list(name).next()).map((c) => c.name).sort();
       await nc.close();
-      expect(info.config).toMatchObject({ storage: 'file', retention: 'interest', discard: 'new', max_age: 0, duplicate_window: 120_000_000_000, max_bytes: 8 * 1024 * 1024 });
+      expect(info.config).toMatchObject({ storage: 'file', retention: 'workqueue', discard: 'new', max_age: 0, duplicate_window: 120_000_000_000, max_bytes: 8 * 1024 * 1024 });
       expect(durables).toEqual(['interventions-ingest', 'policies-ingest', 'stats-ingest']);
     } finally {
       await log.deleteStream();
