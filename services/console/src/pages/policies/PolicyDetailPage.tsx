@@ -97,7 +97,7 @@ export function PolicyDetailPage() {
               <Link to={`/interventions?policy_id=${encodeURIComponent(p.id)}`}>its interventions</Link> · <Link to="/policies">all policies</Link>
             </PageHeader>
             <section className="panel" aria-labelledby="rules-heading">
-              <h2 id="rules-heading">Action budget, downgrades and guardrails</h2>
+              <h2 id="rules-heading">{editing ? 'Edit policy' : 'Action budget, downgrades and guardrails'}</h2>
               {editing ? (
                 <PolicyForm key={p.version} policy={p} onSaved={() => setEditing(false)} onCancel={() => setEditing(false)} />
               ) : (

@@ -138,12 +138,12 @@ function Field({ id, label, path, errors, hint, children }: FieldProps) {
   return (
     <div className="form-row">
       <label htmlFor={id}>{label}</label>
+      {children({ id, ...(mine.length ? { 'aria-invalid': true as const } : {}), ...(described ? { 'aria-describedby': described } : {}) })}
       {hint ? (
         <span id={`${id}-hint`} className="muted field-hint">
           {hint}
         </span>
       ) : null}
-      {children({ id, ...(mine.length ? { 'aria-invalid': true as const } : {}), ...(described ? { 'aria-describedby': described } : {}) })}
       {mine.length ? (
         <span id={`${id}-error`} className="field-error">
           {mine.map((e) => e.message).join('; ')}
@@ -269,7 +269,7 @@ export function PolicyForm({ policy, onSaved, onCancel }: PolicyFormProps) {
             <Field id={`${p}-dg-${i}-kind`} label={`Rule ${i + 1}: change`} path={`downgrades.${i}.replace`} errors={errors}>
               {(a) => (
                 <select {...a} value={r.kind} onChange={(e) => setRule(i, { kind: e.target.value as DowngradeDraft['kind'] })}>
-                  <option value="max">cap a number at a maximum</option>
+                  <option value="max">cap at a maximum</option>
                   <option value="replace">replace a value</option>
                 </select>
               )}
