@@ -88,6 +88,19 @@ describeConsole(
       const diff = page.getByRole('table', { name: 'Version 1 compared with version 2' });
       expect(await diff.locator('tr[data-changed="yes"] th').allTextContents()).toEqual(['action budget (changed)', 'guardrails (changed)']);
       await ctx().screenshot(page, 'policy-form-saved');
+
+      // A substitution of two values is two rows in the form, saved back as one rule when the list is edited.
+      const multi = { action: '*', argument: 'model', replace: { 'gpt-4o': 'gpt-4o-mini', 'gpt-4': 'gpt-4o-mini' } };
+      expect((await ctx().api('PATCH', `/api/v1/policies/${created.id}`, { body: { downgrades: [...created.downgrades, multi] } })).status).toBe(200);
+      await page.reload();
+      await page.getByRole('button', { name: 'Edit policy' }).click();
+      const again = page.getByRole('form', { name: 'Edit policy Console: guarded refunds' });
+      expect(await again.getByLabel('Rule 3: replaced by', { exact: true }).inputValue()).toBe('gpt-4o-mini');
+      await again.getByLabel('Rule 1: maximum', { exact: true }).fill('80');
+      await again.getByRole('button', { name: 'Save changes' }).click();
+      await page.getByRole('button', { name: 'Edit policy' }).waitFor();
+      expect((await ctx().api('GET', `/api/v1/policies/${created.id}`)).body).toMatchObject({ version: 4, downgrades: [{ action: 'refund_payment', argument: 'amount', max: 80 }, multi] });
+      await expect.poll(() => page.getByRole('list', { name: 'Downgrade rules' }).locator('li').allTextContents()).toEqual(['refund_payment: amount capped at 80', 'every action: model gpt-4 → gpt-4o-mini, gpt-4o → gpt-4o-mini'] /* the stored order (jsonb: shorter keys first) */);
       expect(ctx().pageErrors).toEqual([]);
     });
   },

@@ -28,6 +28,8 @@ interface DowngradeDraft {
   to: string;
   /** The substitution's value as loaded (kept when `to` is unchanged, so a number stays a number). */
   loadedTo?: string | number | boolean;
+  /** Index of the loaded rule this row came from: adjacent rows of one loaded `replace` rule are saved as one rule again. */
+  loadedRule?: number;
 }
 
 /** The form's state: every input's text, guardrails switched on or off. */
@@ -51,8 +53,8 @@ const text = (v: number | null | undefined) => (v === null || v === undefined ? 
 function draftOf(p?: Policy): Draft {
   const g = p?.guardrails ?? {};
   const downgrades: DowngradeDraft[] = [];
-  for (const r of p?.downgrades ?? []) {
-    if (r.replace) for (const [from, to] of Object.entries(r.replace)) downgrades.push({ action: r.action, argument: r.argument, kind: 'replace', max: '', from, to: String(to), loadedTo: to });
+  for (const [i, r] of (p?.downgrades ?? []).entries()) {
+    if (r.replace) for (const [from, to] of Object.entries(r.replace)) downgrades.push({ action: r.action, argument: r.argument, kind: 'replace', max: '', from, to: String(to), loadedTo: to, loadedRule: i });
     else downgrades.push({ action: r.action, argument: r.argument, kind: 'max', max: text(r.max), from: '', to: '' });
   }
   return {
@@ -85,6 +87,28 @@ const list = (s: string) =>
     .map((x) => x.trim())
     .filter(Boolean);
 
+/**
+ * The downgrade rules of the form's rows: a `max` row is one rule; adjacent `replace` rows loaded from one rule (same
+ * action and argument still) are one rule again, so editing the list keeps a multi-value substitution whole.
+ */
+function downgradesOf(rows: DowngradeDraft[]): Array<Record<string, unknown>> {
+  const out: Array<Record<string, unknown> & { replace?: Record<string, unknown> }> = [];
+  rows.forEach((r, i) => {
+    const action = r.action.trim();
+    const argument = r.argument.trim();
+    if (r.kind === 'max') {
+      out.push({ action, argument, max: num(r.max) });
+      return;
+    }
+    const to = r.loadedTo !== undefined && String(r.loadedTo) === r.to ? r.loadedTo : r.to;
+    const prev = rows[i - 1];
+    const last = out[out.length - 1];
+    if (prev && last?.replace && r.loadedRule !== undefined && prev.kind === 'replace' && prev.loadedRule === r.loadedRule && last.action === action && last.argument === argument && !(r.from in last.replace)) last.replace[r.from] = to;
+    else out.push({ action, argument, replace: { [r.from]: to } });
+  });
+  return out;
+}
+
 /** The request body of the draft: every field the form edits, in the contract's shapes. */
 function bodyOf(d: Draft): Record<string, unknown> {
   const guardrails: Record<string, unknown> = {};
@@ -99,11 +123,7 @@ function bodyOf(d: Draft): Record<string, unknown> {
     session_budget: num(d.session_budget, null),
     run_budget: num(d.run_budget, null),
     action_budget: num(d.action_budget, null),
-    downgrades: d.downgrades.map((r) => ({
-      action: r.action.trim(),
-      argument: r.argument.trim(),
-      ...(r.kind === 'max' ? { max: num(r.max) } : { replace: { [r.from]: r.loadedTo !== undefined && String(r.loadedTo) === r.to ? r.loadedTo : r.to } }),
-    })),
+    downgrades: downgradesOf(d.downgrades),
     guardrails: JSON.parse(JSON.stringify(guardrails)) as Record<string, unknown>,
   };
 }
