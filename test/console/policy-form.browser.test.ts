@@ -15,6 +15,9 @@ describeConsole(
   'the policy form in Chromium (action budget, downgrades, guardrails)',
   (ctx) => {
     it('creates a policy with an action budget, a downgrade and a PII guardrail, shows them, edits one, and shows the 422 field error of a bad threshold', T, async () => {
+      const reader = await ctx().open('/policies');
+      expect(await reader.getByRole('button', { name: 'New policy' }).isDisabled()).toBe(true); // a read key cannot write
+
       const page = await ctx().open('/policies', { key: ctx().platform.writeKey, viewport: { width: 1280, height: 800 } });
       await page.getByRole('button', { name: 'New policy' }).click();
       const form = page.getByRole('form', { name: 'New policy' });
