@@ -5,6 +5,7 @@
  * the URL, paged). Each policy links to its version history. Source: issue #15 point 3 (Policies and kill switches).
  */
 import { useState } from 'react';
+import { useNavigate } from 'react-router';
 import { PageHeader } from '../../app/Layout.js';
 import { useApiMutation, useApiQuery } from '../../api/hooks.js';
 import type { Agent, KillSwitchOverview, KillSwitchState, Page, Policy } from '../../api/types.js';
@@ -16,6 +17,7 @@ import { usd, when } from '../../components/format.js';
 import { LongText } from '../../components/LongText.js';
 import { QueryState } from '../../components/States.js';
 import { WriteButton } from '../../components/WriteButton.js';
+import { PolicyForm } from './PolicyForm.js';
 
 const FIELDS: FilterField[] = [
   { name: 'enabled', label: 'Enabled', kind: 'select', options: ['true', 'false'] },
@@ -134,6 +136,22 @@ function KillSwitches() {
   );
 }
 
+/** "New policy": a button that opens the policy form; a created policy opens its detail page. */
+function NewPolicy() {
+  const [open, setOpen] = useState(false);
+  const navigate = useNavigate();
+  return open ? (
+    <section className="panel" aria-labelledby="new-policy-heading">
+      <h3 id="new-policy-heading">New policy</h3>
+      <PolicyForm onSaved={(p) => void navigate(`/policies/${encodeURIComponent(p.id)}`)} onCancel={() => setOpen(false)} />
+    </section>
+  ) : (
+    <div className="actions-row">
+      <WriteButton onClick={() => setOpen(true)}>New policy</WriteButton>
+    </div>
+  );
+}
+
 /** The policies and kill switches page. */
 export function PoliciesPage() {
   return (
@@ -142,6 +160,7 @@ export function PoliciesPage() {
       <KillSwitches />
       <section aria-labelledby="policies-heading">
         <h2 id="policies-heading">Policies</h2>
+        <NewPolicy />
         <FilteredList<Policy>
           path="/api/v1/policies"
           rowsKey="policies"
@@ -156,6 +175,7 @@ export function PoliciesPage() {
             { key: 'version', header: 'Version', cell: (p) => p.version, numeric: true },
             { key: 'run', header: 'Run budget', cell: (p) => usd(p.run_budget), numeric: true },
             { key: 'session', header: 'Session budget', cell: (p) => usd(p.session_budget), numeric: true },
+            { key: 'action', header: 'Action budget', cell: (p) => usd(p.action_budget), numeric: true },
             { key: 'denied', header: 'Denied actions', cell: (p) => (p.denied_actions.length ? p.denied_actions.join(', ') : '—') },
             { key: 'approval', header: 'Needs approval', cell: (p) => (p.approval_required_actions.length ? p.approval_required_actions.join(', ') : '—') },
             { key: 'agents', header: 'Agents', cell: (p) => (p.agent_ids.length ? p.agent_ids.join(', ') : 'all') },

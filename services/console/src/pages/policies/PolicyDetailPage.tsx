@@ -3,19 +3,28 @@
  * versions (`?version=N` for each, chosen in the URL as `from` and `to`; default the previous and the current one), and
  * the version history (`GET /api/v1/policies/{id}/history`), each change as from → to. Source: issue #15 point 3.
  */
+import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { PageHeader } from '../../app/Layout.js';
 import { useApiQuery } from '../../api/hooks.js';
 import type { Policy, PolicyHistory } from '../../api/types.js';
+import type { PolicyField } from '@agp/contracts';
 import { ChangeTable, valueText } from '../../components/ChangeTable.js';
 import { label, when } from '../../components/format.js';
 import { LongText } from '../../components/LongText.js';
 import { QueryState } from '../../components/States.js';
 import { Tag } from '../../components/Tag.js';
 import { useUrlFilters } from '../../components/url.js';
+import { WriteButton } from '../../components/WriteButton.js';
+import { PolicyForm } from './PolicyForm.js';
+import { PolicyRules } from './rules.js';
 
 /** The policy fields, in the contract's display order (POLICY_FIELDS). */
-const POLICY_FIELDS = ['name', 'description', 'enabled', 'session_budget', 'run_budget', 'denied_actions', 'allowed_actions', 'approval_required_actions', 'rate_limits', 'agent_ids'] as const;
+const POLICY_FIELDS = ['name', 'description', 'enabled', 'session_budget', 'run_budget', 'denied_actions', 'allowed_actions', 'approval_required_actions', 'rate_limits', 'agent_ids', 'action_budget', 'downgrades', 'guardrails'] as const;
+
+// Compile-time: the list holds exactly the contract's POLICY_FIELDS.
+const sameFields: [PolicyField] extends [(typeof POLICY_FIELDS)[number]] ? ([(typeof POLICY_FIELDS)[number]] extends [PolicyField] ? true : false) : false = true;
+void sameFields;
 
 /** Field-by-field diff of two versions of a policy: changed fields marked, unchanged ones shown once. */
 function VersionDiff({ id, from, to }: { id: string; from: number; to: number }) {
@@ -74,6 +83,7 @@ export function PolicyDetailPage() {
   const { values, set } = useUrlFilters(['from', 'to'] as const);
   const policy = useApiQuery<Policy>(`/api/v1/policies/${encodeURIComponent(id)}`);
   const history = useApiQuery<PolicyHistory>(`/api/v1/policies/${encodeURIComponent(id)}/history`);
+  const [editing, setEditing] = useState(false);
   return (
     <QueryState query={policy} what="the policy">
       {(p) => {
@@ -86,6 +96,19 @@ export function PolicyDetailPage() {
               <span className={`tag tag-${p.enabled ? 'enabled' : 'disabled'}`}>{p.enabled ? 'enabled' : 'disabled'}</span> version {p.version} · updated {when(p.updated_at)} ·{' '}
               <Link to={`/interventions?policy_id=${encodeURIComponent(p.id)}`}>its interventions</Link> · <Link to="/policies">all policies</Link>
             </PageHeader>
+            <section className="panel" aria-labelledby="rules-heading">
+              <h2 id="rules-heading">{editing ? 'Edit policy' : 'Action budget, downgrades and guardrails'}</h2>
+              {editing ? (
+                <PolicyForm key={p.version} policy={p} onSaved={() => setEditing(false)} onCancel={() => setEditing(false)} />
+              ) : (
+                <>
+                  <PolicyRules p={p} />
+                  <div className="actions-row">
+                    <WriteButton onClick={() => setEditing(true)}>Edit policy</WriteButton>
+                  </div>
+                </>
+              )}
+            </section>
             <section className="panel" aria-labelledby="diff-heading">
               <h2 id="diff-heading">Compare versions</h2>
               <div className="actions-row">
