@@ -11,7 +11,7 @@
  * unknown event name) is dropped and reconnected: it never throws into the agent. Reconnects wait a jittered
  * exponential back-off (250 ms doubling to 30 s; a 429's Retry-After when longer) and resume with `Last-Event-ID`.
  * While the stream is down the snapshot is polled every `pollIntervalMs` (ETag makes a poll of an unchanged snapshot
- * a 304). Source: docs/sdk.md §Live updates; docs/decisions.md (governance snapshot and push channel).
+ * a 304); while it is up, only when the last refetch failed. Source: docs/sdk.md §Live updates; docs/decisions.md (governance snapshot and push channel).
  */
 import { GovernanceApprovalDecidedSchema, GovernanceKillSwitchChangedSchema, GovernancePolicyChangedSchema, GovernanceReadySchema } from '@agp/contracts';
 import type { z } from 'zod';
@@ -66,7 +66,7 @@ export class GovernanceChannel {
     private readonly opts: ChannelOptions,
   ) {}
 
-  /** Open the stream (in the background) and poll the snapshot until it is live. */
+  /** Open the stream (in the background), and poll the snapshot whenever it is not live. */
   start(): void {
     this.startPolling();
     void this.connect();
@@ -138,7 +138,6 @@ export class GovernanceChannel {
         this.connectedAt = Date.now();
         this.state = 'connected';
         this.lastError = null;
-        this.stopPolling();
         this.snapshot.setLive(true);
         void this.snapshot.refresh();
         break;
@@ -180,7 +179,11 @@ export class GovernanceChannel {
     if (this.pollTimer || this.state === 'closed') return;
     const gen = ++this.pollGen;
     const tick = () => {
-      this.pollTimer = setTimeout(() => void this.snapshot.refresh().then(() => this.pollTimer && gen === this.pollGen && tick()), this.opts.pollIntervalMs);
+      this.pollTimer = setTimeout(() => {
+        // Connected: changes are pushed; poll only to retry a refetch that failed.
+        const skip = this.state === 'connected' && this.snapshot.lastError === null;
+        void (skip ? Promise.resolve() : this.snapshot.refresh()).then(() => this.pollTimer && gen === this.pollGen && tick());
+      }, this.opts.pollIntervalMs);
       this.pollTimer.unref();
     };
     tick();

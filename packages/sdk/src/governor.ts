@@ -760,6 +760,7 @@ export class Run {
     if (approvalId === null) return end('timeout');
     const started = Date.now();
     let heard: ApprovalDecided | null = null;
+    let heardAt = 0;
     while (Date.now() < deadline) {
       let a: ApprovalRecord | null = null;
       try {
@@ -778,12 +779,14 @@ export class Run {
       if (a && (a.status === 'rejected' || a.status === 'expired')) return end(a.status, a);
       // The channel said it is decided but the approval does not show it yet (read model catching up): ask again soon.
       const left = Math.max(0, deadline - Date.now());
+      const waited = Date.now() - started;
+      const interval = waited < 60_000 ? this.gov.opts.approvalPollMs : Math.max(this.gov.opts.approvalPollMs, 5000);
       if (heard) {
-        await sleep(Math.min(50, left));
+        await sleep(Math.min(Date.now() - heardAt < 5000 ? 50 : interval, left));
         continue;
       }
-      const waited = Date.now() - started;
-      heard = await this.gov.waitApproval(approvalId, Math.min(waited < 60_000 ? this.gov.opts.approvalPollMs : Math.max(this.gov.opts.approvalPollMs, 5000), left));
+      heard = await this.gov.waitApproval(approvalId, Math.min(interval, left));
+      if (heard) heardAt = Date.now();
     }
     return end('timeout');
   }

@@ -109,7 +109,7 @@ export class SnapshotSource {
    * its age then grows.
    */
   setLive(live: boolean): void {
-    if (this.current && (this.live || live) && !this.behind) this.current.loadedAt = Date.now();
+    if (this.current && this.vouched()) this.current.loadedAt = Date.now();
     this.live = live;
   }
 
@@ -124,10 +124,17 @@ export class SnapshotSource {
     if (this.current) this.current = { ...this.current, killSwitches: overlay(this.current.killSwitches, [ks]) };
   }
 
-  /** Age of the snapshot in ms (0 while the live channel vouches for it), or null when none was ever loaded. */
+  /**
+   * Age of the snapshot in ms, or null when none was ever loaded. 0 while the live channel vouches for it: connected,
+   * no refetch running, and the last one worked (a failed refetch after a `policy.changed` leaves it behind).
+   */
   ageMs(now = Date.now()): number | null {
     if (!this.current) return null;
-    return this.live && !this.behind ? 0 : now - this.current.loadedAt;
+    return this.vouched() ? 0 : now - this.current.loadedAt;
+  }
+
+  private vouched(): boolean {
+    return this.live && !this.behind && this.lastError === null;
   }
 
   private async load(): Promise<void> {
