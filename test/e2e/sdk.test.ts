@@ -450,6 +450,54 @@ describeModes('@agp/sdk', (platform, mode) => {
       }
     });
 
+    it('connected, but the refetch a policy.changed asks for fails: the snapshot is not fresh (maxStaleness applies) until a retry works', async () => {
+      const agentId = 'sdk-refetch';
+      let healthy = true;
+      const server: Server = createServer((req, res) => {
+        if (req.url === `/api/v1/agents/${agentId}/governance`) {
+          if (!healthy) {
+            res.statusCode = 503;
+            return res.end('{}');
+          }
+          res.setHeader('content-type', 'application/json');
+          return res.end(JSON.stringify({ agent_id: agentId, policies: [], kill_switches: { organization: { engaged: false, reason: null }, agents: [] } }));
+        }
+        if (req.url === `/api/v1/agents/${agentId}/governance/events`) {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          res.write(`id: 1\nevent: ready\ndata: ${JSON.stringify({ agent_id: agentId, position: '1' })}\n\n`);
+          const change = { policy_id: 'pol-1', version: 2, change: 'updated', fields: ['denied_actions'], agent_ids: [], actor: 'a@example.com', at: new Date().toISOString() };
+          setTimeout(() => {
+            healthy = false;
+            res.write(`id: 2\nevent: policy.changed\ndata: ${JSON.stringify(change)}\n\n`);
+          }, 200);
+          return;
+        }
+        res.statusCode = 404;
+        res.end('{}');
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+      try {
+        const gov = await Governor.connect({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, key: 'agp_x', agentId, maxStaleness: 300, pollIntervalMs: 1000, onReportError: () => undefined });
+        const run = gov.startRun();
+        await eventually(async () => gov.status().channel.state === 'connected' && gov.status().stalenessMs === 0);
+        expect(await run.act('x', {}, () => 1)).toBe(1);
+        await eventually(async () => !healthy);
+        await new Promise((s) => setTimeout(s, 500));
+        expect(gov.status().stalenessMs).toBeGreaterThan(300);
+        const err = await run.act('x', {}, () => 1).catch((e) => e);
+        expect(err).toBeInstanceOf(ActionBlockedError);
+        expect(err.decision.reason).toMatch(/past maxStaleness 300 ms .*503/);
+        expect(gov.status().channel.state).toBe('connected');
+        healthy = true;
+        await eventually(async () => gov.status().stalenessMs === 0);
+        expect(await run.act('x', {}, () => 2)).toBe(2);
+        await gov.close({ timeoutMs: 100 }).catch(() => undefined);
+      } finally {
+        server.closeAllConnections();
+        server.close();
+      }
+    });
+
     it('an answer the SDK does not understand fails closed, naming the server version', async () => {
       const server: Server = createServer((req, res) => {
         res.setHeader('content-type', 'application/json');
