@@ -1,7 +1,8 @@
 /**
  * The agent SDK (`@agp/sdk`, from source: the repository resolves it to packages/sdk/src) against a real embedded platform over HTTP: allow, block (throw and
- * `onBlocked: 'return'`), warn, escalate approved and rejected through the approvals API, a kill switch engaged through
- * the API blocking the next act within about a second (polling), the platform unreachable after a snapshot (acts go on
+ * `onBlocked: 'return'`), warn, escalate approved and rejected through the approvals API (resumed by the push channel
+ * within 300 ms), a kill switch engaged through the API blocking the next act (p99 ≤ 300 ms over 20 trials) and a
+ * policy PATCH applying within 300 ms through the push channel, a garbled push channel (dropped, resumed, polled), the platform unreachable after a snapshot (acts go on
  * under the cached policies; every report arrives afterwards, counted), bad arguments (TypeError naming the field),
  * fail modes without a snapshot, and an answer the SDK does not understand (fails closed naming the server's version).
  * Source: docs/sdk.md.
@@ -63,7 +64,7 @@ async function interventions(agentId: string, n: number) {
   });
 }
 
-describeModes('@agp/sdk', (platform) => {
+describeModes('@agp/sdk', (platform, mode) => {
   beforeAll(() => {
     p = platform();
   });
@@ -161,11 +162,15 @@ describeModes('@agp/sdk', (platform) => {
       const [approval] = await pendingApprovals(agentId);
       expect(approval).toMatchObject({ action_name: 'wire_transfer', original_inputs: { to: 'acme', amount: 950 }, agent_intent: 'pay the supplier', run_id: run.runId });
       expect(ran).toBeNull();
-      const t0 = Date.now();
+      let ranAt = 0;
+      void pending.then(() => (ranAt = performance.now()));
+      const t0 = performance.now();
       const ok = await call(p, 'POST', `/api/v1/approvals/${approval.id}/approve`, { key: p.writeKey, body: { approver_email: 'cfo@example.com' } });
       expect(ok.status, JSON.stringify(ok.body)).toBe(200);
       expect(await pending).toBe('sent');
-      expect(Date.now() - t0).toBeLessThan(2000);
+      // Woken by the push channel's approval.decided (the approval is polled only every second as the fallback).
+      console.log(`[sdk ${mode}] approve -> escalated act resumed: ${(ranAt - t0).toFixed(1)} ms`);
+      expect(ranAt - t0).toBeLessThanOrEqual(300);
       expect(ran).toEqual({ to: 'acme', amount: 950 });
       await gov.close();
     });
@@ -204,23 +209,48 @@ describeModes('@agp/sdk', (platform) => {
       await gov.close();
     });
 
-    it('a kill switch engaged through the API blocks the next act within about a second', async () => {
-      const gov = await connect({ actions: [{ name: 'send_email', parameters: { type: 'object', properties: { to: { type: 'string' } }, required: ['to'] } }] });
+    it('push channel: a kill switch engaged through the API blocks the next act of a connected agent (p99 ≤ 300 ms over 20 trials); a policy PATCH applies within 300 ms', async () => {
+      const gov = await connect({ actions: [{ name: 'send_email', parameters: { type: 'object' } }, { name: 'drop_table', parameters: { type: 'object' } }] });
       await eventually(async () => (await call(p, 'GET', `/api/v1/agents/${gov.agentId}`, { key: p.readKey })).status === 200);
+      await eventually(async () => gov.status().channel.state === 'connected');
       const run = gov.startRun();
-      expect(await run.act('send_email', { to: 'a@example.com' }, () => 1)).toBe(1);
-      const r = await call(p, 'PUT', `/api/v1/kill-switches/agents/${gov.agentId}`, { key: p.writeKey, body: { engaged: true, reason: 'runaway' } });
-      expect(r.status, JSON.stringify(r.body)).toBe(200);
-      const t0 = Date.now();
-      let blocked: any = null;
-      while (!blocked && Date.now() - t0 < 3000) {
-        const res = await run.act('send_email', { to: 'a@example.com' }, () => 1, { onBlocked: 'return' });
-        if (typeof res === 'object') blocked = res;
-        else await new Promise((s) => setTimeout(s, 20));
+      /** ms from just before `write` until an act of `action` is (blocked=true) or is not (false) stopped. */
+      const until = async (write: () => Promise<{ status: number }>, action: string, blocked: boolean) => {
+        const t0 = performance.now();
+        const r = await write();
+        expect(r.status).toBe(200);
+        for (;;) {
+          const res = await run.act(action, {}, () => 1, { onBlocked: 'return' });
+          if ((typeof res === 'object') === blocked) return performance.now() - t0;
+          if (performance.now() - t0 > 5000) throw new Error(`${action} not ${blocked ? 'blocked' : 'allowed'} within 5 s`);
+          await new Promise((s) => setTimeout(s, 2));
+        }
+      };
+      const ks = (engaged: boolean) => () => call(p, 'PUT', `/api/v1/kill-switches/agents/${gov.agentId}`, { key: p.writeKey, body: { engaged, reason: 'runaway' } });
+      const times: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        times.push(await until(ks(true), 'send_email', true));
+        await until(ks(false), 'send_email', false);
+        await new Promise((s) => setTimeout(s, Math.random() * 100));
       }
-      const took = Date.now() - t0;
-      expect(blocked?.decision).toMatchObject({ decision: 'block', rule: 'agent_kill_switch', risk_level: 'critical' });
-      expect(took).toBeLessThan(1500);
+      const blocked = await run.act('send_email', {}, () => 1, { onBlocked: 'return' });
+      expect(blocked).toBe(1);
+      const sorted = [...times].sort((a, b) => a - b);
+      const pct = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
+      console.log(`[sdk ${mode}] kill switch PUT -> next act blocked: p50 ${pct(0.5).toFixed(1)} ms, p99 ${pct(0.99).toFixed(1)} ms over 20 trials`);
+      expect(pct(0.99)).toBeLessThanOrEqual(300);
+      await call(p, 'PUT', `/api/v1/kill-switches/agents/${gov.agentId}`, { key: p.writeKey, body: { engaged: true, reason: 'runaway' } });
+      await eventually(async () => typeof (await run.act('send_email', {}, () => 1, { onBlocked: 'return' })) === 'object');
+      const last = await run.act('send_email', {}, () => 1, { onBlocked: 'return' });
+      expect(last).toMatchObject({ blocked: true, decision: { decision: 'block', rule: 'agent_kill_switch', risk_level: 'critical' } });
+      await ks(false)();
+      // A policy PATCH: the agent's deny list gains an action.
+      const pol = await policy({ agent_ids: [gov.agentId], denied_actions: ['drop_table'] });
+      await eventually(async () => gov.status().policies === 1);
+      const took = await until(() => call(p, 'PATCH', `/api/v1/policies/${pol.id}`, { key: p.writeKey, body: { denied_actions: ['drop_table', 'send_email'] } }), 'send_email', true);
+      console.log(`[sdk ${mode}] policy PATCH -> next act blocked: ${took.toFixed(1)} ms`);
+      expect(took).toBeLessThanOrEqual(300);
+      expect(gov.status().channel).toMatchObject({ state: 'connected', drops: 0 });
       await gov.close();
     });
 
@@ -367,12 +397,112 @@ describeModes('@agp/sdk', (platform) => {
       await expect(closed.close({ timeoutMs: 200 })).rejects.toThrow(/lost/);
     });
 
+    it('a push channel that speaks SSE badly never crashes the agent: each stream is dropped, resumed with Last-Event-ID, and the snapshot is polled', async () => {
+      const agentId = 'sdk-garbled';
+      let engaged = false;
+      const seen = { streams: 0, lastEventIds: [] as Array<string | undefined>, polls: 0, notModified: 0 };
+      const server: Server = createServer((req, res) => {
+        if (req.url === `/api/v1/agents/${agentId}/governance`) {
+          seen.polls++;
+          const body = JSON.stringify({ agent_id: agentId, policies: [], kill_switches: { organization: { engaged, reason: engaged ? 'stop' : null }, agents: [] } });
+          const etag = `"${engaged ? 'on' : 'off'}"`;
+          res.setHeader('etag', etag);
+          if (req.headers['if-none-match'] === etag) {
+            seen.notModified++;
+            res.statusCode = 304;
+            return res.end();
+          }
+          res.setHeader('content-type', 'application/json');
+          return res.end(body);
+        }
+        if (req.url === `/api/v1/agents/${agentId}/governance/events`) {
+          const n = seen.streams++;
+          seen.lastEventIds.push(req.headers['last-event-id'] as string | undefined);
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          // In turn: a data line that is not JSON; a good `ready` then an unknown event; bytes that never end a line.
+          if (n % 3 === 0) return res.end('event: ready\ndata: {not json\n\n');
+          if (n % 3 === 1) return res.end(`id: 7\nevent: ready\ndata: ${JSON.stringify({ agent_id: agentId, position: '7' })}\n\nevent: surprise\ndata: {}\n\n`);
+          return res.end('\u0000\u0001garbage without a newline');
+        }
+        res.statusCode = 404;
+        res.end('{}');
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+      try {
+        const gov = await Governor.connect({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, key: 'agp_x', agentId, pollIntervalMs: 100, onReportError: () => undefined });
+        const run = gov.startRun();
+        await eventually(async () => seen.streams >= 4 && gov.status().channel.state === 'polling');
+        expect(await run.act('x', {}, () => 1)).toBe(1);
+        expect(gov.status()).toMatchObject({ snapshotLoaded: true, failingClosed: false, channel: { state: 'polling' } });
+        expect(gov.status().channel.lastError).toMatch(/not JSON|unknown event|ended/);
+        // The stream that got as far as `ready` (id 7) is resumed from it.
+        expect(seen.lastEventIds.slice(2)).toContain('7');
+        // Polling goes on (a 304 while nothing changed), and applies a kill switch.
+        await eventually(async () => seen.notModified >= 3);
+        engaged = true;
+        await eventually(async () => typeof (await run.act('x', {}, () => 1, { onBlocked: 'return' })) === 'object');
+        expect(await run.act('x', {}, () => 1, { onBlocked: 'return' })).toMatchObject({ blocked: true, decision: { rule: 'organization_kill_switch' } });
+        await gov.close({ timeoutMs: 100 }).catch(() => undefined);
+        expect(gov.status().channel.state).toBe('closed');
+      } finally {
+        server.close();
+        server.closeAllConnections();
+      }
+    });
+
+    it('connected, but the refetch a policy.changed asks for fails: the snapshot is not fresh (maxStaleness applies) until a retry works', async () => {
+      const agentId = 'sdk-refetch';
+      let healthy = true;
+      const server: Server = createServer((req, res) => {
+        if (req.url === `/api/v1/agents/${agentId}/governance`) {
+          if (!healthy) {
+            res.statusCode = 503;
+            return res.end('{}');
+          }
+          res.setHeader('content-type', 'application/json');
+          return res.end(JSON.stringify({ agent_id: agentId, policies: [], kill_switches: { organization: { engaged: false, reason: null }, agents: [] } }));
+        }
+        if (req.url === `/api/v1/agents/${agentId}/governance/events`) {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          res.write(`id: 1\nevent: ready\ndata: ${JSON.stringify({ agent_id: agentId, position: '1' })}\n\n`);
+          const change = { policy_id: 'pol-1', version: 2, change: 'updated', fields: ['denied_actions'], agent_ids: [], actor: 'a@example.com', at: new Date().toISOString() };
+          setTimeout(() => {
+            healthy = false;
+            res.write(`id: 2\nevent: policy.changed\ndata: ${JSON.stringify(change)}\n\n`);
+          }, 200);
+          return;
+        }
+        res.statusCode = 404;
+        res.end('{}');
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+      try {
+        const gov = await Governor.connect({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, key: 'agp_x', agentId, maxStaleness: 300, pollIntervalMs: 1000, onReportError: () => undefined });
+        const run = gov.startRun();
+        await eventually(async () => gov.status().channel.state === 'connected' && gov.status().stalenessMs === 0);
+        expect(await run.act('x', {}, () => 1)).toBe(1);
+        await eventually(async () => !healthy);
+        await new Promise((s) => setTimeout(s, 500));
+        expect(gov.status().stalenessMs).toBeGreaterThan(300);
+        const err = await run.act('x', {}, () => 1).catch((e) => e);
+        expect(err).toBeInstanceOf(ActionBlockedError);
+        expect(err.decision.reason).toMatch(/past maxStaleness 300 ms .*503/);
+        expect(gov.status().channel.state).toBe('connected');
+        healthy = true;
+        await eventually(async () => gov.status().stalenessMs === 0);
+        expect(await run.act('x', {}, () => 2)).toBe(2);
+        await gov.close({ timeoutMs: 100 }).catch(() => undefined);
+      } finally {
+        server.closeAllConnections();
+        server.close();
+      }
+    });
+
     it('an answer the SDK does not understand fails closed, naming the server version', async () => {
       const server: Server = createServer((req, res) => {
         res.setHeader('content-type', 'application/json');
         if (req.url?.startsWith('/api/v1/openapi.json')) return res.end(JSON.stringify({ info: { version: '9.9.9' } }));
-        if (req.url?.startsWith('/api/v1/policies')) return res.end(JSON.stringify({ items: 'not a page' }));
-        if (req.url?.startsWith('/api/v1/kill-switches')) return res.end(JSON.stringify({ organization: { scope: 'organization', agent_id: null, engaged: false, reason: null, changed_at: null, changed_by: null, version: 1 }, agents: [] }));
+        if (req.url === '/api/v1/agents/sdk-odd/governance') return res.end(JSON.stringify({ agent_id: 'sdk-odd', policies: 'not a list', kill_switches: { organization: { engaged: false, reason: null }, agents: [] } }));
         res.statusCode = 404;
         res.end('{}');
       });

@@ -2,7 +2,7 @@
  * `Governor` and `Run`: the platform's policies, kill switches and approvals enforced where the agent acts.
  *
  * `Governor.connect` loads the agent's governance snapshot (policies and kill switches, see ./snapshot.ts), keeps it
- * fresh by polling, and opens the report spool (./spool.ts) whose reports the reporter (./reporter.ts) delivers.
+ * live through the push channel (one Server-Sent Events stream, see ./channel.ts; polling while it is down), and opens the report spool (./spool.ts) whose reports the reporter (./reporter.ts) delivers.
  * `run.act(name, args, fn, options)` checks the arguments against the registered action's JSON Schema, decides locally
  * with the same `decide()` the platform's decision API runs (no network on the way), then executes, stops, waits for a
  * human, runs with downgraded arguments or replays a cached result, and reports what happened.
@@ -16,8 +16,9 @@ import { decide, type DecisionContext, type PolicyAction, type RecentCall } from
 import { ActionBlockedError, ApprovalRejectedError, type ApprovalEnd, type BlockedResult, type GovernanceDecision } from './errors.js';
 import { argumentsHash } from './hash.js';
 import { Reporter } from './reporter.js';
-import type { ReporterStats } from './status.js';
+import type { ChannelState, ReporterStats } from './status.js';
 import { ActionSchemas, type ActionDefinition } from './schema.js';
+import { GovernanceChannel, type ApprovalDecided } from './channel.js';
 import { SnapshotSource } from './snapshot.js';
 import { FileSpool, MemorySpool, type SpoolEvent } from './spool.js';
 
@@ -62,14 +63,19 @@ export interface GovernorOptions {
   approvalTimeoutMs?: number;
   /** Scores for the moderation guardrail. */
   moderation?: ModerationProvider;
-  /** How often the snapshot is refreshed. @default 1000 */
+  /** How often the snapshot is polled while the push channel is down (an unchanged snapshot costs a 304). @default 1000 */
   pollIntervalMs?: number;
   /** How long a report may wait before it is sent (reports are batched). @default 100 */
   flushIntervalMs?: number;
   /** How often the spool is fsynced when written. @default 100 */
   fsyncIntervalMs?: number;
-  /** How often a waiting escalation asks for its approval. @default 100 */
+  /**
+   * How often a waiting escalation asks for its approval: the fallback, since the push channel's `approval.decided`
+   * wakes it at once (after the first minute it asks at most every 5 s). @default 1000
+   */
   approvalPollMs?: number;
+  /** A connected push channel that sends nothing (not even its 15 s heartbeat) for this long is reconnected. @default 45000 */
+  channelLivenessMs?: number;
   /** Called when reports cannot be delivered for good or are not accepted. @default console.warn */
   onReportError?: (message: string) => void;
   /** fetch implementation. @default globalThis.fetch */
@@ -109,6 +115,12 @@ export interface GovernorStatus {
   failMode: 'closed' | 'open';
   /** Why the last refresh failed, null when it worked. */
   lastError: string | null;
+  /**
+   * The push channel: `connected` (changes are pushed; the snapshot counts as fresh), `reconnecting` (it dropped;
+   * the snapshot is polled meanwhile), `polling` (three connections in a row failed: polled, reconnect retried up to
+   * every 30 s), `connecting` (before the first), `closed`; why it last failed; streams opened and dropped.
+   */
+  channel: { state: ChannelState; lastError: string | null; connects: number; drops: number };
   /** Applicable enabled policies in the snapshot. */
   policies: number;
   /** Reporting counters. */
@@ -145,6 +157,7 @@ interface CachedResult {
 export class Governor {
   /** @internal */ readonly reporter: Reporter;
   /** @internal */ readonly snapshot: SnapshotSource;
+  /** @internal */ readonly channel: GovernanceChannel;
   /** @internal */ readonly client: AgpClient;
   /** @internal */ readonly schemas: ActionSchemas;
   /** @internal */ readonly sessions = new Map<string, number>();
@@ -163,12 +176,24 @@ export class Governor {
     const spool = opts.spoolDir ? new FileSpool(opts.spoolDir, maxBytes) : new MemorySpool(maxBytes);
     this.onError = opts.onReportError ?? ((m: string) => console.warn(`[@agp/sdk] ${m}`));
     this.reporter = new Reporter(this.client, spool, { flushIntervalMs: opts.flushIntervalMs ?? 100, fsyncIntervalMs: opts.fsyncIntervalMs ?? 100, onError: this.onError });
-    this.snapshot = new SnapshotSource(this.client, opts.url.replace(/\/+$/, ''), opts.key, opts.agentId, SDK_VERSION);
+    const base = opts.url.replace(/\/+$/, '');
+    const fetchFn = opts.fetch ?? ((input: Parameters<typeof fetch>[0], init?: RequestInit) => globalThis.fetch(input, init));
+    this.snapshot = new SnapshotSource(fetchFn, base, opts.key, opts.agentId, SDK_VERSION);
+    this.channel = new GovernanceChannel(this.snapshot, {
+      fetch: fetchFn,
+      base,
+      key: opts.key,
+      agentId: opts.agentId,
+      pollIntervalMs: opts.pollIntervalMs ?? 1000,
+      livenessMs: opts.channelLivenessMs ?? 45_000,
+      onApproval: (a) => this.approvalDecided(a),
+    });
   }
 
   /**
    * Connect an agent: open the spool (re-sending what an earlier process left unacknowledged), register the agent when
-   * `actions` are given, load the policy snapshot, and start refreshing it every `pollIntervalMs`.
+   * `actions` are given, load the governance snapshot, and open the push channel (polling every `pollIntervalMs`
+   * until it is live and whenever it is down).
    * An unreachable platform does not fail `connect`: `act` then follows `failMode` until a snapshot loads.
    * @throws TypeError for a bad option or action definition (naming it).
    * @throws Error when the key is refused (401/403), or another live process holds `spoolDir`.
@@ -180,13 +205,13 @@ export class Governor {
     if (options.agentId.length > 256) throw new TypeError('Governor.connect: agentId must be at most 256 characters');
     if (options.failMode !== undefined && options.failMode !== 'closed' && options.failMode !== 'open') throw new TypeError(`Governor.connect: failMode must be 'closed' or 'open', got ${JSON.stringify(options.failMode)}`);
     if (options.onBlocked !== undefined && options.onBlocked !== 'throw' && options.onBlocked !== 'return') throw new TypeError(`Governor.connect: onBlocked must be 'throw' or 'return', got ${JSON.stringify(options.onBlocked)}`);
-    for (const k of ['maxStaleness', 'approvalTimeoutMs', 'pollIntervalMs', 'maxSpoolBytes', 'flushIntervalMs', 'fsyncIntervalMs', 'approvalPollMs'] as const) {
+    for (const k of ['maxStaleness', 'approvalTimeoutMs', 'pollIntervalMs', 'maxSpoolBytes', 'flushIntervalMs', 'fsyncIntervalMs', 'approvalPollMs', 'channelLivenessMs'] as const) {
       const v = options[k];
       if (v !== undefined && (typeof v !== 'number' || Number.isNaN(v) || v < 0)) throw new TypeError(`Governor.connect: ${k} must be a number ≥ 0 (ms${k === 'maxSpoolBytes' ? ', bytes' : ''}), got ${JSON.stringify(v)}`);
     }
     const schemas = new ActionSchemas(options.actions ?? []);
     const gov = new Governor(
-      { failMode: 'closed', maxStaleness: Infinity, onBlocked: 'throw', approvalTimeoutMs: 600_000, approvalPollMs: 100, ...options },
+      { failMode: 'closed', maxStaleness: Infinity, onBlocked: 'throw', approvalTimeoutMs: 600_000, approvalPollMs: 1000, ...options },
       schemas,
     );
     if (options.actions) {
@@ -199,7 +224,7 @@ export class Governor {
       await gov.shutdown();
       throw new Error(`Governor.connect: the platform refused the key (${gov.snapshot.lastError})`);
     }
-    gov.snapshot.start(options.pollIntervalMs ?? 1000);
+    gov.channel.start();
     return gov;
   }
 
@@ -245,6 +270,7 @@ export class Governor {
       failingClosed: this.gateReason() !== null,
       failMode: this.opts.failMode,
       lastError: this.snapshot.lastError,
+      channel: { state: this.channel.state, lastError: this.channel.lastError, ...this.channel.counts },
       policies: this.snapshot.current?.policies.length ?? 0,
       reports: this.reporter.stats(),
       spool: { durable: spool.durable, dir: this.opts.spoolDir ?? null, pendingBytes: spool.pendingBytes(), full: spool.full() },
@@ -260,7 +286,7 @@ export class Governor {
    */
   async close(options: { timeoutMs?: number } = {}): Promise<{ delivered: number; pending: number }> {
     if (this.closed) return { delivered: this.reporter.stats().delivered, pending: this.reporter.stats().pending };
-    this.snapshot.stop();
+    this.channel.stop();
     const pending = await this.reporter.drain(options.timeoutMs ?? 30_000);
     await this.shutdown();
     const delivered = this.reporter.stats().delivered;
@@ -273,9 +299,41 @@ export class Governor {
 
   private async shutdown(): Promise<void> {
     this.closed = true;
-    this.snapshot.stop();
+    this.channel.stop();
+    for (const wake of this.approvalWaiters.values()) wake();
+    this.approvalWaiters.clear();
     this.reporter.stop();
     this.reporter.spool.close();
+  }
+
+  /** @internal Escalations waiting for their approval, by approval id: wakes the wait. */
+  private readonly approvalWaiters = new Map<string, () => void>();
+  /** @internal Approval decisions heard on the channel (the last 1000), so one heard before its wait began counts. */
+  private readonly decided = new Map<string, ApprovalDecided>();
+
+  /** An `approval.decided` event: remember it and wake its escalation. */
+  private approvalDecided(a: ApprovalDecided): void {
+    this.decided.set(a.approval_id, a);
+    if (this.decided.size > 1000) this.decided.delete(this.decided.keys().next().value as string);
+    this.approvalWaiters.get(a.approval_id)?.();
+  }
+
+  /**
+   * @internal Wait up to `ms` for approval `id` to be decided: resolves with the decision heard on the push channel,
+   * or null when the time passed (the caller then reads the approval: the fallback).
+   */
+  waitApproval(id: string, ms: number): Promise<ApprovalDecided | null> {
+    const known = this.decided.get(id);
+    if (known) return Promise.resolve(known);
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(t);
+        this.approvalWaiters.delete(id);
+        resolve(this.decided.get(id) ?? null);
+      };
+      const t = setTimeout(done, ms);
+      this.approvalWaiters.set(id, done);
+    });
   }
 
   /** @internal Spool one report and send it in the background. */
@@ -701,6 +759,8 @@ export class Run {
     };
     if (approvalId === null) return end('timeout');
     const started = Date.now();
+    let heard: ApprovalDecided | null = null;
+    let heardAt = 0;
     while (Date.now() < deadline) {
       let a: ApprovalRecord | null = null;
       try {
@@ -711,13 +771,22 @@ export class Run {
       }
       if (a && a.status === 'approved') {
         if (!a.original_inputs || argumentsHash(a.original_inputs) !== hash) return end('mismatch', a);
-        await Promise.race([this.gov.snapshot.refresh(), sleep(2000)]);
+        // The push channel keeps the snapshot current while it is live; else refresh it (a 304 when unchanged).
+        if (this.gov.snapshot.ageMs() !== 0) await Promise.race([this.gov.snapshot.refresh(), sleep(2000)]);
         const again = this.gov.decideFor(this, c.name, c.inputs, c.estimated, c.options, c.hash);
         return this.dispatch(c, again, true);
       }
       if (a && (a.status === 'rejected' || a.status === 'expired')) return end(a.status, a);
+      // The channel said it is decided but the approval does not show it yet (read model catching up): ask again soon.
+      const left = Math.max(0, deadline - Date.now());
       const waited = Date.now() - started;
-      await sleep(Math.min(waited < 60_000 ? this.gov.opts.approvalPollMs : 1000, Math.max(0, deadline - Date.now())));
+      const interval = waited < 60_000 ? this.gov.opts.approvalPollMs : Math.max(this.gov.opts.approvalPollMs, 5000);
+      if (heard) {
+        await sleep(Math.min(Date.now() - heardAt < 5000 ? 50 : interval, left));
+        continue;
+      }
+      heard = await this.gov.waitApproval(approvalId, Math.min(interval, left));
+      if (heard) heardAt = Date.now();
     }
     return end('timeout');
   }

@@ -14,4 +14,4 @@ export { Governor, Run, SDK_VERSION, type ActContext, type ActOptions, type Gove
 export { ActionBlockedError, ApprovalRejectedError, type ApprovalEnd, type BlockedResult, type GovernanceDecision, type RiskLevel } from './errors.js';
 export { argumentsHash } from './hash.js';
 export type { ActionDefinition } from './schema.js';
-export type { ReporterStats } from './status.js';
+export type { ChannelState, ReporterStats } from './status.js';

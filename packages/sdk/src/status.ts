@@ -13,3 +13,14 @@ export interface ReporterStats {
   /** Why the last attempt to send failed, null after a success. */
   last_error: string | null;
 }
+
+/**
+ * The channel's state, as `gov.status().channel` reports it:
+ * - `connecting`: the first connection is being opened;
+ * - `connected`: the stream is live; the snapshot is pushed, not polled;
+ * - `reconnecting`: the stream dropped; it reconnects with back-off while the snapshot is polled;
+ * - `polling`: three connections in a row failed before `ready` (or the platform has no push channel): the snapshot
+ *   is polled, and a connection is still retried with back-off (up to every 30 s);
+ * - `closed`: `close()` was called.
+ */
+export type ChannelState = 'connecting' | 'connected' | 'reconnecting' | 'polling' | 'closed';
