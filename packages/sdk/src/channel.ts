@@ -145,8 +145,7 @@ export class GovernanceChannel {
         this.snapshot.applyKillSwitch(parse(GovernanceKillSwitchChangedSchema));
         break;
       case 'policy.changed':
-        parse(GovernancePolicyChangedSchema);
-        void this.snapshot.refresh();
+        void this.applyPolicyChange(parse(GovernancePolicyChangedSchema));
         break;
       case 'approval.decided':
         this.opts.onApproval(parse(GovernanceApprovalDecidedSchema));
@@ -155,6 +154,32 @@ export class GovernanceChannel {
         throw new StreamGarbage(`the push channel sent an unknown event ${JSON.stringify(e.event.slice(0, 64))}`);
     }
     if (e.id !== null) this.lastEventId = e.id;
+  }
+
+  /**
+   * Refetch the snapshot after a `policy.changed` event. The event comes from the event log, the snapshot from the
+   * policies read model, which may not have applied the change yet (distributed mode): while a policy that should now
+   * apply to the agent (not disabled, in scope) is missing or older than the event's version, the refetch is repeated
+   * (50 ms doubling, for at most 5 s; each is an If-None-Match request, a 304 when nothing changed). Any other change
+   * gets one more refetch 250 ms later for the same reason.
+   */
+  private async applyPolicyChange(e: { policy_id: string; version: number; change: string; agent_ids: string[] }): Promise<void> {
+    const shouldApply = e.change !== 'disabled' && (e.agent_ids.length === 0 || e.agent_ids.includes(this.opts.agentId));
+    const reflected = () => {
+      // The snapshot holds the platform's policy records, which carry their version (the engine's type does not name it).
+      const p = this.snapshot.current?.policies.find((x) => x.id === e.policy_id) as { version?: unknown } | undefined;
+      return p !== undefined && (typeof p.version !== 'number' || p.version >= e.version);
+    };
+    await this.snapshot.refresh();
+    if (!shouldApply) {
+      await new Promise((r) => setTimeout(r, 250));
+      if (this.state !== 'closed') await this.snapshot.refresh();
+      return;
+    }
+    for (let wait = 50, spent = 0; !reflected() && spent < 5000 && this.state !== 'closed'; spent += wait, wait = Math.min(wait * 2, 1000)) {
+      await new Promise((r) => setTimeout(r, wait));
+      await this.snapshot.refresh();
+    }
   }
 
   /** The stream dropped or could not open: poll, and reconnect after a jittered back-off. */
