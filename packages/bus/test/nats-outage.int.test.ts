@@ -5,9 +5,7 @@
  * connections report themselves unhealthy (readiness).
  */
 import 'reflect-metadata';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestMicroservice } from '@nestjs/common';
@@ -15,9 +13,9 @@ import { NestFactory } from '@nestjs/core';
 import { readinessOf, ServiceUnavailableError, startOpsServer, toProblem } from '@agp/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../../test/support/distributed.js';
+import { missingNatsServer, OwnNats } from './own-nats.js';
 import { callRpc, PrefixedNatsClient, PrefixedNatsServer, serveRpc, type NatsLogger, type WireHandlers } from '../src/index.js';
 
-const NATS_BIN = '/usr/sbin/nats-server';
 const OUTAGE_MS = 25_000;
 
 /** Keeps every log line, so the test can count the transitions logged. */
@@ -30,29 +28,6 @@ class Lines implements NatsLogger {
   count(part: string): number {
     return this.lines.filter((l) => l.msg?.includes(part)).length;
   }
-}
-
-/** Start nats-server on `port` and wait until it accepts connections. */
-async function startNats(port: number, dir: string): Promise<ChildProcess> {
-  const child = spawn(NATS_BIN, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir], { stdio: 'ignore' });
-  const until = Date.now() + 10_000;
-  for (;;) {
-    const up = await new Promise<boolean>((resolve) => {
-      const s = createServer();
-      s.once('error', () => resolve(true));
-      s.listen(port, '127.0.0.1', () => s.close(() => resolve(false)));
-    });
-    if (up) return child;
-    if (Date.now() > until) throw new Error(`nats-server did not start on ${port}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function stopNats(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGKILL');
-  await exited;
 }
 
 const ctx = { organization_id: 'acme', scope: 'read' as const, key_id: 'key-1', correlation_id: 'corr-1' };
@@ -68,7 +43,7 @@ const handlers: WireHandlers<'stats'> = {
 };
 const ask = (id: string) => callRpc<{ id: string }>(client, 'stats.agent', { ctx, body: { path: { agent_id: id } } }, 2_000);
 
-let nats: ChildProcess | undefined;
+let nats: OwnNats | undefined;
 let server: PrefixedNatsServer;
 let client: PrefixedNatsClient;
 let app: INestMicroservice | undefined;
@@ -83,11 +58,14 @@ let port = 0;
 const logs = new Lines();
 const closed: string[] = [];
 
-describe.skipIf(!existsSync(NATS_BIN))('request/reply across a NATS outage longer than 20 s', () => {
+if (missingNatsServer) console.warn(missingNatsServer);
+
+describe.skipIf(missingNatsServer !== '')('request/reply across a NATS outage longer than 20 s', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'agp-nats-outage-'));
     port = await freePort();
-    nats = await startNats(port, dir);
+    nats = new OwnNats(port, dir);
+    await nats.start();
     const servers = `nats://127.0.0.1:${port}`;
     server = new PrefixedNatsServer({ servers, prefix: 'outage', queue: 'stats', logger: logs, onClosed: () => closed.push('server') });
     app = await NestFactory.createMicroservice(serveRpc('stats', handlers, { error: () => {} }), { strategy: server, logger: false });
@@ -102,7 +80,7 @@ describe.skipIf(!existsSync(NATS_BIN))('request/reply across a NATS outage longe
     await client?.close();
     await app?.close();
     await ops?.close();
-    if (nats) await stopNats(nats);
+    await nats?.stop('SIGKILL');
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -111,7 +89,7 @@ describe.skipIf(!existsSync(NATS_BIN))('request/reply across a NATS outage longe
     expect(() => server.health.check()).not.toThrow();
     expect((await readyz()).status).toBe(200);
 
-    await stopNats(nats!);
+    await nats!.stop('SIGKILL');
     const down = Date.now();
     // Seen as down at once (the socket closed); requests fail fast as 503, not 500.
     await expect.poll(() => client.health.state, { timeout: 5_000 }).toBe('disconnected');
@@ -127,7 +105,7 @@ describe.skipIf(!existsSync(NATS_BIN))('request/reply across a NATS outage longe
     await new Promise((r) => setTimeout(r, OUTAGE_MS - (Date.now() - down)));
     // Another request half-way through the outage: still a 503.
     expect(toProblem(await ask('still down').catch((e: unknown) => e)).status).toBe(503);
-    nats = await startNats(port, dir);
+    await nats!.start();
     const back = Date.now();
     let answer: { id: string } | undefined;
     while (!answer && Date.now() - back < 15_000) {

@@ -4,7 +4,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { sleep } from './ingest-log-contract.js';
@@ -15,17 +14,8 @@ export const NATS_BIN = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
 /** Why the own-server tests skip ('' when the binary is there); printed once by the caller. */
 export const missingNatsServer = existsSync(NATS_BIN) ? '' : `[agp tests] own nats-server tests skipped: no nats-server binary at ${NATS_BIN} (set NATS_SERVER_BIN)`;
 
-/** A free TCP port on 127.0.0.1. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
+/** A free TCP port on 127.0.0.1 (re-exported for the tests that start their own server). */
+export { freePort } from '../../../test/support/distributed.js';
 
 /** A nats-server with JetStream on `port`, storing under `dir`. */
 export class OwnNats {
