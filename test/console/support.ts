@@ -76,7 +76,8 @@ export interface DescribeConsoleOptions {
   boot?: BootOptions | (() => BootOptions | Promise<BootOptions>);
 }
 
-const DEFAULT_SIMULATION = ['--agents', '4', '--rate', '2000', '--duration', '0.5', '--batch-size', '250', '--quiet'];
+// A fixed seed: the pages' tests count what the simulation made (e.g. more than three pending approvals), so the data must be the same every run.
+const DEFAULT_SIMULATION = ['--agents', '4', '--rate', '2000', '--duration', '0.5', '--batch-size', '250', '--seed', '20261125', '--quiet'];
 
 /**
  * A describe block for console browser tests: builds the console (skipped when unchanged), boots the embedded
