@@ -75,6 +75,13 @@ export interface GovernorOptions {
   channelLivenessMs?: number;
   /** Called when reports cannot be delivered for good or are not accepted. @default console.warn */
   onReportError?: (message: string) => void;
+  /**
+   * Called once for each decision `act` acts on, before it acts (synchronously; keep it cheap): the action, its run and
+   * the decision (allow included). An escalated call is reported twice when a human approves it: `escalate`, then the
+   * decision taken again after the approval (`approved: true`). For logs, metrics or traces of the agent's own; an
+   * exception it throws is passed to `onReportError` and ignored.
+   */
+  onDecision?: (event: DecisionEvent) => void;
   /** fetch implementation. @default globalThis.fetch */
   fetch?: typeof fetch;
 }
@@ -99,6 +106,17 @@ export interface ActContext {
   sessionId: string | null;
   /** Report the action's actual cost in USD (e.g. what the provider billed); recorded as `actual_cost_usd`. */
   reportCost(usd: number): void;
+}
+
+/** What {@link GovernorOptions.onDecision} gets for each decision. */
+export interface DecisionEvent {
+  /** The action's name. */
+  action_name: string;
+  run_id: string;
+  /** The decision (`decision`, `intervention_type`, `outcome`, `policy_id`, `reason`, …; `modified_inputs` for a downgrade). */
+  decision: GovernanceDecision;
+  /** True for the decision taken again after a human approved the escalated call. */
+  approved: boolean;
 }
 
 /** What {@link Governor.status} reports. */
@@ -331,6 +349,15 @@ export class Governor {
       const t = setTimeout(done, ms);
       this.approvalWaiters.set(id, done);
     });
+  }
+
+  /** @internal Pass a decision to `onDecision`; what it throws goes to `onReportError`. */
+  notifyDecision(event: DecisionEvent): void {
+    try {
+      this.opts.onDecision?.(event);
+    } catch (err) {
+      this.onError(`onDecision threw: ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
 
   /** @internal Spool one report and send it in the background. */
@@ -669,6 +696,7 @@ export class Run {
 
   /** Act on a decision. `approved`: a human approved this call (an escalate then runs). */
   private async dispatch(c: Call, d: GovernanceDecision, approved: boolean): Promise<unknown> {
+    if (this.gov.opts.onDecision) this.gov.notifyDecision({ action_name: c.name, run_id: this.runId, decision: d, approved });
     switch (d.decision) {
       case 'allow':
         return this.execute(c, c.inputs);
