@@ -5,7 +5,8 @@
  * - a LangChain v1 `createAgent` loop driven by LangChain's own scripted test model (`fakeModel`), with
  *   `governanceMiddleware(run)`: allowed tools run and their ledger entries are stored, a denied tool never runs and the
  *   model receives the refusal `ToolMessage`, a downgraded call runs with the capped argument, escalated calls wait
- *   for the approvals API (one approved and run, one rejected and refused);
+ *   for the approvals API (one approved and run, one rejected and refused), arguments the registered schema rejects
+ *   reach the model as LangChain's tool-input error, and an idempotent repeat gets the first result without running;
  * - an MCP `Client` connected to an `McpServer` over the SDK's in-memory transport, governed with
  *   `governMcpClient(run, client)` and driven by a scripted loop: the same three decisions, a raw `tools/call` request,
  *   a server-side tool error recorded with status `error`, and arguments the registered schema rejects.
@@ -154,6 +155,35 @@ describe('@agp/sdk/langchain: governanceMiddleware in a createAgent loop', () =>
       ['acme', 'success'],
       ['mallory', 'blocked'],
     ]);
+  });
+  it('arguments the registered schema rejects reach the model as LangChain\'s tool-input error; an idempotent repeat gets the first result without running', async () => {
+    const { agentId, gov } = await governedAgent(
+      { guardrails: { idempotency: { actions: ['charge'], ttl_seconds: 600 } } },
+      { actions: [{ name: 'charge', parameters: { type: 'object', properties: { card: { type: 'string' }, amount: { type: 'number' } }, required: ['card', 'amount'] } }] },
+    );
+    const run = gov.startRun();
+    let charges = 0;
+    const charge = tool(async (a: { card: string; amount: number }) => `charged ${a.amount} USD to ${a.card} (#${++charges})`, {
+      name: 'charge',
+      description: 'Charge a card',
+      schema: z.object({ card: z.string(), amount: z.any() }),
+    });
+    const model = fakeModel()
+      .respondWithTools([{ name: 'charge', args: { card: 'c-1', amount: 'lots' }, id: 'call-bad' }])
+      .respondWithTools([{ name: 'charge', args: { card: 'c-1', amount: 5 }, id: 'call-first' }])
+      .respondWithTools([{ name: 'charge', args: { card: 'c-1', amount: 5 }, id: 'call-again' }])
+      .respond(new AIMessage('charged once'));
+    await createAgent({ model, tools: [charge], middleware: [governanceMiddleware(run)] }).invoke({ messages: [new HumanMessage('Charge c-1 5 USD')] });
+    const toolMessage = (turn: number) => model.calls[turn].messages.filter((m) => ToolMessage.isInstance(m)).at(-1) as ToolMessage;
+    expect(toolMessage(1)).toMatchObject({ tool_call_id: 'call-bad', status: 'error' });
+    expect(toolMessage(1).content).toContain('invalid arguments for charge: amount: must be number');
+    expect(toolMessage(2)).toMatchObject({ tool_call_id: 'call-first', content: 'charged 5 USD to c-1 (#1)' });
+    expect(toolMessage(3)).toMatchObject({ tool_call_id: 'call-again', content: 'charged 5 USD to c-1 (#1)' });
+    expect(charges).toBe(1);
+    await gov.close();
+    const recs = await interventions(agentId, 1);
+    expect(recs).toMatchObject([{ type: expect.any(String), action_name: 'charge', run_id: run.runId, context: { guardrail: 'idempotency' } }]);
+    expect((await ledger(run.runId, 1)).map((e) => [e.status, e.inputs])).toEqual([['success', { card: 'c-1', amount: 5 }]]);
   });
 });
 

@@ -18,7 +18,7 @@
 import { createMiddleware, ToolInvocationError, ToolMessage, type AgentMiddleware, type ToolCallRequest } from 'langchain';
 import type { ActOptions } from '../governor.js';
 import type { GovernanceDecision } from '../errors.js';
-import { isArgumentsRejected, isBlockedResult, refusalText, type GovernedRun } from './common.js';
+import { governedToolCall, refusalText, type GovernedRun } from './common.js';
 
 export type { GovernedRun } from './common.js';
 
@@ -44,13 +44,6 @@ export interface GovernanceMiddlewareOptions {
   refusal?: (decision: GovernanceDecision, toolCall: LangChainToolCall) => string;
 }
 
-/** Carries a tool's own error `ToolMessage` out of `run.act`, so the ledger entry is recorded with status `error`. */
-class ToolReturnedError extends Error {
-  constructor(readonly result: ToolMessage) {
-    super(typeof result.content === 'string' ? result.content : JSON.stringify(result.content));
-  }
-}
-
 /**
  * A LangChain v1 agent middleware that governs every tool call with `run.act`. Pass it to
  * `createAgent({ model, tools, middleware: [governanceMiddleware(run)] })`.
@@ -71,42 +64,36 @@ export function governanceMiddleware(run: GovernedRun | ((request: ToolCallReque
       const actionName = options.actionName ? options.actionName(call) : call.name;
       const perCall = typeof options.actOptions === 'function' ? options.actOptions(call) : options.actOptions;
       const target = typeof run === 'function' ? run(request as ToolCallRequest) : run;
-      let ran = false;
-      let produced: Awaited<ReturnType<typeof handler>> | undefined;
-      let out: unknown;
-      try {
-        out = await target.act(
-          actionName,
-          args,
-          async (effective) => {
-            ran = true;
-            const result = await handler({ ...request, toolCall: { ...request.toolCall, args: effective } });
-            produced = result;
-            if (!ToolMessage.isInstance(result)) return result;
-            if (result.status === 'error') throw new ToolReturnedError(result);
-            return result.content;
-          },
-          { ...perCall, onBlocked: 'return' },
-        );
-      } catch (err) {
-        if (err instanceof ToolReturnedError && ran) return err.result;
-        if (!ran && isArgumentsRejected(err)) throw new ToolInvocationError(err, request.toolCall);
-        throw err;
+      const outcome = await governedToolCall(target, actionName, args, async (effective) => handler({ ...request, toolCall: { ...request.toolCall, args: effective } }), {
+        actOptions: perCall,
+        failure: (m) => (ToolMessage.isInstance(m) && m.status === 'error' ? contentText(m.content) : null),
+        recorded: (m) => (ToolMessage.isInstance(m) ? m.content : m),
+      });
+      switch (outcome.kind) {
+        case 'ran':
+          return outcome.value;
+        case 'invalid':
+          throw new ToolInvocationError(outcome.error, request.toolCall);
+        case 'blocked':
+          return new ToolMessage({
+            content: options.refusal ? options.refusal(outcome.decision, call) : refusalText(outcome.decision, call.name),
+            name: call.name,
+            tool_call_id: call.id ?? '',
+            status: 'error',
+            artifact: { governance: outcome.decision },
+          });
+        case 'replayed': {
+          // The first call's recorded result: its content, or the Command it returned.
+          const v = outcome.value;
+          if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v as Awaited<ReturnType<typeof handler>>;
+          return new ToolMessage({ content: v as ToolMessage['content'], name: call.name, tool_call_id: call.id ?? '' });
+        }
       }
-      if (ran) return produced!;
-      if (isBlockedResult(out)) {
-        const decision = out.decision;
-        return new ToolMessage({
-          content: options.refusal ? options.refusal(decision, call) : refusalText(decision, call.name),
-          name: call.name,
-          tool_call_id: call.id ?? '',
-          status: 'error',
-          artifact: { governance: decision },
-        });
-      }
-      // idempotent_replay: the first call's result (its content, or the Command it returned).
-      if (typeof out === 'object' && out !== null && !Array.isArray(out)) return out as Awaited<ReturnType<typeof handler>>;
-      return new ToolMessage({ content: out as ToolMessage['content'], name: call.name, tool_call_id: call.id ?? '' });
     },
   }) as unknown as AgentMiddleware;
+}
+
+/** A message content (text or content blocks) as text. */
+function contentText(content: ToolMessage['content']): string {
+  return typeof content === 'string' ? content : JSON.stringify(content);
 }

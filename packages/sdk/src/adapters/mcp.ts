@@ -24,7 +24,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError, type CallToolRequest, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ActOptions } from '../governor.js';
 import type { GovernanceDecision } from '../errors.js';
-import { isArgumentsRejected, isBlockedResult, refusalText, type GovernedRun } from './common.js';
+import { governedToolCall, refusalText, type GovernedRun } from './common.js';
 
 export type { GovernedRun } from './common.js';
 
@@ -52,13 +52,6 @@ interface Governed {
 }
 
 const GOVERNED = Symbol.for('@agp/sdk/mcp.governed');
-
-/** Carries a server's `isError` result out of `run.act`, so the ledger entry is recorded with status `error`. */
-class ToolReturnedError extends Error {
-  constructor(readonly result: CallToolResult) {
-    super(result.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n') || 'the tool returned isError');
-  }
-}
 
 /**
  * Govern every `tools/call` the MCP `client` sends with `run.act` (see the module's description). The client is
@@ -99,30 +92,22 @@ async function governedCall(
   const name = actionName ? actionName(tool, args) : tool;
   const perCall = typeof actOptions === 'function' ? actOptions(tool, args) : actOptions;
   const target = typeof state.run === 'function' ? state.run() : state.run;
-  let ran = false;
-  let out: unknown;
-  try {
-    out = await target.act(
-      name,
-      args,
-      async (effective) => {
-        ran = true;
-        const result = (await state.send({ ...request, params: { ...params, arguments: effective } }, resultSchema, reqOptions)) as unknown;
-        if (isToolError(result)) throw new ToolReturnedError(result);
-        return result;
-      },
-      { ...perCall, onBlocked: 'return' },
-    );
-  } catch (err) {
-    if (ran && err instanceof ToolReturnedError) return err.result;
-    if (!ran && isArgumentsRejected(err)) return toolError((err as Error).message);
-    throw err;
+  const outcome = await governedToolCall(target, name, args, async (effective) => (await state.send({ ...request, params: { ...params, arguments: effective } }, resultSchema, reqOptions)) as unknown, {
+    actOptions: perCall,
+    failure: (r) => (isToolError(r) ? r.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n') || 'the tool returned isError' : null),
+  });
+  switch (outcome.kind) {
+    case 'ran':
+    case 'replayed':
+      return outcome.value;
+    case 'invalid':
+      return toolError(outcome.error.message);
+    case 'blocked': {
+      const text = refusal ? refusal(outcome.decision, tool) : refusalText(outcome.decision, tool);
+      if (reqOptions?.task) throw new McpError(ErrorCode.InvalidRequest, text, { governance: outcome.decision });
+      return { ...toolError(text), _meta: { [GOVERNANCE_META_KEY]: outcome.decision } };
+    }
   }
-  if (ran || !isBlockedResult(out)) return out;
-  const decision = out.decision;
-  const text = refusal ? refusal(decision, tool) : refusalText(decision, tool);
-  if (reqOptions?.task) throw new McpError(ErrorCode.InvalidRequest, text, { governance: decision });
-  return { ...toolError(text), _meta: { [GOVERNANCE_META_KEY]: decision } };
 }
 
 /** A `CallToolResult` with `isError: true` and `text` as its content. */
@@ -130,6 +115,7 @@ function toolError(text: string): CallToolResult {
   return { content: [{ type: 'text', text }], isError: true };
 }
 
+/** Whether a tool call answered with its own error (`isError: true`). */
 function isToolError(v: unknown): v is CallToolResult {
   return typeof v === 'object' && v !== null && (v as CallToolResult).isError === true && Array.isArray((v as CallToolResult).content);
 }
