@@ -5,11 +5,13 @@
  * - a script connects, acts (allowed and blocked), closes; its reports are stored;
  * - an agent process with a durable spool is killed with SIGKILL while reports are not yet delivered; the next
  *   `Governor.connect` with the same spool delivers them, and every ledger entry and intervention is stored exactly
- *   once (counted through the API).
- * Source: docs/sdk.md §Packaging, §Spool.
+ *   once (counted through the API);
+ * - installing the tarball pulls no framework; the adapters are separate files (`@agp/sdk/langchain`, `@agp/sdk/mcp`),
+ *   and once the frameworks are beside it they type-check and govern a LangChain agent and an MCP client.
+ * Source: docs/sdk.md §Packaging, §Spool, §Framework adapters.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -17,6 +19,8 @@ import { call, eventually, type BootedPlatform } from '../support/http.js';
 import { bootEmbedded } from '../support/modes.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
+/** The framework packages the SDK's adapters wrap: optional peer dependencies, never installed with the SDK. */
+const FRAMEWORKS = ['langchain', '@langchain/core', '@modelcontextprotocol/sdk', 'ai', '@openai/agents'];
 let p: BootedPlatform;
 let dir: string;
 
@@ -48,8 +52,12 @@ function node(file: string, args: string[]): Promise<string> {
 it('installs with npm alone: no workspace, database, server framework or bus package; types included', () => {
   const installed = JSON.parse(readFileSync(join(dir, 'node_modules/@agp/sdk/package.json'), 'utf8'));
   expect(Object.keys(installed.dependencies).sort()).toEqual(['ajv', 'ibantools', 'libphonenumber-js', 'zod']);
-  for (const heavy of ['pg', '@electric-sql/pglite', '@nestjs/core', 'nats', 'express', '@agp/contracts']) expect(existsSync(join(dir, 'node_modules', heavy)), heavy).toBe(false);
+  for (const heavy of ['pg', '@electric-sql/pglite', '@nestjs/core', 'nats', 'express', '@agp/contracts', ...FRAMEWORKS]) expect(existsSync(join(dir, 'node_modules', heavy)), heavy).toBe(false);
   expect(existsSync(join(dir, 'node_modules/@agp/sdk/dist/types/index.d.ts'))).toBe(true);
+  // The framework adapters are in the tarball, each its own file; the main entry imports no framework.
+  for (const f of ['dist/langchain.js', 'dist/mcp.js', 'dist/types/adapters/langchain.d.ts', 'dist/types/adapters/mcp.d.ts']) expect(existsSync(join(dir, 'node_modules/@agp/sdk', f)), f).toBe(true);
+  const main = readFileSync(join(dir, 'node_modules/@agp/sdk/dist/index.js'), 'utf8');
+  for (const fw of FRAMEWORKS) expect(main.includes(`from "${fw}`), fw).toBe(false);
   writeFileSync(
     join(dir, 'consumer.ts'),
     `import { Governor, ActionBlockedError, ApprovalRejectedError, type GovernanceDecision } from '@agp/sdk';
@@ -175,3 +183,51 @@ console.log(JSON.stringify({ recovered, ...closed }));
   await new Promise((r) => setTimeout(r, 500));
   expect(await stored()).toHaveLength(51);
 }, 60_000);
+
+it('the subpath exports @agp/sdk/langchain and @agp/sdk/mcp type-check and govern once the user has installed the framework', async () => {
+  // The user installs the frameworks beside the SDK: here, links to the repository's copies.
+  mkdirSync(join(dir, 'node_modules/@modelcontextprotocol'), { recursive: true });
+  for (const fw of ['langchain', '@modelcontextprotocol/sdk']) symlinkSync(join(ROOT, 'node_modules', fw), join(dir, 'node_modules', fw), 'dir');
+  const agentId = `pkg-ad-${Date.now()}`;
+  const pol = await call(p, 'POST', '/api/v1/policies', { key: p.writeKey, body: { name: `pkg-${agentId}`, agent_ids: [agentId], denied_actions: ['wipe'] } });
+  expect(pol.status).toBe(201);
+  writeFileSync(
+    join(dir, 'adapters.ts'),
+    `import { Governor } from '@agp/sdk';
+import { governanceMiddleware } from '@agp/sdk/langchain';
+import { governMcpClient } from '@agp/sdk/mcp';
+import { AIMessage, HumanMessage, ToolMessage, createAgent, fakeModel, tool } from 'langchain';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+const [url, key, agentId] = process.argv.slice(2);
+const gov = await Governor.connect({ url, key, agentId });
+const run = gov.startRun();
+const ran: string[] = [];
+const tools = ['add', 'wipe'].map((name) => tool(async () => (ran.push('lc:' + name), name + ' done'), { name, description: name }));
+const model = fakeModel().respondWithTools([{ name: 'add', args: {}, id: 'a' }, { name: 'wipe', args: {}, id: 'w' }]).respond(new AIMessage('ok'));
+await createAgent({ model, tools, middleware: [governanceMiddleware(run)] }).invoke({ messages: [new HumanMessage('go')] });
+const lc = model.calls[1].messages.filter((m) => ToolMessage.isInstance(m)).map((m) => [(m as ToolMessage).tool_call_id, (m as ToolMessage).status ?? 'success']);
+const server = new McpServer({ name: 's', version: '1.0.0' });
+for (const name of ['add', 'wipe']) server.registerTool(name, { description: name }, async () => (ran.push('mcp:' + name), { content: [{ type: 'text' as const, text: name + ' done' }] }));
+const [a, b] = InMemoryTransport.createLinkedPair();
+await server.connect(b);
+const client = governMcpClient(run, new Client({ name: 'c', version: '1.0.0' }));
+await client.connect(a);
+const mcp = [await client.callTool({ name: 'add' }), await client.callTool({ name: 'wipe' })].map((r) => r.isError === true);
+await client.close();
+await run.end({ status: 'completed' });
+await gov.close();
+console.log(JSON.stringify({ lc, mcp, ran, runId: run.runId }));
+`,
+  );
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '--strict', '--skipLibCheck', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--types', 'node', '--typeRoots', join(ROOT, 'node_modules/@types'), 'adapters.ts'], { cwd: dir, stdio: 'inherit' });
+  const out = JSON.parse(await node('adapters.js', [p.url, p.writeKey, agentId]));
+  expect(out).toMatchObject({ lc: [['a', 'success'], ['w', 'error']], mcp: [false, true] });
+  expect(out.ran.sort()).toEqual(['lc:add', 'mcp:add']);
+  const stored = await eventually(async () => {
+    const r = await call(p, 'GET', `/api/v1/runs/${out.runId}`, { key: p.readKey });
+    return r.status === 200 && r.body.actions.length === 4 ? (r.body.actions as any[]) : null;
+  });
+  expect(stored.map((e) => [e.action_name, e.status]).sort()).toEqual([['add', 'success'], ['add', 'success'], ['wipe', 'blocked'], ['wipe', 'blocked']]);
+}, 120_000);
