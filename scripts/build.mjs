@@ -28,6 +28,7 @@ const entries = {
   // The SDK's framework adapters (subpath exports `@agp/sdk/<name>`), each bundled alone; the frameworks stay external
   // (optional peer dependencies) and the main entry imports none of them. `--only sdk` builds them too.
   'sdk/ai': ['packages/sdk/src/adapters/ai.ts', 'packages/sdk/dist/ai.js'],
+  'sdk/openai-agents': ['packages/sdk/src/adapters/openai-agents.ts', 'packages/sdk/dist/openai-agents.js'],
 };
 
 const only = process.argv.includes('--only')

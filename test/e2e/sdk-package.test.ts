@@ -22,7 +22,10 @@ const ROOT = resolve(import.meta.dirname, '../..');
 /** The frameworks the adapters wrap (optional peer dependencies of the package). */
 const FRAMEWORKS = ['ai', '@openai/agents', 'langchain', '@langchain/core', '@modelcontextprotocol/sdk'];
 /** The adapters' subpath exports, `@agp/sdk/<name>`, each with the framework it needs and one name it exports. */
-const ADAPTERS = [{ name: 'ai', framework: 'ai', exported: 'governTools' }];
+const ADAPTERS = [
+  { name: 'ai', framework: 'ai', exported: 'governTools' },
+  { name: 'openai-agents', framework: '@openai/agents', exported: 'governAgent' },
+];
 let p: BootedPlatform;
 let dir: string;
 
@@ -101,6 +104,15 @@ console.log(JSON.stringify(out));
     `import { Governor } from '@agp/sdk';
 import { governTools, isBlockedOutput, type GovernToolsOptions } from '@agp/sdk/ai';
 import { tool, jsonSchema } from 'ai';
+import { governAgent, governTool, type GovernToolOptions } from '@agp/sdk/openai-agents';
+import { Agent, tool as agentTool } from '@openai/agents';
+export function agents(run: ReturnType<Governor['startRun']>): Agent {
+  const opts: GovernToolOptions = { refusal: (name, d) => name + d.reason, handoverTimeoutMs: 1000 };
+  const t = governTool(run, agentTool({ name: 't', description: 'd', parameters: { type: 'object', properties: {}, required: [], additionalProperties: false }, strict: true, execute: async () => 'x' }), opts);
+  // @ts-expect-error the options are typed (not any): handoverTimeoutMs is a number (ms)
+  governTool(run, t, { handoverTimeoutMs: 'soon' });
+  return governAgent(run, new Agent({ name: 'a', tools: [t] }), opts);
+}
 export async function main(): Promise<boolean> {
   const gov = await Governor.connect({ url: 'http://x', key: 'k', agentId: 'a' });
   const opts: GovernToolsOptions = { actOptions: (name) => ({ estimatedCostUsd: name.length / 100 }) };

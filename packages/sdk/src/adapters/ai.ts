@@ -15,6 +15,9 @@
 import type { Tool, ToolExecutionOptions, ToolSet } from 'ai';
 import type { BlockedResult, GovernanceDecision } from '../errors.js';
 import type { ActOptions, Run } from '../governor.js';
+import { isBlockedResult, refusalText } from '../refusal.js';
+
+export { refusalText };
 
 /** What a tool's `toModelOutput` returns (the `ToolResultOutput` of `@ai-sdk/provider-utils`). */
 type ModelOutput = Awaited<ReturnType<NonNullable<Tool['toModelOutput']>>>;
@@ -32,22 +35,10 @@ export interface GovernToolsOptions {
 }
 
 /**
- * The default refusal the model reads: which tool was refused, the decision (e.g. `block`, `budget_exceeded`,
- * `escalate` when a human rejected it) and the platform's reason.
- */
-export function refusalText(toolName: string, decision: GovernanceDecision): string {
-  return `The governance platform refused the tool call ${toolName} (${decision.decision}): ${decision.reason}. It was not executed.`;
-}
-
-/**
  * Whether a tool result is the output of a call the platform stopped: `{blocked: true, decision}` (the
  * `BlockedResult` of `run.act`). Appears in `result.toolResults` / `steps[].content` as the tool's `output`.
  */
-export function isBlockedOutput(output: unknown): output is BlockedResult {
-  if (typeof output !== 'object' || output === null) return false;
-  const o = output as { blocked?: unknown; decision?: { decision?: unknown; reason?: unknown } };
-  return o.blocked === true && typeof o.decision === 'object' && o.decision !== null && typeof o.decision.decision === 'string' && typeof o.decision.reason === 'string';
-}
+export const isBlockedOutput: (output: unknown) => output is BlockedResult = isBlockedResult;
 
 /** The framework's default model output of a tool result without `toModelOutput` (text for a string, else JSON). */
 function defaultModelOutput(output: unknown): ModelOutput {
