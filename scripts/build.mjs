@@ -25,7 +25,10 @@ const entries = {
   replay: ['services/replay/src/main.ts', 'services/replay/dist/main.js'],
   client: ['packages/client/src/cli.ts', 'packages/client/dist/cli.js'],
   sdk: ['packages/sdk/src/index.ts', 'packages/sdk/dist/index.js'],
-  // The SDK's framework adapters (subpath exports `@agp/sdk/<name>`), each its own bundle; `--only sdk` builds them too.
+  // The SDK's framework adapters (subpath exports `@agp/sdk/<name>`), each its own bundle with its framework external
+  // (an optional peer dependency); the main entry imports none of them. `--only sdk` builds them too.
+  'sdk/ai': ['packages/sdk/src/adapters/ai.ts', 'packages/sdk/dist/ai.js'],
+  'sdk/openai-agents': ['packages/sdk/src/adapters/openai-agents.ts', 'packages/sdk/dist/openai-agents.js'],
   'sdk/langchain': ['packages/sdk/src/adapters/langchain.ts', 'packages/sdk/dist/langchain.js'],
   'sdk/mcp': ['packages/sdk/src/adapters/mcp.ts', 'packages/sdk/dist/mcp.js'],
 };
@@ -119,6 +122,7 @@ function buildSdkTypes() {
       if (m[1].startsWith('./') || m[1].startsWith('../')) walk(relative(out, resolve(out, file, '..', m[1].replace(/\.js$/, '.d.ts'))));
     }
   };
+  // The entries: the main one and each adapter's (packages/sdk/package.json `exports`).
   walk('index.d.ts');
   if (existsSync(join(out, 'adapters'))) for (const f of readdirSync(join(out, 'adapters'))) if (f.endsWith('.d.ts')) walk(`adapters/${f}`);
   for (const f of readdirSync(out, { recursive: true }).map(String)) if (f.endsWith('.ts') && !reached.has(f)) rmSync(join(out, f));

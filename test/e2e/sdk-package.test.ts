@@ -2,6 +2,8 @@
  * The agent SDK as a user gets it: built, packed with `npm pack` in packages/sdk, installed with `npm install
  * <tarball>` alone in an empty temp folder (types included, type-checked by a consumer file), and run as separate Node
  * processes against a real embedded platform:
+ * - no framework an adapter wraps is installed with it; each adapter's subpath export is packed, imports, and
+ *   type-checks once its framework is installed beside it;
  * - a script connects, acts (allowed and blocked), closes; its reports are stored;
  * - an agent process with a durable spool is killed with SIGKILL while reports are not yet delivered; the next
  *   `Governor.connect` with the same spool delivers them, and every ledger entry and intervention is stored exactly
@@ -19,8 +21,13 @@ import { call, eventually, type BootedPlatform } from '../support/http.js';
 import { bootEmbedded } from '../support/modes.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-/** The framework packages the SDK's adapters wrap: optional peer dependencies, never installed with the SDK. */
-const FRAMEWORKS = ['langchain', '@langchain/core', '@modelcontextprotocol/sdk', 'ai', '@openai/agents'];
+/** The frameworks the adapters wrap (optional peer dependencies of the package). */
+const FRAMEWORKS = ['ai', '@openai/agents', 'langchain', '@langchain/core', '@modelcontextprotocol/sdk'];
+/** The adapters' subpath exports, `@agp/sdk/<name>`, each with the framework it needs and one name it exports. */
+const ADAPTERS = [
+  { name: 'ai', framework: 'ai', exported: 'governTools' },
+  { name: 'openai-agents', framework: '@openai/agents', exported: 'governAgent' },
+];
 let p: BootedPlatform;
 let dir: string;
 
@@ -76,6 +83,56 @@ export async function main(): Promise<number> {
   );
   execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--types', 'node', '--typeRoots', join(ROOT, 'node_modules/@types'), 'consumer.ts'], { cwd: dir, stdio: 'inherit' });
 });
+
+it('subpath exports: each adapter is in the package, imports and type-checks once its framework is installed', async () => {
+  for (const a of ADAPTERS) {
+    expect(existsSync(join(dir, `node_modules/@agp/sdk/dist/${a.name}.js`)), a.name).toBe(true);
+    expect(existsSync(join(dir, `node_modules/@agp/sdk/dist/types/adapters/${a.name}.d.ts`)), a.name).toBe(true);
+  }
+  // The main entry pulls in no framework.
+  expect(readFileSync(join(dir, 'node_modules/@agp/sdk/dist/index.js'), 'utf8')).not.toMatch(new RegExp(`from ['"](${FRAMEWORKS.join('|')})['"/]`));
+  // The user installs the framework beside the SDK; here the workspace's copy is linked in (no registry needed).
+  for (const f of new Set(ADAPTERS.map((a) => a.framework))) {
+    mkdirSync(join(dir, 'node_modules', f, '..'), { recursive: true });
+    symlinkSync(join(ROOT, 'node_modules', f), join(dir, 'node_modules', f), 'dir');
+  }
+  writeFileSync(
+    join(dir, 'adapters.mjs'),
+    `const out = {};
+${ADAPTERS.map((a) => `out[${JSON.stringify(a.name)}] = typeof (await import('@agp/sdk/${a.name}'))[${JSON.stringify(a.exported)}];`).join('\n')}
+console.log(JSON.stringify(out));
+`,
+  );
+  expect(JSON.parse(await node('adapters.mjs', []))).toEqual(Object.fromEntries(ADAPTERS.map((a) => [a.name, 'function'])));
+  writeFileSync(
+    join(dir, 'consumer-adapters.ts'),
+    `import { Governor } from '@agp/sdk';
+import { governTools, isBlockedOutput, type GovernToolsOptions } from '@agp/sdk/ai';
+import { tool, jsonSchema } from 'ai';
+import { governAgent, governTool, type GovernToolOptions } from '@agp/sdk/openai-agents';
+import { Agent, tool as agentTool } from '@openai/agents';
+export function agents(run: ReturnType<Governor['startRun']>): Agent {
+  const opts: GovernToolOptions = { refusal: (name, d) => name + d.reason, handoverTimeoutMs: 1000 };
+  const t = governTool(run, agentTool({ name: 't', description: 'd', parameters: { type: 'object', properties: {}, required: [], additionalProperties: false }, strict: true, execute: async () => 'x' }), opts);
+  // @ts-expect-error the options are typed (not any): handoverTimeoutMs is a number (ms)
+  governTool(run, t, { handoverTimeoutMs: 'soon' });
+  return governAgent(run, new Agent({ name: 'a', tools: [t] }), opts);
+}
+export async function main(): Promise<boolean> {
+  const gov = await Governor.connect({ url: 'http://x', key: 'k', agentId: 'a' });
+  const opts: GovernToolsOptions = { actOptions: (name) => ({ estimatedCostUsd: name.length / 100 }) };
+  const tools = governTools(gov.startRun(), { add: tool({ inputSchema: jsonSchema<{ a: number }>({ type: 'object' }), execute: async ({ a }) => a + 1 }) }, opts);
+  const out = await tools.add.execute({ a: 1 }, { toolCallId: 'c', messages: [], context: {} });
+  // @ts-expect-error the options are typed (not any): actOptions is an object or a function
+  governTools(gov.startRun(), tools, { actOptions: 5 });
+  return isBlockedOutput(out);
+}
+`,
+  );
+  // skipLibCheck: checking the frameworks' own declarations takes a minute; the @ts-expect-error lines prove the
+  // adapters' types resolve (an unresolved type would be any, and the expected error would be missing).
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '--noEmit', '--strict', '--skipLibCheck', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--types', 'node', '--typeRoots', join(ROOT, 'node_modules/@types'), 'consumer-adapters.ts'], { cwd: dir, stdio: 'inherit' });
+}, 120_000);
 
 it('the installed package governs and reports against the platform', async () => {
   const agentId = `pkg-${Date.now()}`;

@@ -3,20 +3,14 @@
  * a result. Source: docs/sdk.md §Framework adapters.
  */
 import type { ActOptions, Run } from '../governor.js';
-import type { BlockedResult, GovernanceDecision } from '../errors.js';
+import type { GovernanceDecision } from '../errors.js';
+import { isBlockedResult, refusalText } from '../refusal.js';
+
+export { isBlockedResult, refusalText };
 
 /** The part of a {@link Run} the adapters use: `act`. */
 export type GovernedRun = Pick<Run, 'act'>;
 
-/** Whether `act` resolved to a stopped call (`{blocked: true, decision}` under `onBlocked: 'return'`). */
-export function isBlockedResult(v: unknown): v is BlockedResult {
-  return typeof v === 'object' && v !== null && (v as BlockedResult).blocked === true && typeof (v as BlockedResult).decision === 'object' && (v as BlockedResult).decision !== null;
-}
-
-/** The refusal text a model receives for a stopped call: `Tool call <name> was not executed: <reason>`. */
-export function refusalText(decision: GovernanceDecision, toolName: string): string {
-  return `Tool call ${toolName} was not executed: ${decision.reason}`;
-}
 
 /**
  * Whether `err` is `run.act`'s TypeError for arguments the action's registered JSON Schema rejects (it names the bad

@@ -76,7 +76,7 @@ export function governanceMiddleware(run: GovernedRun | ((request: ToolCallReque
           throw new ToolInvocationError(outcome.error, request.toolCall);
         case 'blocked':
           return new ToolMessage({
-            content: options.refusal ? options.refusal(outcome.decision, call) : refusalText(outcome.decision, call.name),
+            content: options.refusal ? options.refusal(outcome.decision, call) : refusalText(call.name, outcome.decision),
             name: call.name,
             tool_call_id: call.id ?? '',
             status: 'error',

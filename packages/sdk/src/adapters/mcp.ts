@@ -103,7 +103,7 @@ async function governedCall(
     case 'invalid':
       return toolError(outcome.error.message);
     case 'blocked': {
-      const text = refusal ? refusal(outcome.decision, tool) : refusalText(outcome.decision, tool);
+      const text = refusal ? refusal(outcome.decision, tool) : refusalText(tool, outcome.decision);
       if (reqOptions?.task) throw new McpError(ErrorCode.InvalidRequest, text, { governance: outcome.decision });
       return { ...toolError(text), _meta: { [GOVERNANCE_META_KEY]: outcome.decision } };
     }
