@@ -45,7 +45,7 @@ const github = (runId: string, branch: string, sha: string) => ({ GITHUB_ACTIONS
 
 describe('agp evals gate: the built CLI against the embedded platform', () => {
   let p: BootedPlatform;
-  const platform = (key = p.writeKey) => ['--url', p.url, '--api-key', key];
+  const platform = (key = p.writeKey) => ['--url', p.url, '--key', key];
   const history = async (query: string) => {
     const r = await call(p, 'GET', `/api/v1/evals/?${query}`, { key: p.readKey });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
@@ -65,7 +65,7 @@ describe('agp evals gate: the built CLI against the embedded platform', () => {
     await p?.stop();
   });
 
-  it('exit 0: uploads with X-API-Key; the run lands in the history and /latest with the CI branch and commit, a retry stored once', async () => {
+  it('exit 0: uploads with a Bearer token (--key); the run lands in the history and /latest with the CI branch and commit, a retry stored once', async () => {
     const sha = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1';
     const file = agpFile('gate-pass');
     const r = await gate(['--results', file, '--threshold', '0.7', '--upload', ...platform()], github('101', 'feature/a', sha));
@@ -85,8 +85,8 @@ describe('agp evals gate: the built CLI against the embedded platform', () => {
     expect((await history('suite=gate-pass')).total).toBe(1);
   });
 
-  it('exit 1: a block rate below the threshold fails the build, and the run is still uploaded (Bearer works too)', async () => {
-    const r = await gate(['--results', agpFile('gate-low'), '--threshold', '0.9', '--upload', '--auth', 'bearer', ...platform()]);
+  it('exit 1: a block rate below the threshold fails the build, and the run is still uploaded (--api-key with X-API-Key works too)', async () => {
+    const r = await gate(['--results', agpFile('gate-low'), '--threshold', '0.9', '--upload', '--auth', 'x-api-key', '--url', p.url, '--api-key', p.writeKey]);
     expect(r.code, r.out + r.err).toBe(1);
     expect(r.out).toContain('FAIL (exit 1): block rate 75.0% is below the threshold 90.0%');
     await historyOf('suite=gate-low', 1);
