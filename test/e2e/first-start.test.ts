@@ -15,7 +15,7 @@ const ROOT = resolve(import.meta.dirname, '../..');
 async function start(cwd: string): Promise<{ child: ChildProcess; banner: string }> {
   const child = spawn(process.execPath, [join(ROOT, 'services/embedded/dist/main.js')], {
     cwd,
-    env: { ...process.env, AGP_DATA_DIR: 'data', PORT: '0', LOG_LEVEL: 'warn', AGP_INIT_ORG: '', AGP_INIT_WRITE_KEY: '', AGP_INIT_READ_KEY: '', DATABASE_URL: '' },
+    env: { ...process.env, AGP_DATA_DIR: 'data', PORT: '0', LOG_LEVEL: 'info', AGP_INIT_ORG: '', AGP_INIT_WRITE_KEY: '', AGP_INIT_READ_KEY: '', DATABASE_URL: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -63,6 +63,9 @@ describe('first start of the embedded platform (npm start)', () => {
     running.push(first.child);
     const saved = /also saved to (\S+)\)/.exec(first.banner)?.[1];
     expect(first.banner).not.toContain('<AGP_DATA_DIR>');
+    // stdout is the banner alone: the JSON log lines (info and up here) go to stderr.
+    expect(first.banner).toMatch(/^\n {2}AGP is running/);
+    expect(first.banner).not.toContain('"level":');
     expect(saved, first.banner).toBeDefined();
     expect(isAbsolute(saved!)).toBe(true);
     expect(saved).toBe(join(cwd, 'data', 'first-run-keys.json'));
