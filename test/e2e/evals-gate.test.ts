@@ -108,6 +108,23 @@ describe('agp evals gate: the built CLI against the embedded platform', () => {
     expect(stored.summary).toMatchObject({ regressions: 1, ci_status: 'fail', ci_baseline_id: baselineId });
   });
 
+  it('numbers in the answers are rounded: avg_detection_time_ms to 0.1 ms, USD to 6 decimals (docs/api.md, Numbers)', async () => {
+    const doc = JSON.parse(readFileSync(join(FIXTURES, 'agp-run.json'), 'utf8'));
+    doc.suite = 'gate-numbers';
+    // Three blocked scenarios whose mean detection time is 14.799999999999999 in binary floating point.
+    doc.scenarios = [12.2, 17.8, 14.4].map((ms, i) => ({ name: `s${i}`, category: 'c', status: 'blocked', detection_time_ms: ms, damage_usd: 0.1 * (i + 1) }));
+    const path = join(dir, 'numbers.json');
+    writeFileSync(path, JSON.stringify(doc));
+    const r = await gate(['--results', path, '--upload', '--json', '--branch', 'numbers', ...platform()]);
+    expect(r.code, r.out + r.err).toBe(0);
+    const report = JSON.parse(r.out);
+    expect(report.summary).toMatchObject({ avg_detection_time_ms: 14.8, damage_prevented_usd: 0.6 });
+    const stored = await call(p, 'GET', `/api/v1/evals/${report.upload.id}`, { key: p.readKey });
+    expect(stored.status).toBe(200);
+    expect(stored.body.summary).toMatchObject({ avg_detection_time_ms: 14.8, damage_prevented_usd: 0.6 });
+    expect(stored.body.scenarios.map((s: any) => s.detection_time_ms)).toEqual([12.2, 17.8, 14.4]);
+  });
+
   it('--baseline latest with no run yet is not an error', async () => {
     const r = await gate(['--results', agpFile('gate-first'), '--threshold', '0.7', '--baseline', 'latest', ...platform(p.readKey)]);
     expect(r.code, r.out + r.err).toBe(0);

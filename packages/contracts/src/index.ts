@@ -19,3 +19,4 @@ export * from './decision.js';
 export * from './replay.js';
 export * from './canonical.js';
 export * from './governance.js';
+export * from './numbers.js';

@@ -7,7 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { EVAL_DEFAULT_THRESHOLD, type EvalRunDetail } from '@agp/contracts';
+import { EVAL_DEFAULT_THRESHOLD, EvalSummarySchema, roundNumbers, type EvalRunDetail } from '@agp/contracts';
 import { AgpHttpError, AgpNetworkError } from '../sdk.js';
 import { EvalsApi, type UploadResult } from './api.js';
 import { detectCi } from './ci.js';
@@ -186,7 +186,7 @@ async function runGate(o: GateOptions, io: EvalsIo): Promise<GateExitCode> {
           notes,
           warnings,
           run: { id: run.id, suite: run.suite, agent_id: run.agent_id, branch: run.branch ?? null, commit_sha: run.commit_sha ?? null, default_branch: run.default_branch, threshold: run.threshold, source: run.source },
-          summary: evaluation.summary,
+          summary: roundNumbers(EvalSummarySchema, evaluation.summary),
           baseline: baseline ? { id: baseline.id, branch: baseline.branch, commit_sha: baseline.commit_sha, created_at: baseline.created_at } : null,
           comparison: evaluation.comparison,
           upload: upload ? { status: upload.status, created: upload.created, id: upload.id, summary: upload.run?.summary ?? null } : uploadError ? { error: uploadError } : null,
