@@ -20,3 +20,4 @@ export * from './replay.js';
 export * from './canonical.js';
 export * from './governance.js';
 export * from './numbers.js';
+export * from './key-order.js';
