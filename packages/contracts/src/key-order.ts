@@ -2,24 +2,13 @@
  * Records in the field order of their schema. PostgreSQL `jsonb` keeps keys sorted by length, then bytes, and prints
  * them spaced (`{"id": "a", "name": "b"}`); read models stored as `jsonb` (policies, agents, kill switches,
  * approvals) are put back in the order the contract declares, so every route answers the same compact JSON in the
- * same field order whatever table it came from (docs/api.md, Numbers and JSON).
+ * same field order whatever table it came from (docs/api.md, JSON).
  */
 import type { z } from 'zod';
+import { defOf, unwrapSchema as unwrap } from './zod-walk.js';
 
 /** The field order of an object schema (and of the objects inside it); null: nothing to order. */
 type Order = null | { kind: 'object'; keys: string[]; fields: Map<string, Order> } | { kind: 'items'; item: Order };
-
-type Def = { type: string; innerType?: z.ZodType; element?: z.ZodType; options?: z.ZodType[]; shape?: Record<string, z.ZodType>; valueType?: z.ZodType; in?: z.ZodType; out?: z.ZodType; getter?: () => z.ZodType };
-const defOf = (s: z.ZodType) => (s as unknown as { _zod: { def: Def } })._zod.def;
-
-function unwrap(s: z.ZodType, depth = 0): z.ZodType {
-  const d = defOf(s);
-  if (depth > 20) return s;
-  if (d.innerType && ['optional', 'nullable', 'default', 'prefault', 'readonly', 'catch', 'nonoptional'].includes(d.type)) return unwrap(d.innerType, depth + 1);
-  if (d.type === 'lazy' && d.getter) return unwrap(d.getter(), depth + 1);
-  if (d.type === 'pipe' && d.out && d.in) return unwrap(defOf(d.out).type === 'transform' ? d.in : d.out, depth + 1);
-  return s;
-}
 
 function orderOf(s: z.ZodType, depth: number): Order {
   if (depth > 12) return null;

@@ -11,6 +11,7 @@
  * Fractions (rates, shares) and counts are left as computed.
  */
 import type { z } from 'zod';
+import { defOf, unwrapSchema as unwrap } from './zod-walk.js';
 
 /** Decimals of a USD amount in an answer: 6 (a micro-dollar). */
 export const USD_DECIMALS = 6;
@@ -40,19 +41,6 @@ export function decimalsOf(key: string): number | null {
 
 /** What to round in a value of a schema: nothing, a number to `decimals`, an object's fields, array items, record values. */
 type Plan = null | { kind: 'number'; decimals: number } | { kind: 'object'; fields: Map<string, Plan> } | { kind: 'items'; item: Plan };
-
-type Def = { type: string; innerType?: z.ZodType; element?: z.ZodType; options?: z.ZodType[]; shape?: Record<string, z.ZodType>; valueType?: z.ZodType; in?: z.ZodType; out?: z.ZodType; left?: z.ZodType; right?: z.ZodType; getter?: () => z.ZodType; items?: z.ZodType[]; rest?: z.ZodType | null };
-const defOf = (s: z.ZodType) => (s as unknown as { _zod: { def: Def } })._zod.def;
-
-/** `s` without its wrappers (optional, nullable, default, readonly, catch, lazy, the output side of a pipe). */
-function unwrap(s: z.ZodType, seen = 0): z.ZodType {
-  const d = defOf(s);
-  if (seen > 20) return s;
-  if (d.innerType && ['optional', 'nullable', 'default', 'prefault', 'readonly', 'catch', 'nonoptional', 'success'].includes(d.type)) return unwrap(d.innerType, seen + 1);
-  if (d.type === 'lazy' && d.getter) return unwrap(d.getter(), seen + 1);
-  if (d.type === 'pipe' && d.out && d.in) return unwrap(defOf(d.out).type === 'transform' ? d.in : d.out, seen + 1);
-  return s;
-}
 
 /** Merge two object plans (the options of a union, the sides of an intersection); the first field plan wins. */
 function merge(a: Plan, b: Plan): Plan {
