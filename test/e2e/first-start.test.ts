@@ -6,12 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startQuickstart, stopQuickstart } from '../support/quickstart.js';
 
 /**
- * Issue #9 point 5: the first-start banner of `npm start` names the real, absolute path of `first-run-keys.json`
+ * The first-start banner of `npm start` names the real, absolute path of `first-run-keys.json`
  * (it printed the placeholder `<AGP_DATA_DIR>/first-run-keys.json`). Runs the built embedded entry point as `npm start`
  * does, with a relative AGP_DATA_DIR in a temporary working directory, and reads what it prints.
  */
 const ROOT = resolve(import.meta.dirname, '../..');
-const start = startQuickstart;
+const start = (cwd: string) => startQuickstart(cwd, 'info');
 const stop = stopQuickstart;
 
 describe('first start of the embedded platform (npm start)', () => {
@@ -31,6 +31,9 @@ describe('first start of the embedded platform (npm start)', () => {
     running.push(first.child);
     const saved = /also saved to (\S+)\)/.exec(first.banner)?.[1];
     expect(first.banner).not.toContain('<AGP_DATA_DIR>');
+    // stdout is the banner alone: the JSON log lines (info and up here) go to stderr.
+    expect(first.banner).toMatch(/^\n {2}AGP is running/);
+    expect(first.banner).not.toContain('"level":');
     expect(saved, first.banner).toBeDefined();
     expect(isAbsolute(saved!)).toBe(true);
     expect(saved).toBe(join(cwd, 'data', 'first-run-keys.json'));

@@ -15,13 +15,13 @@ export interface QuickstartPlatform {
  * Start `services/embedded/dist/main.js` (built beforehand: `scripts/build.mjs --only embedded`) in `cwd` as `npm start`
  * runs it (`node --max-semi-space-size=2 …`), with `AGP_DATA_DIR=data` (relative to `cwd`), any free port, and none of
  * the test process's DATABASE_URL or AGP_INIT_* settings, so it is a first start in that folder that creates the
- * organisation and prints its keys. Resolves once the banner is out.
+ * organisation and prints its keys. Resolves once the banner is out. `logLevel` is its LOG_LEVEL (JSON logs go to stderr).
  * @throws (rejects) when the process exits first, or prints no banner within 100 s.
  */
-export async function startQuickstart(cwd: string): Promise<QuickstartPlatform> {
+export async function startQuickstart(cwd: string, logLevel = 'warn'): Promise<QuickstartPlatform> {
   const child = spawn(process.execPath, ['--max-semi-space-size=2', join(REPO_ROOT, 'services/embedded/dist/main.js')], {
     cwd,
-    env: { ...process.env, AGP_DATA_DIR: 'data', PORT: '0', LOG_LEVEL: 'warn', AGP_INIT_ORG: '', AGP_INIT_WRITE_KEY: '', AGP_INIT_READ_KEY: '', DATABASE_URL: '' },
+    env: { ...process.env, AGP_DATA_DIR: 'data', PORT: '0', LOG_LEVEL: logLevel, AGP_INIT_ORG: '', AGP_INIT_WRITE_KEY: '', AGP_INIT_READ_KEY: '', DATABASE_URL: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -18,6 +18,8 @@ export interface CliIo {
   out: (text: string) => void;
   /** Standard error. @default process.stderr */
   err: (text: string) => void;
+  /** The working directory (`agp evals gate` files an upload under its git branch). @default process.cwd() */
+  cwd?: string;
 }
 
 /** A failure the CLI reports with a message and an exit code (1: refused or rejected; 2: gateway unreachable). */

@@ -595,9 +595,10 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     status: 200,
     operationId: 'listRunReplayHistory',
     tags: ['Replay'],
-    summary: "One run's replay submissions, newest first, with their aggregates",
+    summary: "One run's replay submissions, newest first, each with its divergence details, and their aggregates",
+    description: 'Unlike the organisation-wide history (which gives only `divergence_details_count`), each submission carries its `divergence_details`: one entry per divergent step (`step`, `action_name`, the recorded output `expected` and the replayed output `actual`), as submitted.',
     queryDocs: { skip: 'Offset; default 0', limit: 'Page size; default 50, maximum 200 (more is a 422)' },
-    returns: 'A page of submissions with the aggregates (empty for a run never replayed)',
+    returns: 'A page of submissions with their divergence details and the aggregates (empty for a run never replayed)',
     problems: { 404: 'Not answered: a run never replayed (or unknown) answers an empty page' },
   },
   {

@@ -19,3 +19,5 @@ export * from './decision.js';
 export * from './replay.js';
 export * from './canonical.js';
 export * from './governance.js';
+export * from './numbers.js';
+export * from './key-order.js';

@@ -46,6 +46,7 @@ import {
   ReplayAnalysisSchema,
   ReplayBundleHeadSchema,
   ReplayHistoryPageSchema,
+  ReplayRunHistoryPageSchema,
   ReplayHistoryQuerySchema,
   ReplaySubmissionDetailSchema,
   RunEvaluationSchema,
@@ -474,8 +475,8 @@ export const Wire = {
     service: 'replay',
     scope: 'read',
     request: z.object({ path: RunIdPath, query: ReplayHistoryQuerySchema }),
-    reply: ReplayHistoryPageSchema,
-    summary: "one run's replay submissions, newest first, with their aggregates",
+    reply: ReplayRunHistoryPageSchema,
+    summary: "one run's replay submissions, newest first, each with its divergence details, and their aggregates",
   }),
   'replay.bundle': row({
     service: 'replay',

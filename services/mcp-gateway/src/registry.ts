@@ -112,10 +112,14 @@ export const definePrompt = <S extends z.ZodObject>(p: PromptDefinition<S>): Pro
 /** Whether an entry that calls `calls` changes state (one of them is a write row). */
 export const changesState = (calls: readonly WireKey[]) => calls.some((k) => Wire[k].scope === 'write');
 
-/** `schema` as the JSON Schema of its input (what a caller sends), without `$schema`. */
-export function inputJsonSchema(schema: z.ZodObject): { type: 'object'; properties: Record<string, unknown>; required?: string[] } {
+/**
+ * `schema` as the JSON Schema of its input (what a caller sends), without `$schema`. It always has `type`,
+ * `properties` and `required` (`[]` when every argument is optional): spec §Tool, resource and prompt descriptors
+ * ("a JSON Schema object with type, properties, required"); zod leaves `required` out when it would be empty.
+ */
+export function inputJsonSchema(schema: z.ZodObject): { type: 'object'; properties: Record<string, unknown>; required: string[] } {
   const { $schema: _drop, ...json } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-  return { ...json, type: 'object', properties: (json.properties as Record<string, unknown>) ?? {} } as { type: 'object'; properties: Record<string, unknown>; required?: string[] };
+  return { ...json, type: 'object', properties: (json.properties as Record<string, unknown>) ?? {}, required: (json.required as string[] | undefined) ?? [] };
 }
 
 /** The error code of a failed call, from what the handler threw (a problem's status). */

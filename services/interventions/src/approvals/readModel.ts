@@ -1,4 +1,4 @@
-import { InterventionEvents, approvalId, type ApprovalRecord, type ListApprovalsQuery } from '@agp/contracts';
+import { ApprovalRecordSchema, InterventionEvents, approvalId, orderKeys, orderedJson, type ApprovalRecord, type ListApprovalsQuery } from '@agp/contracts';
 import { pageWithTotal, type SqlExecutor, type StoredEvent } from '@agp/eventstore';
 import { rawJson, type RawJson } from '@agp/runtime';
 import { evolveApproval } from './approval.js';
@@ -95,13 +95,13 @@ export async function listApprovalsJson(db: SqlExecutor, org: string, q: ListApp
   if (q.run_id) add((p) => `run_id = ${p}`, q.run_id);
   const w = where.join(' AND ');
   const page = await pageWithTotal<{ doc: string }>(db, { select: 'doc::text AS doc', from: 'agp_approvals', where: w, params, orderBy: 'requested_at DESC, id DESC', limit: q.limit, skip: q.skip });
-  return rawJson(`{"approvals":[${page.rows.map((r) => r.doc).join(',')}],"total":${page.total},"skip":${q.skip},"limit":${q.limit}}`);
+  return rawJson(`{"approvals":[${page.rows.map((r) => orderedJson(ApprovalRecordSchema, r.doc)).join(',')}],"total":${page.total},"skip":${q.skip},"limit":${q.limit}}`);
 }
 
 /** One approval of an organisation, or null (unknown, deleted intervention, or another organisation's). */
 export async function getApproval(db: SqlExecutor, org: string, id: string): Promise<ApprovalRecord | null> {
   const { rows } = await db.query<{ doc: unknown }>('SELECT doc FROM agp_approvals WHERE id = $1 AND organization_id = $2', [id, org]);
-  return rows[0] ? parseDoc(rows[0].doc) : null;
+  return rows[0] ? orderKeys(ApprovalRecordSchema, parseDoc(rows[0].doc)) : null;
 }
 
 /** Intervention ids of pending approvals due at `now` (ISO 8601 UTC), soonest first, across organisations (the sweeper). */
