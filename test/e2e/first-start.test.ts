@@ -15,7 +15,7 @@ const ROOT = resolve(import.meta.dirname, '../..');
 async function start(cwd: string): Promise<{ child: ChildProcess; banner: string }> {
   const child = spawn(process.execPath, [join(ROOT, 'services/embedded/dist/main.js')], {
     cwd,
-    env: { ...process.env, AGP_DATA_DIR: 'data', PORT: '0', LOG_LEVEL: 'warn', AGP_INIT_ORG: '', AGP_INIT_WRITE_KEY: '', AGP_INIT_READ_KEY: '', DATABASE_URL: '' },
+    env: { ...process.env, AGP_DATA_DIR: 'data', PORT: '0', LOG_LEVEL: 'warn', AGP_INIT_ORG: '', AGP_INIT_WRITE_KEY: '', AGP_INIT_READ_KEY: '', AGP_INIT_ADMIN_KEY: '', DATABASE_URL: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -69,12 +69,18 @@ describe('first start of the embedded platform (npm start)', () => {
     const keys = JSON.parse(readFileSync(saved!, 'utf8'));
     expect(first.banner).toContain(`write key: ${keys.write}`);
     expect(first.banner).toContain(`read key:  ${keys.read}`);
+    expect(first.banner).toContain(`admin key: ${keys.admin}`);
     expect(statSync(saved!).mode & 0o777).toBe(0o600);
 
     // The curl line works as printed.
     const url = /running \(embedded mode\) at (\S+)/.exec(first.banner)![1];
     const r = await fetch(`${url}/api/v1/interventions`, { headers: { authorization: `Bearer ${keys.read}` } });
     expect(r.status).toBe(200);
+    // The admin key names itself and creates keys over HTTP, with the platform running.
+    const me = await fetch(`${url}/api/v1/auth/key`, { headers: { authorization: `Bearer ${keys.admin}` } });
+    expect(await me.json()).toMatchObject({ organization_id: 'default', scope: 'admin', name: 'first-run admin key' });
+    const created = await fetch(`${url}/api/v1/keys`, { method: 'POST', headers: { authorization: `Bearer ${keys.admin}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'ci', scope: 'write' }) });
+    expect(created.status).toBe(201);
     await stop(first.child);
 
     const later = await start(cwd);

@@ -117,6 +117,7 @@ export class Approvals {
         notes: decision.notes,
         organization_id: ctx.organization_id,
         key_id: ctx.key_id,
+        key_name: ctx.key_name,
         now: this.now().toISOString(),
       });
       return { state, result, stored: await this.append(interventionId, state.version, result.event, ctx.organization_id, ctx) };
