@@ -40,12 +40,18 @@ describe('first start of the embedded platform (npm start)', () => {
     const keys = JSON.parse(readFileSync(saved!, 'utf8'));
     expect(first.banner).toContain(`write key: ${keys.write}`);
     expect(first.banner).toContain(`read key:  ${keys.read}`);
+    expect(first.banner).toContain(`admin key: ${keys.admin}`);
     expect(statSync(saved!).mode & 0o777).toBe(0o600);
 
     // The curl line works as printed.
     const url = first.url;
     const r = await fetch(`${url}/api/v1/interventions`, { headers: { authorization: `Bearer ${keys.read}` } });
     expect(r.status).toBe(200);
+    // The admin key names itself and creates keys over HTTP, with the platform running.
+    const me = await fetch(`${url}/api/v1/auth/key`, { headers: { authorization: `Bearer ${keys.admin}` } });
+    expect(await me.json()).toMatchObject({ organization_id: 'default', scope: 'admin', name: 'first-run admin key' });
+    const created = await fetch(`${url}/api/v1/keys`, { method: 'POST', headers: { authorization: `Bearer ${keys.admin}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'ci', scope: 'write' }) });
+    expect(created.status).toBe(201);
     await stop(first.child);
 
     const later = await start(cwd);

@@ -21,7 +21,7 @@ export interface QuickstartPlatform {
 export async function startQuickstart(cwd: string, logLevel = 'warn'): Promise<QuickstartPlatform> {
   const child = spawn(process.execPath, ['--max-semi-space-size=2', join(REPO_ROOT, 'services/embedded/dist/main.js')], {
     cwd,
-    env: { ...process.env, AGP_DATA_DIR: 'data', PORT: '0', LOG_LEVEL: logLevel, AGP_INIT_ORG: '', AGP_INIT_WRITE_KEY: '', AGP_INIT_READ_KEY: '', DATABASE_URL: '' },
+    env: { ...process.env, AGP_DATA_DIR: 'data', PORT: '0', LOG_LEVEL: logLevel, AGP_INIT_ORG: '', AGP_INIT_WRITE_KEY: '', AGP_INIT_READ_KEY: '', AGP_INIT_ADMIN_KEY: '', DATABASE_URL: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -13,6 +13,8 @@ export * from './policy.js';
 export * from './approval.js';
 export * from './stats.js';
 export * from './wire.js';
+export * from './keys.js';
+export * from './gateway-ops.js';
 export * from './mcp.js';
 export * from './evals.js';
 export * from './decision.js';

@@ -23,7 +23,7 @@ import {
 } from './evals.js';
 import { AgentGovernanceSchema } from './governance.js';
 import { GuardrailContextSchema } from './guardrail.js';
-import { HTTP_ROUTES, HTTP_TAGS, JsonRpcErrorResponseSchema, JsonRpcResponseSchema, type HttpRoute } from './http-routes.js';
+import { HTTP_ROUTES, HTTP_TAGS, JsonRpcErrorResponseSchema, JsonRpcResponseSchema, routeOperation, type HttpRoute, type RouteKey } from './http-routes.js';
 import { IngestEventSchema, IngestResponseSchema, MAX_JSON_DEPTH } from './ingest.js';
 import { CreateInterventionSchema, InterventionDetailSchema, InterventionPageSchema, InterventionRecordSchema, InterventionStatsSchema } from './intervention.js';
 import {
@@ -67,6 +67,7 @@ import {
   SubmitReplaySchema,
 } from './replay.js';
 import { AgentStatsSchema, EstimationAccuracySchema, LedgerEntrySchema, RunDetailSchema, RunPageSchema, RunSchema, StatsDailySchema, StatsSummarySchema } from './stats.js';
+import { ApiKeySchema, CallerKeySchema, CreatedApiKeySchema } from './keys.js';
 import { RawJsonSchema, Wire, type WireKey } from './wire.js';
 
 type Json = Record<string, unknown>;
@@ -154,6 +155,10 @@ const COMPONENTS: ReadonlyArray<{ name: string; schema: z.ZodType; io: Io; descr
   { name: 'McpPromptDescriptor', schema: McpPromptDescriptorSchema, io: 'output', description: 'A prompt: name, description and arguments.' },
   { name: 'McpPromptList', schema: McpPromptListSchema, io: 'output', description: 'The prompts of the tool gateway.' },
   { name: 'McpPromptResult', schema: McpPromptResultSchema, io: 'output', description: 'A rendered prompt.' },
+  // API keys
+  { name: 'ApiKey', schema: ApiKeySchema, io: 'output', description: 'An API key as listed: id, name, scope, expiry and revocation (never its secret).' },
+  { name: 'CreatedApiKey', schema: CreatedApiKeySchema, io: 'output', description: 'A created API key with its secret, shown this once.' },
+  { name: 'CallerKey', schema: CallerKeySchema, io: 'output', description: 'The calling key: its organisation, name, scope and expiry.' },
   // Protocol envelopes
   { name: 'Problem', schema: ProblemSchema, io: 'output', description: 'RFC 9457 problem details of an error answer.' },
   { name: 'JsonRpcResponse', schema: JsonRpcResponseSchema, io: 'output', description: 'A JSON-RPC 2.0 response of the MCP endpoint.' },
@@ -222,7 +227,7 @@ function schemaOrRef(s: z.ZodType, io: Io): Json {
 const STATUS_TEXT: Readonly<Record<number, string>> = {
   400: 'Malformed JSON body (on any method, GET included), a bad percent-encoding in a path parameter, or a NUL (%00) in the URL',
   401: 'Missing or unknown bearer token',
-  403: 'Read-only key used for a write',
+  403: 'Read-only key used for a write (or a key below admin on a key-management route)',
   404: 'Unknown id (or another organisation’s)',
   409: 'Conflict',
   413: 'Body over 5 MiB (on any method, GET included)',
@@ -267,16 +272,16 @@ function problemResponses(statuses: Iterable<number>, texts: Readonly<Record<num
   );
 }
 
-/** Part `part` of the wire row's request schema (`query`, `body`, `path`), or undefined when it has none. */
-function wirePart(message: WireKey, part: 'query' | 'body' | 'path'): z.ZodType | undefined {
-  const request: z.ZodType = Wire[message].request;
+/** Part `part` of the route's row's request schema (`query`, `body`, `path`), or undefined when it has none. */
+function wirePart(message: RouteKey, part: 'query' | 'body' | 'path'): z.ZodType | undefined {
+  const request: z.ZodType = routeOperation(message).request;
   return request instanceof z.ZodObject ? (request.shape as Record<string, z.ZodType>)[part] : undefined;
 }
 
 /** The reply as HTTP sends it: the route's override, else the wire row's reply without its RawJson alternative. */
 function replyOf(route: HttpRoute): z.ZodType | null {
   if (route.reply !== undefined) return route.reply;
-  const reply: z.ZodType = Wire[route.message].reply;
+  const reply: z.ZodType = routeOperation(route.message).reply;
   if (!(reply instanceof z.ZodUnion)) return reply;
   const options = (reply.options as z.ZodType[]).filter((o) => o !== RawJsonSchema);
   return options.length === 1 ? options[0] : z.union(options);
@@ -327,10 +332,11 @@ function operation(route: HttpRoute): Json {
   const headers = route.responseHeaders ? Object.fromEntries(Object.entries(route.responseHeaders).map(([name, description]) => [name, { description, schema: { type: 'string' } }])) : undefined;
   const success = (description: string, withBody = true) => ({ description, ...(headers ? { headers } : {}), ...(content && withBody ? { content } : {}) });
   const params = parameters(route);
-  // Every route: what the edge answers (EDGE_PROBLEMS, 431); a write: 403 for a read key; a path parameter: 404;
+  // Every route: what the edge answers (EDGE_PROBLEMS, 431); a write: 403 for a read key (an admin route: for a read
+  // or write key); a path parameter: 404;
   // a GET: 304 (If-None-Match); the route's own statuses (`problems`, `errorBodies`).
   const statuses = new Set<number>([...EDGE_PROBLEMS, ...Object.keys(route.problems ?? {}).map(Number), ...Object.keys(route.errorBodies ?? {}).map(Number)]);
-  if (Wire[route.message].scope === 'write') statuses.add(403);
+  if (routeOperation(route.message).scope !== 'read') statuses.add(403);
   if (pathParamNames(route.path).length) statuses.add(404);
   const conditional = route.method === 'GET' && route.status === 200;
   return {
@@ -370,7 +376,7 @@ export function buildOpenApiDocument(serverUrl = '/'): Json {
       version: '1.0.0',
       license: { ...OPENAPI_LICENSE },
       description:
-        'Interventions, ingest, approvals, policies, agents, kill switches, runs, the action ledger and stats. Every endpoint requires `Authorization: Bearer <key>` (or `X-API-Key`). Errors are RFC 9457 problem details. Limits of every JSON body: at most 5 MiB (413; some routes less, as they say); objects and arrays nested at most ' +
+        'Interventions, ingest, approvals, policies, agents, kill switches, runs, the action ledger and stats. Every endpoint requires `Authorization: Bearer <key>` (or `X-API-Key`); the scope of a key is read (queries), write (also changes) or admin (also manages API keys: /api/v1/keys), and `GET /api/v1/auth/key` names it. Errors are RFC 9457 problem details. Limits of every JSON body: at most 5 MiB (413; some routes less, as they say); objects and arrays nested at most ' +
         MAX_JSON_DEPTH +
         ' levels deep (`{}` is one level), counted from the body, from each ingest event, and from the arguments of an MCP tool call or prompt — deeper is 422 naming the limit and the path where it was crossed (for ingest, that event alone, in the 207 answer); no NUL character and no unpaired UTF-16 surrogate in any string or member name (422 naming the field).',
     },

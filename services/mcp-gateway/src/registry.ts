@@ -11,6 +11,7 @@
 import { z } from 'zod';
 import {
   Wire,
+  scopeAllows,
   type McpCatalog,
   type McpPromptResult,
   type McpResourceContent,
@@ -192,7 +193,7 @@ export class ToolRegistry {
   /** The handler context of a caller: an {@link Asker} that refuses write rows to a read key. */
   entryContext(ctx: RequestContext): EntryContext {
     const ask: Asker = async (key, body) => {
-      if (Wire[key].scope === 'write' && ctx.scope !== 'write') throw new ForbiddenError(`a ${ctx.scope} key cannot change state; use a write key`);
+      if (!scopeAllows(ctx.scope, Wire[key].scope)) throw new ForbiddenError(`a ${ctx.scope} key cannot change state; use a write key`);
       const data = await call(this.bus, key, ctx, body);
       return (isRawJson(data) ? JSON.parse(data.$json) : data) as never;
     };
@@ -215,7 +216,7 @@ export class ToolRegistry {
     const asArguments = <E extends { path: string }>(errors: E[]) => errors.map((e) => ({ ...e, path: e.path.replace(/^(body|query|path)\./, 'arguments.') }));
     const tool = this.tools.get(name);
     if (!tool) return fail('unknown_tool', `no tool named ${JSON.stringify(name)}; GET /api/v1/mcp/tools lists them (${[...this.tools.keys()].join(', ')})`);
-    if (changesState(tool.calls) && ctx.scope !== 'write') return fail('forbidden', `${name} changes state and needs a write key; this is a ${ctx.scope} key`);
+    if (changesState(tool.calls) && !scopeAllows(ctx.scope, 'write')) return fail('forbidden', `${name} changes state and needs a write key; this is a ${ctx.scope} key`);
     // The edge's check of every JSON body, here for both surfaces (the MCP endpoint's body bypasses the edge's parser):
     // nesting past MAX_JSON_DEPTH, NUL or a lone surrogate anywhere in the arguments is invalid_arguments, nothing sent.
     const unacceptable = jsonInputErrors(args, 'arguments');

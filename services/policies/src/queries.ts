@@ -2,7 +2,7 @@ import { AgentSchema, KillSwitchStateSchema, PolicySchema, orderKeys, orderedJso
 import type { EngineKillSwitches } from '@agp/policy-engine';
 import { pageWithTotal, type SqlExecutor } from '@agp/eventstore';
 import { rawJson, type RawJson } from '@agp/runtime';
-import { initialKillSwitch } from './killswitch/killswitch.js';
+import { initialKillSwitch, killSwitchOf } from './killswitch/killswitch.js';
 
 const parse = <T>(doc: unknown): T => (typeof doc === 'string' ? JSON.parse(doc) : doc) as T;
 /** A `jsonb` document as its record, in the field order of `schema` (jsonb sorts keys; see `orderKeys`). */
@@ -42,7 +42,7 @@ export async function getPolicy(db: SqlExecutor, org: string, id: string): Promi
 
 /** The agent document with its own kill switch (released when never set), as SQL over `agp_agents a LEFT JOIN agp_kill_switches k`. */
 const AGENT_DOC = `(a.doc || jsonb_build_object('kill_switch', jsonb_build_object(
-  'engaged', COALESCE(k.engaged, false), 'reason', k.doc->'reason', 'changed_at', k.doc->'changed_at', 'changed_by', k.doc->'changed_by')))`;
+  'engaged', COALESCE(k.engaged, false), 'reason', k.doc->'reason', 'changed_at', k.doc->'changed_at', 'changed_by', k.doc->'changed_by', 'actor_name', k.doc->'actor_name')))`;
 const AGENT_FROM = `agp_agents a LEFT JOIN agp_kill_switches k ON k.organization_id = a.organization_id AND k.scope = 'agent' AND k.agent_id = a.agent_id`;
 
 /** One page of an organisation's agents by agent_id, each with its kill switch, as JSON text `{agents, total, skip, limit}`. */
@@ -72,7 +72,7 @@ export async function killSwitchOverview(db: SqlExecutor, org: string): Promise<
     `SELECT scope, doc FROM agp_kill_switches WHERE organization_id = $1 AND (scope = 'organization' OR engaged) ORDER BY scope, agent_id`,
     [org],
   );
-  const docs = rows.map((r) => ({ scope: r.scope, doc: record<KillSwitchState>(KillSwitchStateSchema, r.doc) }));
+  const docs = rows.map((r) => ({ scope: r.scope, doc: record<KillSwitchState>(KillSwitchStateSchema, killSwitchOf(parse<KillSwitchState>(r.doc))) }));
   return {
     organization: docs.find((r) => r.scope === 'organization')?.doc ?? initialKillSwitch('organization', null),
     agents: docs.filter((r) => r.scope === 'agent').map((r) => r.doc),
