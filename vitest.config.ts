@@ -9,7 +9,13 @@ import { defineConfig } from 'vitest/config';
  */
 export default defineConfig({
   // @agp/sdk's package exports point at its built bundle (for the packed tarball); inside the repository it is its source.
-  resolve: { alias: [{ find: /^@agp\/sdk$/, replacement: fileURLToPath(new URL('./packages/sdk/src/index.ts', import.meta.url)) }] },
+  resolve: {
+    alias: [
+      { find: /^@agp\/sdk$/, replacement: fileURLToPath(new URL('./packages/sdk/src/index.ts', import.meta.url)) },
+      // Its subpath exports (`@agp/sdk/langchain`, …) are the framework adapters in src/adapters.
+      { find: /^@agp\/sdk\/([a-z-]+)$/, replacement: fileURLToPath(new URL('./packages/sdk/src/adapters/', import.meta.url)) + '$1.ts' },
+    ],
+  },
   test: {
     include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'services/*/src/**/*.test.ts', 'services/*/test/**/*.test.ts', 'test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],

@@ -25,9 +25,16 @@ const entries = {
   replay: ['services/replay/src/main.ts', 'services/replay/dist/main.js'],
   client: ['packages/client/src/cli.ts', 'packages/client/dist/cli.js'],
   sdk: ['packages/sdk/src/index.ts', 'packages/sdk/dist/index.js'],
+  // The SDK's framework adapters (subpath exports `@agp/sdk/<name>`), each its own bundle with its framework external
+  // (an optional peer dependency); the main entry imports none of them. `--only sdk` builds them too.
+  'sdk/ai': ['packages/sdk/src/adapters/ai.ts', 'packages/sdk/dist/ai.js'],
+  'sdk/openai-agents': ['packages/sdk/src/adapters/openai-agents.ts', 'packages/sdk/dist/openai-agents.js'],
+  'sdk/langchain': ['packages/sdk/src/adapters/langchain.ts', 'packages/sdk/dist/langchain.js'],
+  'sdk/mcp': ['packages/sdk/src/adapters/mcp.ts', 'packages/sdk/dist/mcp.js'],
 };
 
-const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1].split(',') : [...Object.keys(entries), 'console'];
+const requested = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1].split(',') : [...Object.keys(entries), 'console'];
+const only = [...new Set(requested.flatMap((name) => [name, ...Object.keys(entries).filter((k) => k.startsWith(`${name}/`))]))];
 
 const externalThirdParty = {
   name: 'external-third-party',
@@ -89,8 +96,9 @@ async function buildConsole() {
 
 /**
  * The agent SDK's type declarations (packages/sdk/dist/types, `tsc -p packages/sdk/tsconfig.dts.json`, members marked
- * `@internal` stripped). The package is installed without the workspace, so the declarations that `index.d.ts` reaches
- * must not import any `@agp/*` package: the build fails if one does. Unreached declarations are removed.
+ * `@internal` stripped). The package is installed without the workspace, so the declarations that `index.d.ts` and the
+ * adapters' `adapters/<name>.d.ts` reach must not import any `@agp/*` package: the build fails if one does (an adapter's
+ * declarations import its framework's types, an optional peer dependency). Unreached declarations are removed.
  */
 function buildSdkTypes() {
   const out = join(root, 'packages/sdk/dist/types');
@@ -111,11 +119,13 @@ function buildSdkTypes() {
     const text = readFileSync(join(out, file), 'utf8');
     for (const m of text.matchAll(/(?:from|import)\s+['"]([^'"]+)['"]/g)) {
       if (m[1].startsWith('@agp/')) throw new Error(`packages/sdk: ${file} imports ${m[1]}; a public type must not come from a workspace package`);
-      if (m[1].startsWith('./')) walk(m[1].slice(2).replace(/\.js$/, '.d.ts'));
+      if (m[1].startsWith('./') || m[1].startsWith('../')) walk(relative(out, resolve(out, file, '..', m[1].replace(/\.js$/, '.d.ts'))));
     }
   };
+  // The entries: the main one and each adapter's (packages/sdk/package.json `exports`).
   walk('index.d.ts');
-  for (const f of readdirSync(out)) if (!reached.has(f)) rmSync(join(out, f));
+  if (existsSync(join(out, 'adapters'))) for (const f of readdirSync(join(out, 'adapters'))) if (f.endsWith('.d.ts')) walk(`adapters/${f}`);
+  for (const f of readdirSync(out, { recursive: true }).map(String)) if (f.endsWith('.ts') && !reached.has(f)) rmSync(join(out, f));
   writeFileSync(stamp, hash);
 }
 

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { NestFactory } from '@nestjs/core';
-import { buildOpenApiDocument, HTTP_ROUTES, HTTP_TAGS, matchHttpRoute, Wire, type WireKey } from '@agp/contracts';
+import { buildOpenApiDocument, GatewayOps, HTTP_ROUTES, HTTP_TAGS, matchHttpRoute, routeOperation, Wire, type RouteKey, type WireKey } from '@agp/contracts';
 import { bootEmbedded } from './support/modes.js';
 import type { BootedPlatform } from './support/http.js';
 
@@ -28,15 +28,21 @@ const NON_API = new Set(['/healthz', '/readyz', '/metrics', '/docs', '/api/v1/op
 const shape = (path: string) => path.replace(/:[A-Za-z_]\w*/g, '{}').replace(/\{[^}]*\}/g, '{}');
 
 describe('HTTP route table', () => {
-  it('names a wire message in every row, and reaches every wire message but the service-only ones', () => {
-    expect(HTTP_ROUTES.filter((r) => !Object.hasOwn(Wire, r.message)).map((r) => r.message)).toEqual([]);
-    const reached = new Set(HTTP_ROUTES.map((r) => r.message));
+  it('names a wire message or a gateway operation in every row, and reaches every one but the service-only messages', () => {
+    expect(HTTP_ROUTES.filter((r) => !Object.hasOwn(Wire, r.message) && !Object.hasOwn(GatewayOps, r.message)).map((r) => r.message)).toEqual([]);
+    expect(Object.keys(GatewayOps).filter((k) => Object.hasOwn(Wire, k))).toEqual([]);
+    const reached = new Set<RouteKey>(HTTP_ROUTES.map((r) => r.message));
     expect((Object.keys(Wire) as WireKey[]).filter((k) => !reached.has(k) && !SERVICE_ONLY.has(k))).toEqual([]);
+    expect((Object.keys(GatewayOps) as RouteKey[]).filter((k) => !reached.has(k))).toEqual([]);
     expect([...SERVICE_ONLY].filter((k) => reached.has(k))).toEqual([]);
   });
 
   it('puts no write message behind a GET and no read message behind POST, PUT, PATCH or DELETE (but the tool gateway’s and the decision API’s)', () => {
-    const wrong = HTTP_ROUTES.filter((r) => (Wire[r.message].scope === 'write') !== WRITE_METHODS.has(r.method) && !READ_POSTS.has(`${r.method} ${r.path}`)).map((r) => `${r.method} ${r.path} -> ${r.message}`);
+    // `admin` is `write` and more (key management): a GET of the key list needs it too, since the list names every key.
+    const wrong = HTTP_ROUTES.filter((r) => {
+      const scope = routeOperation(r.message).scope;
+      return scope !== 'admin' && (scope === 'write') !== WRITE_METHODS.has(r.method) && !READ_POSTS.has(`${r.method} ${r.path}`);
+    }).map((r) => `${r.method} ${r.path} -> ${r.message}`);
     expect(wrong).toEqual([]);
   });
 
@@ -101,14 +107,14 @@ describe('HTTP route table against the gateway', () => {
     expect(registered).toEqual(expect.arrayContaining(['GET /healthz', 'GET /api/v1/openapi.json', 'GET /']));
   });
 
-  it('refuses a read key on every write route of the table with 403, and lets it through on every read route', async () => {
+  it('refuses a read key on every write and admin route of the table with 403, and lets it through on every read route', async () => {
     const p = platform!;
     for (const route of HTTP_ROUTES) {
-      const write = Wire[route.message].scope === 'write';
+      const write = routeOperation(route.message).scope !== 'read';
       const res = await fetch(p.url + route.path.replace(/\{[^}]+\}/g, 'no-such-id'), {
         method: route.method,
         headers: { authorization: `Bearer ${p.readKey}`, ...(write ? { 'content-type': 'application/json' } : {}) },
-        body: write && route.method !== 'DELETE' ? '{}' : undefined,
+        body: write && WRITE_METHODS.has(route.method) && route.method !== 'DELETE' ? '{}' : undefined,
       });
       // A Server-Sent Events stream never ends: its status is enough.
       if (route.content?.['text/event-stream']) await res.body?.cancel();
@@ -116,6 +122,23 @@ describe('HTTP route table against the gateway', () => {
       if (write) expect(res.status, `${route.method} ${route.path}`).toBe(403);
       // The MCP endpoint answers a bodiless POST as the protocol does (415 without a JSON content type).
       else expect(route.path === '/api/v1/mcp' ? [415] : [200, 404, 422], `${route.method} ${route.path}`).toContain(res.status);
+    }
+  });
+
+  it('refuses a write key on every admin route of the table with 403 problem details', async () => {
+    const p = platform!;
+    const admin = HTTP_ROUTES.filter((r) => routeOperation(r.message).scope === 'admin');
+    expect(admin.length).toBeGreaterThanOrEqual(3);
+    for (const route of admin) {
+      const withBody = route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH';
+      const res = await fetch(p.url + route.path.replace(/\{[^}]+\}/g, 'no-such-id'), {
+        method: route.method,
+        headers: { authorization: `Bearer ${p.writeKey}`, ...(withBody ? { 'content-type': 'application/json' } : {}) },
+        body: withBody ? '{}' : undefined,
+      });
+      expect(res.status, `${route.method} ${route.path}`).toBe(403);
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(((await res.json()) as { detail: string }).detail).toMatch(/use an admin key$/);
     }
   });
 });

@@ -31,7 +31,7 @@ describe('OpenAPI document', () => {
     expect(schemas.GuardrailContext.oneOf.map((s: Json) => s.properties.guardrail.const)).toEqual(['pii', 'moderation', 'loop', 'idempotency']);
     expect(schemas.Intervention.properties.context).toEqual({ $ref: GUARDRAIL_REF });
     expect(schemas.InterventionDetail.properties.context).toEqual({ $ref: GUARDRAIL_REF });
-    expect(schemas.InterventionPage.properties.interventions.items.properties.context).toEqual({ $ref: GUARDRAIL_REF });
+    expect(schemas.InterventionPage.properties.interventions.items).toEqual({ $ref: '#/components/schemas/Intervention' });
     expect(schemas.CreateIntervention.properties.context).toEqual({ $ref: GUARDRAIL_REF });
     // One component serves both request (input) and response (output) schemas only while the two agree.
     expect(z.toJSONSchema(GuardrailContextSchema, { io: 'input' })).toEqual(z.toJSONSchema(GuardrailContextSchema, { io: 'output' }));
@@ -80,6 +80,47 @@ describe('OpenAPI document', () => {
     expect(mcp['202'].content).toBeUndefined();
     for (const status of ['400', '403', '406', '413', '415']) expect(mcp[status].content, status).toEqual({ 'application/json': { schema: { $ref: '#/components/schemas/JsonRpcError' } } });
     expect(Object.keys(mcp['401'].content)).toEqual(['application/problem+json']);
+  });
+
+  it('names every record and page as a component with a description, referenced by the routes that return it', () => {
+    const records = ['Intervention', 'InterventionPage', 'Approval', 'ApprovalPage', 'Policy', 'PolicyPage', 'PolicyHistory', 'Agent', 'AgentPage', 'KillSwitch', 'KillSwitchOverview', 'Run', 'RunPage', 'RunDetail', 'LedgerEntry', 'StatsSummary', 'StatsDaily', 'EstimationAccuracy', 'AgentStats', 'EvalRun', 'EvalRunDetail', 'EvalRunPage', 'EvalSummary', 'EvalScenario', 'EvalComparison', 'ReplaySubmission', 'ReplaySubmissionDetail', 'ReplayHistoryPage', 'ReplayRunHistoryPage', 'DivergenceDetail', 'ReplayBundle', 'McpToolDescriptor', 'McpToolList'];
+    for (const name of records) {
+      expect(schemas[name], name).toBeDefined();
+      expect(schemas[name].description, name).toMatch(/\w{3,}/);
+    }
+    const ok = (path: string, method = 'get') => doc.paths[path][method].responses[method === 'post' ? Object.keys(doc.paths[path][method].responses).find((s) => s.startsWith('2'))! : '200'].content['application/json'].schema;
+    expect(ok('/api/v1/runs')).toEqual({ $ref: '#/components/schemas/RunPage' });
+    expect(ok('/api/v1/policies')).toEqual({ $ref: '#/components/schemas/PolicyPage' });
+    expect(ok('/api/v1/approvals')).toEqual({ $ref: '#/components/schemas/ApprovalPage' });
+    expect(ok('/api/v1/replay/history/{run_id}')).toEqual({ $ref: '#/components/schemas/ReplayRunHistoryPage' });
+    // Records inside pages are references too, so a generated client types `page.runs[0]` as `Run`.
+    expect(schemas.RunPage.properties.runs.items).toEqual({ $ref: '#/components/schemas/Run' });
+    expect(schemas.EvalRunDetail.properties.scenarios.items).toEqual({ $ref: '#/components/schemas/EvalScenario' });
+    expect(schemas.ReplayRunHistoryPage.properties.submissions.items).toEqual({ $ref: '#/components/schemas/ReplaySubmissionDetail' });
+    expect(schemas.ReplaySubmissionDetail.properties.divergence_details.items).toEqual({ $ref: '#/components/schemas/DivergenceDetail' });
+  });
+
+  it('describes the fields: at least 95% of the properties, units and precision on money and durations', () => {
+    const props = [...walk(doc)].filter(([p]) => /\/properties\/[^/]+$/.test(p)).map(([p, v]) => [p, v as Json] as const);
+    const described = props.filter(([, v]) => v.description || v.$ref);
+    expect(described.length / props.length).toBeGreaterThanOrEqual(0.95);
+    expect(schemas.Run.properties.cost_usd.description).toMatch(/USD, rounded to 6 decimals/);
+    expect(schemas.EvalSummary.properties.avg_detection_time_ms.description).toMatch(/Milliseconds, rounded to 1 decimal/);
+    expect(schemas.Run.properties.started_at.description).toMatch(/ISO 8601/);
+  });
+
+  it('types the enum query parameters as arrays of their values, comma-separated (style form, explode false)', () => {
+    const param = (path: string, name: string) => (doc.paths[path].get.parameters as Json[]).find((x) => x.name === name)!;
+    for (const [path, name, some] of [
+      ['/api/v1/interventions', 'type', 'hard_block'],
+      ['/api/v1/interventions', 'outcome', 'escalated'],
+      ['/api/v1/interventions', 'risk_level', 'critical'],
+      ['/api/v1/approvals', 'status', 'pending'],
+    ] as const) {
+      const p = param(path, name);
+      expect(p, `${path} ${name}`).toMatchObject({ in: 'query', style: 'form', explode: false, schema: { type: 'array', items: { type: 'string' } } });
+      expect(p.schema.items.enum, `${path} ${name}`).toContain(some);
+    }
   });
 
   it('documents no path with a trailing slash', () => {
@@ -146,6 +187,15 @@ describe('gateway routes for the trailing-slash spellings (embedded platform)', 
       r.end('abc');
     });
     expect(getWithBody).toBe(415);
+  });
+
+  it('accepts an enum filter comma-separated (style form, explode false) and repeated (explode true), and names a bad value', async () => {
+    const get = (q: string) => fetch(`${p!.url}/api/v1/interventions?${q}`, { headers: { authorization: `Bearer ${p!.readKey}` } });
+    expect((await get('type=hard_block,warning&limit=1')).status).toBe(200);
+    expect((await get('type=hard_block&type=warning&limit=1')).status).toBe(200);
+    const bad = await get('type=hard_block,nope');
+    expect(bad.status).toBe(422);
+    expect(JSON.stringify(await bad.json())).toContain('query.type');
   });
 
   it('serves the linted document at /api/v1/openapi.json', async () => {

@@ -66,6 +66,27 @@ describeConsole(
       await ok.getByRole('heading', { name: 'Sign in to the AGP console' }).waitFor();
     });
 
+    it('signs in with GET /api/v1/auth/key (no write probe, no 4xx in devtools) and shows the key’s name and scope', T, async () => {
+      const page = await ctx().open('/', { key: null });
+      const requests: string[] = [];
+      const refused: string[] = [];
+      page.on('request', (r) => void requests.push(`${r.method()} ${new URL(r.url()).pathname}`));
+      page.on('response', (r) => void (r.status() >= 400 && refused.push(`${r.status()} ${r.url()}`)));
+      await page.getByLabel('API key').fill(ctx().platform.readKey);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.locator('nav[aria-label="Console"]').waitFor();
+      await expect.poll(() => page.locator('.key-name').textContent()).toBe('AGP_INIT_READ_KEY');
+      expect(await page.locator('.scope-badge').textContent()).toBe('read-only key');
+      expect(requests).toContain('GET /api/v1/auth/key');
+      expect(requests.filter((r) => r.includes('apr-console-scope-probe') || r.startsWith('POST '))).toEqual([]);
+      expect(refused).toEqual([]);
+
+      const admin = await ctx().open('/', { key: ctx().platform.adminKey });
+      await expect.poll(() => admin.locator('.scope-badge').textContent()).toBe('admin key');
+      expect(await admin.locator('.key-name').textContent()).toBe('test admin key');
+      await ctx().expectAccessible(admin, 'header with the key name and scope');
+    });
+
     it('shows the overview with the dashboard numbers, the 30-day chart and interventions by type', T, async () => {
       const dash = (await ctx().api('GET', `/api/v1/mcp/resources/${encodeURIComponent('platform://stats/dashboard')}`)).body.data;
       for (const viewport of [undefined, PHONE]) {
@@ -220,7 +241,10 @@ describeConsole(
       await card.getByRole('button', { name: 'Approve' }).click();
       await page.getByRole('status').filter({ hasText: 'approved by reviewer@example.com' }).waitFor();
       const after = (await ctx().api('GET', `/api/v1/approvals/${encodeURIComponent(pending[0].id)}`)).body;
-      expect(after).toMatchObject({ status: 'approved', approver_email: 'reviewer@example.com', notes: 'checked the invoice <b>by hand</b>' });
+      expect(after).toMatchObject({ status: 'approved', approver_email: 'reviewer@example.com', notes: 'checked the invoice <b>by hand</b>', actor: expect.stringMatching(/^key:/), actor_name: 'AGP_INIT_WRITE_KEY' });
+      // The decided approval names the key that decided, beside its id.
+      await page.goto(`/approvals?status=approved&agent_id=${encodeURIComponent(pending[0].agent_id)}`);
+      await page.locator(`[data-approval-id="${pending[0].id}"] .actor-name`).filter({ hasText: 'AGP_INIT_WRITE_KEY' }).waitFor();
       expect((await ctx().api('GET', `/api/v1/interventions/${encodeURIComponent(pending[0].intervention_id)}`)).body.outcome).toBe('approved_after_review');
       await ctx().screenshot(page, 'approvals-approved');
 
@@ -272,6 +296,8 @@ describeConsole(
       await diff.waitFor();
       expect(await diff.locator('tr[data-changed="yes"] th').allTextContents()).toEqual(['description (changed)', 'run budget (changed)']);
       expect(await reader.getByRole('list', { name: 'Policy history' }).locator('li').count()).toBe(p.version + 1);
+      // The change made with the write key shows the key's name beside its id.
+      expect(await reader.getByRole('list', { name: 'Policy history' }).locator('li').last().locator('.actor-name').textContent()).toBe('AGP_INIT_WRITE_KEY');
       await ctx().expectAccessible(reader, 'policy detail');
       await ctx().screenshot(reader, 'policy-history');
 
@@ -288,7 +314,8 @@ describeConsole(
       await dialog.getByLabel('Reason (recorded on the change)').fill('console test');
       await dialog.getByRole('button', { name: 'Engage kill switch' }).click();
       await writer.getByRole('button', { name: 'Release the organisation kill switch' }).waitFor();
-      expect((await ctx().api('GET', '/api/v1/kill-switches')).body.organization).toMatchObject({ engaged: true, reason: 'console test' });
+      expect((await ctx().api('GET', '/api/v1/kill-switches')).body.organization).toMatchObject({ engaged: true, reason: 'console test', actor_name: 'AGP_INIT_WRITE_KEY' });
+      await writer.locator('.actor-name').filter({ hasText: 'AGP_INIT_WRITE_KEY' }).first().waitFor();
       await writer.getByRole('button', { name: 'Release the organisation kill switch' }).click();
       await dialog.getByRole('button', { name: 'Release kill switch' }).click();
       await writer.getByRole('button', { name: 'Engage the organisation kill switch' }).waitFor();

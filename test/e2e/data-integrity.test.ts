@@ -43,7 +43,7 @@ describeModes('data integrity: concurrent kill switches, CSV formula cells, run 
       for (const a of answers) expect(a.status, JSON.stringify(a.body)).toBe(200);
       const last = answers.map((a) => a.body).sort((x, y) => y.version - x.version)[0];
       const shown = (await call(p(), 'GET', `/api/v1/agents/${agent}`, { key: p().readKey })).body.kill_switch;
-      expect(shown).toEqual({ engaged: last.engaged, reason: last.reason, changed_at: last.changed_at, changed_by: last.changed_by });
+      expect(shown).toEqual({ engaged: last.engaged, reason: last.reason, changed_at: last.changed_at, changed_by: last.changed_by, actor_name: last.actor_name });
       // Every answer is a state the switch really had: versions are 1..last, each with its own engaged value.
       for (const a of answers) expect(a.body.engaged).toBe(a.body.version % 2 === 1);
     });

@@ -45,7 +45,7 @@ const github = (runId: string, branch: string, sha: string) => ({ GITHUB_ACTIONS
 
 describe('agp evals gate: the built CLI against the embedded platform', () => {
   let p: BootedPlatform;
-  const platform = (key = p.writeKey) => ['--url', p.url, '--api-key', key];
+  const platform = (key = p.writeKey) => ['--url', p.url, '--key', key];
   const history = async (query: string) => {
     const r = await call(p, 'GET', `/api/v1/evals/?${query}`, { key: p.readKey });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
@@ -65,7 +65,7 @@ describe('agp evals gate: the built CLI against the embedded platform', () => {
     await p?.stop();
   });
 
-  it('exit 0: uploads with X-API-Key; the run lands in the history and /latest with the CI branch and commit, a retry stored once', async () => {
+  it('exit 0: uploads with a Bearer token (--key); the run lands in the history and /latest with the CI branch and commit, a retry stored once', async () => {
     const sha = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1';
     const file = agpFile('gate-pass');
     const r = await gate(['--results', file, '--threshold', '0.7', '--upload', ...platform()], github('101', 'feature/a', sha));
@@ -85,8 +85,8 @@ describe('agp evals gate: the built CLI against the embedded platform', () => {
     expect((await history('suite=gate-pass')).total).toBe(1);
   });
 
-  it('exit 1: a block rate below the threshold fails the build, and the run is still uploaded (Bearer works too)', async () => {
-    const r = await gate(['--results', agpFile('gate-low'), '--threshold', '0.9', '--upload', '--auth', 'bearer', ...platform()]);
+  it('exit 1: a block rate below the threshold fails the build, and the run is still uploaded (--api-key with X-API-Key works too)', async () => {
+    const r = await gate(['--results', agpFile('gate-low'), '--threshold', '0.9', '--upload', '--auth', 'x-api-key', '--url', p.url, '--api-key', p.writeKey]);
     expect(r.code, r.out + r.err).toBe(1);
     expect(r.out).toContain('FAIL (exit 1): block rate 75.0% is below the threshold 90.0%');
     await historyOf('suite=gate-low', 1);
@@ -106,6 +106,23 @@ describe('agp evals gate: the built CLI against the embedded platform', () => {
     // The platform's own CI status agrees: the run regressed against the latest run on main.
     const stored = (await historyOf('suite=gate-regress&branch=feature%2Fb', 1)).eval_runs[0];
     expect(stored.summary).toMatchObject({ regressions: 1, ci_status: 'fail', ci_baseline_id: baselineId });
+  });
+
+  it('numbers in the answers are rounded: avg_detection_time_ms to 0.1 ms, USD to 6 decimals (docs/api.md, Numbers)', async () => {
+    const doc = JSON.parse(readFileSync(join(FIXTURES, 'agp-run.json'), 'utf8'));
+    doc.suite = 'gate-numbers';
+    // Three blocked scenarios whose mean detection time is 14.799999999999999 in binary floating point.
+    doc.scenarios = [12.2, 17.8, 14.4].map((ms, i) => ({ name: `s${i}`, category: 'c', status: 'blocked', detection_time_ms: ms, damage_usd: 0.1 * (i + 1) }));
+    const path = join(dir, 'numbers.json');
+    writeFileSync(path, JSON.stringify(doc));
+    const r = await gate(['--results', path, '--upload', '--json', '--branch', 'numbers', ...platform()]);
+    expect(r.code, r.out + r.err).toBe(0);
+    const report = JSON.parse(r.out);
+    expect(report.summary).toMatchObject({ avg_detection_time_ms: 14.8, damage_prevented_usd: 0.6 });
+    const stored = await call(p, 'GET', `/api/v1/evals/${report.upload.id}`, { key: p.readKey });
+    expect(stored.status).toBe(200);
+    expect(stored.body.summary).toMatchObject({ avg_detection_time_ms: 14.8, damage_prevented_usd: 0.6 });
+    expect(stored.body.scenarios.map((s: any) => s.detection_time_ms)).toEqual([12.2, 17.8, 14.4]);
   });
 
   it('--baseline latest with no run yet is not an error', async () => {

@@ -398,12 +398,16 @@ describeModes(
           expect(t.description.length, t.name).toBeGreaterThan(40);
           expect(t.input_schema.type).toBe('object');
           expect(t.input_schema.properties).toEqual(expect.any(Object));
+          // spec: "a JSON Schema object with type, properties, required": `required` is always there, [] when none.
+          expect(t.input_schema.required, t.name).toEqual(expect.any(Array));
+          for (const r of t.input_schema.required) expect(Object.keys(t.input_schema.properties), `${t.name}.required`).toContain(r);
         }
+        expect(tools.find((t: any) => t.name === 'get_pending_approvals').input_schema.required).toEqual([]);
         expect(tools.filter((t: any) => t.changes_state).map((t: any) => t.name).sort()).toEqual([...WRITE_TOOLS].sort());
         for (const [name, spec] of Object.entries(SPEC_TOOLS)) {
           const schema = tools.find((t: any) => t.name === name).input_schema;
           expect(Object.keys(schema.properties).sort(), name).toEqual(Object.keys(spec.args).sort());
-          expect([...(schema.required ?? [])].sort(), name).toEqual([...spec.required].sort());
+          expect([...schema.required].sort(), name).toEqual([...spec.required].sort());
           for (const [arg, type] of Object.entries(spec.args)) {
             const prop = schema.properties[arg];
             if (Array.isArray(type)) expect(prop, `${name}.${arg}`).toMatchObject({ type: 'string', enum: type });

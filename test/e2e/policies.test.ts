@@ -164,8 +164,8 @@ describeModes('policies, agents and kill switches', (platform) => {
       expect(h.body.policy_id).toBe(created.id);
       expect(h.body.history).toEqual([
         expect.objectContaining({ version: 1, event: 'PolicyCreated', actor: expect.stringMatching(/^key:/), at: created.created_at, changes: expect.objectContaining({ run_budget: { from: null, to: 10 } }) }),
-        { version: 2, event: 'PolicyUpdated', actor: expect.stringMatching(/^key:/), at: expect.any(String), changes: { run_budget: { from: 10, to: 20 } } },
-        { version: 3, event: 'PolicyUpdated', actor: expect.stringMatching(/^key:/), at: expect.any(String), changes: { denied_actions: { from: ['a'], to: ['a', 'b'] }, description: { from: null, to: 'tighter' } } },
+        { version: 2, event: 'PolicyUpdated', actor: expect.stringMatching(/^key:/), actor_name: expect.any(String), at: expect.any(String), changes: { run_budget: { from: 10, to: 20 } } },
+        { version: 3, event: 'PolicyUpdated', actor: expect.stringMatching(/^key:/), actor_name: expect.any(String), at: expect.any(String), changes: { denied_actions: { from: ['a'], to: ['a', 'b'] }, description: { from: null, to: 'tighter' } } },
       ]);
     });
 
@@ -316,7 +316,7 @@ describeModes('policies, agents and kill switches', (platform) => {
         registered_at: expect.stringMatching(/Z$/),
         updated_at: r.body.registered_at,
         version: 1,
-        kill_switch: { engaged: false, reason: null, changed_at: null, changed_by: null },
+        kill_switch: { engaged: false, reason: null, changed_at: null, changed_by: null, actor_name: null },
       });
       const got = await call(p(), 'GET', `/api/v1/agents/${id}`, { key: p().readKey });
       expect(got.status).toBe(200);
@@ -436,7 +436,7 @@ describeModes('policies, agents and kill switches', (platform) => {
       expect(before.body.organization).toMatchObject({ scope: 'organization', agent_id: null, engaged: false });
       const on = await call(p(), 'PUT', '/api/v1/kill-switches/organization', { key: p().writeKey, body: { engaged: true, reason: 'incident 42' } });
       expect(on.status).toBe(200);
-      expect(on.body).toEqual({ scope: 'organization', agent_id: null, engaged: true, reason: 'incident 42', changed_at: expect.stringMatching(/Z$/), changed_by: expect.stringMatching(/^key:/), version: before.body.organization.version + 1 });
+      expect(on.body).toEqual({ scope: 'organization', agent_id: null, engaged: true, reason: 'incident 42', changed_at: expect.stringMatching(/Z$/), changed_by: expect.stringMatching(/^key:/), actor_name: expect.any(String), version: before.body.organization.version + 1 });
       expect((await call(p(), 'GET', '/api/v1/kill-switches', { key: p().readKey })).body.organization).toEqual(on.body);
       const repeat = await call(p(), 'PUT', '/api/v1/kill-switches/organization', { key: p().writeKey, body: { engaged: true } });
       expect(repeat.body).toEqual(on.body);
@@ -454,7 +454,7 @@ describeModes('policies, agents and kill switches', (platform) => {
       const on = await call(p(), 'PUT', `/api/v1/kill-switches/agents/${agent}`, { key: p().writeKey, body: { engaged: true, reason: 'looping' } });
       expect(on.status).toBe(200);
       expect(on.body).toMatchObject({ scope: 'agent', agent_id: agent, engaged: true, reason: 'looping', changed_by: expect.stringMatching(/^key:/), version: 1 });
-      expect((await call(p(), 'GET', `/api/v1/agents/${agent}`, { key: p().readKey })).body.kill_switch).toEqual({ engaged: true, reason: 'looping', changed_at: on.body.changed_at, changed_by: on.body.changed_by });
+      expect((await call(p(), 'GET', `/api/v1/agents/${agent}`, { key: p().readKey })).body.kill_switch).toEqual({ engaged: true, reason: 'looping', changed_at: on.body.changed_at, changed_by: on.body.changed_by, actor_name: on.body.actor_name });
       expect((await call(p(), 'GET', '/api/v1/kill-switches', { key: p().readKey })).body.agents).toContainEqual(on.body);
       const off = await call(p(), 'PUT', `/api/v1/kill-switches/agents/${agent}`, { key: p().writeKey, body: { engaged: false } });
       expect(off.body).toMatchObject({ engaged: false, reason: null, version: 2 });

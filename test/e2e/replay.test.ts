@@ -89,11 +89,16 @@ describeModes('replay', (platform) => {
       const hist = await get(`/api/v1/replay/history/${run}`);
       expect(hist.status).toBe(200);
       expect(hist.body.submissions.map((s: any) => s.id)).toEqual([second.body.id, id]);
-      expect(hist.body.submissions[1]).toEqual(listed);
+      // One run's history carries each submission's divergence details, exactly as submitted (and as POST answered).
+      expect(hist.body.submissions[1]).toEqual(r.body);
+      expect(hist.body.submissions[1].divergence_details).toEqual(summary().divergence_details);
+      expect(hist.body.submissions[0].divergence_details).toEqual([]);
       expect(hist.body).toMatchObject({ total: 2, skip: 0, limit: 50, aggregates: { submissions: 2, actions_replayed: 15, divergences: 2, cost_saved_usd: 0.3 } });
       const org = await get('/api/v1/replay/history/');
       expect(org.status).toBe(200);
       expect(org.body.submissions.map((s: any) => s.id)).toEqual(expect.arrayContaining([id, second.body.id]));
+      // The organisation-wide list keeps the count only.
+      expect(org.body.submissions.find((s: any) => s.id === id)).toEqual(listed);
       const never = await get(`/api/v1/replay/history/never-${uniq()}`);
       expect(never.body).toEqual({ submissions: [], total: 0, skip: 0, limit: 50, aggregates: { submissions: 0, actions_replayed: 0, divergences: 0, cost_saved_usd: 0 } });
     });

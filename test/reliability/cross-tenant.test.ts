@@ -14,7 +14,7 @@
  * Source: the reliability suite (docs/reliability.md, "Cross-tenant matrix"); architecture §4 (Auth).
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { HTTP_ROUTES, Wire, buildOpenApiDocument, type HttpRoute } from '@agp/contracts';
+import { HTTP_ROUTES, buildOpenApiDocument, routeOperation, type HttpRoute } from '@agp/contracts';
 import { call, eventually } from '../support/http.js';
 import { describeModes } from '../support/modes.js';
 import { createOrgObjects, fillPath, type OrgObjects } from './support/fixtures.js';
@@ -43,6 +43,7 @@ const BODIES: Readonly<Record<string, (a: OrgObjects) => unknown>> = {
   evaluateReplayRuns: (a) => ({ run_ids: [a.runId] }),
   callMcpTool: (a) => ({ tool_name: 'get_run', arguments: { run_id: a.runId } }),
   getMcpPrompt: (a) => ({ arguments: { agent_id: a.agentId } }),
+  createApiKey: () => ({ name: 'globex key', scope: 'read' }),
   mcpEndpoint: (a) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_run', arguments: { run_id: a.runId } } }),
 };
 
@@ -77,7 +78,7 @@ describeModes('cross-tenant matrix', (platform, mode) => {
   beforeAll(async () => {
     const p = platform();
     client = rawClient(p.url, 6);
-    [a, b] = await Promise.all([createOrgObjects(p, p.writeKey), createOrgObjects(p, p.otherOrgWriteKey)]);
+    [a, b] = await Promise.all([createOrgObjects(p, p.writeKey, p.adminKey), createOrgObjects(p, p.otherOrgWriteKey, p.otherOrgAdminKey)]);
   }, 180_000);
   afterAll(() => {
     client?.close();
@@ -171,10 +172,11 @@ describeModes('cross-tenant matrix', (platform, mode) => {
     // (an agent registered, a run ingested under the same ids in B): A's objects must stay as they were.
     const addressing = (r: HttpRoute) => /\{(?!name\})[^}]+\}/.test(r.path);
     for (const route of [...HTTP_ROUTES.filter(addressing), ...HTTP_ROUTES.filter((r) => !addressing(r))]) {
-      for (const key of Wire[route.message].scope === 'write' ? [p.otherOrgWriteKey] : [p.otherOrgWriteKey, p.otherOrgReadKey]) {
+      const scope = routeOperation(route.message).scope;
+      for (const key of scope === 'admin' ? [p.otherOrgAdminKey] : scope === 'write' ? [p.otherOrgWriteKey] : [p.otherOrgWriteKey, p.otherOrgReadKey]) {
         const r = await send(route, key, a);
         figures.leakAttempts++;
-        const where = `${route.method} ${route.path} (${key === p.otherOrgReadKey ? 'B read key' : 'B write key'}) → ${r.status} ${r.text.slice(0, 200)}`;
+        const where = `${route.method} ${route.path} (${key === p.otherOrgReadKey ? 'B read key' : key === p.otherOrgAdminKey ? 'B admin key' : 'B write key'}) → ${r.status} ${r.text.slice(0, 200)}`;
         if (r.text.includes(a.secret)) failures.push(`LEAK: ${where}`);
         if (r.status >= 500) failures.push(`5xx: ${where}`);
         const addressesA = addressing(route);
@@ -184,12 +186,15 @@ describeModes('cross-tenant matrix', (platform, mode) => {
     }
     expect(failures).toEqual([]);
     expect(await snapshot(p.writeKey, a)).toEqual(before);
+    // A's API key is still A's and still active after B's admin key tried to revoke it.
+    const keys = await call(p, 'GET', '/api/v1/keys?limit=1000', { key: p.adminKey });
+    expect(keys.body.keys.find((k: Json) => k.id === a.keyId)).toMatchObject({ status: 'active', revoked_at: null, name: `key ${a.secret}` });
     // The control: with A's own key the same GETs do answer A's secret, so its absence above means something.
     const own = await Promise.all(HTTP_ROUTES.filter((r) => r.method === 'GET' && addressing(r)).map((r) => send(r, p.writeKey, a)));
     expect(own.filter((r) => r.text.includes(a.secret)).length).toBeGreaterThanOrEqual(5);
   });
 
-  it('a read key on every write route and every tool that changes state: 403, and nothing written', async () => {
+  it('a read key on every write and admin route, a write key on every admin route, a read key on every tool that changes state: 403, and nothing written', async () => {
     const p = platform();
     // What B's writes above started (ingest, agents) has settled before counting.
     let count = await p.eventCount();
@@ -203,10 +208,12 @@ describeModes('cross-tenant matrix', (platform, mode) => {
     const beforeA = await snapshot(p.writeKey, a);
     const beforeB = await snapshot(p.otherOrgWriteKey, b);
     const failures: string[] = [];
-    const writes = HTTP_ROUTES.filter((r) => Wire[r.message].scope === 'write');
+    const writes = HTTP_ROUTES.filter((r) => routeOperation(r.message).scope !== 'read');
     expect(writes.length).toBeGreaterThan(10);
     for (const route of writes) {
-      for (const [key, objects, who] of [[p.readKey, a, 'A read key'], [p.otherOrgReadKey, b, 'B read key']] as const) {
+      const below: Array<readonly [string, OrgObjects, string]> = [[p.readKey, a, 'A read key'], [p.otherOrgReadKey, b, 'B read key']];
+      if (routeOperation(route.message).scope === 'admin') below.push([p.writeKey, a, 'A write key'], [p.otherOrgWriteKey, b, 'B write key']);
+      for (const [key, objects, who] of below) {
         const r = await send(route, key, objects);
         figures.readKeyWrites++;
         if (r.status !== 403 || !String(r.headers['content-type']).startsWith('application/problem+json')) failures.push(`${route.method} ${route.path} (${who}) → ${r.status} ${r.text.slice(0, 200)}`);

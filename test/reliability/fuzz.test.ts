@@ -16,6 +16,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { matchHttpRoute, routeOperation } from '@agp/contracts';
 import { describeModes } from '../support/modes.js';
 import { EDGE_VALUES, LONG_URL_LENGTH, PATH_CORPUS, QUERY_CORPUS, RAW_NUMBERS, arbitraryOf, bodyCorpus, jsonText, mutated, type RawBody } from './support/arbitraries.js';
 import { createOrgObjects, objectFor, type OrgObjects } from './support/fixtures.js';
@@ -87,12 +88,17 @@ describeModes('OpenAPI-driven fuzzing', (platform, mode) => {
     const doc = await client.send({ method: 'GET', path: '/api/v1/openapi.json' });
     expect(doc.status).toBe(200);
     oracle = new OpenApiOracle(JSON.parse(doc.text));
-    objects = await createOrgObjects(p, p.writeKey);
+    objects = await createOrgObjects(p, p.writeKey, p.adminKey);
     console.log(`[fuzz ${mode}] seed ${SEED} (AGP_FUZZ_SEED=${SEED} reproduces), ${PER_OPERATION} cases per operation${SKIP.size ? `, skipping ${[...SKIP].join(', ')}` : ''}`);
   }, 120_000);
   afterAll(() => client?.close());
 
-  const keyOf = (k: 'write' | 'read' | 'none') => (k === 'write' ? platform().writeKey : k === 'read' ? platform().readKey : null);
+  /** The key of kind `k`; "write" is the admin key on a key-management operation, so its cases get past the scope check. */
+  const keyOf = (k: 'write' | 'read' | 'none', op?: Operation) => (k === 'write' ? writeKeyFor(op) : k === 'read' ? platform().readKey : null);
+  const writeKeyFor = (op?: Operation) => {
+    const route = op && matchHttpRoute(op.method, op.path);
+    return route && routeOperation(route.message).scope === 'admin' ? platform().adminKey : platform().writeKey;
+  };
   const headersFor = (key: string | null, extra: Record<string, string> = {}) => ({ ...(key ? { authorization: `Bearer ${key}` } : {}), ...extra });
 
   /** The cases of one REST operation: the corpus (all of it in the full set, a seeded part in the reduced one), then generated ones up to the count. */
@@ -102,7 +108,7 @@ describeModes('OpenAPI-driven fuzzing', (platform, mode) => {
     const queryParams = params.filter((p) => p.in === 'query');
     const bodySchema = op.op.requestBody?.content?.['application/json']?.schema as Json | undefined;
     const resolve = (s: Json) => oracle.deref(s);
-    const write = platform().writeKey;
+    const write = writeKeyFor(op);
     const fill = (seg: (name: string) => string) => op.path.replace(/\{([^}]+)\}/g, (_m, name: string) => seg(name));
     const validPath = fill((name) => encodeURIComponent(objectFor(op.path, name, objects)));
 
@@ -154,7 +160,7 @@ describeModes('OpenAPI-driven fuzzing', (platform, mode) => {
       if (op.method === 'GET' && s.inm) extra['if-none-match'] = '*';
       if (op.method === 'PATCH' && s.inm) extra['if-match'] = '"1"';
       if (s.body !== undefined) extra['content-type'] = 'application/json';
-      return { name: `generated #${i}`, req: { method: op.method, path: qs ? `${path}?${qs}` : path, headers: headersFor(keyOf(s.key), extra), ...(s.body !== undefined ? { body: jsonText(s.body) } : {}) } };
+      return { name: `generated #${i}`, req: { method: op.method, path: qs ? `${path}?${qs}` : path, headers: headersFor(keyOf(s.key, op), extra), ...(s.body !== undefined ? { body: jsonText(s.body) } : {}) } };
     });
     return [...chosen, ...cases];
   }

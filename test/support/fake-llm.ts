@@ -4,6 +4,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 export type FakeBehaviour =
   /** 200 with this assistant message content (an object is sent as its JSON). */
   | { kind: 'ok'; content: string | object }
+  /** 200 with an assistant message calling these function tools (`finish_reason: tool_calls`), for agent loops. */
+  | { kind: 'tool_calls'; calls: Array<{ id: string; name: string; arguments: object }> }
   /** An error status, with an optional `Retry-After` header (seconds). */
   | { kind: 'status'; status: number; retryAfter?: string }
   /** Wait `ms` before answering with `then` (default: the fake's default answer). */
@@ -12,6 +14,7 @@ export type FakeBehaviour =
 /** Builders for {@link FakeBehaviour}s. */
 export const reply = {
   ok: (content: string | object): FakeBehaviour => ({ kind: 'ok', content }),
+  toolCalls: (...calls: Array<[id: string, name: string, args: object]>): FakeBehaviour => ({ kind: 'tool_calls', calls: calls.map(([id, name, args]) => ({ id, name, arguments: args })) }),
   invalidJson: (text = 'Sure! Here is the rewrite: reason = the agent was blocked'): FakeBehaviour => ({ kind: 'ok', content: text }),
   status: (status: number, retryAfterSeconds?: number): FakeBehaviour => ({ kind: 'status', status, ...(retryAfterSeconds !== undefined ? { retryAfter: String(retryAfterSeconds) } : {}) }),
   stall: (ms: number, then?: FakeBehaviour): FakeBehaviour => ({ kind: 'stall', ms, ...(then ? { then } : {}) }),
@@ -58,7 +61,8 @@ export const DEFAULT_ANSWER = {
 /**
  * Start a real `node:http` server on 127.0.0.1 (free port) that speaks `POST /v1/chat/completions` with the
  * OpenAI response shape, scriptable per request marker and recording every request. Used as
- * AGP_LLM_BASE_URL by the enrichment tests (issue #4: no in-process mock of the openai client).
+ * AGP_LLM_BASE_URL by the enrichment tests (no in-process mock of the openai client), and as the model of agent loops
+ * in the framework adapter tests ({@link reply.toolCalls}).
  */
 export async function startFakeLlm(): Promise<FakeLlm> {
   const requests: FakeRequest[] = [];
@@ -79,14 +83,18 @@ export async function startFakeLlm(): Promise<FakeLlm> {
         return answer(req, res, b.then ?? reply.ok(DEFAULT_ANSWER));
       case 'status':
         return send(res, b.status, { error: { message: `fake provider answers ${b.status}`, type: b.status === 429 ? 'rate_limit_exceeded' : 'server_error', code: null } }, b.retryAfter ? { 'retry-after': b.retryAfter } : {});
-      case 'ok': {
-        const content = typeof b.content === 'string' ? b.content : JSON.stringify(b.content);
+      case 'ok':
+      case 'tool_calls': {
+        const message =
+          b.kind === 'ok'
+            ? { role: 'assistant', content: typeof b.content === 'string' ? b.content : JSON.stringify(b.content), refusal: null }
+            : { role: 'assistant', content: null, refusal: null, tool_calls: b.calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } })) };
         return send(res, 200, {
           id: `chatcmpl-fake-${++seq}`,
           object: 'chat.completion',
           created: Math.floor(Date.now() / 1000),
           model: req.body?.model ?? 'fake',
-          choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+          choices: [{ index: 0, message, logprobs: null, finish_reason: b.kind === 'ok' ? 'stop' : 'tool_calls' }],
           usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
         });
       }

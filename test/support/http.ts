@@ -7,8 +7,12 @@ export interface BootedPlatform {
   url: string;
   writeKey: string;
   readKey: string;
+  /** An admin key of the first organisation (manages its API keys), named `test admin key`. */
+  adminKey: string;
   /** A write key of a second organisation, to prove isolation. */
   otherOrgWriteKey: string;
+  /** An admin key of that second organisation. */
+  otherOrgAdminKey: string;
   /** A read key of that second organisation. */
   otherOrgReadKey: string;
   /** A write key of the first organisation, revoked before it was ever used (every request with it is a 401). */
@@ -63,17 +67,21 @@ export async function eventually<T>(fn: () => Promise<T>, timeoutMs = 10_000, in
 }
 
 /**
- * The parts of a {@link BootedPlatform} that read the platform's database directly: a write and a read key of a second
- * organisation (`globex`, created here), a revoked key of the first, the event count and the event types of a stream.
+ * The parts of a {@link BootedPlatform} that read the platform's database directly: an admin key of the first
+ * organisation, an admin, a write and a read key of a second organisation (`globex`, created here), a revoked key of the first, the event count and the event types of a stream.
  */
-export async function databaseHandles(sql: Sql): Promise<Pick<BootedPlatform, 'otherOrgWriteKey' | 'otherOrgReadKey' | 'revokedKey' | 'eventCount' | 'streamEventTypes' | 'streamMetadata' | 'projectionDeadLetters'>> {
+export async function databaseHandles(sql: Sql): Promise<Pick<BootedPlatform, 'adminKey' | 'otherOrgAdminKey' | 'otherOrgWriteKey' | 'otherOrgReadKey' | 'revokedKey' | 'eventCount' | 'streamEventTypes' | 'streamMetadata' | 'projectionDeadLetters'>> {
   const keys = new KeyStore(sql);
   await keys.createOrganization('globex');
   const other = await keys.createKey({ organizationId: 'globex', scope: 'write' });
   const otherRead = await keys.createKey({ organizationId: 'globex', scope: 'read' });
+  const admin = await keys.createKey({ organizationId: 'acme', scope: 'admin', name: 'test admin key' });
+  const otherAdmin = await keys.createKey({ organizationId: 'globex', scope: 'admin', name: 'globex admin key' });
   const revoked = await keys.createKey({ organizationId: 'acme', scope: 'write', name: 'revoked' });
   await keys.revoke(revoked.id);
   return {
+    adminKey: admin.key,
+    otherOrgAdminKey: otherAdmin.key,
     otherOrgWriteKey: other.key,
     otherOrgReadKey: otherRead.key,
     revokedKey: revoked.key,

@@ -1,20 +1,23 @@
 /**
  * API keys and organisations. Keys are `agp_` plus 32 base62 characters; only their SHA-256 is stored,
- * with the organisation, scope (read | write), name, expiry and revocation.
- * Source: architecture §4 (Auth); issue #2 point 4.
+ * with the organisation, scope (read | write | admin), name, expiry, revocation and when it was last used.
+ * Source: architecture §4 (Auth); docs/api.md (Keys).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { migrateSchema, type Sql } from '@agp/eventstore';
+import type { Scope } from '@agp/contracts';
+import { migrateSchema, type Sql, type SqlExecutor } from '@agp/eventstore';
 import { ConflictError, NotFoundError, ValidationError, counter, iso, isoOrNull, newId } from '@agp/runtime';
 
-/** read: queries only; write: also ingest, create, delete. */
-export type KeyScope = 'read' | 'write';
+/** read: queries only; write: also ingest, create, delete; admin: also manage the organisation's API keys. */
+export type KeyScope = Scope;
 
 /** What a valid key resolves to; the gateway turns it into the request context. */
 export interface Principal {
   key_id: string;
   organization_id: string;
   scope: KeyScope;
+  /** The key's name (null for a key made without one); recorded beside the actor on what the key changes. */
+  name?: string | null;
   /** When the key expires (ISO 8601 UTC), null or absent when never; bounds how long a cache may serve it. */
   expires_at?: string | null;
 }
@@ -30,6 +33,8 @@ export interface KeySummary {
   created_at: string;
   expires_at: string | null;
   revoked_at: string | null;
+  /** When a request last presented the key (ISO 8601 UTC, to within {@link LAST_USED_GRANULARITY_S} s); null: never. */
+  last_used_at: string | null;
   status: 'active' | 'revoked' | 'expired';
 }
 
@@ -70,6 +75,12 @@ export function hashKey(key: string): string {
 
 const ORG_ID = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
+/** `last_used_at` is written at most once per this many seconds per key, so resolving a key stays a read nearly always. */
+export const LAST_USED_GRANULARITY_S = 60;
+
+/** The scope check of `agp_api_keys`, by name, so a later migration can widen it. */
+const SCOPE_CHECK = `CONSTRAINT agp_api_keys_scope_check CHECK (scope IN ('read', 'write', 'admin'))`;
+
 export const KEY_STORE_DDL = `
 CREATE TABLE IF NOT EXISTS agp_organizations (
   id text PRIMARY KEY,
@@ -81,14 +92,33 @@ CREATE TABLE IF NOT EXISTS agp_api_keys (
   organization_id text NOT NULL REFERENCES agp_organizations(id),
   key_hash text NOT NULL UNIQUE,
   prefix text NOT NULL,
-  scope text NOT NULL CHECK (scope IN ('read', 'write')),
+  scope text NOT NULL,
   name text,
   created_at timestamptz NOT NULL DEFAULT now(),
   expires_at timestamptz,
-  revoked_at timestamptz
+  revoked_at timestamptz,
+  last_used_at timestamptz,
+  ${SCOPE_CHECK}
 );
+ALTER TABLE agp_api_keys ADD COLUMN IF NOT EXISTS last_used_at timestamptz;
 CREATE INDEX IF NOT EXISTS agp_api_keys_org ON agp_api_keys (organization_id)
 `;
+
+/**
+ * Widen the scope check of a table made before the `admin` scope (`CHECK (scope IN ('read', 'write'))`); a no-op once
+ * it names `admin`. Runs inside {@link migrateSchema}'s transaction and lock.
+ */
+async function widenScopeCheck(tx: SqlExecutor): Promise<void> {
+  const { rows } = await tx.query<{ def: string }>(
+    `SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = 'agp_api_keys'::regclass AND contype = 'c' AND conname = 'agp_api_keys_scope_check'`,
+  );
+  if (rows[0]?.def.includes("'admin'")) return;
+  await tx.query('ALTER TABLE agp_api_keys DROP CONSTRAINT IF EXISTS agp_api_keys_scope_check');
+  await tx.query(`ALTER TABLE agp_api_keys ADD ${SCOPE_CHECK}`);
+}
+
+/** The columns of a {@link KeyRow}. */
+const KEY_COLUMNS = 'id, organization_id, scope, name, prefix, created_at, expires_at, revoked_at, last_used_at';
 
 interface KeyRow {
   id: string;
@@ -99,6 +129,7 @@ interface KeyRow {
   created_at: Date | string;
   expires_at: Date | string | null;
   revoked_at: Date | string | null;
+  last_used_at: Date | string | null;
 }
 
 
@@ -113,6 +144,7 @@ function summary(r: KeyRow, now = Date.now()): KeySummary {
     created_at: iso(r.created_at),
     expires_at: expires,
     revoked_at: isoOrNull(r.revoked_at),
+    last_used_at: isoOrNull(r.last_used_at),
     status: r.revoked_at ? 'revoked' : expires && Date.parse(expires) <= now ? 'expired' : 'active',
   };
 }
@@ -124,9 +156,9 @@ function summary(r: KeyRow, now = Date.now()): KeySummary {
 export class KeyStore {
   constructor(private readonly sql: Sql) {}
 
-  /** Create the tables when missing. Idempotent and safe when several processes start at once. */
+  /** Create the tables when missing, or bring older ones up to date. Idempotent and safe when several processes start at once. */
   async migrate(): Promise<void> {
-    await migrateSchema(this.sql, KEY_STORE_DDL);
+    await migrateSchema(this.sql, KEY_STORE_DDL, widenScopeCheck);
   }
 
   /**
@@ -154,7 +186,7 @@ export class KeyStore {
     const { rows } = await this.sql.query<KeyRow>(
       `INSERT INTO agp_api_keys (id, organization_id, key_hash, prefix, scope, name, expires_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7)
-       RETURNING id, organization_id, scope, name, prefix, created_at, expires_at, revoked_at`,
+       RETURNING ${KEY_COLUMNS}`,
       [newId(), opts.organizationId, hash, key.slice(0, 8), opts.scope, opts.name ?? null, opts.expiresAt ? opts.expiresAt.toISOString() : null],
     );
     return { ...summary(rows[0]), key };
@@ -167,11 +199,11 @@ export class KeyStore {
   }
 
   /**
-   * Headless initialisation (AGP_INIT_ORG, AGP_INIT_WRITE_KEY, AGP_INIT_READ_KEY): create the organisation
-   * and exactly these keys when they are absent; a second start changes nothing. Returns what it created.
-   * @throws ConflictError (409) when a given key exists for another organisation or with the other scope.
+   * Headless initialisation (AGP_INIT_ORG, AGP_INIT_WRITE_KEY, AGP_INIT_READ_KEY, AGP_INIT_ADMIN_KEY): create the
+   * organisation and exactly these keys when they are absent; a second start changes nothing. Returns what it created.
+   * @throws ConflictError (409) when a given key exists for another organisation or with another scope.
    */
-  async ensureInit(opts: { org: string; writeKey?: string; readKey?: string }): Promise<{ created: Array<'organization' | KeyScope> }> {
+  async ensureInit(opts: { org: string; writeKey?: string; readKey?: string; adminKey?: string }): Promise<{ created: Array<'organization' | KeyScope> }> {
     const created: Array<'organization' | KeyScope> = [];
     const { rows: org } = await this.sql.query('SELECT 1 FROM agp_organizations WHERE id = $1', [opts.org]);
     if (org.length === 0) {
@@ -181,6 +213,7 @@ export class KeyStore {
     for (const [scope, key] of [
       ['write', opts.writeKey],
       ['read', opts.readKey],
+      ['admin', opts.adminKey],
     ] as const) {
       if (!key) continue;
       const { rows } = await this.sql.query<{ organization_id: string; scope: string }>('SELECT organization_id, scope FROM agp_api_keys WHERE key_hash = $1', [hashKey(key)]);
@@ -194,11 +227,21 @@ export class KeyStore {
     return { created };
   }
 
-  /** The principal of a key (with its expiry), or null when it is unknown, revoked or expired. */
+  /**
+   * The principal of a key (with its name and expiry), or null when it is unknown, revoked or expired. Notes the use
+   * in `last_used_at` when the last note is older than {@link LAST_USED_GRANULARITY_S} seconds, in the same statement
+   * (one round trip; a write at most once a minute per key, and only on a key cache miss).
+   */
   async resolve(key: string): Promise<Principal | null> {
     const { rows } = await this.sql.query<Principal & { expires_at: Date | string | null }>(
-      `SELECT id AS key_id, organization_id, scope, expires_at FROM agp_api_keys
-        WHERE key_hash = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
+      `WITH k AS (
+         SELECT id, organization_id, scope, name, expires_at, last_used_at FROM agp_api_keys
+          WHERE key_hash = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+       ), used AS (
+         UPDATE agp_api_keys a SET last_used_at = now() FROM k
+          WHERE a.id = k.id AND (k.last_used_at IS NULL OR k.last_used_at < now() - make_interval(secs => ${LAST_USED_GRANULARITY_S}))
+       )
+       SELECT id AS key_id, organization_id, scope, name, expires_at FROM k`,
       [hashKey(key)],
     );
     return rows[0] ? { ...rows[0], expires_at: isoOrNull(rows[0].expires_at) } : null;
@@ -206,22 +249,32 @@ export class KeyStore {
 
   /** An organisation's keys, newest first (never plaintext). */
   async list(organizationId: string): Promise<KeySummary[]> {
-    const { rows } = await this.sql.query<KeyRow>(
-      'SELECT id, organization_id, scope, name, prefix, created_at, expires_at, revoked_at FROM agp_api_keys WHERE organization_id = $1 ORDER BY created_at DESC, id DESC',
-      [organizationId],
-    );
-    return rows.map((r) => summary(r));
+    return (await this.page(organizationId, { skip: 0, limit: null })).keys;
   }
 
   /**
-   * Revoke a key (idempotent: revoking twice keeps the first time).
-   * @throws NotFoundError (404) for an unknown key id.
+   * One page of an organisation's keys, newest first (created_at, then id), revoked and expired ones included, with
+   * the total. Never plaintext. `limit` null: every key from `skip` on.
    */
-  async revoke(keyId: string): Promise<KeySummary> {
+  async page(organizationId: string, q: { skip: number; limit: number | null }): Promise<{ keys: KeySummary[]; total: number }> {
+    const [{ rows }, { rows: count }] = await Promise.all([
+      this.sql.query<KeyRow>(`SELECT ${KEY_COLUMNS} FROM agp_api_keys WHERE organization_id = $1 ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT $3`, [organizationId, q.skip, q.limit]),
+      this.sql.query<{ n: string | number }>('SELECT count(*) AS n FROM agp_api_keys WHERE organization_id = $1', [organizationId]),
+    ]);
+    const now = Date.now();
+    return { keys: rows.map((r) => summary(r, now)), total: Number(count[0].n) };
+  }
+
+  /**
+   * Revoke a key (idempotent: revoking twice keeps the first time). With `organizationId`, only a key of that
+   * organisation: another organisation's key is unknown.
+   * @throws NotFoundError (404) for an unknown key id (or another organisation's).
+   */
+  async revoke(keyId: string, organizationId?: string): Promise<KeySummary> {
     const { rows } = await this.sql.query<KeyRow>(
-      `UPDATE agp_api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1
-       RETURNING id, organization_id, scope, name, prefix, created_at, expires_at, revoked_at`,
-      [keyId],
+      `UPDATE agp_api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 AND ($2::text IS NULL OR organization_id = $2)
+       RETURNING ${KEY_COLUMNS}`,
+      [keyId, organizationId ?? null],
     );
     if (rows.length === 0) throw new NotFoundError(`key ${keyId} not found`);
     return summary(rows[0]);
@@ -281,6 +334,14 @@ export class CachedKeyResolver implements KeyResolver {
     this.maxEntries = options.maxEntries ?? 10_000;
     this.staleMs = options.staleMs ?? DEFAULT_KEY_STALE_MS;
     this.retryAfterFailureMs = options.retryAfterFailureMs ?? 1_000;
+  }
+
+  /**
+   * Forget every cached answer for key `keyId`, stale window included, so the next request with it asks the store
+   * (call it after revoking the key through this process; other processes stop serving it within `ttlMs`).
+   */
+  invalidate(keyId: string): void {
+    for (const [key, entry] of this.cache) if (entry.p?.key_id === keyId) this.cache.delete(key);
   }
 
   /**

@@ -10,7 +10,7 @@
 import { Controller, Module, type DynamicModule } from '@nestjs/common';
 import { MessagePattern, Payload, type ClientProxy } from '@nestjs/microservices';
 import { SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
-import { Wire, wireKeysOf, wireMessage, type ServiceName, type WireKey, type WireKeyOf, type WireReply, type WireRequest, type WireRequestInput } from '@agp/contracts';
+import { Wire, roundNumbers, wireKeysOf, wireMessage, type ServiceName, type WireKey, type WireKeyOf, type WireReply, type WireRequest, type WireRequestInput } from '@agp/contracts';
 import { counter, histogram, parseOrThrow, type RequestContext, type RpcReply, type RpcRequest } from '@agp/runtime';
 import { callRpc, failureReply, type RpcLogger } from './rpc.js';
 
@@ -56,8 +56,9 @@ const tracer = trace.getTracer('agp.bus');
 
 /**
  * Wrap one handler as a bus endpoint: validate the body against the row's schema, run the handler inside a server
- * span (parented by the request's `traceparent`), answer `{ok: true, data}` or `{ok: false, problem}`, and record
- * the count and latency of the subject.
+ * span (parented by the request's `traceparent`), answer `{ok: true, data}` (USD amounts and ms durations rounded by
+ * the row's reply schema: `roundNumbers` in `@agp/contracts`) or `{ok: false, problem}`, and record the count and
+ * latency of the subject.
  */
 export function wireEndpoint<K extends WireKey>(key: K, handler: (ctx: RequestContext, body: WireRequest<K>) => unknown, logger: RpcLogger): (request: RpcRequest) => Promise<RpcReply> {
   const row = Wire[key];
@@ -69,7 +70,8 @@ export function wireEndpoint<K extends WireKey>(key: K, handler: (ctx: RequestCo
       let reply: RpcReply;
       try {
         const body = parseOrThrow(row.request, request?.body) as WireRequest<K>;
-        reply = { ok: true, data: await handler(request.ctx, body) };
+        // The one place answers are rounded: USD amounts and ms durations to the precision of docs/api.md (Numbers).
+        reply = { ok: true, data: roundNumbers(row.reply, await handler(request.ctx, body)) };
       } catch (err) {
         reply = failureReply(logger, err, { subject: key, correlation_id: request?.ctx?.correlation_id });
       }

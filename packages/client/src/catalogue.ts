@@ -21,6 +21,8 @@ export interface PiiSlot {
 /** An action agents attempt, with what a policy sees of it. */
 export interface ActionSpec {
   name: string;
+  /** What the action does, whatever its arguments: the description its agents register (never one call's intent). */
+  summary: string;
   /** Relative weights of the risk levels for this action. */
   risk: Readonly<Partial<Record<RiskLevel, number>>>;
   /** Estimated cost in USD: log-normal median and log-space sigma. */
@@ -65,9 +67,11 @@ export interface PolicySpec {
   settings: Omit<CreatePolicy, 'name' | 'enabled'>;
 }
 
-/** An agent family: the name stem (`billing-agent` → `billing-agent-3`) and its action profile (relative weights). */
+/** An agent family: the name stem (`billing-agent` → `billing-agent-3`), what it does, and its action profile (relative weights). */
 export interface AgentFamily {
   stem: string;
+  /** The agent's description as it registers (`Simulated <description>`). */
+  description: string;
   actions: Readonly<Record<string, number>>;
 }
 
@@ -144,12 +148,12 @@ export const POLICIES: readonly PolicySpec[] = [
 
 /** Agent families and what each mostly does. */
 export const AGENT_FAMILIES: readonly AgentFamily[] = [
-  { stem: 'billing-agent', actions: { refund_payment: 30, query_customer_db: 25, send_email: 20, post_to_slack: 10, transfer_funds: 8, update_crm_contact: 7 } },
-  { stem: 'support-triage', actions: { send_email: 30, query_customer_db: 25, post_to_slack: 15, update_crm_contact: 15, refund_payment: 10, generate_report: 5 } },
-  { stem: 'devops-runner', actions: { run_shell: 35, deploy_service: 30, post_to_slack: 15, delete_records: 10, generate_report: 10 } },
-  { stem: 'finance-ops', actions: { transfer_funds: 30, generate_report: 20, refund_payment: 15, query_customer_db: 15, send_email: 10, post_to_slack: 10 } },
-  { stem: 'data-steward', actions: { query_customer_db: 35, delete_records: 25, generate_report: 15, post_to_slack: 15, run_shell: 10 } },
-  { stem: 'sales-outreach', actions: { send_email: 45, update_crm_contact: 25, generate_report: 15, post_to_slack: 15 } },
+  { stem: 'billing-agent', description: 'billing agent: refunds, transfers and customer billing questions', actions: { refund_payment: 30, query_customer_db: 25, send_email: 20, post_to_slack: 10, transfer_funds: 8, update_crm_contact: 7 } },
+  { stem: 'support-triage', description: 'support triage agent: answers customers, looks them up and updates the CRM', actions: { send_email: 30, query_customer_db: 25, post_to_slack: 15, update_crm_contact: 15, refund_payment: 10, generate_report: 5 } },
+  { stem: 'devops-runner', description: 'DevOps runner: deploys services and runs operational commands', actions: { run_shell: 35, deploy_service: 30, post_to_slack: 15, delete_records: 10, generate_report: 10 } },
+  { stem: 'finance-ops', description: 'finance operations agent: pays vendors, issues refunds and reports', actions: { transfer_funds: 30, generate_report: 20, refund_payment: 15, query_customer_db: 15, send_email: 10, post_to_slack: 10 } },
+  { stem: 'data-steward', description: 'data steward: queries, cleans up and reports on customer data', actions: { query_customer_db: 35, delete_records: 25, generate_report: 15, post_to_slack: 15, run_shell: 10 } },
+  { stem: 'sales-outreach', description: 'sales outreach agent: emails prospects and keeps the CRM current', actions: { send_email: 45, update_crm_contact: 25, generate_report: 15, post_to_slack: 15 } },
 ];
 
 const usd = (n: unknown) => `$${Number(n).toFixed(2)}`;
@@ -222,6 +226,7 @@ export function moderationMatch(phrase: string): { text: string; masked: string 
 export const ACTIONS: Readonly<Record<string, ActionSpec>> = {
   refund_payment: {
     name: 'refund_payment',
+    summary: "Refund a customer's payment, in full or in part, to the card it was charged on",
     risk: { critical: 10, high: 45, medium: 35, low: 10 },
     cost: { median: 60, sigma: 1.0 },
     types: ['hard_block', 'approval_required', 'rate_limited', 'budget_exceeded', 'pii_blocked', 'loop_detected', 'idempotent_replay', 'downgrade', 'warning'],
@@ -245,6 +250,7 @@ export const ACTIONS: Readonly<Record<string, ActionSpec>> = {
   },
   transfer_funds: {
     name: 'transfer_funds',
+    summary: "Wire money from an operating account to a vendor's or beneficiary's account",
     risk: { critical: 55, high: 35, medium: 10 },
     cost: { median: 400, sigma: 1.1 },
     types: ['hard_block', 'approval_required', 'budget_exceeded', 'loop_detected', 'idempotent_replay', 'downgrade', 'warning'],
@@ -268,6 +274,7 @@ export const ACTIONS: Readonly<Record<string, ActionSpec>> = {
   },
   delete_records: {
     name: 'delete_records',
+    summary: 'Delete the rows of a database table that match a condition',
     risk: { critical: 50, high: 40, medium: 10 },
     cost: { median: 15, sigma: 1.0 },
     types: ['hard_block', 'approval_required', 'rate_limited', 'loop_detected', 'downgrade', 'warning'],
@@ -290,6 +297,7 @@ export const ACTIONS: Readonly<Record<string, ActionSpec>> = {
   },
   deploy_service: {
     name: 'deploy_service',
+    summary: 'Roll a service version out to an environment',
     risk: { critical: 15, high: 45, medium: 30, low: 10 },
     cost: { median: 8, sigma: 0.9 },
     types: ['hard_block', 'approval_required', 'rate_limited', 'budget_exceeded', 'loop_detected', 'idempotent_replay', 'downgrade', 'warning'],
@@ -309,6 +317,7 @@ export const ACTIONS: Readonly<Record<string, ActionSpec>> = {
   },
   run_shell: {
     name: 'run_shell',
+    summary: "Run a shell command on a host with the agent's credentials",
     risk: { critical: 25, high: 40, medium: 25, low: 10 },
     cost: { median: 0.8, sigma: 1.0 },
     types: ['hard_block', 'approval_required', 'rate_limited', 'loop_detected', 'warning'],
@@ -332,6 +341,7 @@ export const ACTIONS: Readonly<Record<string, ActionSpec>> = {
   },
   send_email: {
     name: 'send_email',
+    summary: 'Send an email to one or more recipients',
     risk: { high: 15, medium: 40, low: 40, minimal: 5 },
     cost: { median: 0.35, sigma: 1.2 },
     types: ['hard_block', 'rate_limited', 'budget_exceeded', 'pii_blocked', 'content_blocked', 'loop_detected', 'idempotent_replay', 'downgrade', 'warning'],
@@ -350,6 +360,7 @@ export const ACTIONS: Readonly<Record<string, ActionSpec>> = {
   },
   post_to_slack: {
     name: 'post_to_slack',
+    summary: 'Post a message to a Slack channel',
     risk: { medium: 10, low: 55, minimal: 35 },
     cost: { median: 0.02, sigma: 0.6 },
     types: ['rate_limited', 'pii_blocked', 'content_blocked', 'loop_detected', 'idempotent_replay', 'warning'],
@@ -365,6 +376,7 @@ export const ACTIONS: Readonly<Record<string, ActionSpec>> = {
   },
   query_customer_db: {
     name: 'query_customer_db',
+    summary: 'Read customer records from the customer database',
     risk: { high: 20, medium: 45, low: 30, minimal: 5 },
     cost: { median: 0.6, sigma: 1.1 },
     types: ['hard_block', 'rate_limited', 'budget_exceeded', 'pii_blocked', 'loop_detected', 'downgrade', 'warning'],
@@ -390,6 +402,7 @@ export const ACTIONS: Readonly<Record<string, ActionSpec>> = {
   },
   generate_report: {
     name: 'generate_report',
+    summary: 'Generate a report over documents with a language model',
     risk: { high: 5, medium: 35, low: 40, minimal: 20 },
     cost: { median: 3, sigma: 1.1 },
     types: ['rate_limited', 'budget_exceeded', 'pii_blocked', 'content_blocked', 'loop_detected', 'downgrade', 'warning'],
@@ -410,6 +423,7 @@ export const ACTIONS: Readonly<Record<string, ActionSpec>> = {
   },
   update_crm_contact: {
     name: 'update_crm_contact',
+    summary: "Update a contact's fields in the CRM",
     risk: { high: 15, medium: 45, low: 40 },
     cost: { median: 0.05, sigma: 0.5 },
     types: ['approval_required', 'rate_limited', 'pii_blocked', 'idempotent_replay', 'warning'],

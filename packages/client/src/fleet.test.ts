@@ -35,6 +35,22 @@ describe('simulateFleetEvents', () => {
     }
   });
 
+  it('describes each action as what it does (the same for every agent), never one call; agents by what they do', () => {
+    const described = new Map<string, Set<string>>();
+    for (const r of ofType('agent.register')) {
+      expect(r.body.description).toMatch(/^Simulated [a-zA-Z ]+: /);
+      expect(r.body.description).not.toMatch(/\bagent agent\b/);
+      for (const a of r.body.actions!) {
+        expect(a.description).toBe(ACTIONS[a.name].summary);
+        // No amount, order, id or command of a sampled call.
+        expect(a.description, a.name).not.toMatch(/\$|\d|ord-|pay_|`/);
+        (described.get(a.name) ?? described.set(a.name, new Set()).get(a.name)!).add(a.description!);
+      }
+    }
+    for (const [name, descriptions] of described) expect(descriptions.size, name).toBe(1);
+    expect(ofType('agent.register').find((r) => r.body.agent_id.startsWith('billing-agent'))!.body.description).toBe('Simulated billing agent: refunds, transfers and customer billing questions');
+  });
+
   it('emits every fleet type, and each run starts before its actions and ends after them', () => {
     expect(new Set(events.map((e) => e.type))).toEqual(new Set(['agent.register', 'run.start', 'action.record', 'intervention.create', 'run.end']));
     const started = new Set<string>();

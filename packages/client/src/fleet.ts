@@ -53,11 +53,14 @@ function parametersSchema(sample: Record<string, unknown>): Record<string, unkno
   return { type: 'object', properties: Object.fromEntries(Object.entries(sample).map(([k, v]) => [k, typeOf(v)])), required: Object.keys(sample) };
 }
 
-/** The registered definition of a catalogue action: description, parameter schema, most likely risk level, typical cost. */
+/**
+ * The registered definition of a catalogue action: what the action does (its `summary`, never one call's intent),
+ * the parameter schema (from a sample call's arguments), its most likely risk level and typical cost.
+ */
 function actionDefinition(spec: ActionSpec, rng: Rng): ActionDefinition {
   const sample = spec.inputs(rng, spec.cost.median);
   const risk = (Object.entries(spec.risk) as Array<[RiskLevel, number]>).sort((a, b) => b[1] - a[1] || RISK_LEVELS.indexOf(a[0]) - RISK_LEVELS.indexOf(b[0]))[0][0];
-  return { name: spec.name, description: spec.intent(sample), parameters: parametersSchema(sample), risk_level: risk, typical_cost_usd: EXECUTION[spec.name]?.median ?? 0.01 };
+  return { name: spec.name, description: spec.summary, parameters: parametersSchema(sample), risk_level: risk, typical_cost_usd: EXECUTION[spec.name]?.median ?? 0.01 };
 }
 
 /**
@@ -81,7 +84,7 @@ export function* simulateFleetEvents(plan: SimulationPlan): Generator<FleetEvent
     if (n >= plan.count) return;
     const defs = Object.keys(agent.actions).map((name) => actionDefinition(ACTIONS[name], rng));
     const family = agent.id.replace(/-\d+$/, '');
-    yield { id: `sim-${plan.seed}-agent-${agent.id}`, type: 'agent.register', timestamp: stamp(), body: { agent_id: agent.id, name: agent.id, description: `Simulated ${family.replaceAll('-', ' ')} agent`, framework: 'agp-simulate', owner: `${family}@example.com`, actions: defs } };
+    yield { id: `sim-${plan.seed}-agent-${agent.id}`, type: 'agent.register', timestamp: stamp(), body: { agent_id: agent.id, name: agent.id, description: `Simulated ${agent.description}`, framework: 'agp-simulate', owner: `${family}@example.com`, actions: defs } };
     n++;
   }
 

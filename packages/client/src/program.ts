@@ -1,5 +1,5 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { INGEST_EVENT_TYPES, INTERVENTION_OUTCOMES, INTERVENTION_TYPES } from '@agp/contracts';
+import { INGEST_EVENT_TYPES, INTERVENTION_OUTCOMES, INTERVENTION_TYPES, KEY_SCOPES, type Scope } from '@agp/contracts';
 import clientPackage from '../package.json' with { type: 'json' };
 import { keysCreate, keysList, keysRevoke, type KeySummary } from './keys.js';
 import { randomSeed, runSimulation, SimulationAbortedError, type SimulationProgress, type SimulationReport } from './run-simulation.js';
@@ -18,6 +18,8 @@ export interface CliIo {
   out: (text: string) => void;
   /** Standard error. @default process.stderr */
   err: (text: string) => void;
+  /** The working directory (`agp evals gate` files an upload under its git branch). @default process.cwd() */
+  cwd?: string;
 }
 
 /** A failure the CLI reports with a message and an exit code (1: refused or rejected; 2: gateway unreachable). */
@@ -83,16 +85,16 @@ export function buildProgram(io: CliIo = processIo()): Command {
       if (!o.json && report.created === 0) io.err(`note: every accepted event was a duplicate of one already stored (seed ${report.seed} was used before); run without --seed to send new events\n`);
     });
 
-  const keys = program.command('keys').description('manage API keys in the key store (DATABASE_URL, or the embedded PGlite folder AGP_DATA_DIR)');
+  const keys = program.command('keys').description('manage API keys in the key store offline (DATABASE_URL, or the embedded PGlite folder AGP_DATA_DIR), e.g. to bootstrap; with the platform running, use an admin key and /api/v1/keys');
   keys
     .command('create')
     .description('create an API key; the plaintext key is shown once')
     .requiredOption('--org <org>', 'organisation id (created when absent)')
-    .addOption(new Option('--scope <scope>', 'read: queries only; write: also ingest, create, delete').choices(['read', 'write']).makeOptionMandatory())
+    .addOption(new Option('--scope <scope>', 'read: queries only; write: also ingest, create, delete; admin: also manage API keys over HTTP').choices([...KEY_SCOPES]).makeOptionMandatory())
     .option('--name <name>', 'a label for the key')
     .option('--expires-in-days <days>', 'expire the key after D days', positiveNumber)
     .option('--json', 'print the key as JSON')
-    .action(async (o: { org: string; scope: 'read' | 'write'; name?: string; expiresInDays?: number; json?: boolean }) => {
+    .action(async (o: { org: string; scope: Scope; name?: string; expiresInDays?: number; json?: boolean }) => {
       const created = await keysCreate(io.env, { org: o.org, scope: o.scope, name: o.name, expiresInDays: o.expiresInDays });
       if (o.json) io.out(JSON.stringify(created, null, 2) + '\n');
       else io.out(`Created ${created.scope} key ${created.id} for organisation ${created.organization_id}${created.expires_at ? `, expires ${created.expires_at}` : ''}:\n\n  ${created.key}\n\n`);

@@ -25,9 +25,11 @@ import { createRng, type Rng } from './prng.js';
  * Sending is separate (`run-simulation.ts`), so everything here is deterministic and unit-tested without I/O.
  */
 
-/** A simulated agent: its id (`billing-agent-3`), the actions it attempts (relative weights) and how busy it is. */
+/** A simulated agent: its id (`billing-agent-3`), what it does, the actions it attempts (relative weights) and how busy it is. */
 export interface SimAgent {
   id: string;
+  /** What the agent does (its family's description), e.g. `billing agent: refunds, transfers and …`. */
+  description: string;
   actions: Readonly<Record<string, number>>;
   /** Relative chance that the agent starts the next run. */
   activity: number;
@@ -102,7 +104,7 @@ export function buildFleet(seed: number, agents: number): Fleet {
   return {
     agents: Array.from({ length: agents }, (_, i) => {
       const family = families[i % families.length];
-      return { id: `${family.stem}-${Math.floor(i / families.length) + 1}`, actions: family.actions, activity: rng.logNormal(1, 0.6) };
+      return { id: `${family.stem}-${Math.floor(i / families.length) + 1}`, description: family.description, actions: family.actions, activity: rng.logNormal(1, 0.6) };
     }),
     policies: POLICIES,
   };

@@ -38,6 +38,9 @@ export const APPROVAL_EXPIRED_REASON = 'expired';
  *   `expires_in_seconds`).
  * - `decided_at`, `approver_email`, `notes`: set by a decision; `decided_at` is also set on expiry.
  * - `decision_reason`: `expired` for an expired approval, else null.
+ * - `actor`: who decided: `key:<key id>` of the API key that sent the decision, `system` for an expiry, null while
+ *   pending; `actor_name`: that key's name when it decided (captured in the event, so a renamed or revoked key keeps
+ *   it), null when it had none or for an expiry.
  */
 export const ApprovalRecordSchema = z.object({
   id: z.string(),
@@ -59,6 +62,8 @@ export const ApprovalRecordSchema = z.object({
   approver_email: z.string().nullable(),
   notes: z.string().nullable(),
   decision_reason: z.string().nullable(),
+  actor: z.string().nullable().describe('Who decided: `key:<key id>` of the API key that sent the decision, `system` for an expiry, null while pending'),
+  actor_name: z.string().nullable().describe('The name the deciding key had when it decided; null when it had none, for an expiry, or while pending'),
   organization_id: z.string(),
 });
 export type ApprovalRecord = z.infer<typeof ApprovalRecordSchema>;
@@ -101,7 +106,8 @@ export type ApprovalDecisionKind = 'approve' | 'reject';
 
 /**
  * Data of the InterventionOutcomeChanged event an approval appends: the outcome change plus, for a human
- * decision, the id of the API key that made it (the approver's email is in `approver_email` and the actor).
+ * decision, the id of the API key that made it and that key's name at the time (the approver's email is in
+ * `approver_email` and the actor).
  */
-export const ApprovalOutcomeChangedDataSchema = InterventionOutcomeChangedDataSchema.extend({ key_id: z.string().optional() });
+export const ApprovalOutcomeChangedDataSchema = InterventionOutcomeChangedDataSchema.extend({ key_id: z.string().optional(), key_name: z.string().optional() });
 export type ApprovalOutcomeChangedData = z.infer<typeof ApprovalOutcomeChangedDataSchema>;

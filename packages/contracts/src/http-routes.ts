@@ -15,7 +15,9 @@ import { GOVERNANCE_MAX_STREAMS_PER_ORG, GovernanceEventDataSchema } from './gov
 import { AgentSchema } from './policy.js';
 import { REPLAY_EVALUATE_MAX_RUN_IDS, REPLAY_EVALUATE_MAX_RUNS, REPLAY_EVALUATE_MAX_STEPS, REPLAY_MAX_BODY_BYTES, REPLAY_MAX_DETAILS, ReplayBundleSchema, ReplaySubmissionDetailSchema } from './replay.js';
 import { EXPORT_FORMATS, LedgerEntrySchema, STATS_MAX_DAYS } from './stats.js';
-import type { WireKey } from './wire.js';
+import { GatewayOps, type GatewayOp, type GatewayOpKey } from './gateway-ops.js';
+import { KEY_SCOPES } from './keys.js';
+import { Wire, type WireKey } from './wire.js';
 
 /** The HTTP methods the gateway routes. */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -28,13 +30,30 @@ export interface HttpPathParam {
   field?: string;
 }
 
+/** What a route names: a wire message (answered by a service over the bus) or a gateway operation (answered by the gateway). */
+export type RouteKey = WireKey | GatewayOpKey;
+
+/**
+ * The row a route names: its {@link Wire} row, or its {@link GatewayOps} row (the gateway answers it itself). Either
+ * gives the scope the caller's key needs, the request parts and the reply.
+ * @throws Error for a name in neither table (a programming error).
+ */
+export function routeOperation(key: RouteKey): GatewayOp {
+  if (Object.hasOwn(Wire, key)) return Wire[key as WireKey];
+  if (Object.hasOwn(GatewayOps, key)) return GatewayOps[key as GatewayOpKey];
+  throw new Error(`no wire message or gateway operation named ${key}`);
+}
+
 /** One route of the gateway. */
 export interface HttpRoute {
   method: HttpMethod;
   /** The path in OpenAPI form, without a trailing slash (`/api/v1/policies/{id}`); the gateway also answers it with one. */
   path: string;
-  /** The wire message the route becomes on the bus; its `scope` is the scope the caller's key needs. */
-  message: WireKey;
+  /**
+   * The wire message the route becomes on the bus, or the gateway operation that answers it ({@link routeOperation});
+   * its `scope` is the scope the caller's key needs.
+   */
+  message: RouteKey;
   /** Status of the success answer. */
   status: number;
   /** Other success statuses with the same body, and what each means (`POST /api/v1/agents`: 200 re-registered). */
@@ -129,6 +148,10 @@ export const HTTP_TAGS = [
     name: 'Tool gateway',
     description:
       'Tools, resources and prompts for a language model managing the platform: a REST facade, and the Model Context Protocol endpoint (Streamable HTTP) at /api/v1/mcp serving the same registry.',
+  },
+  {
+    name: 'Keys',
+    description: `The organisation's API keys (scopes ${KEY_SCOPES.join(' ⊂ ')}): create (the secret is answered once), list (never the secret), revoke; managing keys needs an admin key. And the calling key itself (any key).`,
   },
 ] as const;
 
@@ -595,9 +618,10 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     status: 200,
     operationId: 'listRunReplayHistory',
     tags: ['Replay'],
-    summary: "One run's replay submissions, newest first, with their aggregates",
+    summary: "One run's replay submissions, newest first, each with its divergence details, and their aggregates",
+    description: 'Unlike the organisation-wide history (which gives only `divergence_details_count`), each submission carries its `divergence_details`: one entry per divergent step (`step`, `action_name`, the recorded output `expected` and the replayed output `actual`), as submitted.',
     queryDocs: { skip: 'Offset; default 0', limit: 'Page size; default 50, maximum 200 (more is a 422)' },
-    returns: 'A page of submissions with the aggregates (empty for a run never replayed)',
+    returns: 'A page of submissions with their divergence details and the aggregates (empty for a run never replayed)',
     problems: { 404: 'Not answered: a run never replayed (or unknown) answers an empty page' },
   },
   {
@@ -662,6 +686,57 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
       404: 'The patched policy does not exist',
       422: `A bad field, named: more than ${REPLAY_EVALUATE_MAX_RUN_IDS} run_ids, a bad date, a bad candidate`,
     },
+  },
+
+  // API keys and the calling key (answered by the gateway itself: it owns the key store)
+  {
+    method: 'GET',
+    path: '/api/v1/auth/key',
+    message: 'auth.key',
+    status: 200,
+    operationId: 'getCallerKey',
+    tags: ['Keys'],
+    summary: 'The calling key: its id, organisation, name, scope and expiry (any key)',
+    returns: 'The calling key',
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/keys',
+    message: 'keys.create',
+    status: 201,
+    operationId: 'createApiKey',
+    tags: ['Keys'],
+    summary: "Create an API key of the caller's organisation (admin key); the secret is in this answer only",
+    description: `\`name\` labels the key: it is recorded as \`actor_name\` beside the actor (\`key:<id>\`) on what the key changes. \`scope\` is one of ${KEY_SCOPES.join(', ')}. \`expires_at\` (optional) must be in the future. The key works at once; only its SHA-256 is stored, so \`key\` cannot be shown again.`,
+    returns: 'The key, with its secret `key` (shown once)',
+    responseHeaders: { Location: 'URL of the key list' },
+    problems: { 403: 'Not an admin key', 422: `A bad field, named: an empty or over-long name, a scope not among ${KEY_SCOPES.join(', ')} (listed as allowed), an expires_at that is not a date-time in the future` },
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/keys',
+    message: 'keys.list',
+    status: 200,
+    operationId: 'listApiKeys',
+    tags: ['Keys'],
+    summary: "The organisation's API keys, newest first, revoked and expired ones included (admin key); never a secret",
+    queryDocs: { skip: 'Offset; default 0', limit: 'Page size; default 50, maximum 1000' },
+    returns: 'A page of keys',
+    problems: { 403: 'Not an admin key' },
+  },
+  {
+    method: 'DELETE',
+    path: '/api/v1/keys/{id}',
+    message: 'keys.revoke',
+    status: 200,
+    operationId: 'revokeApiKey',
+    tags: ['Keys'],
+    summary: 'Revoke an API key of the organisation (admin key); idempotent',
+    description:
+      'The key is refused (401) at once by the gateway that answered, and by every other gateway within its key cache period (10 s; while the key store is down, within AGP_KEY_STALE_MS of its last check). Revoking a revoked key answers it again with its first revoked_at. The key stays listed, with status revoked.',
+    params: { id: { description: 'Key id' } },
+    returns: 'The revoked key',
+    problems: { 403: 'Not an admin key', 404: 'Unknown key id (or another organisation’s)' },
   },
 
   // Tool gateway (services/mcp): the REST facade and the MCP endpoint

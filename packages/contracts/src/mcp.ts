@@ -7,8 +7,11 @@
  */
 import { z } from 'zod';
 
-/** A JSON Schema object as `input_schema` carries it: `{type: 'object', properties, required?, ...}`. */
-export const JsonSchemaObjectSchema = z.looseObject({ type: z.literal('object'), properties: z.record(z.string(), z.unknown()) });
+/**
+ * A JSON Schema object as `input_schema` carries it: `{type: 'object', properties, required, ...}`; `required` lists
+ * the required arguments, `[]` when there are none (spec §Tool, resource and prompt descriptors).
+ */
+export const JsonSchemaObjectSchema = z.looseObject({ type: z.literal('object'), properties: z.record(z.string(), z.unknown()), required: z.array(z.string()) });
 
 /**
  * A tool descriptor (spec: name, description, input_schema). `title` is a short human label and `changes_state`

@@ -5,12 +5,69 @@
  * (redocly, recommended rules). Source: issue #10 (one table); issue #9 point 6 (lint).
  */
 import { z } from 'zod';
+import { ApprovalDecisionSchema, ApprovalPageSchema, ApprovalRecordSchema } from './approval.js';
+import { EvaluateActionSchema, PolicyEvaluationSchema } from './decision.js';
+import {
+  EvalBenchmarksSchema,
+  EvalComparisonSchema,
+  EvalRunDetailSchema,
+  EvalRunPageSchema,
+  EvalRunSchema,
+  EvalScenarioResultSchema,
+  EvalScenarioSchema,
+  EvalSummarySchema,
+  GeneratedScenarioSchema,
+  GeneratedScenariosSchema,
+  GenerateScenariosSchema,
+  SubmitEvalRunSchema,
+} from './evals.js';
+import { AgentGovernanceSchema } from './governance.js';
 import { GuardrailContextSchema } from './guardrail.js';
-import { HTTP_ROUTES, HTTP_TAGS, JsonRpcErrorResponseSchema, JsonRpcResponseSchema, type HttpRoute } from './http-routes.js';
+import { HTTP_ROUTES, HTTP_TAGS, JsonRpcErrorResponseSchema, JsonRpcResponseSchema, routeOperation, type HttpRoute, type RouteKey } from './http-routes.js';
 import { IngestEventSchema, IngestResponseSchema, MAX_JSON_DEPTH } from './ingest.js';
 import { CreateInterventionSchema, InterventionDetailSchema, InterventionPageSchema, InterventionRecordSchema, InterventionStatsSchema } from './intervention.js';
-import { McpToolEnvelopeSchema } from './mcp.js';
+import {
+  McpPromptDescriptorSchema,
+  McpPromptListSchema,
+  McpPromptResultSchema,
+  McpResourceContentSchema,
+  McpResourceDescriptorSchema,
+  McpResourceListSchema,
+  McpToolCallSchema,
+  McpToolDescriptorSchema,
+  McpToolEnvelopeSchema,
+  McpToolListSchema,
+} from './mcp.js';
+import { describeFields } from './openapi-fields.js';
+import {
+  AgentSchema,
+  AgentPageSchema,
+  CreatePolicySchema,
+  KillSwitchOverviewSchema,
+  KillSwitchStateSchema,
+  PolicyHistorySchema,
+  PolicyPageSchema,
+  PolicySchema,
+  RegisteredActionSchema,
+  SetKillSwitchSchema,
+  UpdatePolicySchema,
+} from './policy.js';
 import { ProblemSchema } from './problem.js';
+import {
+  DivergenceDetailSchema,
+  ReplayAggregatesSchema,
+  ReplayAnalysisSchema,
+  ReplayBundleSchema,
+  ReplayHistoryPageSchema,
+  ReplayRunHistoryPageSchema,
+  ReplaySubmissionDetailSchema,
+  ReplaySubmissionSchema,
+  RunEvaluationSchema,
+  RunsEvaluationSchema,
+  SubmitReplaySchema,
+} from './replay.js';
+import { AgentStatsSchema, EstimationAccuracySchema, LedgerEntrySchema, RunDetailSchema, RunPageSchema, RunSchema, StatsDailySchema, StatsSummarySchema } from './stats.js';
+import { ApiKeySchema, CallerKeySchema, CreatedApiKeySchema } from './keys.js';
 import { RawJsonSchema, Wire, type WireKey } from './wire.js';
 
 type Json = Record<string, unknown>;
@@ -18,26 +75,115 @@ type Json = Record<string, unknown>;
 type Io = 'input' | 'output';
 
 /**
- * Schemas published under `components.schemas`. A route whose body or reply is one of them (same zod schema, same
- * side) references it by `$ref` instead of inlining it. A `nested` one is also referenced wherever it occurs inside
- * another schema (redocly's `no-unused-components`; one definition for clients): only schemas whose input and output
- * JSON Schemas are identical, or that occur on one side only, may be nested, since the reference serves both.
+ * Schemas published under `components.schemas`, one per record and page of the API, so generated clients have a name
+ * for each (`Run`, `Policy`, `EvalRunDetail`…). A route whose body or reply is one of them (same zod schema) references
+ * it by `$ref`, and so does every schema that contains it, wherever it occurs: on the side it was published for
+ * (`io`), and on both sides when its input and output JSON Schemas are the same (e.g. a guardrail context, sent in a
+ * created intervention and returned on every read). `description` says what the record is.
  */
-const COMPONENTS: ReadonlyArray<{ name: string; schema: z.ZodType; io: Io; nested?: true }> = [
-  { name: 'Intervention', schema: InterventionRecordSchema, io: 'output' },
-  { name: 'InterventionDetail', schema: InterventionDetailSchema, io: 'output' },
-  { name: 'InterventionPage', schema: InterventionPageSchema, io: 'output' },
-  { name: 'InterventionStats', schema: InterventionStatsSchema, io: 'output' },
-  { name: 'CreateIntervention', schema: CreateInterventionSchema, io: 'input' },
-  { name: 'GuardrailContext', schema: GuardrailContextSchema, io: 'output', nested: true },
-  { name: 'IngestEvent', schema: IngestEventSchema, io: 'input', nested: true }, // only in request bodies
-  { name: 'IngestResponse', schema: IngestResponseSchema, io: 'output' },
-  { name: 'Problem', schema: ProblemSchema, io: 'output' },
-  { name: 'McpToolEnvelope', schema: McpToolEnvelopeSchema, io: 'output' },
-  { name: 'JsonRpcResponse', schema: JsonRpcResponseSchema, io: 'output' },
-  { name: 'JsonRpcError', schema: JsonRpcErrorResponseSchema, io: 'output' },
+const COMPONENTS: ReadonlyArray<{ name: string; schema: z.ZodType; io: Io; description: string }> = [
+  // Interventions and ingest
+  { name: 'Intervention', schema: InterventionRecordSchema, io: 'output', description: 'A time the policy engine prevented or modified an agent action (spec §Intervention record).' },
+  { name: 'InterventionDetail', schema: InterventionDetailSchema, io: 'output', description: 'An intervention with its audit trail (the original strings enrichment replaced).' },
+  { name: 'InterventionPage', schema: InterventionPageSchema, io: 'output', description: 'A page of interventions, newest first.' },
+  { name: 'InterventionStats', schema: InterventionStatsSchema, io: 'output', description: 'Intervention statistics: totals, breakdowns by type and outcome, a daily series and top lists.' },
+  { name: 'CreateIntervention', schema: CreateInterventionSchema, io: 'input', description: 'The fields of an intervention to record.' },
+  { name: 'GuardrailContext', schema: GuardrailContextSchema, io: 'output', description: 'The typed guardrail payload of a guardrail block, versioned by guardrail_schema_version.' },
+  { name: 'IngestEvent', schema: IngestEventSchema, io: 'input', description: 'One event of an ingest batch: its client id, type, timestamp and body.' },
+  { name: 'IngestResponse', schema: IngestResponseSchema, io: 'output', description: 'What an ingest batch did, event by event.' },
+  // Approvals
+  { name: 'Approval', schema: ApprovalRecordSchema, io: 'output', description: 'A request for a human decision on an escalated action.' },
+  { name: 'ApprovalPage', schema: ApprovalPageSchema, io: 'output', description: 'A page of approvals, newest first.' },
+  { name: 'ApprovalDecision', schema: ApprovalDecisionSchema, io: 'input', description: 'Who approves or rejects, and why.' },
+  // Policies, agents, kill switches, decisions
+  { name: 'Policy', schema: PolicySchema, io: 'output', description: 'A policy: budgets, action lists, rate limits, downgrades and guardrails, scoped to agents or to all.' },
+  { name: 'PolicyPage', schema: PolicyPageSchema, io: 'output', description: 'A page of policies, newest first.' },
+  { name: 'PolicyHistory', schema: PolicyHistorySchema, io: 'output', description: 'Every version of a policy: who changed what, when.' },
+  { name: 'CreatePolicy', schema: CreatePolicySchema, io: 'input', description: 'The settings of a new policy.' },
+  { name: 'UpdatePolicy', schema: UpdatePolicySchema, io: 'input', description: 'The settings of a policy to change (absent fields keep their value).' },
+  { name: 'EvaluateAction', schema: EvaluateActionSchema, io: 'input', description: 'An action an agent is about to run, to be decided by the policies.' },
+  { name: 'PolicyEvaluation', schema: PolicyEvaluationSchema, io: 'output', description: 'The decision on an action and the rules that triggered it.' },
+  { name: 'Agent', schema: AgentSchema, io: 'output', description: 'A registered agent with its action definitions and its kill switch.' },
+  { name: 'AgentPage', schema: AgentPageSchema, io: 'output', description: 'A page of agents, by agent id.' },
+  { name: 'RegisteredAction', schema: RegisteredActionSchema, io: 'output', description: 'An action an agent registered: what it does, its parameters, risk level and typical cost.' },
+  { name: 'AgentGovernance', schema: AgentGovernanceSchema, io: 'output', description: 'What governs an agent now: its policies and kill switches (the SDK snapshot).' },
+  { name: 'AgentStats', schema: AgentStatsSchema, io: 'output', description: "An agent's runs, actions, costs, top actions and interventions." },
+  { name: 'KillSwitch', schema: KillSwitchStateSchema, io: 'output', description: 'A kill switch of the organisation or of one agent.' },
+  { name: 'KillSwitchOverview', schema: KillSwitchOverviewSchema, io: 'output', description: "The organisation's kill switch and the engaged agent switches." },
+  { name: 'SetKillSwitch', schema: SetKillSwitchSchema, io: 'input', description: 'Engage or release a kill switch, and why.' },
+  // Runs, ledger, stats
+  { name: 'Run', schema: RunSchema, io: 'output', description: 'One run of an agent: status, times, action count and costs.' },
+  { name: 'RunPage', schema: RunPageSchema, io: 'output', description: 'A page of runs, newest first.' },
+  { name: 'RunDetail', schema: RunDetailSchema, io: 'output', description: 'A run with a page of its ledger entries, oldest first.' },
+  { name: 'LedgerEntry', schema: LedgerEntrySchema, io: 'output', description: 'One recorded action of a run: inputs, outputs, estimated and actual cost, duration.' },
+  { name: 'StatsSummary', schema: StatsSummarySchema, io: 'output', description: 'Aggregate totals: runs, actions, costs, averages.' },
+  { name: 'StatsDaily', schema: StatsDailySchema, io: 'output', description: 'Cost and run counts per day.' },
+  { name: 'EstimationAccuracy', schema: EstimationAccuracySchema, io: 'output', description: 'How client cost estimates compare with provider-reported costs.' },
+  // Evals
+  { name: 'EvalRun', schema: EvalRunSchema, io: 'output', description: 'An eval run as the history lists it (without its scenarios).' },
+  { name: 'EvalRunDetail', schema: EvalRunDetailSchema, io: 'output', description: 'An eval run with its scorecard and every scenario.' },
+  { name: 'EvalRunPage', schema: EvalRunPageSchema, io: 'output', description: 'A page of eval runs, newest first.' },
+  { name: 'EvalSummary', schema: EvalSummarySchema, io: 'output', description: "An eval run's scorecard: rates, grade, damage prevented, detection time, CI status." },
+  { name: 'EvalScenario', schema: EvalScenarioSchema, io: 'output', description: 'One scenario of a stored eval run.' },
+  { name: 'EvalComparison', schema: EvalComparisonSchema, io: 'output', description: 'Two eval runs compared: deltas, grade change, regressions, improvements.' },
+  { name: 'EvalBenchmarks', schema: EvalBenchmarksSchema, io: 'output', description: 'The benchmark trends of each suite and agent.' },
+  { name: 'SubmitEvalRun', schema: SubmitEvalRunSchema, io: 'input', description: 'An eval run submitted by a harness or a CI job.' },
+  { name: 'EvalScenarioResult', schema: EvalScenarioResultSchema, io: 'input', description: 'One scenario result of a submitted eval run.' },
+  { name: 'GenerateScenarios', schema: GenerateScenariosSchema, io: 'input', description: 'Which agent to generate adversarial scenarios for, and how many per category.' },
+  { name: 'GeneratedScenarios', schema: GeneratedScenariosSchema, io: 'output', description: 'The generated scenarios and what each pass did.' },
+  { name: 'GeneratedScenario', schema: GeneratedScenarioSchema, io: 'output', description: 'One generated scenario with its category, violations and runnable source.' },
+  // Replay
+  { name: 'SubmitReplay', schema: SubmitReplaySchema, io: 'input', description: 'The summary of a local replay of a run.' },
+  { name: 'ReplaySubmission', schema: ReplaySubmissionSchema, io: 'output', description: 'A stored replay submission (the organisation-wide history lists it without its divergence details).' },
+  { name: 'ReplaySubmissionDetail', schema: ReplaySubmissionDetailSchema, io: 'output', description: 'A replay submission with its divergence details.' },
+  { name: 'DivergenceDetail', schema: DivergenceDetailSchema, io: 'output', description: 'One divergent step of a replay: the recorded and the replayed output.' },
+  { name: 'ReplayAggregates', schema: ReplayAggregatesSchema, io: 'output', description: 'Submissions, actions replayed, divergences and cost saved over a set of submissions.' },
+  { name: 'ReplayHistoryPage', schema: ReplayHistoryPageSchema, io: 'output', description: "A page of the organisation's replay history with its aggregates." },
+  { name: 'ReplayRunHistoryPage', schema: ReplayRunHistoryPageSchema, io: 'output', description: "A page of one run's replay history, each submission with its divergence details." },
+  { name: 'ReplayBundle', schema: ReplayBundleSchema, io: 'output', description: 'Everything needed to replay a run: the run, its actions, interventions and the policies in force.' },
+  { name: 'ReplayAnalysis', schema: ReplayAnalysisSchema, io: 'output', description: 'Divergences across every replay of a run.' },
+  { name: 'RunEvaluation', schema: RunEvaluationSchema, io: 'output', description: "A run's actions decided again by today's or a candidate policy." },
+  { name: 'RunsEvaluation', schema: RunsEvaluationSchema, io: 'output', description: 'Counterfactual evaluation over many runs.' },
+  // Tool gateway
+  { name: 'McpToolDescriptor', schema: McpToolDescriptorSchema, io: 'output', description: 'A tool: name, description and the JSON Schema of its arguments.' },
+  { name: 'McpToolList', schema: McpToolListSchema, io: 'output', description: 'The tools of the tool gateway.' },
+  { name: 'McpToolCall', schema: McpToolCallSchema, io: 'input', description: 'A tool call: the tool and its arguments.' },
+  { name: 'McpToolEnvelope', schema: McpToolEnvelopeSchema, io: 'output', description: 'The result of a tool call: success, data, error and metadata.' },
+  { name: 'McpResourceDescriptor', schema: McpResourceDescriptorSchema, io: 'output', description: 'A resource: uri, name, description and media type.' },
+  { name: 'McpResourceList', schema: McpResourceListSchema, io: 'output', description: 'The resources and resource templates of the tool gateway.' },
+  { name: 'McpResourceContent', schema: McpResourceContentSchema, io: 'output', description: "A resource's content." },
+  { name: 'McpPromptDescriptor', schema: McpPromptDescriptorSchema, io: 'output', description: 'A prompt: name, description and arguments.' },
+  { name: 'McpPromptList', schema: McpPromptListSchema, io: 'output', description: 'The prompts of the tool gateway.' },
+  { name: 'McpPromptResult', schema: McpPromptResultSchema, io: 'output', description: 'A rendered prompt.' },
+  // API keys
+  { name: 'ApiKey', schema: ApiKeySchema, io: 'output', description: 'An API key as listed: id, name, scope, expiry and revocation (never its secret).' },
+  { name: 'CreatedApiKey', schema: CreatedApiKeySchema, io: 'output', description: 'A created API key with its secret, shown this once.' },
+  { name: 'CallerKey', schema: CallerKeySchema, io: 'output', description: 'The calling key: its organisation, name, scope and expiry.' },
+  // Protocol envelopes
+  { name: 'Problem', schema: ProblemSchema, io: 'output', description: 'RFC 9457 problem details of an error answer.' },
+  { name: 'JsonRpcResponse', schema: JsonRpcResponseSchema, io: 'output', description: 'A JSON-RPC 2.0 response of the MCP endpoint.' },
+  { name: 'JsonRpcError', schema: JsonRpcErrorResponseSchema, io: 'output', description: 'A JSON-RPC 2.0 error of the MCP endpoint.' },
 ];
-const NESTED = new Map<z.core.$ZodType, string>(COMPONENTS.filter((c) => c.nested).map((c) => [c.schema, c.name]));
+
+/**
+ * Whether a component's input and output JSON Schemas agree, so one `$ref` serves requests and responses alike.
+ * Computed once per component.
+ */
+const SAME_BOTH_SIDES = new Map<z.ZodType, boolean>();
+function sameBothSides(s: z.ZodType): boolean {
+  let same = SAME_BOTH_SIDES.get(s);
+  if (same === undefined) {
+    const side = (io: Io) => JSON.stringify(z.toJSONSchema(s, { io, unrepresentable: 'any', target: 'draft-2020-12' }));
+    same = side('input') === side('output');
+    SAME_BOTH_SIDES.set(s, same);
+  }
+  return same;
+}
+
+/** The component that is `s` on side `io` (published for that side, or the same on both), if any. */
+function componentOf(s: z.core.$ZodType, io: Io) {
+  return COMPONENTS.find((c) => (c.schema as z.core.$ZodType) === s && (c.io === io || sameBothSides(c.schema)));
+}
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
 /**
@@ -48,8 +194,9 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 export const OPENAPI_LICENSE = { name: 'Proprietary (no licence granted)', identifier: 'LicenseRef-AGP-Proprietary' } as const;
 
 /**
- * The one zod-to-JSON-Schema conversion of the document: JSON Schema 2020-12 of `s` without `$schema`, a nested
- * {@link COMPONENTS} schema replaced by its `$ref` (the root never is), what JSON Schema cannot express as `{}`.
+ * The one zod-to-JSON-Schema conversion of the document: JSON Schema 2020-12 of `s` without `$schema`, every
+ * {@link COMPONENTS} schema inside it replaced by its `$ref` (the root never is), what JSON Schema cannot express as
+ * `{}`, and the fields described ({@link describeFields}).
  */
 function schemaOf(s: z.ZodType, io: Io): Json {
   const { $schema: _drop, ...rest } = z.toJSONSchema(s, {
@@ -57,18 +204,19 @@ function schemaOf(s: z.ZodType, io: Io): Json {
     unrepresentable: 'any',
     target: 'draft-2020-12',
     override: ({ zodSchema, jsonSchema }) => {
-      const name = NESTED.get(zodSchema);
-      if (!name || (zodSchema as z.core.$ZodType) === s) return;
+      if ((zodSchema as z.core.$ZodType) === s) return;
+      const component = componentOf(zodSchema, io);
+      if (!component) return;
       for (const key of Object.keys(jsonSchema)) delete (jsonSchema as Json)[key];
-      Object.assign(jsonSchema, ref(name));
+      Object.assign(jsonSchema, ref(component.name));
     },
   }) as Json;
-  return rest;
+  return describeFields(rest);
 }
 
 /** `$ref` to the component that is `s` on side `io`, else {@link schemaOf}. */
 function schemaOrRef(s: z.ZodType, io: Io): Json {
-  const component = COMPONENTS.find((c) => c.schema === s && c.io === io);
+  const component = componentOf(s, io);
   return component ? ref(component.name) : schemaOf(s, io);
 }
 
@@ -79,7 +227,7 @@ function schemaOrRef(s: z.ZodType, io: Io): Json {
 const STATUS_TEXT: Readonly<Record<number, string>> = {
   400: 'Malformed JSON body (on any method, GET included), a bad percent-encoding in a path parameter, or a NUL (%00) in the URL',
   401: 'Missing or unknown bearer token',
-  403: 'Read-only key used for a write',
+  403: 'Read-only key used for a write (or a key below admin on a key-management route)',
   404: 'Unknown id (or another organisation’s)',
   409: 'Conflict',
   413: 'Body over 5 MiB (on any method, GET included)',
@@ -124,16 +272,16 @@ function problemResponses(statuses: Iterable<number>, texts: Readonly<Record<num
   );
 }
 
-/** Part `part` of the wire row's request schema (`query`, `body`, `path`), or undefined when it has none. */
-function wirePart(message: WireKey, part: 'query' | 'body' | 'path'): z.ZodType | undefined {
-  const request: z.ZodType = Wire[message].request;
+/** Part `part` of the route's row's request schema (`query`, `body`, `path`), or undefined when it has none. */
+function wirePart(message: RouteKey, part: 'query' | 'body' | 'path'): z.ZodType | undefined {
+  const request: z.ZodType = routeOperation(message).request;
   return request instanceof z.ZodObject ? (request.shape as Record<string, z.ZodType>)[part] : undefined;
 }
 
 /** The reply as HTTP sends it: the route's override, else the wire row's reply without its RawJson alternative. */
 function replyOf(route: HttpRoute): z.ZodType | null {
   if (route.reply !== undefined) return route.reply;
-  const reply: z.ZodType = Wire[route.message].reply;
+  const reply: z.ZodType = routeOperation(route.message).reply;
   if (!(reply instanceof z.ZodUnion)) return reply;
   const options = (reply.options as z.ZodType[]).filter((o) => o !== RawJsonSchema);
   return options.length === 1 ? options[0] : z.union(options);
@@ -162,10 +310,12 @@ function parameters(route: HttpRoute): Json[] {
   for (const name of Object.keys(route.queryDocs ?? {})) if (!props[name]) throw new Error(`${where}: no query parameter ${name} in ${route.message}`);
   const queryParams = Object.entries(props).map(([name, s]) => {
     const items = s.items as Json | undefined;
-    // An enum list (`?type=a,b`) is one comma-separated string on the URL.
+    // An enum filter takes one value or several: an array of the enum, serialised comma-separated (`?type=a,b`: style
+    // form, explode false). The repeated form (`?type=a&type=b`, openapi-fetch's default) is accepted as well.
     const list = s.type === 'array' && items?.enum ? (items.enum as string[]) : null;
-    const description = route.queryDocs?.[name] ?? (list ? `One of ${list.join(', ')}; or several, comma-separated (OR).` : (s.description as string | undefined));
-    return { name, in: 'query', required: required.has(name), schema: list ? { type: 'string' } : s, ...(description ? { description } : {}) };
+    const description = route.queryDocs?.[name] ?? (list ? `One of ${list.join(', ')}; or several, comma-separated (OR): \`${name}=${list.slice(0, 2).join(',')}\`.` : (s.description as string | undefined));
+    const schema = list ? { type: 'array', items: { type: 'string', enum: list }, minItems: 1 } : s;
+    return { name, in: 'query', required: required.has(name), ...(list ? { style: 'form', explode: false } : {}), schema, ...(description ? { description } : {}) };
   });
   return [...path, ...headers, ...queryParams];
 }
@@ -182,10 +332,11 @@ function operation(route: HttpRoute): Json {
   const headers = route.responseHeaders ? Object.fromEntries(Object.entries(route.responseHeaders).map(([name, description]) => [name, { description, schema: { type: 'string' } }])) : undefined;
   const success = (description: string, withBody = true) => ({ description, ...(headers ? { headers } : {}), ...(content && withBody ? { content } : {}) });
   const params = parameters(route);
-  // Every route: what the edge answers (EDGE_PROBLEMS, 431); a write: 403 for a read key; a path parameter: 404;
+  // Every route: what the edge answers (EDGE_PROBLEMS, 431); a write: 403 for a read key (an admin route: for a read
+  // or write key); a path parameter: 404;
   // a GET: 304 (If-None-Match); the route's own statuses (`problems`, `errorBodies`).
   const statuses = new Set<number>([...EDGE_PROBLEMS, ...Object.keys(route.problems ?? {}).map(Number), ...Object.keys(route.errorBodies ?? {}).map(Number)]);
-  if (Wire[route.message].scope === 'write') statuses.add(403);
+  if (routeOperation(route.message).scope !== 'read') statuses.add(403);
   if (pathParamNames(route.path).length) statuses.add(404);
   const conditional = route.method === 'GET' && route.status === 200;
   return {
@@ -225,7 +376,7 @@ export function buildOpenApiDocument(serverUrl = '/'): Json {
       version: '1.0.0',
       license: { ...OPENAPI_LICENSE },
       description:
-        'Interventions, ingest, approvals, policies, agents, kill switches, runs, the action ledger and stats. Every endpoint requires `Authorization: Bearer <key>` (or `X-API-Key`). Errors are RFC 9457 problem details. Limits of every JSON body: at most 5 MiB (413; some routes less, as they say); objects and arrays nested at most ' +
+        'Interventions, ingest, approvals, policies, agents, kill switches, runs, the action ledger and stats. Every endpoint requires `Authorization: Bearer <key>` (or `X-API-Key`); the scope of a key is read (queries), write (also changes) or admin (also manages API keys: /api/v1/keys), and `GET /api/v1/auth/key` names it. Errors are RFC 9457 problem details. Limits of every JSON body: at most 5 MiB (413; some routes less, as they say); objects and arrays nested at most ' +
         MAX_JSON_DEPTH +
         ' levels deep (`{}` is one level), counted from the body, from each ingest event, and from the arguments of an MCP tool call or prompt — deeper is 422 naming the limit and the path where it was crossed (for ingest, that event alone, in the 207 answer); no NUL character and no unpaired UTF-16 surrogate in any string or member name (422 naming the field).',
     },
@@ -238,7 +389,7 @@ export function buildOpenApiDocument(serverUrl = '/'): Json {
         bearer: { type: 'http', scheme: 'bearer', description: 'An AGP API key: `agp_...`' },
         apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
       },
-      schemas: Object.fromEntries(COMPONENTS.map((c) => [c.name, schemaOf(c.schema, c.io)])),
+      schemas: Object.fromEntries(COMPONENTS.map((c) => [c.name, { description: c.description, ...schemaOf(c.schema, c.io) }])),
     },
   };
 }

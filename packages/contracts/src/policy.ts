@@ -323,7 +323,9 @@ export const PolicyHistoryEntrySchema = z.object({
   event: z.string(),
   at: z.string(),
   /** `key:<key id>` of the API key that made the change. */
-  actor: z.string(),
+  actor: z.string().describe('Who made the change: `key:<key id>` of the API key'),
+  /** The name the key had when it made the change (captured then); null for a key without a name, or a change recorded before names were. */
+  actor_name: z.string().nullable().describe('The name the acting key had at the time of the change (kept when the key is renamed or revoked); null when it had none'),
   changes: z.record(z.string(), FieldChangeSchema),
 });
 export type PolicyHistoryEntry = z.infer<typeof PolicyHistoryEntrySchema>;
@@ -364,8 +366,9 @@ export const KILL_SWITCH_SCOPES = ['organization', 'agent'] as const;
 export type KillSwitchScope = (typeof KILL_SWITCH_SCOPES)[number];
 
 /**
- * A kill switch's state. A switch never set reads `engaged: false` with null `changed_at` / `changed_by`.
- * `changed_by` is the actor of the last change (`key:<key id>`); `version` the switch stream's version (0 = never set).
+ * A kill switch's state. A switch never set reads `engaged: false` with null `changed_at` / `changed_by` / `actor_name`.
+ * `changed_by` is the actor of the last change (`key:<key id>`), `actor_name` that key's name at the time (null when it
+ * had none); `version` the switch stream's version (0 = never set).
  */
 export const KillSwitchStateSchema = z.object({
   scope: z.enum(KILL_SWITCH_SCOPES),
@@ -374,7 +377,8 @@ export const KillSwitchStateSchema = z.object({
   engaged: z.boolean(),
   reason: z.string().nullable(),
   changed_at: z.string().nullable(),
-  changed_by: z.string().nullable(),
+  changed_by: z.string().nullable().describe('Who made the last change: `key:<key id>`'),
+  actor_name: z.string().nullable().describe('The name the acting key had at the time of the last change; null when it had none'),
   version: z.number().int(),
 });
 export type KillSwitchState = z.infer<typeof KillSwitchStateSchema>;
@@ -433,7 +437,7 @@ export const AGENT_FIELDS = ['name', 'description', 'framework', 'owner', 'metad
 export type AgentField = (typeof AGENT_FIELDS)[number];
 
 /** The agent's own kill switch, as shown on the agent. */
-export const AgentKillSwitchSchema = KillSwitchStateSchema.pick({ engaged: true, reason: true, changed_at: true, changed_by: true });
+export const AgentKillSwitchSchema = KillSwitchStateSchema.pick({ engaged: true, reason: true, changed_at: true, changed_by: true, actor_name: true });
 
 /**
  * The agent record. `agent_id` is the client's id (1–256 characters, unique per organisation); `version` is the

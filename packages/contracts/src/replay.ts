@@ -131,6 +131,13 @@ export const ReplayHistoryPageSchema = z.object({
 });
 export type ReplayHistoryPage = z.infer<typeof ReplayHistoryPageSchema>;
 
+/**
+ * A page of one run's history (`GET /api/v1/replay/history/{run_id}`), newest first: as {@link ReplayHistoryPageSchema},
+ * but each submission carries its `divergence_details`, so a user can read what diverged.
+ */
+export const ReplayRunHistoryPageSchema = ReplayHistoryPageSchema.extend({ submissions: z.array(ReplaySubmissionDetailSchema) });
+export type ReplayRunHistoryPage = z.infer<typeof ReplayRunHistoryPageSchema>;
+
 /** A policy as it stood when the run started (see {@link ReplayBundleSchema}). */
 export const BundlePolicySchema = PolicySchema;
 

@@ -1,7 +1,7 @@
 /**
  * The wire registry: every request/reply message the services exchange, in one table. Each row gives the message's
  * subject (its key; on NATS `<AGP_SUBJECT_PREFIX>.<subject>`), the service that answers it, the scope a caller needs
- * (`read` or `write`), the zod schema of its request body and of its reply data, and a one-line summary.
+ * (`read` or `write`; an `admin` key may call both), the zod schema of its request body and of its reply data, and a one-line summary.
  *
  * Request bodies mirror the HTTP request they come from: `path` (route parameters), `query`, `body` and `headers`,
  * so a field error's path (`query.limit`, `body.name`, `path.id`) is the same whichever side validates.
@@ -12,6 +12,7 @@
 import { z } from 'zod';
 import { ApprovalDecisionSchema, ApprovalPageSchema, ApprovalRecordSchema, ListApprovalsQuerySchema } from './approval.js';
 import { OpaqueIdSchema } from './common.js';
+import { KeyScopeSchema, type Scope } from './keys.js';
 import { EvaluateActionSchema, PolicyEvaluationSchema } from './decision.js';
 import {
   EvalBenchmarksQuerySchema,
@@ -46,6 +47,7 @@ import {
   ReplayAnalysisSchema,
   ReplayBundleHeadSchema,
   ReplayHistoryPageSchema,
+  ReplayRunHistoryPageSchema,
   ReplayHistoryQuerySchema,
   ReplaySubmissionDetailSchema,
   RunEvaluationSchema,
@@ -105,8 +107,8 @@ export const SERVICES = ['ingest', 'interventions', 'policies', 'stats', 'mcp', 
 /** One of {@link SERVICES}. */
 export type ServiceName = (typeof SERVICES)[number];
 
-/** What an API key may do: `read` keys call read messages only; `write` keys call both. Source: spec (Auth). */
-export type Scope = 'read' | 'write';
+/** What an API key may do (`read` ⊂ `write` ⊂ `admin`); {@link KEY_SCOPES}. Source: spec (Auth). */
+export type { Scope };
 
 /**
  * A reply body already serialised as JSON text. Large read replies (a list page of 1000 records) travel as text end
@@ -119,13 +121,16 @@ export type RawJson = z.infer<typeof RawJsonSchema>;
 
 /**
  * The caller's context on every request/reply message, resolved by the gateway from the bearer token: the
- * organisation every query and append is scoped to, the key's scope and id (the actor on appended events), the request
- * id, and the W3C `traceparent` when the caller sent one. Source: architecture §4 (Auth).
+ * organisation every query and append is scoped to, the key's scope, id (the actor on appended events, `key:<id>`) and
+ * name (recorded beside the actor as `actor_name`, so the name that acted stays with the record), the request id, and
+ * the W3C `traceparent` when the caller sent one. Source: architecture §4 (Auth).
  */
 export const RequestContextSchema = z.object({
   organization_id: z.string(),
-  scope: z.enum(['read', 'write']),
+  scope: KeyScopeSchema,
   key_id: z.string(),
+  /** The key's name at the time of the request; null or absent for a key made without one. */
+  key_name: z.string().nullable().optional(),
   correlation_id: z.string(),
   traceparent: z.string().optional(),
 });
@@ -474,8 +479,8 @@ export const Wire = {
     service: 'replay',
     scope: 'read',
     request: z.object({ path: RunIdPath, query: ReplayHistoryQuerySchema }),
-    reply: ReplayHistoryPageSchema,
-    summary: "one run's replay submissions, newest first, with their aggregates",
+    reply: ReplayRunHistoryPageSchema,
+    summary: "one run's replay submissions, newest first, each with its divergence details, and their aggregates",
   }),
   'replay.bundle': row({
     service: 'replay',

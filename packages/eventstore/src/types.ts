@@ -33,6 +33,11 @@ export interface EventMetadata {
   organization_id: string;
   /** Who caused it: `key:<key id>`, `system`, `enrichment:<model>`, `approver:<email>`. */
   actor: string;
+  /**
+   * The name of the API key when `actor` is `key:<key id>` and the key has one, as it was when the event was appended
+   * (so a renamed or revoked key keeps the name that acted). Absent otherwise, and on events appended before names were.
+   */
+  actor_name?: string;
   correlation_id?: string;
   causation_id?: string;
   traceparent?: string;

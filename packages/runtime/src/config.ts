@@ -46,6 +46,8 @@ export const baseEnvSchema = z.object({
   AGP_INIT_WRITE_KEY: z.string().min(16).optional(),
   /** Headless initialisation: exact read key to create for AGP_INIT_ORG when absent. */
   AGP_INIT_READ_KEY: z.string().min(16).optional(),
+  /** Headless initialisation: exact admin key (manages API keys over HTTP) to create for AGP_INIT_ORG when absent. */
+  AGP_INIT_ADMIN_KEY: z.string().min(16).optional(),
   /**
    * How long the gateway keeps accepting an API key that resolved as valid while the key store (PostgreSQL) fails, in
    * ms; 0 turns serving stale off. Also the longest a revoked key keeps working during a store outage. @default 300000 (5 min)

@@ -16,7 +16,7 @@ export class DataDirLockedError extends Error {
     /** Path of the lock file. */
     readonly path: string,
   ) {
-    super(`the embedded platform is running (pid ${pid}, lock ${path}); stop it first, or use AGP_INIT_* at start`);
+    super(`the embedded platform is running (pid ${pid}, lock ${path}); stop it first, use AGP_INIT_* at start, or manage keys over HTTP with an admin key (POST /api/v1/keys)`);
   }
 }
 

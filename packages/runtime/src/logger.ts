@@ -1,11 +1,15 @@
-import { pino, type Logger } from 'pino';
+import { destination, pino, type Logger } from 'pino';
 
 export type { Logger };
 
 /**
  * Create the JSON logger for a service. One line per event, `service` on every line.
  * @param service e.g. `gateway`, `interventions`
+ * @param level the lowest level written. @default env LOG_LEVEL, else `info`
+ * @param fd where the lines go: 1 (stdout, what a service in a container writes) or 2 (stderr: the embedded
+ *   platform keeps stdout for its human start banner, so log lines never mix into it). @default 1
  */
-export function createLogger(service: string, level: string = process.env.LOG_LEVEL ?? 'info'): Logger {
-  return pino({ name: service, level, base: { service }, timestamp: pino.stdTimeFunctions.isoTime });
+export function createLogger(service: string, level: string = process.env.LOG_LEVEL ?? 'info', fd: 1 | 2 = 1): Logger {
+  const options = { name: service, level, base: { service }, timestamp: pino.stdTimeFunctions.isoTime };
+  return fd === 1 ? pino(options) : pino(options, destination({ dest: fd, sync: true }));
 }

@@ -153,7 +153,7 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const STOPPING = new Set(['block', 'budget_exceeded', 'rate_limited', 'loop_detected', 'pii_blocked', 'content_blocked']);
 const GUARDRAIL_TYPES = new Set(['pii_blocked', 'content_blocked', 'loop_detected', 'idempotent_replay']);
 const NO_KILL_SWITCHES: KillSwitchOverview = {
-  organization: { scope: 'organization', agent_id: null, engaged: false, reason: null, changed_at: null, changed_by: null, version: 0 },
+  organization: { scope: 'organization', agent_id: null, engaged: false, reason: null, changed_at: null, changed_by: null, actor_name: null, version: 0 },
   agents: [],
 };
 

@@ -39,8 +39,9 @@ export interface EmbeddedOptions {
   initOrg?: string;
   initWriteKey?: string;
   initReadKey?: string;
+  initAdminKey?: string;
   logger?: Logger;
-  /** Create a `default` organisation with a fresh write and read key when the key store is empty. @default true */
+  /** Create a `default` organisation with a fresh write, read and admin key when the key store is empty. @default true */
   bootstrapFirstRun?: boolean;
   /** Settings that override `process.env` (e.g. AGP_LLM_BASE_URL in tests); read with the same schema. */
   env?: Record<string, string>;
@@ -54,7 +55,7 @@ export interface EmbeddedPlatform {
   host: string;
   sql: Sql;
   /** Keys created at this start (first run or headless init); the plaintext is shown only now. */
-  createdKeys: { organization_id: string; write?: string; read?: string } | null;
+  createdKeys: { organization_id: string; write?: string; read?: string; admin?: string } | null;
   /**
    * Absolute path of `first-run-keys.json` in the data folder (`<AGP_DATA_DIR resolved>/first-run-keys.json`), where
    * the first start saves its keys (mode 0600); null in memory. It may not exist (keys made with `AGP_INIT_*`).
@@ -91,12 +92,13 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   let createdKeys: EmbeddedPlatform['createdKeys'] = null;
   const initOrg = opts.initOrg ?? env.AGP_INIT_ORG;
   if (initOrg) {
-    await keys.ensureInit({ org: initOrg, writeKey: opts.initWriteKey ?? env.AGP_INIT_WRITE_KEY, readKey: opts.initReadKey ?? env.AGP_INIT_READ_KEY });
+    await keys.ensureInit({ org: initOrg, writeKey: opts.initWriteKey ?? env.AGP_INIT_WRITE_KEY, readKey: opts.initReadKey ?? env.AGP_INIT_READ_KEY, adminKey: opts.initAdminKey ?? env.AGP_INIT_ADMIN_KEY });
   } else if ((opts.bootstrapFirstRun ?? true) && !(await keys.hasAnyKey())) {
     await keys.createOrganization('default', 'Default organisation');
     const write = await keys.createKey({ organizationId: 'default', scope: 'write', name: 'first-run write key' });
     const read = await keys.createKey({ organizationId: 'default', scope: 'read', name: 'first-run read key' });
-    createdKeys = { organization_id: 'default', write: write.key, read: read.key };
+    const admin = await keys.createKey({ organizationId: 'default', scope: 'admin', name: 'first-run admin key' });
+    createdKeys = { organization_id: 'default', write: write.key, read: read.key, admin: admin.key };
     if (keysFile) writeFileSync(keysFile, JSON.stringify(createdKeys, null, 2) + '\n', { mode: 0o600 });
   }
 

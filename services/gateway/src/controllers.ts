@@ -23,16 +23,21 @@ export const LIST_READER = Symbol('agp.gateway.interventions-list-reader');
 const UNAVAILABLE_SQLSTATE = /^(08|53|57P|42P01$)/;
 
 /**
- * A read-model read that failed because the database is down, overloaded, shutting down or not migrated yet
- * (`42P01`: the owning service has not created its tables) becomes a 503 to retry; anything else is rethrown (a 500).
+ * A database call of the gateway that failed because the database is down, overloaded, shutting down or not migrated
+ * yet (`42P01`: the owning service has not created its tables) becomes a 503 naming `what` (`the interventions read
+ * model`, `the key store`) to retry; anything else is rethrown (a 500, or the domain error it is).
  */
-function readModelFailure(err: unknown): never {
-  const code = (err as { code?: unknown })?.code;
-  if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || /^E[A-Z]+$/.test(code))) {
-    throw new ServiceUnavailableError('the interventions read model cannot be read now; retry');
-  }
-  throw err;
+export function databaseFailure(what: string): (err: unknown) => never {
+  return (err) => {
+    const code = (err as { code?: unknown })?.code;
+    if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || /^E[A-Z]+$/.test(code))) {
+      throw new ServiceUnavailableError(`${what} cannot be read now; retry`, { cause: err });
+    }
+    throw err;
+  };
 }
+
+const readModelFailure = databaseFailure('the interventions read model');
 
 /** The caller's context, attached by the auth middleware. @throws UnauthorizedError when absent. */
 export function ctxOf(req: AuthedRequest): RequestContext {

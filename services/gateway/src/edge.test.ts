@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { authenticate, needsWriteKey, routeLabel } from './edge.js';
+import { authenticate, requiredScope, routeLabel } from './edge.js';
 
 describe('routeLabel', () => {
   it.each([
@@ -23,38 +23,42 @@ describe('routeLabel', () => {
   });
 });
 
-describe('needsWriteKey (the scope of the route in the HTTP route table)', () => {
+describe('requiredScope (the scope of the route in the HTTP route table)', () => {
   it.each([
-    ['GET', '/api/v1/policies', false],
-    ['POST', '/api/v1/policies', true],
-    ['POST', '/api/v1/policies/', true],
-    ['GET', '/api/v1/policies/p-1', false],
-    ['PATCH', '/api/v1/policies/p-1', true],
-    ['GET', '/api/v1/interventions/stats', false],
-    ['POST', '/api/v1/evals/', true],
-    ['GET', '/api/v1/evals/compare/a/b', false],
-    ['DELETE', '/api/v1/interventions/0190abcd', true],
-    ['POST', '/api/v1/interventions/0190abcd/enrich', true],
-    ['POST', '/api/v1/approvals/apr-1/approve', true],
-    ['PUT', '/api/v1/kill-switches/agents/a.b', true],
-    ['POST', '/api/v1/ingest', true],
-    ['GET', '/api/v1/ledger/export', false],
-    ['GET', '/api/v1/agents/billing-agent-3/stats', false],
+    ['GET', '/api/v1/policies', 'read'],
+    ['POST', '/api/v1/policies', 'write'],
+    ['POST', '/api/v1/policies/', 'write'],
+    ['GET', '/api/v1/policies/p-1', 'read'],
+    ['PATCH', '/api/v1/policies/p-1', 'write'],
+    ['GET', '/api/v1/interventions/stats', 'read'],
+    ['POST', '/api/v1/evals/', 'write'],
+    ['GET', '/api/v1/evals/compare/a/b', 'read'],
+    ['DELETE', '/api/v1/interventions/0190abcd', 'write'],
+    ['POST', '/api/v1/interventions/0190abcd/enrich', 'write'],
+    ['POST', '/api/v1/approvals/apr-1/approve', 'write'],
+    ['PUT', '/api/v1/kill-switches/agents/a.b', 'write'],
+    ['POST', '/api/v1/ingest', 'write'],
+    ['GET', '/api/v1/ledger/export', 'read'],
+    ['GET', '/api/v1/agents/billing-agent-3/stats', 'read'],
+    ['GET', '/api/v1/auth/key', 'read'],
+    ['GET', '/api/v1/keys', 'admin'],
+    ['POST', '/api/v1/keys/', 'admin'],
+    ['DELETE', '/api/v1/keys/0190abcd', 'admin'],
     // No route: the method decides, as before the table (a read key's write is a 403, anything else the 404).
-    ['POST', '/api/v1/nowhere', true],
-    ['DELETE', '/api/v1/policies/p-1', true],
-    ['PUT', '/api/v1/stats', true],
-    ['GET', '/api/v1/nowhere', false],
-    ['HEAD', '/api/v1/policies', false],
-    ['OPTIONS', '/api/v1/policies', false],
-  ])('%s %s -> %s', (method, path, write) => {
-    expect(needsWriteKey(method, path)).toBe(write);
+    ['POST', '/api/v1/nowhere', 'write'],
+    ['DELETE', '/api/v1/policies/p-1', 'write'],
+    ['PUT', '/api/v1/stats', 'write'],
+    ['GET', '/api/v1/nowhere', 'read'],
+    ['HEAD', '/api/v1/policies', 'read'],
+    ['OPTIONS', '/api/v1/policies', 'read'],
+  ])('%s %s -> %s', (method, path, scope) => {
+    expect(requiredScope(method, path)).toBe(scope);
   });
 });
 
 describe('authenticate: the scope check', () => {
   /** Run the middleware on a fake request with a key of `scope`; resolves to the answer, or 'next' when it passed. */
-  async function run(scope: 'read' | 'write', method: string, path: string) {
+  async function run(scope: 'read' | 'write' | 'admin', method: string, path: string) {
     const req = { method, path, get: (h: string) => (h.toLowerCase() === 'authorization' ? 'Bearer agp_test' : undefined) };
     const out: { status?: number; headers?: Record<string, string>; body?: string; next?: boolean } = {};
     const res = {
@@ -90,8 +94,17 @@ describe('authenticate: the scope check', () => {
     expect(JSON.parse(out.body!).detail).toBe('a read key cannot POST /api/v1/nowhere; use a write key');
   });
 
+  it('refuses a write key a key-management route, naming the admin scope', async () => {
+    const out = await run('write', 'POST', '/api/v1/keys');
+    expect(out.status).toBe(403);
+    expect(JSON.parse(out.body!).detail).toBe('a write key cannot POST /api/v1/keys; use an admin key');
+  });
+
   it.each([
     ['read', 'GET', '/api/v1/policies'],
+    ['read', 'GET', '/api/v1/auth/key'],
+    ['admin', 'PATCH', '/api/v1/policies/p-1'],
+    ['admin', 'DELETE', '/api/v1/keys/k-1'],
     ['read', 'GET', '/api/v1/nowhere'],
     ['write', 'POST', '/api/v1/policies'],
     ['write', 'DELETE', '/api/v1/nowhere'],

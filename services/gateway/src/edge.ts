@@ -6,12 +6,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { INGEST_MAX_BYTES, MAX_JSON_DEPTH, Wire, matchHttpRoute } from '@agp/contracts';
-import type { KeyResolver } from '@agp/auth';
+import { INGEST_MAX_BYTES, MAX_JSON_DEPTH, matchHttpRoute, routeOperation, scopeAllows, type Scope } from '@agp/contracts';
+import type { KeyResolver, Principal } from '@agp/auth';
 import { counter, describeJsonInputErrors, histogram, jsonInputErrors, jsonNestingDepth, jsonPathPastDepth, nestingError, problem, retryAfterHeaders, type Problem, type RequestContext } from '@agp/runtime';
 
-/** The request context the auth middleware attaches (absent on public routes). */
-export type AuthedRequest = Request & { agp?: RequestContext };
+/**
+ * What the auth middleware attaches (absent on public routes): the request context sent to services, and the key's
+ * principal (with its expiry) for the routes the gateway answers itself.
+ */
+export type AuthedRequest = Request & { agp?: RequestContext; agpKey?: Principal };
 
 /** Send problem details with `application/problem+json`. */
 export function sendProblem(res: Response, p: Problem, headers: Record<string, string> = {}): void {
@@ -30,6 +33,7 @@ const ID_COLLECTIONS: Record<string, ReadonlySet<string>> = {
   runs: new Set(),
   evals: new Set(['latest', 'benchmarks', 'generate-scenarios']),
   replay: new Set(['history']),
+  keys: new Set(),
 };
 
 /**
@@ -70,16 +74,16 @@ const PUBLIC = new Set(['/api/v1/openapi.json']);
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
- * Whether a request needs a write key: the scope of the wire message its route becomes (`HTTP_ROUTES` in
- * `@agp/contracts`, matched by method and path pattern), or, for a request no route matches, whether its method
+ * The scope a request needs: the scope of the wire message or gateway operation its route names (`HTTP_ROUTES` in
+ * `@agp/contracts`, matched by method and path pattern), or, for a request no route matches, `write` when its method
  * writes (POST, PUT, PATCH, DELETE), so an unknown route answers a read key's write with 403 and anything else with
- * the 404 as before. Source: issue #10 (the scope check from the table); architecture §4 (Auth).
+ * the 404 as before. Source: the route table; architecture §4 (Auth).
  * @param method the HTTP method, upper case.
  * @param path the request path without the query; a trailing slash is ignored.
  */
-export function needsWriteKey(method: string, path: string): boolean {
+export function requiredScope(method: string, path: string): Scope {
   const route = matchHttpRoute(method, path);
-  return route ? Wire[route.message].scope === 'write' : WRITE_METHODS.has(method);
+  return route ? routeOperation(route.message).scope : WRITE_METHODS.has(method) ? 'write' : 'read';
 }
 
 /** The key of a request: `Authorization: Bearer <key>` or `X-API-Key: <key>`. */
@@ -95,8 +99,8 @@ export function presentedKey(req: Request): string | null {
 /**
  * Resolves the key of every `/api/v1` request (but the OpenAPI document) and of the un-prefixed tool gateway lists
  * (`/mcp/*`, issue #12): 401 without a key or with an
- * unknown, revoked or expired one; 403 when a read key calls a route whose wire message needs a write key
- * ({@link needsWriteKey}). Runs before the body is parsed, so an unauthenticated client cannot make the gateway
+ * unknown, revoked or expired one; 403 when the key's scope is below the scope the route needs
+ * ({@link requiredScope}: a read key on a write route, a read or write key on a key-management route). Runs before the body is parsed, so an unauthenticated client cannot make the gateway
  * parse 5 MiB.
  */
 export function authenticate(keys: KeyResolver) {
@@ -113,14 +117,17 @@ export function authenticate(keys: KeyResolver) {
       return sendProblem(res, problem(503, 'Service Unavailable', 'the key store is unavailable; retry'), retryAfterHeaders(503));
     }
     if (!principal) return sendProblem(res, problem(401, 'Unauthorized', 'unknown, revoked or expired API key'), challenge);
-    if (principal.scope !== 'write' && needsWriteKey(req.method, path)) {
-      return sendProblem(res, problem(403, 'Forbidden', `a ${principal.scope} key cannot ${req.method} ${path}; use a write key`));
+    const need = requiredScope(req.method, path);
+    if (!scopeAllows(principal.scope, need)) {
+      return sendProblem(res, problem(403, 'Forbidden', `a ${principal.scope} key cannot ${req.method} ${path}; use ${need === 'admin' ? 'an admin' : 'a write'} key`));
     }
     const traceparent = req.get('traceparent');
+    req.agpKey = principal;
     req.agp = {
       organization_id: principal.organization_id,
       scope: principal.scope,
       key_id: principal.key_id,
+      key_name: principal.name ?? null,
       correlation_id: res.locals.requestId as string,
       ...(traceparent && /^[\da-f]{2}-[\da-f]{32}-[\da-f]{16}-[\da-f]{2}$/.test(traceparent) ? { traceparent } : {}),
     };

@@ -14,7 +14,7 @@ import { ExpressAdapter } from '@nestjs/platform-express';
 import type { ClientProxy } from '@nestjs/microservices';
 import express, { type Response } from 'express';
 import { buildOpenApiDocument, matchHttpRoute } from '@agp/contracts';
-import { CachedKeyResolver, type KeyResolver } from '@agp/auth';
+import { CachedKeyResolver, type KeyResolver, type KeyStore } from '@agp/auth';
 import { problemOf } from '@agp/bus';
 import type { SqlExecutor } from '@agp/eventstore';
 import { DEFAULT_LISTEN_HOST, collectDefaultMetrics, metricsRegistry, problem, readinessOf, retryAfterHeaders, type Logger, type ReadinessCheck } from '@agp/runtime';
@@ -24,6 +24,7 @@ import { authenticate, jsonBody, requestIdAndMetrics, sendProblem } from './edge
 import { consoleAssets } from './console.js';
 import { approvalsControllers } from './routes/approvals.js';
 import { evalsControllers } from './routes/evals.js';
+import { KEY_ADMIN, keysControllers, type KeyAdmin } from './routes/keys.js';
 import { replayControllers } from './routes/replay.js';
 import { mcpControllers, mcpEndpoint, rawResourceUris } from './routes/mcp.js';
 import { policiesControllers } from './routes/policies.js';
@@ -67,8 +68,11 @@ const DOCS_HTML = `<!doctype html>
 export interface GatewayOptions {
   /** Bus client the routes send requests with (NATS or in-process). */
   bus: Pick<ClientProxy, 'send'>;
-  /** Where keys resolve; wrapped in a short-lived cache. */
-  keys: KeyResolver;
+  /**
+   * The key store: where keys resolve (wrapped in a short-lived cache), and where `/api/v1/keys` creates, lists and
+   * revokes them.
+   */
+  keys: KeyResolver & Pick<KeyStore, 'createKey' | 'page' | 'revoke'>;
   /** The platform's database: the readiness probe pings it, and the interventions list is read from it. */
   sql: SqlExecutor;
   /**
@@ -150,7 +154,14 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   // The console's files are public (its data comes from the authenticated API); only browser navigations to console
   // routes and /assets/* are answered here, so no API path is shadowed.
   server.use(consoleAssets({ dir: opts.consoleDir }));
-  server.use(authenticate(new CachedKeyResolver(opts.keys, opts.keyCacheMs ?? 10_000, { staleMs: opts.keyStaleMs })));
+  const keyCache = new CachedKeyResolver(opts.keys, opts.keyCacheMs ?? 10_000, { staleMs: opts.keyStaleMs });
+  server.use(authenticate(keyCache));
+  const keyAdmin: KeyAdmin = {
+    createKey: (o) => opts.keys.createKey(o),
+    page: (org, q) => opts.keys.page(org, q),
+    revoke: (id, org) => opts.keys.revoke(id, org),
+    invalidate: (id) => keyCache.invalidate(id),
+  };
   // The MCP endpoint reads its own body (a malformed one is a JSON-RPC parse error, not a problem document).
   const mcp = mcpEndpoint(opts.bus);
   server.post(['/api/v1/mcp', '/api/v1/mcp/'], mcp);
@@ -182,7 +193,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   @Module({})
   class GatewayModule {
     static register(): DynamicModule {
-      return { module: GatewayModule, controllers: [InterventionsController, IngestController, ...approvalsControllers, ...policiesControllers, GovernanceController, ...statsControllers, ...evalsControllers, ...replayControllers, ...mcpControllers, FallbackController], providers: [{ provide: BUS, useValue: opts.bus }, { provide: LIST_READER, useValue: listReader }, { provide: GOVERNANCE_FEED, useValue: governance }] };
+      return { module: GatewayModule, controllers: [InterventionsController, IngestController, ...approvalsControllers, ...policiesControllers, GovernanceController, ...statsControllers, ...evalsControllers, ...replayControllers, ...mcpControllers, ...keysControllers, FallbackController], providers: [{ provide: BUS, useValue: opts.bus }, { provide: KEY_ADMIN, useValue: keyAdmin }, { provide: LIST_READER, useValue: listReader }, { provide: GOVERNANCE_FEED, useValue: governance }] };
     }
   }
 

@@ -19,7 +19,7 @@ const fatal = exitOnFatal(shutdown, logger);
 const sql = createPgSql(env.DATABASE_URL, { applicationName: 'agp-gateway', logger });
 const keys = new KeyStore(sql);
 await keys.migrate();
-if (env.AGP_INIT_ORG) await keys.ensureInit({ org: env.AGP_INIT_ORG, writeKey: env.AGP_INIT_WRITE_KEY, readKey: env.AGP_INIT_READ_KEY });
+if (env.AGP_INIT_ORG) await keys.ensureInit({ org: env.AGP_INIT_ORG, writeKey: env.AGP_INIT_WRITE_KEY, readKey: env.AGP_INIT_READ_KEY, adminKey: env.AGP_INIT_ADMIN_KEY });
 const bus = new PrefixedNatsClient({
   servers: env.NATS_URL,
   prefix: env.AGP_SUBJECT_PREFIX,

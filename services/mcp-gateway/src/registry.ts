@@ -11,6 +11,7 @@
 import { z } from 'zod';
 import {
   Wire,
+  scopeAllows,
   type McpCatalog,
   type McpPromptResult,
   type McpResourceContent,
@@ -112,10 +113,14 @@ export const definePrompt = <S extends z.ZodObject>(p: PromptDefinition<S>): Pro
 /** Whether an entry that calls `calls` changes state (one of them is a write row). */
 export const changesState = (calls: readonly WireKey[]) => calls.some((k) => Wire[k].scope === 'write');
 
-/** `schema` as the JSON Schema of its input (what a caller sends), without `$schema`. */
-export function inputJsonSchema(schema: z.ZodObject): { type: 'object'; properties: Record<string, unknown>; required?: string[] } {
+/**
+ * `schema` as the JSON Schema of its input (what a caller sends), without `$schema`. It always has `type`,
+ * `properties` and `required` (`[]` when every argument is optional): spec §Tool, resource and prompt descriptors
+ * ("a JSON Schema object with type, properties, required"); zod leaves `required` out when it would be empty.
+ */
+export function inputJsonSchema(schema: z.ZodObject): { type: 'object'; properties: Record<string, unknown>; required: string[] } {
   const { $schema: _drop, ...json } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-  return { ...json, type: 'object', properties: (json.properties as Record<string, unknown>) ?? {} } as { type: 'object'; properties: Record<string, unknown>; required?: string[] };
+  return { ...json, type: 'object', properties: (json.properties as Record<string, unknown>) ?? {}, required: (json.required as string[] | undefined) ?? [] };
 }
 
 /** The error code of a failed call, from what the handler threw (a problem's status). */
@@ -188,7 +193,7 @@ export class ToolRegistry {
   /** The handler context of a caller: an {@link Asker} that refuses write rows to a read key. */
   entryContext(ctx: RequestContext): EntryContext {
     const ask: Asker = async (key, body) => {
-      if (Wire[key].scope === 'write' && ctx.scope !== 'write') throw new ForbiddenError(`a ${ctx.scope} key cannot change state; use a write key`);
+      if (!scopeAllows(ctx.scope, Wire[key].scope)) throw new ForbiddenError(`a ${ctx.scope} key cannot change state; use a write key`);
       const data = await call(this.bus, key, ctx, body);
       return (isRawJson(data) ? JSON.parse(data.$json) : data) as never;
     };
@@ -211,7 +216,7 @@ export class ToolRegistry {
     const asArguments = <E extends { path: string }>(errors: E[]) => errors.map((e) => ({ ...e, path: e.path.replace(/^(body|query|path)\./, 'arguments.') }));
     const tool = this.tools.get(name);
     if (!tool) return fail('unknown_tool', `no tool named ${JSON.stringify(name)}; GET /api/v1/mcp/tools lists them (${[...this.tools.keys()].join(', ')})`);
-    if (changesState(tool.calls) && ctx.scope !== 'write') return fail('forbidden', `${name} changes state and needs a write key; this is a ${ctx.scope} key`);
+    if (changesState(tool.calls) && !scopeAllows(ctx.scope, 'write')) return fail('forbidden', `${name} changes state and needs a write key; this is a ${ctx.scope} key`);
     // The edge's check of every JSON body, here for both surfaces (the MCP endpoint's body bypasses the edge's parser):
     // nesting past MAX_JSON_DEPTH, NUL or a lone surrogate anywhere in the arguments is invalid_arguments, nothing sent.
     const unacceptable = jsonInputErrors(args, 'arguments');

@@ -341,7 +341,7 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
     name: 'get_replay_history',
     title: 'Replay history',
     description:
-      "The organisation's replay history (summaries clients submitted after replaying a recorded run locally), newest first, or one run's with run_id. Each submission has run_id, actions_replayed, divergences, cost_savings (USD), status (completed: no divergence; partial: some diverged; diverged: none replayed cleanly; failed: the replay broke), started_at, completed_at, duration_ms (ms), client_version and submitted_at. aggregates cover every matching submission: submissions, actions_replayed, divergences, cost_saved_usd (USD, the sum of cost_savings). Returns {submissions, total, skip, limit, aggregates}; read-only.",
+      "The organisation's replay history (summaries clients submitted after replaying a recorded run locally), newest first, or one run's with run_id. Each submission has run_id, actions_replayed, divergences, cost_savings (USD), status (completed: no divergence; partial: some diverged; diverged: none replayed cleanly; failed: the replay broke), started_at, completed_at, duration_ms (ms), client_version and submitted_at; with run_id each also carries divergence_details (one {step, action_name, expected, actual} per divergent step). aggregates cover every matching submission: submissions, actions_replayed, divergences, cost_saved_usd (USD, the sum of cost_savings). Returns {submissions, total, skip, limit, aggregates}; read-only.",
     input: z.strictObject({
       run_id: Id.optional().describe('Only the submissions of this run'),
       skip: Skip.optional(),

@@ -1,10 +1,12 @@
-import type { Agent, AgentGovernance, KillSwitchOverview, KillSwitchState, ListAgentsQuery, ListPoliciesQuery, Policy, RegisteredAction } from '@agp/contracts';
+import { AgentSchema, KillSwitchStateSchema, PolicySchema, orderKeys, orderedJson, type Agent, type AgentGovernance, type KillSwitchOverview, type KillSwitchState, type ListAgentsQuery, type ListPoliciesQuery, type Policy, type RegisteredAction } from '@agp/contracts';
 import type { EngineKillSwitches } from '@agp/policy-engine';
 import { pageWithTotal, type SqlExecutor } from '@agp/eventstore';
 import { rawJson, type RawJson } from '@agp/runtime';
-import { initialKillSwitch } from './killswitch/killswitch.js';
+import { initialKillSwitch, killSwitchOf } from './killswitch/killswitch.js';
 
 const parse = <T>(doc: unknown): T => (typeof doc === 'string' ? JSON.parse(doc) : doc) as T;
+/** A `jsonb` document as its record, in the field order of `schema` (jsonb sorts keys; see `orderKeys`). */
+const record = <T>(schema: Parameters<typeof orderKeys>[0], doc: unknown): T => orderKeys(schema, parse<T>(doc));
 
 /**
  * A policy document as SQL, with the fields a policy recorded before they existed filled in (no action budget, no
@@ -29,18 +31,18 @@ export async function listPoliciesJson(db: SqlExecutor, org: string, q: ListPoli
   if (q.agent_id !== undefined) add((p) => `(jsonb_array_length(doc->'agent_ids') = 0 OR doc->'agent_ids' @> jsonb_build_array(${p}::text))`, q.agent_id);
   const w = where.join(' AND ');
   const page = await pageWithTotal<{ doc: string }>(db, { select: `${POLICY_DOC}::text AS doc`, from: 'agp_policies', where: w, params, orderBy: 'created_at DESC, id DESC', limit: q.limit, skip: q.skip });
-  return rawJson(`{"policies":[${page.rows.map((r) => r.doc).join(',')}],"total":${page.total},"skip":${q.skip},"limit":${q.limit}}`);
+  return rawJson(`{"policies":[${page.rows.map((r) => orderedJson(PolicySchema, r.doc)).join(',')}],"total":${page.total},"skip":${q.skip},"limit":${q.limit}}`);
 }
 
 /** The current policy record of an organisation, or null (unknown, or another organisation's). */
 export async function getPolicy(db: SqlExecutor, org: string, id: string): Promise<Policy | null> {
   const { rows } = await db.query<{ doc: unknown }>(`SELECT ${POLICY_DOC} AS doc FROM agp_policies WHERE id = $1 AND organization_id = $2`, [id, org]);
-  return rows[0] ? parse<Policy>(rows[0].doc) : null;
+  return rows[0] ? record<Policy>(PolicySchema, rows[0].doc) : null;
 }
 
 /** The agent document with its own kill switch (released when never set), as SQL over `agp_agents a LEFT JOIN agp_kill_switches k`. */
 const AGENT_DOC = `(a.doc || jsonb_build_object('kill_switch', jsonb_build_object(
-  'engaged', COALESCE(k.engaged, false), 'reason', k.doc->'reason', 'changed_at', k.doc->'changed_at', 'changed_by', k.doc->'changed_by')))`;
+  'engaged', COALESCE(k.engaged, false), 'reason', k.doc->'reason', 'changed_at', k.doc->'changed_at', 'changed_by', k.doc->'changed_by', 'actor_name', k.doc->'actor_name')))`;
 const AGENT_FROM = `agp_agents a LEFT JOIN agp_kill_switches k ON k.organization_id = a.organization_id AND k.scope = 'agent' AND k.agent_id = a.agent_id`;
 
 /** One page of an organisation's agents by agent_id, each with its kill switch, as JSON text `{agents, total, skip, limit}`. */
@@ -55,13 +57,13 @@ export async function listAgentsJson(db: SqlExecutor, org: string, q: ListAgents
     skip: q.skip,
     totalSql: 'SELECT count(*) FROM agp_agents WHERE organization_id = $1',
   });
-  return rawJson(`{"agents":[${page.rows.map((r) => r.doc).join(',')}],"total":${page.total},"skip":${q.skip},"limit":${q.limit}}`);
+  return rawJson(`{"agents":[${page.rows.map((r) => orderedJson(AgentSchema, r.doc)).join(',')}],"total":${page.total},"skip":${q.skip},"limit":${q.limit}}`);
 }
 
 /** One agent of an organisation with its actions and kill switch, or null. */
 export async function getAgent(db: SqlExecutor, org: string, agentId: string): Promise<Agent | null> {
   const { rows } = await db.query<{ doc: unknown }>(`SELECT ${AGENT_DOC} AS doc FROM ${AGENT_FROM} WHERE a.organization_id = $1 AND a.agent_id = $2`, [org, agentId]);
-  return rows[0] ? parse<Agent>(rows[0].doc) : null;
+  return rows[0] ? record<Agent>(AgentSchema, rows[0].doc) : null;
 }
 
 /** The organisation's kill switch (released when never set) and its engaged agent switches, by agent_id. */
@@ -70,7 +72,7 @@ export async function killSwitchOverview(db: SqlExecutor, org: string): Promise<
     `SELECT scope, doc FROM agp_kill_switches WHERE organization_id = $1 AND (scope = 'organization' OR engaged) ORDER BY scope, agent_id`,
     [org],
   );
-  const docs = rows.map((r) => ({ scope: r.scope, doc: parse<KillSwitchState>(r.doc) }));
+  const docs = rows.map((r) => ({ scope: r.scope, doc: record<KillSwitchState>(KillSwitchStateSchema, killSwitchOf(parse<KillSwitchState>(r.doc))) }));
   return {
     organization: docs.find((r) => r.scope === 'organization')?.doc ?? initialKillSwitch('organization', null),
     agents: docs.filter((r) => r.scope === 'agent').map((r) => r.doc),
@@ -88,7 +90,7 @@ export async function applicablePolicies(db: SqlExecutor, org: string, agentId: 
      ORDER BY created_at, id`,
     [org, agentId],
   );
-  return rows.map((r) => parse<Policy>(r.doc));
+  return rows.map((r) => record<Policy>(PolicySchema, r.doc));
 }
 
 /** The organisation's kill switch and `agentId`'s (each released when never set), as the policy engine reads them. */

@@ -225,7 +225,7 @@ export class PoliciesService {
   /** The agent record with its own kill switch, folded from the streams (exact, whatever the read model's lag). */
   private async withKillSwitch(ctx: RequestContext, agent: RegistryAgent): Promise<Agent> {
     const ks = foldKillSwitch('agent', agent.agent_id, await this.deps.store.readStream(killSwitchStream(ctx.organization_id, 'agent', agent.agent_id)));
-    return { ...agent, kill_switch: { engaged: ks.engaged, reason: ks.reason, changed_at: ks.changed_at, changed_by: ks.changed_by } };
+    return { ...agent, kill_switch: { engaged: ks.engaged, reason: ks.reason, changed_at: ks.changed_at, changed_by: ks.changed_by, actor_name: ks.actor_name } };
   }
 
   // ---------------------------------------------------------------------------------------------- kill switches

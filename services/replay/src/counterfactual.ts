@@ -27,6 +27,7 @@ import {
   REPLAY_EVALUATE_MAX_RUNS,
   REPLAY_EVALUATE_MAX_STEPS,
   STOPPING_DECISIONS,
+  scopeAllows,
   type CounterfactualStep,
   type CounterfactualTotals,
   type EvaluateRun,
@@ -73,7 +74,7 @@ export async function allPolicies(bus: Bus, ctx: RequestContext): Promise<Policy
  */
 export async function policySet(bus: Bus, ctx: RequestContext, body: Candidate, now: Date): Promise<{ source: PolicySource; policies: EnginePolicy[] }> {
   const candidate = body.candidate_policy !== undefined || body.policy_patch !== undefined;
-  if (candidate && ctx.scope !== 'write') throw new ForbiddenError('evaluating a candidate policy or a policy patch needs a write key');
+  if (candidate && !scopeAllows(ctx.scope, 'write')) throw new ForbiddenError('evaluating a candidate policy or a policy patch needs a write key');
   const today = await allPolicies(bus, ctx);
   if (body.candidate_policy) {
     return { source: 'candidate', policies: [...today, enginePolicy(CANDIDATE_POLICY_ID, now.toISOString(), body.candidate_policy)] };

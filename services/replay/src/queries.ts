@@ -1,4 +1,4 @@
-import { REPLAY_ANALYSIS_TOP, REPLAY_ANALYSIS_TREND, REPLAY_STATUSES, type ReplayAggregates, type ReplayAnalysis, type ReplayHistoryPage, type ReplayHistoryQuery, type ReplaySubmission } from '@agp/contracts';
+import { REPLAY_ANALYSIS_TOP, REPLAY_ANALYSIS_TREND, REPLAY_STATUSES, type DivergenceDetail, type ReplayAggregates, type ReplayAnalysis, type ReplayHistoryPage, type ReplayHistoryQuery, type ReplayRunHistoryPage, type ReplaySubmission, type ReplaySubmissionDetail } from '@agp/contracts';
 import type { SqlExecutor } from '@agp/eventstore';
 
 /**
@@ -25,9 +25,23 @@ const AGGREGATES = 'count(*) AS n, coalesce(sum(actions_replayed), 0)::text AS a
 /**
  * One page of the history of the organisation (or of one run with `runId`), newest first, `{submissions, total,
  * skip, limit, aggregates}`: the aggregates and the page come from one statement (one snapshot), and the aggregates
- * cover every matching submission, not only the page. Submissions come without their divergence details.
+ * cover every matching submission, not only the page. The organisation's page lists submissions without their
+ * divergence details (`divergence_details_count` only); one run's page ({@link replayRunHistory}) carries them.
  */
-export async function replayHistory(db: SqlExecutor, org: string, q: ReplayHistoryQuery, runId?: string): Promise<ReplayHistoryPage> {
+export function replayHistory(db: SqlExecutor, org: string, q: ReplayHistoryQuery): Promise<ReplayHistoryPage> {
+  return historyPage(db, org, q, undefined, false) as Promise<ReplayHistoryPage>;
+}
+
+/**
+ * One run's page of the history (as {@link replayHistory}), each submission with its `divergence_details` (at most
+ * `REPLAY_MAX_DETAILS` per submission, as submitted): what diverged, step by step. An empty page for a run never
+ * replayed.
+ */
+export function replayRunHistory(db: SqlExecutor, org: string, q: ReplayHistoryQuery, runId: string): Promise<ReplayRunHistoryPage> {
+  return historyPage(db, org, q, runId, true) as Promise<ReplayRunHistoryPage>;
+}
+
+async function historyPage(db: SqlExecutor, org: string, q: ReplayHistoryQuery, runId: string | undefined, withDetails: boolean): Promise<ReplayHistoryPage | ReplayRunHistoryPage> {
   const params: unknown[] = [org];
   let where = 'organization_id = $1';
   if (runId !== undefined) {
@@ -35,15 +49,18 @@ export async function replayHistory(db: SqlExecutor, org: string, q: ReplayHisto
     where += ' AND run_id = $2';
   }
   const n = params.length;
-  const { rows } = await db.query<{ n: Num; a: Num; d: Num; c: Num; doc: string | null }>(
+  const details = withDetails ? ', details::text AS details' : '';
+  const { rows } = await db.query<{ n: Num; a: Num; d: Num; c: Num; doc: string | null; details?: string | null }>(
     `WITH agg AS (SELECT ${AGGREGATES} FROM agp_replay_submissions WHERE ${where})
-     SELECT agg.n, agg.a, agg.d, agg.c, p.doc FROM agg
-       LEFT JOIN LATERAL (SELECT doc::text AS doc, submitted_at, seq FROM agp_replay_submissions WHERE ${where} ORDER BY ${NEWEST_FIRST} LIMIT $${n + 1} OFFSET $${n + 2}) AS p ON true
+     SELECT agg.n, agg.a, agg.d, agg.c, p.* FROM agg
+       LEFT JOIN LATERAL (SELECT doc::text AS doc${details}, submitted_at, seq FROM agp_replay_submissions WHERE ${where} ORDER BY ${NEWEST_FIRST} LIMIT $${n + 1} OFFSET $${n + 2}) AS p ON true
       ORDER BY p.submitted_at DESC, p.seq DESC`,
     [...params, q.limit, q.skip],
   );
   const aggregates = aggregatesOf(rows[0]);
-  const submissions = rows.filter((r) => r.doc !== null).map((r) => JSON.parse(r.doc!) as ReplaySubmission);
+  const submissions = rows
+    .filter((r) => r.doc !== null)
+    .map((r): ReplaySubmission | ReplaySubmissionDetail => (withDetails ? { ...(JSON.parse(r.doc!) as ReplaySubmission), divergence_details: JSON.parse(r.details ?? '[]') as DivergenceDetail[] } : (JSON.parse(r.doc!) as ReplaySubmission)));
   return { submissions, total: aggregates.submissions, skip: q.skip, limit: q.limit, aggregates };
 }
 

@@ -7,6 +7,7 @@ import {
   type ReplayAnalysis,
   type ReplayBundleHead,
   type ReplayHistoryPage,
+  type ReplayRunHistoryPage,
   type ReplayHistoryQuery,
   type ReplaySubmissionDetail,
   type Run,
@@ -22,7 +23,7 @@ import { policyVersionAt } from './bundle/policyVersion.js';
 import { allPolicies, evaluateRun, evaluateRuns } from './counterfactual.js';
 import { REPLAY_READ_MODEL, REPLAY_READ_MODEL_EVENT_TYPES, applyReplayEvents } from './projections/submissions.js';
 import { migrateReplayReadModel } from './projections/schema.js';
-import { replayAnalysis, replayHistory } from './queries.js';
+import { replayAnalysis, replayHistory, replayRunHistory } from './queries.js';
 import { decideSubmit, foldSubmission, replayEventId, replayStream } from './submission/submission.js';
 
 /** Dependencies of the replay service; the same in both run modes. */
@@ -124,11 +125,12 @@ export class ReplayService {
   }
 
   /**
-   * GET /api/v1/replay/history/{run_id} (`replay.run-history`): that run's page with its aggregates; an empty page
-   * (never a 404) for a run never replayed, so a run id is not checked against the stats service.
+   * GET /api/v1/replay/history/{run_id} (`replay.run-history`): that run's page with its aggregates, each submission
+   * with its divergence details; an empty page (never a 404) for a run never replayed, so a run id is not checked
+   * against the stats service.
    */
-  runHistory(ctx: RequestContext, runId: string, query: ReplayHistoryQuery): Promise<ReplayHistoryPage> {
-    return replayHistory(this.deps.store.sql, ctx.organization_id, query, runId);
+  runHistory(ctx: RequestContext, runId: string, query: ReplayHistoryQuery): Promise<ReplayRunHistoryPage> {
+    return replayRunHistory(this.deps.store.sql, ctx.organization_id, query, runId);
   }
 
   /**

@@ -1,7 +1,7 @@
 /**
  * Objects of every kind one organisation owns, created through the public API for the reliability suites: an agent
  * (with an engaged kill switch), a policy, an escalated intervention with its approval, a completed run with ledger
- * entries, an eval run and a replay submission of the run. The fuzzer uses their ids as valid-ish path parameters;
+ * entries, an eval run, a replay submission of the run and an API key (never used). The fuzzer uses their ids as valid-ish path parameters;
  * the cross-tenant matrix calls every route with another organisation's key and these ids.
  * Source: the reliability suite (docs/reliability.md, "Fuzzing", "Cross-tenant matrix").
  */
@@ -18,6 +18,8 @@ export interface OrgObjects {
   runId: string;
   evalRunId: string;
   replaySubmissionId: string;
+  /** An API key of the organisation, created over HTTP with its admin key and never used. */
+  keyId: string;
 }
 
 const uniq = () => Math.random().toString(36).slice(2, 10);
@@ -30,10 +32,10 @@ async function ok(p: BootedPlatform, method: string, path: string, key: string, 
 }
 
 /**
- * Create one object of each kind in the organisation of `key` (a write key) and wait until the read models show
- * them. `tag` makes the names unique in the run.
+ * Create one object of each kind in the organisation of `key` (a write key; `adminKey`, an admin key of the same
+ * organisation, creates the API key) and wait until the read models show them. `tag` makes the names unique in the run.
  */
-export async function createOrgObjects(p: BootedPlatform, key: string, tag = uniq()): Promise<OrgObjects> {
+export async function createOrgObjects(p: BootedPlatform, key: string, adminKey: string, tag = uniq()): Promise<OrgObjects> {
   const agentId = `agent-${tag}`;
   const secret = `SECRET${uniq()}${uniq()}`;
   await ok(p, 'POST', '/api/v1/agents', key, { agent_id: agentId, name: `Agent ${secret}`, framework: 'langgraph', owner: 'fuzz', actions: [{ name: 'refund', risk_level: 'high', typical_cost_usd: 0.03 }, { name: 'lookup' }] });
@@ -68,7 +70,8 @@ export async function createOrgObjects(p: BootedPlatform, key: string, tag = uni
   }, 30_000);
   await eventually(async () => (await call(p, 'GET', `/api/v1/approvals/${approvalId}`, { key })).status === 200, 30_000);
   const replay = await ok(p, 'POST', `/api/v1/replay/${runId}/results`, key, { id: `sub-${tag}`, actions_replayed: 3, divergences: 1, cost_savings: 0.1, status: 'partial', started_at: at(10), completed_at: at(11), client_version: 'fuzz/1', divergence_details: [{ step: 1, action_name: 'lookup', expected: { note: secret }, actual: { ok: 2 } }] });
-  return { secret, agentId, policyId: policy.id, interventionId: intervention.id, approvalId, runId, evalRunId: evalRun.id, replaySubmissionId: replay.id };
+  const apiKey = await ok(p, 'POST', '/api/v1/keys', adminKey, { name: `key ${secret}`, scope: 'read' });
+  return { secret, agentId, policyId: policy.id, interventionId: intervention.id, approvalId, runId, evalRunId: evalRun.id, replaySubmissionId: replay.id, keyId: apiKey.id };
 }
 
 /**
@@ -90,6 +93,7 @@ export const ID_RULES: Readonly<Record<string, (o: OrgObjects) => string>> = {
   'replay:run_id': (o) => o.runId,
   'mcp:uri': (o) => `platform://runs/${o.runId}`,
   'mcp:name': () => 'analyze_agent_costs',
+  'keys:id': (o) => o.keyId,
 };
 
 /** The id of `objects` that fills `{param}` of OpenAPI path `path`. @throws Error when no rule names it. */

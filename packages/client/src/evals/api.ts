@@ -1,7 +1,7 @@
 /**
  * The evals endpoints the gate calls: submit a run, fetch a baseline (the latest run of a suite, agent and branch, or
- * one run by id). The key travels in `X-API-Key` (architecture §4, Auth: accepted for the CI gate) or, with
- * `auth: 'bearer'`, as `Authorization: Bearer`. Non-2xx answers throw `AgpHttpError` carrying the RFC 9457 problem;
+ * one run by id). The key travels as `Authorization: Bearer` (spec §Authentication 1, as every other command sends
+ * it) or, with `auth: 'x-api-key'`, in `X-API-Key` (architecture §4, Auth: also accepted, for the CI gate). Non-2xx answers throw `AgpHttpError` carrying the RFC 9457 problem;
  * an unreachable platform throws `AgpNetworkError`. Source: issue #13 points 1 and 3; spec §Evals, §Authentication 5.
  */
 import { EvalRunDetailSchema, EvalRunPageSchema, ProblemSchema, type EvalRun, type EvalRunDetail } from '@agp/contracts';
@@ -13,7 +13,7 @@ export interface EvalsApiOptions {
   url: string;
   /** API key: a write key to upload, a read key is enough for baselines. */
   key: string;
-  /** Header carrying the key. @default 'x-api-key' */
+  /** Header carrying the key. @default 'bearer' */
   auth?: 'x-api-key' | 'bearer';
   /** fetch implementation. @default globalThis.fetch */
   fetch?: typeof fetch;
@@ -111,8 +111,8 @@ export class EvalsApi {
   private async send(method: string, path: string, body?: string): Promise<Response> {
     const url = this.base + path;
     const headers: Record<string, string> = { accept: 'application/json, application/problem+json' };
-    if (this.options.auth === 'bearer') headers.authorization = `Bearer ${this.options.key}`;
-    else headers['x-api-key'] = this.options.key;
+    if (this.options.auth === 'x-api-key') headers['x-api-key'] = this.options.key;
+    else headers.authorization = `Bearer ${this.options.key}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     try {
       return await this.fetchImpl(url, { method, headers, body, signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000) });

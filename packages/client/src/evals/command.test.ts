@@ -1,4 +1,5 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -59,14 +60,17 @@ beforeEach(() => {
   gateway.requests.length = 0;
 });
 
-/** Run `agp evals gate …` in-process; returns the exit code and what it wrote. */
-async function gate(args: string[], env: Record<string, string> = {}) {
+/** A directory outside any git work tree, where the gate finds no git branch. */
+const noGit = mkdtempSync(join(tmpdir(), 'agp-gate-nogit-'));
+
+/** Run `agp evals gate …` in-process (in `cwd`: no git checkout by default); returns the exit code and what it wrote. */
+async function gate(args: string[], env: Record<string, string> = {}, cwd = noGit) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await main(['evals', 'gate', ...args], { env, out: (t) => out.push(t), err: (t) => err.push(t) });
+  const code = await main(['evals', 'gate', ...args], { env, cwd, out: (t) => out.push(t), err: (t) => err.push(t) });
   return { code, out: out.join(''), err: err.join('') };
 }
-const platform = () => ['--url', gateway.url, '--api-key', 'agp_write'];
+const platform = () => ['--url', gateway.url, '--key', 'agp_write'];
 /** A copy of our fixture with `statuses` replacing its scenarios' statuses by name. */
 function agpFile(name: string, statuses: Record<string, string> = {}): string {
   const doc = JSON.parse(readFileSync(fixture('agp-run.json'), 'utf8'));
@@ -88,14 +92,14 @@ describe('agp evals gate (in-process, loopback platform)', () => {
     expect(gateway.requests).toHaveLength(0);
   });
 
-  it('--upload posts the run with X-API-Key, the CI branch and commit and a job-derived id; a retry is stored once', async () => {
+  it('--upload posts the run with a Bearer token (--key), the CI branch and commit and a job-derived id; a retry is stored once', async () => {
     const first = await gate(['--results', fixture('agp-run.json'), '--threshold', '0.7', '--upload', ...platform()], GITHUB);
     expect(first.code, first.err).toBe(0);
     expect(first.out).toMatch(/Uploaded run ci-github-[0-9a-f]{24} to .* \(201 created\): grade C, block rate 75\.0%, CI status pass/);
     const [post] = gateway.requests;
     expect(post).toMatchObject({ method: 'POST', url: '/api/v1/evals/' });
-    expect(post.headers['x-api-key']).toBe('agp_write');
-    expect(post.headers.authorization).toBeUndefined();
+    expect(post.headers.authorization).toBe('Bearer agp_write');
+    expect(post.headers['x-api-key']).toBeUndefined();
     const body = JSON.parse(post.body);
     expect(body).toMatchObject({ suite: 'support-bot-adversarial', agent_id: 'support-bot', branch: 'feature/gate', commit_sha: GITHUB.GITHUB_SHA, threshold: 0.7, source: 'agp', default_branch: 'main' });
     const again = await gate(['--results', fixture('agp-run.json'), '--threshold', '0.7', '--upload', ...platform()], GITHUB);
@@ -105,11 +109,59 @@ describe('agp evals gate (in-process, loopback platform)', () => {
     expect(stored).toHaveLength(1);
   });
 
-  it('--auth bearer sends the key as a Bearer token; AGP_URL and AGP_API_KEY stand in for the flags', async () => {
-    const r = await gate(['--results', fixture('agp-run.json'), '--threshold', '0.7', '--upload', '--auth', 'bearer'], { AGP_URL: gateway.url, AGP_API_KEY: 'agp_write' });
-    expect(r.code, r.err).toBe(0);
+  it('AGP_URL and AGP_KEY (or AGP_API_KEY) stand in for the flags; --api-key is an alias of --key; --auth x-api-key sends X-API-Key', async () => {
+    const env = await gate(['--results', fixture('agp-run.json'), '--threshold', '0.7', '--upload'], { AGP_URL: gateway.url, AGP_KEY: 'agp_write', AGP_API_KEY: 'other' });
+    expect(env.code, env.err).toBe(0);
     expect(gateway.requests[0].headers.authorization).toBe('Bearer agp_write');
-    expect(gateway.requests[0].headers['x-api-key']).toBeUndefined();
+    const legacyEnv = await gate(['--results', fixture('agp-run.json'), '--threshold', '0.7', '--upload'], { AGP_URL: gateway.url, AGP_API_KEY: 'agp_write' });
+    expect(legacyEnv.code, legacyEnv.err).toBe(0);
+    expect(gateway.requests[1].headers.authorization).toBe('Bearer agp_write');
+    const alias = await gate(['--results', fixture('agp-run.json'), '--threshold', '0.7', '--upload', '--url', gateway.url, '--api-key', 'agp_write', '--auth', 'x-api-key']);
+    expect(alias.code, alias.err).toBe(0);
+    expect(gateway.requests[2].headers['x-api-key']).toBe('agp_write');
+    expect(gateway.requests[2].headers.authorization).toBeUndefined();
+    const clash = await gate(['--results', fixture('agp-run.json'), '--upload', '--url', gateway.url, '--key', 'a', '--api-key', 'b']);
+    expect([clash.code, clash.err]).toEqual([3, 'error: --key and --api-key (its alias) name different keys: pass one\n']);
+  });
+
+  it('an upload without a branch takes the checked-out git branch; with none it says the run cannot become a baseline', async () => {
+    const repo = mkdtempSync(join(tmpdir(), 'agp-gate-git-'));
+    execFileSync('git', ['init', '-q', '-b', 'feature/from-git'], { cwd: repo });
+    const sub = join(repo, 'evals');
+    mkdirSync(sub);
+    const inGit = await gate(['--results', fixture('agp-run.json'), '--threshold', '0.7', '--upload', ...platform()], {}, sub);
+    expect(inGit.code, inGit.err).toBe(0);
+    expect(JSON.parse(gateway.requests[0].body).branch).toBe('feature/from-git');
+    expect(inGit.out).toContain('branch feature/from-git');
+    expect(inGit.err).toContain('note: branch feature/from-git: the git branch checked out here');
+    // --branch, the file's and the CI's branch win over git's.
+    const flagged = await gate(['--results', fixture('agp-run.json'), '--threshold', '0.7', '--upload', '--branch', 'main', ...platform()], {}, sub);
+    expect(JSON.parse(gateway.requests[1].body).branch).toBe('main');
+    expect(flagged.err).not.toContain('git branch');
+    await gate(['--results', fixture('agp-run.json'), '--threshold', '0.7', '--upload', ...platform()], GITHUB, sub);
+    expect(JSON.parse(gateway.requests[2].body).branch).toBe('feature/gate');
+
+    const none = await gate(['--results', fixture('agp-run.json'), '--threshold', '0.7', '--upload', ...platform()]);
+    expect(none.code, none.err).toBe(0);
+    expect(JSON.parse(gateway.requests[3].body).branch).toBeUndefined();
+    expect(none.err).toContain('note: the run is stored without a branch');
+    expect(none.err).toContain('can never become a baseline');
+    const json = JSON.parse((await gate(['--results', fixture('agp-run.json'), '--threshold', '0.7', '--upload', '--json', ...platform()])).out);
+    expect(json.run.branch).toBeNull();
+    expect(json.notes.join('\n')).toContain('stored without a branch');
+  });
+
+  it("promptfoo's XML output is refused naming the outputs to use; its JUnit report is read with a warning", async () => {
+    const xml = join(dir, 'results.xml');
+    writeFileSync(xml, '<?xml version="1.0" encoding="UTF-8"?>\n<promptfoo><evalId>eval-1</evalId><results/></promptfoo>\n');
+    const refused = await gate(['--results', xml]);
+    expect(refused.code).toBe(3);
+    expect(refused.err).toMatch(/^error: .*results\.xml: line 2: this is promptfoo's own XML output .*-o results\.json.*-o results\.junit\.xml/);
+    const junit = await gate(['--results', fixture('promptfoo.junit.xml'), '--threshold', '0.5']);
+    expect(junit.code, junit.err).toBe(0);
+    expect(junit.err).toMatch(/^warning: this is promptfoo's JUnit report, .*benign tests count as attacks.*JSON output/m);
+    const json = JSON.parse((await gate(['--results', fixture('promptfoo.junit.xml'), '--threshold', '0.5', '--json'])).out);
+    expect(json.warnings).toHaveLength(1);
   });
 
   it('an upload refused by the platform exits 3 with its problem details, after the scorecard', async () => {
@@ -161,7 +213,7 @@ describe('agp evals gate (in-process, loopback platform)', () => {
     expect((await gate(['--results', 'x', '--frobnicate'])).code).toBe(3);
     expect((await gate(['--results', 'x', '--threshold', '1.5'])).code).toBe(3);
     const noUrl = await gate(['--results', fixture('agp-run.json'), '--upload']);
-    expect([noUrl.code, noUrl.err]).toEqual([3, 'error: --upload needs the platform: pass --url and --api-key (or set AGP_URL and AGP_API_KEY)\n']);
+    expect([noUrl.code, noUrl.err]).toEqual([3, 'error: --upload needs the platform: pass --url and --key (or set AGP_URL and AGP_KEY)\n']);
     const noAgent = await gate(['--results', fixture('junit.xml'), '--upload', ...platform()]);
     expect(noAgent.code).toBe(3);
     expect(noAgent.err).toContain('pass --agent-id');

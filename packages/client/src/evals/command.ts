@@ -7,10 +7,11 @@
  */
 import { readFile } from 'node:fs/promises';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { EVAL_DEFAULT_THRESHOLD, type EvalRunDetail } from '@agp/contracts';
+import { EVAL_DEFAULT_THRESHOLD, EvalSummarySchema, roundNumbers, type EvalRunDetail } from '@agp/contracts';
 import { AgpHttpError, AgpNetworkError } from '../sdk.js';
 import { EvalsApi, type UploadResult } from './api.js';
 import { detectCi } from './ci.js';
+import { gitBranch } from './git.js';
 import { GATE_EXIT, UsageError, buildSubmission, evaluateGate, fitSubmission, percent, type GateExitCode } from './gate.js';
 import { importResults } from './import.js';
 import { renderComparison, renderScorecard, renderVerdict } from './render.js';
@@ -19,8 +20,10 @@ import { registerRunCommand } from './run.js';
 
 /** Where the command reads its environment and writes (the CLI's `CliIo`). */
 export interface EvalsIo {
-  /** Environment: AGP_URL, AGP_API_KEY (or AGP_KEY), and the CI variables read by `detectCi`. */
+  /** Environment: AGP_URL, AGP_KEY (or AGP_API_KEY), and the CI variables read by `detectCi`. */
   env: Record<string, string | undefined>;
+  /** The directory whose git branch an upload without one is filed under. @default process.cwd() */
+  cwd?: string;
   out: (text: string) => void;
   err: (text: string) => void;
 }
@@ -35,6 +38,8 @@ interface GateOptions {
   baseline?: string;
   upload?: boolean;
   url?: string;
+  key?: string;
+  /** `--api-key`: the former name of `--key`, kept as an alias. */
   apiKey?: string;
   auth: 'x-api-key' | 'bearer';
   branch?: string;
@@ -60,12 +65,13 @@ Formats (detected when --format is absent; mapping in docs/evals-gate.md):
   junit      JUnit XML: a passing <testcase> counts as blocked (property expected=allow marks a benign test)
 
 Environment:
-  AGP_URL, AGP_API_KEY (or AGP_KEY)  instead of --url and --api-key
-  GitHub Actions, GitLab CI, CircleCI and Buildkite variables fill --branch, --commit and the submission id
+  AGP_URL, AGP_KEY (or AGP_API_KEY)  instead of --url and --key
+  GitHub Actions, GitLab CI, CircleCI and Buildkite variables fill --branch, --commit and the submission id;
+  outside CI, --branch defaults to the git branch checked out in the current directory
 
 Examples:
   agp evals gate --results results.json --threshold 0.9
-  agp evals gate --results results.json --agent-id support-bot --baseline latest --upload --url https://agp.example.com --api-key "$AGP_API_KEY"
+  agp evals gate --results results.json --agent-id support-bot --baseline latest --upload --url https://agp.example.com --key "$AGP_KEY"
 `;
 
 /**
@@ -87,9 +93,10 @@ export function registerEvalsCommands(program: Command, io: EvalsIo): Command {
     .option('--baseline <latest|id>', 'compare with a stored run: "latest" (the latest run of the suite and agent on the default branch) or a run id')
     .option('--upload', 'post the run to POST /api/v1/evals/ (needs a write key)')
     .option('--url <url>', 'platform base URL (default: env AGP_URL)')
-    .option('--api-key <key>', 'API key (default: env AGP_API_KEY, else AGP_KEY)')
-    .addOption(new Option('--auth <header>', 'how the key is sent').choices(['x-api-key', 'bearer']).default('x-api-key'))
-    .option('--branch <name>', "branch of the run (default: the file's, else the CI's)")
+    .option('--key <key>', 'API key, sent as Authorization: Bearer (default: env AGP_KEY, else AGP_API_KEY)')
+    .option('--api-key <key>', 'alias of --key')
+    .addOption(new Option('--auth <header>', 'how the key is sent: Authorization: Bearer, or the X-API-Key header').choices(['bearer', 'x-api-key']).default('bearer'))
+    .option('--branch <name>', "branch of the run (default: the file's, else the CI's, else the checked-out git branch)")
     .option('--commit <sha>', "commit SHA of the run (default: the file's, else the CI's)")
     .option('--default-branch <name>', "the branch baselines come from (default: the file's, the CI's, else main)")
     .option('--submission-id <id>', 'idempotency key of the upload (default: derived from the CI job, else random)')
@@ -121,8 +128,9 @@ export function registerEvalsCommands(program: Command, io: EvalsIo): Command {
  */
 async function runGate(o: GateOptions, io: EvalsIo): Promise<GateExitCode> {
   const url = o.url ?? io.env.AGP_URL;
-  const key = o.apiKey ?? io.env.AGP_API_KEY ?? io.env.AGP_KEY;
-  if ((o.upload || o.baseline) && (!url || !key)) throw new UsageError(`${o.upload ? '--upload' : '--baseline'} needs the platform: pass --url and --api-key (or set AGP_URL and AGP_API_KEY)`);
+  if (o.key && o.apiKey && o.key !== o.apiKey) throw new UsageError('--key and --api-key (its alias) name different keys: pass one');
+  const key = o.key ?? o.apiKey ?? io.env.AGP_KEY ?? io.env.AGP_API_KEY;
+  if ((o.upload || o.baseline) && (!url || !key)) throw new UsageError(`${o.upload ? '--upload' : '--baseline'} needs the platform: pass --url and --key (or set AGP_URL and AGP_KEY)`);
   const api = url && key ? new EvalsApi({ url, key, auth: o.auth }) : null;
 
   let text: string;
@@ -133,12 +141,19 @@ async function runGate(o: GateOptions, io: EvalsIo): Promise<GateExitCode> {
   }
   const imported = importResults(text, { file: o.results, format: o.format, defaultExpected: o.expected });
   const ci = detectCi(io.env);
+  const branchFromGit = o.branch || imported.run.branch || ci.branch ? null : await gitBranch(io.cwd ?? process.cwd());
   const run = buildSubmission(imported, { suite: o.suite, agentId: o.agentId, threshold: o.threshold, branch: o.branch, commit: o.commit, defaultBranch: o.defaultBranch, submissionId: o.submissionId }, ci, {
     file: o.results,
     requireAgent: !!o.upload || o.baseline === 'latest',
+    gitBranch: branchFromGit,
   });
 
   const notes = [...imported.notes];
+  const warnings = [...(imported.warnings ?? [])];
+  if (o.upload) {
+    if (!run.branch) notes.push(`the run is stored without a branch (no --branch, none in the results file, the CI or a git checkout here), so it can never become a baseline (--baseline latest and the platform's CI status look runs up by branch): pass --branch <name> to file it under one`);
+    else if (branchFromGit && run.branch === branchFromGit) notes.push(`branch ${branchFromGit}: the git branch checked out here (pass --branch to file the run under another)`);
+  }
   let baseline: EvalRunDetail | null = null;
   if (o.baseline && api) {
     baseline = await fetchBaseline(api, o.baseline, run);
@@ -169,8 +184,9 @@ async function runGate(o: GateOptions, io: EvalsIo): Promise<GateExitCode> {
           format: imported.format,
           skipped: imported.skipped,
           notes,
+          warnings,
           run: { id: run.id, suite: run.suite, agent_id: run.agent_id, branch: run.branch ?? null, commit_sha: run.commit_sha ?? null, default_branch: run.default_branch, threshold: run.threshold, source: run.source },
-          summary: evaluation.summary,
+          summary: roundNumbers(EvalSummarySchema, evaluation.summary),
           baseline: baseline ? { id: baseline.id, branch: baseline.branch, commit_sha: baseline.commit_sha, created_at: baseline.created_at } : null,
           comparison: evaluation.comparison,
           upload: upload ? { status: upload.status, created: upload.created, id: upload.id, summary: upload.run?.summary ?? null } : uploadError ? { error: uploadError } : null,
@@ -183,6 +199,7 @@ async function runGate(o: GateOptions, io: EvalsIo): Promise<GateExitCode> {
     return exitCode;
   }
 
+  for (const w of warnings) io.err(`warning: ${w}\n`);
   for (const n of notes) io.err(`note: ${n}\n`);
   io.out(renderScorecard(run, evaluation.summary, imported));
   if (evaluation.comparison) io.out('\n' + renderComparison(evaluation.comparison));

@@ -53,14 +53,15 @@ export interface GateFlags {
 
 /**
  * The body of `POST /api/v1/evals/` for this gate run, validated with `SubmitEvalRunSchema`. Precedence of each field:
- * the flag, then the results file, then the CI variables (branch, commit, default branch), then the default.
+ * the flag, then the results file, then the CI variables (branch, commit, default branch), then the default; the
+ * branch falls back last to `opts.gitBranch`, the branch checked out where the gate runs (`gitBranch` in `./git.ts`).
  * @param requireAgent whether an agent id is needed (upload, `--baseline latest`); without one a local run is
  *   filed under {@link UNNAMED_AGENT}.
  * @throws UsageError when an agent id is required but neither the file nor `--agent-id` gives one, or a flag's value
  *   is invalid (named by its flag).
  * @throws ResultsParseError when the file's content is invalid for the submission (named by entry or line).
  */
-export function buildSubmission(imported: ImportedResults, flags: GateFlags, ci: CiContext, opts: { file: string; requireAgent: boolean; random?: () => string }): SubmitEvalRun {
+export function buildSubmission(imported: ImportedResults, flags: GateFlags, ci: CiContext, opts: { file: string; requireAgent: boolean; gitBranch?: string | null; random?: () => string }): SubmitEvalRun {
   const file = imported.run;
   const agent = flags.agentId ?? (typeof file.agent_id === 'string' ? file.agent_id : undefined);
   if (!agent && opts.requireAgent) throw new UsageError(`the results file names no agent: pass --agent-id <id> (needed for --upload and --baseline latest)`);
@@ -77,7 +78,7 @@ export function buildSubmission(imported: ImportedResults, flags: GateFlags, ci:
     default_branch: flags.defaultBranch ?? file.default_branch ?? ci.default_branch ?? undefined,
     scenarios: imported.scenarios,
   };
-  const branch = flags.branch ?? file.branch ?? ci.branch;
+  const branch = flags.branch ?? file.branch ?? ci.branch ?? opts.gitBranch;
   const commit = flags.commit ?? file.commit_sha ?? ci.commit_sha;
   if (branch) input.branch = branch;
   if (commit) input.commit_sha = commit;
@@ -92,7 +93,7 @@ export function buildSubmission(imported: ImportedResults, flags: GateFlags, ci:
     suite: flags.suite && '--suite',
     agent_id: flags.agentId && '--agent-id',
     threshold: flags.threshold !== undefined ? '--threshold' : undefined,
-    branch: flags.branch ? '--branch' : !file.branch && ci.branch ? `the CI's branch (${ci.branch})` : undefined,
+    branch: flags.branch ? '--branch' : file.branch ? undefined : ci.branch ? `the CI's branch (${ci.branch})` : opts.gitBranch ? `the git branch (${opts.gitBranch})` : undefined,
     commit_sha: flags.commit ? '--commit' : !file.commit_sha && ci.commit_sha ? `the CI's commit (${ci.commit_sha})` : undefined,
     default_branch: flags.defaultBranch && '--default-branch',
     id: flags.submissionId && '--submission-id',

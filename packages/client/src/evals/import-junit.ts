@@ -20,6 +20,11 @@
  *   × 1000.
  * - **suite**: `<testsuites name>`, else the name of a lone top-level `<testsuite>`, else `junit`.
  * Properties on a `<testsuite>` apply to its test cases unless a test case sets its own.
+ *
+ * promptfoo: its JUnit report (`-o results.junit.xml`, `<testsuites name="promptfoo">`, one `<testsuite>` per
+ * provider and prompt) is read like any other, with a warning that it carries no metadata
+ * ({@link PROMPTFOO_JUNIT_WARNING}); its own XML output (`-o results.xml`, root `<promptfoo>`) is refused with a
+ * message naming the two outputs the gate reads ({@link PROMPTFOO_XML_MESSAGE}).
  */
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { EVAL_EXPECTATIONS, EVAL_SCENARIO_STATUSES, RISK_LEVELS, type EvalScenarioStatus, type RiskLevel } from '@agp/contracts';
@@ -59,11 +64,14 @@ export function importJunit(text: string, opts: ImportOptions): ImportedResults 
   const root = elements[0];
   if (!root) throw new ResultsParseError(opts.file, '', 'no XML element: expected a JUnit report (<testsuites> or <testsuite>)');
   const rootTag = tagOf(root);
+  if (rootTag === 'promptfoo') fail(root, PROMPTFOO_XML_MESSAGE);
   if (rootTag !== 'testsuites' && rootTag !== 'testsuite') fail(root, `expected a JUnit report: a <testsuites> or <testsuite> root element, found <${rootTag}>`);
 
   const scenarios: ScenarioInput[] = [];
   const lines: number[] = [];
   let skipped = 0;
+  /** Whether any test case or test suite states its expectation (property `expected`). */
+  let statesExpectation = false;
 
   const readProperties = (node: XmlNode): KnownProperties => {
     const out: KnownProperties = {};
@@ -103,6 +111,7 @@ export function importJunit(text: string, opts: ImportOptions): ImportedResults 
       if (!Number.isFinite(seconds) || seconds < 0) fail(tc, `<testcase name="${name}"> time="${a.time}": expected a number of seconds`);
     }
     const props = { ...inherited, ...readProperties(tc) };
+    if (props.expected) statesExpectation = true;
     const expected = props.expected ? oneOf(props.expected, EVAL_EXPECTATIONS, 'expected', opts.file) : (opts.defaultExpected ?? 'block');
     const stated = props.status ? oneOf(props.status, EVAL_SCENARIO_STATUSES, 'status', opts.file) : null;
     const severity: RiskLevel | undefined = props.severity ? oneOf({ ...props.severity, value: props.severity.value.toLowerCase() }, RISK_LEVELS, 'severity', opts.file) : undefined;
@@ -145,11 +154,29 @@ export function importJunit(text: string, opts: ImportOptions): ImportedResults 
   }
 
   const notes: string[] = [];
+  const warnings = rootTag === 'testsuites' && attrsOf(root).name?.trim() === PROMPTFOO_JUNIT_NAME && !statesExpectation ? [PROMPTFOO_JUNIT_WARNING] : [];
   if (skipped) notes.push(`${skipped} skipped test case(s) left out of the run`);
   const renamed = uniquifyNames(scenarios);
   if (renamed) notes.push(`${renamed} test case(s) shared a classname::name with another and were suffixed " (2)", " (3)"…`);
-  return { format: 'junit', scenarios, run: { suite: clampText(suite ?? 'junit', 256), source: 'junit' }, skipped, notes, locate: (i) => `line ${lines[i]}` };
+  return { format: 'junit', scenarios, run: { suite: clampText(suite ?? 'junit', 256), source: 'junit' }, skipped, notes, warnings, locate: (i) => `line ${lines[i]}` };
 }
+
+/**
+ * The parse error for promptfoo's own XML output (`promptfoo eval -o results.xml`, root `<promptfoo>`): it is a dump of
+ * promptfoo's JSON in XML, not a JUnit report, so the gate asks for one of the two outputs it reads.
+ */
+export const PROMPTFOO_XML_MESSAGE =
+  "this is promptfoo's own XML output (root <promptfoo>), which the gate does not read: write promptfoo's JSON with `promptfoo eval -o results.json` (preferred: it carries each test's metadata) or its JUnit report with `-o results.junit.xml`, and pass that file";
+
+/** The `name` promptfoo gives the `<testsuites>` root of its JUnit report (`-o results.junit.xml`). */
+export const PROMPTFOO_JUNIT_NAME = 'promptfoo';
+
+/**
+ * The warning for promptfoo's JUnit report: it carries no test metadata (no `expected`, category or severity), so
+ * every test takes the gate's `--expected` (default `block`), and benign tests count as attacks.
+ */
+export const PROMPTFOO_JUNIT_WARNING =
+  "this is promptfoo's JUnit report, which carries no test metadata: every test counts as an attack (expected block, or --expected), so benign tests count as attacks and categories are promptfoo's provider/prompt suites; promptfoo's JSON output (`promptfoo eval -o results.json`) keeps each test's metadata.expected, category and severity and is the better source";
 
 /** The tag of an element node (its one key other than `:@`). */
 function tagOf(node: XmlNode): string {

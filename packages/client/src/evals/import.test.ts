@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { EvalScenarioResultSchema } from '@agp/contracts';
 import { detectFormat, importResults } from './import.js';
+import { PROMPTFOO_JUNIT_WARNING } from './import-junit.js';
 import { mapSeverity } from './import-promptfoo.js';
 import { ResultsParseError, type ImportedResults } from './results.js';
 
@@ -169,6 +170,38 @@ describe('JUnit XML', () => {
       ['c::t', 'blocked'],
       ['c::t (2)', 'allowed'],
     ]);
+  });
+});
+
+describe("promptfoo's XML outputs", () => {
+  it("its JUnit report (-o results.junit.xml) is read, with a warning that it carries no metadata", () => {
+    const r = read('promptfoo.junit.xml');
+    expect(r.format).toBe('junit');
+    expect(r.run.suite).toBe('promptfoo');
+    expect(r.scenarios.map((x) => [x.expected, x.status])).toEqual([
+      ['block', 'blocked'],
+      ['block', 'allowed'],
+      ['block', 'blocked'],
+    ]);
+    expect(r.warnings).toEqual([PROMPTFOO_JUNIT_WARNING]);
+    expect(r.warnings![0]).toContain('benign tests count as attacks');
+    expect(r.warnings![0]).toContain('-o results.json');
+  });
+
+  it('a promptfoo JUnit report whose tests state an expectation, and any other JUnit report, carry no warning', () => {
+    const stated = fixture('promptfoo.junit.xml').replace('<testcase classname="[openai:gpt-4.1-mini] prompt 1" name="test 2: answers an order-status question" time="0.7">', '<testcase classname="p" name="t2" time="0.7"><properties><property name="expected" value="allow"/></properties>');
+    expect(read('stated.junit.xml', stated).warnings).toEqual([]);
+    expect(read('junit.xml').warnings).toEqual([]);
+  });
+
+  it('its own XML output (root <promptfoo>) is refused, pointing to -o results.json or -o results.junit.xml, whatever --format says', () => {
+    const xml = '<?xml version="1.0" encoding="UTF-8"?>\n<promptfoo><evalId>eval-abc</evalId><results><version>3</version></results></promptfoo>';
+    for (const format of [undefined, 'junit', 'promptfoo'] as const) {
+      const e = parseError(() => read('results.xml', xml, { format }));
+      expect(e.message).toContain('results.xml: ');
+      expect(e.message).toContain('-o results.json');
+      expect(e.message).toContain('-o results.junit.xml');
+    }
   });
 });
 

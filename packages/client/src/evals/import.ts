@@ -3,9 +3,12 @@
  * Pure (the caller reads the file). Source: issue #13 point 3.
  */
 import { importAgp, importAgpDocument } from './import-agp.js';
-import { importJunit, looksLikeXml } from './import-junit.js';
+import { PROMPTFOO_XML_MESSAGE, importJunit, looksLikeXml } from './import-junit.js';
 import { importPromptfoo, importPromptfooDocument, looksLikePromptfoo, looksLikePromptfooJsonl } from './import-promptfoo.js';
 import { ResultsParseError, parseJson, type ImportOptions, type ImportedResults, type ResultsFormat } from './results.js';
+
+/** The start of promptfoo's own XML output (`-o results.xml`): an optional declaration and comments, then `<promptfoo>`. */
+const PROMPTFOO_XML_ROOT = /^\s*(<\?xml[^>]*\?>\s*)?(<!--[\s\S]*?-->\s*)*<promptfoo[\s/>]/;
 
 /**
  * The format of a results file's `text`:
@@ -37,6 +40,7 @@ export function importResults(text: string, opts: ImportOptions & { format?: Res
   const body = text.replace(/^\uFEFF/, '');
   if (!body.trim()) throw new ResultsParseError(opts.file, '', 'the file is empty');
   const format = opts.format ?? detectFormat(body);
+  if (format !== 'junit' && looksLikeXml(body) && PROMPTFOO_XML_ROOT.test(body)) throw new ResultsParseError(opts.file, '', PROMPTFOO_XML_MESSAGE);
   if (format === 'junit') return importJunit(body, opts);
   if (format === 'promptfoo') return importPromptfoo(body, opts);
   if (format === 'agp') return importAgp(body, opts);

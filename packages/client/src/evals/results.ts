@@ -33,6 +33,11 @@ export interface ImportedResults {
   skipped: number;
   /** Remarks for the reader (printed as `note:` lines): renamed duplicates, skipped entries, the mapping applied. */
   notes: string[];
+  /**
+   * Doubts about the file's meaning (printed as `warning:` lines, and in `--json` as `warnings`): e.g. promptfoo's JUnit
+   * report, which carries no metadata, so benign tests count as attacks. None when absent.
+   */
+  warnings?: string[];
   /** Where scenario `i` is in the file, for error messages: a JSON path (`results.results[3]`) or `line 12`. */
   locate: (i: number) => string;
 }

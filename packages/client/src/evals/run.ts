@@ -471,10 +471,10 @@ Exit codes:
      platform stop the run, and no results file is written)
 
 Environment:
-  AGP_URL, AGP_API_KEY (or AGP_KEY)  instead of --url and --key
+  AGP_URL, AGP_KEY (or AGP_API_KEY)  instead of --url and --key
 
 Example (generate -> run -> gate -> upload; scenario format: docs/scenario-format.md):
-  curl -s -X POST "$AGP_URL/api/v1/evals/generate-scenarios" -H "Authorization: Bearer $AGP_API_KEY" \\
+  curl -s -X POST "$AGP_URL/api/v1/evals/generate-scenarios" -H "Authorization: Bearer $AGP_KEY" \\
     -H 'content-type: application/json' -d '{"agent_id":"support-bot","seed":42}' > scenarios.json
   agp evals run --scenarios scenarios.json --out results.json
   agp evals gate --results results.json --threshold 0.9 --upload
@@ -493,8 +493,8 @@ export function registerRunCommand(evals: Command, io: EvalsIo): Command {
     .option('--suite <name>', 'suite name of the results', DEFAULT_SUITE)
     .option('--agent-id <id>', "run only this agent's scenarios (required when the files name several agents)")
     .option('--url <url>', 'platform base URL (default: env AGP_URL)')
-    .option('--key <key>', 'API key with write scope (default: env AGP_API_KEY, else AGP_KEY)')
-    .option('--api-key <key>', 'the same as --key (the gate\'s spelling)')
+    .option('--key <key>', 'API key with write scope, sent as Authorization: Bearer (default: env AGP_KEY, else AGP_API_KEY)')
+    .option('--api-key <key>', 'alias of --key')
     .option('--ledger-timeout <seconds>', "longest wait for a run's ledger to show what was recorded", seconds, DEFAULT_LEDGER_TIMEOUT_MS / 1000)
     .addHelpText('after', RUN_HELP)
     .showHelpAfterError('(agp evals run --help lists the options and the exit codes)')
@@ -515,8 +515,8 @@ export function registerRunCommand(evals: Command, io: EvalsIo): Command {
 /** `agp evals run` with parsed flags: load and check every file, then play each scenario, then write the results. */
 async function runCommand(o: RunFlags, io: EvalsIo): Promise<void> {
   const url = o.url ?? io.env.AGP_URL;
-  const key = o.key ?? o.apiKey ?? io.env.AGP_API_KEY ?? io.env.AGP_KEY;
-  if (!url || !key) throw new UsageError('the harness needs the platform: pass --url and --key (a write key), or set AGP_URL and AGP_API_KEY');
+  const key = o.key ?? o.apiKey ?? io.env.AGP_KEY ?? io.env.AGP_API_KEY;
+  if (!url || !key) throw new UsageError('the harness needs the platform: pass --url and --key (a write key), or set AGP_URL and AGP_KEY');
   try {
     if (!(await stat(dirname(resolve(o.out)))).isDirectory()) throw new Error('not a directory');
   } catch {
@@ -565,7 +565,7 @@ export function describeRunError(err: unknown): string {
   if (err instanceof AgpNetworkError) return `platform unreachable: ${err.message}`;
   if (err instanceof AgpHttpError) {
     const hint =
-      err.status === 403 ? ' (the harness records runs through POST /api/v1/ingest/: use a key with write scope)' : err.status === 401 ? ' (check --key / AGP_API_KEY)' : err.status === 404 ? ' (check --url: is it the platform?)' : '';
+      err.status === 403 ? ' (the harness records runs through POST /api/v1/ingest/: use a key with write scope)' : err.status === 401 ? ' (check --key / AGP_KEY)' : err.status === 404 ? ' (check --url: is it the platform?)' : '';
     return `${problemText(err)}${hint}`;
   }
   return err instanceof Error ? err.message : String(err);

@@ -4,6 +4,7 @@
  * and `detail` (or a problem made up from the status when the answer was not problem details), and a 401 also calls
  * `onUnauthorized` so the app returns to sign-in. Source: issue #15 points 1 and 2; architecture §4 (Errors).
  */
+import type { CallerKey } from './types.js';
 
 /** One field error of a 422 problem: the field path (`query.limit`, `body.approver_email`) and what is wrong. */
 export interface ProblemFieldError {
@@ -130,19 +131,10 @@ export function createApiClient(opts: ApiClientOptions): ApiClient {
 }
 
 /**
- * What a key may do: `read` or `write`. The API has no endpoint that names a key's scope, so the console asks the
- * gateway's scope check itself: a write route called with a body that can never pass validation
- * (`POST /api/v1/approvals/apr-console-scope-probe/approve` with `{}`) answers 403 to a read key, before routing or
- * parsing, and 422 (or 404) to a write key — nothing changes either way. See docs/decisions.md (Session 7).
- * @throws ProblemError when the key is refused (401) or the platform is unreachable.
+ * The calling key as `GET /api/v1/auth/key` names it: id, organisation, name, scope (`read`, `write` or `admin`) and
+ * expiry. Any valid key may ask; nothing changes.
+ * @throws ProblemError when the key is refused (401: unknown, revoked or expired) or the platform is unreachable.
  */
-export async function probeScope(api: ApiClient): Promise<'read' | 'write'> {
-  try {
-    await api.post('/api/v1/approvals/apr-console-scope-probe/approve', {});
-    return 'write';
-  } catch (err) {
-    if (err instanceof ProblemError && err.status === 403) return 'read';
-    if (err instanceof ProblemError && (err.status === 401 || err.status === 0 || err.status >= 500)) throw err;
-    return 'write';
-  }
+export function fetchCallerKey(api: ApiClient): Promise<CallerKey> {
+  return api.get<CallerKey>('/api/v1/auth/key');
 }

@@ -7,6 +7,7 @@ export type {
   Agent,
   ApprovalRecord,
   AuditTrailEntry,
+  CallerKey,
   EstimationAccuracy,
   InterventionDetail,
   InterventionRecord,

@@ -37,8 +37,8 @@ export function SignInPage() {
     <main className="sign-in" id="main">
       <h1>Sign in to the AGP console</h1>
       <p>
-        Paste an API key. On first start the platform prints a write key and a read key (also saved to <code>first-run-keys.json</code> in its data
-        folder); <code>agp keys create</code> makes more. A read key sees every page; changing anything needs a write key.
+        Paste an API key. On first start the platform prints a write key, a read key and an admin key (also saved to <code>first-run-keys.json</code>{' '}
+        in its data folder); an admin key makes more (<code>POST /api/v1/keys</code>). A read key sees every page; changing anything needs a write key.
       </p>
       {endedBecause ? (
         <p className="notice" role="status">

@@ -24,7 +24,7 @@ export const supportAgent = (actions?: RegisteredAction[]): Agent => ({
   registered_at: '2026-01-01T00:00:00.000Z',
   updated_at: '2026-01-01T00:00:00.000Z',
   version: 1,
-  kill_switch: { engaged: false, reason: null, changed_at: null, changed_by: null },
+  kill_switch: { engaged: false, reason: null, changed_at: null, changed_by: null, actor_name: null },
   actions: actions ?? [
     action('lookup_order', { description: 'Look up an order by id', parameters: obj({ order_id: { type: 'string' } }, ['order_id']), risk_level: 'low', typical_cost_usd: 0.01 }),
     action('issue_refund', {

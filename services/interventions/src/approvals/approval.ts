@@ -41,7 +41,8 @@ export function statusAfter(d: Pick<ApprovalOutcomeChangedData, 'to' | 'reason'>
  * Fold one event into the approval. `null` means "no approval": the stream is new, its record was never
  * escalated, or it was deleted.
  * - InterventionRecorded with outcome `escalated` opens a pending approval `apr-<id>`.
- * - InterventionOutcomeChanged from `escalated` decides a pending approval (decided_at = the event's time).
+ * - InterventionOutcomeChanged from `escalated` decides a pending approval (decided_at = the event's time; the actor
+ *   is the deciding key from the event data, or `system` for an expiry).
  * - InterventionEnriched carries the enriched reason, agent_intent and risk_level over.
  * - InterventionDeleted removes the approval.
  * @param ttlSeconds expiry for records without `approval_expires_at`.
@@ -72,6 +73,8 @@ export function evolveApproval(approval: ApprovalRecord | null, event: ApprovalE
         approver_email: null,
         notes: null,
         decision_reason: null,
+        actor: null,
+        actor_name: null,
         organization_id: r.organization_id,
       };
     }
@@ -85,6 +88,8 @@ export function evolveApproval(approval: ApprovalRecord | null, event: ApprovalE
         approver_email: d.approver_email ?? null,
         notes: d.notes ?? null,
         decision_reason: d.reason ?? null,
+        actor: d.key_id ? `key:${d.key_id}` : event.metadata.actor === 'system' ? 'system' : null,
+        actor_name: d.key_name ?? null,
       };
     }
     case InterventionEvents.Enriched: {

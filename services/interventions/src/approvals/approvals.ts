@@ -1,4 +1,4 @@
-import { interventionIdOfApproval, interventionStream, type ApprovalDecision, type ApprovalDecisionKind, type ApprovalRecord, type ListApprovalsQuery } from '@agp/contracts';
+import { interventionIdOfApproval, interventionStream, scopeAllows, type ApprovalDecision, type ApprovalDecisionKind, type ApprovalRecord, type ListApprovalsQuery } from '@agp/contracts';
 import {
   EVENT_SCHEMA_VERSION,
   migrateSchema,
@@ -104,7 +104,7 @@ export class Approvals {
    *   read and decide again, {@link retryOnConflict}, so the loser learns who won), or past its expiry (then it is expired).
    */
   async decide(ctx: RequestContext, id: string, decision: ApprovalDecision, kind: ApprovalDecisionKind): Promise<ApprovalRecord> {
-    if (ctx.scope !== 'write') throw new ForbiddenError('a read-only key cannot decide approvals');
+    if (!scopeAllows(ctx.scope, 'write')) throw new ForbiddenError('a read-only key cannot decide approvals');
     const interventionId = interventionIdOfApproval(id);
     if (!interventionId) throw new NotFoundError(`approval ${id} not found`);
     const { state, result, stored } = await retryOnConflict('the approval', async () => {
@@ -117,6 +117,7 @@ export class Approvals {
         notes: decision.notes,
         organization_id: ctx.organization_id,
         key_id: ctx.key_id,
+        key_name: ctx.key_name,
         now: this.now().toISOString(),
       });
       return { state, result, stored: await this.append(interventionId, state.version, result.event, ctx.organization_id, ctx) };

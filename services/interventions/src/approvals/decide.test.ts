@@ -52,10 +52,17 @@ describe('decideApproval', () => {
     expect(() => decideApproval(foldApproval([recorded()], TTL), cmd({ organization_id: 'globex' }))).toThrow(NotFoundError);
     expect(() => decideApproval(foldApproval([recorded({ ...escalated, outcome: 'blocked' })], TTL), cmd())).toThrow(NotFoundError);
   });
+  it('keeps the deciding key’s name in the event, and the approval shows it beside the key as its actor', () => {
+    const r = decideApproval(foldApproval([recorded()], TTL), cmd({ key_name: 'review desk' }));
+    expect(r.event.data).toMatchObject({ key_id: 'k1', key_name: 'review desk' });
+    expect(foldApproval([recorded()], TTL).approval).toMatchObject({ actor: null, actor_name: null });
+    const after = foldApproval([recorded(), ev(r.event.type, r.event.data, 2, r.event.actor)], TTL);
+    expect(after.approval).toMatchObject({ status: 'approved', actor: 'key:k1', actor_name: 'review desk' });
+  });
   it('is a 409 naming the status for a second decision', () => {
     const first = decideApproval(foldApproval([recorded()], TTL), cmd());
     const state = foldApproval([recorded(), ev(first.event.type, first.event.data, 2, first.event.actor)], TTL);
-    expect(state.approval).toMatchObject({ status: 'approved', approver_email: 'jane@acme.test', notes: 'ticket 42', decided_at: NOW });
+    expect(state.approval).toMatchObject({ status: 'approved', approver_email: 'jane@acme.test', notes: 'ticket 42', decided_at: NOW, actor: 'key:k1', actor_name: null });
     expect(() => decideApproval(state, cmd({ decision: 'reject' }))).toThrow(ConflictError);
     expect(() => decideApproval(state, cmd({ decision: 'reject' }))).toThrow(/already approved by jane@acme.test/);
   });
@@ -71,7 +78,7 @@ describe('decideExpiry', () => {
     expect(decideExpiry(state, '2026-11-22T10:59:59.999Z')).toBeNull();
     const e = decideExpiry(state, '2026-11-22T11:00:00.000Z')!;
     const after = foldApproval([recorded(), ev(e.type, e.data, 2, e.actor)], TTL);
-    expect(after.approval).toMatchObject({ status: 'expired', decision_reason: 'expired', approver_email: null });
+    expect(after.approval).toMatchObject({ status: 'expired', decision_reason: 'expired', approver_email: null, actor: 'system', actor_name: null });
     expect(decideExpiry(after, '2026-11-23T00:00:00.000Z')).toBeNull();
     expect(() => decideApproval(after, cmd())).toThrow(/already expired/);
   });

@@ -32,6 +32,8 @@ export interface DecideApprovalCommand {
   organization_id: string;
   /** API key that made the decision (kept in the event data). */
   key_id: string;
+  /** That key's name, when it has one (kept in the event data: the name that acted). */
+  key_name?: string | null;
   /** Current time, ISO 8601 UTC. */
   now: string;
 }
@@ -78,6 +80,7 @@ export function decideApproval(state: ApprovalState, cmd: DecideApprovalCommand)
     approver_email: cmd.approver_email,
     key_id: cmd.key_id,
   };
+  if (cmd.key_name) data.key_name = cmd.key_name;
   if (cmd.notes !== undefined && cmd.notes !== '') data.notes = cmd.notes;
   return { kind: 'decided', event: { type: InterventionEvents.OutcomeChanged, data, actor: `approver:${cmd.approver_email}` } };
 }

@@ -1,4 +1,4 @@
-import { InterventionEvents, approvalId, type ApprovalRecord, type ListApprovalsQuery } from '@agp/contracts';
+import { ApprovalRecordSchema, InterventionEvents, approvalId, orderKeys, orderedJson, type ApprovalRecord, type ListApprovalsQuery } from '@agp/contracts';
 import { pageWithTotal, type SqlExecutor, type StoredEvent } from '@agp/eventstore';
 import { rawJson, type RawJson } from '@agp/runtime';
 import { evolveApproval } from './approval.js';
@@ -33,7 +33,15 @@ CREATE INDEX IF NOT EXISTS agp_approvals_org_run_req ON agp_approvals (organizat
 CREATE INDEX IF NOT EXISTS agp_approvals_pending_expiry ON agp_approvals (expires_at) WHERE status = 'pending';
 `;
 
-const parseDoc = (doc: unknown): ApprovalRecord => (typeof doc === 'string' ? JSON.parse(doc) : doc) as ApprovalRecord;
+/**
+ * Fields added to the record after approvals were first stored, with the value a row stored before them reads:
+ * `actor` and `actor_name` (who decided) are null on those rows. Applied when a row is read, so no rewrite of the table.
+ */
+const LATER_FIELDS = { actor: null, actor_name: null } as const;
+/** {@link LATER_FIELDS} under a stored document, in SQL (`doc` wins where it has them). */
+const DOC_SQL = `('${JSON.stringify(LATER_FIELDS)}'::jsonb || doc)`;
+
+const parseDoc = (doc: unknown): ApprovalRecord => ({ ...LATER_FIELDS, ...((typeof doc === 'string' ? JSON.parse(doc) : doc) as ApprovalRecord) });
 
 /**
  * Apply a batch of intervention events to `agp_approvals` inside the subscription's transaction (its
@@ -94,14 +102,14 @@ export async function listApprovalsJson(db: SqlExecutor, org: string, q: ListApp
   if (q.agent_id) add((p) => `agent_id = ${p}`, q.agent_id);
   if (q.run_id) add((p) => `run_id = ${p}`, q.run_id);
   const w = where.join(' AND ');
-  const page = await pageWithTotal<{ doc: string }>(db, { select: 'doc::text AS doc', from: 'agp_approvals', where: w, params, orderBy: 'requested_at DESC, id DESC', limit: q.limit, skip: q.skip });
-  return rawJson(`{"approvals":[${page.rows.map((r) => r.doc).join(',')}],"total":${page.total},"skip":${q.skip},"limit":${q.limit}}`);
+  const page = await pageWithTotal<{ doc: string }>(db, { select: `${DOC_SQL}::text AS doc`, from: 'agp_approvals', where: w, params, orderBy: 'requested_at DESC, id DESC', limit: q.limit, skip: q.skip });
+  return rawJson(`{"approvals":[${page.rows.map((r) => orderedJson(ApprovalRecordSchema, r.doc)).join(',')}],"total":${page.total},"skip":${q.skip},"limit":${q.limit}}`);
 }
 
 /** One approval of an organisation, or null (unknown, deleted intervention, or another organisation's). */
 export async function getApproval(db: SqlExecutor, org: string, id: string): Promise<ApprovalRecord | null> {
   const { rows } = await db.query<{ doc: unknown }>('SELECT doc FROM agp_approvals WHERE id = $1 AND organization_id = $2', [id, org]);
-  return rows[0] ? parseDoc(rows[0].doc) : null;
+  return rows[0] ? orderKeys(ApprovalRecordSchema, parseDoc(rows[0].doc)) : null;
 }
 
 /** Intervention ids of pending approvals due at `now` (ISO 8601 UTC), soonest first, across organisations (the sweeper). */

@@ -11,10 +11,15 @@ export const killSwitchStream = (organizationId: string, scope: KillSwitchScope,
 
 /** A switch never set: released, no reason, never changed (version 0). */
 export function initialKillSwitch(scope: KillSwitchScope, agentId: string | null): KillSwitchState {
-  return { scope, agent_id: agentId, engaged: false, reason: null, changed_at: null, changed_by: null, version: 0 };
+  return { scope, agent_id: agentId, engaged: false, reason: null, changed_at: null, changed_by: null, actor_name: null, version: 0 };
 }
 
-/** Fold one KillSwitchEngaged / KillSwitchReleased event; the actor comes from the event metadata. */
+/** A stored switch document as the API answers it: one stored before `actor_name` existed reads it as null. */
+export function killSwitchOf(doc: Omit<KillSwitchState, 'actor_name'> & { actor_name?: string | null }): KillSwitchState {
+  return { ...doc, actor_name: doc.actor_name ?? null };
+}
+
+/** Fold one KillSwitchEngaged / KillSwitchReleased event; the actor and its name come from the event metadata (captured when it was appended). */
 export function evolveKillSwitch(state: KillSwitchState, event: KillSwitchEvent): KillSwitchState {
   if (event.type !== KillSwitchEvents.Engaged && event.type !== KillSwitchEvents.Released) return { ...state, version: event.stream_version };
   const d = event.data as unknown as KillSwitchChangedData;
@@ -25,6 +30,7 @@ export function evolveKillSwitch(state: KillSwitchState, event: KillSwitchEvent)
     reason: d.reason,
     changed_at: d.at,
     changed_by: event.metadata.actor,
+    actor_name: event.metadata.actor_name ?? null,
     version: event.stream_version,
   };
 }

@@ -58,13 +58,14 @@ export function foldPolicy(events: PolicyEvent[], upTo = Infinity): Policy | nul
 }
 
 /**
- * The history of a policy: one entry per stream event, oldest first, with its version, time, actor and each
+ * The history of a policy: one entry per stream event, oldest first, with its version, time, actor (and the acting
+ * key's name, as captured in the event's metadata when it was appended) and each
  * field it changed (`{from, to}`; PolicyCreated lists every field with `from: null`).
  */
 export function policyHistory(events: Array<PolicyEvent & Pick<StoredEvent, 'recorded_at'>>): PolicyHistoryEntry[] {
   return events.map((e) => {
     const at = typeof (e.data as { at?: unknown }).at === 'string' ? ((e.data as { at: string }).at) : e.recorded_at;
-    const base = { version: e.stream_version, event: e.type, at, actor: e.metadata.actor };
+    const base = { version: e.stream_version, event: e.type, at, actor: e.metadata.actor, actor_name: e.metadata.actor_name ?? null };
     switch (e.type) {
       case PolicyEvents.Created: {
         const d = withPolicyDefaults(e.data as unknown as PolicyCreatedData);

@@ -20,6 +20,7 @@ import { ProblemMessage, QueryState } from '../../components/States.js';
 import { Tag } from '../../components/Tag.js';
 import { usePaging, useUrlFilters } from '../../components/url.js';
 import { WriteButton } from '../../components/WriteButton.js';
+import { Actor } from '../../components/Actor.js';
 
 const FIELDS: FilterField[] = [
   { name: 'agent_id', label: 'Agent', kind: 'text' },
@@ -113,6 +114,14 @@ function ApprovalCard({ a, onOutcome }: { a: ApprovalRecord; onOutcome: (o: Outc
             <dd>
               {when(a.decided_at)} {a.approver_email ? `by ${a.approver_email}` : ''} {a.decision_reason ? `(${a.decision_reason})` : ''}
             </dd>
+            {a.actor ? (
+              <>
+                <dt>With key</dt>
+                <dd>
+                  <Actor id={a.actor} name={a.actor_name} />
+                </dd>
+              </>
+            ) : null}
             <dt>Notes</dt>
             <dd>
               <LongText text={a.notes} />

@@ -18,6 +18,7 @@ import { LongText } from '../../components/LongText.js';
 import { QueryState } from '../../components/States.js';
 import { WriteButton } from '../../components/WriteButton.js';
 import { PolicyForm } from './PolicyForm.js';
+import { Actor } from '../../components/Actor.js';
 
 const FIELDS: FilterField[] = [
   { name: 'enabled', label: 'Enabled', kind: 'select', options: ['true', 'false'] },
@@ -56,7 +57,7 @@ function KillSwitches() {
               {ks.organization.changed_at ? (
                 <span className="muted">
                   {' '}
-                  · changed {when(ks.organization.changed_at)} by <code>{ks.organization.changed_by}</code>
+                  · changed {when(ks.organization.changed_at)} by <Actor id={ks.organization.changed_by} name={ks.organization.actor_name} />
                   {ks.organization.reason ? ` (“${ks.organization.reason}”)` : ''}
                 </span>
               ) : null}
@@ -77,7 +78,15 @@ function KillSwitches() {
                 columns={[
                   { key: 'agent', header: 'Agent', cell: (s) => s.agent_id },
                   { key: 'reason', header: 'Reason', cell: (s) => <LongText text={s.reason} foldAt={200} /> },
-                  { key: 'changed', header: 'Engaged', cell: (s) => `${when(s.changed_at)} by ${s.changed_by ?? '—'}` },
+                  {
+                    key: 'changed',
+                    header: 'Engaged',
+                    cell: (s) => (
+                      <>
+                        {when(s.changed_at)} by <Actor id={s.changed_by} name={s.actor_name} />
+                      </>
+                    ),
+                  },
                   { key: 'release', header: 'Action', cell: (s) => <WriteButton onClick={() => ask({ agentId: s.agent_id, engage: false })}>Release</WriteButton> },
                 ]}
               />

@@ -18,6 +18,7 @@ import { useUrlFilters } from '../../components/url.js';
 import { WriteButton } from '../../components/WriteButton.js';
 import { PolicyForm } from './PolicyForm.js';
 import { PolicyRules } from './rules.js';
+import { Actor } from '../../components/Actor.js';
 
 /** The policy fields, in the contract's display order (POLICY_FIELDS). */
 const POLICY_FIELDS = ['name', 'description', 'enabled', 'session_budget', 'run_budget', 'denied_actions', 'allowed_actions', 'approval_required_actions', 'rate_limits', 'agent_ids', 'action_budget', 'downgrades', 'guardrails'] as const;
@@ -143,7 +144,7 @@ export function PolicyDetailPage() {
                           Version {e.version} · <Tag value={e.event.replace(/^Policy/, '').toLowerCase()} />
                         </div>
                         <div className="muted">
-                          <time dateTime={e.at}>{when(e.at)}</time> by <code>{e.actor}</code>
+                          <time dateTime={e.at}>{when(e.at)}</time> by <Actor id={e.actor} name={e.actor_name} />
                         </div>
                         {Object.keys(e.changes).length ? <ChangeTable caption={`Changes of version ${e.version}`} changes={e.changes} headers={['Before', 'After']} /> : null}
                       </li>

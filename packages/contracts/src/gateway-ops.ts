@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { OpaqueIdSchema } from './common.js';
+import { ApiKeyPageSchema, ApiKeySchema, CallerKeySchema, CreateApiKeySchema, CreatedApiKeySchema, ListApiKeysQuerySchema } from './keys.js';
+import type { WireMessage } from './wire.js';
+
+/**
+ * Operations the gateway answers itself, without a bus message: the gateway owns the key store (it resolves every
+ * request's key), so API key management and "who am I" are answered where the keys live. Each row has the shape of a
+ * {@link WireMessage} row without a service: the scope a caller's key needs, the request parts (`path`, `query`,
+ * `body`) and the reply. The route table names these rows as it names wire messages, so the scope check and the
+ * OpenAPI document treat both alike. Source: architecture §1 (gateway: auth), §4 (Auth); docs/decisions.md (Keys over HTTP).
+ */
+export type GatewayOp<Req extends z.ZodType = z.ZodType, Res extends z.ZodType = z.ZodType> = Omit<WireMessage<Req, Res>, 'service'>;
+
+const op = <Req extends z.ZodType, Res extends z.ZodType>(m: GatewayOp<Req, Res>): GatewayOp<Req, Res> => m;
+
+/** Every operation the gateway answers itself. The key is its name in the route table. */
+export const GatewayOps = {
+  'keys.create': op({
+    scope: 'admin',
+    request: z.object({ body: CreateApiKeySchema }),
+    reply: CreatedApiKeySchema,
+    summary: "create an API key of the caller's organisation; the plaintext is answered once",
+  }),
+  'keys.list': op({
+    scope: 'admin',
+    request: z.object({ query: ListApiKeysQuerySchema }),
+    reply: ApiKeyPageSchema,
+    summary: "one page of the organisation's API keys, newest first, never their plaintext",
+  }),
+  'keys.revoke': op({
+    scope: 'admin',
+    request: z.object({ path: z.strictObject({ id: OpaqueIdSchema }) }),
+    reply: ApiKeySchema,
+    summary: 'revoke one API key of the organisation (idempotent)',
+  }),
+  'auth.key': op({
+    scope: 'read',
+    request: z.object({}),
+    reply: CallerKeySchema,
+    summary: 'the calling key: its organisation, name, scope and expiry',
+  }),
+} as const satisfies Record<string, GatewayOp>;
+
+/** A name of the {@link GatewayOps} table. */
+export type GatewayOpKey = keyof typeof GatewayOps;
+/** What a handler of `K` receives (defaults applied). */
+export type GatewayOpRequest<K extends GatewayOpKey> = z.output<(typeof GatewayOps)[K]['request']>;
+/** The reply of `K`. */
+export type GatewayOpReply<K extends GatewayOpKey> = z.output<(typeof GatewayOps)[K]['reply']>;
