@@ -1,6 +1,10 @@
 /**
- * The AGP support agent example: a customer-support agent whose every tool call goes through `@agp/sdk`'s
- * `run.act`, against a running platform (`npm run quickstart`). Run it from the repository root:
+ * The AGP support agent example: a customer-support agent built with the Vercel AI SDK (`ai`: `generateText` and
+ * tools), its tools governed by `@agp/sdk/ai` (`governTools(run, tools)`: every tool call goes through `run.act`),
+ * against a running platform (`npm run quickstart`). The language model is the AI SDK's own scripted test model
+ * (`MockLanguageModelV4` from `ai/test`), so the example needs no model key and always makes the same tool calls; put
+ * a real model (e.g. `openai('gpt-4o-mini')` of `@ai-sdk/openai`) in its place and nothing else changes.
+ * Run it from the repository root:
  *
  *   npm run example:support-agent                     # waits for you to approve close_account in the console
  *   npm run example:support-agent -- --auto-approve   # approves it through the API with the same key, unattended
@@ -8,7 +12,9 @@
  * It creates the four policies it needs (scoped to its own agent, `support-agent-example`; see ./policies.ts), then
  * plays a scripted support conversation in which the agent's tool calls meet every decision the platform makes:
  * allow, warn, block, approval (escalate: the call waits for a human), downgrade, budget, PII, loop and idempotent
- * replay. It prints one line per decision and, at the end, the console page where the interventions show.
+ * replay. A stopped call reaches the model as the framework's refusal (`execution-denied` with the platform's reason),
+ * and the model answers the customer accordingly. It prints one line per decision and, at the end, the console page
+ * where the interventions show.
  * It exits 0 when every decision came as the script expects, 1 otherwise (e.g. a policy was edited in the console).
  *
  * Settings (environment):
@@ -21,7 +27,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ActionBlockedError, ApprovalRejectedError, Governor, type DecisionEvent, type GovernanceDecision } from '@agp/sdk';
+import { generateText, jsonSchema, stepCountIs, tool, type ModelMessage, type StepResult, type ToolSet } from 'ai';
+import { MockLanguageModelV4 } from 'ai/test';
+import { Governor, type DecisionEvent, type GovernanceDecision } from '@agp/sdk';
+import { governTools, isBlockedOutput } from '@agp/sdk/ai';
 import { ensurePolicies, supportPolicies } from './policies.js';
 import { ACTIONS, TOOLS, ran } from './tools.js';
 
@@ -103,40 +112,75 @@ async function approveThroughApi(runId: string, action: string): Promise<void> {
   }
 }
 
+/** The tool calls that really ran (their `toolCallId`), so a replayed result is told from an executed one. */
+const executed = new Set<string>();
+/** What the script expects of each tool call, in order. */
+const expectations: string[] = [];
+
 /**
- * One tool call of the agent through `run.act`, printed as one line: what was decided and what happened.
- * @param expected the decision the script expects (the example's policies make it so).
+ * `onStepEnd` of `generateText`: the step's tool call (the script makes one per step) as one line: what the platform
+ * decided and what happened. A stopped call's output is `{blocked: true, decision}`; the model got the refusal.
  */
-async function tool(run: ReturnType<Governor['startRun']>, expected: string, name: string, args: Record<string, unknown>, options: { idempotencyKey?: string; intent?: string } = {}): Promise<unknown> {
+function printStep(step: StepResult<ToolSet>): void {
+  for (const r of step.toolResults) {
+    const first = decisions[0]?.decision as GovernanceDecision | undefined;
+    const got = first?.decision ?? 'none';
+    const expected = expectations.shift() ?? 'none';
+    seen.push({ action: r.toolName, expected, got });
+    const input = r.input as Record<string, unknown>;
+    let outcome: string;
+    if (isBlockedOutput(r.output)) outcome = `not executed: ${r.output.decision.reason} (the model got the refusal)`;
+    else if (executed.has(r.toolCallId)) outcome = `executed → ${short(r.output)}`;
+    else outcome = `not executed again: the first call's result → ${short(r.output)}`;
+    let note = '';
+    if (got === 'warn') note = ` (warning: ${first!.reason})`;
+    if (got === 'downgrade') {
+      const changed = Object.keys(input).filter((k) => JSON.stringify(input[k]) !== JSON.stringify(first!.modified_inputs?.[k]));
+      note = ` (downgraded: ${changed.map((k) => `${k} ${JSON.stringify(input[k])} → ${JSON.stringify(first!.modified_inputs?.[k])}`).join(', ')})`;
+    }
+    if (got === 'escalate' && decisions.length > 1) note = ' (approved by a human; kill switches and policies checked again)';
+    line(got === 'escalate' && decisions.length > 1 ? 'approved' : LABEL[got] ?? got, r.toolName, `${outcome}${note}${got === expected ? '' : `   ✗ expected ${expected}`}`);
+  }
   decisions = [];
-  const before = ran[name] ?? 0;
-  let result: unknown;
-  let outcome: string;
-  try {
-    result = await run.act(name, args, TOOLS[name], options);
-    const executed = (ran[name] ?? 0) > before;
-    outcome = executed ? `executed → ${short(result)}` : `not executed again: the first call's result → ${short(result)}`;
-  } catch (err) {
-    if (err instanceof ApprovalRejectedError) outcome = `not executed: ${err.message}`;
-    else if (err instanceof ActionBlockedError) outcome = `not executed: ${err.decision.reason}`;
-    else throw err;
-  }
-  const first = decisions[0]?.decision as GovernanceDecision | undefined;
-  const got = first?.decision ?? 'none';
-  seen.push({ action: name, expected, got });
-  let note = '';
-  if (got === 'warn') note = ` (warning: ${first!.reason})`;
-  if (got === 'downgrade') {
-    const changed = Object.keys(args).filter((k) => JSON.stringify(args[k]) !== JSON.stringify(first!.modified_inputs?.[k]));
-    note = ` (downgraded: ${changed.map((k) => `${k} ${JSON.stringify(args[k])} → ${JSON.stringify(first!.modified_inputs?.[k])}`).join(', ')})`;
-  }
-  if (got === 'escalate' && decisions.length > 1) note = ' (approved by a human; kill switches and policies checked again)';
-  line(got === 'escalate' ? 'approved' : LABEL[got] ?? got, name, `${outcome}${note}${got === expected ? '' : `   ✗ expected ${expected}`}`);
-  return result;
 }
 
-/** The customer's message, before the agent's tool calls it leads to. */
-const customer = (text: string) => console.log(`customer: ${text}`);
+/** One call the scripted model makes: the decision the script expects (the example's policies make it so), the tool and its input. */
+type ScriptedCall = [expected: string, tool: string, input: Record<string, unknown>];
+
+/** The scripted model's answer for a step: one tool call, or the final text of the turn. */
+const usage = { inputTokens: { total: 0, noCache: 0, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 0, text: 0, reasoning: undefined } };
+let callSeq = 0;
+const callTool = ([, toolName, input]: ScriptedCall) => ({
+  content: [{ type: 'tool-call' as const, toolCallId: `call-${++callSeq}`, toolName, input: JSON.stringify(input) }],
+  finishReason: { unified: 'tool-calls' as const, raw: 'tool_calls' },
+  usage,
+  warnings: [],
+});
+const say = (text: string) => ({ content: [{ type: 'text' as const, text }], finishReason: { unified: 'stop' as const, raw: 'stop' }, usage, warnings: [] });
+
+/** The conversation so far (what a real model would be sent). */
+const messages: ModelMessage[] = [];
+
+/**
+ * One customer turn: `generateText` with the governed tools and a model scripted to make `calls` one step at a time,
+ * then answer `answer`. Prints the customer's message, one line per tool call, and the agent's answer.
+ */
+async function turn(tools: ToolSet, customerSays: string, calls: ScriptedCall[], answer: string): Promise<void> {
+  console.log(`customer: ${customerSays}`);
+  expectations.push(...calls.map(([expected]) => expected));
+  const model = new MockLanguageModelV4({ doGenerate: [...calls.map(callTool), say(answer)] });
+  messages.push({ role: 'user', content: customerSays });
+  const result = await generateText({
+    model,
+    system: 'You are a customer support agent for an online shop. Use the tools; never promise what a tool refused.',
+    messages,
+    tools,
+    stopWhen: stepCountIs(calls.length + 1),
+    onStepEnd: printStep,
+  });
+  messages.push(...result.response.messages);
+  console.log(`agent:    ${result.text}`);
+}
 
 // ── The run ──────────────────────────────────────────────────────────────────────────────────────────────────
 console.log(`AGP support agent example → ${url}, agent ${agentId}, key from ${from}${autoApprove ? ', --auto-approve' : ''}`);
@@ -168,34 +212,50 @@ const gov = await Governor.connect({
 const run = gov.startRun({ name: 'support conversation', sessionId: `support-${Date.now()}` });
 console.log(`run ${run.runId}\n`);
 
-customer('Hi, where is my order A-1001?');
-await tool(run, 'allow', 'lookup_order', { order_id: 'A-1001' }, { intent: 'find the order the customer asks about' });
+// The agent's tools as the AI SDK defines them (JSON Schemas from the registered actions), governed by the platform.
+const tools = governTools(
+  run,
+  Object.fromEntries(
+    ACTIONS.map((a) => [
+      a.name,
+      tool({
+        description: a.description,
+        inputSchema: jsonSchema<Record<string, unknown>>(a.parameters as Parameters<typeof jsonSchema>[0]),
+        execute: async (input: Record<string, unknown>, { toolCallId }: { toolCallId: string }) => {
+          executed.add(toolCallId);
+          return TOOLS[a.name](input);
+        },
+      }),
+    ]),
+  ),
+  // Per call: what the agent meant (recorded as agent_intent), and a confirmation email's idempotency key.
+  { actOptions: (name, input) => ({ intent: `answer the customer (${name})`, ...(name === 'send_email' ? { idempotencyKey: `email:${input.to}:${input.subject}` } : {}) }) },
+);
 
-customer('Please call me back on +44 20 7946 0958.');
-await tool(run, 'warn', 'add_ticket_note', { ticket_id: 'T-4711', note: 'Customer asks for a call back on +44 20 7946 0958.' });
-
-customer('You charged my card 4111 1111 1111 1111 twice!');
-await tool(run, 'pii_blocked', 'add_ticket_note', { ticket_id: 'T-4711', note: 'Customer says card 4111 1111 1111 1111 was charged twice.' });
-
-customer('Refund all 250 USD, now.');
-await tool(run, 'downgrade', 'issue_refund', { order_id: 'A-1001', amount: 250, reason: 'duplicate charge' }, { intent: 'refund the duplicate charge' });
-
-// The agent confirms by email, then (say, after a timeout) sends the same confirmation again: sent once.
 const email = { to: 'jane.doe@example.com', subject: 'Your refund for order A-1001', body: 'Hi Jane, we refunded 100 USD for order A-1001. Ticket T-4711.' };
-await tool(run, 'allow', 'send_email', email, { idempotencyKey: 'refund-confirmation-A-1001' });
-await tool(run, 'idempotent_replay', 'send_email', email, { idempotencyKey: 'refund-confirmation-A-1001' });
-
-customer('Is ticket T-4711 resolved yet? … And now? … Now? … NOW?');
-for (let i = 1; i <= 4; i++) await tool(run, i < 4 ? 'allow' : 'loop_detected', 'check_ticket_status', { ticket_id: 'T-4711' });
-
-customer('Just delete all my data!');
-await tool(run, 'block', 'delete_customer_data', { customer_id: 'C-1042' });
-
-customer('Then close my account.');
-await tool(run, 'escalate', 'close_account', { customer_id: 'C-1042', reason: 'customer request' }, { intent: 'close the account the customer asked to close' });
-
-customer('I want a specialist to call me.');
-await tool(run, 'budget_exceeded', 'book_specialist_callback', { customer_id: 'C-1042', topic: 'refund' });
+await turn(tools, 'Hi, where is my order A-1001?', [['allow', 'lookup_order', { order_id: 'A-1001' }]], 'Order A-1001 has shipped with DHL and should arrive in 2 days.');
+await turn(tools, 'Please call me back on +44 20 7946 0958.', [['warn', 'add_ticket_note', { ticket_id: 'T-4711', note: 'Customer asks for a call back on +44 20 7946 0958.' }]], 'I noted your number; a colleague will call you back.');
+await turn(tools, 'You charged my card 4111 1111 1111 1111 twice!', [['pii_blocked', 'add_ticket_note', { ticket_id: 'T-4711', note: 'Customer says card 4111 1111 1111 1111 was charged twice.' }]], 'Sorry about that. Please never share your card number; I have not stored it.');
+// The refund is capped, then the agent confirms by email and (say, after a timeout) sends the same email again: sent once.
+await turn(
+  tools,
+  'Refund all 250 USD, now.',
+  [
+    ['downgrade', 'issue_refund', { order_id: 'A-1001', amount: 250, reason: 'duplicate charge' }],
+    ['allow', 'send_email', email],
+    ['idempotent_replay', 'send_email', email],
+  ],
+  'I refunded 100 USD, the most I can refund myself, and emailed you the confirmation.',
+);
+await turn(
+  tools,
+  'Is ticket T-4711 resolved yet? … And now? … Now? … NOW?',
+  [1, 2, 3, 4].map((i): ScriptedCall => [i < 4 ? 'allow' : 'loop_detected', 'check_ticket_status', { ticket_id: 'T-4711' }]),
+  'It is still waiting on the warehouse; checking again right now will not change that.',
+);
+await turn(tools, 'Just delete all my data!', [['block', 'delete_customer_data', { customer_id: 'C-1042' }]], 'I am not allowed to delete customer data; I can ask our privacy team.');
+await turn(tools, 'Then close my account.', [['escalate', 'close_account', { customer_id: 'C-1042', reason: 'customer request' }]], 'Your account is closed.');
+await turn(tools, 'I want a specialist to call me.', [['budget_exceeded', 'book_specialist_callback', { customer_id: 'C-1042', topic: 'refund' }]], 'I cannot book a paid specialist callback; a colleague will follow up by email.');
 
 await run.end({ status: 'completed' });
 await gov.close(); // delivers every report to the platform

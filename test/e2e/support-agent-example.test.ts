@@ -1,8 +1,10 @@
 /**
  * examples/support-agent, run as a newcomer runs it (`node --import tsx examples/support-agent/agent.ts
  * --auto-approve`, what `npm run example:support-agent -- --auto-approve` runs) in a child process against an embedded
- * platform started here, its URL and write key in AGP_URL / AGP_KEY. Checks that it exits 0, prints one line per
- * decision and the console URL, and that every decision it promises is on the platform: the interventions of its
+ * platform started here, its URL and write key in AGP_URL / AGP_KEY. The example is a Vercel AI SDK agent (generateText
+ * with the framework's scripted test model) whose tools `@agp/sdk/ai` governs. Checks that it exits 0, prints one line
+ * per decision (a stopped call reaching the model as its refusal) and the console URL, and that every decision it
+ * promises is on the platform: the interventions of its
  * agent by type and outcome (warning, pii_blocked, downgrade, idempotent_replay, loop_detected, hard_block,
  * approval_required approved_after_review, budget_exceeded) and the allowed calls' ledger entries. One of its policies is
  * pre-created with another setting, so the run must bring it back (policies are ensured, not piled up). And without a
@@ -55,6 +57,8 @@ describe('examples/support-agent', () => {
     expect(code, `${stdout}\n${stderr}`).toBe(0);
     expect(stdout).toContain(`"${AGENT}: payment data" updated`);
     for (const label of ['allow', 'warn', 'pii', 'downgrade', 'replay', 'loop', 'block', 'approval', 'approved', 'budget']) expect(stdout).toMatch(new RegExp(`^  ${label} +\\w+`, 'm'));
+    expect(stdout).toMatch(/^  block +delete_customer_data +not executed: .*denied action.*\(the model got the refusal\)$/m);
+    expect(stdout).toContain('agent:    I refunded 100 USD');
     expect(stdout).toContain(`The console shows this agent's interventions: ${p.url}/interventions?agent_id=${AGENT}`);
     const runId = /^run (\S+)$/m.exec(stdout)?.[1];
     expect(runId).toBeTruthy();
