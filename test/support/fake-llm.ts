@@ -125,11 +125,7 @@ export async function startFakeLlm(): Promise<FakeLlm> {
     }
   };
 
-  const server: Server = createServer((req, res) => {
-    handle(req, res).catch((err) => send(res, 500, { error: { message: String(err) } }));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
+  const { port, close } = await serveJsonLoopback(handle, send);
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
@@ -138,10 +134,27 @@ export async function startFakeLlm(): Promise<FakeLlm> {
     },
     callsFor: (marker) => requests.filter((r) => r.text.includes(marker)),
     inFlight: (marker) => [...active.keys()].filter((r) => r.text.includes(marker)).length,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close,
   };
+}
+
+/**
+ * Serve `handle` on 127.0.0.1 (a free port) with `node:http`; a handler that throws answers 500 with an OpenAI-style
+ * error body (through `send`). `close` drops open connections and stops the server.
+ */
+export async function serveJsonLoopback(
+  handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
+  send: (res: ServerResponse, status: number, body: unknown) => void,
+): Promise<{ port: number; close: () => Promise<void> }> {
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((err) => send(res, 500, { error: { message: String(err) } }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  const close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return { port, close };
 }

@@ -265,22 +265,63 @@ export function redactPii(text: string, wanted: ReadonlySet<PiiCategory>): strin
   return out + text.slice(at);
 }
 
-/** A value to scan with its place: its parent's node and its key (a property name or an array index). */
-interface PathNode {
-  parent: PathNode | null;
-  key: string;
+/** Where a string sits in the arguments: its parent's place and its key (a property name or an array index). */
+export interface StringPlace {
+  readonly parent: StringPlace | null;
+  readonly key: string;
 }
 
-/** The dotted path of a node (`messages.2.content`), cut to {@link MAX_PATH} characters from the end. */
-function pathOf(node: PathNode): string {
+/** The dotted path of a place (`messages.2.content`), cut to {@link MAX_PATH} characters from the end. */
+export function fieldPathOf(node: StringPlace): string {
   const parts: string[] = [];
   let length = 0;
-  for (let n: PathNode | null = node; n !== null && length <= MAX_PATH; n = n.parent) {
+  for (let n: StringPlace | null = node; n !== null && length <= MAX_PATH; n = n.parent) {
     parts.push(n.key);
     length += n.key.length + 1;
   }
   const path = parts.reverse().join('.');
   return path.length <= MAX_PATH ? path : `…${path.slice(path.length - (MAX_PATH - 1))}`;
+}
+
+/**
+ * Visit every string of `args` (nested objects and arrays included; not property names, not `args` itself), depth
+ * first, properties in insertion order, with its place ({@link fieldPathOf} turns it into the dotted path; computing
+ * it only for the strings that matter keeps a scan cheap). `visit` returns false to stop. Iterative and bounded: at
+ * most {@link PII_MAX_VALUES} values and {@link PII_MAX_CHARS} characters of strings.
+ * @returns true when a bound stopped the walk early (later strings were not visited); false otherwise, including
+ *   when `visit` stopped it.
+ */
+export function walkStrings(args: unknown, visit: (text: string, place: StringPlace) => boolean): boolean {
+  if (args === null || typeof args !== 'object') return false;
+  const values: unknown[] = [args];
+  const nodes: Array<StringPlace | null> = [null];
+  let visited = 0;
+  let chars = 0;
+  while (values.length > 0) {
+    const v = values.pop();
+    const node = nodes.pop() ?? null;
+    if (++visited > PII_MAX_VALUES) return true;
+    if (typeof v === 'string') {
+      if (node === null) continue;
+      chars += v.length;
+      if (chars > PII_MAX_CHARS) return true;
+      if (!visit(v, node)) return false;
+    } else if (Array.isArray(v)) {
+      if (visited + values.length + v.length > PII_MAX_VALUES) return true;
+      for (let i = v.length - 1; i >= 0; i--) {
+        values.push(v[i]);
+        nodes.push({ parent: node, key: String(i) });
+      }
+    } else if (v !== null && typeof v === 'object') {
+      const keys = Object.keys(v);
+      if (visited + values.length + keys.length > PII_MAX_VALUES) return true;
+      for (let i = keys.length - 1; i >= 0; i--) {
+        values.push((v as Record<string, unknown>)[keys[i]]);
+        nodes.push({ parent: node, key: keys[i] });
+      }
+    }
+  }
+  return false;
 }
 
 /**
@@ -291,40 +332,20 @@ function pathOf(node: PathNode): string {
 export function scanPii(args: unknown, wanted: ReadonlySet<PiiCategory>): PiiScan {
   const matches: PiiMatch[] = [];
   if (args === null || typeof args !== 'object' || wanted.size === 0) return { matches, truncated: false };
-  const values: unknown[] = [args];
-  const nodes: Array<PathNode | null> = [null];
-  let visited = 0;
-  let chars = 0;
-  while (values.length > 0) {
-    const v = values.pop();
-    const node = nodes.pop() ?? null;
-    if (++visited > PII_MAX_VALUES) return { matches, truncated: true };
-    if (typeof v === 'string') {
-      if (node === null) continue;
-      chars += v.length;
-      if (chars > PII_MAX_CHARS) return { matches, truncated: true };
-      if (v.length < 7) continue;
-      const spans = findPii(v, wanted);
-      if (spans.length === 0) continue;
-      const field_path = pathOf(node);
-      for (const s of spans) {
-        if (matches.length >= PII_MAX_MATCHES) return { matches, truncated: true };
-        matches.push({ category: s.category, field_path, matched_text: maskText(v.slice(s.start, s.end), s.category) });
+  let full = false;
+  const truncated = walkStrings(args, (v, node) => {
+    if (v.length < 7) return true;
+    const spans = findPii(v, wanted);
+    if (spans.length === 0) return true;
+    const field_path = fieldPathOf(node);
+    for (const s of spans) {
+      if (matches.length >= PII_MAX_MATCHES) {
+        full = true;
+        return false;
       }
-    } else if (Array.isArray(v)) {
-      if (visited + values.length + v.length > PII_MAX_VALUES) return { matches, truncated: true };
-      for (let i = v.length - 1; i >= 0; i--) {
-        values.push(v[i]);
-        nodes.push({ parent: node, key: String(i) });
-      }
-    } else if (v !== null && typeof v === 'object') {
-      const keys = Object.keys(v);
-      if (visited + values.length + keys.length > PII_MAX_VALUES) return { matches, truncated: true };
-      for (let i = keys.length - 1; i >= 0; i--) {
-        values.push((v as Record<string, unknown>)[keys[i]]);
-        nodes.push({ parent: node, key: keys[i] });
-      }
+      matches.push({ category: s.category, field_path, matched_text: maskText(v.slice(s.start, s.end), s.category) });
     }
-  }
-  return { matches, truncated: false };
+    return true;
+  });
+  return { matches, truncated: truncated || full };
 }

@@ -11,8 +11,8 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { AgpClient, AgpHttpError, AgpNetworkError } from '@agp/client/http';
-import { approvalId as approvalIdOf, type ApprovalRecord, type KillSwitchOverview } from '@agp/contracts';
-import { decide, type DecisionContext, type PolicyAction, type RecentCall } from '@agp/policy-engine';
+import { approvalId as approvalIdOf, POLICY_DECISIONS, type ApprovalRecord, type KillSwitchOverview, type ModerationScores } from '@agp/contracts';
+import { decide, fieldPathOf, RULE_RISK, walkStrings, type DecisionContext, type PolicyAction, type RecentCall } from '@agp/policy-engine';
 import { ActionBlockedError, ApprovalRejectedError, type ApprovalEnd, type BlockedResult, type GovernanceDecision } from './errors.js';
 import { argumentsHash } from './hash.js';
 import { Reporter } from './reporter.js';
@@ -21,17 +21,10 @@ import { ActionSchemas, type ActionDefinition } from './schema.js';
 import { GovernanceChannel, type ApprovalDecided } from './channel.js';
 import { SnapshotSource } from './snapshot.js';
 import { FileSpool, MemorySpool, type SpoolEvent } from './spool.js';
+import type { ModerationProvider } from './moderation.js';
 
 /** This package's version, named in messages about answers of the platform it does not understand. */
 export const SDK_VERSION = '0.1.0';
-
-/**
- * Scores content for the moderation guardrail: for each text, a score in [0, 1] per category (e.g. `harassment`,
- * `violence`). Called only when a policy that applies to the agent has a moderation guardrail.
- */
-export interface ModerationProvider {
-  moderate(texts: string[]): Promise<Array<Record<string, number>>>;
-}
 
 /** Options of {@link Governor.connect}. Durations in ms, money in USD. */
 export interface GovernorOptions {
@@ -61,7 +54,11 @@ export interface GovernorOptions {
   onBlocked?: 'throw' | 'return';
   /** How long an escalated action waits for a human. @default 600000 (10 minutes) */
   approvalTimeoutMs?: number;
-  /** Scores for the moderation guardrail. */
+  /**
+   * Scores for the moderation guardrail (e.g. {@link openAIModeration}). Asked by `act` only while a policy that
+   * applies to the agent has a moderation guardrail; without a provider, or when it fails, such a guardrail fails
+   * closed in `block` mode and warns in `warn` mode (docs/sdk.md §Moderation provider).
+   */
   moderation?: ModerationProvider;
   /** How often the snapshot is polled while the push channel is down (an unchanged snapshot costs a 304). @default 1000 */
   pollIntervalMs?: number;
@@ -78,6 +75,13 @@ export interface GovernorOptions {
   channelLivenessMs?: number;
   /** Called when reports cannot be delivered for good or are not accepted. @default console.warn */
   onReportError?: (message: string) => void;
+  /**
+   * Called once for each decision `act` acts on, before it acts (synchronously; keep it cheap): the action, its run and
+   * the decision (allow included). An escalated call is reported twice when a human approves it: `escalate`, then the
+   * decision taken again after the approval (`approved: true`). For logs, metrics or traces of the agent's own; an
+   * exception it throws is passed to `onReportError` and ignored.
+   */
+  onDecision?: (event: DecisionEvent) => void;
   /** fetch implementation. @default globalThis.fetch */
   fetch?: typeof fetch;
 }
@@ -102,6 +106,17 @@ export interface ActContext {
   sessionId: string | null;
   /** Report the action's actual cost in USD (e.g. what the provider billed); recorded as `actual_cost_usd`. */
   reportCost(usd: number): void;
+}
+
+/** What {@link GovernorOptions.onDecision} gets for each decision. */
+export interface DecisionEvent {
+  /** The action's name. */
+  action_name: string;
+  run_id: string;
+  /** The decision (`decision`, `intervention_type`, `outcome`, `policy_id`, `reason`, …; `modified_inputs` for a downgrade). */
+  decision: GovernanceDecision;
+  /** True for the decision taken again after a human approved the escalated call. */
+  approved: boolean;
 }
 
 /** What {@link Governor.status} reports. */
@@ -336,6 +351,15 @@ export class Governor {
     });
   }
 
+  /** @internal Pass a decision to `onDecision`; what it throws goes to `onReportError`. */
+  notifyDecision(event: DecisionEvent): void {
+    try {
+      this.opts.onDecision?.(event);
+    } catch (err) {
+      this.onError(`onDecision threw: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
   /** @internal Spool one report and send it in the background. */
   report(type: string, id: string, body: Record<string, unknown>): void {
     const ev: SpoolEvent = { id, type, timestamp: new Date().toISOString(), body };
@@ -355,8 +379,10 @@ export class Governor {
   /**
    * @internal The decision for one action of `run`: the fail-closed gate, else the engine.
    * @param hash the arguments' hash when a guardrail needs it ({@link Governor.needsArgsHash}), else undefined.
+   * @param moderation the arguments' moderation scores ({@link Governor.moderate}) when a moderation guardrail applies;
+   *   when they could not be had, the guardrail fails closed (see {@link moderationUnavailable}).
    */
-  decideFor(run: Run, name: string, args: Record<string, unknown>, estimated: number, options: ActOptions, hash: string | undefined): GovernanceDecision {
+  decideFor(run: Run, name: string, args: Record<string, unknown>, estimated: number, options: ActOptions, hash: string | undefined, moderation?: Moderated): GovernanceDecision {
     const def = this.schemas.definition(name);
     const closedReason = this.gateReason();
     if (closedReason) return failClosed(closedReason, estimated, def?.risk_level ?? 'high');
@@ -369,6 +395,7 @@ export class Governor {
       estimated_cost_usd: estimated,
       risk_level: def?.risk_level ?? null,
       ...(options.idempotencyKey !== undefined ? { idempotency_key: options.idempotencyKey } : {}),
+      ...(moderation && 'scores' in moderation ? { moderation_scores: moderation.scores } : {}),
     };
     const seen = key === undefined ? undefined : this.idempotency.get(`${name}\u0000${key}`);
     const now = Date.now();
@@ -382,7 +409,57 @@ export class Governor {
       idempotency_records: key !== undefined && seen && seen.expiresAt > now ? [{ action_name: name, idempotency_key: key, at: seen.at }] : [],
     };
     const d = decide(snap?.policies ?? [], snap?.killSwitches ?? NO_KILL_SWITCHES, action, context);
-    return { ...d, ...(d.guardrail_context ? { context: d.guardrail_context as Record<string, unknown> } : {}) } as GovernanceDecision;
+    const out = { ...d, ...(d.guardrail_context ? { context: d.guardrail_context as Record<string, unknown> } : {}) } as GovernanceDecision;
+    if (moderation && 'error' in moderation) return moderationUnavailable(out, this.facts().moderation ?? [], name, moderation.error, estimated, def?.risk_level ?? null);
+    return out;
+  }
+
+  /** @internal Whether any applicable policy has a moderation guardrail (`act` then asks the provider first). */
+  moderates(): boolean {
+    return this.facts().moderation !== null;
+  }
+
+  /**
+   * @internal Score the arguments' strings with the moderation provider: every non-blank string (nested objects and
+   * arrays included), each distinct text asked once, at most {@link MAX_MODERATED_FIELDS} fields. Never rejects: a
+   * missing provider, a provider error, an answer of the wrong length or too many strings give `{error}`.
+   */
+  async moderate(args: Record<string, unknown>): Promise<Moderated> {
+    const provider = this.opts.moderation;
+    if (!provider) return { error: 'no moderation provider was given to Governor.connect (option moderation)' };
+    const fields: Array<{ field_path: string; text: number }> = [];
+    const texts: string[] = [];
+    const index = new Map<string, number>();
+    let tooMany = false;
+    const truncated = walkStrings(args, (text, place) => {
+      if (text.trim() === '') return true;
+      if (fields.length >= MAX_MODERATED_FIELDS) {
+        tooMany = true;
+        return false;
+      }
+      let i = index.get(text);
+      if (i === undefined) index.set(text, (i = texts.push(text) - 1));
+      fields.push({ field_path: fieldPathOf(place), text: i });
+      return true;
+    });
+    if (truncated || tooMany) return { error: `the arguments hold more strings than the moderation guardrail checks (at most ${MAX_MODERATED_FIELDS} fields, 1 MiB of text)` };
+    if (texts.length === 0) return { scores: [] };
+    let results: Array<Record<string, number>>;
+    try {
+      results = await provider.moderate(texts);
+    } catch (err) {
+      return { error: err instanceof Error ? err.message : String(err) };
+    }
+    if (!Array.isArray(results) || results.length !== texts.length) return { error: `the moderation provider answered ${Array.isArray(results) ? results.length : 'no'} result(s) for ${texts.length} text(s)` };
+    const scores: ModerationScores = [];
+    for (const f of fields) {
+      const r = results[f.text];
+      if (r === null || typeof r !== 'object') return { error: `the moderation provider answered ${JSON.stringify(r)} for a text, not a record of scores` };
+      const clean: Record<string, number> = {};
+      for (const [k, v] of Object.entries(r)) if (typeof v === 'number' && v >= 0 && v <= 1 && k.length <= 128) clean[k] = v;
+      scores.push({ field_path: f.field_path, scores: clean });
+    }
+    return { scores };
   }
 
   /** @internal How long results of `name` are kept for the idempotency guardrail (ms), or null when no policy asks. */
@@ -408,10 +485,11 @@ export class Governor {
   private facts(): SnapshotFacts {
     const policies = this.snapshot.current?.policies ?? NO_POLICIES;
     if (this.factsOf === policies && this.cachedFacts) return this.cachedFacts;
-    const f: SnapshotFacts = { longestWindowMs: 0, needsArgsHash: false, idempotency: null };
+    const f: SnapshotFacts = { longestWindowMs: 0, needsArgsHash: false, idempotency: null, moderation: null };
     for (const p of policies) {
       for (const k in p.rate_limits) f.longestWindowMs = Math.max(f.longestWindowMs, p.rate_limits[k].window_seconds * 1000);
-      const g = (p as { guardrails?: { loop?: { window_seconds?: number } | null; idempotency?: { actions?: string[]; ttl_seconds?: number } | null } | null }).guardrails;
+      const g = (p as { guardrails?: { loop?: { window_seconds?: number } | null; idempotency?: { actions?: string[]; ttl_seconds?: number } | null; moderation?: { mode?: string } | null } | null }).guardrails;
+      if (g?.moderation) (f.moderation ??= []).push({ policy_id: p.id, policy_name: p.name, mode: g.moderation.mode === 'warn' ? 'warn' : 'block' });
       if (g?.loop) {
         f.needsArgsHash = true;
         if (g.loop.window_seconds) f.longestWindowMs = Math.max(f.longestWindowMs, g.loop.window_seconds * 1000);
@@ -434,8 +512,50 @@ interface SnapshotFacts {
   longestWindowMs: number;
   needsArgsHash: boolean;
   idempotency: Array<{ actions: string[]; ttlMs: number }> | null;
+  /** The applicable policies with a moderation guardrail, in the snapshot's order; null for none. */
+  moderation: ModerationGuardrailOf[] | null;
 }
 const NO_POLICIES: never[] = [];
+
+/** A policy's moderation guardrail, as the fail-closed rule needs it. */
+interface ModerationGuardrailOf {
+  policy_id: string;
+  policy_name: string;
+  mode: 'block' | 'warn';
+}
+
+/** Most string fields of one action's arguments the moderation guardrail scores (the engine's `ModerationScoresSchema` bound). */
+const MAX_MODERATED_FIELDS = 1000;
+
+/** The moderation provider's scores of an action's arguments, or why there are none. */
+type Moderated = { scores: ModerationScores } | { error: string };
+
+const rankOf = (decision: string) => {
+  const i = (POLICY_DECISIONS as readonly string[]).indexOf(decision);
+  return i < 0 ? 0 : i;
+};
+
+/**
+ * The decision when the moderation guardrail could not score the arguments (no provider, provider error or timeout,
+ * an answer of the wrong shape). A guardrail that cannot look acts as if it had found something, without a context:
+ * - a `block`-mode moderation guardrail applies → the action is blocked (`block` / `hard_block`, rule
+ *   `moderation_guardrail`, the guardrail's policy, a reason naming the failure), unless `d` is already at least as
+ *   restrictive (a kill switch, a deny list, the PII guardrail: the engine's precedence);
+ * - only `warn`-mode ones → `d` when something else decided, else a warning naming the failure.
+ */
+function moderationUnavailable(d: GovernanceDecision, guardrails: ModerationGuardrailOf[], name: string, error: string, estimated: number, risk: GovernanceDecision['risk_level'] | null): GovernanceDecision {
+  const blocking = guardrails.find((g) => g.mode === 'block');
+  const g = blocking ?? guardrails[0];
+  if (!g) return d;
+  const why = `${name} arguments could not be moderated (${error})`;
+  const base = { rule: 'moderation_guardrail', policy_id: g.policy_id, policy_name: g.policy_name, risk_level: risk ?? RULE_RISK.moderation_guardrail, estimated_cost_usd: estimated };
+  if (blocking) {
+    if (rankOf(d.decision) <= rankOf('content_blocked')) return d;
+    return { ...base, decision: 'block', intervention_type: 'hard_block', outcome: 'blocked', reason: `${why}; the moderation guardrail of policy "${g.policy_name}" fails closed`, cost_prevented_usd: estimated };
+  }
+  if (d.decision !== 'allow') return d;
+  return { ...base, decision: 'warn', intervention_type: 'warning', outcome: 'warned', reason: `${why}; warned by the moderation guardrail of policy "${g.policy_name}"`, cost_prevented_usd: 0 };
+}
 
 /** A decision the SDK takes itself when it cannot trust its snapshot: block, no policy. */
 function failClosed(reason: string, estimated: number, risk: GovernanceDecision['risk_level']): GovernanceDecision {
@@ -520,7 +640,8 @@ export class Run {
    *   {@link ApprovalRejectedError};
    * - downgrade: run with the decision's `modified_inputs` and record the intervention;
    * - idempotent_replay: resolve the first call's result without running, and record the intervention.
-   * Never waits on the network unless it escalates. `fn` may report the actual cost with `ctx.reportCost(usd)`.
+   * Never waits on the network unless it escalates, or a moderation guardrail applies (the provider scores the
+   * arguments' strings first; see {@link GovernorOptions.moderation}). `fn` may report the actual cost with `ctx.reportCost(usd)`.
    * @throws TypeError when `name` is not registered, `args` fails its JSON Schema (naming the field), or an argument
    *   or option is malformed — before any decision.
    * @throws whatever `fn` throws (the ledger entry is recorded with status `error`).
@@ -547,8 +668,10 @@ export class Run {
       return this.blocked(name, d, options);
     }
     const hash = this.argsHash(inputs);
-    const d = this.gov.decideFor(this, name, inputs, estimated, options, hash);
-    return this.dispatch(new Call(name, inputs, fn as (args: Record<string, unknown>, ctx: ActContext) => unknown, options, seq, estimated, hash), d, false) as Promise<R | BlockedResult>;
+    // The one network wait before a decision: the moderation provider, only while a moderation guardrail applies.
+    const moderation = this.gov.moderates() ? await this.gov.moderate(inputs) : undefined;
+    const d = this.gov.decideFor(this, name, inputs, estimated, options, hash, moderation);
+    return this.dispatch(new Call(name, inputs, fn as (args: Record<string, unknown>, ctx: ActContext) => unknown, options, seq, estimated, hash, moderation), d, false) as Promise<R | BlockedResult>;
   }
 
   /** Record the end of the run (`run.end`): `completed` or `failed`, with an optional error text. */
@@ -573,6 +696,7 @@ export class Run {
 
   /** Act on a decision. `approved`: a human approved this call (an escalate then runs). */
   private async dispatch(c: Call, d: GovernanceDecision, approved: boolean): Promise<unknown> {
+    if (this.gov.opts.onDecision) this.gov.notifyDecision({ action_name: c.name, run_id: this.runId, decision: d, approved });
     switch (d.decision) {
       case 'allow':
         return this.execute(c, c.inputs);
@@ -773,7 +897,7 @@ export class Run {
         if (!a.original_inputs || argumentsHash(a.original_inputs) !== hash) return end('mismatch', a);
         // The push channel keeps the snapshot current while it is live; else refresh it (a 304 when unchanged).
         if (this.gov.snapshot.ageMs() !== 0) await Promise.race([this.gov.snapshot.refresh(), sleep(2000)]);
-        const again = this.gov.decideFor(this, c.name, c.inputs, c.estimated, c.options, c.hash);
+        const again = this.gov.decideFor(this, c.name, c.inputs, c.estimated, c.options, c.hash, c.moderation);
         return this.dispatch(c, again, true);
       }
       if (a && (a.status === 'rejected' || a.status === 'expired')) return end(a.status, a);
@@ -803,5 +927,7 @@ class Call {
     readonly estimated: number,
     /** The arguments' hash, when a guardrail needs it. */
     readonly hash: string | undefined,
+    /** The moderation provider's scores of the arguments (or why there are none), when a moderation guardrail applies. */
+    readonly moderation: Moderated | undefined,
   ) {}
 }

@@ -10,7 +10,8 @@
  * await run.end({ status: 'completed' });
  * await gov.close();
  */
-export { Governor, Run, SDK_VERSION, type ActContext, type ActOptions, type GovernorOptions, type GovernorStatus, type ModerationProvider } from './governor.js';
+export { Governor, Run, SDK_VERSION, type ActContext, type ActOptions, type DecisionEvent, type GovernorOptions, type GovernorStatus } from './governor.js';
+export { ModerationError, moderationCategory, openAIModeration, type ModerationProvider, type OpenAIModerationOptions } from './moderation.js';
 export { ActionBlockedError, ApprovalRejectedError, type ApprovalEnd, type BlockedResult, type GovernanceDecision, type RiskLevel } from './errors.js';
 export { argumentsHash } from './hash.js';
 export type { ActionDefinition } from './schema.js';
