@@ -4,7 +4,8 @@
  * switch and approval figures cross a process boundary as they do for a real agent.
  *
  * Messages from the parent:
- * - `{cmd: 'connect', url, key, agentId}`: connect (memory reporting), wait until the push channel is live; → `{ok: 'connected'}`.
+ * - `{cmd: 'connect', url, key, agentId}`: connect (memory reporting; registers the agent with its two actions), wait
+ *   until the push channel is live; → `{ok: 'connected'}`.
  * - `{cmd: 'until', blocked, action}`: act `action` about every millisecond (`onBlocked: 'return'`) until an act is
  *   (`blocked: true`) or is not stopped; → `{at}` once it is watching (`watching`), then `{at}` of that act's end.
  * - `{cmd: 'escalate', action, n}`: act `action` with `{n}` (it waits for a human); → `{resumedAt}` when the approved
@@ -27,7 +28,14 @@ let run: import('@agp/sdk').Run | null = null;
 process.on('message', async (m: { cmd: string; [k: string]: any }) => {
   try {
     if (m.cmd === 'connect') {
-      gov = await sdk.Governor.connect({ url: m.url, key: m.key, agentId: m.agentId, onReportError: () => undefined, approvalTimeoutMs: 30_000 });
+      gov = await sdk.Governor.connect({
+        url: m.url,
+        key: m.key,
+        agentId: m.agentId,
+        actions: ['send_email', 'wire_transfer_0'].map((name) => ({ name, description: `bench action ${name}`, parameters: { type: 'object' } })),
+        onReportError: () => undefined,
+        approvalTimeoutMs: 30_000,
+      });
       for (let i = 0; gov.status().channel.state !== 'connected'; i++) {
         if (i > 500) throw new Error(`push channel not connected: ${JSON.stringify(gov.status().channel)}`);
         await sleep(10);

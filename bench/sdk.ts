@@ -9,6 +9,7 @@
  *     rules, then `fn(args)` when it allows;
  *   - `@cedar-policy/cedar-wasm` (nodejs build): `statefulIsAuthorized` against an equivalent policy set preparsed once
  *     with `preparsePolicySet`, then `fn(args)` when it allows.
+ *     In a process of its own (./sdk-cedar.ts): with AGT in the same V8 isolate, Node 20.20 aborts.
  *
  * Rows:
  *   (a) the allow path of `run.act` with 1, 10 and 100 policies applying to the agent (no guardrails), in-memory
@@ -50,13 +51,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { setImmediate as yieldLoop } from 'node:timers/promises';
 import type { AgentMeshClient } from '@microsoft/agent-governance-sdk';
 import { EMBEDDED_NODE_FLAGS } from '../services/embedded/src/memory.js';
+import { rate, sample, type Fn } from './sdk-harness.js';
 
 type Sdk = typeof import('@agp/sdk');
 type Governor = import('@agp/sdk').Governor;
-type Cedar = typeof import('@cedar-policy/cedar-wasm/nodejs');
 
 const SAMPLES = Number(process.env.BENCH_SDK_SAMPLES ?? 20_000);
 const ROUNDS = Number(process.env.BENCH_SDK_ROUNDS ?? 3);
@@ -69,7 +69,6 @@ const COUNTS = [1, 10, 100];
 const WRITE_KEY = 'agp_bench_write_key_000000000001';
 const READ_KEY = 'agp_bench_read_key_0000000000001';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const CHUNK = 100;
 /** Suffix of this run's agent ids (a platform given by BENCH_SDK_URL may hold earlier runs' policies). */
 const RUN = Date.now().toString(36);
 
@@ -104,36 +103,20 @@ function ticket(pii: boolean): Record<string, unknown> {
     notes: 'Customer has been with us for over a year; no earlier refund requests. Approve within the standard refund policy, no escalation needed unless the amount is above the usual threshold.',
   };
   const pad = 2048 - JSON.stringify(t).length;
-  return { ...t, summary: 'Duplicate capture confirmed by billing, refund opened for the second charge. '.repeat(4).slice(0, Math.max(0, pad - 14)) };
+  return { ...t, summary: 'Duplicate capture confirmed by billing, refund opened for the second charge. '.repeat(30).slice(0, Math.max(0, pad - 14)) };
 }
-
-/** One measured function: a call on sample `i`. */
-type Fn = (i: number) => unknown;
 
 interface Row {
   label: string;
-  fn: Fn;
+  /** The call, in this thread; or `remote`, a whole sample of `n` calls taken elsewhere (the Cedar worker). */
+  fn: Fn | null;
+  remote?: (n: number) => Promise<{ samples: Float64Array; cpuUs: number }>;
   samples: Float64Array[];
   /** Process CPU time (user + system, µs) over the timed calls of each round. */
   cpuUs: number[];
 }
 const row = (label: string, fn: Fn): Row => ({ label, fn, samples: [], cpuUs: [] });
-
-/** `n` calls of `fn`, each timed (ns), the event loop running after every {@link CHUNK} calls. */
-async function sample(fn: Fn, n: number): Promise<Float64Array> {
-  const out = new Float64Array(n);
-  let i = 0;
-  while (i < n) {
-    const end = Math.min(n, i + CHUNK);
-    for (; i < end; i++) {
-      const t0 = process.hrtime.bigint();
-      await fn(i);
-      out[i] = Number(process.hrtime.bigint() - t0);
-    }
-    await yieldLoop();
-  }
-  return out;
-}
+const take = (r: Row, n: number) => (r.remote ? r.remote(n) : sample(r.fn!, n));
 
 const percentile = (sorted: Float64Array | number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
@@ -150,13 +133,12 @@ function pooled(r: Row): { p50: number; p99: number; n: number; cpu: number } {
 
 /** Warm every row, then ROUNDS rounds interleaving them. */
 async function measure(rows: Row[]): Promise<void> {
-  for (const r of rows) await sample(r.fn, Math.min(SAMPLES, 5000));
+  for (const r of rows) await take(r, Math.min(SAMPLES, 5000));
   for (let round = 0; round < ROUNDS; round++) {
     for (const r of rows) {
-      const c0 = process.cpuUsage();
-      r.samples.push(await sample(r.fn, SAMPLES));
-      const c = process.cpuUsage(c0);
-      r.cpuUs.push(c.user + c.system);
+      const { samples, cpuUs } = await take(r, SAMPLES);
+      r.samples.push(samples);
+      r.cpuUs.push(cpuUs);
     }
   }
 }
@@ -238,29 +220,37 @@ function agtClient(agt: typeof import('@microsoft/agent-governance-sdk'), agentI
   return agt.AgentMeshClient.create(agentId, { policyRules: rules });
 }
 
-/** Cedar's equivalent policy set of `n` policies, preparsed under id `id`. */
-function cedarSet(cedar: Cedar, id: string, agentId: string, n: number): void {
-  const text: string[] = [];
-  for (let i = 0; i < n; i++) {
-    text.push(`@id("p${i}-deny") forbid (principal == Agent::"${agentId}", action in [Action::"drop_table_${i}", Action::"delete_records_${i}"], resource);`);
-    text.push(`@id("p${i}-approval") @approval("required") forbid (principal == Agent::"${agentId}", action == Action::"wire_transfer_${i}", resource);`);
-  }
-  text.push('@id("default-allow") permit (principal, action, resource);');
-  const r = cedar.preparsePolicySet(id, { staticPolicies: text.join('\n') });
-  if (r.type !== 'success') throw new Error(`Cedar: ${JSON.stringify(r.errors)}`);
-}
+/** The Cedar baseline, in a process of its own (./sdk-cedar.ts says why). */
+class CedarWorker {
+  private readonly child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/sdk-cedar.ts')], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced', cwd: ROOT });
+  private queue: Promise<unknown> = Promise.resolve();
 
-/** A Cedar authorization of `action` with `context` by `agentId` against set `id`, then `fn` when allowed. */
-function cedarCall(cedar: Cedar, id: string, agentId: string, action: string, context: Record<string, unknown>, fn: (a: Record<string, unknown>) => unknown) {
-  const principal = { type: 'Agent', id: agentId };
-  const act = { type: 'Action', id: action };
-  const resource = { type: 'Tool', id: action };
-  return async () => {
-    const r = cedar.statefulIsAuthorized({ principal, action: act, resource, context: context as never, preparsedPolicySetId: id, entities: [] });
-    if (r.type !== 'success') throw new Error(`Cedar: ${JSON.stringify(r.errors)}`);
-    if (r.response.decision === 'allow') return fn(context);
-    return null;
-  };
+  /** One request, answered in order. */
+  ask<T>(m: Record<string, unknown>): Promise<T> {
+    const next = this.queue.then(
+      () =>
+        new Promise<T>((resolve, reject) => {
+          this.child.once('message', (a: { error?: string }) => (a.error ? reject(new Error(`Cedar process: ${a.error}`)) : resolve(a as T)));
+          this.child.send(m);
+        }),
+    );
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Preparse the equivalent policy set of `n` policies as `id`. */
+  prepare(id: string, agentId: string, n: number): Promise<unknown> {
+    return this.ask({ cmd: 'prepare', id, agentId, n });
+  }
+
+  /** A row whose samples the worker takes: authorize `action` with `context`, then the same function. */
+  row(label: string, id: string, agentId: string, action: string, context: Record<string, unknown>): Row {
+    return { label, fn: null, samples: [], cpuUs: [], remote: (n) => this.ask({ cmd: 'sample', id, agentId, action, context, n }) };
+  }
+
+  close(): void {
+    this.child.kill('SIGTERM');
+  }
 }
 
 const agtCall = (client: AgentMeshClient, action: string, args: Record<string, unknown>, fn: (a: Record<string, unknown>) => unknown) => async () => {
@@ -284,10 +274,10 @@ export async function sdkBench(): Promise<void> {
   const sdk = (await import(pathToFileURL(join(ROOT, 'packages/sdk/dist/index.js')).href)) as Sdk;
   const require = createRequire(import.meta.url);
   const agt = require('@microsoft/agent-governance-sdk') as typeof import('@microsoft/agent-governance-sdk');
-  const cedar = require('@cedar-policy/cedar-wasm/nodejs') as Cedar;
+  const cedar = new CedarWorker();
   const agtVersion = (require('@microsoft/agent-governance-sdk/package.json') as { version: string }).version;
-  const cedarVersion = cedar.getCedarSDKVersion();
-  const timer = await sample(() => 0, 20_000);
+  const cedarVersion = (await cedar.ask<{ ok: string }>({ cmd: 'version' })).ok;
+  const timer = (await sample(() => 0, 20_000)).samples;
   timer.sort();
   const cpuModel = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown CPU';
   console.log(`AGP agent SDK benchmark: node ${process.version}, ${availableParallelism()} CPUs (${cpuModel}), ${new Date().toISOString()}; ${ROUNDS} rounds × ${fmt(SAMPLES)} timed calls per row; timer overhead p50 ${us(percentile(timer, 50))} µs (included)`);
@@ -317,7 +307,7 @@ export async function sdkBench(): Promise<void> {
         const runSpool = spoolGov.startRun();
         const d = await runMem.act(ACTION, ARGS, work, { onBlocked: 'return' });
         if (d !== 120) throw new Error(`the allow path is not allowed: ${JSON.stringify(d)}`);
-        cedarSet(cedar, `allow-${n}`, agentId, n);
+        await cedar.prepare(`allow-${n}`, agentId, n);
         const client = agtClient(agt, agentId, n);
         if ((await client.executeWithGovernance(ACTION, ARGS)).decision !== 'allow') throw new Error('AGT does not allow the action');
         sets.push({
@@ -325,7 +315,7 @@ export async function sdkBench(): Promise<void> {
           mem: row(`act, ${n} policies, memory`, () => runMem.act(ACTION, ARGS, work, { estimatedCostUsd: 0.02 })),
           spool: row(`act, ${n} policies, spool`, () => runSpool.act(ACTION, ARGS, work, { estimatedCostUsd: 0.02 })),
           agt: row(`AGT, ${n}`, agtCall(client, ACTION, ARGS, work)),
-          cedar: row(`Cedar, ${n}`, cedarCall(cedar, `allow-${n}`, agentId, ACTION, ARGS, work)),
+          cedar: cedar.row(`Cedar, ${n}`, `allow-${n}`, agentId, ACTION, ARGS),
         });
       }
       console.log('measuring the allow path ...');
@@ -361,13 +351,13 @@ export async function sdkBench(): Promise<void> {
       const stopped = (await run.act('answer_ticket', dirty, () => 1, { onBlocked: 'return' })) as { blocked?: boolean; decision?: { decision: string; context?: { matches?: unknown[] } } };
       if (stopped.decision?.decision !== 'pii_blocked') throw new Error(`the ticket with PII is not blocked: ${JSON.stringify(stopped)}`);
       const client = agtClient(agt, agentId, 1);
-      cedarSet(cedar, 'pii', agentId, 1);
+      await cedar.prepare('pii', agentId, 1);
       const rows = {
         clean: row('pii clean', () => run.act('answer_ticket', clean, work)),
         dirty: row('pii dirty', () => run.act('answer_ticket', dirty, work, { onBlocked: 'return' })),
         bare: row('bare 2KB', async () => work(clean)),
         agt: row('AGT 2KB', agtCall(client, 'answer_ticket', clean, work)),
-        cedar: row('Cedar 2KB', cedarCall(cedar, 'pii', agentId, 'answer_ticket', clean, work)),
+        cedar: cedar.row('Cedar 2KB', 'pii', agentId, 'answer_ticket', clean),
       };
       console.log(`measuring the PII guardrail (arguments of ${size(clean)} B clean, ${size(dirty)} B with ${stopped.decision.context?.matches?.length} matches) ...`);
       await measure(Object.values(rows));
@@ -404,6 +394,8 @@ export async function sdkBench(): Promise<void> {
       await next(); // started
       agent.send({ cmd: 'connect', url: p.url, key: WRITE_KEY, agentId });
       await next();
+      // The kill-switch route takes registered agents only (connect registered it with its actions).
+      await until(`${agentId} registered`, async () => (await p.call('GET', `/api/v1/agents/${agentId}`)).status === 200);
 
       if (ONLY.has('kill')) {
         console.log(`measuring kill-switch propagation (${TRIALS} trials) ...`);
@@ -463,24 +455,15 @@ export async function sdkBench(): Promise<void> {
       const gov = await connect(sdk, p, agentId, 10);
       const run = gov.startRun();
       const client = agtClient(agt, agentId, 10);
-      cedarSet(cedar, 'throughput', agentId, 10);
-      /** Calls per second of `count` calls of `fn` in a sequential loop (at least 1 s), the event loop running every CHUNK calls. */
-      const rate = async (fn: Fn, count: number) => {
-        const t0 = performance.now();
-        let n = 0;
-        while (n < count || performance.now() - t0 < 1000) {
-          for (let k = 0; k < CHUNK; k++) await fn(n++);
-          await yieldLoop();
-        }
-        return { n, ms: performance.now() - t0, perSecond: (n * 1000) / (performance.now() - t0) };
-      };
+      await cedar.prepare('throughput', agentId, 10);
       console.log(`measuring throughput (${fmt(THROUGHPUT_ACTS)} actions, then until every report is acknowledged) ...`);
-      const bare = await rate(async () => work(ARGS), THROUGHPUT_ACTS);
-      const a = await rate(agtCall(client, ACTION, ARGS, work), THROUGHPUT_ACTS);
-      const c = await rate(cedarCall(cedar, 'throughput', agentId, ACTION, ARGS, work), THROUGHPUT_ACTS);
+      const perSecond = (r: { n: number; ms: number }) => ({ n: r.n, perSecond: (r.n * 1000) / r.ms });
+      const bare = perSecond(await rate(async () => work(ARGS), THROUGHPUT_ACTS));
+      const a = perSecond(await rate(agtCall(client, ACTION, ARGS, work), THROUGHPUT_ACTS));
+      const c = perSecond(await cedar.ask<{ n: number; ms: number }>({ cmd: 'rate', id: 'throughput', agentId, action: ACTION, context: ARGS, count: THROUGHPUT_ACTS }));
       const before = gov.status().reports.delivered;
       const t0 = performance.now();
-      const g = await rate(() => run.act(ACTION, ARGS, work, { estimatedCostUsd: 0.02 }), THROUGHPUT_ACTS);
+      const g = perSecond(await rate(() => run.act(ACTION, ARGS, work, { estimatedCostUsd: 0.02 }), THROUGHPUT_ACTS));
       const pendingAtEnd = gov.status().reports.pending;
       const { delivered, pending } = await gov.close({ timeoutMs: 600_000 });
       const allMs = performance.now() - t0;
@@ -500,6 +483,7 @@ export async function sdkBench(): Promise<void> {
     // The latency rows' reports are not delivered (see connect): closed at once, their reports dropped with the run.
     for (const g of govs) await g.close({ timeoutMs: 0 }).catch(() => undefined);
     agent?.kill('SIGKILL');
+    cedar.close();
     const child = p.child;
     if (child) {
       child.kill('SIGTERM');
