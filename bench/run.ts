@@ -543,7 +543,8 @@ else if (which === 'ingest') await ingestBench();
 else if (which === 'list') await listBench();
 else if (which === 'mcp') await (await import('./mcp.js')).mcpBench();
 else if (which === 'policy') await (await import('./policy.js')).policyBench();
+else if (which === 'sdk') await (await import('./sdk.js')).sdkBench();
 else {
-  console.error(`unknown benchmark ${which}; available: ingest, list, stats, mcp, policy`);
+  console.error(`unknown benchmark ${which}; available: ingest, list, stats, mcp, policy, sdk`);
   process.exit(2);
 }

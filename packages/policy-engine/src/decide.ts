@@ -243,7 +243,8 @@ export function appliesTo(policy: Pick<EnginePolicy, 'agent_ids'>, agentId: stri
  * `*` counts calls of every action.
  */
 class CallWindows {
-  private readonly counts = new Map<string, number>();
+  /** Made on the first count (most decisions count nothing). */
+  private counts: Map<string, number> | null = null;
   constructor(
     private readonly calls: readonly RecentCall[],
     private readonly now: number,
@@ -252,6 +253,7 @@ class CallWindows {
   /** Calls of `key` (an action name, or `*` for all) with `at > now − windowSeconds·1000`. */
   count(key: string, windowSeconds: number): number {
     const memo = `${windowSeconds}\u0000${key}`;
+    this.counts ??= new Map();
     let n = this.counts.get(memo);
     if (n === undefined) {
       const from = this.now - windowSeconds * 1000;
@@ -276,7 +278,8 @@ class CallWindows {
  * decision: the USD amounts its reasons print (`toFixed` is the dear part), the PII scan and the arguments hash.
  */
 class DecisionInput {
-  private readonly usdTexts = new Map<number, string>();
+  /** Made on the first amount printed (most decisions print none). */
+  private usdTexts: Map<number, string> | null = null;
   private pii: PiiScan | null = null;
   private hash: string | null = null;
   constructor(
@@ -291,6 +294,7 @@ class DecisionInput {
 
   /** {@link usd}, memoised for this decision. */
   usd(n: number): string {
+    this.usdTexts ??= new Map();
     let text = this.usdTexts.get(n);
     if (text === undefined) {
       text = usd(n);

@@ -117,7 +117,9 @@ export class Reporter {
     }
     try {
       const res = await this.client.ingest(batch as IngestEvent[]);
-      const acked = res.successes.map((s) => s.id);
+      // Ids of this batch only (the spool forgets each acknowledged id once).
+      const acked: string[] = [];
+      for (const s of res.successes) if (this.pending.has(s.id)) acked.push(s.id);
       const refused: Array<{ event: SpoolEvent; status: number; message: string }> = [];
       for (const e of res.errors) {
         // 503 (and any 5xx) per event: transient; the event stays pending.

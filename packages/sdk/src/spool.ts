@@ -37,7 +37,7 @@ export interface Spool {
   recovered(): SpoolEvent[];
   /** Keep one report until it is acknowledged. Synchronous. */
   append(ev: SpoolEvent): void;
-  /** Forget acknowledged (or dead-lettered) reports. */
+  /** Forget acknowledged (or dead-lettered) reports: ids appended and not yet acknowledged (the reporter's pending ones). */
   ack(ids: readonly string[]): void;
   /** Set aside reports the platform refused for good (422, 413), with why; they are not sent again. */
   reject(items: ReadonlyArray<{ event: SpoolEvent; status: number; message: string }>): void;
@@ -51,11 +51,13 @@ export interface Spool {
   close(): void;
 }
 
-/** Memory only: lossy when the process dies. Bounded by `maxBytes` like the file. */
+/**
+ * Memory only: lossy when the process dies. Bounded by `maxBytes` like the file. The reports themselves are the
+ * reporter's pending ones; this counts their estimated bytes (from the id alone, so `ack` needs no table of sizes).
+ */
 export class MemorySpool implements Spool {
   readonly durable = false;
   private bytes = 0;
-  private readonly sizes = new Map<string, number>();
   /** Reports the platform refused for good, kept for `status()`. */
   readonly rejected: Array<{ event: SpoolEvent; status: number; message: string }> = [];
   constructor(private readonly maxBytes: number) {}
@@ -63,18 +65,11 @@ export class MemorySpool implements Spool {
     return [];
   }
   append(ev: SpoolEvent): void {
-    const n = approxBytes(ev);
-    this.sizes.set(ev.id, n);
-    this.bytes += n;
+    this.bytes += approxBytes(ev.id);
   }
   ack(ids: readonly string[]): void {
-    for (const id of ids) {
-      const n = this.sizes.get(id);
-      if (n !== undefined) {
-        this.bytes -= n;
-        this.sizes.delete(id);
-      }
-    }
+    for (const id of ids) this.bytes -= approxBytes(id);
+    if (this.bytes < 0) this.bytes = 0;
   }
   reject(items: ReadonlyArray<{ event: SpoolEvent; status: number; message: string }>): void {
     this.rejected.push(...items.slice(0, Math.max(0, 1000 - this.rejected.length)));
@@ -91,8 +86,8 @@ export class MemorySpool implements Spool {
 }
 
 /** A cheap size estimate for memory mode (no serialisation on the hot path). */
-function approxBytes(ev: SpoolEvent): number {
-  return 256 + ev.id.length;
+function approxBytes(id: string): number {
+  return 256 + id.length;
 }
 
 /** The durable spool: see the module docs. */
