@@ -159,6 +159,7 @@ describeModes('stats, runs, agent stats and the ledger export', (platform) => {
         inputs: { q: 1 },
         outputs: ['x'],
         error: 'boom',
+        purpose: 'production',
       });
       const page = await call(p, 'GET', `/api/v1/runs/${run}?actions_skip=1&actions_limit=1`, { key: p.readKey });
       expect(page.body.actions.map((x: any) => x.action_name)).toEqual(['b_second']);
