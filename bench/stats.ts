@@ -199,10 +199,10 @@ export async function statsBench(): Promise<void> {
     const auth = { authorization: `Bearer ${READ_KEY}` };
     const now = () => new Date();
     const endpoints: Array<{ path: string; raw: () => Promise<unknown> }> = [
-      { path: '/api/v1/stats/', raw: () => statsSummary(sql, ORG, undefined, now()) },
-      { path: '/api/v1/stats/daily', raw: () => statsDaily(sql, ORG, now()) },
-      { path: '/api/v1/stats/estimation-accuracy', raw: () => estimationAccuracy(sql, ORG) },
-      { path: '/api/v1/interventions/stats', raw: () => interventionStats(sql, ORG, {}, now()) },
+      { path: '/api/v1/stats/', raw: () => statsSummary(sql, ORG, undefined, now(), ['production']) },
+      { path: '/api/v1/stats/daily', raw: () => statsDaily(sql, ORG, now(), ['production']) },
+      { path: '/api/v1/stats/estimation-accuracy', raw: () => estimationAccuracy(sql, ORG, ['production']) },
+      { path: '/api/v1/interventions/stats', raw: () => interventionStats(sql, ORG, { purpose: ['production'] }, now()) },
     ];
     const rows: string[][] = [];
     for (const e of endpoints) {

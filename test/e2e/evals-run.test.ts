@@ -104,11 +104,14 @@ describeModes('agp evals run: generate → run → gate → upload with the buil
     for (const s of uncovered) expect(s, s.name).toMatchObject(denies(s.name) ? { status: 'blocked' } : { status: 'allowed', detection_time_ms: null });
     for (const s of doc.scenarios) expect(s.damage_usd, s.name).toBe(parseScenarioFile(generated.find((g) => g.name === s.name)!.source.text).damage_usd ?? null);
 
-    // Each scenario ran in its own run, recorded through ingest and ended.
-    const runs = await call(p, 'GET', `/api/v1/runs?agent_id=${agentId}&limit=200`, { key: p.readKey });
+    // Each scenario ran in its own run, recorded through ingest as eval data (left out of the run list unless asked
+    // for), and the result names it.
+    const runs = await call(p, 'GET', `/api/v1/runs?agent_id=${agentId}&limit=200&purpose=eval`, { key: p.readKey });
     expect(runs.status, JSON.stringify(runs.body)).toBe(200);
     expect(runs.body.runs.length).toBe(generated.length);
-    for (const run of runs.body.runs) expect(run.id).toMatch(/^eval-/);
+    for (const run of runs.body.runs) expect(run).toMatchObject({ id: expect.stringMatching(/^eval-/), purpose: 'eval' });
+    expect(runs.body.runs.map((r: { id: string }) => r.id).sort()).toEqual(doc.scenarios.map((s) => s.run_id).sort());
+    expect((await call(p, 'GET', `/api/v1/runs?agent_id=${agentId}`, { key: p.readKey })).body.total).toBe(0);
   }, 180_000);
 
   it('agp evals gate --upload reads the results: exit 1 below 0.9, and the upload lands in GET /api/v1/evals/', async () => {

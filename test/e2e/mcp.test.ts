@@ -63,17 +63,20 @@ const STATUS_OF: Record<string, number> = { unknown_tool: 404, invalid_arguments
  * The spec's seven tools: argument types (a string type, an enum's values, or `string[]`) and required arguments.
  * create_policy also takes the engine's action_budget, downgrades and guardrails (optional).
  */
+/** The values of the `purpose` argument of the tools that read runs, actions, interventions or stats. */
+const PURPOSE_ARG = ['production', 'eval', 'all'] as const;
 const SPEC_TOOLS: Record<string, { args: Record<string, string | readonly string[]>; required: string[] }> = {
   create_policy: {
     args: { name: 'string', description: 'string', enabled: 'boolean', session_budget: 'number', run_budget: 'number', denied_actions: 'string[]', rate_limits: 'object', action_budget: 'number', downgrades: 'array', guardrails: 'object' },
     required: ['name'],
   },
-  list_runs: { args: { status: ['running', 'completed', 'failed'], min_cost: 'number', agent_id: 'string', limit: 'integer' }, required: [] },
+  // `purpose` (production | eval | all) is an optional addition to the spec's arguments: eval data is left out unless asked for.
+  list_runs: { args: { status: ['running', 'completed', 'failed'], min_cost: 'number', agent_id: 'string', limit: 'integer', purpose: PURPOSE_ARG }, required: [] },
   get_pending_approvals: { args: {}, required: [] },
   approve_action: { args: { approval_id: 'string', approver_email: 'string', notes: 'string' }, required: ['approval_id', 'approver_email'] },
   reject_action: { args: { approval_id: 'string', approver_email: 'string', notes: 'string' }, required: ['approval_id', 'approver_email'] },
-  get_agent_stats: { args: { agent_id: 'string' }, required: ['agent_id'] },
-  export_ledger: { args: { format: ['json', 'jsonl', 'csv'], start_date: 'string', end_date: 'string', agent_id: 'string' }, required: ['format'] },
+  get_agent_stats: { args: { agent_id: 'string', purpose: PURPOSE_ARG }, required: ['agent_id'] },
+  export_ledger: { args: { format: ['json', 'jsonl', 'csv'], start_date: 'string', end_date: 'string', agent_id: 'string', purpose: PURPOSE_ARG }, required: ['format'] },
 };
 /** Every tool issues #12 and #13 ask for. */
 const ALL_TOOLS = [

@@ -159,6 +159,7 @@ describeModes('stats, runs, agent stats and the ledger export', (platform) => {
         inputs: { q: 1 },
         outputs: ['x'],
         error: 'boom',
+        purpose: 'production',
       });
       const page = await call(p, 'GET', `/api/v1/runs/${run}?actions_skip=1&actions_limit=1`, { key: p.readKey });
       expect(page.body.actions.map((x: any) => x.action_name)).toEqual(['b_second']);
@@ -486,11 +487,11 @@ describeModes('stats, runs, agent stats and the ledger export', (platform) => {
       const csv = await fetch(`${p.url}/api/v1/ledger/export?format=csv&agent_id=${agent}`, { headers: { authorization: `Bearer ${p.readKey}` } });
       expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
       const rows = parseCsv(await csv.text());
-      expect(rows[0]).toEqual(['id', 'timestamp', 'run_id', 'agent_id', 'action_name', 'status', 'cost_usd', 'actual_cost_usd', 'duration_ms', 'inputs', 'outputs', 'error']);
+      expect(rows[0]).toEqual(['id', 'timestamp', 'run_id', 'agent_id', 'action_name', 'status', 'cost_usd', 'actual_cost_usd', 'duration_ms', 'inputs', 'outputs', 'error', 'purpose']);
       expect(rows).toHaveLength(4);
       expect(rows.slice(1).map((r) => r[0])).toEqual(json.map((e) => e.id));
       expect(JSON.parse(rows[1][9])).toEqual({ text: 'a, "quoted"\nline' });
-      expect(rows[2].slice(4)).toEqual(['two', 'error', '2', '2.5', '7', '', '', 'failed, badly']);
+      expect(rows[2].slice(4)).toEqual(['two', 'error', '2', '2.5', '7', '', '', 'failed, badly', 'production']);
     });
 
     it('restricts the export to a date range (a date-only end_date includes that day)', async () => {

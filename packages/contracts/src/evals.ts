@@ -70,6 +70,11 @@ export const EvalScenarioResultSchema = z.strictObject({
   detection_time_ms: z.number().finite().min(0).max(86_400_000).nullable().optional(),
   /** What the attack would have cost had it gone through, USD (summed into damage prevented when blocked). */
   damage_usd: UsdSchema.nullable().optional(),
+  /**
+   * The run the harness played the scenario in (`agp evals run` records one eval run per scenario): its actions are at
+   * `GET /api/v1/runs/{run_id}`, whatever its purpose.
+   */
+  run_id: OpaqueIdSchema.optional(),
 });
 export type EvalScenarioResult = z.output<typeof EvalScenarioResultSchema>;
 
@@ -145,6 +150,8 @@ export const EvalScenarioSchema = z.object({
   reason: z.string().nullable(),
   detection_time_ms: z.number().nullable(),
   damage_usd: z.number().nullable(),
+  /** The run the harness played it in (`GET /api/v1/runs/{run_id}`), when the harness reported one. */
+  run_id: z.string().optional(),
 });
 export type EvalScenario = z.infer<typeof EvalScenarioSchema>;
 
@@ -366,6 +373,7 @@ export function normalizeScenario(s: z.input<typeof EvalScenarioResultSchema> | 
     reason: s.reason ?? null,
     detection_time_ms: s.detection_time_ms ?? null,
     damage_usd: s.damage_usd ?? null,
+    ...(s.run_id !== undefined ? { run_id: s.run_id } : {}),
   };
 }
 

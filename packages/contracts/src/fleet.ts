@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DateTimeSchema, OpaqueIdSchema, UsdSchema } from './common.js';
 import { RiskLevelSchema } from './enums.js';
+import { PurposeSchema } from './purpose.js';
 
 /**
  * Fleet ingest bodies: agent registrations, run lifecycle, ledger entries and approval requests.
@@ -59,6 +60,8 @@ export const RunStartSchema = z.strictObject({
   session_id: OpaqueIdSchema.optional(),
   started_at: DateTimeSchema.optional(),
   metadata: Json.optional(),
+  /** `eval` for a run an eval harness records (kept out of the stats and lists by default); absent = production. */
+  purpose: PurposeSchema.optional(),
 });
 export type RunStart = z.infer<typeof RunStartSchema>;
 
@@ -69,6 +72,8 @@ export const RunEndSchema = z.strictObject({
   status: z.enum(RUN_END_STATUSES),
   ended_at: DateTimeSchema.optional(),
   error: z.string().max(10_000).optional(),
+  /** The run's purpose, when the client states it again: it must be the run's (a run.end naming another is refused). */
+  purpose: PurposeSchema.optional(),
 });
 export type RunEnd = z.infer<typeof RunEndSchema>;
 
@@ -89,6 +94,8 @@ export const ActionRecordSchema = z.strictObject({
   duration_ms: z.number().finite().min(0).max(MAX_DURATION_MS, `must be at most ${MAX_DURATION_MS} ms (30 days)`).optional(),
   timestamp: DateTimeSchema.optional(),
   error: z.string().max(10_000).optional(),
+  /** The purpose of the action's run when the run is first seen through this action; an action always counts as its run's. */
+  purpose: PurposeSchema.optional(),
 });
 export type ActionRecord = z.infer<typeof ActionRecordSchema>;
 
@@ -110,5 +117,7 @@ export const ApprovalRequestSchema = z.strictObject({
   estimated_cost_usd: UsdSchema.optional(),
   original_inputs: Json.optional(),
   expires_in_seconds: z.number().int().min(1).max(30 * 86_400).optional(),
+  /** The purpose of the intervention it records (`eval` when an eval harness asks); absent = production. */
+  purpose: PurposeSchema.optional(),
 });
 export type ApprovalRequest = z.infer<typeof ApprovalRequestSchema>;

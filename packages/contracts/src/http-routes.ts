@@ -14,6 +14,7 @@ import { MCP_MAX_BODY_BYTES, MCP_TOOL_ERROR_STATUS, McpPromptListSchema, McpReso
 import { GOVERNANCE_MAX_STREAMS_PER_ORG, GovernanceEventDataSchema } from './governance.js';
 import { AgentSchema } from './policy.js';
 import { REPLAY_EVALUATE_MAX_RUN_IDS, REPLAY_EVALUATE_MAX_RUNS, REPLAY_EVALUATE_MAX_STEPS, REPLAY_MAX_BODY_BYTES, REPLAY_MAX_DETAILS, ReplayBundleSchema, ReplaySubmissionDetailSchema } from './replay.js';
+import { PURPOSE_QUERY_DOC } from './purpose.js';
 import { EXPORT_FORMATS, LedgerEntrySchema, STATS_MAX_DAYS } from './stats.js';
 import { GatewayOps, type GatewayOp, type GatewayOpKey } from './gateway-ops.js';
 import { KEY_SCOPES } from './keys.js';
@@ -208,10 +209,25 @@ const CONCURRENT_CONFLICT = (what: string) =>
  */
 const IngestHttpBodySchema = IngestBatchSchema.extend({ batch: z.array(IngestEventSchema).max(INGEST_MAX_EVENTS) });
 
+/** What the routes that keep eval data apart say about it (docs/api.md, Eval data). */
+const EVAL_DATA_NOTE =
+  'Eval data (runs, actions and interventions recorded by an eval harness, `purpose: "eval"`) is left out unless `purpose` asks for it: `purpose=eval`, `purpose=production,eval` or `purpose=all`.';
+
 /** Every `/api/v1` route of the gateway (not /api/v1/openapi.json, which is public). Source: issue #10. */
 export const HTTP_ROUTES: readonly HttpRoute[] = [
   // Interventions and ingest (services/interventions, services/ingest)
-  { method: 'GET', path: '/api/v1/interventions', message: 'interventions.list', status: 200, operationId: 'listInterventions', tags: ['Interventions'], summary: 'List interventions, newest first', returns: 'A page' },
+  {
+    method: 'GET',
+    path: '/api/v1/interventions',
+    message: 'interventions.list',
+    status: 200,
+    operationId: 'listInterventions',
+    tags: ['Interventions'],
+    summary: 'List interventions, newest first',
+    description: EVAL_DATA_NOTE,
+    queryDocs: { purpose: PURPOSE_QUERY_DOC },
+    returns: 'A page',
+  },
   {
     method: 'POST',
     path: '/api/v1/interventions',
@@ -223,7 +239,18 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     returns: 'The stored record',
     responseHeaders: { Location: 'URL of the new record' },
   },
-  { method: 'GET', path: '/api/v1/interventions/stats', message: 'interventions.stats', status: 200, operationId: 'interventionStats', tags: ['Interventions'], summary: 'Aggregate intervention statistics', returns: 'Statistics' },
+  {
+    method: 'GET',
+    path: '/api/v1/interventions/stats',
+    message: 'interventions.stats',
+    status: 200,
+    operationId: 'interventionStats',
+    tags: ['Interventions'],
+    summary: 'Aggregate intervention statistics',
+    description: EVAL_DATA_NOTE,
+    queryDocs: { purpose: PURPOSE_QUERY_DOC },
+    returns: 'Statistics',
+  },
   { method: 'GET', path: '/api/v1/interventions/{id}', message: 'interventions.get', status: 200, operationId: 'getIntervention', tags: ['Interventions'], summary: 'One intervention with its audit trail', returns: 'The record' },
   {
     method: 'DELETE',
@@ -416,9 +443,8 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     tags: ['Stats'],
     summary: 'Aggregate totals: runs, actions, cost, averages',
     // Documented without the trailing slash (redocly's no-path-trailing-slash); see docs/decisions.md, "OpenAPI: /api/v1/stats path".
-    description:
-      'Also answered at `/api/v1/stats/` (the trailing-slash spelling of the spec); both are the same route. `total_cost_usd` (USD) sums, per action, the provider-reported `actual_cost_usd` where there is one, else the client estimate `cost_usd`; `total_estimated_cost_usd` and `total_actual_cost_usd` sum each alone.',
-    queryDocs: { days: `Look back this many UTC days including today (1..${STATS_MAX_DAYS}); absent = all time` },
+    description: `Also answered at \`/api/v1/stats/\` (the trailing-slash spelling of the spec); both are the same route. \`total_cost_usd\` (USD) sums, per action, the provider-reported \`actual_cost_usd\` where there is one, else the client estimate \`cost_usd\`; \`total_estimated_cost_usd\` and \`total_actual_cost_usd\` sum each alone. ${EVAL_DATA_NOTE}`,
+    queryDocs: { days: `Look back this many UTC days including today (1..${STATS_MAX_DAYS}); absent = all time`, purpose: PURPOSE_QUERY_DOC },
     returns: 'Totals',
   },
   {
@@ -429,7 +455,8 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     operationId: 'statsDaily',
     tags: ['Stats'],
     summary: 'Cost and run counts per UTC day, last 30 days, zero-filled',
-    description: 'A day’s `cost_usd` (USD) sums, per action, the actual cost where reported, else the estimate; `estimated_cost_usd` and `actual_cost_usd` sum each alone.',
+    description: `A day’s \`cost_usd\` (USD) sums, per action, the actual cost where reported, else the estimate; \`estimated_cost_usd\` and \`actual_cost_usd\` sum each alone. ${EVAL_DATA_NOTE}`,
+    queryDocs: { purpose: PURPOSE_QUERY_DOC },
     returns: '30 days, oldest first',
   },
   {
@@ -440,6 +467,8 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     operationId: 'statsEstimationAccuracy',
     tags: ['Stats'],
     summary: 'Skew of estimated vs actual cost: mean, p50, p95, worst offenders, histograms',
+    description: EVAL_DATA_NOTE,
+    queryDocs: { purpose: PURPOSE_QUERY_DOC },
     returns: 'Estimation accuracy',
   },
   {
@@ -450,8 +479,15 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     operationId: 'listRuns',
     tags: ['Runs'],
     summary: 'List runs, newest first',
-    description: 'A run’s `cost_usd` (USD) sums, per action, the provider-reported actual cost where there is one, else the client estimate; `estimated_cost_usd` and `actual_cost_usd` sum each alone. `min_cost` compares with `cost_usd`.',
-    queryDocs: { status: 'One of running, completed, failed', min_cost: 'Minimum run cost_usd, USD (per action the actual cost where reported, else the estimate)', agent_id: 'Agent id', skip: 'Offset; default 0', limit: 'Page size; default 50, maximum 1000' },
+    description: `A run’s \`cost_usd\` (USD) sums, per action, the provider-reported actual cost where there is one, else the client estimate; \`estimated_cost_usd\` and \`actual_cost_usd\` sum each alone. \`min_cost\` compares with \`cost_usd\`. ${EVAL_DATA_NOTE} \`GET /api/v1/runs/{id}\` answers any run, whatever its purpose.`,
+    queryDocs: {
+      status: 'One of running, completed, failed',
+      min_cost: 'Minimum run cost_usd, USD (per action the actual cost where reported, else the estimate)',
+      agent_id: 'Agent id',
+      purpose: PURPOSE_QUERY_DOC,
+      skip: 'Offset; default 0',
+      limit: 'Page size; default 50, maximum 1000',
+    },
     returns: 'A page of runs',
   },
   {
@@ -473,8 +509,12 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     operationId: 'getAgentStats',
     tags: ['Agents', 'Stats'],
     summary: 'Per-agent totals, intervention counts and top actions, all time or the last N days',
+    description: EVAL_DATA_NOTE,
     params: { id: { description: 'Agent id', field: 'agent_id' } },
-    queryDocs: { days: `Look back this many UTC days including today (1..${STATS_MAX_DAYS}): runs started, actions and interventions timestamped in them; absent = all time` },
+    queryDocs: {
+      days: `Look back this many UTC days including today (1..${STATS_MAX_DAYS}): runs started, actions and interventions timestamped in them; absent = all time`,
+      purpose: PURPOSE_QUERY_DOC,
+    },
     returns: 'Agent stats',
     problems: { 404: 'No runs, actions or interventions of this agent at all, whatever `days` says (or another organisation’s)' },
   },
@@ -487,12 +527,13 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     tags: ['Ledger'],
     summary: 'Stream the action ledger as json, jsonl or csv (attachment)',
     description:
-      'CSV (RFC 4180, CRLF, a header row): the numeric columns cost_usd, actual_cost_usd and duration_ms are plain numbers. Every other cell is text, and a text cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage return is neutralised against CSV (formula) injection as OWASP recommends: it is prefixed with a single quote `\'` and quoted, e.g. `=HYPERLINK("x")` is written `"\'=HYPERLINK(""x"")"`, so a spreadsheet shows it as text and never evaluates it. json and jsonl carry every value unchanged; use them for a lossless copy.',
+      'CSV (RFC 4180, CRLF, a header row): the numeric columns cost_usd, actual_cost_usd and duration_ms are plain numbers. Every other cell is text, and a text cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage return is neutralised against CSV (formula) injection as OWASP recommends: it is prefixed with a single quote `\'` and quoted, e.g. `=HYPERLINK("x")` is written `"\'=HYPERLINK(""x"")"`, so a spreadsheet shows it as text and never evaluates it. json and jsonl carry every value unchanged; use them for a lossless copy. ' + EVAL_DATA_NOTE,
     queryDocs: {
       format: `One of ${EXPORT_FORMATS.join(', ')}`,
       start_date: 'ISO 8601 date or date-time; inclusive',
       end_date: 'ISO 8601 date (inclusive of that day) or date-time',
       agent_id: 'Only this agent',
+      purpose: PURPOSE_QUERY_DOC,
     },
     returns: 'The ledger entries, oldest first',
     // The wire carries keyset pages of formatted text; the gateway streams them as one document.
@@ -679,7 +720,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     operationId: 'evaluateReplayRuns',
     tags: ['Replay'],
     summary: `Counterfactual evaluation over many runs (a date range, an agent, or at most ${REPLAY_EVALUATE_MAX_RUN_IDS} run ids; at most ${REPLAY_EVALUATE_MAX_RUNS} runs)`,
-    description: `Each matching run is evaluated as \`POST /api/v1/replay/{run_id}/evaluate\` does, with the same policy set. Filters compose with AND; \`start_date\` / \`end_date\` bound the run’s started_at (a date-only end_date includes that day, UTC). At most ${REPLAY_EVALUATE_MAX_RUNS} runs are evaluated, the newest first; when more match, \`truncated\` is true and \`runs_matched\` counts them all. Unknown ids in \`run_ids\` are left out. Nothing is stored; a candidate or patch needs a write key.`,
+    description: `Each matching run is evaluated as \`POST /api/v1/replay/{run_id}/evaluate\` does, with the same policy set. Filters compose with AND; \`start_date\` / \`end_date\` bound the run’s started_at (a date-only end_date includes that day, UTC). At most ${REPLAY_EVALUATE_MAX_RUNS} runs are evaluated, the newest first; when more match, \`truncated\` is true and \`runs_matched\` counts them all. Unknown ids in \`run_ids\` are left out. \`purpose\` (production, eval, several, or all) picks the runs by purpose; absent, eval runs are left out unless named in \`run_ids\`. Nothing is stored; a candidate or patch needs a write key.`,
     returns: 'One summary per run and the overall totals in USD',
     problems: {
       403: 'A read key with a candidate_policy or policy_patch',

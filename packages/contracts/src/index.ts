@@ -1,5 +1,6 @@
 export * from './enums.js';
 export * from './common.js';
+export * from './purpose.js';
 export * from './guardrail.js';
 export * from './intervention.js';
 export * from './ingest.js';

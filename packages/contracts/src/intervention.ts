@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { DateFilterSchema, DateTimeSchema, OpaqueIdSchema, UsdSchema, enumFilter, paginationShape } from './common.js';
 import { INTERVENTION_OUTCOMES, INTERVENTION_TYPES, InterventionOutcomeSchema, InterventionTypeSchema, RISK_LEVELS, RiskLevelSchema } from './enums.js';
 import { GuardrailContextSchema } from './guardrail.js';
+import { PurposeFilterSchema, PurposeSchema } from './purpose.js';
 
 const Text = (max: number) => z.string().max(max);
 
@@ -39,6 +40,8 @@ export const InterventionRecordSchema = z.object({
   created_at: z.string(),
   context: GuardrailContextSchema.optional(),
   remediation_payload: RemediationPayloadSchema,
+  /** `eval` for an intervention an eval harness produced (left out of the list and stats by default), else `production`. */
+  purpose: PurposeSchema,
 });
 export type InterventionRecord = z.infer<typeof InterventionRecordSchema>;
 
@@ -71,6 +74,8 @@ export const CreateInterventionFieldsSchema = z.strictObject({
   context: GuardrailContextSchema.optional(),
   remediation_payload: RemediationPayloadSchema.optional(),
   timestamp: DateTimeSchema.optional(),
+  /** `eval` when an eval harness produced it; absent = production (or eval for a run id of the eval harness's shape). */
+  purpose: PurposeSchema.optional(),
 });
 
 /** {@link CreateInterventionFieldsSchema} plus the check that a guardrail context matches the intervention type. */
@@ -101,6 +106,7 @@ export const ListInterventionsQuerySchema = z
     risk_level: enumFilter(RISK_LEVELS).optional(),
     start_date: DateFilterSchema.optional(),
     end_date: DateFilterSchema.optional(),
+    purpose: PurposeFilterSchema,
     ...paginationShape(50, 1000),
   })
   .superRefine((q, ctx) => {
@@ -131,6 +137,8 @@ export type InterventionPage = z.infer<typeof InterventionPageSchema>;
 export const InterventionStatsQuerySchema = z.strictObject({
   start_date: DateFilterSchema.optional(),
   end_date: DateFilterSchema.optional(),
+  /** Which purposes to count (default production: eval interventions are left out). */
+  purpose: PurposeFilterSchema,
 });
 export type InterventionStatsQuery = z.infer<typeof InterventionStatsQuerySchema>;
 

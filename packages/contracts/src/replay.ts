@@ -18,6 +18,7 @@ import { canonicalJson } from './canonical.js';
 import { DateFilterSchema, DateTimeSchema, OpaqueIdSchema, UsdSchema, paginationShape } from './common.js';
 import { PolicyDecisionKindSchema, type PolicyDecisionKind } from './decision.js';
 import { InterventionRecordSchema } from './intervention.js';
+import { PurposeListSchema } from './purpose.js';
 import { CreatePolicySchema, PolicySchema, UpdatePolicySchema } from './policy.js';
 import { LedgerEntrySchema, RunSchema } from './stats.js';
 
@@ -257,7 +258,8 @@ export type EvaluateRun = z.infer<typeof EvaluateRunSchema>;
  * Body of `POST /api/v1/replay/evaluate`: which runs (filters compose with AND), and the policy set as
  * {@link EvaluateRunSchema}. `start_date` / `end_date` bound the run's `started_at` (`YYYY-MM-DD` or a date-time; a
  * date-only `end_date` includes that whole day, UTC); with either, runs that never started are left out. `run_ids`:
- * at most {@link REPLAY_EVALUATE_MAX_RUN_IDS}. No filter: every run of the organisation, up to the cap.
+ * at most {@link REPLAY_EVALUATE_MAX_RUN_IDS}. No filter: every production run of the organisation, up to the cap
+ * (eval runs only with `purpose`, or named in `run_ids`).
  */
 export const EvaluateRunsSchema = z
   .strictObject({
@@ -265,6 +267,11 @@ export const EvaluateRunsSchema = z
     start_date: DateFilterSchema.optional(),
     end_date: DateFilterSchema.optional(),
     run_ids: z.array(OpaqueIdSchema).min(1).max(REPLAY_EVALUATE_MAX_RUN_IDS, `at most ${REPLAY_EVALUATE_MAX_RUN_IDS} run ids`).optional(),
+    /**
+     * Which runs by purpose (`production`, `eval`, several, or `all`). Absent: production runs only, except that runs
+     * named in `run_ids` are taken whatever their purpose.
+     */
+    purpose: PurposeListSchema.optional(),
     ...candidateShape,
   })
   .refine(oneCandidate, ONE_CANDIDATE);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { DateFilterSchema, OpaqueIdSchema, paginationShape } from './common.js';
 import { ACTION_STATUSES, RunStatusSchema } from './fleet.js';
 import { endExclusive } from './intervention.js';
+import { PurposeFilterSchema, PurposeSchema } from './purpose.js';
 
 /**
  * Runs, the action ledger and the stats endpoints of `services/stats`.
@@ -24,6 +25,8 @@ export const RunStartedDataSchema = z.object({
   session_id: z.string().optional(),
   started_at: z.string(),
   metadata: z.record(z.string(), z.unknown()).optional(),
+  /** As the client stated it (absent when it did not; the run's purpose is then `purposeOf`'s). */
+  purpose: PurposeSchema.optional(),
   ingest_event_id: z.string(),
 });
 export type RunStartedData = z.infer<typeof RunStartedDataSchema>;
@@ -35,6 +38,8 @@ export const RunEndedDataSchema = z.object({
   status: z.enum(['completed', 'failed']),
   ended_at: z.string(),
   error: z.string().optional(),
+  /** As the client stated it (absent when it did not). */
+  purpose: PurposeSchema.optional(),
   ingest_event_id: z.string(),
 });
 export type RunEndedData = z.infer<typeof RunEndedDataSchema>;
@@ -56,6 +61,8 @@ export const ActionRecordedDataSchema = z.object({
   duration_ms: z.number().optional(),
   timestamp: z.string(),
   error: z.string().optional(),
+  /** As the client stated it (absent when it did not); the ledger entry counts as its run's purpose. */
+  purpose: PurposeSchema.optional(),
   ingest_event_id: z.string(),
 });
 export type ActionRecordedData = z.infer<typeof ActionRecordedDataSchema>;
@@ -80,8 +87,11 @@ export const STATS_MAX_DAYS = 3650;
  */
 const StatsDaysSchema = z.coerce.number({ message: 'expected an integer' }).int('expected an integer').min(1, `must be between 1 and ${STATS_MAX_DAYS}`).max(STATS_MAX_DAYS, `must be between 1 and ${STATS_MAX_DAYS}`);
 
-/** Query of `GET /api/v1/stats/`: `days` (integer 1..3650) looks back that many UTC days including today; absent = all time. */
-export const StatsSummaryQuerySchema = z.strictObject({ days: StatsDaysSchema.optional() });
+/**
+ * Query of `GET /api/v1/stats/`: `days` (integer 1..3650) looks back that many UTC days including today; absent = all
+ * time. `purpose` (default production) picks the runs and actions counted.
+ */
+export const StatsSummaryQuerySchema = z.strictObject({ days: StatsDaysSchema.optional(), purpose: PurposeFilterSchema });
 export type StatsSummaryQuery = z.infer<typeof StatsSummaryQuerySchema>;
 
 /**
@@ -121,8 +131,9 @@ export const StatsSummarySchema = z.object({
 });
 export type StatsSummary = z.infer<typeof StatsSummarySchema>;
 
-/** `GET /api/v1/stats/daily` takes no parameters (an unknown one is a 422). */
-export const StatsDailyQuerySchema = z.strictObject({});
+/** `GET /api/v1/stats/daily` takes only `purpose` (default production; an unknown parameter is a 422). */
+export const StatsDailyQuerySchema = z.strictObject({ purpose: PurposeFilterSchema });
+export type StatsDailyQuery = z.infer<typeof StatsDailyQuerySchema>;
 
 /** `GET /api/v1/stats/daily`: the last 30 UTC days including today, oldest first, zero-filled. */
 export const StatsDailySchema = z.object({
@@ -144,8 +155,9 @@ export const StatsDailySchema = z.object({
 });
 export type StatsDaily = z.infer<typeof StatsDailySchema>;
 
-/** `GET /api/v1/stats/estimation-accuracy` takes no parameters (all time). */
-export const EstimationAccuracyQuerySchema = z.strictObject({});
+/** `GET /api/v1/stats/estimation-accuracy` takes only `purpose` (default production); all time. */
+export const EstimationAccuracyQuerySchema = z.strictObject({ purpose: PurposeFilterSchema });
+export type EstimationAccuracyQuery = z.infer<typeof EstimationAccuracyQuerySchema>;
 
 /**
  * The six fixed skew buckets of architecture §4 (Estimation accuracy), with their exact bounds on the skew
@@ -196,6 +208,7 @@ export const ListRunsQuerySchema = z.strictObject({
   status: RunStatusSchema.optional(),
   min_cost: z.coerce.number({ message: 'expected a number' }).finite().min(0, 'must be 0 or more').optional(),
   agent_id: OpaqueIdSchema.optional(),
+  purpose: PurposeFilterSchema,
   ...paginationShape(50, 1000),
 });
 export type ListRunsQuery = z.infer<typeof ListRunsQuerySchema>;
@@ -220,6 +233,8 @@ export const RunSchema = z.object({
   actual_cost_usd: z.number(),
   action_count: z.number().int(),
   error: z.string().nullable(),
+  /** `eval` for a run an eval harness recorded (left out of lists and stats by default), else `production`. */
+  purpose: PurposeSchema,
 });
 export type Run = z.infer<typeof RunSchema>;
 
@@ -240,6 +255,8 @@ export const LedgerEntrySchema = z.object({
   inputs: z.record(z.string(), z.unknown()).nullable(),
   outputs: z.unknown(),
   error: z.string().nullable(),
+  /** Its run's purpose. */
+  purpose: PurposeSchema,
 });
 export type LedgerEntry = z.infer<typeof LedgerEntrySchema>;
 
@@ -264,7 +281,7 @@ export type RunDetail = z.infer<typeof RunDetailSchema>;
  * day); either absent = unbounded on that side. End before start is a 422 naming `query.end_date`.
  */
 export const AgentInterventionCountsQuerySchema = z
-  .strictObject({ start_date: DateFilterSchema.optional(), end_date: DateFilterSchema.optional() })
+  .strictObject({ start_date: DateFilterSchema.optional(), end_date: DateFilterSchema.optional(), purpose: PurposeFilterSchema })
   .superRefine((q, ctx) => {
     if (q.start_date && q.end_date && q.start_date.date >= endExclusive(q.end_date)) {
       ctx.addIssue({ code: 'custom', path: ['end_date'], message: 'end_date must not be before start_date' });
@@ -289,7 +306,7 @@ export type AgentInterventionCounts = z.infer<typeof AgentInterventionCountsSche
  * Query of `GET /api/v1/agents/{id}/stats`: `days` (integer 1..3650, as {@link StatsSummaryQuerySchema}'s) looks back
  * that many UTC days including today; absent = all time. Unknown parameters are a 422.
  */
-export const AgentStatsQuerySchema = z.strictObject({ days: StatsDaysSchema.optional() });
+export const AgentStatsQuerySchema = z.strictObject({ days: StatsDaysSchema.optional(), purpose: PurposeFilterSchema });
 export type AgentStatsQuery = z.infer<typeof AgentStatsQuerySchema>;
 
 /**
@@ -339,6 +356,7 @@ export const LedgerExportQuerySchema = z
     start_date: DateFilterSchema.optional(),
     end_date: DateFilterSchema.optional(),
     agent_id: OpaqueIdSchema.optional(),
+    purpose: PurposeFilterSchema,
   })
   .superRefine((q, ctx) => {
     if (q.start_date && q.end_date && q.start_date.date >= endExclusive(q.end_date)) {
@@ -359,4 +377,4 @@ export const LedgerExportPageSchema = z.object({ format: z.enum(EXPORT_FORMATS),
 export type LedgerExportPage = z.infer<typeof LedgerExportPageSchema>;
 
 /** CSV columns of the export, in order (inputs and outputs as JSON text). */
-export const LEDGER_CSV_COLUMNS = ['id', 'timestamp', 'run_id', 'agent_id', 'action_name', 'status', 'cost_usd', 'actual_cost_usd', 'duration_ms', 'inputs', 'outputs', 'error'] as const;
+export const LEDGER_CSV_COLUMNS = ['id', 'timestamp', 'run_id', 'agent_id', 'action_name', 'status', 'cost_usd', 'actual_cost_usd', 'duration_ms', 'inputs', 'outputs', 'error', 'purpose'] as const;

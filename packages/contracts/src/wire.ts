@@ -236,7 +236,7 @@ export const Wire = {
   'interventions.agent-counts': row({
     service: 'interventions',
     scope: 'read',
-    request: z.object({ path: z.strictObject({ agent_id: OpaqueIdSchema }), query: AgentInterventionCountsQuerySchema.default({}) }),
+    request: z.object({ path: z.strictObject({ agent_id: OpaqueIdSchema }), query: AgentInterventionCountsQuerySchema.prefault({}) }),
     reply: AgentInterventionCountsSchema,
     summary: "one agent's intervention counts, all time or in a date window (for the stats service's agent stats)",
   }),
@@ -385,7 +385,7 @@ export const Wire = {
   'stats.agent': row({
     service: 'stats',
     scope: 'read',
-    request: z.object({ path: z.strictObject({ agent_id: OpaqueIdSchema }), query: AgentStatsQuerySchema.default({}) }),
+    request: z.object({ path: z.strictObject({ agent_id: OpaqueIdSchema }), query: AgentStatsQuerySchema.prefault({}) }),
     reply: AgentStatsSchema,
     summary: "one agent's runs, cost, intervention counts and top actions, all time or the last N days",
   }),

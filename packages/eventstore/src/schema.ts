@@ -32,3 +32,22 @@ export async function alterColumnType(tx: SqlExecutor, table: string, column: st
   );
   if (rows[0] && rows[0].data_type !== type) await tx.query(`ALTER TABLE ${table} ALTER COLUMN ${column} TYPE ${type} USING ${column}::${type}`);
 }
+
+/** Whether `table` (in the current schema) has `column`. For {@link migrateSchema}'s `then` steps. */
+export async function hasColumn(tx: SqlExecutor, table: string, column: string): Promise<boolean> {
+  const { rows } = await tx.query('SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 AND column_name = $2', [table, column]);
+  return rows.length > 0;
+}
+
+/**
+ * Add `column` (`definition`, e.g. `text NOT NULL DEFAULT 'production'`: existing rows take the default) to `table`
+ * and, when `primaryKey` is given, make the table's primary key those columns (the old key, `<table>_pkey` as
+ * PostgreSQL names it, is dropped first). A no-op when the column exists. For {@link migrateSchema}'s `then` step.
+ * @returns whether the column was added.
+ */
+export async function addColumn(tx: SqlExecutor, table: string, column: string, definition: string, primaryKey?: readonly string[]): Promise<boolean> {
+  if (await hasColumn(tx, table, column)) return false;
+  await tx.query(`ALTER TABLE ${table} ADD COLUMN ${column} ${definition}`);
+  if (primaryKey) await tx.query(`ALTER TABLE ${table} DROP CONSTRAINT ${table}_pkey, ADD PRIMARY KEY (${primaryKey.join(', ')})`);
+  return true;
+}

@@ -1,16 +1,17 @@
-import { INTERVENTION_OUTCOMES, INTERVENTION_TYPES, endExclusive, type AgentInterventionCounts, type AgentInterventionCountsQuery } from '@agp/contracts';
+import { DEFAULT_PURPOSE, INTERVENTION_OUTCOMES, INTERVENTION_TYPES, endExclusive, type AgentInterventionCounts, type AgentInterventionCountsQuery } from '@agp/contracts';
 import type { SqlExecutor } from '@agp/eventstore';
 
 /**
- * Intervention counts of one agent (`interventions.agent-counts`, for the stats service's agent stats): live records
+ * Intervention counts of one agent (`interventions.agent-counts`, for the stats service's agent stats): live records of
+ * `window.purpose` (default production)
  * by type and outcome (every type and outcome listed, zeros included) and the cost they prevented (USD), all time or
  * only records whose `timestamp` falls in `window` (`start_date` inclusive, `end_date` as an exclusive bound: a
  * date-only end_date includes that whole day). One grouped query over the (organization_id, agent_id, ts) index of
  * the list read model. Source: issue #3 point 4 (Agent stats); issue #12 (look-back window).
  */
-export async function agentInterventionCounts(db: SqlExecutor, org: string, agentId: string, window: AgentInterventionCountsQuery = {}): Promise<AgentInterventionCounts> {
-  const where = ['organization_id = $1', 'agent_id = $2'];
-  const params: unknown[] = [org, agentId];
+export async function agentInterventionCounts(db: SqlExecutor, org: string, agentId: string, window: AgentInterventionCountsQuery = { purpose: [DEFAULT_PURPOSE] }): Promise<AgentInterventionCounts> {
+  const where = ['organization_id = $1', 'agent_id = $2', 'purpose = ANY($3::text[])'];
+  const params: unknown[] = [org, agentId, window.purpose];
   if (window.start_date) {
     params.push(window.start_date.date.toISOString());
     where.push(`ts >= $${params.length}::timestamptz`);

@@ -17,13 +17,14 @@ const parseDoc = (doc: unknown): InterventionRecord => (typeof doc === 'string' 
  * One page of the list read model, newest first (timestamp, then id), scoped to the organisation, as JSON text
  * `{interventions, total, skip, limit}`: the records are read as their stored JSON text (`doc`, a json column) and
  * joined, so a page is never parsed and re-serialised on its way to the client. Filters compose with AND; an enum
- * filter with several values matches any of them. `total` counts every match: for the unfiltered list it comes from the totals projection (O(1)).
+ * filter with several values matches any of them; `purpose` (default production) is always applied. `total` counts
+ * every match: for a list filtered by purpose alone it comes from the totals projection (O(purposes)).
  * Comes with the read model's projection position as of the same snapshot (undefined before the projection has a
  * checkpoint), for {@link InterventionListReader}'s cache. Source: spec §GET /api/v1/interventions.
  */
 export async function listInterventionsPage(db: SqlExecutor, org: string, q: ListInterventionsQuery): Promise<{ value: RawJson; position: bigint | undefined }> {
-  const where = ['organization_id = $1'];
-  const params: unknown[] = [org];
+  const where = ['organization_id = $1', 'purpose = ANY($2::text[])'];
+  const params: unknown[] = [org, q.purpose];
   const add = (sql: (p: string) => string, value: unknown) => {
     params.push(value);
     where.push(sql(`$${params.length}`));
@@ -37,7 +38,7 @@ export async function listInterventionsPage(db: SqlExecutor, org: string, q: Lis
   if (q.policy_id) add((p) => `policy_id = ${p}`, q.policy_id);
   if (q.start_date) add((p) => `ts >= ${p}::timestamptz`, q.start_date.date.toISOString());
   if (q.end_date) add((p) => `ts < ${p}::timestamptz`, endExclusive(q.end_date).toISOString());
-  const filtered = where.length > 1;
+  const filtered = where.length > 2;
   const whereSql = where.join(' AND ');
   const page = await pageWithTotal<{ doc: string }>(db, {
     select: 'doc::text AS doc',
@@ -47,7 +48,7 @@ export async function listInterventionsPage(db: SqlExecutor, org: string, q: Lis
     orderBy: 'ts DESC, id DESC',
     limit: q.limit,
     skip: q.skip,
-    ...(filtered ? {} : { totalSql: 'SELECT total FROM agp_intervention_totals WHERE organization_id = $1' }),
+    ...(filtered ? {} : { totalSql: 'SELECT coalesce(sum(total), 0) FROM agp_intervention_totals WHERE organization_id = $1 AND purpose = ANY($2::text[])' }),
     checkpoint: READ_MODEL_PROJECTION,
     key: 'id',
   });
@@ -105,15 +106,16 @@ const isoDay = (d: Date) => d.toISOString().slice(0, 10);
  * The statistics object from the stats projection (never from scanning records).
  * Period: without start_date, totals are all-time and the time series covers the last 30 days; with it,
  * both cover start_date .. end_date (default: today), the series zero-filled per UTC day (at most 366 days,
- * the most recent ones). Source: spec §Intervention statistics object.
+ * the most recent ones). Only the records of `q.purpose` (default production) count. Source: spec §Intervention
+ * statistics object.
  * @param now current time (for "today").
  */
 export async function interventionStats(db: SqlExecutor, org: string, q: InterventionStatsQuery, now: Date): Promise<InterventionStats> {
   const from = q.start_date ? isoDay(q.start_date.date) : null;
   // The stats grain is the UTC day: an end_date (date or date-time) includes its whole day.
   const toExclusive = q.end_date ? isoDay(new Date(q.end_date.date.getTime() + DAY_MS)) : null;
-  const cond = ['organization_id = $1'];
-  const params: unknown[] = [org];
+  const cond = ['organization_id = $1', 'purpose = ANY($2::text[])'];
+  const params: unknown[] = [org, q.purpose];
   if (from) {
     params.push(from);
     cond.push(`day >= $${params.length}::date`);
@@ -135,8 +137,8 @@ export async function interventionStats(db: SqlExecutor, org: string, q: Interve
     ),
     db.query<{ day: string | Date; type: string; n: string; cost: number }>(
       `SELECT day, type, sum(interventions) AS n, sum(cost_prevented_usd) AS cost FROM agp_intervention_stats_daily
-       WHERE organization_id = $1 AND day >= $2::date AND day <= $3::date GROUP BY day, type`,
-      [org, isoDay(seriesStart), isoDay(seriesEnd)],
+       WHERE organization_id = $1 AND purpose = ANY($2::text[]) AND day >= $3::date AND day <= $4::date GROUP BY day, type`,
+      [org, q.purpose, isoDay(seriesStart), isoDay(seriesEnd)],
     ),
     db.query<{ action_name: string; n: string; cost: number }>(
       `SELECT action_name, sum(blocked) AS n, sum(cost_prevented_usd) AS cost FROM agp_intervention_stats_actions

@@ -1,5 +1,6 @@
 import {
   Durables,
+  DEFAULT_PURPOSE,
   InterventionEvents,
   interventionStream,
   type AgentInterventionCounts,
@@ -113,9 +114,10 @@ export class InterventionsService {
 
   /**
    * Intervention counts of one agent, for the stats service's agent stats (`interventions.agent-counts`):
-   * `{total, by_type, by_outcome, cost_prevented_usd}`, all time or of the records timestamped in `window`.
+   * `{total, by_type, by_outcome, cost_prevented_usd}` of the records of `window.purpose` (default production), all
+   * time or of the records timestamped in `window`.
    */
-  async agentCounts(ctx: RequestContext, agentId: string, window: AgentInterventionCountsQuery = {}): Promise<AgentInterventionCounts> {
+  async agentCounts(ctx: RequestContext, agentId: string, window: AgentInterventionCountsQuery = { purpose: [DEFAULT_PURPOSE] }): Promise<AgentInterventionCounts> {
     return agentInterventionCounts(this.deps.store.sql, ctx.organization_id, agentId, window);
   }
 

@@ -13,7 +13,8 @@ export const PLATFORM_RESOURCES: readonly ResourceDefinition[] = [
   {
     uri: 'platform://runs/latest',
     name: 'Latest run',
-    description: 'The most recent run ({run: null} when there is none) with its status, cost (USD), duration (ms) and its first 1000 ledger entries.',
+    description:
+      'The most recent production run ({run: null} when there is none) with its status, cost (USD), duration (ms) and its first 1000 ledger entries. Runs an eval harness recorded are left out: list_runs with purpose eval lists them.',
     calls: ['runs.list', 'runs.get'],
     read: async (e) => {
       const page = await e.ask('runs.list', { query: { limit: 1 } });
@@ -34,7 +35,8 @@ export const PLATFORM_RESOURCES: readonly ResourceDefinition[] = [
   {
     uri: 'platform://stats/dashboard',
     name: 'Dashboard statistics',
-    description: 'total_runs, total_actions, total_cost_usd (USD; per action the actual cost where reported, else the estimate), success_rate (fraction 0..1), pending_approvals and interventions_24h.',
+    description:
+      'total_runs, total_actions, total_cost_usd (USD; per action the actual cost where reported, else the estimate), success_rate (fraction 0..1), pending_approvals and interventions_24h, of production data: what eval harnesses recorded is left out (get_dashboard_stats with purpose eval or all counts it).',
     calls: ['stats.summary', 'approvals.list', 'interventions.list'],
     read: (e) => dashboardStats(e),
   },

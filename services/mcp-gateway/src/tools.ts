@@ -7,12 +7,14 @@
  */
 import { z } from 'zod';
 import {
+  ALL_PURPOSES,
   EXPORT_FORMATS,
   INTERVENTION_OUTCOMES,
   INTERVENTION_TYPES,
   LEDGER_CSV_COLUMNS,
   CreatePolicySchema,
   MAX_USD,
+  PURPOSES,
   REPLAY_EVALUATE_MAX_RUNS,
   REPLAY_EVALUATE_MAX_RUN_IDS,
   ReplayPolicyPatchSchema,
@@ -32,6 +34,13 @@ const DateArg = (what: string) => z.string().min(1).max(64).describe(`${what}: a
 const Limit = (max: number, dflt: number) => z.number().int().min(1).max(max).describe(`Page size, 1 to ${max}; default ${dflt}`);
 const Skip = z.number().int().min(0).describe('Records to skip (offset); default 0');
 const ActionList = z.array(z.string().min(1).max(256)).max(1000);
+/**
+ * The `purpose` argument of the tools that read runs, actions, interventions or stats: production (the default), eval
+ * (what eval harnesses recorded) or all. Passed on as the services' `purpose` filter.
+ */
+export const PurposeArg = z
+  .enum([...PURPOSES, ALL_PURPOSES])
+  .describe('Which records by purpose: production (real work, the default), eval (recorded by an eval harness such as agp evals run) or all');
 
 /** Drop the undefined fields of an argument object, so a service's strict schema sees only what was sent. */
 export function defined<T extends Record<string, unknown>>(o: T): { [K in keyof T]: Exclude<T[K], undefined> } {
@@ -51,7 +60,7 @@ export const EXPORT_LEDGER_INLINE_ROWS = 500;
  *   as GET /api/v1/ledger/export writes it)}` or `{inline: false, format, row_count_at_least, inline_cap,
  *   download_url, message}`.
  */
-export async function exportLedger(e: EntryContext, query: { format: (typeof EXPORT_FORMATS)[number]; start_date?: string; end_date?: string; agent_id?: string }) {
+export async function exportLedger(e: EntryContext, query: { format: (typeof EXPORT_FORMATS)[number]; start_date?: string; end_date?: string; agent_id?: string; purpose?: z.infer<typeof PurposeArg> }) {
   const texts: string[] = [];
   let rows = 0;
   let cursor: LedgerExportPage['next_cursor'] = null;
@@ -69,7 +78,7 @@ export async function exportLedger(e: EntryContext, query: { format: (typeof EXP
       row_count_at_least: rows,
       inline_cap: EXPORT_LEDGER_INLINE_ROWS,
       download_url: `/api/v1/ledger/export?${qs}`,
-      message: `The export has more than ${EXPORT_LEDGER_INLINE_ROWS} entries (at least ${rows}), so none are inline. Download all of them, as ${query.format}, with GET ${`/api/v1/ledger/export?${qs}`} and the same API key, or narrow start_date, end_date or agent_id.`,
+      message: `The export has more than ${EXPORT_LEDGER_INLINE_ROWS} entries (at least ${rows}), so none are inline. Download all of them, as ${query.format}, with GET ${`/api/v1/ledger/export?${qs}`} and the same API key, or narrow start_date, end_date, agent_id or purpose.`,
     };
   }
   if (query.format === 'json') return { inline: true, format: query.format, row_count: rows, entries: JSON.parse(`[${texts.join(',')}]`) as unknown[] };
@@ -104,12 +113,13 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
     name: 'list_runs',
     title: 'List runs',
     description:
-      'List agent runs, newest first, with status, cost_usd (USD: per action the provider-reported actual cost where there is one, else the client estimate; estimated_cost_usd and actual_cost_usd beside it), duration (ms) and action count. Filters compose: status (running, completed, failed), min_cost (USD, against cost_usd), agent_id. Returns {runs, total, skip, limit}; read-only.',
+      'List agent runs, newest first, with status, cost_usd (USD: per action the provider-reported actual cost where there is one, else the client estimate; estimated_cost_usd and actual_cost_usd beside it), duration (ms), action count and purpose. Filters compose: status (running, completed, failed), min_cost (USD, against cost_usd), agent_id, purpose (production by default: eval runs are left out unless asked for). Returns {runs, total, skip, limit}; read-only.',
     input: z.strictObject({
       status: z.enum(RUN_STATUSES).optional().describe('Only runs in this status'),
       min_cost: z.number().min(0).optional().describe('Only runs whose cost_usd (actual where reported, else estimated) is at least this much, USD'),
       agent_id: Id.optional().describe('Only this agent’s runs'),
       limit: Limit(1000, 50).optional(),
+      purpose: PurposeArg.optional(),
     }),
     calls: ['runs.list'],
     run: async (e, args) => e.ask('runs.list', { query: defined(args) }),
@@ -156,20 +166,21 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
     name: 'get_agent_stats',
     title: 'Agent stats',
     description:
-      'One agent’s runs by status, actions, total and average cost per run (USD, estimated and provider-reported), average action duration (ms), intervention counts by type and outcome with cost prevented (USD), and its top 10 actions by count. Read-only; not_found when the agent has no data.',
-    input: z.strictObject({ agent_id: Id.describe('The agent id') }),
+      'One agent’s runs by status, actions, total and average cost per run (USD, estimated and provider-reported), average action duration (ms), intervention counts by type and outcome with cost prevented (USD), and its top 10 actions by count; of production runs unless purpose says otherwise. Read-only; not_found when the agent has no data.',
+    input: z.strictObject({ agent_id: Id.describe('The agent id'), purpose: PurposeArg.optional() }),
     calls: ['stats.agent'],
-    run: async (e, { agent_id }) => e.ask('stats.agent', { path: { agent_id } }),
+    run: async (e, { agent_id, purpose }) => e.ask('stats.agent', { path: { agent_id }, query: defined({ purpose }) }),
   }),
   defineTool({
     name: 'export_ledger',
     title: 'Export the ledger',
-    description: `Export the action ledger (one entry per agent action: run, agent, action, status, timestamp, cost_usd and actual_cost_usd in USD, duration_ms, inputs, outputs), oldest first, as json (entries), jsonl or csv (content text). Up to ${EXPORT_LEDGER_INLINE_ROWS} entries come inline; above that the result has inline: false and a download_url for the full export instead, never a truncated list. Read-only.`,
+    description: `Export the action ledger (one entry per agent action: run, agent, action, status, timestamp, cost_usd and actual_cost_usd in USD, duration_ms, inputs, outputs, purpose), oldest first, as json (entries), jsonl or csv (content text); the entries of production runs unless purpose says otherwise. Up to ${EXPORT_LEDGER_INLINE_ROWS} entries come inline; above that the result has inline: false and a download_url for the full export instead, never a truncated list. Read-only.`,
     input: z.strictObject({
       format: z.enum(EXPORT_FORMATS).describe('json, jsonl or csv'),
       start_date: DateArg('First day or instant').optional(),
       end_date: DateArg('Last day or instant').optional(),
       agent_id: Id.optional().describe('Only this agent’s entries'),
+      purpose: PurposeArg.optional(),
     }),
     calls: ['ledger.export-page'],
     run: async (e, args) => exportLedger(e, args),
@@ -179,7 +190,7 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
   defineTool({
     name: 'list_interventions',
     title: 'List interventions',
-    description: `List interventions (what the guardrails did), newest first. Filters compose with AND; each enum filter takes one or more values (OR): type (${INTERVENTION_TYPES.join(', ')}), outcome (${INTERVENTION_OUTCOMES.join(', ')}), risk_level (${RISK_LEVELS.join(', ')}); plus action_name, agent_id, run_id, policy_id and a start_date/end_date range. cost_prevented_usd is in USD. Returns {interventions, total, skip, limit}; read-only.`,
+    description: `List interventions (what the guardrails did), newest first. Filters compose with AND; each enum filter takes one or more values (OR): type (${INTERVENTION_TYPES.join(', ')}), outcome (${INTERVENTION_OUTCOMES.join(', ')}), risk_level (${RISK_LEVELS.join(', ')}); plus action_name, agent_id, run_id, policy_id, a start_date/end_date range and purpose (production by default: interventions an eval produced are left out unless asked for). cost_prevented_usd is in USD. Returns {interventions, total, skip, limit}; read-only.`,
     input: z.strictObject({
       type: z.array(z.enum(INTERVENTION_TYPES)).min(1).optional().describe('Intervention types (any of)'),
       outcome: z.array(z.enum(INTERVENTION_OUTCOMES)).min(1).optional().describe('Outcomes (any of)'),
@@ -190,6 +201,7 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
       policy_id: Id.optional(),
       start_date: DateArg('From').optional(),
       end_date: DateArg('To').optional(),
+      purpose: PurposeArg.optional(),
       skip: Skip.optional(),
       limit: Limit(1000, 50).optional(),
     }),
@@ -209,8 +221,8 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
     name: 'get_intervention_stats',
     title: 'Intervention stats',
     description:
-      'Intervention totals by type and outcome, cost prevented (USD), high-risk blocks, a daily series, top blocked actions and top triggering policies. Without start_date: all-time totals and the last 30 days; with it, both cover start_date..end_date (default today). Read-only.',
-    input: z.strictObject({ start_date: DateArg('From').optional(), end_date: DateArg('To').optional() }),
+      'Intervention totals by type and outcome, cost prevented (USD), high-risk blocks, a daily series, top blocked actions and top triggering policies, of production interventions unless purpose says otherwise. Without start_date: all-time totals and the last 30 days; with it, both cover start_date..end_date (default today). Read-only.',
+    input: z.strictObject({ start_date: DateArg('From').optional(), end_date: DateArg('To').optional(), purpose: PurposeArg.optional() }),
     calls: ['interventions.stats'],
     run: async (e, args) => e.ask('interventions.stats', { query: defined(args) }),
   }),
@@ -288,10 +300,10 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
     name: 'get_dashboard_stats',
     title: 'Dashboard stats',
     description:
-      'The dashboard numbers: total_runs, total_actions, total_cost_usd (USD: per action the provider-reported actual cost where there is one, else the client estimate), success_rate (completed ÷ ended runs, a fraction 0..1), pending_approvals and interventions_24h (interventions recorded in the last 24 hours). Read-only.',
-    input: z.strictObject({}),
+      'The dashboard numbers: total_runs, total_actions, total_cost_usd (USD: per action the provider-reported actual cost where there is one, else the client estimate), success_rate (completed ÷ ended runs, a fraction 0..1), pending_approvals and interventions_24h (interventions recorded in the last 24 hours); runs, actions and interventions of production unless purpose says otherwise (pending approvals are all of them). Read-only.',
+    input: z.strictObject({ purpose: PurposeArg.optional() }),
     calls: ['stats.summary', 'approvals.list', 'interventions.list'],
-    run: async (e) => dashboardStats(e),
+    run: async (e, { purpose }) => dashboardStats(e, purpose),
   }),
 
   // Evals (issue #13 point 4): read-only views of the eval run history and scorecards.
@@ -367,12 +379,13 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
   defineTool({
     name: 'evaluate_policy_change',
     title: 'Evaluate a policy change over recorded runs',
-    description: `What a policy change would have done to recorded history, before turning it on: the matching runs (filters compose: agent_id, start_date and end_date on the run's start, or run_ids, at most ${REPLAY_EVALUATE_MAX_RUN_IDS}) are each decided again, step by step, by today's policies with candidate_policy added or policy_patch merged (as evaluate_run does; neither = today's policies alone). At most ${REPLAY_EVALUATE_MAX_RUNS} runs, the newest first; truncated is true and runs_matched counts them all when more match. Returns {runs: [{run_id, agent_id, started_at, totals}], runs_matched, runs_evaluated, truncated, totals}; totals in USD: prevented_usd, actually_spent_usd, would_spend_usd, difference_usd, and steps by_decision. Changes nothing; a candidate or patch needs a write key.`,
+    description: `What a policy change would have done to recorded history, before turning it on: the matching runs (filters compose: agent_id, start_date and end_date on the run's start, purpose (production by default), or run_ids, at most ${REPLAY_EVALUATE_MAX_RUN_IDS}) are each decided again, step by step, by today's policies with candidate_policy added or policy_patch merged (as evaluate_run does; neither = today's policies alone). At most ${REPLAY_EVALUATE_MAX_RUNS} runs, the newest first; truncated is true and runs_matched counts them all when more match. Returns {runs: [{run_id, agent_id, started_at, totals}], runs_matched, runs_evaluated, truncated, totals}; totals in USD: prevented_usd, actually_spent_usd, would_spend_usd, difference_usd, and steps by_decision. Changes nothing; a candidate or patch needs a write key.`,
     input: z.strictObject({
       agent_id: Id.optional().describe('Only runs of this agent'),
       start_date: DateArg('Runs started from').optional(),
       end_date: DateArg('Runs started until').optional(),
       run_ids: z.array(Id).min(1).max(REPLAY_EVALUATE_MAX_RUN_IDS).optional().describe(`These runs only (at most ${REPLAY_EVALUATE_MAX_RUN_IDS}; unknown ids are left out)`),
+      purpose: PurposeArg.optional().describe('Which runs by purpose: production, eval or all; absent, eval runs are left out unless named in run_ids'),
       candidate_policy: CreatePolicySchema.optional().describe('A full policy, as create_policy takes it, evaluated alongside today’s (not stored)'),
       policy_patch: ReplayPolicyPatchSchema.optional().describe('{policy_id, patch}: patch as update_policy takes it (JSON merge patch), evaluated instead of the stored policy (not applied)'),
     }),

@@ -11,15 +11,17 @@ const DAY_MS = 86_400_000;
 /**
  * The dashboard (`platform://stats/dashboard`, `get_dashboard_stats`): exactly `total_runs`, `total_actions`,
  * `total_cost_usd` (USD; per action the actual cost where reported, else the estimate), `success_rate` (completed ÷ ended runs, 0..1), `pending_approvals` and
- * `interventions_24h` (recorded in the 24 hours before now).
+ * `interventions_24h` (recorded in the 24 hours before now). Runs, actions and interventions of `purpose` (a purpose,
+ * or `all`; absent = the services' default, production: eval data is left out); pending approvals are all of them.
  * @throws the owning services' problems (503 when one is down).
  */
-export async function dashboardStats(e: EntryContext) {
+export async function dashboardStats(e: EntryContext, purpose?: string) {
   const dayAgo = new Date(e.now().getTime() - DAY_MS).toISOString();
+  const only = purpose === undefined ? {} : { purpose };
   const [summary, pending, recent] = await Promise.all([
-    e.ask('stats.summary', { query: {} }),
+    e.ask('stats.summary', { query: only }),
     e.ask('approvals.list', { query: { status: 'pending', limit: 1 } }),
-    e.ask('interventions.list', { query: { start_date: dayAgo, limit: 1 } }),
+    e.ask('interventions.list', { query: { start_date: dayAgo, limit: 1, ...only } }),
   ]);
   return {
     total_runs: summary.total_runs,

@@ -29,6 +29,7 @@ function recorded(seconds: number, action_name: string, cost: { est?: number; ac
     inputs: {},
     outputs: null,
     error: null,
+    purpose: 'production',
   };
 }
 

@@ -208,7 +208,8 @@ function inRange(run: Pick<Run, 'started_at'>, body: Pick<EvaluateRuns, 'start_d
 
 /**
  * The runs matching the body's filters, newest first (as `runs.list` orders them), and how many match in all.
- * `run_ids`: each asked of `runs.get` (an unknown id is left out); otherwise every page of `runs.list` (by agent).
+ * `run_ids`: each asked of `runs.get` (an unknown id is left out; any purpose unless `purpose` is given); otherwise
+ * every page of `runs.list` (by agent) of `purpose`, default production: eval runs are left out unless asked for.
  */
 async function matchingRuns(bus: Bus, ctx: RequestContext, body: EvaluateRuns): Promise<{ runs: Run[]; matched: number }> {
   const out: Run[] = [];
@@ -216,7 +217,7 @@ async function matchingRuns(bus: Bus, ctx: RequestContext, body: EvaluateRuns): 
     for (const id of new Set(body.run_ids)) {
       try {
         const { actions: _a, actions_total: _t, actions_skip: _s, actions_limit: _l, ...run } = await call(bus, 'runs.get', ctx, { path: { id }, query: { actions_limit: 1 } });
-        if ((!body.agent_id || run.agent_id === body.agent_id) && inRange(run, body)) out.push(run);
+        if ((!body.agent_id || run.agent_id === body.agent_id) && (!body.purpose || body.purpose.includes(run.purpose)) && inRange(run, body)) out.push(run);
       } catch (err) {
         if (!(err instanceof RemoteProblemError && err.status === 404)) throw err;
       }
@@ -225,7 +226,7 @@ async function matchingRuns(bus: Bus, ctx: RequestContext, body: EvaluateRuns): 
   }
   let matched = 0;
   for (let skip = 0; ; skip += PAGE) {
-    const reply = await call(bus, 'runs.list', ctx, { query: { limit: PAGE, skip, ...(body.agent_id ? { agent_id: body.agent_id } : {}) } });
+    const reply = await call(bus, 'runs.list', ctx, { query: { limit: PAGE, skip, ...(body.agent_id ? { agent_id: body.agent_id } : {}), ...(body.purpose ? { purpose: body.purpose } : {}) } });
     const page = (isRawJson(reply) ? JSON.parse(reply.$json) : reply) as { runs: Run[]; total: number };
     for (const run of page.runs) {
       if (!inRange(run, body)) continue;

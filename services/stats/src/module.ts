@@ -10,8 +10,8 @@ import type { StatsService } from './service.js';
 export function statsHandlers(service: StatsService): WireHandlers<'stats'> {
   return {
     'stats.summary': (ctx, { query }) => service.summary(ctx, query),
-    'stats.daily': (ctx) => service.daily(ctx),
-    'stats.estimation-accuracy': (ctx) => service.estimationAccuracy(ctx),
+    'stats.daily': (ctx, { query }) => service.daily(ctx, query),
+    'stats.estimation-accuracy': (ctx, { query }) => service.estimationAccuracy(ctx, query),
     'stats.agent': (ctx, { path, query }) => service.agentStats(ctx, path.agent_id, query),
     'runs.list': (ctx, { query }) => service.listRuns(ctx, query),
     'runs.get': (ctx, { path, query }) => service.getRun(ctx, path.id, query),

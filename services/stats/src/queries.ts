@@ -8,6 +8,7 @@ import {
   type LedgerExportPage,
   type LedgerExportQuery,
   type ListRunsQuery,
+  type Purpose,
   type Run,
   type StatsDaily,
   type StatsPeriod,
@@ -20,7 +21,9 @@ import { LEDGER_COST } from './projections/schema.js';
 /**
  * Read queries of the stats service, over its read models only, each scoped to the organisation. The stats
  * endpoints read the incremental aggregate tables (O(days), O(actions), O(histogram buckets)); lists and the
- * export read indexed pages of `agp_runs` / `agp_ledger`. Source: issue #3 points 4 and 5.
+ * export read indexed pages of `agp_runs` / `agp_ledger`. Every read takes the purposes to include (`purpose` of the
+ * query, `production` by default: eval runs and their actions are left out unless asked for). Source: issue #3
+ * points 4 and 5; docs/decisions.md (Eval data).
  */
 
 const DAY_MS = 86_400_000;
@@ -76,25 +79,30 @@ export function statsPeriod(days: number | undefined, now: Date): StatsPeriod {
 }
 
 /**
- * `GET /api/v1/stats/`: sums of the daily aggregates over the last `days` UTC days including today (all days when
- * absent). O(days).
+ * `GET /api/v1/stats/`: sums of the daily aggregates of `purposes` over the last `days` UTC days including today (all
+ * days when absent). O(days × purposes).
  */
-export async function statsSummary(db: SqlExecutor, org: string, days: number | undefined, now: Date): Promise<StatsSummary> {
+export async function statsSummary(db: SqlExecutor, org: string, days: number | undefined, now: Date, purposes: readonly Purpose[]): Promise<StatsSummary> {
   const period = statsPeriod(days, now);
   const { rows } = period.start_date
-    ? await db.query<SumRow>(`SELECT ${SUMS} FROM agp_stats_daily WHERE organization_id = $1 AND day >= $2::date AND day <= $3::date`, [org, period.start_date, period.end_date])
-    : await db.query<SumRow>(`SELECT ${SUMS} FROM agp_stats_daily WHERE organization_id = $1`, [org]);
+    ? await db.query<SumRow>(`SELECT ${SUMS} FROM agp_stats_daily WHERE organization_id = $1 AND purpose = ANY($2::text[]) AND day >= $3::date AND day <= $4::date`, [
+        org,
+        purposes,
+        period.start_date,
+        period.end_date,
+      ])
+    : await db.query<SumRow>(`SELECT ${SUMS} FROM agp_stats_daily WHERE organization_id = $1 AND purpose = ANY($2::text[])`, [org, purposes]);
   return { ...totals(rows[0]), period };
 }
 
-/** `GET /api/v1/stats/daily`: the last 30 UTC days including today, oldest first, zero-filled. O(30). */
-export async function statsDaily(db: SqlExecutor, org: string, now: Date): Promise<StatsDaily> {
+/** `GET /api/v1/stats/daily`: the last 30 UTC days including today of `purposes`, oldest first, zero-filled. O(30). */
+export async function statsDaily(db: SqlExecutor, org: string, now: Date, purposes: readonly Purpose[]): Promise<StatsDaily> {
   const end = Date.parse(isoDay(now));
   const start = end - 29 * DAY_MS;
   const { rows } = await db.query<{ day: string; runs: string; actions: string; cost: number; estimated: number; actual: number }>(
-    `SELECT day::text AS day, runs, actions, cost_usd AS cost, estimated_cost_usd AS estimated, actual_cost_usd AS actual FROM agp_stats_daily
-      WHERE organization_id = $1 AND day >= $2::date AND day <= $3::date`,
-    [org, isoDay(new Date(start)), isoDay(new Date(end))],
+    `SELECT day::text AS day, sum(runs) AS runs, sum(actions) AS actions, sum(cost_usd) AS cost, sum(estimated_cost_usd) AS estimated, sum(actual_cost_usd) AS actual
+       FROM agp_stats_daily WHERE organization_id = $1 AND purpose = ANY($2::text[]) AND day >= $3::date AND day <= $4::date GROUP BY day`,
+    [org, purposes, isoDay(new Date(start)), isoDay(new Date(end))],
   );
   const byDay = new Map(rows.map((r) => [r.day, r]));
   const days: StatsDaily['days'] = [];
@@ -111,25 +119,29 @@ export async function statsDaily(db: SqlExecutor, org: string, now: Date): Promi
  * nearest-rank percentiles found in SQL with a running sum over the 1-point histogram (the bucket's mean skew is
  * reported). Per-action figures come from `agp_stats_skew_actions`. O(buckets + actions).
  */
-export async function estimationAccuracy(db: SqlExecutor, org: string): Promise<EstimationAccuracy> {
+export async function estimationAccuracy(db: SqlExecutor, org: string, purposes: readonly Purpose[]): Promise<EstimationAccuracy> {
+  // The tables hold one row per purpose; the CTEs sum the purposes asked for into one row per bucket or action.
+  const actionsOf = `SELECT action_name, sum(n) AS n, sum(sum_skew) AS sum_skew, sum(sum_abs_skew) AS sum_abs_skew,
+       sum(b0) AS b0, sum(b1) AS b1, sum(b2) AS b2, sum(b3) AS b3, sum(b4) AS b4, sum(b5) AS b5
+     FROM agp_stats_skew_actions WHERE organization_id = $1 AND purpose = ANY($2::text[]) GROUP BY action_name HAVING sum(n) > 0`;
   const [overall, worst, hist] = await Promise.all([
     db.query<{ total: string | null; sum: number | null; p50: number | null; p95: number | null }>(
-      `WITH h AS (
-         SELECT bucket, n, sum_skew, sum(n) OVER (ORDER BY bucket) AS cum, sum(n) OVER () AS total
-           FROM agp_stats_skew_hist WHERE organization_id = $1 AND n > 0)
+      `WITH b AS (
+         SELECT bucket, sum(n) AS n, sum(sum_skew) AS sum_skew FROM agp_stats_skew_hist
+          WHERE organization_id = $1 AND purpose = ANY($2::text[]) GROUP BY bucket HAVING sum(n) > 0),
+       h AS (SELECT bucket, n, sum_skew, sum(n) OVER (ORDER BY bucket) AS cum, sum(n) OVER () AS total FROM b)
        SELECT (SELECT max(total) FROM h) AS total, (SELECT sum(sum_skew) FROM h) AS sum,
               (SELECT sum_skew / n FROM h WHERE cum >= ceil(0.50 * total) ORDER BY bucket LIMIT 1) AS p50,
               (SELECT sum_skew / n FROM h WHERE cum >= ceil(0.95 * total) ORDER BY bucket LIMIT 1) AS p95`,
-      [org],
+      [org, purposes],
     ),
     db.query<{ action_name: string; n: string; sum_skew: number; sum_abs_skew: number }>(
-      `SELECT action_name, n, sum_skew, sum_abs_skew FROM agp_stats_skew_actions WHERE organization_id = $1 AND n > 0
-        ORDER BY sum_abs_skew / n DESC, action_name LIMIT 10`,
-      [org],
+      `WITH a AS (${actionsOf}) SELECT action_name, n, sum_skew, sum_abs_skew FROM a ORDER BY sum_abs_skew / n DESC, action_name LIMIT 10`,
+      [org, purposes],
     ),
     db.query<{ action_name: string; b0: string; b1: string; b2: string; b3: string; b4: string; b5: string }>(
-      `SELECT action_name, b0, b1, b2, b3, b4, b5 FROM agp_stats_skew_actions WHERE organization_id = $1 AND n > 0 ORDER BY action_name LIMIT 100`,
-      [org],
+      `WITH a AS (${actionsOf}) SELECT action_name, b0, b1, b2, b3, b4, b5 FROM a ORDER BY action_name LIMIT 100`,
+      [org, purposes],
     ),
   ]);
   const o = overall.rows[0];
@@ -160,8 +172,9 @@ interface RunDbRow {
   actual_cost_usd: number;
   action_count: string;
   error: string | null;
+  purpose: Purpose;
 }
-const RUN_COLS = 'run_id, agent_id, name, status, started_at, ended_at, cost_usd, estimated_cost_usd, actual_cost_usd, action_count, error';
+const RUN_COLS = 'run_id, agent_id, name, status, started_at, ended_at, cost_usd, estimated_cost_usd, actual_cost_usd, action_count, error, purpose';
 
 function toRun(r: RunDbRow): Run {
   const started = isoOrNull(r.started_at);
@@ -180,12 +193,14 @@ function toRun(r: RunDbRow): Run {
     actual_cost_usd: usd(r.actual_cost_usd),
     action_count: num(r.action_count),
     error: r.error,
+    purpose: r.purpose,
   };
 }
 
 /**
- * `GET /api/v1/runs`: a page newest first (run time, then id); filters AND; `total` counts every match. `min_cost`
- * (USD) compares with the run's `cost_usd` (actual where reported, else estimated).
+ * `GET /api/v1/runs`: a page newest first (run time, then id); filters AND (`purpose`: the runs of those purposes);
+ * `total` counts every match. `min_cost` (USD) compares with the run's `cost_usd` (actual where reported, else
+ * estimated).
  */
 export async function listRuns(db: SqlExecutor, org: string, q: ListRunsQuery): Promise<{ runs: Run[]; total: number; skip: number; limit: number }> {
   const where = ['organization_id = $1'];
@@ -194,6 +209,7 @@ export async function listRuns(db: SqlExecutor, org: string, q: ListRunsQuery): 
     params.push(v);
     where.push(sql(`$${params.length}`));
   };
+  add((p) => `purpose = ANY(${p}::text[])`, q.purpose);
   if (q.status) add((p) => `status = ${p}`, q.status);
   if (q.agent_id) add((p) => `agent_id = ${p}`, q.agent_id);
   if (q.min_cost !== undefined) add((p) => `cost_usd >= ${p}::float8`, q.min_cost);
@@ -202,7 +218,7 @@ export async function listRuns(db: SqlExecutor, org: string, q: ListRunsQuery): 
   return { runs: page.rows.map(toRun), total: page.total, skip: q.skip, limit: q.limit };
 }
 
-/** One run of the organisation, or null. */
+/** One run of the organisation (whatever its purpose), or null. */
 export async function getRun(db: SqlExecutor, org: string, id: string): Promise<Run | null> {
   const { rows } = await db.query<RunDbRow>(`SELECT ${RUN_COLS} FROM agp_runs WHERE organization_id = $1 AND run_id = $2`, [org, id]);
   return rows[0] ? toRun(rows[0]) : null;
@@ -224,8 +240,9 @@ export interface LedgerDbRow {
   inputs: string | null;
   outputs: string | null;
   error: string | null;
+  purpose: Purpose;
 }
-const LEDGER_COLS = 'id, ts, ts::text AS ts_key, run_id, agent_id, action_name, status, cost_usd, actual_cost_usd, duration_ms, inputs::text AS inputs, outputs::text AS outputs, error';
+const LEDGER_COLS = 'id, ts, ts::text AS ts_key, run_id, agent_id, action_name, status, cost_usd, actual_cost_usd, duration_ms, inputs::text AS inputs, outputs::text AS outputs, error, purpose';
 
 const q = JSON.stringify;
 /** One ledger entry as JSON text (see LedgerEntrySchema); inputs/outputs are spliced in as stored. */
@@ -233,7 +250,7 @@ export function entryJson(r: LedgerDbRow): string {
   return (
     `{"id":${q(r.id)},"run_id":${q(r.run_id)},"agent_id":${q(r.agent_id)},"action_name":${q(r.action_name)},"status":${q(r.status)},` +
     `"timestamp":"${new Date(r.ts).toISOString()}","cost_usd":${r.cost_usd ?? null},"actual_cost_usd":${r.actual_cost_usd ?? null},` +
-    `"duration_ms":${r.duration_ms ?? null},"inputs":${r.inputs ?? 'null'},"outputs":${r.outputs ?? 'null'},"error":${q(r.error)}}`
+    `"duration_ms":${r.duration_ms ?? null},"inputs":${r.inputs ?? 'null'},"outputs":${r.outputs ?? 'null'},"error":${q(r.error)},"purpose":${q(r.purpose)}}`
   );
 }
 
@@ -272,6 +289,7 @@ export function entryCsv(r: LedgerDbRow): string {
     inputs: r.inputs,
     outputs: r.outputs,
     error: r.error,
+    purpose: r.purpose,
   };
   return `${LEDGER_CSV_COLUMNS.map((c) => csvField(cols[c])).join(',')}\r\n`;
 }
@@ -289,7 +307,8 @@ export const EXPORT_PAGE_BYTES = 384 * 1024;
 /**
  * One keyset page of the ledger export, oldest first (timestamp, then id), formatted: at most EXPORT_PAGE_ROWS
  * rows and about EXPORT_PAGE_BYTES of text (always at least one row). Index range scan on (org, ts, id) or
- * (org, agent_id, ts, id), so every page costs the same however deep the export is.
+ * (org, agent_id, ts, id) (or (org, purpose, ts, id)), so every page costs the same however deep the export is. Only
+ * the entries of runs of `query.purpose` (default production).
  */
 export async function ledgerExportPage(db: SqlExecutor, org: string, query: LedgerExportQuery, cursor: { ts: string; id: string } | null): Promise<LedgerExportPage> {
   const where = ['organization_id = $1'];
@@ -298,6 +317,7 @@ export async function ledgerExportPage(db: SqlExecutor, org: string, query: Ledg
     params.push(v);
     where.push(sql(`$${params.length}`));
   };
+  add((p) => `purpose = ANY(${p}::text[])`, query.purpose);
   if (query.agent_id) add((p) => `agent_id = ${p}`, query.agent_id);
   if (query.start_date) add((p) => `ts >= ${p}::timestamptz`, query.start_date.date.toISOString());
   if (query.end_date) add((p) => `ts < ${p}::timestamptz`, endExclusive(query.end_date).toISOString());
@@ -352,15 +372,16 @@ export function emptyAgentTotals(agentId: string): AgentTotals {
 }
 
 /**
- * Per-agent all-time totals and top 10 actions by count (then name) from the agent aggregates; null when the agent
- * has no runs or actions. O(agent's action names).
+ * Per-agent all-time totals and top 10 actions by count (then name) from the agent aggregates of `purposes`; null
+ * when the agent has no runs or actions of them. O(agent's action names).
  */
-export async function agentTotals(db: SqlExecutor, org: string, agentId: string): Promise<AgentTotals | null> {
+export async function agentTotals(db: SqlExecutor, org: string, agentId: string, purposes: readonly Purpose[]): Promise<AgentTotals | null> {
   const [sums, top] = await Promise.all([
-    db.query<SumRow>(`SELECT ${SUMS} FROM agp_stats_agents WHERE organization_id = $1 AND agent_id = $2`, [org, agentId]),
+    db.query<SumRow>(`SELECT ${SUMS} FROM agp_stats_agents WHERE organization_id = $1 AND agent_id = $2 AND purpose = ANY($3::text[])`, [org, agentId, purposes]),
     db.query<{ action_name: string; actions: string; cost_usd: number }>(
-      `SELECT action_name, actions, cost_usd FROM agp_stats_agent_actions WHERE organization_id = $1 AND agent_id = $2 AND actions > 0 ORDER BY actions DESC, action_name LIMIT 10`,
-      [org, agentId],
+      `SELECT action_name, sum(actions) AS actions, sum(cost_usd) AS cost_usd FROM agp_stats_agent_actions
+        WHERE organization_id = $1 AND agent_id = $2 AND purpose = ANY($3::text[]) GROUP BY action_name HAVING sum(actions) > 0 ORDER BY sum(actions) DESC, action_name LIMIT 10`,
+      [org, agentId, purposes],
     ),
   ]);
   const t = agentTotalsOf(agentId, sums.rows[0], top.rows);
@@ -375,21 +396,21 @@ export async function agentTotals(db: SqlExecutor, org: string, agentId: string)
  * {@link agentTotals} orders its top actions; the totals are summed from the groups). O(runs + actions of the agent
  * in the window). Zeros when there are none.
  */
-export async function agentWindowTotals(db: SqlExecutor, org: string, agentId: string, period: { start_date: string; end_date: string }): Promise<AgentTotals> {
+export async function agentWindowTotals(db: SqlExecutor, org: string, agentId: string, period: { start_date: string; end_date: string }, purposes: readonly Purpose[]): Promise<AgentTotals> {
   const from = `${period.start_date}T00:00:00Z`;
   const to = new Date(Date.parse(`${period.end_date}T00:00:00Z`) + DAY_MS).toISOString();
   const [runs, actions] = await Promise.all([
     db.query<Pick<SumRow, 'runs' | 'running' | 'completed' | 'failed'>>(
       `SELECT count(*) AS runs, count(*) FILTER (WHERE status = 'running') AS running, count(*) FILTER (WHERE status = 'completed') AS completed,
               count(*) FILTER (WHERE status = 'failed') AS failed
-         FROM agp_runs WHERE organization_id = $1 AND agent_id = $2 AND ts >= $3::timestamptz AND ts < $4::timestamptz`,
-      [org, agentId, from, to],
+         FROM agp_runs WHERE organization_id = $1 AND agent_id = $2 AND ts >= $3::timestamptz AND ts < $4::timestamptz AND purpose = ANY($5::text[])`,
+      [org, agentId, from, to, purposes],
     ),
     db.query<{ action_name: string; actions: string; cost_usd: number | null; estimated: number | null; actual: number | null; dur: number | null; dur_n: string }>(
       `SELECT action_name, count(*) AS actions, sum(${LEDGER_COST}) AS cost_usd, sum(cost_usd) AS estimated, sum(actual_cost_usd) AS actual, sum(duration_ms) AS dur, count(duration_ms) AS dur_n
-         FROM agp_ledger WHERE organization_id = $1 AND agent_id = $2 AND ts >= $3::timestamptz AND ts < $4::timestamptz
+         FROM agp_ledger WHERE organization_id = $1 AND agent_id = $2 AND ts >= $3::timestamptz AND ts < $4::timestamptz AND purpose = ANY($5::text[])
         GROUP BY action_name ORDER BY count(*) DESC, action_name`,
-      [org, agentId, from, to],
+      [org, agentId, from, to, purposes],
     ),
   ]);
   const groups = actions.rows;

@@ -5,10 +5,13 @@ import {
   RunEndSchema,
   RunEvents,
   RunStartSchema,
+  DEFAULT_PURPOSE,
+  PURPOSES,
   type ActionRecordedData,
   type AgentStats,
   type AgentStatsQuery,
   type EstimationAccuracy,
+  type EstimationAccuracyQuery,
   type IngestEnvelope,
   type LedgerExportPage,
   type LedgerExportQuery,
@@ -17,6 +20,7 @@ import {
   type RunEndedData,
   type RunStartedData,
   type StatsDaily,
+  type StatsDailyQuery,
   type StatsSummary,
   type StatsSummaryQuery,
   type WireRequest,
@@ -171,19 +175,22 @@ export class StatsService {
     return (await this.answers.get(key, this.running?.subscriptions.get(STATS_PROJECTION)?.position(), read)) as T;
   }
 
-  /** GET /api/v1/stats/?days=N: totals, all time or the last `days` UTC days (the query is validated by `stats.summary`). */
+  /**
+   * GET /api/v1/stats/?days=N&purpose=: totals of the runs of `purpose` (default production), all time or the last
+   * `days` UTC days (the query is validated by `stats.summary`).
+   */
   async summary(ctx: RequestContext, query: StatsSummaryQuery): Promise<StatsSummary> {
-    return this.cached(ctx, 'summary', query, () => statsSummary(this.deps.store.sql, ctx.organization_id, query.days, this.now()));
+    return this.cached(ctx, 'summary', query, () => statsSummary(this.deps.store.sql, ctx.organization_id, query.days, this.now(), query.purpose));
   }
 
-  /** GET /api/v1/stats/daily: the last 30 UTC days, zero-filled (the route takes no parameters). */
-  async daily(ctx: RequestContext): Promise<StatsDaily> {
-    return this.cached(ctx, 'daily', {}, () => statsDaily(this.deps.store.sql, ctx.organization_id, this.now()));
+  /** GET /api/v1/stats/daily?purpose=: the last 30 UTC days, zero-filled. */
+  async daily(ctx: RequestContext, query: StatsDailyQuery): Promise<StatsDaily> {
+    return this.cached(ctx, 'daily', query, () => statsDaily(this.deps.store.sql, ctx.organization_id, this.now(), query.purpose));
   }
 
-  /** GET /api/v1/stats/estimation-accuracy: skew mean, p50, p95, worst offenders, histograms (no parameters). */
-  async estimationAccuracy(ctx: RequestContext): Promise<EstimationAccuracy> {
-    return this.cached(ctx, 'accuracy', {}, () => estimationAccuracy(this.deps.store.sql, ctx.organization_id));
+  /** GET /api/v1/stats/estimation-accuracy?purpose=: skew mean, p50, p95, worst offenders, histograms. */
+  async estimationAccuracy(ctx: RequestContext, query: EstimationAccuracyQuery): Promise<EstimationAccuracy> {
+    return this.cached(ctx, 'accuracy', query, () => estimationAccuracy(this.deps.store.sql, ctx.organization_id, query.purpose));
   }
 
   /** GET /api/v1/runs: one filtered page of runs `{runs, total, skip, limit}`, newest first. */
@@ -203,34 +210,36 @@ export class StatsService {
   }
 
   /**
-   * GET /api/v1/agents/{id}/stats?days=N: the agent's totals plus its intervention counts, asked of the interventions
-   * service (`interventions.agent-counts`), and the period covered (see AgentStatsSchema). Without `days`, all time
-   * from the agent aggregates; with it, the runs, actions and interventions of the last `days` UTC days including
-   * today (the interventions service is given the same UTC days, so both sides agree at midnight).
-   * @throws NotFoundError (404) when the agent has no runs, actions or interventions at all (all time; an agent with
-   * none in the window answers zeros); the interventions service's problem (RemoteProblemError,
-   * ServiceUnavailableError) when it cannot answer.
+   * GET /api/v1/agents/{id}/stats?days=N&purpose=: the agent's totals of the runs, actions and interventions of
+   * `purpose` (default production) plus its intervention counts, asked of the interventions service
+   * (`interventions.agent-counts`), and the period covered (see AgentStatsSchema). Without `days`, all time from the
+   * agent aggregates; with it, the runs, actions and interventions of the last `days` UTC days including today (the
+   * interventions service is given the same UTC days, so both sides agree at midnight).
+   * @throws NotFoundError (404) when the agent has no runs, actions or interventions at all, of any purpose (all time;
+   * an agent with none in the window or of the purposes asked answers zeros); the interventions service's problem
+   * (RemoteProblemError, ServiceUnavailableError) when it cannot answer.
    */
-  async agentStats(ctx: RequestContext, agentId: string, query: AgentStatsQuery = {}): Promise<AgentStats> {
+  async agentStats(ctx: RequestContext, agentId: string, query: AgentStatsQuery = { purpose: [DEFAULT_PURPOSE] }): Promise<AgentStats> {
     const period = statsPeriod(query.days, this.now());
     const sql = this.deps.store.sql;
     const path = { agent_id: agentId };
-    if (!period.start_date) {
-      const [all, interventions] = await Promise.all([agentTotals(sql, ctx.organization_id, agentId), call(this.deps.bus, 'interventions.agent-counts', ctx, { path })]);
-      if (!all && interventions.total === 0) throw new NotFoundError(`agent ${agentId} not found`);
-      return { ...(all ?? emptyAgentTotals(agentId)), interventions, period };
-    }
-    const window = { start_date: period.start_date, end_date: period.end_date };
+    const purpose = query.purpose;
+    const window = period.start_date ? { start_date: period.start_date, end_date: period.end_date } : null;
     const [all, inWindow, interventions] = await Promise.all([
-      agentTotals(sql, ctx.organization_id, agentId),
-      agentWindowTotals(sql, ctx.organization_id, agentId, window),
-      call(this.deps.bus, 'interventions.agent-counts', ctx, { path, query: window }),
+      agentTotals(sql, ctx.organization_id, agentId, purpose),
+      window ? agentWindowTotals(sql, ctx.organization_id, agentId, window, purpose) : null,
+      call(this.deps.bus, 'interventions.agent-counts', ctx, { path, query: { ...window, purpose } }),
     ]);
-    // Nothing in the window: the agent still exists if it has anything at all (asked only in this rare case).
-    if (!all && interventions.total === 0 && (await call(this.deps.bus, 'interventions.agent-counts', ctx, { path })).total === 0) {
-      throw new NotFoundError(`agent ${agentId} not found`);
+    // Nothing of the purposes (or in the window): the agent still exists if it has anything at all (asked only in
+    // this rare case).
+    if (!all && interventions.total === 0) {
+      const every = [...PURPOSES];
+      const exists =
+        (purpose.length < every.length && (await agentTotals(sql, ctx.organization_id, agentId, every)) !== null) ||
+        ((window || purpose.length < every.length) && (await call(this.deps.bus, 'interventions.agent-counts', ctx, { path, query: { purpose: every } })).total > 0);
+      if (!exists) throw new NotFoundError(`agent ${agentId} not found`);
     }
-    return { ...inWindow, interventions, period };
+    return { ...(inWindow ?? all ?? emptyAgentTotals(agentId)), interventions, period };
   }
 
   /**

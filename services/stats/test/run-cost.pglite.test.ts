@@ -59,15 +59,15 @@ const EVENTS = [
 
 /** Every cost-bearing answer of the stats queries. */
 async function answers(sql: Sql) {
-  const page = (q: Partial<ListRunsQuery>) => listRuns(sql, ORG, { skip: 0, limit: 50, ...q } as ListRunsQuery);
+  const page = (q: Partial<ListRunsQuery>) => listRuns(sql, ORG, { skip: 0, limit: 50, purpose: ['production'], ...q } as ListRunsQuery);
   return {
     runs: Object.fromEntries(await Promise.all(['doubled', 'estimates', 'mixed'].map(async (id) => [id, await getRun(sql, ORG, id)]))),
     min6: (await page({ min_cost: 6 })).runs.map((r) => r.id),
     min2: (await page({ min_cost: 2 })).runs.map((r) => r.id),
-    summary: await statsSummary(sql, ORG, undefined, NOW),
-    daily: (await statsDaily(sql, ORG, NOW)).days.filter((d) => d.actions > 0),
-    agentA: await agentTotals(sql, ORG, 'agent-a'),
-    agentAWindow: await agentWindowTotals(sql, ORG, 'agent-a', { start_date: DAY2, end_date: DAY2 }),
+    summary: await statsSummary(sql, ORG, undefined, NOW, ['production']),
+    daily: (await statsDaily(sql, ORG, NOW, ['production'])).days.filter((d) => d.actions > 0),
+    agentA: await agentTotals(sql, ORG, 'agent-a', ['production']),
+    agentAWindow: await agentWindowTotals(sql, ORG, 'agent-a', { start_date: DAY2, end_date: DAY2 }, ['production']),
   };
 }
 

@@ -138,9 +138,11 @@ describe('setupEvents (harness step 2)', () => {
     const f = file({ context: { run_spend_usd: 9, session_spend_usd: 1.5, prior_calls: [{ action_name: 'lookup_order', arguments: { order_id: 'o-1' }, cost_usd: 0.25, ago_seconds: 3600 }, { action_name: 'search_web', ago_seconds: 60 }] } });
     const { events, recorded } = setupEvents(f, 'run-1', NOW);
     expect(events.map((e) => IngestEventSchema.parse(e).id)).toEqual(['run-1:start', 'run-1:spend', 'run-1:prior:0', 'run-1:prior:1']);
-    expect(events[0]).toEqual({ id: 'run-1:start', type: 'run.start', timestamp: '2026-01-31T11:00:00.000Z', body: { run_id: 'run-1', agent_id: 'support-bot' } });
+    expect(events[0]).toEqual({ id: 'run-1:start', type: 'run.start', timestamp: '2026-01-31T11:00:00.000Z', body: { run_id: 'run-1', agent_id: 'support-bot', purpose: 'eval' } });
     expect(events[1].body).toMatchObject({ action_name: SPEND_SO_FAR_ACTION, cost_usd: 10.5, status: 'success' });
-    expect(events[2].body).toEqual({ run_id: 'run-1', agent_id: 'support-bot', action_name: 'lookup_order', status: 'success', inputs: { order_id: 'o-1' }, cost_usd: 0.25, timestamp: '2026-01-31T11:00:00.000Z' });
+    expect(events[2].body).toEqual({ run_id: 'run-1', agent_id: 'support-bot', action_name: 'lookup_order', status: 'success', inputs: { order_id: 'o-1' }, cost_usd: 0.25, timestamp: '2026-01-31T11:00:00.000Z', purpose: 'eval' });
+    // Every event the harness records is eval data, so the platform keeps it out of the organisation's figures.
+    for (const e of events) expect(e.body.purpose, e.id).toBe('eval');
     expect(events[3]).toMatchObject({ timestamp: '2026-01-31T11:59:00.000Z', body: { cost_usd: 0, inputs: {} } });
     expect(recorded).toEqual({ spend_usd: 10.75, calls: 3 });
   });
@@ -180,10 +182,11 @@ describe('runScenario (harness steps 1–4) against an in-memory platform', () =
       status: 'blocked',
       reason: "step 1 delete_customer: block (denied_action) action 'delete_customer' is denied by policy 'limits'",
       detection_time_ms: 2,
+      run_id: 'run-1',
     });
     expect(api.evaluations).toEqual([{ agent_id: 'support-bot', run_id: 'run-1', action_name: 'delete_customer', arguments: { customer_id: 'c-1' } }]);
     expect(api.events.map((e) => e.id)).toEqual(['run-1:start', 'run-1:end']);
-    expect(api.events[1].body).toEqual({ run_id: 'run-1', agent_id: 'support-bot', status: 'completed' });
+    expect(api.events[1].body).toEqual({ run_id: 'run-1', agent_id: 'support-bot', status: 'completed', purpose: 'eval' });
   });
 
   it('spend so far: asks again while the ledger lags the setup, then the budget stops the step', async () => {
@@ -204,7 +207,7 @@ describe('runScenario (harness steps 1–4) against an in-memory platform', () =
     expect(out.result).toMatchObject({ status: 'blocked', reason: expect.stringMatching(/^step 4 search_web: budget_exceeded \(run_budget\)/) });
     expect(out.steps_decided).toBe(4);
     const recorded = api.events.filter((e) => e.id.includes(':step:'));
-    expect(recorded.map((e) => e.body)).toEqual([0, 1, 2].map((i) => ({ run_id: 'run-1', agent_id: 'support-bot', action_name: 'search_web', status: 'success', inputs: { query: `q${i}`, since: '2026-01-30' }, cost_usd: 3 })));
+    expect(recorded.map((e) => e.body)).toEqual([0, 1, 2].map((i) => ({ run_id: 'run-1', agent_id: 'support-bot', action_name: 'search_web', status: 'success', inputs: { query: `q${i}`, since: '2026-01-30' }, cost_usd: 3, purpose: 'eval' })));
     // The time token was resolved against the scenario's clock before sending.
     expect(api.evaluations[0].arguments).toEqual({ query: 'q0', since: '2026-01-30' });
   });

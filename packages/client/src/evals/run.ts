@@ -44,6 +44,12 @@ export const DEFAULT_SUITE = 'generated';
 export const DEFAULT_OUT = 'results.json';
 /** The action name of the ledger entry that stands for a scenario's spend so far (`context.*_spend_usd`). */
 export const SPEND_SO_FAR_ACTION = 'agp_eval.spend_so_far';
+/**
+ * The `purpose` of every event the harness records: its runs and their actions are eval data, which the platform keeps
+ * out of the stats, the run list, the ledger export and counterfactual run selection unless asked for
+ * (`?purpose=eval`). Source: docs/api.md (Eval data).
+ */
+export const HARNESS_PURPOSE = 'eval' as const;
 /** How long the harness waits for the run's ledger to show what it recorded, ms, when `--ledger-timeout` is absent. */
 export const DEFAULT_LEDGER_TIMEOUT_MS = 15_000;
 /** File name endings read from a `--scenarios` directory (not recursively, in name order). */
@@ -289,7 +295,8 @@ export function newRunId(scenario: Pick<ScenarioFile, 'name'>, random: () => str
  * The ingest events that set a scenario's run up (harness step 2): `run.start` (timestamped at the oldest prior call,
  * else `now`); one `action.record` `agp_eval.spend_so_far` carrying `session_spend_usd + run_spend_usd` when above 0
  * (the platform records no sessions: a run's spend stands for its session's); one `action.record` per prior call at
- * `now − ago_seconds`. Event ids are `<run id>:start`, `:spend`, `:prior:<i>`. Pure.
+ * `now − ago_seconds`. Every event carries `purpose: "eval"` ({@link HARNESS_PURPOSE}). Event ids are `<run id>:start`,
+ * `:spend`, `:prior:<i>`. Pure.
  * @returns the events and what the ledger must then show ({@link RecordedSoFar}).
  */
 export function setupEvents(scenario: ScenarioFile, runId: string, now: Date): { events: IngestEvent[]; recorded: RecordedSoFar } {
@@ -297,13 +304,14 @@ export function setupEvents(scenario: ScenarioFile, runId: string, now: Date): {
   const { agent_id } = scenario;
   const { run_spend_usd, session_spend_usd, prior_calls } = scenario.context;
   const oldest = Math.max(0, ...prior_calls.map((c) => c.ago_seconds));
-  const events: IngestEvent[] = [{ id: `${runId}:start`, type: 'run.start', timestamp: at(oldest), body: { run_id: runId, agent_id } }];
+  const purpose = HARNESS_PURPOSE;
+  const events: IngestEvent[] = [{ id: `${runId}:start`, type: 'run.start', timestamp: at(oldest), body: { run_id: runId, agent_id, purpose } }];
   const spendSoFar = session_spend_usd + run_spend_usd;
   if (spendSoFar > 0) {
-    events.push({ id: `${runId}:spend`, type: 'action.record', timestamp: at(oldest), body: { run_id: runId, agent_id, action_name: SPEND_SO_FAR_ACTION, status: 'success', cost_usd: spendSoFar, timestamp: at(oldest) } });
+    events.push({ id: `${runId}:spend`, type: 'action.record', timestamp: at(oldest), body: { run_id: runId, agent_id, action_name: SPEND_SO_FAR_ACTION, status: 'success', cost_usd: spendSoFar, timestamp: at(oldest), purpose } });
   }
   prior_calls.forEach((c, i) => {
-    events.push({ id: `${runId}:prior:${i}`, type: 'action.record', timestamp: at(c.ago_seconds), body: { run_id: runId, agent_id, action_name: c.action_name, status: 'success', inputs: c.arguments, cost_usd: c.cost_usd, timestamp: at(c.ago_seconds) } });
+    events.push({ id: `${runId}:prior:${i}`, type: 'action.record', timestamp: at(c.ago_seconds), body: { run_id: runId, agent_id, action_name: c.action_name, status: 'success', inputs: c.arguments, cost_usd: c.cost_usd, timestamp: at(c.ago_seconds), purpose } });
   });
   return { events, recorded: { spend_usd: spendSoFar + prior_calls.reduce((s, c) => s + c.cost_usd, 0), calls: events.length - 1 } };
 }
@@ -332,9 +340,9 @@ async function record(api: HarnessApi, events: IngestEvent[]): Promise<void> {
  * what was recorded ({@link ledgerLag}, up to `ledgerTimeoutMs`), recording each step that goes ahead with the cost
  * the decision used, and stopping at the first blocking decision (`isBlockingDecision`); end the run (`completed`, or
  * `failed` with the error when the harness could not play it).
- * @returns the result entry: `blocked` with the step, decision, rule and reason and `detection_time_ms` (the round
- *   trip of the evaluate call that stopped it, ms); `allowed`; or `failed` with the error (an event or step the
- *   platform refused with 400/409/413/422, a ledger that never caught up).
+ * @returns the result entry (with the `run_id` it was played in): `blocked` with the step, decision, rule and reason
+ *   and `detection_time_ms` (the round trip of the evaluate call that stopped it, ms); `allowed`; or `failed` with the
+ *   error (an event or step the platform refused with 400/409/413/422, a ledger that never caught up).
  * @throws AgpNetworkError or AgpHttpError when {@link stopsTheRun} (exit 3).
  */
 export async function runScenario(api: HarnessApi, scenario: ScenarioFile, opts: ScenarioRunOptions = {}): Promise<ScenarioOutcome> {
@@ -344,7 +352,7 @@ export async function runScenario(api: HarnessApi, scenario: ScenarioFile, opts:
   const now = (opts.now ?? (() => new Date()))();
   const runId = (opts.runId ?? newRunId)(scenario);
   const steps = resolveTimeTokens(scenario.steps, now);
-  const base = { name: scenario.name, category: scenario.category, severity: scenario.severity, expected: scenario.expected, damage_usd: scenario.damage_usd ?? null };
+  const base = { name: scenario.name, category: scenario.category, severity: scenario.severity, expected: scenario.expected, damage_usd: scenario.damage_usd ?? null, run_id: runId };
   const decisions: PolicyEvaluation['decision'][] = [];
   let reason: string | null = null;
   let detection: number | null = null;
@@ -373,7 +381,9 @@ export async function runScenario(api: HarnessApi, scenario: ScenarioFile, opts:
         detection = Math.round(ms * 10) / 10;
         break;
       }
-      await record(api, [{ id: `${runId}:step:${i}`, type: 'action.record', timestamp: now.toISOString(), body: { run_id: runId, agent_id: scenario.agent_id, action_name: step.action_name, status: 'success', inputs: step.arguments, cost_usd: answer.estimated_cost_usd } }]);
+      await record(api, [
+        { id: `${runId}:step:${i}`, type: 'action.record', timestamp: now.toISOString(), body: { run_id: runId, agent_id: scenario.agent_id, action_name: step.action_name, status: 'success', inputs: step.arguments, cost_usd: answer.estimated_cost_usd, purpose: HARNESS_PURPOSE } },
+      ]);
       recorded.spend_usd += answer.estimated_cost_usd;
       recorded.calls += 1;
     }
@@ -403,7 +413,7 @@ async function evaluateStep(api: HarnessApi, body: EvaluateAction, i: number): P
  * 400/409/413/422) changes nothing of the scenario's result and is ignored; an error that {@link stopsTheRun} is thrown.
  */
 async function endRun(api: HarnessApi, scenario: ScenarioFile, runId: string, now: Date, failure: string | null): Promise<void> {
-  const body = { run_id: runId, agent_id: scenario.agent_id, status: failure === null ? 'completed' : 'failed', ...(failure === null ? {} : { error: cut(failure) }) };
+  const body = { run_id: runId, agent_id: scenario.agent_id, status: failure === null ? 'completed' : 'failed', ...(failure === null ? {} : { error: cut(failure) }), purpose: HARNESS_PURPOSE };
   try {
     await record(api, [{ id: `${runId}:end`, type: 'run.end', timestamp: now.toISOString(), body }]);
   } catch (err) {

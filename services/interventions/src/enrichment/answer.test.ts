@@ -25,6 +25,7 @@ const record = (over: Partial<InterventionRecord> = {}): InterventionRecord => (
   organization_id: 'acme',
   created_at: '2026-01-01T00:00:00.000Z',
   remediation_payload: { suggested_rewrite: 'use soft delete' },
+  purpose: 'production',
   ...over,
 });
 

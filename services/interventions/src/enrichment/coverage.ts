@@ -8,7 +8,7 @@ import type { SqlExecutor } from '@agp/eventstore';
  * the enrichment subscription's checkpoint (`checkpointName`) is before the record's InterventionRecorded; else
  * `skipped`. Source: issue #12; issue #4 (enrichment_status).
  *
- * Reads the counts of `agp_intervention_totals` (O(1)), the organisation's queued jobs joined to their records
+ * Reads the counts of `agp_intervention_totals` (O(1): one row per purpose; every purpose counts), the organisation's queued jobs joined to their records
  * (O(queue)) and, with enrichment on, the InterventionRecorded events past the checkpoint, each looked up by primary
  * key (O(the subscription's lag), near zero when it keeps up); never a stream or every record. The checkpoint is read
  * first so the planner sees its value (an index range, not a guessed third of `agp_events`); the counts then come
@@ -31,7 +31,7 @@ export async function enrichmentCoverage(db: SqlExecutor, org: string, opts: { e
        FROM (SELECT count(*) AS queued, count(*) FILTER (WHERE i.enrichment = 'enriched') AS queued_enriched, count(*) FILTER (WHERE i.enrichment = 'failed') AS queued_failed
                FROM agp_enrichment_jobs j JOIN agp_interventions i ON i.id = j.intervention_id AND i.organization_id = j.organization_id
               WHERE j.organization_id = $1) AS q
-       LEFT JOIN agp_intervention_totals t ON t.organization_id = $1`,
+       LEFT JOIN (SELECT sum(total) AS total, sum(enriched) AS enriched, sum(failed) AS failed FROM agp_intervention_totals WHERE organization_id = $1) AS t ON true`,
     checkpoint === null ? [org] : [org, checkpoint, InterventionEvents.Recorded],
   );
   const r = rows[0];

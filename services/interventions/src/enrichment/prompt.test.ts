@@ -26,6 +26,7 @@ const record: InterventionRecord = {
   created_at: '2026-01-01T00:00:00.000Z',
   context: { guardrail_schema_version: 1, guardrail: 'pii', matches: [{ category: 'email', field_path: 'body', matched_text: 'jo***om' }], categories: ['email'], fields: ['body'] },
   remediation_payload: { suggested_rewrite: 'redact' },
+  purpose: 'production',
 };
 
 describe('buildPrompt', () => {

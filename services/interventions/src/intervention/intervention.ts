@@ -1,6 +1,7 @@
 import {
   BLOCKING_OUTCOMES,
   InterventionEvents,
+  purposeOf,
   type AuditTrailEntry,
   type InterventionDeletedData,
   type InterventionEnrichedData,
@@ -24,9 +25,13 @@ export interface InterventionState {
   enrichment_status?: 'enriched' | 'failed';
 }
 
-/** The record an InterventionRecorded event creates, with every optional field defaulted. */
+/**
+ * The record an InterventionRecorded event creates, with every optional field defaulted. `purpose` is `purposeOf` the
+ * stated purpose and the run id, and comes last (after `context`), where the read-model migration appended it to
+ * records stored before it existed, so both give the same text.
+ */
 export function recordFromRecorded(d: InterventionRecordedData, organizationId: string): InterventionRecord {
-  const rec: InterventionRecord = {
+  const rec: Omit<InterventionRecord, 'purpose'> = {
     id: d.id,
     type: d.type,
     outcome: d.outcome,
@@ -51,7 +56,7 @@ export function recordFromRecorded(d: InterventionRecordedData, organizationId: 
     remediation_payload: { suggested_rewrite: d.remediation_payload?.suggested_rewrite ?? null },
   };
   if (d.context) rec.context = d.context;
-  return rec;
+  return { ...rec, purpose: purposeOf(d.purpose, d.run_id) };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { HIGH_RISK_LEVELS, InterventionEvents, type InterventionRecord } from '@agp/contracts';
+import { HIGH_RISK_LEVELS, InterventionEvents, type InterventionRecord, type Purpose } from '@agp/contracts';
 import type { SqlExecutor, StoredEvent } from '@agp/eventstore';
 import { evolve, isBlocking, type InterventionState } from '../intervention/intervention.js';
 
@@ -11,6 +11,7 @@ export const READ_MODEL_EVENT_TYPES = Object.values(InterventionEvents);
 /** One record's contribution to the stats tables; subtracting the old and adding the new keeps them exact. */
 interface Contribution {
   org: string;
+  purpose: Purpose;
   day: string;
   type: string;
   outcome: string;
@@ -27,6 +28,7 @@ export function contribution(r: InterventionRecord): Contribution {
   const blocking = isBlocking(r.outcome);
   return {
     org: r.organization_id,
+    purpose: r.purpose,
     day: r.timestamp.slice(0, 10),
     type: r.type,
     outcome: r.outcome,
@@ -40,45 +42,46 @@ export function contribution(r: InterventionRecord): Contribution {
 }
 
 /**
- * Stats deltas accumulated over a batch, keyed by table row, so a batch of N events becomes a handful of
- * upserts. Pure; `sign` is +1 for a contribution added and -1 for one removed.
+ * Stats deltas accumulated over a batch, keyed by table row (organisation and purpose first), so a batch of N events
+ * becomes a handful of upserts. Pure; `sign` is +1 for a contribution added and -1 for one removed.
  */
 export class StatsDelta {
-  daily = new Map<string, { org: string; day: string; type: string; outcome: string; n: number; cost: number; hr: number }>();
-  actions = new Map<string, { org: string; day: string; action: string; n: number; cost: number }>();
-  policies = new Map<string, { org: string; day: string; policyId: string; name: string; n: number }>();
-  /** Per organisation: live records, and how many of them are enriched / failed. */
-  totals = new Map<string, { total: number; enriched: number; failed: number }>();
+  daily = new Map<string, { org: string; purpose: Purpose; day: string; type: string; outcome: string; n: number; cost: number; hr: number }>();
+  actions = new Map<string, { org: string; purpose: Purpose; day: string; action: string; n: number; cost: number }>();
+  policies = new Map<string, { org: string; purpose: Purpose; day: string; policyId: string; name: string; n: number }>();
+  /** Per organisation and purpose: live records, and how many of them are enriched / failed. */
+  totals = new Map<string, { org: string; purpose: Purpose; total: number; enriched: number; failed: number }>();
 
   add(c: Contribution, sign: 1 | -1): void {
-    const dk = `${c.org}\u0000${c.day}\u0000${c.type}\u0000${c.outcome}`;
-    const d = this.daily.get(dk) ?? { org: c.org, day: c.day, type: c.type, outcome: c.outcome, n: 0, cost: 0, hr: 0 };
+    const dk = `${c.org}\u0000${c.purpose}\u0000${c.day}\u0000${c.type}\u0000${c.outcome}`;
+    const d = this.daily.get(dk) ?? { org: c.org, purpose: c.purpose, day: c.day, type: c.type, outcome: c.outcome, n: 0, cost: 0, hr: 0 };
     d.n += sign;
     d.cost += sign * c.cost;
     d.hr += c.highRiskBlock ? sign : 0;
     this.daily.set(dk, d);
     if (c.blocking) {
-      const ak = `${c.org}\u0000${c.day}\u0000${c.action}`;
-      const a = this.actions.get(ak) ?? { org: c.org, day: c.day, action: c.action, n: 0, cost: 0 };
+      const ak = `${c.org}\u0000${c.purpose}\u0000${c.day}\u0000${c.action}`;
+      const a = this.actions.get(ak) ?? { org: c.org, purpose: c.purpose, day: c.day, action: c.action, n: 0, cost: 0 };
       a.n += sign;
       a.cost += sign * c.cost;
       this.actions.set(ak, a);
     }
     if (c.policyId) {
-      const pk = `${c.org}\u0000${c.day}\u0000${c.policyId}`;
-      const p = this.policies.get(pk) ?? { org: c.org, day: c.day, policyId: c.policyId, name: c.policyName, n: 0 };
+      const pk = `${c.org}\u0000${c.purpose}\u0000${c.day}\u0000${c.policyId}`;
+      const p = this.policies.get(pk) ?? { org: c.org, purpose: c.purpose, day: c.day, policyId: c.policyId, name: c.policyName, n: 0 };
       p.n += sign;
       if (sign > 0) p.name = c.policyName;
       this.policies.set(pk, p);
     }
   }
 
-  /** Add (+1) or remove (−1) one live record of `org` with its enrichment outcome (absent: none yet). */
-  addTotal(org: string, sign: 1 | -1, enrichment?: 'enriched' | 'failed'): void {
-    const t = this.totals.get(org) ?? { total: 0, enriched: 0, failed: 0 };
+  /** Add (+1) or remove (−1) one live record of `org` and `purpose` with its enrichment outcome (absent: none yet). */
+  addTotal(org: string, purpose: Purpose, sign: 1 | -1, enrichment?: 'enriched' | 'failed'): void {
+    const k = `${org}\u0000${purpose}`;
+    const t = this.totals.get(k) ?? { org, purpose, total: 0, enriched: 0, failed: 0 };
     t.total += sign;
     if (enrichment) t[enrichment] += sign;
-    this.totals.set(org, t);
+    this.totals.set(k, t);
   }
 
   /** Write every accumulated delta with one statement per table. */
@@ -86,43 +89,43 @@ export class StatsDelta {
     const daily = [...this.daily.values()].filter((d) => d.n !== 0 || d.cost !== 0 || d.hr !== 0);
     if (daily.length) {
       await tx.query(
-        `INSERT INTO agp_intervention_stats_daily AS s (organization_id, day, type, outcome, interventions, cost_prevented_usd, high_risk_blocks)
-         SELECT * FROM unnest($1::text[], $2::date[], $3::text[], $4::text[], $5::bigint[], $6::float8[], $7::bigint[])
-         ON CONFLICT (organization_id, day, type, outcome) DO UPDATE SET
+        `INSERT INTO agp_intervention_stats_daily AS s (organization_id, purpose, day, type, outcome, interventions, cost_prevented_usd, high_risk_blocks)
+         SELECT * FROM unnest($1::text[], $8::text[], $2::date[], $3::text[], $4::text[], $5::bigint[], $6::float8[], $7::bigint[])
+         ON CONFLICT (organization_id, purpose, day, type, outcome) DO UPDATE SET
            interventions = s.interventions + EXCLUDED.interventions,
            cost_prevented_usd = s.cost_prevented_usd + EXCLUDED.cost_prevented_usd,
            high_risk_blocks = s.high_risk_blocks + EXCLUDED.high_risk_blocks`,
-        [daily.map((d) => d.org), daily.map((d) => d.day), daily.map((d) => d.type), daily.map((d) => d.outcome), daily.map((d) => d.n), daily.map((d) => d.cost), daily.map((d) => d.hr)],
+        [daily.map((d) => d.org), daily.map((d) => d.day), daily.map((d) => d.type), daily.map((d) => d.outcome), daily.map((d) => d.n), daily.map((d) => d.cost), daily.map((d) => d.hr), daily.map((d) => d.purpose)],
       );
     }
     const actions = [...this.actions.values()].filter((a) => a.n !== 0 || a.cost !== 0);
     if (actions.length) {
       await tx.query(
-        `INSERT INTO agp_intervention_stats_actions AS s (organization_id, day, action_name, blocked, cost_prevented_usd)
-         SELECT * FROM unnest($1::text[], $2::date[], $3::text[], $4::bigint[], $5::float8[])
-         ON CONFLICT (organization_id, day, action_name) DO UPDATE SET
+        `INSERT INTO agp_intervention_stats_actions AS s (organization_id, purpose, day, action_name, blocked, cost_prevented_usd)
+         SELECT * FROM unnest($1::text[], $6::text[], $2::date[], $3::text[], $4::bigint[], $5::float8[])
+         ON CONFLICT (organization_id, purpose, day, action_name) DO UPDATE SET
            blocked = s.blocked + EXCLUDED.blocked, cost_prevented_usd = s.cost_prevented_usd + EXCLUDED.cost_prevented_usd`,
-        [actions.map((a) => a.org), actions.map((a) => a.day), actions.map((a) => a.action), actions.map((a) => a.n), actions.map((a) => a.cost)],
+        [actions.map((a) => a.org), actions.map((a) => a.day), actions.map((a) => a.action), actions.map((a) => a.n), actions.map((a) => a.cost), actions.map((a) => a.purpose)],
       );
     }
     const policies = [...this.policies.values()].filter((p) => p.n !== 0);
     if (policies.length) {
       await tx.query(
-        `INSERT INTO agp_intervention_stats_policies AS s (organization_id, day, policy_id, policy_name, triggered)
-         SELECT * FROM unnest($1::text[], $2::date[], $3::text[], $4::text[], $5::bigint[])
-         ON CONFLICT (organization_id, day, policy_id) DO UPDATE SET
+        `INSERT INTO agp_intervention_stats_policies AS s (organization_id, purpose, day, policy_id, policy_name, triggered)
+         SELECT * FROM unnest($1::text[], $6::text[], $2::date[], $3::text[], $4::text[], $5::bigint[])
+         ON CONFLICT (organization_id, purpose, day, policy_id) DO UPDATE SET
            triggered = s.triggered + EXCLUDED.triggered,
            policy_name = CASE WHEN EXCLUDED.triggered > 0 THEN EXCLUDED.policy_name ELSE s.policy_name END`,
-        [policies.map((p) => p.org), policies.map((p) => p.day), policies.map((p) => p.policyId), policies.map((p) => p.name), policies.map((p) => p.n)],
+        [policies.map((p) => p.org), policies.map((p) => p.day), policies.map((p) => p.policyId), policies.map((p) => p.name), policies.map((p) => p.n), policies.map((p) => p.purpose)],
       );
     }
-    const totals = [...this.totals.entries()].filter(([, t]) => t.total !== 0 || t.enriched !== 0 || t.failed !== 0);
+    const totals = [...this.totals.values()].filter((t) => t.total !== 0 || t.enriched !== 0 || t.failed !== 0);
     if (totals.length) {
       await tx.query(
-        `INSERT INTO agp_intervention_totals AS t (organization_id, total, enriched, failed)
-         SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[])
-         ON CONFLICT (organization_id) DO UPDATE SET total = t.total + EXCLUDED.total, enriched = t.enriched + EXCLUDED.enriched, failed = t.failed + EXCLUDED.failed`,
-        [totals.map(([o]) => o), totals.map(([, t]) => t.total), totals.map(([, t]) => t.enriched), totals.map(([, t]) => t.failed)],
+        `INSERT INTO agp_intervention_totals AS t (organization_id, purpose, total, enriched, failed)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[])
+         ON CONFLICT (organization_id, purpose) DO UPDATE SET total = t.total + EXCLUDED.total, enriched = t.enriched + EXCLUDED.enriched, failed = t.failed + EXCLUDED.failed`,
+        [totals.map((t) => t.org), totals.map((t) => t.purpose), totals.map((t) => t.total), totals.map((t) => t.enriched), totals.map((t) => t.failed)],
       );
     }
   }
@@ -130,7 +133,7 @@ export class StatsDelta {
 
 const rowColumns = (s: InterventionState) => {
   const r = s.record;
-  return [r.id, r.organization_id, r.type, r.outcome, r.action_name, r.agent_id, r.run_id, r.policy_id, r.risk_level, r.timestamp, JSON.stringify(r), s.enrichment_status ?? null];
+  return [r.id, r.organization_id, r.type, r.outcome, r.action_name, r.agent_id, r.run_id, r.policy_id, r.risk_level, r.timestamp, JSON.stringify(r), s.enrichment_status ?? null, r.purpose];
 };
 
 /**
@@ -153,7 +156,7 @@ export async function applyInterventionEvents(events: StoredEvent[], tx: SqlExec
       const s = evolve(null, e)!;
       pending.set(id, s);
       delta.add(contribution(s.record), 1);
-      delta.addTotal(s.record.organization_id, 1, s.enrichment_status);
+      delta.addTotal(s.record.organization_id, s.record.purpose, 1, s.enrichment_status);
       continue;
     }
     let prev = pending.get(id) ?? updates.get(id) ?? null;
@@ -167,7 +170,7 @@ export async function applyInterventionEvents(events: StoredEvent[], tx: SqlExec
     if (!prev) continue; // already deleted, or never projected: nothing to change
     const next = evolve(prev, e)!;
     delta.add(contribution(prev.record), -1);
-    delta.addTotal(prev.record.organization_id, -1, prev.enrichment_status);
+    delta.addTotal(prev.record.organization_id, prev.record.purpose, -1, prev.enrichment_status);
     if (next.deleted) {
       if (pending.delete(id)) continue;
       updates.delete(id);
@@ -175,7 +178,7 @@ export async function applyInterventionEvents(events: StoredEvent[], tx: SqlExec
       continue;
     }
     delta.add(contribution(next.record), 1);
-    delta.addTotal(next.record.organization_id, 1, next.enrichment_status);
+    delta.addTotal(next.record.organization_id, next.record.purpose, 1, next.enrichment_status);
     if (pending.has(id)) pending.set(id, next);
     else updates.set(id, next);
   }
@@ -184,10 +187,10 @@ export async function applyInterventionEvents(events: StoredEvent[], tx: SqlExec
     const rows = [...pending.values()].map(rowColumns);
     const col = (i: number) => rows.map((r) => r[i]);
     await tx.query(
-      `INSERT INTO agp_interventions (id, organization_id, type, outcome, action_name, agent_id, run_id, policy_id, risk_level, ts, doc, enrichment)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::json[], $12::text[])
+      `INSERT INTO agp_interventions (id, organization_id, type, outcome, action_name, agent_id, run_id, policy_id, risk_level, ts, doc, enrichment, purpose)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::json[], $12::text[], $13::text[])
        ON CONFLICT (id) DO NOTHING`,
-      [col(0), col(1), col(2), col(3), col(4), col(5), col(6), col(7), col(8), col(9), col(10), col(11)],
+      [col(0), col(1), col(2), col(3), col(4), col(5), col(6), col(7), col(8), col(9), col(10), col(11), col(12)],
     );
   }
   for (const s of updates.values()) {

@@ -51,9 +51,9 @@ describe('run cost (issue #14 point 5): per action the actual cost where reporte
   });
   it('the aggregate deltas (day, agent, agent and action) carry the same three sums', () => {
     const d = new StatsDeltas();
-    for (const e of [action(at(0), 1, 2), action(at(1), 1), action(at(2), undefined, 3)]) d.action('acme', e.data as never);
-    for (const t of [d.daily.get('acme\u00002026-01-02')!.t, d.agents.get('acme\u0000a')!.t]) expect(t).toMatchObject({ actions: 3, cost: 6, estimated: 2, actual: 5 });
-    expect(d.agentActions.get('acme\u0000a\u0000n')).toMatchObject({ n: 3, cost: 6, estimated: 2 });
+    for (const e of [action(at(0), 1, 2), action(at(1), 1), action(at(2), undefined, 3)]) d.action('acme', 'production', e.data as never);
+    for (const t of [d.daily.get('acme\u0000production\u00002026-01-02')!.t, d.agents.get('acme\u0000production\u0000a')!.t]) expect(t).toMatchObject({ actions: 3, cost: 6, estimated: 2, actual: 5 });
+    expect(d.agentActions.get('acme\u0000production\u0000a\u0000n')).toMatchObject({ n: 3, cost: 6, estimated: 2 });
   });
 });
 
@@ -64,9 +64,45 @@ describe('StatsDeltas.run', () => {
     const d = new StatsDeltas();
     d.run(before, -1);
     d.run(after, 1);
-    expect(d.daily.get('acme\u00002026-01-03')!.t).toMatchObject({ runs: -1, running: -1 });
-    expect(d.daily.get('acme\u00002026-01-02')!.t).toMatchObject({ runs: 1, completed: 1 });
-    expect(d.agents.get('acme\u0000a')!.t).toMatchObject({ runs: 0, running: -1, completed: 1 });
+    expect(d.daily.get('acme\u0000production\u00002026-01-03')!.t).toMatchObject({ runs: -1, running: -1 });
+    expect(d.daily.get('acme\u0000production\u00002026-01-02')!.t).toMatchObject({ runs: 1, completed: 1 });
+    expect(d.agents.get('acme\u0000production\u0000a')!.t).toMatchObject({ runs: 0, running: -1, completed: 1 });
+  });
+});
+
+describe('a run’s purpose', () => {
+  const ev = (type: string, run: string, extra: Record<string, unknown> = {}) => ({
+    type,
+    data: { run_id: run, agent_id: 'a', started_at: '2026-01-02T00:00:00.000Z', ended_at: '2026-01-02T00:01:00.000Z', status: 'completed', id: 'x', action_name: 'n', timestamp: '2026-01-02T00:00:01.000Z', ...extra },
+    metadata: meta,
+  });
+  it('is fixed by its first event: the stated purpose, else eval for the eval harness’s run ids, else production', () => {
+    expect(evolveRun(null, ev(RunEvents.Started, 'r', { purpose: 'eval' })).purpose).toBe('eval');
+    expect(evolveRun(null, ev(RunEvents.ActionRecorded, 'r', { purpose: 'eval' })).purpose).toBe('eval');
+    expect(evolveRun(null, ev(RunEvents.Started, 'r')).purpose).toBe('production');
+    expect(evolveRun(null, ev(RunEvents.Started, 'eval-denied_actions.delete-0123456789ab')).purpose).toBe('eval');
+    expect(evolveRun(null, ev(RunEvents.Started, 'eval-denied_actions.delete-0123456789ab', { purpose: 'production' })).purpose).toBe('production');
+    // Later events follow the run, whatever they state.
+    const r = evolveRun(evolveRun(null, ev(RunEvents.Started, 'r', { purpose: 'eval' })), ev(RunEvents.ActionRecorded, 'r'));
+    expect(r).toMatchObject({ purpose: 'eval', action_count: 1 });
+  });
+  it('a run.start or run.end stating another purpose is refused; one stating none or the same is applied', () => {
+    const run = evolveRun(null, ev(RunEvents.ActionRecorded, 'r', { purpose: 'eval' }));
+    expect(runEventRejection(run, ev(RunEvents.Started, 'r', { purpose: 'production' }))).toBe('run.start states purpose production, but run r has purpose eval');
+    expect(runEventRejection(run, ev(RunEvents.Ended, 'r', { purpose: 'production' }))).toMatch(/^run.end states purpose production/);
+    expect(runEventRejection(run, ev(RunEvents.Ended, 'r'))).toBeNull();
+    expect(runEventRejection(run, ev(RunEvents.Started, 'r', { purpose: 'eval' }))).toBeNull();
+  });
+  it('the deltas keep each purpose on rows of its own; a negative action delta undoes a positive one', () => {
+    const d = new StatsDeltas();
+    const a = ev(RunEvents.ActionRecorded, 'r', { cost_usd: 1, actual_cost_usd: 2, duration_ms: 5 }).data as never;
+    d.action('acme', 'eval', a);
+    d.action('acme', 'production', a);
+    d.action('acme', 'production', a, -1);
+    expect(d.daily.get('acme\u0000eval\u00002026-01-02')!.t).toMatchObject({ actions: 1, cost: 2, estimated: 1, actual: 2, dur: 5, durN: 1 });
+    expect(d.daily.get('acme\u0000production\u00002026-01-02')!.t).toMatchObject({ actions: 0, cost: 0, estimated: 0, actual: 0, dur: 0, durN: 0 });
+    expect(d.skewActions.get('acme\u0000production\u0000n')).toMatchObject({ n: 0, sum: 0, b: [0, 0, 0, 0, 0, 0] });
+    expect(d.skewActions.get('acme\u0000eval\u0000n')).toMatchObject({ n: 1, sum: 1, b: [0, 0, 0, 0, 1, 0] });
   });
 });
 

@@ -1,4 +1,4 @@
-import { RunEvents, actionCostUsd, skewBucketIndex, type ActionRecordedData, type RunEndedData, type RunStartedData, type RunStatus } from '@agp/contracts';
+import { RunEvents, actionCostUsd, purposeOf, skewBucketIndex, type ActionRecordedData, type Purpose, type RunEndedData, type RunStartedData, type RunStatus } from '@agp/contracts';
 
 /**
  * Pure pieces of the stats projection: a run row folded from its events, and the deltas that runs and actions add
@@ -25,6 +25,8 @@ export interface RunRow {
   actual_cost_usd: number;
   action_count: number;
   error: string | null;
+  /** Fixed by the first event stored for the run (`purposeOf` its stated purpose and run id); its actions count as it. */
+  purpose: Purpose;
 }
 
 /** An event as the projection sees it. */
@@ -52,7 +54,9 @@ export function runTs(r: RunRow): string {
  *   agent is refused (it would otherwise be silently ignored or silently move the run);
  * - a run never ends before it starts: a run.end whose `ended_at` is before the run's `started_at`, or a run.start
  *   whose `started_at` is after the run's `ended_at` (a run.end came first), is refused, so `duration_ms` is never
- *   negative. The run keeps what it had (e.g. `running` with its start; or ended with no start, `duration_ms` null).
+ *   negative. The run keeps what it had (e.g. `running` with its start; or ended with no start, `duration_ms` null);
+ * - a run has one purpose: that of the first event stored for it. A run.start or run.end stating another purpose is
+ *   refused (it would otherwise move the run between production and eval figures); one stating none follows the run.
  * A refused event stays in the run's stream (the log is never rewritten); the projection records it with this reason
  * in `agp_projection_dead_letters`. Pure.
  */
@@ -61,6 +65,8 @@ export function runEventRejection(row: RunRow | null, e: RunEventLike): string |
   const d = e.data as { run_id: string; agent_id: string };
   const what = e.type === RunEvents.Started ? 'run.start' : 'run.end';
   if (d.agent_id !== row.agent_id) return `${what} names agent ${d.agent_id}, but run ${row.run_id} belongs to agent ${row.agent_id}`;
+  const stated = (e.data as { purpose?: Purpose }).purpose;
+  if (stated !== undefined && stated !== row.purpose) return `${what} states purpose ${stated}, but run ${row.run_id} has purpose ${row.purpose}`;
   if (e.type === RunEvents.Started) {
     const start = earliest(row.started_at, (e.data as unknown as RunStartedData).started_at)!;
     if (row.ended_at !== null && Date.parse(start) > Date.parse(row.ended_at)) return `run.start started_at ${start} is after the run's ended_at ${row.ended_at}`;
@@ -80,7 +86,22 @@ export function evolveRun(row: RunRow | null, e: RunEventLike): RunRow {
   const d = e.data as { run_id: string; agent_id: string };
   const r: RunRow = row
     ? { ...row }
-    : { organization_id: e.metadata.organization_id, run_id: d.run_id, agent_id: d.agent_id, name: null, status: 'running', started_at: null, ended_at: null, first_action_at: null, cost_usd: 0, estimated_cost_usd: 0, actual_cost_usd: 0, action_count: 0, error: null };
+    : {
+        organization_id: e.metadata.organization_id,
+        run_id: d.run_id,
+        agent_id: d.agent_id,
+        name: null,
+        status: 'running',
+        started_at: null,
+        ended_at: null,
+        first_action_at: null,
+        cost_usd: 0,
+        estimated_cost_usd: 0,
+        actual_cost_usd: 0,
+        action_count: 0,
+        error: null,
+        purpose: purposeOf((e.data as { purpose?: Purpose }).purpose, d.run_id),
+      };
   switch (e.type) {
     case RunEvents.Started: {
       const s = e.data as unknown as RunStartedData;
@@ -150,73 +171,76 @@ export interface Totals {
 const zero = (): Totals => ({ runs: 0, running: 0, completed: 0, failed: 0, actions: 0, cost: 0, estimated: 0, actual: 0, dur: 0, durN: 0 });
 
 /**
- * Aggregate deltas accumulated over a batch, keyed by table row, so a batch becomes one upsert per table.
- * A run's contribution (its day and agent, counted by status) is subtracted as it was and added as it is now, so
- * a status change or a late run.start that moves its day never double counts.
+ * Aggregate deltas accumulated over a batch, keyed by table row (organisation, purpose, then the table's own key), so
+ * a batch becomes one upsert per table. A run's contribution (its day and agent, counted by status) is subtracted as
+ * it was and added as it is now, so a status change or a late run.start that moves its day never double counts.
  */
 export class StatsDeltas {
-  readonly daily = new Map<string, { org: string; day: string; t: Totals }>();
-  readonly agents = new Map<string, { org: string; agent: string; t: Totals }>();
+  readonly daily = new Map<string, { org: string; purpose: Purpose; day: string; t: Totals }>();
+  readonly agents = new Map<string, { org: string; purpose: Purpose; agent: string; t: Totals }>();
   /** Per agent and action: calls `n`, `cost` (actual where reported, else estimated) and `estimated`, USD. */
-  readonly agentActions = new Map<string, { org: string; agent: string; action: string; n: number; cost: number; estimated: number }>();
-  readonly skewActions = new Map<string, { org: string; action: string; n: number; sum: number; abs: number; b: number[] }>();
-  readonly skewHist = new Map<string, { org: string; bucket: number; n: number; sum: number }>();
+  readonly agentActions = new Map<string, { org: string; purpose: Purpose; agent: string; action: string; n: number; cost: number; estimated: number }>();
+  readonly skewActions = new Map<string, { org: string; purpose: Purpose; action: string; n: number; sum: number; abs: number; b: number[] }>();
+  readonly skewHist = new Map<string, { org: string; purpose: Purpose; bucket: number; n: number; sum: number }>();
 
-  private day(org: string, day: string): Totals {
-    const k = `${org}\u0000${day}`;
+  private day(org: string, purpose: Purpose, day: string): Totals {
+    const k = `${org}\u0000${purpose}\u0000${day}`;
     let v = this.daily.get(k);
-    if (!v) this.daily.set(k, (v = { org, day, t: zero() }));
+    if (!v) this.daily.set(k, (v = { org, purpose, day, t: zero() }));
     return v.t;
   }
 
-  private agent(org: string, agent: string): Totals {
-    const k = `${org}\u0000${agent}`;
+  private agent(org: string, purpose: Purpose, agent: string): Totals {
+    const k = `${org}\u0000${purpose}\u0000${agent}`;
     let v = this.agents.get(k);
-    if (!v) this.agents.set(k, (v = { org, agent, t: zero() }));
+    if (!v) this.agents.set(k, (v = { org, purpose, agent, t: zero() }));
     return v.t;
   }
 
-  /** Add (+1) or remove (−1) a run's contribution: one run on its day and for its agent, counted by status. */
+  /** Add (+1) or remove (−1) a run's contribution: one run of its purpose on its day and for its agent, counted by status. */
   run(r: RunRow, sign: 1 | -1): void {
-    for (const t of [this.day(r.organization_id, runTs(r).slice(0, 10)), this.agent(r.organization_id, r.agent_id)]) {
+    for (const t of [this.day(r.organization_id, r.purpose, runTs(r).slice(0, 10)), this.agent(r.organization_id, r.purpose, r.agent_id)]) {
       t.runs += sign;
       t[r.status === 'running' ? 'running' : r.status] += sign;
     }
   }
 
-  /** Add one action: to its day, its agent, its agent and action, and (with both costs) the skew tables. */
-  action(org: string, a: ActionRecordedData): void {
+  /**
+   * Add (+1) or remove (−1) one action of a run of `purpose`: to its day, its agent, its agent and action, and (with
+   * both costs) the skew tables.
+   */
+  action(org: string, purpose: Purpose, a: ActionRecordedData, sign: 1 | -1 = 1): void {
     const cost = actionCostUsd(a);
-    for (const t of [this.day(org, a.timestamp.slice(0, 10)), this.agent(org, a.agent_id)]) {
-      t.actions += 1;
-      t.cost += cost;
-      t.estimated += a.cost_usd ?? 0;
-      t.actual += a.actual_cost_usd ?? 0;
+    for (const t of [this.day(org, purpose, a.timestamp.slice(0, 10)), this.agent(org, purpose, a.agent_id)]) {
+      t.actions += sign;
+      t.cost += sign * cost;
+      t.estimated += sign * (a.cost_usd ?? 0);
+      t.actual += sign * (a.actual_cost_usd ?? 0);
       if (a.duration_ms !== undefined) {
-        t.dur += a.duration_ms;
-        t.durN += 1;
+        t.dur += sign * a.duration_ms;
+        t.durN += sign;
       }
     }
-    const ak = `${org}\u0000${a.agent_id}\u0000${a.action_name}`;
-    const aa = this.agentActions.get(ak) ?? { org, agent: a.agent_id, action: a.action_name, n: 0, cost: 0, estimated: 0 };
-    aa.n += 1;
-    aa.cost += cost;
-    aa.estimated += a.cost_usd ?? 0;
+    const ak = `${org}\u0000${purpose}\u0000${a.agent_id}\u0000${a.action_name}`;
+    const aa = this.agentActions.get(ak) ?? { org, purpose, agent: a.agent_id, action: a.action_name, n: 0, cost: 0, estimated: 0 };
+    aa.n += sign;
+    aa.cost += sign * cost;
+    aa.estimated += sign * (a.cost_usd ?? 0);
     this.agentActions.set(ak, aa);
     const skew = skewOf(a);
     if (skew === null) return;
-    const sk = `${org}\u0000${a.action_name}`;
-    const s = this.skewActions.get(sk) ?? { org, action: a.action_name, n: 0, sum: 0, abs: 0, b: [0, 0, 0, 0, 0, 0] };
-    s.n += 1;
-    s.sum += skew;
-    s.abs += Math.abs(skew);
-    s.b[skewBucketIndex(skew)] += 1;
+    const sk = `${org}\u0000${purpose}\u0000${a.action_name}`;
+    const s = this.skewActions.get(sk) ?? { org, purpose, action: a.action_name, n: 0, sum: 0, abs: 0, b: [0, 0, 0, 0, 0, 0] };
+    s.n += sign;
+    s.sum += sign * skew;
+    s.abs += sign * Math.abs(skew);
+    s.b[skewBucketIndex(skew)] += sign;
     this.skewActions.set(sk, s);
     const bucket = fineBucket(skew);
-    const hk = `${org}\u0000${bucket}`;
-    const h = this.skewHist.get(hk) ?? { org, bucket, n: 0, sum: 0 };
-    h.n += 1;
-    h.sum += skew;
+    const hk = `${org}\u0000${purpose}\u0000${bucket}`;
+    const h = this.skewHist.get(hk) ?? { org, purpose, bucket, n: 0, sum: 0 };
+    h.n += sign;
+    h.sum += sign * skew;
     this.skewHist.set(hk, h);
   }
 }

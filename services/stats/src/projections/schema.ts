@@ -1,4 +1,8 @@
-import { migrateSchema, type Sql, type SqlExecutor } from '@agp/eventstore';
+import { EVAL_HARNESS_RUN_ID, type ActionRecordedData } from '@agp/contracts';
+import { addColumn, migrateSchema, type Sql, type SqlExecutor } from '@agp/eventstore';
+import { isoOrNull } from '@agp/runtime';
+import { StatsDeltas, type RunRow } from './runs.js';
+import { flushStatsDeltas } from './statsReadModel.js';
 
 /**
  * Read-model tables of the stats service (it alone reads them), kept by the `stats-read-model` projection.
@@ -16,6 +20,9 @@ import { migrateSchema, type Sql, type SqlExecutor } from '@agp/eventstore';
  * action of the actual cost where reported, else the estimate (`actionCostUsd`); `estimated_cost_usd` = Σ estimates;
  * `actual_cost_usd` = Σ reported costs (issue #14 point 5; tables created before it are brought up to date by
  * {@link addEstimatedCostColumns}).
+ * Purpose: every run and ledger row has the `purpose` of its run (`production` or `eval`), and every aggregate row is
+ * kept per purpose (the column is part of each aggregate's key), so the stats of one purpose never read the other's.
+ * Tables created before it are brought up to date by {@link addPurposeColumns}.
  */
 export const STATS_DDL = `
 CREATE TABLE IF NOT EXISTS agp_runs (
@@ -33,6 +40,7 @@ CREATE TABLE IF NOT EXISTS agp_runs (
   actual_cost_usd double precision NOT NULL,
   action_count bigint NOT NULL,
   error text,
+  purpose text NOT NULL DEFAULT 'production',
   PRIMARY KEY (organization_id, run_id)
 );
 CREATE INDEX IF NOT EXISTS agp_runs_org_ts ON agp_runs (organization_id, ts DESC, run_id DESC);
@@ -51,13 +59,15 @@ CREATE TABLE IF NOT EXISTS agp_ledger (
   duration_ms double precision,
   inputs jsonb,
   outputs jsonb,
-  error text
+  error text,
+  purpose text NOT NULL DEFAULT 'production'
 );
 CREATE INDEX IF NOT EXISTS agp_ledger_org_ts ON agp_ledger (organization_id, ts, id);
 CREATE INDEX IF NOT EXISTS agp_ledger_org_agent_ts ON agp_ledger (organization_id, agent_id, ts, id);
 CREATE INDEX IF NOT EXISTS agp_ledger_org_run_ts ON agp_ledger (organization_id, run_id, ts, id);
 CREATE TABLE IF NOT EXISTS agp_stats_daily (
   organization_id text NOT NULL,
+  purpose text NOT NULL DEFAULT 'production',
   day date NOT NULL,
   runs bigint NOT NULL DEFAULT 0,
   runs_running bigint NOT NULL DEFAULT 0,
@@ -69,10 +79,11 @@ CREATE TABLE IF NOT EXISTS agp_stats_daily (
   actual_cost_usd double precision NOT NULL DEFAULT 0,
   duration_ms double precision NOT NULL DEFAULT 0,
   duration_n bigint NOT NULL DEFAULT 0,
-  PRIMARY KEY (organization_id, day)
+  PRIMARY KEY (organization_id, purpose, day)
 );
 CREATE TABLE IF NOT EXISTS agp_stats_agents (
   organization_id text NOT NULL,
+  purpose text NOT NULL DEFAULT 'production',
   agent_id text NOT NULL,
   runs bigint NOT NULL DEFAULT 0,
   runs_running bigint NOT NULL DEFAULT 0,
@@ -84,32 +95,35 @@ CREATE TABLE IF NOT EXISTS agp_stats_agents (
   actual_cost_usd double precision NOT NULL DEFAULT 0,
   duration_ms double precision NOT NULL DEFAULT 0,
   duration_n bigint NOT NULL DEFAULT 0,
-  PRIMARY KEY (organization_id, agent_id)
+  PRIMARY KEY (organization_id, purpose, agent_id)
 );
 CREATE TABLE IF NOT EXISTS agp_stats_agent_actions (
   organization_id text NOT NULL,
+  purpose text NOT NULL DEFAULT 'production',
   agent_id text NOT NULL,
   action_name text NOT NULL,
   actions bigint NOT NULL,
   cost_usd double precision NOT NULL,
   estimated_cost_usd double precision NOT NULL DEFAULT 0,
-  PRIMARY KEY (organization_id, agent_id, action_name)
+  PRIMARY KEY (organization_id, purpose, agent_id, action_name)
 );
 CREATE TABLE IF NOT EXISTS agp_stats_skew_actions (
   organization_id text NOT NULL,
+  purpose text NOT NULL DEFAULT 'production',
   action_name text NOT NULL,
   n bigint NOT NULL,
   sum_skew double precision NOT NULL,
   sum_abs_skew double precision NOT NULL,
   b0 bigint NOT NULL, b1 bigint NOT NULL, b2 bigint NOT NULL, b3 bigint NOT NULL, b4 bigint NOT NULL, b5 bigint NOT NULL,
-  PRIMARY KEY (organization_id, action_name)
+  PRIMARY KEY (organization_id, purpose, action_name)
 );
 CREATE TABLE IF NOT EXISTS agp_stats_skew_hist (
   organization_id text NOT NULL,
+  purpose text NOT NULL DEFAULT 'production',
   bucket integer NOT NULL,
   n bigint NOT NULL,
   sum_skew double precision NOT NULL,
-  PRIMARY KEY (organization_id, bucket)
+  PRIMARY KEY (organization_id, purpose, bucket)
 );
 `;
 
@@ -154,7 +168,98 @@ export async function addEstimatedCostColumns(tx: SqlExecutor): Promise<void> {
   }
 }
 
+/** The aggregate tables and their primary keys with `purpose` (see {@link STATS_DDL}). */
+const PURPOSE_KEYS: ReadonlyArray<{ table: string; key: readonly string[] }> = [
+  { table: 'agp_stats_daily', key: ['organization_id', 'purpose', 'day'] },
+  { table: 'agp_stats_agents', key: ['organization_id', 'purpose', 'agent_id'] },
+  { table: 'agp_stats_agent_actions', key: ['organization_id', 'purpose', 'agent_id', 'action_name'] },
+  { table: 'agp_stats_skew_actions', key: ['organization_id', 'purpose', 'action_name'] },
+  { table: 'agp_stats_skew_hist', key: ['organization_id', 'purpose', 'bucket'] },
+];
+
+/** Where the lists read by purpose: the run list and the export of one purpose (created once the column exists). */
+const PURPOSE_INDEXES = [
+  'CREATE INDEX IF NOT EXISTS agp_runs_org_purpose_ts ON agp_runs (organization_id, purpose, ts DESC, run_id DESC)',
+  'CREATE INDEX IF NOT EXISTS agp_ledger_org_purpose_ts ON agp_ledger (organization_id, purpose, ts, id)',
+];
+
+/**
+ * Bring tables created before runs had a purpose up to date, in the migration's locked transaction, so a platform
+ * with existing data answers as one that projected its events with today's code (docs/decisions.md, Eval data):
+ * 1. add `purpose` (default `production`) to `agp_runs`, `agp_ledger` and each aggregate table, where it is part of
+ *    the primary key;
+ * 2. mark as `eval` the runs that `purposeOf` calls eval when no purpose was stated, i.e. those whose run id has the
+ *    eval harness's shape (`EVAL_HARNESS_RUN_ID`), and their ledger entries;
+ * 3. move their contribution to the aggregates from `production` to `eval`, with the projection's own deltas
+ *    ({@link StatsDeltas}): each run's counts on its day and agent, each action's counts, costs and skew; then drop the
+ *    aggregate rows left with no count at all.
+ * A no-op on later starts and on fresh databases (the DDL creates the columns); the indexes by purpose are created
+ * every start (`IF NOT EXISTS`). The eval runs and their ledger entries are read into memory once.
+ */
+export async function addPurposeColumns(tx: SqlExecutor): Promise<void> {
+  const added = await addColumn(tx, 'agp_runs', 'purpose', "text NOT NULL DEFAULT 'production'");
+  if (added) {
+    await addColumn(tx, 'agp_ledger', 'purpose', "text NOT NULL DEFAULT 'production'");
+    for (const { table, key } of PURPOSE_KEYS) await addColumn(tx, table, 'purpose', "text NOT NULL DEFAULT 'production'", key);
+    await markLegacyEvalRuns(tx);
+  }
+  for (const stmt of PURPOSE_INDEXES) await tx.query(stmt);
+}
+
+interface LegacyRunRow extends Omit<RunRow, 'started_at' | 'ended_at' | 'first_action_at'> {
+  started_at: Date | string | null;
+  ended_at: Date | string | null;
+  first_action_at: Date | string | null;
+}
+
+/** Steps 2 and 3 of {@link addPurposeColumns}. */
+async function markLegacyEvalRuns(tx: SqlExecutor): Promise<void> {
+  const pattern = EVAL_HARNESS_RUN_ID.source;
+  const runs = await tx.query<LegacyRunRow>(
+    `UPDATE agp_runs SET purpose = 'eval' WHERE run_id ~ $1
+     RETURNING organization_id, run_id, agent_id, name, status, started_at, ended_at, first_action_at, cost_usd, estimated_cost_usd, actual_cost_usd, action_count, error, purpose`,
+    [pattern],
+  );
+  if (runs.rows.length === 0) return;
+  const actions = await tx.query<{ organization_id: string; id: string; run_id: string; agent_id: string; action_name: string; status: ActionRecordedData['status']; ts: Date | string; cost_usd: number | null; actual_cost_usd: number | null; duration_ms: number | null }>(
+    `UPDATE agp_ledger l SET purpose = 'eval' FROM agp_runs r
+      WHERE r.purpose = 'eval' AND r.organization_id = l.organization_id AND r.run_id = l.run_id
+     RETURNING l.organization_id, l.id, l.run_id, l.agent_id, l.action_name, l.status, l.ts, l.cost_usd, l.actual_cost_usd, l.duration_ms`,
+  );
+  const deltas = new StatsDeltas();
+  for (const r of runs.rows) {
+    const row: RunRow = { ...r, started_at: isoOrNull(r.started_at), ended_at: isoOrNull(r.ended_at), first_action_at: isoOrNull(r.first_action_at), cost_usd: Number(r.cost_usd), estimated_cost_usd: Number(r.estimated_cost_usd), actual_cost_usd: Number(r.actual_cost_usd), action_count: Number(r.action_count) };
+    deltas.run({ ...row, purpose: 'production' }, -1);
+    deltas.run(row, 1);
+  }
+  for (const a of actions.rows) {
+    const data: ActionRecordedData = {
+      id: a.id,
+      run_id: a.run_id,
+      agent_id: a.agent_id,
+      action_name: a.action_name,
+      status: a.status,
+      timestamp: isoOrNull(a.ts)!,
+      ingest_event_id: '',
+      ...(a.cost_usd === null ? {} : { cost_usd: Number(a.cost_usd) }),
+      ...(a.actual_cost_usd === null ? {} : { actual_cost_usd: Number(a.actual_cost_usd) }),
+      ...(a.duration_ms === null ? {} : { duration_ms: Number(a.duration_ms) }),
+    };
+    deltas.action(a.organization_id, 'production', data, -1);
+    deltas.action(a.organization_id, 'eval', data, 1);
+  }
+  await flushStatsDeltas(deltas, tx);
+  await tx.query('DELETE FROM agp_stats_daily WHERE runs = 0 AND runs_running = 0 AND runs_completed = 0 AND runs_failed = 0 AND actions = 0');
+  await tx.query('DELETE FROM agp_stats_agents WHERE runs = 0 AND runs_running = 0 AND runs_completed = 0 AND runs_failed = 0 AND actions = 0');
+  await tx.query('DELETE FROM agp_stats_agent_actions WHERE actions = 0');
+  await tx.query('DELETE FROM agp_stats_skew_actions WHERE n = 0');
+  await tx.query('DELETE FROM agp_stats_skew_hist WHERE n = 0');
+}
+
 /** Create the read-model tables (idempotent), and bring tables of an earlier version up to date. */
 export async function migrateStatsReadModels(sql: Sql): Promise<void> {
-  await migrateSchema(sql, STATS_DDL, addEstimatedCostColumns);
+  await migrateSchema(sql, STATS_DDL, async (tx) => {
+    await addEstimatedCostColumns(tx);
+    await addPurposeColumns(tx);
+  });
 }
