@@ -123,6 +123,15 @@ describe('OpenAPI document', () => {
     }
   });
 
+  it("names every area (tag) of the API in the document's description, and every tag is used by an operation", () => {
+    const tags = (doc.tags as Array<{ name: string }>).map((t) => t.name);
+    expect(tags.length).toBeGreaterThan(10);
+    for (const t of tags) expect(doc.info.description, t).toContain(t);
+    expect(doc.info.description).toContain(`${tags.join(', ')}.`);
+    const used = new Set(Object.values(doc.paths as Record<string, Record<string, { tags: string[] }>>).flatMap((item) => Object.values(item).flatMap((op) => op.tags)));
+    expect(tags.filter((t) => !used.has(t))).toEqual([]);
+  });
+
   it('documents no path with a trailing slash', () => {
     const paths = Object.keys(doc.paths);
     expect(paths.filter((p) => p.endsWith('/'))).toEqual([]);

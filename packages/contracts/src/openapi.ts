@@ -364,6 +364,12 @@ function pathsOf(routes: readonly HttpRoute[]): Json {
 }
 
 /**
+ * The first sentence of the document's description: every area of the API, named from {@link HTTP_TAGS} (so an area
+ * added there is listed here too), and where the guides are.
+ */
+const API_AREAS = `The API has ${HTTP_TAGS.length} areas, each a tag below with its operations: ${HTTP_TAGS.map((t) => t.name).join(', ')}. Guides: docs/api.md and the other pages of docs/ in the repository.`;
+
+/**
  * The OpenAPI 3.1 document, generated from the HTTP route table, the wire table and the zod contracts (never written
  * by hand). Served at `GET /api/v1/openapi.json` with `serverUrl` `/`.
  * @throws Error when the route table names a path parameter, query parameter or problem status it cannot document.
@@ -376,7 +382,8 @@ export function buildOpenApiDocument(serverUrl = '/'): Json {
       version: '1.0.0',
       license: { ...OPENAPI_LICENSE },
       description:
-        'Interventions, ingest, approvals, policies, agents, kill switches, runs, the action ledger and stats. Every endpoint requires `Authorization: Bearer <key>` (or `X-API-Key`); the scope of a key is read (queries), write (also changes) or admin (also manages API keys: /api/v1/keys), and `GET /api/v1/auth/key` names it. Errors are RFC 9457 problem details. Limits of every JSON body: at most 5 MiB (413; some routes less, as they say); objects and arrays nested at most ' +
+        API_AREAS +
+        ' Every endpoint requires `Authorization: Bearer <key>` (or `X-API-Key`); the scope of a key is read (queries), write (also changes) or admin (also manages API keys: /api/v1/keys), and `GET /api/v1/auth/key` names it. Errors are RFC 9457 problem details. Limits of every JSON body: at most 5 MiB (413; some routes less, as they say); objects and arrays nested at most ' +
         MAX_JSON_DEPTH +
         ' levels deep (`{}` is one level), counted from the body, from each ingest event, and from the arguments of an MCP tool call or prompt — deeper is 422 naming the limit and the path where it was crossed (for ingest, that event alone, in the 207 answer); no NUL character and no unpaired UTF-16 surrogate in any string or member name (422 naming the field).',
     },

@@ -1,6 +1,8 @@
 /**
  * A table of rows with typed columns, scrolling sideways inside its own box (never the page) on a narrow screen, and
- * {@link Pagination} for server-side pages (`skip` / `limit` as the spec's lists take them).
+ * one line high per row: cells do not wrap (render long ids and names with `Truncate`, times with `Time`, from
+ * Cells.tsx) unless their column is marked `wrap` (free text). {@link Pagination} pages server-side lists (`skip` /
+ * `limit` as the spec's lists take them).
  */
 import type { ReactNode } from 'react';
 import { Link } from 'react-router';
@@ -15,6 +17,10 @@ export interface Column<T> {
   cell: (row: T) => ReactNode;
   /** Right-align numbers. */
   numeric?: boolean;
+  /** Free text that may wrap over several lines (a description); other cells stay on one line. */
+  wrap?: boolean;
+  /** Takes the width the other columns leave (at least 6rem; shared with other `fill` columns); its cells render `<Truncate width="fill">`. */
+  fill?: boolean;
 }
 
 /** Props of {@link DataTable}. */
@@ -31,6 +37,9 @@ export interface DataTableProps<T> {
 
 /** A table of `rows`; `rowHref` makes the first cell a link to the row's detail. */
 export function DataTable<T>({ caption, columns, rows, rowKey, rowHref }: DataTableProps<T>) {
+  // `fill` columns share the room left over equally (percentages over 100% in all would starve the last ones).
+  const fills = columns.filter((c) => c.fill).length;
+  const fillWidth = fills ? { width: `${100 / fills}%` } : undefined;
   return (
     <div className="table-scroll" tabIndex={0} role="region" aria-label={caption}>
       <table className="data-table">
@@ -48,7 +57,7 @@ export function DataTable<T>({ caption, columns, rows, rowKey, rowHref }: DataTa
           {rows.map((row) => (
             <tr key={rowKey(row)}>
               {columns.map((c, i) => (
-                <td key={c.key} className={c.numeric ? 'num' : undefined}>
+                <td key={c.key} className={c.numeric ? 'num' : c.wrap ? 'wrap' : c.fill ? 'fill' : undefined} style={c.fill ? fillWidth : undefined}>
                   {i === 0 && rowHref ? <Link to={rowHref(row)}>{c.cell(row)}</Link> : c.cell(row)}
                 </td>
               ))}

@@ -9,9 +9,14 @@ import { useApiQuery } from '../api/hooks.js';
 import type { QueryParams } from '../api/client.js';
 import { DataTable, Pagination, type Column } from './DataTable.js';
 import { FilterBar, type FilterField } from './FilterBar.js';
-import { count } from './format.js';
+import { plural } from './format.js';
 import { QueryState } from './States.js';
 import { usePaging, useUrlFilters } from './url.js';
+
+/** The singular of a plural noun phrase, by its ending: "policies" → "policy", "eval runs" → "eval run". */
+function singular(what: string): string {
+  return what.endsWith('ies') ? `${what.slice(0, -3)}y` : what.endsWith('s') ? what.slice(0, -1) : what;
+}
 
 /** Props of {@link FilteredList}. */
 export interface FilteredListProps<T> {
@@ -22,6 +27,8 @@ export interface FilteredListProps<T> {
   fields: FilterField[];
   /** What the rows are, plural ("runs"): the count line, the loading text and the table caption. */
   what: string;
+  /** One row, for a count of 1 ("1 run"). @default `what` without its plural ending ("policies" → "policy", "runs" → "run") */
+  one?: string;
   /** Shown when no row matches. */
   empty: ReactNode;
   /** Page size when the URL has none. @default 50 */
@@ -37,7 +44,7 @@ export interface FilteredListProps<T> {
 }
 
 /** Filters, a server-side page of rows, and pagination. */
-export function FilteredList<T>({ path, rowsKey, fields, what, empty, defaultLimit = 50, extraQuery, columns, rowKey, rowHref, render }: FilteredListProps<T>) {
+export function FilteredList<T>({ path, rowsKey, fields, what, one = singular(what), empty, defaultLimit = 50, extraQuery, columns, rowKey, rowHref, render }: FilteredListProps<T>) {
   const names = fields.map((f) => f.name);
   const { values, set } = useUrlFilters(names);
   const { skip, limit, setSkip } = usePaging(defaultLimit);
@@ -51,8 +58,8 @@ export function FilteredList<T>({ path, rowsKey, fields, what, empty, defaultLim
           const rows = d[rowsKey] as T[];
           return (
             <>
-              <p className="muted" data-testid="result-count">
-                {count(d.total)} {what}
+              <p className="muted result-count" data-testid="result-count">
+                {plural(d.total, one, what)}
               </p>
               {render ? render(rows) : <DataTable caption={caption} rows={rows} rowKey={rowKey!} rowHref={rowHref} columns={columns!} />}
               <Pagination total={d.total} skip={d.skip} limit={d.limit} onSkip={setSkip} />

@@ -8,6 +8,16 @@ import { useState } from 'react';
 /** Characters shown before a value is folded. */
 const FOLD_AT = 600;
 
+/**
+ * The first `foldAt` characters of `text`, cut at the last space or line break when there is one in the last 40% of
+ * them (so a folded text does not end mid-word), trailing punctuation and spaces dropped.
+ */
+export function foldText(text: string, foldAt: number): string {
+  const head = text.slice(0, foldAt);
+  const space = Math.max(head.lastIndexOf(' '), head.lastIndexOf('\n'));
+  return (space >= foldAt * 0.6 ? head.slice(0, space) : head).replace(/[\s,;:]+$/, '');
+}
+
 /** Props of {@link LongText}. */
 export interface LongTextProps {
   /** The text; null or '' shows '—'. */
@@ -23,7 +33,7 @@ export function LongText({ text, foldAt = FOLD_AT, mono = false }: LongTextProps
   const [open, setOpen] = useState(false);
   if (text === null || text === undefined || text === '') return <span className="muted">—</span>;
   const long = text.length > foldAt;
-  const shown = long && !open ? `${text.slice(0, foldAt)}…` : text;
+  const shown = long && !open ? `${foldText(text, foldAt)}…` : text;
   const Tag = mono ? 'pre' : 'div';
   // A body that may scroll (its height is capped) must be reachable by keyboard to scroll it.
   const mayScroll = shown.length > 300 || shown.split('\n').length > 12;

@@ -14,7 +14,7 @@ import { useApiMutation, useApiQuery } from '../../api/hooks.js';
 import { APPROVAL_STATUSES, type ApprovalRecord, type Page } from '../../api/types.js';
 import { Pagination } from '../../components/DataTable.js';
 import { FilterBar, type FilterField } from '../../components/FilterBar.js';
-import { count, usd, when } from '../../components/format.js';
+import { plural, usd, when } from '../../components/format.js';
 import { JsonView, LongText } from '../../components/LongText.js';
 import { ProblemMessage, QueryState } from '../../components/States.js';
 import { Tag } from '../../components/Tag.js';
@@ -193,8 +193,8 @@ export function ApprovalsPage() {
       <QueryState query={q} what="approvals" isEmpty={(d) => d.total === 0} empty={status === 'pending' ? 'No approvals are waiting. The inbox is empty.' : 'No approvals match.'}>
         {(d) => (
           <>
-            <p className="muted" data-testid="result-count">
-              {count(d.total)} {status === 'all' ? '' : status} approvals
+            <p className="muted result-count" data-testid="result-count">
+              {plural(d.total, status === 'all' ? 'approval' : `${status} approval`)}
             </p>
             {d.approvals.map((a) => (
               <ApprovalCard key={`${a.id}:${a.status}`} a={a} onOutcome={setOutcome} />

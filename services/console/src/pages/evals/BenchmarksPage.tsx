@@ -2,7 +2,7 @@
  * Benchmarks (`/evals/benchmarks`): `GET /api/v1/evals/benchmarks` — per suite and agent, the trend of the last N runs
  * (oldest first), the best and the latest run. Filters (suite, agent, N as `runs`) and the page of (suite, agent) pairs
  * live in the URL. Each pair has a uPlot chart of block rate and correctness (in %) over time, and the same points as a
- * table, since a canvas is not readable by everyone. Source: issue #15 point 3 (Benchmarks); spec §Evals.
+ * table, since a canvas is not readable by everyone. Source: spec §Evals (benchmarks).
  */
 import { useMemo } from 'react';
 import { Link } from 'react-router';
@@ -12,10 +12,11 @@ import { useApiQuery } from '../../api/hooks.js';
 import { Chart, type ChartSeries } from '../../components/Chart.js';
 import { DataTable, Pagination } from '../../components/DataTable.js';
 import { FilterBar, type FilterField } from '../../components/FilterBar.js';
-import { count, pct, when } from '../../components/format.js';
+import { count, pct, plural } from '../../components/format.js';
+import { Time, Truncate } from '../../components/Cells.js';
 import { QueryState } from '../../components/States.js';
 import { usePaging, useUrlFilters } from '../../components/url.js';
-import { compareHref, EvalsTabs, Grade } from './shared.js';
+import { Commit, compareHref, EvalsTabs, Grade } from './shared.js';
 import './areas.css';
 
 const FIELDS: FilterField[] = [
@@ -50,7 +51,7 @@ function Trend({ b }: { b: Benchmark }) {
         {b.suite} · {b.agent_id}
       </h2>
       <p className="muted">
-        {count(b.total_runs)} runs in all; the last {count(b.trend.length)} shown. Latest: <Link to={`/evals/${encodeURIComponent(b.latest.id)}`}>{b.latest.id}</Link> (grade{' '}
+        {plural(b.total_runs, 'run')} in all{b.trend.length < b.total_runs ? `; the last ${count(b.trend.length)} shown` : ''}. Latest: <Link to={`/evals/${encodeURIComponent(b.latest.id)}`}>{b.latest.id}</Link> (grade{' '}
         {b.latest.grade}, block rate {pct(b.latest.block_rate)}). Best: <Link to={`/evals/${encodeURIComponent(b.best.id)}`}>{b.best.id}</Link> (grade {b.best.grade}, block
         rate {pct(b.best.block_rate)}).
         {first && last && first.id !== last.id ? (
@@ -61,7 +62,11 @@ function Trend({ b }: { b: Benchmark }) {
         ) : null}
       </p>
       <Chart
-        summary={`Block rate and correctness of suite ${b.suite} for agent ${b.agent_id} over its last ${b.trend.length} runs, from ${pct(first?.block_rate)} to ${pct(last?.block_rate)} block rate.`}
+        summary={
+          b.trend.length === 1
+            ? `Block rate and correctness of suite ${b.suite} for agent ${b.agent_id}: one run, ${pct(first?.block_rate)} block rate.`
+            : `Block rate and correctness of suite ${b.suite} for agent ${b.agent_id} over its last ${b.trend.length} runs, from ${pct(first?.block_rate)} to ${pct(last?.block_rate)} block rate.`
+        }
         x={x}
         series={series}
         yLabel="%"
@@ -72,10 +77,18 @@ function Trend({ b }: { b: Benchmark }) {
         rows={b.trend}
         rowKey={(p) => p.id}
         columns={[
-          { key: 'date', header: 'Date', cell: (p) => <span title={p.created_at}>{when(p.created_at)}</span> },
-          { key: 'id', header: 'Run', cell: (p) => <Link to={`/evals/${encodeURIComponent(p.id)}`}>{p.id}</Link> },
-          { key: 'branch', header: 'Branch', cell: (p) => p.branch ?? '—' },
-          { key: 'commit', header: 'Commit', cell: (p) => (p.commit_sha ? <code title={p.commit_sha}>{p.commit_sha.slice(0, 10)}</code> : '—') },
+          { key: 'date', header: 'Date', cell: (p) => <Time iso={p.created_at} /> },
+          {
+            key: 'id',
+            header: 'Run',
+            cell: (p) => (
+              <Link to={`/evals/${encodeURIComponent(p.id)}`}>
+                <Truncate text={p.id} />
+              </Link>
+            ),
+          },
+          { key: 'branch', header: 'Branch', cell: (p) => <Truncate text={p.branch} width="name" /> },
+          { key: 'commit', header: 'Commit', cell: (p) => <Commit sha={p.commit_sha} /> },
           { key: 'grade', header: 'Grade', cell: (p) => <Grade grade={p.grade} /> },
           { key: 'block', header: 'Block rate', cell: (p) => pct(p.block_rate), numeric: true },
           { key: 'correct', header: 'Correctness', cell: (p) => pct(p.correctness_rate), numeric: true },
@@ -98,16 +111,16 @@ export function BenchmarksPage() {
       <QueryState query={q} what="benchmarks" isEmpty={(d) => d.total === 0} empty="No eval runs match these filters yet, so there is no trend to show.">
         {(d) => (
           <>
-            <p className="muted" data-testid="result-count">
-              {count(d.total)} suite and agent pairs
+            <p className="muted result-count" data-testid="result-count">
+              {plural(d.total, 'suite and agent pair')}
             </p>
             <DataTable
               caption="Suites and agents"
               rows={d.benchmarks}
               rowKey={(b) => `${b.suite} ${b.agent_id}`}
               columns={[
-                { key: 'suite', header: 'Suite', cell: (b) => b.suite },
-                { key: 'agent', header: 'Agent', cell: (b) => b.agent_id },
+                { key: 'suite', header: 'Suite', cell: (b) => <Truncate text={b.suite} width="name" /> },
+                { key: 'agent', header: 'Agent', cell: (b) => <Truncate text={b.agent_id} width="name" /> },
                 { key: 'runs', header: 'Runs', cell: (b) => count(b.total_runs), numeric: true },
                 { key: 'latest', header: 'Latest grade', cell: (b) => <Grade grade={b.latest.grade} /> },
                 { key: 'lblock', header: 'Latest block rate', cell: (b) => pct(b.latest.block_rate), numeric: true },

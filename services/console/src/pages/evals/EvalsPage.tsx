@@ -8,7 +8,7 @@
  * - `/evals/compare?baseline=<id>&current=<id>`: the API's own comparison (`GET /api/v1/evals/compare/{baseline_id}/
  *   {current_id}`), shown as it answers it: deltas in percentage points, the grade change, regressions, improvements,
  *   scenarios on one side only, per-category deltas and warnings. Nothing is recomputed in the browser.
- * Source: issue #15 point 3 (Evals); spec §Evals; packages/contracts/src/evals.ts.
+ * Source: spec §Evals; packages/contracts/src/evals.ts.
  */
 import { useState } from 'react';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
@@ -18,13 +18,14 @@ import { useApiQuery } from '../../api/hooks.js';
 import type { Page } from '../../api/types.js';
 import { DataTable, Pagination, type Column } from '../../components/DataTable.js';
 import { FilterBar, type FilterField } from '../../components/FilterBar.js';
-import { count, duration, label, pct, usd, when } from '../../components/format.js';
+import { count, duration, label, pct, plural, usd, when } from '../../components/format.js';
+import { Money, Time, Truncate } from '../../components/Cells.js';
 import { LongText } from '../../components/LongText.js';
 import { Empty, QueryState } from '../../components/States.js';
 import { StatCard, StatCards } from '../../components/StatCard.js';
 import { Tag } from '../../components/Tag.js';
 import { usePaging, useUrlFilters } from '../../components/url.js';
-import { compareHref, EvalsTabs, Grade, pp } from './shared.js';
+import { Commit, compareHref, EvalsTabs, Grade, pp } from './shared.js';
 import './areas.css';
 
 const FIELDS: FilterField[] = [
@@ -36,11 +37,6 @@ const NAMES = FIELDS.map((f) => f.name);
 
 /** The address of one run's scorecard. */
 const runHref = (id: string) => `/evals/${encodeURIComponent(id)}`;
-
-/** A commit SHA shortened to 10 characters (the whole one in its title). */
-function Commit({ sha }: { sha: string | null }) {
-  return sha ? <code title={sha} className="nowrap">{sha.slice(0, 10)}</code> : <span className="muted">—</span>;
-}
 
 /** Runs sorted oldest first (the baseline of a comparison is the older run). */
 const oldestFirst = (runs: EvalRun[]) => [...runs].sort((x, y) => x.created_at.localeCompare(y.created_at));
@@ -71,8 +67,8 @@ function History() {
       <QueryState query={q} what="eval runs" isEmpty={(d) => d.total === 0} empty="No eval runs match these filters. Submit one with `agp evals gate --upload` or POST /api/v1/evals/.">
         {(d) => (
           <>
-            <p className="muted" data-testid="result-count">
-              {count(d.total)} eval runs
+            <p className="muted result-count" data-testid="result-count">
+              {plural(d.total, 'eval run')}
             </p>
             <DataTable
               caption="Eval runs, newest first"
@@ -91,11 +87,11 @@ function History() {
                   header: 'Run (suite · agent)',
                   cell: (r) => (
                     <>
-                      <Link to={runHref(r.id)} className="nowrap">
-                        {r.id}
+                      <Link to={runHref(r.id)}>
+                        <Truncate text={r.id} />
                       </Link>
                       <span className="sub-line">
-                        {r.suite} · {r.agent_id}
+                        <Truncate text={`${r.suite} · ${r.agent_id}`} />
                       </span>
                     </>
                   ),
@@ -106,9 +102,9 @@ function History() {
                 { key: 'damage', header: 'Damage prevented', cell: (r) => usd(r.summary.damage_prevented_usd), numeric: true },
                 { key: 'detect', header: 'Avg detection', cell: (r) => duration(r.summary.avg_detection_time_ms), numeric: true },
                 { key: 'ci', header: 'CI', cell: (r) => <Tag value={r.summary.ci_status} /> },
-                { key: 'branch', header: 'Branch', cell: (r) => r.branch ?? '—' },
+                { key: 'branch', header: 'Branch', cell: (r) => <Truncate text={r.branch} width="name" /> },
                 { key: 'commit', header: 'Commit', cell: (r) => <Commit sha={r.commit_sha} /> },
-                { key: 'date', header: 'Date', cell: (r) => <span title={r.created_at} className="nowrap">{when(r.created_at)}</span> },
+                { key: 'date', header: 'Date', cell: (r) => <Time iso={r.created_at} /> },
               ]}
             />
             <Pagination total={d.total} skip={d.skip} limit={d.limit} onSkip={setSkip} />
@@ -135,7 +131,7 @@ function Scorecard({ id }: { id: string }) {
               <StatCard label="Grade" value={<Grade grade={s.grade} />} />
               <StatCard label="Block rate" value={pct(s.block_rate)} />
               <StatCard label="Correctness" value={pct(s.correctness_rate)} />
-              <StatCard label="Damage prevented" value={usd(s.damage_prevented_usd)} />
+              <StatCard label="Damage prevented" value={<Money usd={s.damage_prevented_usd} />} />
               <StatCard label="Avg detection time" value={duration(s.avg_detection_time_ms)} />
               <StatCard label="CI status" value={s.ci_status ? <Tag value={s.ci_status} /> : '—'} />
             </StatCards>
@@ -166,7 +162,7 @@ function Scorecard({ id }: { id: string }) {
                 <dd>
                   {s.ci_baseline_id ? (
                     <>
-                      <Link to={runHref(s.ci_baseline_id)}>{s.ci_baseline_id}</Link> — {count(s.regressions)} regressions ·{' '}
+                      <Link to={runHref(s.ci_baseline_id)}>{s.ci_baseline_id}</Link> — {plural(s.regressions, 'regression')} ·{' '}
                       <Link to={compareHref(s.ci_baseline_id, r.id)}>compare with it</Link>
                     </>
                   ) : (
@@ -197,12 +193,12 @@ function Scorecard({ id }: { id: string }) {
                 rows={r.scenarios}
                 rowKey={(x) => x.name}
                 columns={[
-                  { key: 'name', header: 'Scenario', cell: (x) => <LongText text={x.name} foldAt={120} /> },
+                  { key: 'name', header: 'Scenario', cell: (x) => <Truncate text={x.name} /> },
                   { key: 'category', header: 'Category', cell: (x) => label(x.category) },
                   { key: 'severity', header: 'Severity', cell: (x) => <Tag value={x.severity} /> },
                   { key: 'expected', header: 'Expected', cell: (x) => x.expected },
                   { key: 'status', header: 'Result', cell: (x) => <Tag value={x.status} /> },
-                  { key: 'reason', header: 'Reason', cell: (x) => <LongText text={x.reason} foldAt={200} /> },
+                  { key: 'reason', header: 'Reason', wrap: true, cell: (x) => <LongText text={x.reason} foldAt={200} /> },
                   { key: 'detect', header: 'Detection time', cell: (x) => duration(x.detection_time_ms), numeric: true },
                   { key: 'damage', header: 'Damage', cell: (x) => usd(x.damage_usd), numeric: true },
                 ]}
@@ -231,7 +227,7 @@ function ScenarioList<T extends ScenarioRow>({ caption, rows, more, testid }: { 
         rows={rows}
         rowKey={(x) => x.name}
         columns={[
-          { key: 'name', header: 'Scenario', cell: (x) => <LongText text={x.name} foldAt={120} /> },
+          { key: 'name', header: 'Scenario', cell: (x) => <Truncate text={x.name} /> },
           { key: 'category', header: 'Category', cell: (x) => label(x.category) },
           ...more,
         ]}
@@ -330,15 +326,23 @@ function Compare() {
                 rowKey={(r) => r.side}
                 columns={[
                   { key: 'side', header: 'Side', cell: (r) => <span className="nowrap">{r.side}</span> },
-                  { key: 'id', header: 'Run', cell: (r) => <Link to={runHref(r.id)}>{r.id}</Link> },
-                  { key: 'suite', header: 'Suite', cell: (r) => r.suite },
-                  { key: 'agent', header: 'Agent', cell: (r) => r.agent_id },
-                  { key: 'branch', header: 'Branch', cell: (r) => r.branch ?? '—' },
+                  {
+                    key: 'id',
+                    header: 'Run',
+                    cell: (r) => (
+                      <Link to={runHref(r.id)}>
+                        <Truncate text={r.id} />
+                      </Link>
+                    ),
+                  },
+                  { key: 'suite', header: 'Suite', cell: (r) => <Truncate text={r.suite} width="name" /> },
+                  { key: 'agent', header: 'Agent', cell: (r) => <Truncate text={r.agent_id} width="name" /> },
+                  { key: 'branch', header: 'Branch', cell: (r) => <Truncate text={r.branch} width="name" /> },
                   { key: 'commit', header: 'Commit', cell: (r) => <Commit sha={r.commit_sha} /> },
                   { key: 'grade', header: 'Grade', cell: (r) => <Grade grade={r.grade} /> },
                   { key: 'block', header: 'Block rate', cell: (r) => pct(r.block_rate), numeric: true },
                   { key: 'correct', header: 'Correctness', cell: (r) => pct(r.correctness_rate), numeric: true },
-                  { key: 'date', header: 'Date', cell: (r) => when(r.created_at) },
+                  { key: 'date', header: 'Date', cell: (r) => <Time iso={r.created_at} /> },
                 ]}
               />
               <h2>Regressions ({count(c.regressions.length)})</h2>

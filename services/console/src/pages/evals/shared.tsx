@@ -1,6 +1,6 @@
 /**
- * Pieces the Evals and Benchmarks pages share: the tabs between history, comparison and benchmarks, a grade badge, and
- * percentage-point formatting of the API's deltas.
+ * Pieces the Evals and Benchmarks pages share: the tabs between history, comparison and benchmarks, a grade badge, a
+ * short commit SHA, and percentage-point formatting of the API's deltas.
  */
 import { NavLink } from 'react-router';
 
@@ -34,5 +34,16 @@ export function EvalsTabs() {
       <NavLink to="/evals/compare">Compare</NavLink>
       <NavLink to="/evals/benchmarks">Benchmarks</NavLink>
     </nav>
+  );
+}
+
+/** A commit SHA shortened to 10 characters (the whole one in its title). */
+export function Commit({ sha }: { sha: string | null }) {
+  return sha ? (
+    <code title={sha} className="nowrap">
+      {sha.slice(0, 10)}
+    </code>
+  ) : (
+    <span className="muted">—</span>
   );
 }

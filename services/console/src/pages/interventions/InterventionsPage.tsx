@@ -7,9 +7,9 @@ import { PageHeader } from '../../app/Layout.js';
 import { INTERVENTION_OUTCOMES, INTERVENTION_TYPES, RISK_LEVELS, type InterventionRecord } from '../../api/types.js';
 import type { FilterField } from '../../components/FilterBar.js';
 import { FilteredList } from '../../components/FilteredList.js';
-import { usd, when } from '../../components/format.js';
+import { usd } from '../../components/format.js';
 import { Tag } from '../../components/Tag.js';
-import { LongText } from '../../components/LongText.js';
+import { Time, Truncate } from '../../components/Cells.js';
 
 const FIELDS: FilterField[] = [
   { name: 'type', label: 'Type', kind: 'select', options: INTERVENTION_TYPES },
@@ -37,15 +37,15 @@ export function InterventionsPage() {
         rowKey={(r) => r.id}
         rowHref={(r) => `/interventions/${encodeURIComponent(r.id)}`}
         columns={[
-          { key: 'action', header: 'Action', cell: (r) => r.action_name },
+          { key: 'action', header: 'Action', cell: (r) => <Truncate text={r.action_name} /> },
           { key: 'type', header: 'Type', cell: (r) => <Tag value={r.type} /> },
           { key: 'outcome', header: 'Outcome', cell: (r) => <Tag value={r.outcome} /> },
           { key: 'risk', header: 'Risk', cell: (r) => <Tag value={r.risk_level} /> },
-          { key: 'agent', header: 'Agent', cell: (r) => r.agent_id },
-          { key: 'policy', header: 'Policy', cell: (r) => r.policy_name ?? r.policy_id ?? '—' },
+          { key: 'agent', header: 'Agent', cell: (r) => <Truncate text={r.agent_id} width="name" /> },
+          { key: 'policy', header: 'Policy', fill: true, cell: (r) => <Truncate text={r.policy_name ?? r.policy_id} width="fill" /> },
           { key: 'prevented', header: 'Cost prevented', cell: (r) => usd(r.cost_prevented_usd), numeric: true },
-          { key: 'reason', header: 'Reason', cell: (r) => <LongText text={r.reason} foldAt={160} /> },
-          { key: 'time', header: 'Time', cell: (r) => <time dateTime={r.timestamp}>{when(r.timestamp)}</time> },
+          { key: 'reason', header: 'Reason', fill: true, cell: (r) => <Truncate text={r.reason} width="fill" /> },
+          { key: 'time', header: 'Time', cell: (r) => <Time iso={r.timestamp} /> },
         ]}
       />
     </>

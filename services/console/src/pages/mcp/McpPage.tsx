@@ -10,7 +10,7 @@
  * - The MCP endpoint (`<origin>/api/v1/mcp`) and a client config to copy, with a placeholder for the key unless the
  *   user ticks to include theirs.
  * `/mcp/*` is the API, so this page has no sub-paths: the selected tool, resource and prompt are search parameters
- * (`?tool=`, `?resource=`, `?prompt=`). Source: issue #15 point 3 (Tool gateway); spec §Tool gateway.
+ * (`?tool=`, `?resource=`, `?prompt=`). Source: spec §Tool gateway.
  */
 import { useMemo, useState, type ReactNode } from 'react';
 import type { UseQueryResult } from '@tanstack/react-query';
@@ -21,7 +21,7 @@ import { useSession } from '../../auth/session.js';
 import { ProblemError } from '../../api/client.js';
 import { useApiMutation, useApiQuery } from '../../api/hooks.js';
 import { DataTable } from '../../components/DataTable.js';
-import { count } from '../../components/format.js';
+import { count, plural } from '../../components/format.js';
 import { JsonView, LongText } from '../../components/LongText.js';
 import { Empty, ProblemMessage, QueryState } from '../../components/States.js';
 import { Tag } from '../../components/Tag.js';
@@ -108,15 +108,6 @@ function CountCard({ label, value, href, testid, note }: { label: string; value:
       {note ? <p className="card-label">{note}</p> : null}
     </div>
   );
-}
-
-/**
- * The first sentence of a description (a list shows it; the selected item shows the whole text). Plain text in a
- * table cell wraps without a scroll box of its own.
- */
-function firstSentence(text: string): string {
-  const m = /^(.{20,}?\.)\s+[A-Z]/s.exec(text);
-  return m ? m[1]! : text;
 }
 
 /** A list's length for a count card: '…' while loading, 'error' when it failed (the section below shows why). */
@@ -252,7 +243,7 @@ function Tools({ tools, selected }: { tools: McpToolDescriptor[]; selected: stri
           },
           { key: 'state', header: 'Changes state', cell: (t) => (t.changes_state ? 'yes' : 'no') },
           { key: 'args', header: 'Arguments', cell: (t) => count(Object.keys(t.input_schema.properties ?? {}).length), numeric: true },
-          { key: 'desc', header: 'Description', cell: (t) => firstSentence(t.description) },
+          { key: 'desc', header: 'Description', wrap: true, cell: (t) => <LongText text={t.description} foldAt={160} /> },
         ]}
       />
     </section>
@@ -344,7 +335,7 @@ function Resources({ resources, templates, selected }: { resources: McpResourceD
           },
           { key: 'name', header: 'Name', cell: (r) => r.name },
           { key: 'mime', header: 'Type', cell: (r) => r.mime_type },
-          { key: 'desc', header: 'Description', cell: (r) => r.description },
+          { key: 'desc', header: 'Description', wrap: true, cell: (r) => <LongText text={r.description} foldAt={160} /> },
         ]}
       />
       <h3>Resource templates ({count(templates.length)})</h3>
@@ -436,8 +427,8 @@ function Prompts({ prompts, selected }: { prompts: McpPromptDescriptor[]; select
         rowKey={(p) => p.name}
         columns={[
           { key: 'name', header: 'Prompt', cell: (p) => <Link to={href({ prompt: p.name })} className="nowrap">{p.name}</Link> },
-          { key: 'args', header: 'Arguments', cell: (p) => (p.arguments.length ? p.arguments.map((a) => `${a.name}${a.required ? ' *' : ''}`).join(', ') : '—') },
-          { key: 'desc', header: 'Description', cell: (p) => p.description },
+          { key: 'args', header: 'Arguments', wrap: true, cell: (p) => (p.arguments.length ? p.arguments.map((a) => `${a.name}${a.required ? ' *' : ''}`).join(', ') : '—') },
+          { key: 'desc', header: 'Description', wrap: true, cell: (p) => <LongText text={p.description} foldAt={160} /> },
         ]}
       />
     </section>
@@ -463,7 +454,7 @@ export function McpPage() {
           href="#resources"
           testid="count-resources"
           value={countOf(resources, (d) => d.resources.length)}
-          note={resources.data ? `plus ${count(resources.data.resource_templates.length)} templates` : undefined}
+          note={resources.data ? `plus ${plural(resources.data.resource_templates.length, 'template')}` : undefined}
         />
         <CountCard label="Prompts" href="#prompts" testid="count-prompts" value={countOf(prompts, (d) => d.prompts.length)} />
       </StatCards>

@@ -1,8 +1,8 @@
 /**
  * Overview (`/`): the dashboard numbers of `platform://stats/dashboard` (read through
  * `GET /api/v1/mcp/resources/{uri}`), the 30-day cost and runs chart (`GET /api/v1/stats/daily`), and interventions
- * over time by type (`GET /api/v1/interventions/stats`: its `time_series` of the last 30 days, each day with its count
- * per type). Source: issue #15 point 3 (Overview).
+ * per day by type as stacked bars (`GET /api/v1/interventions/stats`: its `time_series` of the last 30 days, each day
+ * with its count per type). Source: spec §Stats, §Interventions (statistics).
  */
 import { useMemo } from 'react';
 import { Link } from 'react-router';
@@ -11,9 +11,10 @@ import { useApiQuery } from '../../api/hooks.js';
 import { INTERVENTION_TYPES, type DashboardStats, type InterventionStats, type McpResourceContent, type StatsDaily } from '../../api/types.js';
 import { Chart, type ChartSeries } from '../../components/Chart.js';
 import { DataTable } from '../../components/DataTable.js';
-import { count, label, pct, usd } from '../../components/format.js';
+import { count, label, pct, plural, usd, usdCents } from '../../components/format.js';
 import { Loading, ProblemMessage, QueryState } from '../../components/States.js';
 import { StatCard, StatCards } from '../../components/StatCard.js';
+import { Money } from '../../components/Cells.js';
 
 /** Path of the dashboard resource (the URI percent-encoded as one path segment). */
 const DASHBOARD = `/api/v1/mcp/resources/${encodeURIComponent('platform://stats/dashboard')}`;
@@ -47,7 +48,7 @@ function DashboardCards() {
           <StatCards>
             <StatCard label="Runs" value={count(d.total_runs)} />
             <StatCard label="Actions" value={count(d.total_actions)} />
-            <StatCard label="Cost" value={usd(d.total_cost_usd)} />
+            <StatCard label="Cost" value={<Money usd={d.total_cost_usd} />} />
             <StatCard label="Success rate" value={pct(d.success_rate)} />
             <StatCard label="Pending approvals" value={<Link to="/approvals">{count(d.pending_approvals)}</Link>} />
             <StatCard label="Interventions (24 h)" value={<Link to="/interventions">{count(d.interventions_24h)}</Link>} />
@@ -78,9 +79,9 @@ function DailyChart() {
           const runs = d.days.reduce((s, x) => s + x.runs, 0);
           return (
             <>
-              <Chart summary={`Cost and runs per day from ${d.days[0]?.date} to ${d.days.at(-1)?.date}: ${usd(cost)} and ${count(runs)} runs in total.`} x={chart!.x} series={chart!.series} yLabel="USD" y2Label="runs" />
+              <Chart summary={`Cost and runs per day from ${d.days[0]?.date} to ${d.days.at(-1)?.date}: ${usdCents(cost)} and ${plural(runs, 'run')} in total.`} x={chart!.x} series={chart!.series} yLabel="USD" y2Label="runs" />
               <p className="chart-legend-note">
-                30 days: {usd(cost)} over {count(runs)} runs (bars: cost per UTC day; line: runs started that day).
+                30 days: {usdCents(cost)} over {plural(runs, 'run')} (bars: cost per UTC day; line: runs started that day).
               </p>
             </>
           );
@@ -97,10 +98,11 @@ function InterventionsByType() {
   const data = useMemo(() => {
     if (!q.data) return null;
     const days = q.data.time_series;
-    const totals = INTERVENTION_TYPES.map((t) => ({ type: t, total: days.reduce((s, d) => s + (d.by_type[t] ?? 0), 0) }));
+    // The most frequent type first: the bottom of each day's stack and the first row of the table.
+    const totals = INTERVENTION_TYPES.map((t) => ({ type: t, total: days.reduce((s, d) => s + (d.by_type[t] ?? 0), 0) })).sort((a, b) => b.total - a.total);
     const shown = totals.filter((t) => t.total > 0);
     const series: ChartSeries[] = shown.map(({ type }) => ({ label: label(type), values: days.map((d) => d.by_type[type] ?? 0), color: TYPE_COLORS[type] ?? '#111827', format: count }));
-    return { x: days.map((d) => daySeconds(d.date)), series, totals: totals.sort((a, b) => b.total - a.total) };
+    return { x: days.map((d) => daySeconds(d.date)), series, totals };
   }, [q.data]);
   return (
     <section className="panel" aria-labelledby="by-type-heading">
@@ -109,7 +111,13 @@ function InterventionsByType() {
         <p className="state state-empty">No interventions in the last 30 days.</p>
       ) : (
         <>
-          <Chart summary={`Interventions per day by type over the last 30 days; most frequent: ${data.totals.filter((t) => t.total > 0).slice(0, 3).map((t) => `${label(t.type)} ${t.total}`).join(', ')}.`} x={data.x} series={data.series} yLabel="interventions" />
+          <Chart
+            summary={`Interventions per day by type over the last 30 days, stacked; most frequent: ${data.totals.filter((t) => t.total > 0).slice(0, 3).map((t) => `${label(t.type)} ${t.total}`).join(', ')}.`}
+            x={data.x}
+            series={data.series}
+            yLabel="interventions"
+            stacked
+          />
           <DataTable
             caption="Interventions by type, last 30 days"
             columns={[

@@ -7,7 +7,7 @@
  *   (`candidate_policy`). The API refuses the last two to a read key (403), so their button is a WriteButton.
  * - The answer: totals in USD (prevented, actually spent, would spend, difference), steps per decision, and every step
  *   with its decision, rule, policy and reason.
- * Source: issue #15 point 3 (Replay); issue #14 point 3; packages/contracts/src/replay.ts.
+ * Source: spec §Replay (counterfactual evaluation); packages/contracts/src/replay.ts.
  */
 import { useState } from 'react';
 import { Link } from 'react-router';
@@ -16,6 +16,7 @@ import { useApiMutation, useApiQuery } from '../../api/hooks.js';
 import type { Page } from '../../api/types.js';
 import { DataTable } from '../../components/DataTable.js';
 import { count, label, usd, when } from '../../components/format.js';
+import { Money, Time, Truncate } from '../../components/Cells.js';
 import { LongText } from '../../components/LongText.js';
 import { ProblemMessage, QueryState } from '../../components/States.js';
 import { StatCard, StatCards } from '../../components/StatCard.js';
@@ -60,10 +61,10 @@ function Totals({ t }: { t: CounterfactualTotals }) {
   return (
     <>
       <StatCards testId="counterfactual-totals">
-        <StatCard label="Would have prevented" value={usd(t.prevented_usd)} />
-        <StatCard label="Actually spent" value={usd(t.actually_spent_usd)} />
-        <StatCard label="Would spend" value={usd(t.would_spend_usd)} />
-        <StatCard label="Difference" value={usd(t.difference_usd)} />
+        <StatCard label="Would have prevented" value={<Money usd={t.prevented_usd} />} />
+        <StatCard label="Actually spent" value={<Money usd={t.actually_spent_usd} />} />
+        <StatCard label="Would spend" value={<Money usd={t.would_spend_usd} />} />
+        <StatCard label="Difference" value={<Money usd={t.difference_usd} />} />
         <StatCard label="Steps" value={count(t.steps)} />
       </StatCards>
       <p className="muted">
@@ -92,13 +93,13 @@ function RunResult({ r }: { r: RunEvaluation }) {
         rowKey={(s) => `${s.step}`}
         columns={[
           { key: 'step', header: 'Step', cell: (s) => s.step, numeric: true },
-          { key: 'action', header: 'Action', cell: (s) => <span className="nowrap">{s.action_name}</span> },
-          { key: 'time', header: 'Recorded at', cell: (s) => <span className="nowrap" title={s.timestamp}>{when(s.timestamp)}</span> },
+          { key: 'action', header: 'Action', cell: (s) => <Truncate text={s.action_name} /> },
+          { key: 'time', header: 'Recorded at', cell: (s) => <Time iso={s.timestamp} /> },
           { key: 'recorded', header: 'Recorded', cell: (s) => <Tag value={s.recorded_status} /> },
           { key: 'decision', header: 'Decision now', cell: (s) => <Tag value={s.decision} /> },
-          { key: 'policy', header: 'Policy', cell: (s) => s.policy_name ?? '—' },
+          { key: 'policy', header: 'Policy', cell: (s) => <Truncate text={s.policy_name} width="name" /> },
           { key: 'rule', header: 'Rule', cell: (s) => label(s.rule) },
-          { key: 'reason', header: 'Reason', cell: (s) => <LongText text={s.reason} foldAt={200} /> },
+          { key: 'reason', header: 'Reason', wrap: true, cell: (s) => <LongText text={s.reason} foldAt={200} /> },
           { key: 'cost', header: 'Cost', cell: (s) => usd(s.cost_usd), numeric: true },
           { key: 'prevented', header: 'Prevented', cell: (s) => usd(s.prevented_usd), numeric: true },
         ]}
@@ -295,9 +296,17 @@ export function Counterfactual({ runId = '' }: CounterfactualProps) {
             rows={data.runs}
             rowKey={(r) => r.run_id}
             columns={[
-              { key: 'run', header: 'Run', cell: (r) => <Link to={`/replay/${encodeURIComponent(r.run_id)}`}>{r.run_id}</Link> },
-              { key: 'agent', header: 'Agent', cell: (r) => r.agent_id },
-              { key: 'started', header: 'Started', cell: (r) => when(r.started_at) },
+              {
+                key: 'run',
+                header: 'Run',
+                cell: (r) => (
+                  <Link to={`/replay/${encodeURIComponent(r.run_id)}`}>
+                    <Truncate text={r.run_id} />
+                  </Link>
+                ),
+              },
+              { key: 'agent', header: 'Agent', cell: (r) => <Truncate text={r.agent_id} width="name" /> },
+              { key: 'started', header: 'Started', cell: (r) => <Time iso={r.started_at} /> },
               { key: 'steps', header: 'Steps', cell: (r) => count(r.totals.steps), numeric: true },
               { key: 'prevented', header: 'Prevented', cell: (r) => usd(r.totals.prevented_usd), numeric: true },
               { key: 'spent', header: 'Actually spent', cell: (r) => usd(r.totals.actually_spent_usd), numeric: true },

@@ -6,7 +6,7 @@
  *   divergence analysis across them (`GET /api/v1/replay/{run_id}/analysis`: rate, statuses, the most divergent steps
  *   and actions, the trend).
  * - Both: the counterfactual evaluation ({@link Counterfactual}), preselecting the run on a run's view.
- * Source: issue #15 point 3 (Replay); spec §Replay history; packages/contracts/src/replay.ts.
+ * Source: spec §Replay history; packages/contracts/src/replay.ts.
  */
 import { useMemo } from 'react';
 import { Link, useParams } from 'react-router';
@@ -15,7 +15,8 @@ import { PageHeader } from '../../app/Layout.js';
 import { useApiQuery } from '../../api/hooks.js';
 import { Chart, type ChartSeries } from '../../components/Chart.js';
 import { DataTable, Pagination, type Column } from '../../components/DataTable.js';
-import { count, duration, pct, usd, when } from '../../components/format.js';
+import { count, duration, pct, usd } from '../../components/format.js';
+import { Money, Time, Truncate } from '../../components/Cells.js';
 import { QueryState } from '../../components/States.js';
 import { StatCard, StatCards } from '../../components/StatCard.js';
 import { Tag } from '../../components/Tag.js';
@@ -30,7 +31,7 @@ function Aggregates({ a }: { a: ReplayAggregates }) {
       <StatCard label="Submissions" value={count(a.submissions)} />
       <StatCard label="Actions replayed" value={count(a.actions_replayed)} />
       <StatCard label="Divergences" value={count(a.divergences)} />
-      <StatCard label="Cost saved" value={usd(a.cost_saved_usd)} />
+      <StatCard label="Cost saved" value={<Money usd={a.cost_saved_usd} />} />
     </StatCards>
   );
 }
@@ -57,15 +58,27 @@ function History({ runId }: { runId?: string }) {
                 rows={d.submissions}
                 rowKey={(s) => s.id}
                 columns={[
-                  { key: 'when', header: 'Submitted', cell: (s) => <span title={s.submitted_at} className="nowrap">{when(s.submitted_at)}</span> },
-                  ...(runId ? [] : [{ key: 'run', header: 'Run', cell: (s: ReplaySubmission) => <Link className="nowrap" to={`/replay/${encodeURIComponent(s.run_id)}`}>{s.run_id}</Link> }]),
-                  { key: 'id', header: 'Submission', cell: (s) => s.id },
+                  { key: 'when', header: 'Submitted', cell: (s) => <Time iso={s.submitted_at} /> },
+                  ...(runId
+                    ? []
+                    : [
+                        {
+                          key: 'run',
+                          header: 'Run',
+                          cell: (s: ReplaySubmission) => (
+                            <Link to={`/replay/${encodeURIComponent(s.run_id)}`}>
+                              <Truncate text={s.run_id} />
+                            </Link>
+                          ),
+                        },
+                      ]),
+                  { key: 'id', header: 'Submission', cell: (s) => <Truncate text={s.id} /> },
                   { key: 'status', header: 'Status', cell: (s) => <Tag value={s.status} /> },
                   { key: 'actions', header: 'Actions replayed', cell: (s) => count(s.actions_replayed), numeric: true },
                   { key: 'div', header: 'Divergences', cell: (s) => count(s.divergences), numeric: true },
                   { key: 'saved', header: 'Cost saved', cell: (s) => usd(s.cost_savings), numeric: true },
                   { key: 'duration', header: 'Duration', cell: (s) => duration(s.duration_ms), numeric: true },
-                  { key: 'client', header: 'Client', cell: (s) => <span className="nowrap">{s.client_version}</span> },
+                  { key: 'client', header: 'Client', cell: (s) => <Truncate text={s.client_version} width="name" /> },
                 ]}
               />
               <Pagination total={d.total} skip={d.skip} limit={d.limit} onSkip={setSkip} />
@@ -124,7 +137,7 @@ function AnalysisBody({ a }: { a: ReplayAnalysis }) {
           rowKey={(s) => `${s.step}-${s.action_name}`}
           columns={[
             { key: 'step', header: 'Step', cell: (s) => s.step, numeric: true },
-            { key: 'action', header: 'Action', cell: (s) => s.action_name },
+            { key: 'action', header: 'Action', cell: (s) => <Truncate text={s.action_name} /> },
             { key: 'div', header: 'Divergences', cell: (s) => count(s.divergences), numeric: true },
             { key: 'share', header: 'Share of replays', cell: (s) => pct(s.share), numeric: true },
           ]}
@@ -134,7 +147,7 @@ function AnalysisBody({ a }: { a: ReplayAnalysis }) {
           rows={a.by_action}
           rowKey={(s) => s.action_name}
           columns={[
-            { key: 'action', header: 'Action', cell: (s) => s.action_name },
+            { key: 'action', header: 'Action', cell: (s) => <Truncate text={s.action_name} /> },
             { key: 'div', header: 'Divergences', cell: (s) => count(s.divergences), numeric: true },
             { key: 'subs', header: 'Replays', cell: (s) => count(s.submissions), numeric: true },
             { key: 'share', header: 'Share of replays', cell: (s) => pct(s.share), numeric: true },

@@ -9,6 +9,7 @@ import { useApiQuery } from '../../api/hooks.js';
 import type { RunDetail } from '../../api/types.js';
 import { DataTable, Pagination } from '../../components/DataTable.js';
 import { count, duration, usd, when } from '../../components/format.js';
+import { Money, Time, Truncate } from '../../components/Cells.js';
 import { JsonView, LongText } from '../../components/LongText.js';
 import { QueryState } from '../../components/States.js';
 import { StatCard, StatCards } from '../../components/StatCard.js';
@@ -28,9 +29,9 @@ export function RunDetailPage() {
             <Tag value={r.status} /> · agent {r.agent_id} · <Link to={`/interventions?run_id=${encodeURIComponent(r.id)}`}>its interventions</Link> · <Link to="/runs">all runs</Link>
           </PageHeader>
           <StatCards>
-            <StatCard label="Cost" value={usd(r.cost_usd)} />
-            <StatCard label="Estimated" value={usd(r.estimated_cost_usd)} />
-            <StatCard label="Actual (reported)" value={usd(r.actual_cost_usd)} />
+            <StatCard label="Cost" value={<Money usd={r.cost_usd} />} />
+            <StatCard label="Estimated" value={<Money usd={r.estimated_cost_usd} />} />
+            <StatCard label="Actual (reported)" value={<Money usd={r.actual_cost_usd} />} />
             <StatCard label="Actions" value={count(r.action_count)} />
             <StatCard label="Duration" value={duration(r.duration_ms)} />
           </StatCards>
@@ -56,15 +57,15 @@ export function RunDetailPage() {
                 rows={r.actions}
                 rowKey={(a) => a.id}
                 columns={[
-                  { key: 'time', header: 'Time', cell: (a) => when(a.timestamp) },
-                  { key: 'action', header: 'Action', cell: (a) => a.action_name },
+                  { key: 'time', header: 'Time', cell: (a) => <Time iso={a.timestamp} /> },
+                  { key: 'action', header: 'Action', cell: (a) => <Truncate text={a.action_name} /> },
                   { key: 'status', header: 'Status', cell: (a) => <Tag value={a.status} /> },
                   { key: 'estimated', header: 'Estimated', cell: (a) => usd(a.cost_usd), numeric: true },
                   { key: 'actual', header: 'Actual', cell: (a) => usd(a.actual_cost_usd), numeric: true },
                   { key: 'duration', header: 'Duration', cell: (a) => duration(a.duration_ms), numeric: true },
-                  { key: 'inputs', header: 'Inputs', cell: (a) => <JsonView value={a.inputs} foldAt={200} /> },
-                  { key: 'outputs', header: 'Outputs', cell: (a) => <JsonView value={a.outputs} foldAt={200} /> },
-                  { key: 'error', header: 'Error', cell: (a) => <LongText text={a.error} foldAt={200} /> },
+                  { key: 'inputs', wrap: true, header: 'Inputs', cell: (a) => <JsonView value={a.inputs} foldAt={200} /> },
+                  { key: 'outputs', wrap: true, header: 'Outputs', cell: (a) => <JsonView value={a.outputs} foldAt={200} /> },
+                  { key: 'error', wrap: true, header: 'Error', cell: (a) => <LongText text={a.error} foldAt={200} /> },
                 ]}
               />
               <Pagination total={r.actions_total} skip={r.actions_skip} limit={r.actions_limit} onSkip={setSkip} />

@@ -11,7 +11,8 @@ import { RUN_STATUSES, type EstimationAccuracy, type Run } from '../../api/types
 import { DataTable } from '../../components/DataTable.js';
 import type { FilterField } from '../../components/FilterBar.js';
 import { FilteredList } from '../../components/FilteredList.js';
-import { count, duration, pct, usd, when } from '../../components/format.js';
+import { count, duration, pct, usd } from '../../components/format.js';
+import { Time, Truncate } from '../../components/Cells.js';
 import { QueryState } from '../../components/States.js';
 import { StatCard, StatCards } from '../../components/StatCard.js';
 import { Tag } from '../../components/Tag.js';
@@ -48,7 +49,7 @@ function Accuracy() {
                 rows={a.worst_offenders}
                 rowKey={(w) => w.action_name}
                 columns={[
-                  { key: 'action', header: 'Action', cell: (w) => w.action_name },
+                  { key: 'action', header: 'Action', cell: (w) => <Truncate text={w.action_name} /> },
                   { key: 'abs', header: 'Mean |skew|', cell: (w) => pct(w.mean_abs_skew), numeric: true },
                   { key: 'mean', header: 'Mean skew', cell: (w) => skew(w.mean_skew), numeric: true },
                   { key: 'count', header: 'Actions', cell: (w) => count(w.count), numeric: true },
@@ -91,11 +92,11 @@ export function RunsPage() {
         rowKey={(r) => r.id}
         rowHref={(r) => `/runs/${encodeURIComponent(r.id)}`}
         columns={[
-          { key: 'id', header: 'Run', cell: (r) => r.id },
-          { key: 'agent', header: 'Agent', cell: (r) => r.agent_id },
-          { key: 'name', header: 'Name', cell: (r) => r.name ?? '—' },
+          { key: 'id', header: 'Run', cell: (r) => <Truncate text={r.id} /> },
+          { key: 'agent', header: 'Agent', cell: (r) => <Truncate text={r.agent_id} width="name" /> },
+          { key: 'name', header: 'Name', cell: (r) => <Truncate text={r.name} width="name" /> },
           { key: 'status', header: 'Status', cell: (r) => <Tag value={r.status} /> },
-          { key: 'started', header: 'Started', cell: (r) => when(r.started_at) },
+          { key: 'started', header: 'Started', cell: (r) => <Time iso={r.started_at} /> },
           { key: 'duration', header: 'Duration', cell: (r) => duration(r.duration_ms), numeric: true },
           { key: 'actions', header: 'Actions', cell: (r) => count(r.action_count), numeric: true },
           { key: 'cost', header: 'Cost', cell: (r) => usd(r.cost_usd), numeric: true },
