@@ -202,7 +202,7 @@ describe('@agp/sdk/openai-agents (OpenAI Agents SDK)', () => {
     expect(JSON.parse(seen.c1)).toEqual({ order: 'o-1', status: 'shipped' });
     expect(seen.c3).toBe('refunded 100');
     expect(seen.c2).toContain('delete_account');
-    expect(seen.c2).toMatch(/refused.*denied/);
+    expect(seen.c2).toMatch(/^Tool call delete_account was not executed: .*denied/);
     const rejected = result.toolInputGuardrailResults.filter((r) => r.guardrail.name === GUARDRAIL_NAME && r.output.behavior.type === 'rejectContent');
     expect(rejected).toHaveLength(1);
     expect(rejected[0].output.outputInfo).toMatchObject({ decision: { decision: 'block', policy_id: policyId } });
