@@ -2,6 +2,7 @@ import { beforeAll, expect, it } from 'vitest';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { ARTIFACTS_DIR, DESKTOP, PHONE, describeConsole, horizontalOverflow, settled, type ConsoleContext } from './support.js';
+import { usd, usdCents } from '../../services/console/src/components/format.js';
 
 /**
  * The console's Evals, Benchmarks, Tool gateway and Replay pages (issue #15) in Chromium, against the real embedded
@@ -44,8 +45,6 @@ const CURRENT = [
   sc('social-1', 'social_engineering', 'blocked'),
 ];
 
-/** USD as the console prints it (services/console/src/components/format.ts). */
-const usd = (v: number) => new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 4 }).format(v);
 
 /** A delta in percentage points as the console prints it. */
 const pp = (v: number | null) => (v === null ? '—' : v === 0 ? '±0 pp' : `${v > 0 ? '+' : '−'}${Math.abs(v).toFixed(2)} pp`);
@@ -256,7 +255,7 @@ describeConsole('console areas: evals, benchmarks, tool gateway, replay', (ctx) 
     await expect.poll(() => page.getByTestId('replay-aggregates').locator('[data-card="Submissions"]').textContent()).toBe(String(history.aggregates.submissions));
     expect(await page.getByTestId('replay-aggregates').locator('[data-card="Actions replayed"]').textContent()).toBe(String(history.aggregates.actions_replayed));
     expect(await page.getByTestId('replay-aggregates').locator('[data-card="Divergences"]').textContent()).toBe(String(history.aggregates.divergences));
-    expect(await page.getByTestId('replay-aggregates').locator('[data-card="Cost saved"]').textContent()).toBe(usd(history.aggregates.cost_saved_usd));
+    expect(await page.getByTestId('replay-aggregates').locator('[data-card="Cost saved"]').textContent()).toBe(usdCents(history.aggregates.cost_saved_usd));
     expect(await page.getByRole('table', { name: 'Replay submissions, newest first' }).locator('tbody tr').count()).toBe(history.submissions.length);
     await settle(page, '/replay');
 
@@ -321,7 +320,12 @@ describeConsole('console areas: evals, benchmarks, tool gateway, replay', (ctx) 
     await expect.poll(() => write.getByTestId('run-evaluation').textContent()).toContain("today's policies with the patch");
     const steps = write.getByRole('table', { name: `Steps of run ${runId}, decided again` }).locator('tbody tr');
     expect(await steps.count()).toBe(patched.steps.length);
-    expect(await write.getByTestId('counterfactual-totals').textContent()).toContain(`Would have prevented${usd(patched.totals.prevented_usd)}`);
+    // Headline money is rounded to cents, with the exact amount in the card's title.
+    const totals = write.getByTestId('counterfactual-totals');
+    expect(await totals.textContent()).toContain(`Would have prevented${usdCents(patched.totals.prevented_usd)}`);
+    if (usd(patched.totals.prevented_usd) !== usdCents(patched.totals.prevented_usd)) {
+      expect(await totals.locator('[data-card="Would have prevented"] span[title]').getAttribute('title')).toBe(`${usd(patched.totals.prevented_usd)} exactly`);
+    }
     expect(ctx().pageErrors).toEqual([]);
   }, 90_000);
 

@@ -16,13 +16,14 @@ const action = (i: number, name: string, inputs: Record<string, unknown>, output
   inputs,
   outputs,
   error: null,
+  purpose: 'production' as const,
 });
 
 function makeBundle(actions: ReturnType<typeof action>[]) {
   const doc: Record<string, unknown> = {
     bundle_version: 1,
     generated_at: '2026-03-01T11:00:00.000Z',
-    run: { id: 'r1', agent_id: 'ag', name: null, status: 'completed', started_at: '2026-03-01T10:00:00.000Z', ended_at: '2026-03-01T10:00:09.000Z', duration_ms: 9000, cost_usd: 1, estimated_cost_usd: 1, actual_cost_usd: 1, action_count: actions.length, error: null },
+    run: { id: 'r1', agent_id: 'ag', name: null, status: 'completed', started_at: '2026-03-01T10:00:00.000Z', ended_at: '2026-03-01T10:00:09.000Z', duration_ms: 9000, cost_usd: 1, estimated_cost_usd: 1, actual_cost_usd: 1, action_count: actions.length, error: null, purpose: 'production' },
     actions,
     interventions: [],
     policies: [],
