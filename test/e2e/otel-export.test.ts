@@ -9,12 +9,13 @@ import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../supp
 import { stopQuickstart } from '../support/quickstart.js';
 
 // Trace export end to end: each mode runs as a user runs it (the built dist/main.js launchers) with the standard
-// OTEL_* variables pointing at a loopback OTLP/HTTP receiver, and one `POST /api/v1/ingest/` must arrive as one trace
+// OTEL_* variables pointing at a loopback OTLP/HTTP receiver (distributed mode exports JSON, embedded mode protobuf), and one `POST /api/v1/ingest/` must arrive as one trace
 // with the right parent/child links: gateway HTTP server span → request/reply client span → ingest's server span →
 // ingest log producer span → the interventions consumer span (child of and linked to the producer) → its database work.
 
 const SPAN_KIND = { internal: 1, server: 2, client: 3, producer: 4, consumer: 5 } as const;
-const otelEnv = (receiver: OtlpReceiver) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '100' });
+/** The standard variables that turn export on: protobuf (the default) or JSON (`http/json`), exported every 100 ms. */
+const otelEnv = (receiver: OtlpReceiver, protocol: 'http/protobuf' | 'http/json') => ({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_BSP_SCHEDULE_DELAY: '100', ...(protocol === 'http/json' ? { OTEL_EXPORTER_OTLP_PROTOCOL: protocol } : {}) });
 
 /** Send one ingest request that continues trace `traceId`, and wait until its event is visible. */
 async function ingestOne(p: { url: string }, writeKey: string, readKey: string, traceId: string): Promise<void> {
@@ -72,7 +73,7 @@ describe.skipIf(skipIntegration())('trace export (distributed)', () => {
       natsUrl: infra().natsUrl,
       dbPrefix: 'agp_otel',
       readyTimeoutMs: 150_000,
-      env: { AGP_INIT_ORG: 'acme', AGP_INIT_WRITE_KEY: 'agp_otel_write_key_001', AGP_INIT_READ_KEY: 'agp_otel_read_key_0001', ...otelEnv(receiver) },
+      env: { AGP_INIT_ORG: 'acme', AGP_INIT_WRITE_KEY: 'agp_otel_write_key_001', AGP_INIT_READ_KEY: 'agp_otel_read_key_0001', ...otelEnv(receiver, 'http/json') },
     });
   }, 240_000);
   afterAll(async () => {
@@ -92,6 +93,7 @@ describe.skipIf(skipIntegration())('trace export (distributed)', () => {
     expect(queries.length).toBeGreaterThan(0);
     expect(queries[0].attributes).toMatchObject({ 'db.system.name': 'postgresql' });
     expect(JSON.stringify(queries.map((q) => q.attributes))).not.toContain('delete_records');
+    expect(receiver.encodings).toMatchObject({ protobuf: 0 });
   });
 });
 
@@ -102,7 +104,7 @@ describe('trace export (embedded)', () => {
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
     child = spawn(process.execPath, [`${REPO_ROOT}/services/embedded/dist/main.js`], {
-      env: { ...process.env, AGP_DATA_DIR: 'memory', PORT: '0', LOG_LEVEL: 'warn', AGP_INIT_ORG: 'acme', AGP_INIT_WRITE_KEY: 'agp_otel_write_key_001', AGP_INIT_READ_KEY: 'agp_otel_read_key_0001', DATABASE_URL: '', ...otelEnv(receiver) },
+      env: { ...process.env, AGP_DATA_DIR: 'memory', PORT: '0', LOG_LEVEL: 'warn', AGP_INIT_ORG: 'acme', AGP_INIT_WRITE_KEY: 'agp_otel_write_key_001', AGP_INIT_READ_KEY: 'agp_otel_read_key_0001', DATABASE_URL: '', ...otelEnv(receiver, 'http/protobuf') },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
@@ -117,9 +119,10 @@ describe('trace export (embedded)', () => {
     await receiver?.close();
   });
 
-  it('exports the same trace shape from one process (service.name agp)', async () => {
+  it('exports the same trace shape from one process (service.name agp), in protobuf by default', async () => {
     const traceId = randomBytes(16).toString('hex');
     await ingestOne({ url }, 'agp_otel_write_key_001', 'agp_otel_read_key_0001', traceId);
     expectIngestChain(await traceOf(receiver, traceId), { gateway: 'agp', ingest: 'agp', interventions: 'agp' });
+    expect(receiver.encodings).toMatchObject({ json: 0 });
   });
 });
