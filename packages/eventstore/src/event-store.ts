@@ -200,7 +200,7 @@ export class SqlEventStore implements EventStore {
    * The events after `fromPosition` whose type is one of `eventTypes` (at most `limit`, in global order), and the
    * store's head position, both from one snapshot. Appends commit in position order (the append lock), so every event
    * at or below `head` is visible to that snapshot: a subscription that got fewer than `limit` events may move its
-   * checkpoint to `head` without reading the events of other types at all (issue #11: each service's subscriptions
+   * checkpoint to `head` without reading the events of other types at all (docs/decisions.md (The read path): each service's subscriptions
    * used to read, and parse, every event of every type).
    */
   async readTypesAfter(fromPosition: bigint, limit: number, eventTypes: string[]): Promise<{ events: StoredEvent[]; head: bigint }> {
