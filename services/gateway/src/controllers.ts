@@ -56,7 +56,7 @@ export function sendable(res: Response, data: unknown): unknown {
  * `/api/v1/interventions`: list, stats, get, create, enrich, delete. Each route sends its HTTP parts (`path`, `query`,
  * `body`) as the body of its `interventions.*` wire row, checked against the row first (a 422 names `query.limit`,
  * `body.agent_id`, `path.id` exactly as the service would); the reply is typed by the row. The list is the exception:
- * it runs the interventions service's query module in this process (issue #11; docs/decisions.md).
+ * it runs the interventions service's query module in this process (docs/decisions.md (The read path)).
  */
 @Controller('api/v1/interventions')
 export class InterventionsController {
@@ -153,7 +153,7 @@ export class IngestController {
       }),
     );
     const out: IngestResponse = { successes: [], errors: [] };
-    // An id accepted in an earlier chunk makes a later "created" of the same id a duplicate (issue #9 point 3);
+    // An id accepted in an earlier chunk makes a later "created" of the same id a duplicate (docs/ingest.md, Ingest answers);
     // the ingest service already answers repeats within one chunk.
     const accepted = new Set<string>();
     for (const { chunk, reply } of answers) {

@@ -1,6 +1,6 @@
 /**
  * `/api/v1/approvals`: the approval inbox, forwarded to the interventions service.
- * Source: issue #3 point 3; architecture §4 (Approvals).
+ * Source: docs/api.md (Approvals); architecture §4 (Approvals).
  */
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Response } from 'express';

@@ -3,7 +3,7 @@
  * against the row's schema before sending (a 422 names each bad field, as the service would); the service scopes
  * everything by the caller's organisation. Read keys are refused writes (403) at the edge, and a submission body over
  * 900 KiB is refused (413) by the body parser before anything is sent (`maxBodyBytes` of its route).
- * Source: issue #13 point 1; spec §Evals.
+ * Source: spec §Evals.
  */
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Response } from 'express';

@@ -3,7 +3,7 @@
  * `/api/v1/kill-switches`: forwarded to the policies service as the wire table's `policies.*`, `agents.*` and
  * `kill-switches.*` messages. The request parts are checked against the row's schema before sending (422s name each
  * bad field, as the service would); the service scopes everything by the caller's organisation. Read keys are refused
- * writes (403) at the edge. Source: issue #3 point 2, issue #10, issue #14 (the decision API).
+ * writes (403) at the edge. Source: docs/api.md (Policies, Policy decisions); docs/decisions.md (One typed wire registry).
  */
 import { Body, Controller, Get, HttpCode, Inject, Param, Patch, Post, Put, Query, Req, Res } from '@nestjs/common';
 import type { ClientProxy } from '@nestjs/microservices';

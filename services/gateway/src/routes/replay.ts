@@ -4,7 +4,7 @@
  * gateway pages the run's actions from the stats service (`runs.get`, 1000 per page), so a bundle is not bounded by
  * one bus message (1 MiB). The whole document is held once to hash it (its ETag goes before the body), then written
  * in parts with backpressure. Read keys are refused submissions (403) at the edge, and a submission body over
- * 900 KiB is refused (413) by the body parser. Source: issue #14 points 2 and 3; spec §Replay history.
+ * 900 KiB is refused (413) by the body parser. Source: docs/replay.md (The API); spec §Replay history.
  */
 import { createHash } from 'node:crypto';
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';

@@ -1,6 +1,6 @@
 /**
  * `/api/v1/stats/*`, `/api/v1/runs`, `/api/v1/agents/{id}/stats` and the streamed ledger export: forwarded to the
- * stats service. Source: issue #3 point 4; spec §Stats, get_agent_stats, export_ledger.
+ * stats service. Source: spec §Stats, get_agent_stats, export_ledger.
  */
 import { Controller, Get, Inject, Param, Query, Req, Res } from '@nestjs/common';
 import type { ClientProxy } from '@nestjs/microservices';
