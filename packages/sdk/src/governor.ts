@@ -872,24 +872,20 @@ export class Run {
 
   /** The intervention record of decision `d` for call `c`, with every spec field the SDK knows. */
   private interventionBody(c: Call, d: GovernanceDecision, modified: Record<string, unknown> | null): Record<string, unknown> {
-    return {
-      type: d.intervention_type ?? 'hard_block',
-      outcome: d.outcome ?? 'blocked',
-      action_name: c.name,
-      agent_id: this.gov.agentId,
-      run_id: this.runId,
-      ...(d.policy_id ? { policy_id: d.policy_id } : {}),
-      ...(d.policy_name ? { policy_name: d.policy_name.slice(0, 256) } : {}),
-      risk_level: d.risk_level,
-      estimated_cost_usd: c.estimated,
-      cost_prevented_usd: d.cost_prevented_usd ?? (STOPPING.has(d.decision) ? c.estimated : 0),
-      reason: d.reason.slice(0, 10_000),
-      ...(c.options.intent ? { agent_intent: c.options.intent.slice(0, 10_000) } : {}),
-      original_inputs: c.inputs,
-      modified_inputs: modified,
-      ...(d.context && GUARDRAIL_TYPES.has(d.intervention_type ?? '') ? { context: d.context } : {}),
-      timestamp: isoTime(),
-    };
+    // Built field by field (not with conditional spreads, each of which allocates an object and copies it).
+    const body: Record<string, unknown> = { type: d.intervention_type ?? 'hard_block', outcome: d.outcome ?? 'blocked', action_name: c.name, agent_id: this.gov.agentId, run_id: this.runId };
+    if (d.policy_id) body.policy_id = d.policy_id;
+    if (d.policy_name) body.policy_name = d.policy_name.slice(0, 256);
+    body.risk_level = d.risk_level;
+    body.estimated_cost_usd = c.estimated;
+    body.cost_prevented_usd = d.cost_prevented_usd ?? (STOPPING.has(d.decision) ? c.estimated : 0);
+    body.reason = d.reason.slice(0, 10_000);
+    if (c.options.intent) body.agent_intent = c.options.intent.slice(0, 10_000);
+    body.original_inputs = c.inputs;
+    body.modified_inputs = modified;
+    if (d.context && GUARDRAIL_TYPES.has(d.intervention_type ?? '')) body.context = d.context;
+    body.timestamp = isoTime();
+    return body;
   }
 
   /** Report the intervention of decision `d` for call `c` (background). */
