@@ -542,10 +542,102 @@ function modifiedInputs(applicable: readonly EnginePolicy[], candidates: readonl
   return args;
 }
 
+/** The decision when nothing stops, modifies or warns: `evaluated` applicable policies, the arguments hash if computed. */
+function allowDecision(action: PolicyAction, cost: number, evaluated: number, hash: string | null): PolicyDecision {
+  return {
+    decision: 'allow',
+    intervention_type: null,
+    outcome: null,
+    rule: null,
+    policy_id: null,
+    policy_name: null,
+    reason: evaluated === 0 ? `no kill switch is engaged and no enabled policy applies to agent ${action.agent_id}` : `no kill switch is engaged and none of the ${evaluated} applicable policies stops ${action.action_name}`,
+    risk_level: action.risk_level ?? 'minimal',
+    estimated_cost_usd: cost,
+    cost_prevented_usd: 0,
+    policies_evaluated: evaluated,
+    triggered: [],
+    modified_inputs: null,
+    guardrail_context: null,
+    arguments_hash: hash,
+  };
+}
+
+/**
+ * Whether policy `p` can only act on actions it names: no allow-list, guardrail or budget (action, run or session),
+ * and its rate limits and downgrade rules (if any) each name one action (none for `*`). For such a policy
+ * {@link decidePolicy} returns null for every action it does not name ({@link addNamed}).
+ */
+function namesOnly(p: EnginePolicy): boolean {
+  const g = p.guardrails;
+  if (g !== undefined && (g.pii !== undefined || g.moderation !== undefined || g.idempotency !== undefined || g.loop !== undefined)) return false;
+  if (p.allowed_actions !== null || p.action_budget != null || p.run_budget != null || p.session_budget != null) return false;
+  if (p.rate_limits === null || typeof p.rate_limits !== 'object' || Object.hasOwn(p.rate_limits, RATE_LIMIT_ANY_ACTION)) return false;
+  if (p.downgrades !== undefined && p.downgrades.some((r) => r.action === DOWNGRADE_ANY_ACTION)) return false;
+  return true;
+}
+
+/** Add the actions policy `p` names to `named`: denied, approval-required, rate-limited and downgraded ones. */
+function addNamed(p: EnginePolicy, named: Set<string>): void {
+  for (const a of p.denied_actions) named.add(a);
+  for (const a of p.approval_required_actions) named.add(a);
+  for (const a of Object.keys(p.rate_limits)) named.add(a);
+  for (const r of p.downgrades ?? []) named.add(r.action);
+}
+
+/** What {@link PreparedPolicies} knows of the policies applying to one agent. */
+interface AgentIndex {
+  /** Enabled policies that apply to the agent (`policies_evaluated` of its decisions). */
+  evaluated: number;
+  /** Every one of them only names actions ({@link namesOnly}). */
+  inert: boolean;
+  /** The actions they name ({@link addNamed}; only meaningful when `inert`). */
+  named: ReadonlySet<string>;
+}
+
+/**
+ * A policy set prepared for many decisions: {@link decide} takes it in place of the array and gives the same
+ * decisions, answering at once — without evaluating each policy — an action that no applicable policy can stop,
+ * modify or warn about: no kill switch is engaged for the agent, every applicable policy only acts on actions it
+ * names (denied, approval-required, rate-limited or downgraded by name: no allow-list, guardrail, budget, `*` rate
+ * limit or `*` downgrade), and none names this one.
+ * Anything else is decided by the full evaluation. What it learns of each agent is computed once, on its first
+ * decision. The policies must not change after preparing them: prepare the new set when they do (the SDK prepares
+ * each governance snapshot once).
+ * Source: architecture §1 (packages/policy-engine); docs/decisions.md §Performance.
+ */
+export class PreparedPolicies {
+  private readonly agents = new Map<string, AgentIndex>();
+  /** @param policies the organisation's (or an agent's) policies, as {@link decide} takes them. */
+  constructor(readonly policies: readonly EnginePolicy[]) {}
+
+  /** @internal The index of the policies applying to `agentId` (computed on first use, at most 1000 agents kept). */
+  forAgent(agentId: string): AgentIndex {
+    let index = this.agents.get(agentId);
+    if (index === undefined) {
+      let evaluated = 0;
+      let inert = true;
+      const named = new Set<string>();
+      for (const p of this.policies) {
+        if (!p.enabled || !appliesTo(p, agentId)) continue;
+        evaluated++;
+        if (namesOnly(p)) addNamed(p, named);
+        else inert = false;
+      }
+      index = { evaluated, inert, named };
+      if (this.agents.size >= 1000) this.agents.clear();
+      this.agents.set(agentId, index);
+    }
+    return index;
+  }
+}
+
 /**
  * Decide one action. Pure and deterministic: the same input gives the same decision.
  * @param policies the organisation's policies, in any order; disabled ones and those scoped to other agents are
- *   skipped here, so a caller may pass them all.
+ *   skipped here, so a caller may pass them all. Or the same set prepared once ({@link PreparedPolicies}) for a
+ *   caller deciding many actions against it: same decisions, an unstoppable action answered without evaluating
+ *   each policy.
  * @param killSwitches the organisation's switch and the agents' ({@link NO_KILL_SWITCHES} for none).
  * @param action the attempted action; `estimated_cost_usd` in USD; its arguments, idempotency key and moderation
  *   scores feed the guardrails and downgrades.
@@ -559,8 +651,15 @@ function modifiedInputs(applicable: readonly EnginePolicy[], candidates: readonl
  *   the `guardrail_context` when a guardrail decided, and the `arguments_hash` when a guardrail computed it.
  * @throws nothing for JSON-like input (arguments of any depth).
  */
-export function decide(policies: readonly EnginePolicy[], killSwitches: EngineKillSwitches, action: PolicyAction, context: DecisionContext): PolicyDecision {
+export function decide(policies: readonly EnginePolicy[] | PreparedPolicies, killSwitches: EngineKillSwitches, action: PolicyAction, context: DecisionContext): PolicyDecision {
   const cost = action.estimated_cost_usd ?? 0;
+  if (policies instanceof PreparedPolicies) {
+    const index = policies.forAgent(action.agent_id);
+    if (index.inert && !index.named.has(action.action_name) && !killSwitches.organization.engaged && !killSwitches.agents.some((s) => s.engaged && s.agent_id === action.agent_id)) {
+      return allowDecision(action, cost, index.evaluated, null);
+    }
+    policies = policies.policies;
+  }
   const session = context.session_spend_usd ?? 0;
   const run = context.run_spend_usd ?? 0;
   const input = new DecisionInput(action, action.action_name, cost, session, run, new CallWindows(context.recent_calls ?? [], context.now), context);
@@ -590,25 +689,7 @@ export function decide(policies: readonly EnginePolicy[], killSwitches: EngineKi
   for (const c of candidates) triggered.push(c.hit.triggered);
 
   const win = triggered[0];
-  if (!win) {
-    return {
-      decision: 'allow',
-      intervention_type: null,
-      outcome: null,
-      rule: null,
-      policy_id: null,
-      policy_name: null,
-      reason: evaluated === 0 ? `no kill switch is engaged and no enabled policy applies to agent ${action.agent_id}` : `no kill switch is engaged and none of the ${evaluated} applicable policies stops ${action.action_name}`,
-      risk_level: action.risk_level ?? 'minimal',
-      estimated_cost_usd: cost,
-      cost_prevented_usd: 0,
-      policies_evaluated: evaluated,
-      triggered: [],
-      modified_inputs: null,
-      guardrail_context: null,
-      arguments_hash: input.hashIfComputed(),
-    };
-  }
+  if (!win) return allowDecision(action, cost, evaluated, input.hashIfComputed());
   const winner = switched ? null : candidates[0];
   const modified = win.decision === 'downgrade' ? modifiedInputs(policies.filter((p) => p.enabled && appliesTo(p, action.agent_id)), candidates, input) : null;
   return {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { POLICY_DECISIONS, type PolicyDecisionKind, type PolicySettings } from '@agp/contracts';
-import { argumentsHash, decide, enginePolicy, mostRestrictive, NO_KILL_SWITCHES, type DecisionContext, type EngineKillSwitches, type EnginePolicy, type PolicyAction } from '../src/index.js';
+import { argumentsHash, decide, enginePolicy, mostRestrictive, NO_KILL_SWITCHES, PreparedPolicies, type DecisionContext, type EngineKillSwitches, type EnginePolicy, type PolicyAction } from '../src/index.js';
 
 const NOW = Date.parse('2026-11-22T12:00:00Z');
 const AGENT = 'agent-1';
@@ -383,5 +383,45 @@ describe('enginePolicy', () => {
     expect(enginePolicy('c', '2026-11-24T00:00:00.000Z', { name: 'candidate' })).toEqual({ id: 'c', name: 'candidate', created_at: '2026-11-24T00:00:00.000Z', ...NEUTRAL });
     const p = enginePolicy('c', '2026-11-24T00:00:00.000Z', { name: 'x', enabled: false, run_budget: 5, allowed_actions: [], rate_limits: { a: { max_calls: 1, window_seconds: 1 } } });
     expect(p).toMatchObject({ enabled: false, run_budget: 5, session_budget: null, allowed_actions: [], rate_limits: { a: { max_calls: 1, window_seconds: 1 } }, denied_actions: [] });
+  });
+});
+
+describe('decide with a prepared policy set', () => {
+  /** Every rule alone and every pair in two policies, plus sets that only name other actions (the fast answer). */
+  const sets: EnginePolicy[][] = [
+    [],
+    ...RULES.filter((c) => !c.kill).map((c) => [policy(1, c.settings)]),
+    ...PAIRS.filter((p) => !p.first.kill && !p.second.kill).map((p) => [policy(2, p.first.settings), policy(1, p.second.settings)]),
+    [policy(1, { denied_actions: ['drop_table'], approval_required_actions: ['wire_transfer'], rate_limits: { search: { max_calls: 1, window_seconds: 60 } }, downgrades: [{ action: 'search', argument: 'amount', max: 1 }] }), policy(2, { denied_actions: ['delete_records'] })],
+    [policy(1, { denied_actions: [ACTION], agent_ids: ['another-agent'] }), policy(2, { approval_required_actions: [ACTION], enabled: false }), policy(3, { denied_actions: ['x'] })],
+  ];
+  const actions: PolicyAction[] = [action, { ...action, action_name: 'search' }, { ...action, action_name: 'drop_table' }, { ...action, action_name: 'wire_transfer' }, { ...action, agent_id: 'another-agent' }, { agent_id: AGENT, action_name: 'refund', risk_level: 'low' }];
+  const kills = [NO_KILL_SWITCHES, switches(true, false), switches(false, true)];
+
+  it('gives the same decision as the array for every rule, pair, action and kill switch', () => {
+    let compared = 0;
+    for (const policies of sets) {
+      const prepared = new PreparedPolicies(policies);
+      for (const a of actions) {
+        for (const k of kills) {
+          expect(decide(prepared, k, a, context), `${JSON.stringify(policies.map((p) => p.id))} ${a.action_name}`).toEqual(decide(policies, k, a, context));
+          compared++;
+        }
+      }
+    }
+    expect(compared).toBe(sets.length * actions.length * kills.length);
+  });
+
+  it('answers an action no policy names without evaluating the policies, and still counts them', () => {
+    const policies = [policy(1, { denied_actions: ['drop_table'] }), policy(2, { approval_required_actions: ['wire_transfer'] })];
+    const prepared = new PreparedPolicies(policies);
+    expect(decide(prepared, NO_KILL_SWITCHES, action, context)).toMatchObject({ decision: 'allow', policies_evaluated: 2, reason: 'no kill switch is engaged and none of the 2 applicable policies stops send_email' });
+    // The agent's index is built: a policy record changed in place afterwards is not seen (the policies were not
+    // evaluated again), which is why the SDK prepares each new snapshot.
+    policies[0].denied_actions = [ACTION];
+    const got = decide(prepared, NO_KILL_SWITCHES, action, context);
+    expect(got.decision).toBe('allow');
+    expect(got.policies_evaluated).toBe(2);
+    expect(decide(new PreparedPolicies(policies), NO_KILL_SWITCHES, action, context).decision).toBe('block');
   });
 });

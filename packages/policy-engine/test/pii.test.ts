@@ -49,6 +49,15 @@ describe('findPii: false positives stay out', () => {
   });
 });
 
+describe('findPii: a text seen before (the phone verdicts are remembered)', () => {
+  it('finds the same spans the second time, for valid and invalid phone-like texts alike', () => {
+    const texts = ['call +44 20 7946 0958 after five', 'call +1 123 456 7890 after five', 'US office: (415) 555-2671', 'ref 555-0100-99', 'order id 4155552671'];
+    const first = texts.map((t) => findPii(t, ALL));
+    expect(first.map((spans) => spans.map((s) => s.category))).toEqual([['phone'], [], ['phone'], [], []]);
+    for (let round = 0; round < 3; round++) expect(texts.map((t) => findPii(t, ALL))).toEqual(first);
+  });
+});
+
 describe('validators', () => {
   it('Luhn', () => {
     expect(luhnValid('4111111111111111')).toBe(true);

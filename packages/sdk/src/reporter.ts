@@ -21,7 +21,12 @@ const BATCH_BYTES = Math.floor(INGEST_MAX_BYTES * 0.8);
 
 /** See the module docs. */
 export class Reporter {
-  private readonly pending = new Map<string, SpoolEvent>();
+  /**
+   * Reports not yet acknowledged, oldest first, from `head` on (a queue: an append is a push, not a hash-table insert;
+   * only the batch in flight is looked up by id, in a table of its own).
+   */
+  private pending: SpoolEvent[] = [];
+  private head = 0;
   private readonly counters = { delivered: 0, rejected: 0, recovered: 0 };
   private lastError: string | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -39,19 +44,24 @@ export class Reporter {
     private readonly opts: { flushIntervalMs: number; fsyncIntervalMs: number; onError: (message: string, events?: SpoolEvent[]) => void },
   ) {
     for (const ev of spool.recovered()) {
-      this.pending.set(ev.id, ev);
+      this.pending.push(ev);
       this.counters.recovered++;
     }
     this.syncTimer = setInterval(() => spool.sync(), opts.fsyncIntervalMs);
     this.syncTimer.unref();
-    if (this.pending.size) this.schedule(0);
+    if (this.size()) this.schedule(0);
   }
 
   /** Keep `ev` (spool first, synchronously) and send it soon. Never waits on the network. */
   enqueue(ev: SpoolEvent): void {
     this.spool.append(ev);
-    this.pending.set(ev.id, ev);
-    this.schedule(this.opts.flushIntervalMs);
+    this.pending.push(ev);
+    if (this.timer === null) this.schedule(this.opts.flushIntervalMs);
+  }
+
+  /** Reports not yet acknowledged. */
+  private size(): number {
+    return this.pending.length - this.head;
   }
 
   /** Whether the spool's bound is reached (new actions are then refused). */
@@ -61,7 +71,7 @@ export class Reporter {
 
   /** Counters. */
   stats(): ReporterStats {
-    return { pending: this.pending.size, ...this.counters, last_error: this.lastError };
+    return { pending: this.size(), ...this.counters, last_error: this.lastError };
   }
 
   /**
@@ -69,12 +79,12 @@ export class Reporter {
    */
   async drain(timeoutMs: number): Promise<number> {
     const deadline = Date.now() + timeoutMs;
-    while (this.pending.size > 0 && Date.now() < deadline) {
+    while (this.size() > 0 && Date.now() < deadline) {
       if (this.inFlight) await this.inFlight;
       else if (Date.now() >= this.nextAttemptAt) await this.flushOnce();
       else await sleep(Math.min(this.nextAttemptAt - Date.now(), deadline - Date.now(), 1000));
     }
-    return this.pending.size;
+    return this.size();
   }
 
   /** Stop the timers (pending reports stay in the spool). */
@@ -90,7 +100,7 @@ export class Reporter {
     this.timer = setTimeout(() => {
       this.timer = null;
       void this.flushOnce().then(() => {
-        if (this.pending.size) this.schedule(this.opts.flushIntervalMs);
+        if (this.size()) this.schedule(this.opts.flushIntervalMs);
       });
     }, wait);
     this.timer.unref();
@@ -99,7 +109,7 @@ export class Reporter {
   /** One request with the oldest pending reports. Never throws. */
   private flushOnce(): Promise<void> {
     if (this.inFlight) return this.inFlight;
-    if (this.pending.size === 0) return Promise.resolve();
+    if (this.size() === 0) return Promise.resolve();
     this.inFlight = this.send().finally(() => {
       this.inFlight = null;
     });
@@ -109,7 +119,8 @@ export class Reporter {
   private async send(): Promise<void> {
     const batch: SpoolEvent[] = [];
     let bytes = 16;
-    for (const ev of this.pending.values()) {
+    for (let i = this.head; i < this.pending.length; i++) {
+      const ev = this.pending[i];
       const n = JSON.stringify(ev).length + 1;
       if (batch.length > 0 && (batch.length >= this.batchEvents || bytes + n > BATCH_BYTES)) break;
       batch.push(ev);
@@ -118,21 +129,22 @@ export class Reporter {
     try {
       const res = await this.client.ingest(batch as IngestEvent[]);
       // Ids of this batch only (the spool forgets each acknowledged id once).
+      const inBatch = new Map<string, SpoolEvent>();
+      for (const ev of batch) inBatch.set(ev.id, ev);
       const acked: string[] = [];
-      for (const s of res.successes) if (this.pending.has(s.id)) acked.push(s.id);
+      for (const s of res.successes) if (inBatch.has(s.id)) acked.push(s.id);
       const refused: Array<{ event: SpoolEvent; status: number; message: string }> = [];
       for (const e of res.errors) {
         // 503 (and any 5xx) per event: transient; the event stays pending.
         if (e.status >= 500 || e.status === 429 || e.id === null) continue;
-        const event = this.pending.get(e.id);
+        const event = inBatch.get(e.id);
         if (event) refused.push({ event, status: e.status, message: e.message });
       }
       this.spool.ack(acked);
-      for (const id of acked) this.pending.delete(id);
       this.counters.delivered += acked.length;
+      if (refused.length) this.spool.reject(refused);
+      this.settled(batch, [...acked, ...refused.map((r) => r.event.id)]);
       if (refused.length) {
-        this.spool.reject(refused);
-        for (const r of refused) this.pending.delete(r.event.id);
         this.counters.rejected += refused.length;
         this.opts.onError(`the platform refused ${refused.length} report(s) for good: ${refused.map((r) => `${r.event.id} (${r.status} ${r.message})`).join('; ').slice(0, 2000)}`, refused.map((r) => r.event));
       }
@@ -154,7 +166,7 @@ export class Reporter {
       if (tooLarge && batch.length === 1) {
         // One report alone is over the platform's request limit: it can never be delivered.
         this.spool.reject([{ event: batch[0], status: 413, message: err.message }]);
-        this.pending.delete(batch[0].id);
+        this.settled(batch, [batch[0].id]);
         this.counters.rejected++;
         this.opts.onError(`report ${batch[0].id} is too large to send: ${err.message}`, [batch[0]]);
         return;
@@ -162,6 +174,28 @@ export class Reporter {
       const message = err instanceof AgpHttpError || err instanceof AgpNetworkError || err instanceof Error ? err.message : String(err);
       this.backoff(message);
       if (err instanceof AgpHttpError && (err.status === 401 || err.status === 403)) this.opts.onError(`reports are not accepted (${message}); they stay pending`);
+    }
+  }
+
+  /**
+   * Forget the reports of `batch` (the oldest pending ones, sent together) whose ids are in `done`; the others stay
+   * pending, first, in their order.
+   */
+  private settled(batch: readonly SpoolEvent[], done: readonly string[]): void {
+    if (done.length === 0) return;
+    const gone = new Set(done);
+    const keep = batch.filter((ev) => !gone.has(ev.id));
+    const end = this.head + batch.length;
+    for (let i = this.head; i < end; i++) (this.pending as Array<SpoolEvent | undefined>)[i] = undefined;
+    this.head = end - keep.length;
+    for (let i = 0; i < keep.length; i++) this.pending[this.head + i] = keep[i];
+    // Drop the forgotten front once it is most of the array (amortised O(1) per report).
+    if (this.head === this.pending.length) {
+      this.pending = [];
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.pending.length) {
+      this.pending = this.pending.slice(this.head);
+      this.head = 0;
     }
   }
 
