@@ -145,7 +145,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const ingestApp = await serveInProcess(IngestModule.register(ingest, logger.child({ service: 'ingest' })), 'ingest');
   logMemory('ingest');
 
-  const gateway = await createGateway({ bus: new InProcessClient({ broker }), keys, sql, logger: logger.child({ service: 'gateway' }), listCacheEntries: env.AGP_ANSWER_CACHE_ENTRIES, keyStaleMs: env.AGP_KEY_STALE_MS, governancePollMs: env.AGP_GOVERNANCE_POLL_MS, governanceMaxStreams: env.AGP_GOVERNANCE_MAX_STREAMS, governanceHeartbeatMs: env.AGP_GOVERNANCE_HEARTBEAT_MS });
+  const gateway = await createGateway({ bus: new InProcessClient({ broker }), keys, sql, store, logger: logger.child({ service: 'gateway' }), listCacheEntries: env.AGP_ANSWER_CACHE_ENTRIES, keyStaleMs: env.AGP_KEY_STALE_MS, governancePollMs: env.AGP_GOVERNANCE_POLL_MS, governanceMaxStreams: env.AGP_GOVERNANCE_MAX_STREAMS, governanceHeartbeatMs: env.AGP_GOVERNANCE_HEARTBEAT_MS });
   const port = await gateway.listen(opts.port ?? env.PORT, opts.host ?? env.HOST);
   logMemory('gateway');
   const url = `http://127.0.0.1:${port}`;

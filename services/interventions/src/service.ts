@@ -97,7 +97,7 @@ export class InterventionsService {
       db,
       logger,
       migrate: async (sql) => {
-        await migrateReadModels(sql);
+        await migrateReadModels(sql, store);
         await this.approvals.migrate(sql);
       },
       projections: [

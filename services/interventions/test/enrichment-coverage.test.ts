@@ -168,7 +168,7 @@ for (const backend of backends) {
       const before = await running.at(-1)!.coverage();
       await sql.query('ALTER TABLE agp_interventions DROP COLUMN enrichment');
       await sql.query('ALTER TABLE agp_intervention_totals DROP COLUMN enriched, DROP COLUMN failed');
-      await migrateReadModels(sql);
+      await migrateReadModels(sql, store);
       expect(await running.at(-1)!.coverage()).toEqual(before);
       const { rows } = await sql.query<{ enrichment: string | null; n: string }>(
         "SELECT enrichment, count(*)::text AS n FROM agp_interventions WHERE organization_id = 'acme' GROUP BY enrichment ORDER BY enrichment",
@@ -179,7 +179,7 @@ for (const backend of backends) {
         [null, 3],
       ]);
       // A second start is a no-op.
-      await migrateReadModels(sql);
+      await migrateReadModels(sql, store);
       expect(await running.at(-1)!.coverage()).toEqual(before);
     });
   });
