@@ -19,26 +19,7 @@
  *   the checkpoint is committed in the read-model transaction (`checkpoints.ts`). A live `$all` subscription (system
  *   events excluded) wakes the loops when another process appends.
  */
-import {
-  BACKWARDS,
-  END,
-  FORWARDS,
-  KurrentDBClient,
-  NO_STREAM,
-  START,
-  ANY,
-  StreamNotFoundError,
-  UnsupportedError,
-  WrongExpectedVersionError as KurrentWrongExpectedVersionError,
-  eventTypeFilter,
-  excludeSystemEvents,
-  jsonEvent,
-  type AllStreamSubscription,
-  type AppendStreamState,
-  type EventData,
-  type Position,
-  type RecordedEvent,
-} from '@kurrent/kurrentdb-client';
+import type { AllStreamSubscription, AppendStreamState, EventData, KurrentDBClient, Position, RecordedEvent } from '@kurrent/kurrentdb-client';
 import { deterministicId, WrongExpectedVersionError } from '@agp/runtime';
 import { splitDuplicates, storedEventIds } from './append-plan.js';
 import { CatchUpSubscription, readPageOf, type CatchUpSource } from './catch-up.js';
@@ -56,6 +37,17 @@ CREATE TABLE IF NOT EXISTS agp_kurrentdb_event_ids (
   recorded_at timestamptz NOT NULL DEFAULT now()
 );
 `;
+
+/** The client module (`@kurrent/kurrentdb-client`), loaded on demand. */
+export type KurrentDbModule = typeof import('@kurrent/kurrentdb-client');
+
+/** The client's read and stream-state constants (string literals, so this module need not load the client). */
+const ANY = 'any' as const;
+const NO_STREAM = 'no_stream' as const;
+const START = 'start' as const;
+const END = 'end' as const;
+const FORWARDS = 'forwards' as const;
+const BACKWARDS = 'backwards' as const;
 
 /** Metadata key carrying the port's event id. */
 const EVENT_ID_KEY = '$agp_event_id';
@@ -84,10 +76,10 @@ export function readPositionAfter(p: bigint): typeof START | Position {
 }
 
 /** A `$all` filter keeping exactly `eventTypes` (a server-side regex), or every non-system event. */
-export function typeFilter(eventTypes?: readonly string[]) {
-  if (!eventTypes) return excludeSystemEvents();
+export function typeFilter(k: KurrentDbModule, eventTypes?: readonly string[]) {
+  if (!eventTypes) return k.excludeSystemEvents();
   const escaped = eventTypes.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-  return eventTypeFilter({ regex: `^(${escaped.join('|')})$` });
+  return k.eventTypeFilter({ regex: `^(${escaped.join('|')})$` });
 }
 
 /** A KurrentDB event as the port's {@link StoredEvent}. @throws Error when it carries no JSON (not written by this adapter). */
@@ -107,8 +99,8 @@ export function storedOf(e: RecordedEvent): StoredEvent {
 }
 
 /** The port's event as KurrentDB event data (JSON, the port's id in the metadata). */
-export function eventDataOf(e: NewEvent): EventData {
-  return jsonEvent({ id: kurrentEventId(e.event_id), type: e.type, data: e.data, metadata: { ...e.metadata, [EVENT_ID_KEY]: e.event_id } });
+export function eventDataOf(k: KurrentDbModule, e: NewEvent): EventData {
+  return k.jsonEvent({ id: kurrentEventId(e.event_id), type: e.type, data: e.data, metadata: { ...e.metadata, [EVENT_ID_KEY]: e.event_id } });
 }
 
 /**
@@ -123,6 +115,7 @@ export class KurrentDbEventStore implements EventStore, CatchUpSource {
   private multiAppend = true;
 
   constructor(
+    private readonly k: KurrentDbModule,
     private readonly client: KurrentDBClient,
     private readonly db: Sql,
   ) {}
@@ -145,17 +138,17 @@ export class KurrentDbEventStore implements EventStore, CatchUpSource {
     try {
       if (writes.length > 1 && this.multiAppend) {
         try {
-          await this.client.multiStreamAppend(writes.map((w) => ({ streamName: w.req.stream_id, events: w.fresh.map(eventDataOf), expectedState: expectedRevision(w.req.expected_version) })));
+          await this.client.multiStreamAppend(writes.map((w) => ({ streamName: w.req.stream_id, events: w.fresh.map((e) => eventDataOf(this.k, e)), expectedState: expectedRevision(w.req.expected_version) })));
         } catch (err) {
-          if (!(err instanceof UnsupportedError)) throw err;
+          if (!(err instanceof this.k.UnsupportedError)) throw err;
           this.multiAppend = false;
-          for (const w of writes) await this.client.appendToStream(w.req.stream_id, w.fresh.map(eventDataOf), { streamState: expectedRevision(w.req.expected_version) });
+          for (const w of writes) await this.client.appendToStream(w.req.stream_id, w.fresh.map((e) => eventDataOf(this.k, e)), { streamState: expectedRevision(w.req.expected_version) });
         }
       } else {
-        for (const w of writes) await this.client.appendToStream(w.req.stream_id, w.fresh.map(eventDataOf), { streamState: expectedRevision(w.req.expected_version) });
+        for (const w of writes) await this.client.appendToStream(w.req.stream_id, w.fresh.map((e) => eventDataOf(this.k, e)), { streamState: expectedRevision(w.req.expected_version) });
       }
     } catch (err) {
-      if (err instanceof KurrentWrongExpectedVersionError) {
+      if (err instanceof this.k.WrongExpectedVersionError) {
         const expected = writes.find((w) => w.req.stream_id === err.streamName)?.req.expected_version ?? 'any';
         throw new WrongExpectedVersionError(err.streamName, expected, versionOfRevision(err.actualState));
       }
@@ -199,7 +192,7 @@ export class KurrentDbEventStore implements EventStore, CatchUpSource {
     try {
       for await (const r of this.client.readStream(streamId, { direction: BACKWARDS, fromRevision: END, maxCount: 1n })) return r.event ? Number(r.event.revision) + 1 : 0;
     } catch (err) {
-      if (err instanceof StreamNotFoundError) return 0;
+      if (err instanceof this.k.StreamNotFoundError) return 0;
       throw err;
     }
     return 0;
@@ -210,7 +203,7 @@ export class KurrentDbEventStore implements EventStore, CatchUpSource {
     try {
       for await (const r of this.client.readStream(streamId, { direction: FORWARDS, fromRevision: START })) if (r.event) out.push(storedOf(r.event));
     } catch (err) {
-      if (err instanceof StreamNotFoundError) return [];
+      if (err instanceof this.k.StreamNotFoundError) return [];
       throw err;
     }
     return out;
@@ -220,7 +213,7 @@ export class KurrentDbEventStore implements EventStore, CatchUpSource {
     const out: StoredEvent[] = [];
     if (limit <= 0) return out;
     // The events of one append share a commit position: a read from {p, p} can return earlier events of p's append again.
-    for await (const r of this.client.readAll({ fromPosition: readPositionAfter(fromPosition), direction: FORWARDS, maxCount: BigInt(limit) + 64n, filter: typeFilter(eventTypes) })) {
+    for await (const r of this.client.readAll({ fromPosition: readPositionAfter(fromPosition), direction: FORWARDS, maxCount: BigInt(limit) + 64n, filter: typeFilter(this.k, eventTypes) })) {
       if (!r.event) continue;
       const e = storedOf(r.event);
       if (e.global_position <= fromPosition) continue;
@@ -235,7 +228,7 @@ export class KurrentDbEventStore implements EventStore, CatchUpSource {
   }
 
   async headPosition(): Promise<bigint> {
-    for await (const r of this.client.readAll({ fromPosition: END, direction: BACKWARDS, maxCount: 1n, filter: excludeSystemEvents() })) {
+    for await (const r of this.client.readAll({ fromPosition: END, direction: BACKWARDS, maxCount: 1n, filter: this.k.excludeSystemEvents() })) {
       if (r.event?.position) return r.event.position.prepare;
     }
     return 0n;
@@ -254,7 +247,7 @@ export class KurrentDbEventStore implements EventStore, CatchUpSource {
   /** One live `$all` subscription per store, from the end, waking the catch-up loops on every append anywhere. */
   private startLive(): void {
     if (this.live) return;
-    this.live = this.client.subscribeToAll({ fromPosition: END, filter: excludeSystemEvents() });
+    this.live = this.client.subscribeToAll({ fromPosition: END, filter: this.k.excludeSystemEvents() });
     this.live.on('data', () => {
       for (const wake of this.wakers) wake();
     });
@@ -283,8 +276,10 @@ export class KurrentDbEventStore implements EventStore, CatchUpSource {
 
 /**
  * The KurrentDB event store at `url` (a `kurrentdb://` / `esdb://` connection string), its id table and checkpoints
- * in `db`. Call `migrate()` before use.
+ * in `db`: loads the client. Call `migrate()` before use.
+ * @throws the client's error when `url` is not a valid connection string.
  */
-export function createKurrentDbEventStore(url: string, db: Sql): KurrentDbEventStore {
-  return new KurrentDbEventStore(KurrentDBClient.connectionString(url), db);
+export async function createKurrentDbEventStore(url: string, db: Sql): Promise<KurrentDbEventStore> {
+  const k = await import('@kurrent/kurrentdb-client');
+  return new KurrentDbEventStore(k, k.KurrentDBClient.connectionString(url), db);
 }

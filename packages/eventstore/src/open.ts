@@ -2,7 +2,7 @@
  * Choosing the event store's adapter from the environment: `AGP_EVENT_STORE=postgres` (default; the events in the
  * same PostgreSQL or PGlite database as the read models) or `kurrentdb` (KurrentDB at `KURRENTDB_URL`, alias
  * `EVENTSTORE_URL`; the checkpoints and the id table stay in the read-model database). The KurrentDB client is loaded
- * only then, by a dynamic import. Source: architecture §3 (Event store); docs/configuration.md.
+ * only then, by a dynamic import (`kurrentdb.ts`). Source: architecture §3 (Event store); docs/configuration.md.
  */
 import { createEventStore } from './event-store.js';
 import type { EventStore, Sql } from './types.js';
@@ -31,7 +31,7 @@ export async function openEventStore(db: Sql, env: EventStoreSelection): Promise
   const url = kurrentDbUrl(env);
   if (!url) throw new Error('AGP_EVENT_STORE=kurrentdb needs KURRENTDB_URL (or its former name EVENTSTORE_URL), e.g. kurrentdb://127.0.0.1:2113?tls=false');
   const { createKurrentDbEventStore } = await import('./kurrentdb.js');
-  return createKurrentDbEventStore(url, db);
+  return await createKurrentDbEventStore(url, db);
 }
 
 /**

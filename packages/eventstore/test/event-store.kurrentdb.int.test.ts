@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, skipIntegration } from '../../../test/support/infra.js';
 import { createPgSql, kurrentDbUrl, openEventStore } from '../src/index.js';
-import { expectedRevision, kurrentEventId, readPositionAfter, versionOfRevision } from '../src/kurrentdb.js';
+import { eventDataOf, expectedRevision, kurrentEventId, readPositionAfter, typeFilter, versionOfRevision } from '../src/kurrentdb.js';
 import { eventStoreContract } from './event-store-contract.js';
 
 /** The KurrentDB image the container fallback starts. */
@@ -80,6 +80,17 @@ describe('KurrentDB adapter mappings', () => {
   it('reads $all from the start, or from a position it then excludes', () => {
     expect(readPositionAfter(0n)).toBe('start');
     expect(readPositionAfter(42n)).toEqual({ commit: 42n, prepare: 42n });
+  });
+
+  it('filters $all by exact event type on the server, and sends the port\'s id with each event', async () => {
+    const k = await import('@kurrent/kurrentdb-client');
+    const filter = typeFilter(k, ['Policy.Created', 'KillSwitchEngaged']) as { filterOn: string; regex: string };
+    expect(filter.filterOn).toBe('eventType');
+    expect(new RegExp(filter.regex).test('Policy.Created')).toBe(true);
+    expect(new RegExp(filter.regex).test('PolicyXCreated')).toBe(false);
+    expect(new RegExp(filter.regex).test('KillSwitchEngagedLater')).toBe(false);
+    const data = eventDataOf(k, { event_id: 'e1', type: 'T', data: { n: 1 }, metadata: { organization_id: 'o', actor: 'system', schema_version: 1 } });
+    expect(data).toMatchObject({ id: kurrentEventId('e1'), type: 'T', contentType: 'application/json', data: { n: 1 }, metadata: { organization_id: 'o', $agp_event_id: 'e1' } });
   });
 
   it('selects the adapter from the environment, and names the missing URL', async () => {
