@@ -20,6 +20,8 @@ export interface EventSourcedServiceSpec<T> {
   /** Service name, for logs. */
   name: string;
   store: EventStore;
+  /** The service's read-model database: its tables, the projections' checkpoints, the ingest dead letters. */
+  db: Sql;
   /** `info`, when there, logs a projection's return after a database outage. */
   logger: Pick<Logger, 'error' | 'warn'> & Partial<Pick<Logger, 'info'>>;
   /** Create the service's read-model tables (after the event store's own). */
@@ -58,7 +60,7 @@ export async function startEventSourcedService<T>(spec: EventSourcedServiceSpec<
   );
   try {
     await store.migrate();
-    await spec.migrate(store.sql);
+    await spec.migrate(spec.db);
     for (const p of spec.projections) {
       subscriptions.set(
         p.name,
@@ -74,7 +76,7 @@ export async function startEventSourcedService<T>(spec: EventSourcedServiceSpec<
     }
     if (spec.ingest) {
       const i = spec.ingest;
-      consumer = await consumeIngest<T>(i.log, { prefix: i.prefix, target: i.target, durable: i.durable, sql: store.sql, logger, handle: (batch) => i.handle(batch) });
+      consumer = await consumeIngest<T>(i.log, { prefix: i.prefix, target: i.target, durable: i.durable, sql: spec.db, logger, handle: (batch) => i.handle(batch) });
     }
     for (const part of spec.parts ?? []) {
       await part.start();

@@ -1,7 +1,7 @@
 import type { DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { z } from 'zod';
-import { createEventStore, createPgSql, type EventStore } from '@agp/eventstore';
+import { closeEventStoreAndDb, createPgSql, openEventStore, type EventStore, type Sql } from '@agp/eventstore';
 import { baseEnvSchema, createLogger, exitOnFatal, exitOnSignals, loadEnv, orderedShutdown, readinessOf, startOpsServer, type Logger } from '@agp/runtime';
 import { JetStreamIngestLog } from './jetstream-log.js';
 import { PrefixedNatsClient, PrefixedNatsServer } from './nats-transport.js';
@@ -10,11 +10,14 @@ import { ingestSubjects } from './subjects.js';
 /** The environment of a service process: the base settings plus NATS_URL and DATABASE_URL (required) and OPS_PORT. */
 export type ServiceProcessEnv = z.infer<typeof baseEnvSchema> & { NATS_URL: string; DATABASE_URL: string; OPS_PORT: number };
 
-/** What a service process is built from: its settings, logger, event store, ingest log and a bus client. */
+/** What a service process is built from: its settings, logger, event store, read-model database, ingest log and a bus client. */
 export interface ServiceProcessParts {
   env: ServiceProcessEnv;
   logger: Logger;
+  /** The event store AGP_EVENT_STORE selects (PostgreSQL: the same database as `db`; or KurrentDB). */
   store: EventStore;
+  /** The read-model PostgreSQL (DATABASE_URL). */
+  db: Sql;
   ingestLog: JetStreamIngestLog;
   /** A NATS client for requests to other services (connected before `build`). */
   bus: PrefixedNatsClient;
@@ -34,7 +37,7 @@ export interface ServiceProcessOptions<S extends { start(): Promise<void>; stop(
 
 /**
  * Distributed mode: run one service as its own process. Parses the environment (exits with every bad variable
- * listed), connects PostgreSQL (event store), JetStream (ingest log) and a NATS client, builds and starts the service,
+ * listed), connects PostgreSQL (read models; the event store unless AGP_EVENT_STORE=kurrentdb), the event store, JetStream (ingest log) and a NATS client, builds and starts the service,
  * serves its patterns on NATS in its queue group, exposes `/healthz`, `/readyz` (503 naming the dependency while
  * PostgreSQL does not answer or a NATS connection is down) and `/metrics` on OPS_PORT, and on SIGTERM / SIGINT stops
  * everything in reverse order and exits 0. The NATS connections reconnect for ever (NATS_RECONNECT_OPTIONS); one
@@ -58,11 +61,11 @@ export async function runServiceProcess<S extends { start(): Promise<void>; stop
   const fatal = exitOnFatal(shutdown, logger);
   const onClosed = (role: string) => (err: Error | undefined) => fatal(`NATS ${role} connection closed for good`, err);
   const sql = createPgSql(env.DATABASE_URL, { applicationName: `agp-${opts.name}`, logger });
-  const store = createEventStore(sql);
+  const store = await openEventStore(sql, env);
   const ingestLog = await JetStreamIngestLog.create({ servers: env.NATS_URL, streamName: env.AGP_INGEST_STREAM, subjects: [ingestSubjects(env.AGP_SUBJECT_PREFIX)], logger, onClosed: onClosed('ingest log') });
   const bus = new PrefixedNatsClient({ servers: env.NATS_URL, prefix: env.AGP_SUBJECT_PREFIX, name: `agp-${opts.name}`, logger, onClosed: onClosed('bus client') });
   await bus.connect();
-  const { service, module } = opts.build({ env, logger, store, ingestLog, bus });
+  const { service, module } = opts.build({ env, logger, store, db: sql, ingestLog, bus });
   await service.start();
   const server = new PrefixedNatsServer({ servers: env.NATS_URL, prefix: env.AGP_SUBJECT_PREFIX, queue: opts.queue, name: `agp-${opts.name}-rpc`, logger, onClosed: onClosed('rpc server') });
   const app = await NestFactory.createMicroservice(module, { strategy: server, logger: false });
@@ -80,7 +83,7 @@ export async function runServiceProcess<S extends { start(): Promise<void>; stop
     { name: opts.name, run: () => service.stop() },
     { name: 'nats client', run: () => bus.close() },
     { name: 'ingest log', run: () => ingestLog.close() },
-    { name: 'event store', run: () => store.close() },
+    { name: 'event store', run: () => closeEventStoreAndDb(store, sql) },
     { name: 'ops server', run: () => ops.close() },
   );
   exitOnSignals(shutdown, logger);

@@ -26,6 +26,7 @@ describe('startEventSourcedService on PGlite with the SQL ingest log', () => {
       const running = await startEventSourcedService<{ n: number }>({
         name: 'demo',
         store,
+        db: sql,
         logger: new QuietLogger(),
         migrate: async (s) => void (await s.query('CREATE TABLE IF NOT EXISTS demo_counts (n int)')),
         projections: [{ name: 'demo-read-model', eventTypes: ['Counted'], handler: async (events, tx) => void (await tx.query('INSERT INTO demo_counts SELECT 1 FROM generate_series(1, $1)', [events.length])) }],
@@ -67,7 +68,7 @@ describe('startEventSourcedService on PGlite with the SQL ingest log', () => {
     const order: string[] = [];
     try {
       await expect(
-        startEventSourcedService({ name: 'demo', store, logger: new QuietLogger(), migrate: async () => {}, projections: [], parts: [part('sweeper', order), part('worker', order, true)] }),
+        startEventSourcedService({ name: 'demo', store, db: sql, logger: new QuietLogger(), migrate: async () => {}, projections: [], parts: [part('sweeper', order), part('worker', order, true)] }),
       ).rejects.toThrow('worker cannot start');
       expect(order).toEqual(['start sweeper', 'stop sweeper']);
     } finally {

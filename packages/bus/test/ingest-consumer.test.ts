@@ -24,7 +24,7 @@ function deadLetterSuite(makeSql: () => Promise<{ sql: Sql; log: IngestLog; pref
     };
     for (const [i, payload] of payloads.entries()) await log.publish({ subject: `${prefix}.ingested.o.t`, msg_id: `m${i}`, payload });
     const consumer = await log.consume<{ text: string }>({ durable: 'test', subjectFilter: `${prefix}.ingested.*.t`, batchSize: 10, handler: (batch) => settleIsolated(batch, handle, { consumer: 'test', sql, logger: new QuietLogger() }) });
-    const stored = async () => (await sql.query<{ n: number }>("SELECT count(*)::int AS n FROM agp_events WHERE event_type = 'T'")).rows[0].n;
+    const stored = async () => (await store.readAll(0n, 1000, ['T'])).length;
     const deadCount = async () => (await sql.query<{ n: number }>("SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name = 'agp_ingest_dead_letters'")).rows[0].n
       ? (await sql.query<{ n: number }>('SELECT count(*)::int AS n FROM agp_ingest_dead_letters')).rows[0].n
       : 0;

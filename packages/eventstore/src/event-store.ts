@@ -7,22 +7,17 @@
  * in the same order. A catch-up subscription that reads `position > checkpoint` therefore never skips an
  * event that commits later with a smaller position (the classic bigserial gap problem).
  */
-import { isTransientInfraError, WrongExpectedVersionError } from '@agp/runtime';
-import { isDataError } from './data-errors.js';
-import { checkpointPosition } from './pages.js';
+import { WrongExpectedVersionError } from '@agp/runtime';
+import { splitDuplicates, storedEventIds } from './append-plan.js';
+import { CatchUpSubscription, DEFAULT_IDLE_POLL_MS, type CatchUpSource } from './catch-up.js';
+import { CHECKPOINTS_DDL, initCheckpoint, setCheckpoint } from './checkpoints.js';
 import { migrateSchema } from './schema.js';
 import type { AppendRequest, AppendResult, EventStore, NewEvent, Sql, SqlExecutor, StoredEvent, Subscription, SubscriptionOptions } from './types.js';
 
 /** Advisory lock key serialising appends ("AGPEVNTS" folded to 32 bits). */
 const APPEND_LOCK = 0x41475045;
 
-/**
- * A type-filtered subscription that finds only events of other types moves its checkpoint in memory, and stores it at
- * most this often (ms); any batch it applies stores it at once. Source: architecture §3 (Projections).
- */
-export const SKIPPED_CHECKPOINT_MS = 1000;
-
-/** DDL of the store. Idempotent. */
+/** DDL of the store's own tables (the checkpoint tables are `checkpoints.ts`'s). Idempotent. */
 export const EVENT_STORE_DDL = `
 CREATE TABLE IF NOT EXISTS agp_events (
   global_position bigserial PRIMARY KEY,
@@ -40,21 +35,6 @@ CREATE TABLE IF NOT EXISTS agp_streams (
   stream_id text PRIMARY KEY,
   version integer NOT NULL,
   updated_at timestamptz NOT NULL DEFAULT now()
-);
-CREATE TABLE IF NOT EXISTS agp_checkpoints (
-  name text PRIMARY KEY,
-  position bigint NOT NULL,
-  updated_at timestamptz NOT NULL DEFAULT now()
-);
-CREATE TABLE IF NOT EXISTS agp_projection_dead_letters (
-  subscription text NOT NULL,
-  global_position bigint NOT NULL,
-  event_id text NOT NULL,
-  event_type text NOT NULL,
-  stream_id text NOT NULL,
-  error text NOT NULL,
-  dead_at timestamptz NOT NULL DEFAULT now(),
-  PRIMARY KEY (subscription, global_position)
 );
 `;
 
@@ -84,23 +64,27 @@ function toStored(r: EventRow): StoredEvent {
   };
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
  * The {@link EventStore} over a {@link Sql}. Create with {@link createEventStore}.
  */
-export class SqlEventStore implements EventStore {
+export class SqlEventStore implements EventStore, CatchUpSource {
   private readonly wakers = new Set<() => void>();
 
+  /** `sql` holds both the events and, shared with the read models, the checkpoints. */
   constructor(
-    readonly sql: Sql,
-    /** Default idle poll of subscriptions, in ms. */
-    readonly idlePollMs = 200,
+    private readonly sql: Sql,
+    /** Idle poll of subscriptions that set none, in ms. */
+    private readonly idlePollMs = DEFAULT_IDLE_POLL_MS,
   ) {}
+
+  get kind(): 'postgres' | 'pglite' {
+    return this.sql.kind;
+  }
 
   async migrate(): Promise<void> {
     // Several processes may start at once; the lock makes CREATE ... IF NOT EXISTS race-free.
-    await migrateSchema(this.sql, EVENT_STORE_DDL);
+    await migrateSchema(this.sql, EVENT_STORE_DDL + CHECKPOINTS_DDL);
   }
 
   async append(requests: AppendRequest[]): Promise<AppendResult[]> {
@@ -128,15 +112,7 @@ export class SqlEventStore implements EventStore {
 
     for (const req of requests) {
       const current = versions.get(req.stream_id) ?? 0;
-      const fresh: NewEvent[] = [];
-      const duplicates: string[] = [];
-      for (const e of req.events) {
-        if (seen.has(e.event_id)) duplicates.push(e.event_id);
-        else {
-          seen.add(e.event_id);
-          fresh.push(e);
-        }
-      }
+      const { fresh, duplicates } = splitDuplicates(req.events, seen);
       if (fresh.length > 0) {
         const exp = req.expected_version ?? 'any';
         const ok = exp === 'any' || (exp === 'no_stream' ? !versions.has(req.stream_id) : exp === current);
@@ -210,10 +186,9 @@ export class SqlEventStore implements EventStore {
    * The events after `fromPosition` whose type is one of `eventTypes` (at most `limit`, in global order), and the
    * store's head position, both from one snapshot. Appends commit in position order (the append lock), so every event
    * at or below `head` is visible to that snapshot: a subscription that got fewer than `limit` events may move its
-   * checkpoint to `head` without reading the events of other types at all (docs/decisions.md (The read path): each service's subscriptions
-   * used to read, and parse, every event of every type).
+   * checkpoint to `head` without reading the events of other types at all.
    */
-  async readTypesAfter(fromPosition: bigint, limit: number, eventTypes: string[]): Promise<{ events: StoredEvent[]; head: bigint }> {
+  async readPage(fromPosition: bigint, limit: number, eventTypes: string[]): Promise<{ events: StoredEvent[]; head: bigint }> {
     const { rows } = await this.sql.query<EventRow & { head: string | null; event_id: string | null }>(
       `SELECT h.head::text AS head, e.* FROM (SELECT max(global_position) AS head FROM agp_events) AS h
        LEFT JOIN LATERAL (${SELECT_EVENT} WHERE global_position > $1 AND event_type = ANY($3::text[]) ORDER BY agp_events.global_position LIMIT $2) AS e ON true`,
@@ -224,229 +199,31 @@ export class SqlEventStore implements EventStore {
     return { events: rows.filter((r) => r.event_id !== null).map(toStored), head };
   }
 
+  async headPosition(): Promise<bigint> {
+    const { rows } = await this.sql.query<{ head: string | null }>('SELECT max(global_position)::text AS head FROM agp_events', [], { prepare: true });
+    return rows[0]?.head ? BigInt(rows[0].head) : 0n;
+  }
+
+  hasEvents(eventIds: readonly string[]): Promise<Set<string>> {
+    return storedEventIds(this.sql, 'agp_events', eventIds);
+  }
+
+
   async resetCheckpoint(name: string, position = 0n): Promise<void> {
-    await this.sql.query(
-      `INSERT INTO agp_checkpoints (name, position) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET position = excluded.position, updated_at = now()`,
-      [name, String(position)],
-    );
+    await setCheckpoint(this.sql, name, position);
+  }
+
+  async startCheckpointAtHead(name: string): Promise<void> {
+    await initCheckpoint(this.sql, name, await this.headPosition());
   }
 
   subscribe(options: SubscriptionOptions): Subscription {
-    return new CatchUpSubscription(this, options, this.wakers);
+    return new CatchUpSubscription(this, this.sql, options, this.wakers, this.idlePollMs);
   }
 
   async close(): Promise<void> {
     this.wakers.clear();
     await this.sql.close();
-  }
-}
-
-/**
- * A catch-up subscription: reads after its checkpoint in global order, hands each batch to the handler
- * inside a transaction that also advances the checkpoint. Processes running the same subscription
- * compete safely: the checkpoint row is locked, and a process that finds it moved re-reads from there.
- */
-class CatchUpSubscription implements Subscription {
-  /** Position applied in this process (the read model is current up to it). */
-  private pos = -1n;
-  /** The stored checkpoint as this process last read or wrote it; `pos` runs ahead of it over skipped events. */
-  private persisted = -1n;
-  /** When `persisted` was last read or written (epoch ms). */
-  private persistedAt = 0;
-  private stopped = false;
-  private wake: () => void = () => {};
-  private readonly waiters = new Set<{ target: bigint; resolve: () => void }>();
-  private readonly loop: Promise<void>;
-  /** The event types handed to the handler (all when undefined); only these are read. */
-  private readonly types?: string[];
-
-  constructor(
-    private readonly store: SqlEventStore,
-    private readonly opts: SubscriptionOptions,
-    private readonly wakers: Set<() => void>,
-  ) {
-    this.types = opts.eventTypes ? [...opts.eventTypes] : undefined;
-    this.wakers.add(this.wakeUp);
-    this.loop = this.run();
-  }
-
-  /** Set when woken while busy, so the next idle wait returns at once instead of missing the wake-up. */
-  private dirty = false;
-  private readonly wakeUp = () => {
-    this.dirty = true;
-    this.wake();
-  };
-
-  position(): bigint {
-    return this.pos < 0n ? 0n : this.pos;
-  }
-
-  waitFor(position: bigint, timeoutMs = 5000): Promise<void> {
-    if (this.pos >= position) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const w = {
-        target: position,
-        resolve: () => {
-          clearTimeout(timer);
-          resolve();
-        },
-      };
-      const timer = setTimeout(() => {
-        this.waiters.delete(w);
-        reject(new Error(`subscription ${this.opts.name} did not reach position ${position} within ${timeoutMs} ms`));
-      }, timeoutMs);
-      this.waiters.add(w);
-      this.wakeUp();
-    });
-  }
-
-  private advanced(): void {
-    for (const w of this.waiters) {
-      if (this.pos >= w.target) {
-        this.waiters.delete(w);
-        w.resolve();
-      }
-    }
-  }
-
-  private idle(ms: number): Promise<void> {
-    if (this.dirty) {
-      this.dirty = false;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => {
-      const t = setTimeout(done, ms);
-      function done() {
-        clearTimeout(t);
-        resolve();
-      }
-      this.wake = done;
-    });
-  }
-
-  private async run(): Promise<void> {
-    const { sql } = this.store;
-    const batchSize = this.opts.batchSize ?? 500;
-    let backoff = 100;
-    /** Epoch ms of the first failure of a transient outage (the database down), 0 while healthy. */
-    let outageSince = 0;
-    /** After a batch failed on its data, events up to this position are handled one at a time. */
-    let isolateUntil = -1n;
-    while (!this.stopped) {
-      let events: StoredEvent[] = [];
-      try {
-        if (this.pos < 0n) {
-          this.pos = this.persisted = (await checkpointPosition(sql, this.opts.name)) ?? 0n;
-          this.persistedAt = Date.now();
-          this.advanced();
-        }
-        this.dirty = false;
-        const limit = this.pos < isolateUntil ? 1 : batchSize;
-        // With an event-type filter, only the wanted events are read; when fewer than `limit` came back, the checkpoint
-        // passes the others up to the head of the same snapshot (which is at or past every event read).
-        let last: bigint;
-        if (this.types) {
-          const read = await this.store.readTypesAfter(this.pos, limit, this.types);
-          events = read.events;
-          last = events.length < limit ? read.head : events[events.length - 1].global_position;
-        } else {
-          events = await this.store.readAll(this.pos, limit);
-          last = events.at(-1)?.global_position ?? this.pos;
-        }
-        if (outageSince) {
-          this.opts.onRecovered?.(Date.now() - outageSince);
-          outageSince = 0;
-        }
-        if (last <= this.pos) {
-          await this.idle(this.opts.idlePollMs ?? this.store.idlePollMs);
-          continue;
-        }
-        // Only events of other types up to the head: the read model is current up to it. Move on in memory (waiters
-        // resolve at once) and store the checkpoint at most every SKIPPED_CHECKPOINT_MS, not once per append of an
-        // event this projection ignores: a restart re-reads at most that much of the log, and finds nothing to apply.
-        if (events.length === 0 && Date.now() - this.persistedAt < SKIPPED_CHECKPOINT_MS) {
-          this.pos = last;
-          this.advanced();
-          await this.idle(this.opts.idlePollMs ?? this.store.idlePollMs);
-          continue;
-        }
-        const from = this.persisted;
-        const moved = await sql.transaction(async (tx) => {
-          await tx.query('SET LOCAL synchronous_commit = off');
-          await tx.query(`INSERT INTO agp_checkpoints (name, position) VALUES ($1, 0) ON CONFLICT (name) DO NOTHING`, [this.opts.name]);
-          const { rows } = await tx.query<{ position: string }>('SELECT position::text AS position FROM agp_checkpoints WHERE name = $1 FOR UPDATE', [this.opts.name]);
-          const stored = BigInt(rows[0].position);
-          if (stored !== from) return stored; // another process advanced it: resume from there (it never moves back)
-          if (events.length > 0) await this.opts.handler(events, tx);
-          await tx.query('UPDATE agp_checkpoints SET position = $2, updated_at = now() WHERE name = $1', [this.opts.name, String(last)]);
-          return last;
-        });
-        // Another process may have stored a position behind this one's skipped-ahead `pos`: resume from the stored one
-        // (re-reading only events that the type filter skips, or that the other process has applied).
-        this.pos = this.persisted = moved;
-        this.persistedAt = Date.now();
-        this.advanced();
-        backoff = 100;
-      } catch (err) {
-        if (this.stopped) break;
-        // A data error (SQLSTATE 22) will fail the same way on every retry: find the event that causes it by
-        // handling the batch one event at a time, then park that event and move on instead of stalling forever.
-        if (isDataError(err) && events.length > 1) {
-          isolateUntil = events[events.length - 1].global_position;
-          continue;
-        }
-        if (isDataError(err) && events.length === 1) {
-          try {
-            await this.park(events[0], err);
-            backoff = 100;
-            continue;
-          } catch (parkErr) {
-            err = parkErr;
-          }
-        }
-        // The database being down is reported once per outage; the loop never dies and resumes from its checkpoint.
-        const transient = isTransientInfraError(err);
-        if (!transient || !outageSince) this.opts.onError?.(err);
-        if (transient && !outageSince) outageSince = Date.now();
-        await this.idle(backoff + Math.floor(Math.random() * (backoff / 4)));
-        backoff = Math.min(backoff * 2, 5000);
-      }
-    }
-  }
-
-  /**
-   * Keep an event this projection can never apply in `agp_projection_dead_letters` (with the error) and move the
-   * checkpoint past it, in one transaction; reported through `onError`. Replaying the projection (reset its
-   * checkpoint) tries it again.
-   */
-  private async park(event: StoredEvent, err: unknown): Promise<void> {
-    const from = this.persisted;
-    const moved = await this.store.sql.transaction(async (tx) => {
-      const { rows } = await tx.query<{ position: string }>('SELECT position::text AS position FROM agp_checkpoints WHERE name = $1 FOR UPDATE', [this.opts.name]);
-      const stored = rows[0] ? BigInt(rows[0].position) : 0n;
-      if (stored !== from) return stored;
-      await tx.query(
-        `INSERT INTO agp_projection_dead_letters (subscription, global_position, event_id, event_type, stream_id, error)
-         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
-        [this.opts.name, String(event.global_position), event.event_id, event.type, event.stream_id, String((err as Error)?.message ?? err)],
-      );
-      await tx.query(
-        `INSERT INTO agp_checkpoints (name, position) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET position = excluded.position, updated_at = now()`,
-        [this.opts.name, String(event.global_position)],
-      );
-      return event.global_position;
-    });
-    this.pos = this.persisted = moved;
-    this.persistedAt = Date.now();
-    this.advanced();
-    this.opts.onError?.(new Error(`subscription ${this.opts.name}: event ${event.event_id} (${event.type}, position ${event.global_position}) can never be applied; parked in agp_projection_dead_letters: ${String((err as Error)?.message ?? err)}`, { cause: err }));
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.wakers.delete(this.wakeUp);
-    this.wakeUp();
-    await this.loop;
   }
 }
 
@@ -460,7 +237,7 @@ export interface EventStoreOptions {
   idlePollMs?: number;
 }
 
-/** The event store over `sql` (either adapter). Call `migrate()` before use. */
+/** The event store over `sql` (either SQL adapter). Call `migrate()` before use. */
 export function createEventStore(sql: Sql, options: EventStoreOptions = {}): EventStore {
   return new SqlEventStore(sql, options.idlePollMs);
 }

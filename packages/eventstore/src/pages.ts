@@ -56,12 +56,3 @@ export async function pageWithTotal<R extends object>(db: SqlExecutor, q: PageQu
 }
 
 const positionOf = (p: string | null | undefined): { position?: bigint } => (p === undefined || p === null ? {} : { position: BigInt(p) });
-
-/**
- * The committed position of subscription `name` (its `agp_checkpoints` row), or undefined before it has one.
- * One primary-key read. Source: architecture §3 (Projections: checkpoint in the same transaction as the writes).
- */
-export async function checkpointPosition(db: SqlExecutor, name: string): Promise<bigint | undefined> {
-  const { rows } = await db.query<{ position: string }>('SELECT position::text AS position FROM agp_checkpoints WHERE name = $1', [name], { prepare: true });
-  return rows[0] ? BigInt(rows[0].position) : undefined;
-}

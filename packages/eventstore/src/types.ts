@@ -1,6 +1,7 @@
 /**
- * The EventStore port. Two adapters implement it with the same SQL: PostgreSQL (`pg`) in distributed
- * mode and PGlite embedded. Source: architecture §3.
+ * The EventStore port, and the SQL surface of the read-model database. The port hands out no SQL: a service gets its
+ * read-model database ({@link Sql}) separately. Three adapters implement the port: PostgreSQL (`pg`) and PGlite with
+ * the same SQL (`event-store.ts`), and KurrentDB (`kurrentdb.ts`). Source: architecture §3.
  */
 
 /** Options of one query. */
@@ -52,7 +53,10 @@ export interface NewEvent<D = Record<string, unknown>> {
   metadata: EventMetadata;
 }
 
-/** An event as stored. `global_position` is gap-free in commit order; `stream_version` starts at 1. */
+/**
+ * An event as stored. `global_position` increases in commit order (gap-free in the SQL adapters; KurrentDB's commit
+ * position, which has gaps); `stream_version` starts at 1.
+ */
 export interface StoredEvent<D = Record<string, unknown>> extends NewEvent<D> {
   stream_id: string;
   stream_version: number;
@@ -117,8 +121,9 @@ export interface Subscription {
 
 /** The EventStore port. */
 export interface EventStore {
-  readonly sql: Sql;
-  /** Create tables if missing. Idempotent. */
+  /** Which adapter: `postgres`, `pglite` or `kurrentdb`. */
+  readonly kind: 'postgres' | 'pglite' | 'kurrentdb';
+  /** Create what the store needs (tables, the checkpoint table in the read-model database) if missing. Idempotent. */
   migrate(): Promise<void>;
   /**
    * Append to one or many streams in ONE transaction. Idempotent by event_id: events already stored are
@@ -130,9 +135,21 @@ export interface EventStore {
   readStream(streamId: string): Promise<StoredEvent[]>;
   /** Events after `fromPosition` (exclusive) in global order, up to `limit`, optionally filtered by type. */
   readAll(fromPosition: bigint, limit: number, eventTypes?: string[]): Promise<StoredEvent[]>;
-  /** Start a catch-up subscription from its stored checkpoint (0 when new). */
+  /** The global position of the last committed event (0 when the store is empty). */
+  headPosition(): Promise<bigint>;
+  /**
+   * Which of `eventIds` are stored (any stream). Read-only; ingest's `duplicate` answer. Before the store's tables exist
+   * (a fresh database nobody migrated yet) the empty set.
+   */
+  hasEvents(eventIds: readonly string[]): Promise<Set<string>>;
+  /**
+   * Start a catch-up subscription from its stored checkpoint (0 when new). The checkpoint lives in the read-model
+   * database and is committed in the same transaction as the handler's writes (`checkpoints.ts`, `catch-up.ts`).
+   */
   subscribe(options: SubscriptionOptions): Subscription;
   /** Reset a subscription's checkpoint (a replay). */
   resetCheckpoint(name: string, position?: bigint): Promise<void>;
+  /** Put a subscription's checkpoint at the head of the log, unless it already has one (a first start skips history). */
+  startCheckpointAtHead(name: string): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,14 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WrongExpectedVersionError, newId } from '@agp/runtime';
-import { createEventStore, type EventStore, type NewEvent, type StoredEvent } from '../src/index.js';
+import { checkpointPosition, createEventStore, type EventStore, type NewEvent, type Sql, type StoredEvent } from '../src/index.js';
 
-/** One contract, run against every adapter (PostgreSQL and PGlite). */
-export function eventStoreContract(name: string, open: () => Promise<{ store: EventStore; cleanup: () => Promise<void> }>) {
+/**
+ * One contract, run against every adapter (PostgreSQL, PGlite, KurrentDB). `open` gives the store and the read-model
+ * database its checkpoints live in (the same database for the SQL adapters).
+ */
+export function eventStoreContract(name: string, open: () => Promise<{ store: EventStore; db: Sql; cleanup: () => Promise<void> }>) {
   describe(`EventStore contract: ${name}`, () => {
     let store: EventStore;
+    let db: Sql;
     let cleanup: () => Promise<void>;
     beforeAll(async () => {
-      ({ store, cleanup } = await open());
+      ({ store, db, cleanup } = await open());
       await store.migrate();
       await store.migrate(); // idempotent
     });
@@ -76,8 +80,29 @@ export function eventStoreContract(name: string, open: () => Promise<{ store: Ev
       expect(results.map((r) => r.next_version)).toEqual([1, 3]);
     });
 
+    it('answers which event ids are stored, and the head position', async () => {
+      const stored = ev('Known');
+      const [r] = await store.append([{ stream_id: `t-${newId()}`, events: [stored] }]);
+      const unknown = newId();
+      expect(await store.hasEvents([stored.event_id, unknown])).toEqual(new Set([stored.event_id]));
+      expect(await store.hasEvents([])).toEqual(new Set());
+      expect(await store.headPosition()).toBeGreaterThanOrEqual(r.appended[0].global_position);
+      const [later] = await store.append([{ stream_id: `t-${newId()}`, events: [ev()] }]);
+      expect(await store.headPosition()).toBe(later.appended[0].global_position);
+    });
+
+    it('starts a checkpoint at the head only once', async () => {
+      const name = `sub-${newId()}`;
+      await store.startCheckpointAtHead(name);
+      const head = await store.headPosition();
+      expect(await checkpointPosition(db, name)).toBe(head);
+      await store.append([{ stream_id: `t-${newId()}`, events: [ev()] }]);
+      await store.startCheckpointAtHead(name);
+      expect(await checkpointPosition(db, name)).toBe(head);
+    });
+
     it('reads all events in global order, filtered by type', async () => {
-      const start = (await store.readAll(0n, 100000)).at(-1)?.global_position ?? 0n;
+      const start = await store.headPosition();
       const s = `t-${newId()}`;
       await store.append([{ stream_id: s, events: [ev('X'), ev('Y'), ev('X')] }]);
       const all = await store.readAll(start, 100);
@@ -89,8 +114,8 @@ export function eventStoreContract(name: string, open: () => Promise<{ store: Ev
 
     it('catch-up subscription: delivers every event once, in order, with the checkpoint committed alongside the read model', async () => {
       const name = `sub-${newId()}`;
-      await store.sql.exec(`CREATE TABLE IF NOT EXISTS contract_seen (name text, pos bigint, type text)`);
-      const start = (await store.readAll(0n, 100000)).at(-1)?.global_position ?? 0n;
+      await db.exec(`CREATE TABLE IF NOT EXISTS contract_seen (name text, pos bigint, type text)`);
+      const start = await store.headPosition();
       await store.resetCheckpoint(name, start);
       const handler = async (events: StoredEvent[], tx: { query: (t: string, p?: unknown[]) => Promise<unknown> }) => {
         for (const e of events) await tx.query('INSERT INTO contract_seen VALUES ($1, $2, $3)', [name, String(e.global_position), e.type]);
@@ -104,12 +129,11 @@ export function eventStoreContract(name: string, open: () => Promise<{ store: Ev
       await sub.waitFor(maxPos, 10000);
       expect(sub.position()).toBeGreaterThanOrEqual(maxPos);
       await sub.stop();
-      const { rows } = await store.sql.query<{ pos: string; type: string }>('SELECT pos::text AS pos, type FROM contract_seen WHERE name = $1 ORDER BY pos', [name]);
+      const { rows } = await db.query<{ pos: string; type: string }>('SELECT pos::text AS pos, type FROM contract_seen WHERE name = $1 ORDER BY pos', [name]);
       expect(rows).toHaveLength(40);
       expect(new Set(rows.map((r) => r.pos)).size).toBe(40);
       expect(rows.every((r) => r.type === 'Keep')).toBe(true);
-      const { rows: cp } = await store.sql.query<{ position: string }>('SELECT position::text AS position FROM agp_checkpoints WHERE name = $1', [name]);
-      expect(BigInt(cp[0].position)).toBe(sub.position());
+      expect(await checkpointPosition(db, name)).toBe(sub.position());
 
       // A restarted subscription resumes from the checkpoint: nothing is applied twice.
       const again = store.subscribe({ name, eventTypes: ['Keep'], handler, idlePollMs: 50 });
@@ -119,13 +143,13 @@ export function eventStoreContract(name: string, open: () => Promise<{ store: Ev
       const [skipped] = await store.append([{ stream_id: `t-${newId()}`, events: [ev('Skip'), ev('Skip')] }]);
       await again.waitFor(skipped.appended[1].global_position, 10000);
       await again.stop();
-      const { rows: after } = await store.sql.query('SELECT 1 FROM contract_seen WHERE name = $1', [name]);
+      const { rows: after } = await db.query('SELECT 1 FROM contract_seen WHERE name = $1', [name]);
       expect(after).toHaveLength(41);
     });
 
     it('a failing handler rolls back its batch and retries it', async () => {
       const name = `sub-${newId()}`;
-      const start = (await store.readAll(0n, 100000)).at(-1)?.global_position ?? 0n;
+      const start = await store.headPosition();
       await store.resetCheckpoint(name, start);
       let calls = 0;
       const errors: unknown[] = [];
@@ -151,8 +175,8 @@ export function eventStoreContract(name: string, open: () => Promise<{ store: Ev
     it('parks an event the projection can never apply (an SQL data error) and applies the rest of its batch', async () => {
       const name = `sub-${newId()}`;
       const table = `t_${newId().replace(/-/g, '')}`;
-      await store.sql.exec(`CREATE TABLE ${table} (n integer NOT NULL)`);
-      const start = (await store.readAll(0n, 100000)).at(-1)?.global_position ?? 0n;
+      await db.exec(`CREATE TABLE ${table} (n integer NOT NULL)`);
+      const start = await store.headPosition();
       await store.resetCheckpoint(name, start);
       const events = [ev('Num', { n: '1' }), ev('Num', { n: 'two' }), ev('Num', { n: '3' })];
       const [r] = await store.append([{ stream_id: `t-${newId()}`, events }]);
@@ -169,16 +193,16 @@ export function eventStoreContract(name: string, open: () => Promise<{ store: Ev
       });
       await sub.waitFor(r.appended.at(-1)!.global_position, 10000);
       await sub.stop();
-      const { rows } = await store.sql.query<{ n: number }>(`SELECT n FROM ${table} ORDER BY n`);
+      const { rows } = await db.query<{ n: number }>(`SELECT n FROM ${table} ORDER BY n`);
       expect(rows.map((x) => x.n)).toEqual([1, 3]);
-      const dead = await store.sql.query<{ event_id: string; error: string }>('SELECT event_id, error FROM agp_projection_dead_letters WHERE subscription = $1', [name]);
+      const dead = await db.query<{ event_id: string; error: string }>('SELECT event_id, error FROM agp_projection_dead_letters WHERE subscription = $1', [name]);
       expect(dead.rows).toEqual([{ event_id: events[1].event_id, error: expect.stringMatching(/integer/) }]);
       expect(errors.some((e) => String((e as Error).message).includes('parked'))).toBe(true);
     });
 
     it('two instances of one subscription share the work without applying an event twice', async () => {
       const name = `sub-${newId()}`;
-      const start = (await store.readAll(0n, 100000)).at(-1)?.global_position ?? 0n;
+      const start = await store.headPosition();
       await store.resetCheckpoint(name, start);
       const seen: bigint[] = [];
       const handler = async (events: StoredEvent[]) => void seen.push(...events.map((e) => e.global_position));

@@ -6,9 +6,11 @@ import { eventStoreContract } from './event-store-contract.js';
 describe.skipIf(skipIntegration('postgres'))('PostgreSQL adapter', () => {
   eventStoreContract('PostgreSQL (pg pool)', async () => {
     const db = await createTestDatabase('agp_es');
-    const store = createEventStore(createPgSql(db.url));
+    const sql = createPgSql(db.url);
+    const store = createEventStore(sql);
     return {
       store,
+      db: sql,
       cleanup: async () => {
         await store.close();
         await db.drop();

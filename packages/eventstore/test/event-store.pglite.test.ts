@@ -4,5 +4,5 @@ import { eventStoreContract } from './event-store-contract.js';
 eventStoreContract('PGlite (in memory)', async () => {
   const sql = await createPgliteSql();
   const store = createEventStore(sql);
-  return { store, cleanup: () => store.close() };
+  return { store, db: sql, cleanup: () => store.close() };
 });

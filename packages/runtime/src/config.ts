@@ -22,6 +22,15 @@ export const baseEnvSchema = z.object({
   NATS_URL: z.string().optional(),
   /** PostgreSQL connection string for the event store and read models (distributed mode). */
   DATABASE_URL: z.string().optional(),
+  /**
+   * Which event store holds the events: `postgres` (PostgreSQL in distributed mode, PGlite embedded: the same database
+   * as the read models) or `kurrentdb` (KurrentDB at KURRENTDB_URL; checkpoints stay with the read models). @default postgres
+   */
+  AGP_EVENT_STORE: z.enum(['postgres', 'kurrentdb']).default('postgres'),
+  /** KurrentDB connection string when AGP_EVENT_STORE=kurrentdb, e.g. `kurrentdb://kurrentdb:2113?tls=false`. */
+  KURRENTDB_URL: z.string().min(1).optional(),
+  /** The former name of KURRENTDB_URL (EventStoreDB), read when KURRENTDB_URL is unset. */
+  EVENTSTORE_URL: z.string().min(1).optional(),
   /** Gateway HTTP port. @default 8080 */
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   /**

@@ -4,9 +4,9 @@ import type { DynamicModule, INestMicroservice } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { InProcessBroker, InProcessClient, InProcessServer, SqlIngestLog } from '@agp/bus';
 import { KeyStore } from '@agp/auth';
-import { createEventStore, createPgliteSql, type Sql } from '@agp/eventstore';
+import { closeEventStoreAndDb, createPgliteSql, openEventStore, type Sql } from '@agp/eventstore';
 import { createGateway } from '@agp/gateway';
-import { IngestModule, IngestService, sqlIngestedIds } from '@agp/ingest';
+import { IngestModule, IngestService, storeIngestedIds } from '@agp/ingest';
 import { InterventionsModule, InterventionsService } from '@agp/interventions';
 import { PoliciesModule, PoliciesService } from '@agp/policies';
 import { StatsModule, StatsService } from '@agp/stats';
@@ -90,7 +90,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const sql = await createPgliteSql(inMemory ? undefined : join(resolve(dataDir), 'pg'));
   logMemory('pglite open');
   // One process owns the database: every append and publish wakes its readers, so the idle polls are a safety net.
-  const store = createEventStore(sql, { idlePollMs: EMBEDDED_IDLE_POLL_MS });
+  const store = await openEventStore(sql, env, { idlePollMs: EMBEDDED_IDLE_POLL_MS });
   await store.migrate();
   logMemory('event store migrations');
 
@@ -120,27 +120,27 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const ingestLog = await SqlIngestLog.create(sql, { pollMs: EMBEDDED_IDLE_POLL_MS, logger: logger.child({ service: 'ingest-log' }) });
   logMemory('ingest log');
 
-  const interventions = new InterventionsService({ store, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, logger: logger.child({ service: 'interventions' }), env });
+  const interventions = new InterventionsService({ store, db: sql, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, logger: logger.child({ service: 'interventions' }), env });
   await interventions.start();
   const interventionsApp = await serveInProcess(InterventionsModule.register(interventions, logger.child({ service: 'interventions' })), 'interventions');
   logMemory('interventions');
 
-  const policies = new PoliciesService({ store, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, bus: new InProcessClient({ broker }), logger: logger.child({ service: 'policies' }) });
+  const policies = new PoliciesService({ store, db: sql, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, bus: new InProcessClient({ broker }), logger: logger.child({ service: 'policies' }) });
   await policies.start();
   const policiesApp = await serveInProcess(PoliciesModule.register(policies, logger.child({ service: 'policies' })), 'policies');
   logMemory('policies');
 
-  const stats = new StatsService({ store, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, bus: new InProcessClient({ broker }), logger: logger.child({ service: 'stats' }), env });
+  const stats = new StatsService({ store, db: sql, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, bus: new InProcessClient({ broker }), logger: logger.child({ service: 'stats' }), env });
   await stats.start();
   const statsApp = await serveInProcess(StatsModule.register(stats, logger.child({ service: 'stats' })), 'stats');
   logMemory('stats');
 
-  const evals = new EvalsService({ store, bus: new InProcessClient({ broker }), logger: logger.child({ service: 'evals' }), env });
+  const evals = new EvalsService({ store, db: sql, bus: new InProcessClient({ broker }), logger: logger.child({ service: 'evals' }), env });
   await evals.start();
   const evalsApp = await serveInProcess(EvalsModule.register(evals, logger.child({ service: 'evals' })), 'evals');
   logMemory('evals');
 
-  const replay = new ReplayService({ store, bus: new InProcessClient({ broker }), logger: logger.child({ service: 'replay' }) });
+  const replay = new ReplayService({ store, db: sql, bus: new InProcessClient({ broker }), logger: logger.child({ service: 'replay' }) });
   await replay.start();
   const replayApp = await serveInProcess(ReplayModule.register(replay, logger.child({ service: 'replay' })), 'replay');
   logMemory('replay');
@@ -149,11 +149,11 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const mcpApp = await serveInProcess(McpModule.register(mcp, logger.child({ service: 'mcp' })), 'mcp');
   logMemory('mcp');
 
-  const ingest = new IngestService({ log: ingestLog, ingested: sqlIngestedIds(sql), subjectPrefix: env.AGP_SUBJECT_PREFIX, logger: logger.child({ service: 'ingest' }) });
+  const ingest = new IngestService({ log: ingestLog, ingested: storeIngestedIds(store), subjectPrefix: env.AGP_SUBJECT_PREFIX, logger: logger.child({ service: 'ingest' }) });
   const ingestApp = await serveInProcess(IngestModule.register(ingest, logger.child({ service: 'ingest' })), 'ingest');
   logMemory('ingest');
 
-  const gateway = await createGateway({ bus: new InProcessClient({ broker }), keys, sql, logger: logger.child({ service: 'gateway' }), listCacheEntries: env.AGP_ANSWER_CACHE_ENTRIES, keyStaleMs: env.AGP_KEY_STALE_MS, governancePollMs: env.AGP_GOVERNANCE_POLL_MS, governanceMaxStreams: env.AGP_GOVERNANCE_MAX_STREAMS, governanceHeartbeatMs: env.AGP_GOVERNANCE_HEARTBEAT_MS });
+  const gateway = await createGateway({ bus: new InProcessClient({ broker }), keys, sql, store, logger: logger.child({ service: 'gateway' }), listCacheEntries: env.AGP_ANSWER_CACHE_ENTRIES, keyStaleMs: env.AGP_KEY_STALE_MS, governancePollMs: env.AGP_GOVERNANCE_POLL_MS, governanceMaxStreams: env.AGP_GOVERNANCE_MAX_STREAMS, governanceHeartbeatMs: env.AGP_GOVERNANCE_HEARTBEAT_MS });
   const port = await gateway.listen(opts.port ?? env.PORT, opts.host ?? env.HOST);
   logMemory('gateway');
   const url = `http://127.0.0.1:${port}`;
@@ -174,7 +174,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
       { name: 'mcp', run: () => mcp.stop() },
       { name: 'mcp rpc', run: () => mcpApp.close() },
       { name: 'ingest log', run: () => ingestLog.close() },
-      { name: 'event store', run: () => store.close() },
+      { name: 'event store', run: () => closeEventStoreAndDb(store, sql) },
       { name: 'data folder lock', run: () => release() },
     ],
     logger,

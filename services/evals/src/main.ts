@@ -9,8 +9,8 @@ await runServiceProcess({
   name: 'evals',
   queue: QueueGroups.evals,
   defaultOpsPort: 9466,
-  build: ({ env, logger, store, bus }) => {
-    const service = new EvalsService({ store, bus, logger, env });
+  build: ({ env, logger, store, db, bus }) => {
+    const service = new EvalsService({ store, db, bus, logger, env });
     return { service, module: EvalsModule.register(service, logger) };
   },
 });

@@ -11,7 +11,7 @@ import {
   type WireReply,
 } from '@agp/contracts';
 import { startEventSourcedService, type RunningEventSourcedService, type Sender } from '@agp/bus';
-import { requestMetadata, waitForProjections, type EventStore } from '@agp/eventstore';
+import { requestMetadata, waitForProjections, type EventStore, type Sql } from '@agp/eventstore';
 import { ConflictError, NotFoundError, counter, newId, type BaseEnv, type Logger, type RequestContext } from '@agp/runtime';
 import { decideSubmit, evalRunEventId, evalRunStream, foldEvalRun } from './evalrun/evalRun.js';
 import { generateScenarios } from './generation/index.js';
@@ -21,7 +21,10 @@ import { ciBaseline, evalBenchmarks, fitComparison, getEvalRun, latestEvalRun, l
 
 /** Dependencies of the evals service; the same in both run modes. */
 export interface EvalsDeps {
+  /** The event store (no SQL in it). */
   store: EventStore;
+  /** This service's read-model database: its own tables, and the projections' checkpoints (architecture §3). */
+  db: Sql;
   /** Bus client, to ask other services (scenario generation reads the agent registry and the policies). */
   bus: Sender;
   logger: Logger;
@@ -57,6 +60,7 @@ export class EvalsService {
     this.running = await startEventSourcedService({
       name: 'evals',
       store: this.deps.store,
+      db: this.deps.db,
       logger: this.deps.logger,
       migrate: migrateEvalsReadModel,
       // A run's event carries up to EVAL_MAX_REPLY_BYTES of scenarios: small batches keep a catch-up's memory flat.
@@ -84,7 +88,7 @@ export class EvalsService {
     const stream = evalRunStream(org, id);
     const stored = await this.storedRun(stream);
     if (stored) return this.duplicate(stored);
-    const baseline = await ciBaseline(this.deps.store.sql, org, input.suite, input.agent_id, input.default_branch, id);
+    const baseline = await ciBaseline(this.deps.db, org, input.suite, input.agent_id, input.default_branch, id);
     const decided = decideSubmit(input, { id, organization_id: org, now: this.now().toISOString(), baseline });
     let appended;
     try {
@@ -106,7 +110,7 @@ export class EvalsService {
 
   /** GET /api/v1/evals/ (`evals.list`): `{eval_runs, total, skip, limit}`, newest first, for a parsed query. */
   async list(ctx: RequestContext, query: ListEvalRunsQuery) {
-    return listEvalRuns(this.deps.store.sql, ctx.organization_id, query);
+    return listEvalRuns(this.deps.db, ctx.organization_id, query);
   }
 
   /**
@@ -114,14 +118,14 @@ export class EvalsService {
    * @throws NotFoundError (404) when the organisation has no such run.
    */
   async latest(ctx: RequestContext, filters: EvalRunFilters): Promise<EvalRunDetail> {
-    const run = await latestEvalRun(this.deps.store.sql, ctx.organization_id, filters);
+    const run = await latestEvalRun(this.deps.db, ctx.organization_id, filters);
     if (!run) throw new NotFoundError(`no eval run${describeFilters(filters)}`);
     return run;
   }
 
   /** GET /api/v1/evals/{id} (`evals.get`): one run with its scenarios. @throws NotFoundError (404), also for another organisation's. */
   async get(ctx: RequestContext, id: string): Promise<EvalRunDetail> {
-    const run = await getEvalRun(this.deps.store.sql, ctx.organization_id, id);
+    const run = await getEvalRun(this.deps.db, ctx.organization_id, id);
     if (!run) throw new NotFoundError(`eval run ${id} not found`);
     return run;
   }
@@ -131,7 +135,7 @@ export class EvalsService {
    * to one answer (see `fitComparison`). @throws NotFoundError (404) when either run is unknown or another organisation's.
    */
   async compare(ctx: RequestContext, baselineId: string, currentId: string): Promise<EvalComparison> {
-    const [baseline, current] = await Promise.all([getEvalRun(this.deps.store.sql, ctx.organization_id, baselineId), getEvalRun(this.deps.store.sql, ctx.organization_id, currentId)]);
+    const [baseline, current] = await Promise.all([getEvalRun(this.deps.db, ctx.organization_id, baselineId), getEvalRun(this.deps.db, ctx.organization_id, currentId)]);
     if (!baseline) throw new NotFoundError(`eval run ${baselineId} (the baseline) not found`);
     if (!current) throw new NotFoundError(`eval run ${currentId} (the current run) not found`);
     return fitComparison(compareEvalRuns(baseline, current));
@@ -139,7 +143,7 @@ export class EvalsService {
 
   /** GET /api/v1/evals/benchmarks (`evals.benchmarks`): per suite and agent, the trend, the best and the latest run. */
   async benchmarks(ctx: RequestContext, query: EvalBenchmarksQuery): Promise<EvalBenchmarks> {
-    return evalBenchmarks(this.deps.store.sql, ctx.organization_id, query);
+    return evalBenchmarks(this.deps.db, ctx.organization_id, query);
   }
 
   /** POST /api/v1/evals/generate-scenarios (`evals.generate-scenarios`): see `generateScenarios` (./generation). */

@@ -29,7 +29,7 @@ import { replayControllers } from './routes/replay.js';
 import { mcpControllers, mcpEndpoint, rawResourceUris } from './routes/mcp.js';
 import { policiesControllers } from './routes/policies.js';
 import { GOVERNANCE_FEED, GovernanceController, type GovernanceStreams } from './routes/governance.js';
-import { GovernanceFeed } from './governance-feed.js';
+import { GovernanceFeed, type GovernanceLog } from './governance-feed.js';
 import { statsControllers } from './routes/stats.js';
 
 /** Wire messages whose success changes what the governance push channel streams (policies, kill switches, approval decisions). */
@@ -75,6 +75,8 @@ export interface GatewayOptions {
   keys: KeyResolver & Pick<KeyStore, 'createKey' | 'page' | 'revoke'>;
   /** The platform's database: the readiness probe pings it, and the interventions list is read from it. */
   sql: SqlExecutor;
+  /** The event store's log, which the governance push channel tails. */
+  store: GovernanceLog;
   /**
    * Dependencies `/readyz` requires (distributed mode: the NATS connection): it answers 503 problem+json naming each
    * one that is down, and 200 again once they are back. The database is not among them: while it is down `/readyz`
@@ -116,7 +118,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   const server = express();
   // The governance push channel: one tailer of the event log for every stream of this process (./governance-feed.ts).
   const governance: GovernanceStreams = {
-    feed: new GovernanceFeed({ sql: opts.sql, logger: opts.logger, pollMs: opts.governancePollMs }),
+    feed: new GovernanceFeed({ store: opts.store, logger: opts.logger, pollMs: opts.governancePollMs }),
     maxStreamsPerOrg: opts.governanceMaxStreams,
     heartbeatMs: opts.governanceHeartbeatMs,
     open: new Set(),

@@ -5,7 +5,9 @@
  * each event out to the open streams of its organisation that it concerns. A stream that resumes (`Last-Event-ID`)
  * first reads what it missed from the same log, scoped to its organisation, then joins the live fan-out; positions
  * dedupe the seam. A change written through this gateway (a policy, kill-switch or approval route answered 2xx)
- * wakes the tailer at once, so it is read without waiting for the next tick. The same SQL runs on PostgreSQL (distributed) and PGlite (embedded), so both modes behave alike.
+ * wakes the tailer at once, so it is read without waiting for the next tick. The log is read through the event
+ * store's port (`readAll` filtered by type, `headPosition`, `readStream` for what scoping needs), so every adapter
+ * (PostgreSQL, PGlite, KurrentDB) serves it alike.
  * Why polling the log rather than a NATS notification: docs/decisions.md (governance push channel).
  * Source: the SDK's live policies, kill switches and approvals; architecture §3 (event store: global positions
  * are committed in order).
@@ -20,7 +22,7 @@ import {
   type InterventionOutcomeChangedData,
   type KillSwitchChangedData,
 } from '@agp/contracts';
-import type { SqlExecutor } from '@agp/eventstore';
+import type { EventStore, StoredEvent } from '@agp/eventstore';
 import type { Logger } from '@agp/runtime';
 
 /** One event of the feed, as a stream sends it. */
@@ -43,8 +45,12 @@ export interface FeedSubscriber {
   deliver(event: FeedEvent): void;
 }
 
-/** A row of {@link FEED_SQL}. */
-interface FeedRow {
+/**
+ * A feed event as read from the log, with what scoping needs from its stream: an outcome change's agent (its
+ * intervention's first event), and a policy's agent scope as of that event (the latest `agent_ids` its stream set at
+ * or before it).
+ */
+export interface FeedRow {
   position: string;
   event_type: string;
   data: unknown;
@@ -55,26 +61,6 @@ interface FeedRow {
   approval_agent: string | null;
   policy_scope: unknown;
 }
-
-/**
- * The feed's events after `$1` (exclusive), of the types `$2`, at most `$3`, with what scoping needs from their
- * streams: an outcome change's agent (its intervention's first event), and a policy's agent scope as of that event
- * (the latest `agent_ids` its stream set at or before it). `$4`, when not null, keeps one organisation's.
- */
-const FEED_SQL = `
-SELECT e.global_position::text AS position, e.event_type, e.data, e.organization_id, e.metadata->>'actor' AS actor,
-       e.stream_version, e.recorded_at,
-       CASE WHEN e.event_type = '${InterventionEvents.OutcomeChanged}' AND e.data->>'from' = 'escalated'
-            THEN (SELECT r.data->>'agent_id' FROM agp_events r WHERE r.stream_id = e.stream_id AND r.stream_version = 1) END AS approval_agent,
-       CASE WHEN e.event_type LIKE 'Policy%'
-            THEN (SELECT COALESCE(p.data->'changes'->'agent_ids'->'to', p.data->'agent_ids') FROM agp_events p
-                  WHERE p.stream_id = e.stream_id AND p.stream_version <= e.stream_version
-                    AND (p.event_type = '${PolicyEvents.Created}' OR jsonb_exists(p.data->'changes', 'agent_ids'))
-                  ORDER BY p.stream_version DESC LIMIT 1) END AS policy_scope
-FROM agp_events e
-WHERE e.global_position > $1 AND e.event_type = ANY($2::text[]) AND ($4::text IS NULL OR e.organization_id = $4)
-ORDER BY e.global_position
-LIMIT $3`;
 
 const parse = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T;
 const iso = (v: unknown): string => (v instanceof Date ? v.toISOString() : String(v));
@@ -137,9 +123,57 @@ export function feedEventOf(r: FeedRow): FeedEvent | null {
 export const concerns = (e: FeedEvent, s: Pick<FeedSubscriber, 'organization_id' | 'agent_id'>) =>
   e.organization_id === s.organization_id && (e.agents === null || e.agents.includes(s.agent_id));
 
+/** What the feed reads of the event store. */
+export type GovernanceLog = Pick<EventStore, 'readAll' | 'readStream' | 'headPosition'>;
+
+/** The policy scope (`agent_ids`) stream `events` set at or before version `version`, or null when none did. */
+function policyScopeAt(events: readonly StoredEvent[], version: number): unknown {
+  let scope: unknown = null;
+  for (const p of events) {
+    if (p.stream_version > version) break;
+    const changes = p.data.changes as Record<string, { to?: unknown }> | undefined;
+    if (p.type === PolicyEvents.Created) scope = p.data.agent_ids ?? null;
+    else if (changes && typeof changes === 'object' && 'agent_ids' in changes) scope = changes.agent_ids?.to ?? p.data.agent_ids ?? null;
+  }
+  return scope;
+}
+
+/**
+ * The feed rows of `events` (feed event types, in position order): each with its approval agent or policy scope,
+ * read from its stream (each stream once per call).
+ */
+export async function feedRowsOf(log: Pick<EventStore, 'readStream'>, events: readonly StoredEvent[]): Promise<FeedRow[]> {
+  const streams = new Map<string, Promise<StoredEvent[]>>();
+  const streamOf = (id: string) => {
+    let s = streams.get(id);
+    if (!s) streams.set(id, (s = log.readStream(id)));
+    return s;
+  };
+  const rows: FeedRow[] = [];
+  for (const e of events) {
+    const decidesApproval = e.type === InterventionEvents.OutcomeChanged && e.data.from === 'escalated';
+    const isPolicy = e.type.startsWith('Policy');
+    const stream = decidesApproval || isPolicy ? await streamOf(e.stream_id) : [];
+    const first = stream.find((x) => x.stream_version === 1);
+    rows.push({
+      position: String(e.global_position),
+      event_type: e.type,
+      data: e.data,
+      organization_id: e.metadata.organization_id,
+      actor: e.metadata.actor ?? null,
+      stream_version: e.stream_version,
+      recorded_at: e.recorded_at,
+      approval_agent: decidesApproval && typeof first?.data.agent_id === 'string' ? first.data.agent_id : null,
+      policy_scope: isPolicy ? policyScopeAt(stream, e.stream_version) : null,
+    });
+  }
+  return rows;
+}
+
 /** Options of {@link GovernanceFeed}. */
 export interface GovernanceFeedOptions {
-  sql: SqlExecutor;
+  /** The event store's log. */
+  store: GovernanceLog;
   logger: Logger;
   /** How often the tailer reads the log while streams are open, in ms (`AGP_GOVERNANCE_POLL_MS`). @default 100 */
   pollMs?: number;
@@ -221,13 +255,14 @@ export class GovernanceFeed {
   async replay(organizationId: string, from: bigint, each: (e: FeedEvent) => boolean): Promise<bigint> {
     let at = from;
     for (;;) {
-      const rows = await this.read(at, organizationId);
+      const { rows, last, full } = await this.read(at, organizationId);
       for (const r of rows) {
         at = BigInt(r.position);
         const e = feedEventOf(r);
         if (e && !each(e)) return at;
       }
-      if (rows.length < this.batchSize) return at;
+      at = last;
+      if (!full) return at;
     }
   }
 
@@ -255,13 +290,18 @@ export class GovernanceFeed {
   }
 
   /** The event log's head: its highest global position (0 when empty). @throws when the database cannot answer. */
-  async head(): Promise<bigint> {
-    const { rows } = await this.opts.sql.query<{ head: string | null }>('SELECT max(global_position)::text AS head FROM agp_events');
-    return rows[0]?.head ? BigInt(rows[0].head) : 0n;
+  head(): Promise<bigint> {
+    return this.opts.store.headPosition();
   }
 
-  private read(from: bigint, organizationId: string | null): Promise<FeedRow[]> {
-    return this.opts.sql.query<FeedRow>(FEED_SQL, [String(from), GOVERNANCE_SOURCE_EVENT_TYPES, this.batchSize, organizationId], { prepare: true }).then((r) => r.rows);
+  /**
+   * A page of feed events after `from` (at most `batchSize` read), kept to `organizationId`'s when not null: the rows,
+   * the position of the last event read (or `from`), and whether the page was full (more may follow).
+   */
+  private async read(from: bigint, organizationId: string | null): Promise<{ rows: FeedRow[]; last: bigint; full: boolean }> {
+    const events = await this.opts.store.readAll(from, this.batchSize, [...GOVERNANCE_SOURCE_EVENT_TYPES]);
+    const kept = organizationId === null ? events : events.filter((e) => e.metadata.organization_id === organizationId);
+    return { rows: await feedRowsOf(this.opts.store, kept), last: events.at(-1)?.global_position ?? from, full: events.length === this.batchSize };
   }
 
   private schedule(delay = this.pollMs): void {
@@ -284,17 +324,15 @@ export class GovernanceFeed {
     try {
       const from = this.pos;
       const head = await this.head();
-      const rows = head > from ? await this.read(from, null) : [];
+      const { rows, last, full } = head > from ? await this.read(from, null) : { rows: [], last: from, full: false };
       if (this.pos !== from) return; // stopped and restarted meanwhile
-      let last = from;
       for (const r of rows) {
-        last = BigInt(r.position);
         const e = feedEventOf(r);
         if (!e) continue;
         for (const s of this.subscribers) if (concerns(e, s)) s.deliver(e);
       }
-      this.pos = rows.length < this.batchSize ? (head > last ? head : last) : last;
-      if (rows.length === this.batchSize) delay = 0;
+      this.pos = !full ? (head > last ? head : last) : last;
+      if (full) delay = 0;
     } catch (err) {
       // The database down: the streams stay open (heartbeats go on) and the tailer resumes from where it was.
       this.opts.logger.debug({ err }, 'governance feed: reading the event log failed; retrying');

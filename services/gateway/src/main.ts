@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { z } from 'zod';
 import { KeyStore } from '@agp/auth';
 import { PrefixedNatsClient } from '@agp/bus';
-import { createPgSql } from '@agp/eventstore';
+import { closeEventStoreAndDb, createPgSql, openEventStore } from '@agp/eventstore';
 import { baseEnvSchema, createLogger, exitOnFatal, exitOnSignals, loadEnv, orderedShutdown } from '@agp/runtime';
 import { createGateway } from './gateway.js';
 
@@ -18,6 +18,8 @@ const shutdown = orderedShutdown(steps, logger);
 const fatal = exitOnFatal(shutdown, logger);
 const sql = createPgSql(env.DATABASE_URL, { applicationName: 'agp-gateway', logger });
 const keys = new KeyStore(sql);
+// The event store the governance push channel tails (AGP_EVENT_STORE); reads only, so not migrated here.
+const store = await openEventStore(sql, env);
 await keys.migrate();
 if (env.AGP_INIT_ORG) await keys.ensureInit({ org: env.AGP_INIT_ORG, writeKey: env.AGP_INIT_WRITE_KEY, readKey: env.AGP_INIT_READ_KEY, adminKey: env.AGP_INIT_ADMIN_KEY });
 const bus = new PrefixedNatsClient({
@@ -32,6 +34,7 @@ const gateway = await createGateway({
   bus,
   keys,
   sql,
+  store,
   logger,
   listCacheEntries: env.AGP_ANSWER_CACHE_ENTRIES,
   keyStaleMs: env.AGP_KEY_STALE_MS,
@@ -46,6 +49,6 @@ logger.info({ port, host: env.HOST }, 'gateway listening');
 steps.push(
   { name: 'http server', run: () => gateway.close() },
   { name: 'nats client', run: () => bus.close() },
-  { name: 'postgres', run: () => sql.close() },
+  { name: 'event store and postgres', run: () => closeEventStoreAndDb(store, sql) },
 );
 exitOnSignals(shutdown, logger);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyStore } from '@agp/auth';
 import { InProcessBroker, InProcessClient } from '@agp/bus';
-import { createPgliteSql, type Sql } from '@agp/eventstore';
+import { createEventStore, createPgliteSql, type Sql } from '@agp/eventstore';
 import { createLogger } from '@agp/runtime';
 import { createGateway, type Gateway } from '../src/gateway.js';
 
@@ -27,7 +27,7 @@ describe('the gateway serves the console without shadowing the API', () => {
     const keys = new KeyStore(sql);
     await keys.migrate();
     await keys.ensureInit({ org: 'acme', writeKey: 'agp_console_write_key_0001', readKey: 'agp_console_read_key_00001' });
-    gateway = await createGateway({ bus: new InProcessClient({ broker: new InProcessBroker() }), keys, sql, logger: createLogger('gateway', 'silent'), consoleDir: dir });
+    gateway = await createGateway({ bus: new InProcessClient({ broker: new InProcessBroker() }), keys, sql, store: createEventStore(sql), logger: createLogger('gateway', 'silent'), consoleDir: dir });
     url = `http://127.0.0.1:${await gateway.listen(0, '127.0.0.1')}`;
   });
   afterAll(async () => {

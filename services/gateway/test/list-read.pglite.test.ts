@@ -21,7 +21,7 @@ describe('GET /api/v1/interventions read in the gateway (PGlite, no intervention
     const keys = new KeyStore(sql);
     await keys.migrate();
     await keys.ensureInit({ org: 'acme', writeKey: 'agp_list_write_key_00000001', readKey });
-    gateway = await createGateway({ bus: new InProcessClient({ broker: new InProcessBroker() }), keys, sql, logger: createLogger('gateway', 'silent') });
+    gateway = await createGateway({ bus: new InProcessClient({ broker: new InProcessBroker() }), keys, sql, store: createEventStore(sql), logger: createLogger('gateway', 'silent') });
     url = `http://127.0.0.1:${await gateway.listen(0, '127.0.0.1')}`;
   });
   afterAll(async () => {
@@ -47,8 +47,8 @@ describe('GET /api/v1/interventions read in the gateway (PGlite, no intervention
   });
 
   it('reads pages from the database once the read model exists, scoped to the key\'s organisation', async () => {
-    await createEventStore(sql).migrate(); // agp_checkpoints: pages are cached against the projection's checkpoint
-    await migrateReadModels(sql);
+    await createEventStore(sql).migrate(); // the checkpoints: pages are cached against the projection's checkpoint
+    await migrateReadModels(sql, createEventStore(sql));
     expect((await get('/api/v1/interventions')).body).toEqual({ interventions: [], total: 0, skip: 0, limit: 50 });
     const doc = (id: string, org: string, ts: string) => ({ id, organization_id: org, type: 'hard_block', outcome: 'blocked', action_name: 'a', agent_id: 'g', timestamp: ts });
     for (const [id, org, ts] of [['i1', 'acme', '2026-01-01T00:00:00Z'], ['i2', 'acme', '2026-01-02T00:00:00Z'], ['o1', 'other', '2026-01-03T00:00:00Z']]) {
@@ -62,13 +62,13 @@ describe('GET /api/v1/interventions read in the gateway (PGlite, no intervention
   });
 
   it('serves a cached page only while the checkpoint has not moved', async () => {
-    await sql.query(`INSERT INTO agp_checkpoints (name, position) VALUES ('interventions-read-model', 7) ON CONFLICT (name) DO UPDATE SET position = 7`);
+    await createEventStore(sql).resetCheckpoint('interventions-read-model', 7n);
     expect((await get('/api/v1/interventions?limit=5')).body.total).toBe(2); // read and kept at position 7
     // A write that bypasses the projection (the checkpoint stays): the kept page is still served ...
     await sql.query(`UPDATE agp_intervention_totals SET total = 3 WHERE organization_id = 'acme'`);
     expect((await get('/api/v1/interventions?limit=5')).body.total).toBe(2);
     // ... until the checkpoint moves, as it does in the transaction of every projected write.
-    await sql.query(`UPDATE agp_checkpoints SET position = 8 WHERE name = 'interventions-read-model'`);
+    await createEventStore(sql).resetCheckpoint('interventions-read-model', 8n);
     expect((await get('/api/v1/interventions?limit=5')).body.total).toBe(3);
   });
 });

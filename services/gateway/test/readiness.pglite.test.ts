@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyStore } from '@agp/auth';
 import { InProcessBroker, InProcessClient } from '@agp/bus';
-import { createPgliteSql, type Sql } from '@agp/eventstore';
+import { createEventStore, createPgliteSql, type Sql } from '@agp/eventstore';
 import { createLogger, ServiceUnavailableError } from '@agp/runtime';
 import { createGateway, type Gateway } from '../src/gateway.js';
 
@@ -28,7 +28,7 @@ describe('gateway /readyz follows its dependencies', () => {
     const readiness = [{ name: 'nats', check: () => {
       if (busDown) throw new ServiceUnavailableError('NATS (bus client) disconnected, reconnecting for 1.0 s');
     } }];
-    gateway = await createGateway({ bus: new InProcessClient({ broker: new InProcessBroker() }), keys, sql: flaky, logger: createLogger('gateway', 'silent'), readiness });
+    gateway = await createGateway({ bus: new InProcessClient({ broker: new InProcessBroker() }), keys, sql: flaky, store: createEventStore(sql), logger: createLogger('gateway', 'silent'), readiness });
     url = `http://127.0.0.1:${await gateway.listen(0, '127.0.0.1')}/readyz`;
   });
   afterAll(async () => {

@@ -3,21 +3,22 @@ import { NestFactory } from '@nestjs/core';
 import { z } from 'zod';
 import { QueueGroups } from '@agp/contracts';
 import { JetStreamIngestLog, PrefixedNatsServer, ingestSubjects } from '@agp/bus';
-import { createPgSql } from '@agp/eventstore';
+import { closeEventStoreAndDb, createPgSql, openEventStore } from '@agp/eventstore';
 import { baseEnvSchema, createLogger, exitOnFatal, exitOnSignals, loadEnv, orderedShutdown, readinessOf, startOpsServer } from '@agp/runtime';
-import { sqlIngestedIds } from './ingested-ids.js';
+import { storeIngestedIds } from './ingested-ids.js';
 import { IngestModule } from './module.js';
 import { IngestService } from './service.js';
 
 /**
- * Distributed mode: the ingest service as its own process (NATS request/reply in, JetStream out). It reads
- * PostgreSQL (DATABASE_URL) only to tell already-stored events from new ones (docs/ingest.md, Ingest answers); readiness does not
- * depend on it, since ingest answers every event as new when the database cannot be asked.
+ * Distributed mode: the ingest service as its own process (NATS request/reply in, JetStream out). It asks the event
+ * store (AGP_EVENT_STORE: PostgreSQL at DATABASE_URL, or KurrentDB with its id table in that PostgreSQL) only to tell
+ * already-stored events from new ones; readiness does not depend on it, since ingest answers every event as new when
+ * the store cannot be asked.
  */
 const env = loadEnv(
   baseEnvSchema.extend({
     NATS_URL: z.string().min(1),
-    /** PostgreSQL holding the event store (`agp_events`), read for duplicate answers. */
+    /** PostgreSQL holding the event store's ids (the events themselves, or KurrentDB's id table), read for duplicate answers. */
     DATABASE_URL: z.string().min(1),
     /** Port of this process's /healthz, /readyz and /metrics. @default 9462 */
     OPS_PORT: z.coerce.number().int().min(0).max(65535).default(9462),
@@ -30,7 +31,8 @@ const fatal = exitOnFatal(shutdown, logger);
 const log = await JetStreamIngestLog.create({ servers: env.NATS_URL, streamName: env.AGP_INGEST_STREAM, subjects: [ingestSubjects(env.AGP_SUBJECT_PREFIX)], logger, onClosed: (err) => fatal('NATS ingest log connection closed for good', err) });
 // A small pool: one indexed read per chunk.
 const sql = createPgSql(env.DATABASE_URL, { applicationName: 'agp-ingest', max: 4, logger });
-const service = new IngestService({ log, ingested: sqlIngestedIds(sql), subjectPrefix: env.AGP_SUBJECT_PREFIX, logger });
+const store = await openEventStore(sql, env);
+const service = new IngestService({ log, ingested: storeIngestedIds(store), subjectPrefix: env.AGP_SUBJECT_PREFIX, logger });
 const server = new PrefixedNatsServer({
   servers: env.NATS_URL,
   prefix: env.AGP_SUBJECT_PREFIX,
@@ -53,7 +55,7 @@ logger.info({ ops_port: ops.port }, 'ingest service ready');
 steps.push(
   { name: 'rpc server', run: () => app.close() },
   { name: 'ingest log', run: () => log.close() },
-  { name: 'postgres', run: () => sql.close() },
+  { name: 'event store', run: () => closeEventStoreAndDb(store, sql) },
   { name: 'ops server', run: () => ops.close() },
 );
 exitOnSignals(shutdown, logger);

@@ -3,11 +3,11 @@ import { INGEST_CREATED, INGEST_DUPLICATE, type IngestResponse } from '@agp/cont
 import { SqlIngestLog } from '@agp/bus';
 import { createEventStore, createPgliteSql, type EventStore, type Sql } from '@agp/eventstore';
 import { createLogger, deterministicId, type RequestContext } from '@agp/runtime';
-import { IngestService, sqlIngestedIds } from '../src/index.js';
+import { IngestService, storeIngestedIds } from '../src/index.js';
 
 /**
  * The ingest service's answers (docs/ingest.md, Ingest answers) on real parts: the SQL ingest log and the event store on an
- * in-memory PGlite, and `sqlIngestedIds` over it. No consumer runs, so what is published stays in the log and
+ * in-memory PGlite, and `storeIngestedIds` over it. No consumer runs, so what is published stays in the log and
  * nothing is stored unless a test appends it to the event store itself (as a consumer would, under
  * `deterministicId(org, 'ingest', id)`).
  */
@@ -35,7 +35,7 @@ describe('IngestService: created and duplicate answers', () => {
     store = createEventStore(sql);
     await store.migrate();
     log = await SqlIngestLog.create(sql);
-    svc = new IngestService({ log, ingested: sqlIngestedIds(sql), subjectPrefix: 'test', logger });
+    svc = new IngestService({ log, ingested: storeIngestedIds(store), subjectPrefix: 'test', logger });
   });
   afterAll(async () => {
     await log?.close();
@@ -99,10 +99,10 @@ describe('IngestService: created and duplicate answers', () => {
   });
 
   it('answers the empty set before the event store has its table, and every event as new when it cannot be asked', async () => {
-    const other = await createPgliteSql();
-    expect(await sqlIngestedIds(other).stored('acme', ['x', 'y'])).toEqual(new Set());
+    const other = createEventStore(await createPgliteSql());
+    expect(await storeIngestedIds(other).stored('acme', ['x', 'y'])).toEqual(new Set());
     await other.close();
-    const blind = new IngestService({ log, ingested: sqlIngestedIds(other), subjectPrefix: 'test', logger });
+    const blind = new IngestService({ log, ingested: storeIngestedIds(other), subjectPrefix: 'test', logger });
     const id = uid();
     await store_('acme', [id]);
     expect((await blind.accept(ctx(), { events: [ev(id)], offset: 0 })).successes).toEqual([{ id, ...INGEST_CREATED }]);

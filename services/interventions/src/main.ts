@@ -9,8 +9,8 @@ await runServiceProcess({
   name: 'interventions',
   queue: QueueGroups.interventions,
   defaultOpsPort: 9461,
-  build: ({ env, logger, store, ingestLog }) => {
-    const service = new InterventionsService({ store, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, logger, env });
+  build: ({ env, logger, store, db, ingestLog }) => {
+    const service = new InterventionsService({ store, db, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, logger, env });
     return { service, module: InterventionsModule.register(service, logger) };
   },
 });

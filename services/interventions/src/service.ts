@@ -15,7 +15,7 @@ import {
   type ListInterventionsQuery,
 } from '@agp/contracts';
 import { startEventSourcedService, type IngestDelivery, type IngestLogConsumer, type RunningEventSourcedService } from '@agp/bus';
-import { ProjectionAnswerCache, ingestMetadata, ingestedEventId, requestMetadata, retryOnConflict, waitForProjections, type AppendRequest, type EventStore, type Subscription } from '@agp/eventstore';
+import { ProjectionAnswerCache, ingestMetadata, ingestedEventId, requestMetadata, retryOnConflict, waitForProjections, type AppendRequest, type EventStore, type Subscription, type Sql } from '@agp/eventstore';
 import { NotFoundError, newId, type BaseEnv, type Logger, type RawJson, type RequestContext } from '@agp/runtime';
 import { decideDelete, decideRecord } from './intervention/decide.js';
 import { auditTrail, fold, recordFromRecorded } from './intervention/intervention.js';
@@ -30,7 +30,10 @@ import { agentInterventionCounts } from './agentCounts.js';
 
 /** Dependencies of the interventions service; the same in both run modes. */
 export interface InterventionsDeps {
+  /** The event store (no SQL in it). */
   store: EventStore;
+  /** This service's read-model database: its own tables, and the projections' checkpoints (architecture §3). */
+  db: Sql;
   /** Where accepted ingest batches come from (JetStream, or the embedded SQL log). */
   ingestLog: IngestLogConsumer;
   /** Subject prefix (AGP_SUBJECT_PREFIX), for the ingest consumer's filter. */
@@ -71,7 +74,7 @@ export class InterventionsService {
   constructor(private readonly deps: InterventionsDeps) {
     this.now = deps.now ?? (() => new Date());
     this.answers = new ProjectionAnswerCache(deps.env?.AGP_ANSWER_CACHE_ENTRIES ?? 256);
-    this.listReader = new InterventionListReader(deps.store.sql, deps.env?.AGP_ANSWER_CACHE_ENTRIES ?? 256);
+    this.listReader = new InterventionListReader(deps.db, deps.env?.AGP_ANSWER_CACHE_ENTRIES ?? 256);
     this.approvals = new Approvals(deps, () => [this.running?.subscriptions.get(APPROVALS_PROJECTION), this.subscription]);
     this.enrichment = new EnrichmentWorker(deps);
   }
@@ -87,13 +90,14 @@ export class InterventionsService {
    * @throws what a migration or a part throws at start (whatever had started is stopped first).
    */
   async start(): Promise<void> {
-    const { store, logger } = this.deps;
+    const { store, db, logger } = this.deps;
     this.running = await startEventSourcedService<IngestEnvelope>({
       name: 'interventions',
       store,
+      db,
       logger,
       migrate: async (sql) => {
-        await migrateReadModels(sql);
+        await migrateReadModels(sql, store);
         await this.approvals.migrate(sql);
       },
       projections: [
@@ -118,7 +122,7 @@ export class InterventionsService {
    * time or of the records timestamped in `window`.
    */
   async agentCounts(ctx: RequestContext, agentId: string, window: AgentInterventionCountsQuery = { purpose: [DEFAULT_PURPOSE] }): Promise<AgentInterventionCounts> {
-    return agentInterventionCounts(this.deps.store.sql, ctx.organization_id, agentId, window);
+    return agentInterventionCounts(this.deps.db, ctx.organization_id, agentId, window);
   }
 
   /**
@@ -207,7 +211,7 @@ export class InterventionsService {
   async stats(ctx: RequestContext, q: InterventionStatsQuery): Promise<InterventionStats> {
     const now = this.now();
     const key = `stats\u0000${ctx.organization_id}\u0000${JSON.stringify(q)}\u0000${now.toISOString().slice(0, 10)}`;
-    return (await this.answers.get(key, this.subscription?.position(), () => interventionStats(this.deps.store.sql, ctx.organization_id, q, now))) as InterventionStats;
+    return (await this.answers.get(key, this.subscription?.position(), () => interventionStats(this.deps.db, ctx.organization_id, q, now))) as InterventionStats;
   }
 
   /**
@@ -218,7 +222,7 @@ export class InterventionsService {
     const events = (await this.deps.store.readStream(interventionStream(id))).filter((e) => e.metadata.organization_id === ctx.organization_id);
     // The record must reflect every event its trail shows (e.g. an enrichment appended out of band): wait for the read model.
     await this.caughtUp(events.at(-1)?.global_position);
-    const record = await getIntervention(this.deps.store.sql, ctx.organization_id, id);
+    const record = await getIntervention(this.deps.db, ctx.organization_id, id);
     if (!record) throw new NotFoundError(`intervention ${id} not found`);
     const state = fold(events);
     const enrichment_status = state ? await this.enrichment.status(id, state, events) : 'skipped';

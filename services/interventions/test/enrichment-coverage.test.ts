@@ -37,8 +37,8 @@ interface Running {
   stop(): Promise<void>;
 }
 
-async function serve(store: EventStore, ingestLog: SqlIngestLog, env: Partial<BaseEnv>, start: boolean): Promise<Running> {
-  const svc = new InterventionsService({ store, ingestLog, subjectPrefix: 'test', logger, env, readYourWritesMs: 5000 });
+async function serve(store: EventStore, db: Sql, ingestLog: SqlIngestLog, env: Partial<BaseEnv>, start: boolean): Promise<Running> {
+  const svc = new InterventionsService({ store, db, ingestLog, subjectPrefix: 'test', logger, env, readYourWritesMs: 5000 });
   if (start) await svc.start();
   const broker = new InProcessBroker();
   const app: INestMicroservice = await NestFactory.createMicroservice(InterventionsModule.register(svc, logger), { strategy: new InProcessServer({ broker, queue: 'interventions' }), logger: false });
@@ -86,7 +86,7 @@ for (const backend of backends) {
     const running: Running[] = [];
     const llm = (): Partial<BaseEnv> => ({ AGP_LLM_API_KEY: 'test-key', AGP_LLM_BASE_URL: fake.url, AGP_LLM_MODEL: MODEL, AGP_ENRICHMENT_MAX_ATTEMPTS: 2 });
     const open = async (env: Partial<BaseEnv>, start = true) => {
-      const r = await serve(store, log, env, start);
+      const r = await serve(store, sql, log, env, start);
       running.push(r);
       return r;
     };
@@ -151,11 +151,8 @@ for (const backend of backends) {
 
     it('counts a record the enrichment subscription has not reached as pending with enrichment on, skipped with it off', async () => {
       // Put the subscription's checkpoint between the two live records of the first step (as if it lagged behind).
-      const { rows } = await sql.query<{ p: string }>(
-        `SELECT global_position::text AS p FROM agp_events WHERE stream_id = $1 AND event_type = 'InterventionRecorded'`,
-        [`intervention-${ids[0]}`],
-      );
-      await sql.query('UPDATE agp_checkpoints SET position = $2 WHERE name = $1', [ENRICHMENT_SUBSCRIPTION, rows[0].p]);
+      const recorded = (await store.readStream(`intervention-${ids[0]}`)).find((e) => e.type === 'InterventionRecorded')!;
+      await store.resetCheckpoint(ENRICHMENT_SUBSCRIPTION, recorded.global_position);
       // Not started: nothing moves the checkpoint or the queue (the two stalled runs were handed back, still queued).
       const on = await open(llm(), false);
       const expectedOn = { total: 7, enriched: 2, pending: 3, failed: 1, skipped: 1 };
@@ -171,7 +168,7 @@ for (const backend of backends) {
       const before = await running.at(-1)!.coverage();
       await sql.query('ALTER TABLE agp_interventions DROP COLUMN enrichment');
       await sql.query('ALTER TABLE agp_intervention_totals DROP COLUMN enriched, DROP COLUMN failed');
-      await migrateReadModels(sql);
+      await migrateReadModels(sql, store);
       expect(await running.at(-1)!.coverage()).toEqual(before);
       const { rows } = await sql.query<{ enrichment: string | null; n: string }>(
         "SELECT enrichment, count(*)::text AS n FROM agp_interventions WHERE organization_id = 'acme' GROUP BY enrichment ORDER BY enrichment",
@@ -182,7 +179,7 @@ for (const backend of backends) {
         [null, 3],
       ]);
       // A second start is a no-op.
-      await migrateReadModels(sql);
+      await migrateReadModels(sql, store);
       expect(await running.at(-1)!.coverage()).toEqual(before);
     });
   });

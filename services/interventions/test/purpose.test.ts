@@ -119,7 +119,7 @@ for (const backend of backends) {
     beforeAll(async () => {
       ({ sql, drop } = await backend.open());
       await createEventStore(sql).migrate(); // the checkpoints the list reads its position from
-      await migrateReadModels(sql);
+      await migrateReadModels(sql, createEventStore(sql));
     });
     afterAll(async () => {
       await sql?.close();
@@ -151,10 +151,10 @@ for (const backend of backends) {
       expect(JSON.parse(freshDocs.find((d) => d.id === 'i-prod-2')!.doc)).toMatchObject({ context: { guardrail: 'pii' }, purpose: 'production' });
 
       await toSchemaWithoutPurpose(sql);
-      await migrateReadModels(sql);
+      await migrateReadModels(sql, createEventStore(sql));
       expect(await docs(sql)).toEqual(freshDocs);
       expect(await all(sql)).toEqual(fresh);
-      await migrateReadModels(sql);
+      await migrateReadModels(sql, createEventStore(sql));
       expect(await all(sql)).toEqual(fresh);
 
       for (const t of TABLES) await sql.query(`DELETE FROM ${t}`);

@@ -9,8 +9,8 @@ await runServiceProcess({
   name: 'policies',
   queue: QueueGroups.policies,
   defaultOpsPort: 9463,
-  build: ({ env, logger, store, ingestLog, bus }) => {
-    const service = new PoliciesService({ store, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, bus, logger });
+  build: ({ env, logger, store, db, ingestLog, bus }) => {
+    const service = new PoliciesService({ store, db, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, bus, logger });
     return { service, module: PoliciesModule.register(service, logger) };
   },
 });

@@ -22,7 +22,7 @@ import {
 } from '@agp/contracts';
 import type { ClientProxy } from '@nestjs/microservices';
 import { startEventSourcedService, type IngestDelivery, type IngestLogConsumer, type RunningEventSourcedService } from '@agp/bus';
-import { ingestMetadata, ingestedEventId, requestMetadata, retryOnConflict, waitForProjections, type AppendRequest, type EventStore, type NewEvent, type StoredEvent } from '@agp/eventstore';
+import { ingestMetadata, ingestedEventId, requestMetadata, retryOnConflict, waitForProjections, type AppendRequest, type EventStore, type NewEvent, type StoredEvent, type Sql } from '@agp/eventstore';
 import { NotFoundError, ValidationError, counter, newId, type Logger, type RawJson, type RequestContext } from '@agp/runtime';
 import { agentStream, decideRegister, evolveAgent, foldAgent, type RegistryAgent } from './agent/agent.js';
 import { evaluateAction } from './evaluate.js';
@@ -35,7 +35,10 @@ import { agentGovernance, getAgent, getPolicy, killSwitchOverview, listAgentsJso
 
 /** Dependencies of the policies service; the same in both run modes. */
 export interface PoliciesDeps {
+  /** The event store (no SQL in it). */
   store: EventStore;
+  /** This service's read-model database: its own tables, and the projections' checkpoints (architecture §3). */
+  db: Sql;
   /** Where accepted `agent.register` ingest batches come from (JetStream, or the embedded SQL log). */
   ingestLog: IngestLogConsumer;
   /** Subject prefix (AGP_SUBJECT_PREFIX), for the ingest consumer's filter. */
@@ -81,10 +84,11 @@ export class PoliciesService {
    * `agent.register` ingest consumer. @throws what a migration or the consumer throws (whatever started is stopped).
    */
   async start(): Promise<void> {
-    const { store, logger, ingestLog, subjectPrefix } = this.deps;
+    const { store, db, logger, ingestLog, subjectPrefix } = this.deps;
     this.running = await startEventSourcedService<IngestEnvelope>({
       name: 'policies',
       store,
+      db,
       logger,
       migrate: migratePoliciesReadModel,
       projections: [{ name: POLICIES_READ_MODEL, eventTypes: POLICIES_READ_MODEL_EVENT_TYPES, batchSize: 1000, handler: applyPoliciesEvents }],
@@ -111,7 +115,7 @@ export class PoliciesService {
 
   /** GET /api/v1/policies (`policies.list`): `{policies, total, skip, limit}` as JSON text, for a parsed query. */
   async listPolicies(ctx: RequestContext, query: ListPoliciesQuery): Promise<RawJson> {
-    return listPoliciesJson(this.deps.store.sql, ctx.organization_id, query);
+    return listPoliciesJson(this.deps.db, ctx.organization_id, query);
   }
 
   /**
@@ -121,7 +125,7 @@ export class PoliciesService {
    */
   async getPolicy(ctx: RequestContext, id: string, q: GetPolicyQuery): Promise<Policy> {
     if (q.version === undefined) {
-      const policy = await getPolicy(this.deps.store.sql, ctx.organization_id, id);
+      const policy = await getPolicy(this.deps.db, ctx.organization_id, id);
       if (!policy) throw new NotFoundError(`policy ${id} not found`);
       return policy;
     }
@@ -167,7 +171,7 @@ export class PoliciesService {
    * @throws ServiceUnavailableError (503) when the stats service cannot be asked for the run.
    */
   async evaluate(ctx: RequestContext, input: EvaluateAction): Promise<PolicyEvaluation> {
-    return evaluateAction({ sql: this.deps.store.sql, bus: this.deps.bus }, ctx, input, this.now());
+    return evaluateAction({ sql: this.deps.db, bus: this.deps.bus }, ctx, input, this.now());
   }
 
   /**
@@ -175,7 +179,7 @@ export class PoliciesService {
    * its kill switches, selected as the decision API selects them. The agent need not be registered.
    */
   async governance(ctx: RequestContext, agentId: string): Promise<AgentGovernance> {
-    return agentGovernance(this.deps.store.sql, ctx.organization_id, agentId);
+    return agentGovernance(this.deps.db, ctx.organization_id, agentId);
   }
 
   /** The events of a policy's stream. @throws NotFoundError when it does not exist or is another organisation's. */
@@ -212,12 +216,12 @@ export class PoliciesService {
 
   /** GET /api/v1/agents (`agents.list`): `{agents, total, skip, limit}` as JSON text, by agent_id, for a parsed query. */
   async listAgents(ctx: RequestContext, query: ListAgentsQuery): Promise<RawJson> {
-    return listAgentsJson(this.deps.store.sql, ctx.organization_id, query);
+    return listAgentsJson(this.deps.db, ctx.organization_id, query);
   }
 
   /** GET /api/v1/agents/{id} (`agents.get`): the agent with its actions and kill switch. @throws NotFoundError (404). */
   async getAgent(ctx: RequestContext, id: string): Promise<Agent> {
-    const agent = await getAgent(this.deps.store.sql, ctx.organization_id, id);
+    const agent = await getAgent(this.deps.db, ctx.organization_id, id);
     if (!agent) throw new NotFoundError(`agent ${id} not found`);
     return agent;
   }
@@ -232,7 +236,7 @@ export class PoliciesService {
 
   /** GET /api/v1/kill-switches (`kill-switches.list`): the organisation's switch and every engaged agent switch. */
   async listKillSwitches(ctx: RequestContext): Promise<KillSwitchOverview> {
-    return killSwitchOverview(this.deps.store.sql, ctx.organization_id);
+    return killSwitchOverview(this.deps.db, ctx.organization_id);
   }
 
   /**

@@ -9,8 +9,8 @@ await runServiceProcess({
   name: 'replay',
   queue: QueueGroups.replay,
   defaultOpsPort: 9467,
-  build: ({ logger, store, bus }) => {
-    const service = new ReplayService({ store, bus, logger });
+  build: ({ logger, store, db, bus }) => {
+    const service = new ReplayService({ store, db, bus, logger });
     return { service, module: ReplayModule.register(service, logger) };
   },
 });

@@ -17,7 +17,7 @@ import {
   type WireReply,
 } from '@agp/contracts';
 import { call, startEventSourcedService, type RunningEventSourcedService, type Sender } from '@agp/bus';
-import { requestMetadata, waitForProjections, type EventStore } from '@agp/eventstore';
+import { requestMetadata, waitForProjections, type EventStore, type Sql } from '@agp/eventstore';
 import { ConflictError, PayloadTooLargeError, counter, isRawJson, newId, type Logger, type RequestContext } from '@agp/runtime';
 import { policyVersionAt } from './bundle/policyVersion.js';
 import { allPolicies, evaluateRun, evaluateRuns } from './counterfactual.js';
@@ -28,7 +28,10 @@ import { decideSubmit, foldSubmission, replayEventId, replayStream } from './sub
 
 /** Dependencies of the replay service; the same in both run modes. */
 export interface ReplayDeps {
+  /** The event store (no SQL in it). */
   store: EventStore;
+  /** This service's read-model database: its own tables, and the projections' checkpoints (architecture §3). */
+  db: Sql;
   /** Bus client, to ask other services (stats for runs, interventions, policies). */
   bus: Sender;
   logger: Logger;
@@ -73,6 +76,7 @@ export class ReplayService {
     this.running = await startEventSourcedService({
       name: 'replay',
       store: this.deps.store,
+      db: this.deps.db,
       logger: this.deps.logger,
       migrate: migrateReplayReadModel,
       // An event carries up to 900 KiB of divergence details: small batches keep a catch-up's memory flat.
@@ -121,7 +125,7 @@ export class ReplayService {
 
   /** GET /api/v1/replay/history/ (`replay.history`): the organisation's page, newest first, with its aggregates. */
   history(ctx: RequestContext, query: ReplayHistoryQuery): Promise<ReplayHistoryPage> {
-    return replayHistory(this.deps.store.sql, ctx.organization_id, query);
+    return replayHistory(this.deps.db, ctx.organization_id, query);
   }
 
   /**
@@ -130,7 +134,7 @@ export class ReplayService {
    * against the stats service.
    */
   runHistory(ctx: RequestContext, runId: string, query: ReplayHistoryQuery): Promise<ReplayRunHistoryPage> {
-    return replayRunHistory(this.deps.store.sql, ctx.organization_id, query, runId);
+    return replayRunHistory(this.deps.db, ctx.organization_id, query, runId);
   }
 
   /**
@@ -139,7 +143,7 @@ export class ReplayService {
    */
   async analysis(ctx: RequestContext, runId: string): Promise<ReplayAnalysis> {
     await this.runOf(ctx, runId);
-    return replayAnalysis(this.deps.store.sql, ctx.organization_id, runId);
+    return replayAnalysis(this.deps.db, ctx.organization_id, runId);
   }
 
   /**

@@ -9,8 +9,8 @@ await runServiceProcess({
   name: 'stats',
   queue: QueueGroups.stats,
   defaultOpsPort: 9464,
-  build: ({ env, logger, store, ingestLog, bus }) => {
-    const service = new StatsService({ store, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, bus, logger, env });
+  build: ({ env, logger, store, db, ingestLog, bus }) => {
+    const service = new StatsService({ store, db, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, bus, logger, env });
     return { service, module: StatsModule.register(service, logger) };
   },
 });

@@ -26,7 +26,7 @@ import {
   type WireRequest,
 } from '@agp/contracts';
 import { call, startEventSourcedService, type IngestDelivery, type IngestLogConsumer, type RunningEventSourcedService } from '@agp/bus';
-import { ProjectionAnswerCache, ingestMetadata, ingestedEventId, type AppendRequest, type EventStore } from '@agp/eventstore';
+import { ProjectionAnswerCache, ingestMetadata, ingestedEventId, type AppendRequest, type EventStore, type Sql } from '@agp/eventstore';
 import { NotFoundError, deterministicId, iso, type BaseEnv, type Logger, type RequestContext } from '@agp/runtime';
 import { STATS_EVENT_TYPES, STATS_PROJECTION, applyStatsEvents } from './projections/statsReadModel.js';
 import { migrateStatsReadModels } from './projections/schema.js';
@@ -34,7 +34,10 @@ import { agentTotals, agentWindowTotals, emptyAgentTotals, estimationAccuracy, g
 
 /** Dependencies of the stats service; the same in both run modes. */
 export interface StatsDeps {
+  /** The event store (no SQL in it). */
   store: EventStore;
+  /** This service's read-model database: its own tables, and the projections' checkpoints (architecture §3). */
+  db: Sql;
   /** Where accepted run.start / run.end / action.record batches come from (JetStream, or the embedded SQL log). */
   ingestLog: IngestLogConsumer;
   /** Subject prefix (AGP_SUBJECT_PREFIX), for the ingest consumer's filter. */
@@ -112,6 +115,7 @@ export class StatsService {
     this.running = await startEventSourcedService<IngestEnvelope>({
       name: 'stats',
       store: this.deps.store,
+      db: this.deps.db,
       logger: this.deps.logger,
       migrate: migrateStatsReadModels,
       projections: [{ name: STATS_PROJECTION, eventTypes: STATS_EVENT_TYPES, batchSize: 5000, handler: applyStatsEvents }],
@@ -180,22 +184,22 @@ export class StatsService {
    * `days` UTC days (the query is validated by `stats.summary`).
    */
   async summary(ctx: RequestContext, query: StatsSummaryQuery): Promise<StatsSummary> {
-    return this.cached(ctx, 'summary', query, () => statsSummary(this.deps.store.sql, ctx.organization_id, query.days, this.now(), query.purpose));
+    return this.cached(ctx, 'summary', query, () => statsSummary(this.deps.db, ctx.organization_id, query.days, this.now(), query.purpose));
   }
 
   /** GET /api/v1/stats/daily?purpose=: the last 30 UTC days, zero-filled. */
   async daily(ctx: RequestContext, query: StatsDailyQuery): Promise<StatsDaily> {
-    return this.cached(ctx, 'daily', query, () => statsDaily(this.deps.store.sql, ctx.organization_id, this.now(), query.purpose));
+    return this.cached(ctx, 'daily', query, () => statsDaily(this.deps.db, ctx.organization_id, this.now(), query.purpose));
   }
 
   /** GET /api/v1/stats/estimation-accuracy?purpose=: skew mean, p50, p95, worst offenders, histograms. */
   async estimationAccuracy(ctx: RequestContext, query: EstimationAccuracyQuery): Promise<EstimationAccuracy> {
-    return this.cached(ctx, 'accuracy', query, () => estimationAccuracy(this.deps.store.sql, ctx.organization_id, query.purpose));
+    return this.cached(ctx, 'accuracy', query, () => estimationAccuracy(this.deps.db, ctx.organization_id, query.purpose));
   }
 
   /** GET /api/v1/runs: one filtered page of runs `{runs, total, skip, limit}`, newest first. */
   async listRuns(ctx: RequestContext, query: ListRunsQuery) {
-    return listRuns(this.deps.store.sql, ctx.organization_id, query);
+    return listRuns(this.deps.db, ctx.organization_id, query);
   }
 
   /**
@@ -203,9 +207,9 @@ export class StatsService {
    * @throws NotFoundError (404) for an unknown or another organisation's run.
    */
   async getRun(ctx: RequestContext, id: string, query: WireRequest<'runs.get'>['query']): Promise<RunDetail> {
-    const run = await getRun(this.deps.store.sql, ctx.organization_id, id);
+    const run = await getRun(this.deps.db, ctx.organization_id, id);
     if (!run) throw new NotFoundError(`run ${id} not found`);
-    const actions = await runActions(this.deps.store.sql, ctx.organization_id, id, query.actions_skip, query.actions_limit);
+    const actions = await runActions(this.deps.db, ctx.organization_id, id, query.actions_skip, query.actions_limit);
     return { ...run, actions, actions_total: run.action_count, actions_skip: query.actions_skip, actions_limit: query.actions_limit };
   }
 
@@ -221,7 +225,7 @@ export class StatsService {
    */
   async agentStats(ctx: RequestContext, agentId: string, query: AgentStatsQuery = { purpose: [DEFAULT_PURPOSE] }): Promise<AgentStats> {
     const period = statsPeriod(query.days, this.now());
-    const sql = this.deps.store.sql;
+    const sql = this.deps.db;
     const path = { agent_id: agentId };
     const purpose = query.purpose;
     const window = period.start_date ? { start_date: period.start_date, end_date: period.end_date } : null;
@@ -248,6 +252,6 @@ export class StatsService {
    * it before writing a byte.
    */
   async exportPage(ctx: RequestContext, query: LedgerExportQuery, cursor: LedgerExportPage['next_cursor'] | undefined): Promise<LedgerExportPage> {
-    return ledgerExportPage(this.deps.store.sql, ctx.organization_id, query, cursor ?? null);
+    return ledgerExportPage(this.deps.db, ctx.organization_id, query, cursor ?? null);
   }
 }

@@ -80,7 +80,7 @@ export class Approvals {
    * `approvals.list` parsed it (defaults applied).
    */
   async list(ctx: RequestContext, q: ListApprovalsQuery): Promise<RawJson> {
-    return listApprovalsJson(this.deps.store.sql, ctx.organization_id, q);
+    return listApprovalsJson(this.deps.db, ctx.organization_id, q);
   }
 
   /**
@@ -88,7 +88,7 @@ export class Approvals {
    * @throws NotFoundError (404) for an unknown id, a deleted intervention's, or another organisation's.
    */
   async get(ctx: RequestContext, id: string): Promise<ApprovalRecord> {
-    const approval = await getApproval(this.deps.store.sql, ctx.organization_id, id);
+    const approval = await getApproval(this.deps.db, ctx.organization_id, id);
     if (!approval) throw new NotFoundError(`approval ${id} not found`);
     return approval;
   }
@@ -124,7 +124,7 @@ export class Approvals {
     });
     if (result.kind === 'expired') throw new ConflictError(`approval ${id} expired at ${state.approval!.expires_at}; it can no longer be decided`);
     // The same evolve as the projection: the answer equals what the read model now holds.
-    return stored ? evolveApproval(state.approval, stored, this.ttlSeconds)! : (await getApproval(this.deps.store.sql, ctx.organization_id, id))!;
+    return stored ? evolveApproval(state.approval, stored, this.ttlSeconds)! : (await getApproval(this.deps.db, ctx.organization_id, id))!;
   }
 
   /**
@@ -169,7 +169,7 @@ export class Approvals {
    */
   async sweep(): Promise<number> {
     const now = this.now().toISOString();
-    const due = await dueApprovals(this.deps.store.sql, now, SWEEP_BATCH);
+    const due = await dueApprovals(this.deps.db, now, SWEEP_BATCH);
     let expired = 0;
     for (const interventionId of due) {
       if (this.stopped) break;

@@ -1,4 +1,4 @@
-import { migrateSchema, type Sql, type SqlExecutor } from '@agp/eventstore';
+import { checkpointPosition, migrateSchema, type Sql, type SqlExecutor } from '@agp/eventstore';
 
 /**
  * The enrichment queue: one row per intervention waiting for (or in) an enrichment run. The subscription
@@ -101,23 +101,11 @@ export async function queueLag(sql: Sql): Promise<{ pending: number; oldestSecon
   return { pending: Number(rows[0]?.pending ?? 0), oldestSeconds: Math.max(0, Number(rows[0]?.oldest ?? 0)) };
 }
 
-/** Whether the intervention has a queued or running job, and the enrichment subscription's checkpoint. */
+/** Whether the intervention has a queued or running job, and the enrichment subscription's checkpoint (0 before it has one). */
 export async function jobState(sql: Sql, interventionId: string, checkpointName: string): Promise<{ queued: boolean; checkpoint: bigint }> {
-  const { rows } = await sql.query<{ queued: boolean; checkpoint: string | null }>(
-    `SELECT EXISTS (SELECT 1 FROM agp_enrichment_jobs WHERE intervention_id = $1) AS queued,
-            (SELECT position::text FROM agp_checkpoints WHERE name = $2) AS checkpoint`,
-    [interventionId, checkpointName],
-  );
-  return { queued: Boolean(rows[0]?.queued), checkpoint: BigInt(rows[0]?.checkpoint ?? '0') };
-}
-
-/**
- * On the first start only, put the subscription's checkpoint at the head of the log, so switching
- * enrichment on does not send the whole history to the provider (POST .../{id}/enrich does one on demand).
- */
-export async function startCheckpointAtHead(sql: Sql, checkpointName: string): Promise<void> {
-  await sql.query(
-    `INSERT INTO agp_checkpoints (name, position) SELECT $1, coalesce(max(global_position), 0) FROM agp_events ON CONFLICT (name) DO NOTHING`,
-    [checkpointName],
-  );
+  const [{ rows }, checkpoint] = await Promise.all([
+    sql.query<{ queued: boolean }>('SELECT EXISTS (SELECT 1 FROM agp_enrichment_jobs WHERE intervention_id = $1) AS queued', [interventionId]),
+    checkpointPosition(sql, checkpointName),
+  ]);
+  return { queued: Boolean(rows[0]?.queued), checkpoint: checkpoint ?? 0n };
 }

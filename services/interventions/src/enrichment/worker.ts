@@ -5,7 +5,7 @@ import { llmSettings } from '@agp/runtime/llm';
 import type { InterventionsDeps } from '../service.js';
 import { fold, type InterventionState } from '../intervention/intervention.js';
 import { decideEnrichment, parseAnswer, type EnrichmentAnswer } from './answer.js';
-import { claimJobs, enqueueJobs, enqueueRerun, finishJob, jobState, migrateJobs, queueLag, releaseJob, startCheckpointAtHead, type EnrichmentJob } from './jobs.js';
+import { claimJobs, enqueueJobs, enqueueRerun, finishJob, jobState, migrateJobs, queueLag, releaseJob, type EnrichmentJob } from './jobs.js';
 import { buildPrompt, PROMPT_VERSION } from './prompt.js';
 import { enrichmentCoverage } from './coverage.js';
 import { ProviderError, complete, type ProviderSettings } from './provider.js';
@@ -78,14 +78,14 @@ export class EnrichmentWorker {
    * log) and the worker pool. Without a key, log once that enrichment is off.
    */
   async start(): Promise<void> {
-    const { store, logger } = this.deps;
-    await migrateJobs(store.sql);
+    const { store, db, logger } = this.deps;
+    await migrateJobs(db);
     if (!this.settings) {
       logger.info('enrichment is off: AGP_LLM_API_KEY is not set');
       return;
     }
     logger.info({ model: this.settings.model, base_url: this.settings.baseURL ?? 'openai default', concurrency: this.concurrency, max_attempts: this.maxAttempts }, 'enrichment is on');
-    await startCheckpointAtHead(store.sql, ENRICHMENT_SUBSCRIPTION);
+    await store.startCheckpointAtHead(ENRICHMENT_SUBSCRIPTION);
     this.stopped = false;
     this.subscription = store.subscribe({
       name: ENRICHMENT_SUBSCRIPTION,
@@ -134,7 +134,7 @@ export class EnrichmentWorker {
 
   /** Claim due jobs while slots are free and run them; sleep when idle. */
   private async runPump(): Promise<void> {
-    const { store, logger } = this.deps;
+    const { db, logger } = this.deps;
     // A lease covers a whole run: every attempt may take the timeout plus the longest SDK backoff (8 s), plus margin.
     const leaseMs = this.maxAttempts * ((this.settings?.timeoutMs ?? 30_000) + 8_000) + 60_000;
     let storeDownSince = 0;
@@ -144,10 +144,10 @@ export class EnrichmentWorker {
         const free = this.concurrency - this.running.size;
         if (free > 0) {
           this.woken = false;
-          const jobs = await claimJobs(store.sql, free, leaseMs);
+          const jobs = await claimJobs(db, free, leaseMs);
           if (this.stopped) {
             // stop() came while claiming: hand the jobs straight back (due at once for the next start).
-            await Promise.all(jobs.map((job) => releaseJob(store.sql, job.intervention_id, 0).catch(() => {})));
+            await Promise.all(jobs.map((job) => releaseJob(db, job.intervention_id, 0).catch(() => {})));
             break;
           }
           for (const job of jobs) this.launch(job);
@@ -173,7 +173,7 @@ export class EnrichmentWorker {
     const promise = this.runJob(job, abort.signal)
       .catch(async (err) => {
         if (!(err instanceof ProviderError && err.aborted)) this.deps.logger.error({ err, intervention_id: job.intervention_id }, 'enrichment run failed; job released for a retry');
-        await releaseJob(this.deps.store.sql, job.intervention_id, this.stopped ? 0 : STORE_RETRY_MS).catch(() => {});
+        await releaseJob(this.deps.db, job.intervention_id, this.stopped ? 0 : STORE_RETRY_MS).catch(() => {});
       })
       .finally(() => {
         this.running.delete(job.intervention_id);
@@ -185,7 +185,7 @@ export class EnrichmentWorker {
   private async refreshLag(): Promise<void> {
     if (Date.now() - this.lagRefreshedAt < LAG_REFRESH_MS) return;
     this.lagRefreshedAt = Date.now();
-    const lag = await queueLag(this.deps.store.sql);
+    const lag = await queueLag(this.deps.db);
     queuePending.set(lag.pending);
     queueOldest.set(lag.oldestSeconds);
   }
@@ -198,11 +198,11 @@ export class EnrichmentWorker {
 
   /** One enrichment run: check the stream, ask the model within the attempt budget, append the outcome. */
   private async runJob(job: EnrichmentJob, signal: AbortSignal): Promise<void> {
-    const { logger, store } = this.deps;
+    const { logger, store, db } = this.deps;
     const { events, state } = await this.load(job.intervention_id, job.organization_id);
     if (!state || state.deleted || (!job.force && state.enrichment_status)) {
       skippedTotal.inc();
-      await finishJob(store.sql, job);
+      await finishJob(db, job);
       return;
     }
     const recorded = events[0];
@@ -229,7 +229,7 @@ export class EnrichmentWorker {
       const parsed = parseAnswer(content);
       if (parsed.ok) {
         await this.appendEnriched(job, recorded, parsed.answer);
-        await finishJob(store.sql, job);
+        await finishJob(db, job);
         return;
       }
       invalidTotal.inc();
@@ -237,7 +237,7 @@ export class EnrichmentWorker {
       logger.warn({ intervention_id: job.intervention_id, attempts, error: parsed.error }, 'enrichment: invalid answer from the model');
     }
     await this.appendFailed(job, recorded, attempts, lastError);
-    await finishJob(store.sql, job);
+    await finishJob(db, job);
   }
 
   /**
@@ -305,7 +305,7 @@ export class EnrichmentWorker {
    * outcome (`enriched` / `failed`); else `skipped` (recorded while enrichment was off).
    */
   async status(id: string, state: InterventionState, events: StoredEvent[]): Promise<'pending' | 'enriched' | 'failed' | 'skipped'> {
-    const { queued, checkpoint } = await jobState(this.deps.store.sql, id, ENRICHMENT_SUBSCRIPTION);
+    const { queued, checkpoint } = await jobState(this.deps.db, id, ENRICHMENT_SUBSCRIPTION);
     if (queued) return 'pending';
     if (state.enrichment_status) return state.enrichment_status;
     const recordedAt = events[0]?.global_position ?? 0n;
@@ -317,7 +317,7 @@ export class EnrichmentWorker {
    * each (`{total, enriched, pending, failed, skipped}`), from the read model and the queue, never the streams.
    */
   async coverage(organizationId: string): Promise<EnrichmentCoverage> {
-    return enrichmentCoverage(this.deps.store.sql, organizationId, { enabled: this.enabled, checkpointName: ENRICHMENT_SUBSCRIPTION });
+    return enrichmentCoverage(this.deps.db, this.deps.store, organizationId, { enabled: this.enabled, checkpointName: ENRICHMENT_SUBSCRIPTION });
   }
 
   /**
@@ -330,7 +330,7 @@ export class EnrichmentWorker {
     const { state } = await this.load(id, ctx.organization_id);
     if (!state || state.deleted) throw new NotFoundError(`intervention ${id} not found`);
     if (!this.settings) throw new ConflictError('enrichment is off: set AGP_LLM_API_KEY (and AGP_LLM_BASE_URL, AGP_LLM_MODEL) to enable it');
-    await enqueueRerun(this.deps.store.sql, id, ctx.organization_id);
+    await enqueueRerun(this.deps.db, id, ctx.organization_id);
     this.wake();
     return { id, enrichment_status: 'pending' };
   }

@@ -1,5 +1,5 @@
 import { EVAL_HARNESS_RUN_ID, InterventionEvents, interventionStream, type InterventionRecord } from '@agp/contracts';
-import { addColumn, alterColumnType, migrateSchema, type Sql, type SqlExecutor } from '@agp/eventstore';
+import { addColumn, alterColumnType, migrateSchema, type EventStore, type Sql, type SqlExecutor } from '@agp/eventstore';
 import { StatsDelta, contribution } from './interventionReadModel.js';
 
 /**
@@ -78,26 +78,57 @@ CREATE TABLE IF NOT EXISTS agp_intervention_totals (
 );
 `;
 
+/** Whether `table` exists in the current schema. */
+async function tableExists(db: SqlExecutor, table: string): Promise<boolean> {
+  const { rows } = await db.query("SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = $1", [table]);
+  return rows.length > 0;
+}
+
+/** Each intervention's latest enrichment outcome, as the event store's enrichment events give it. */
+export type EnrichmentOutcomes = Array<{ id: string; organization_id: string; status: 'enriched' | 'failed' }>;
+
+/** Events read per page while collecting {@link EnrichmentOutcomes}. */
+const OUTCOME_PAGE = 5000;
+
 /**
- * Add the enrichment columns to read-model tables created before them, and fill them from the event
- * store: each record's latest InterventionEnriched / InterventionEnrichmentFailed, then the per-organisation counts.
- * A no-op once `agp_interventions.enrichment` exists (always, on a database created with them). The fill reads the
- * enrichment events once (one scan of `agp_events`); events the projection has not applied yet only move a record to
- * the status it already has, so the counts stay exact. For use as {@link migrateSchema}'s `then` step.
+ * Every intervention's latest enrichment outcome, from the event store's InterventionEnriched /
+ * InterventionEnrichmentFailed events (read once, in global order, through the port).
  */
-export async function addEnrichmentColumns(tx: SqlExecutor): Promise<void> {
-  const { rows } = await tx.query(
+export async function enrichmentOutcomes(store: Pick<EventStore, 'readAll'>): Promise<EnrichmentOutcomes> {
+  const latest = new Map<string, EnrichmentOutcomes[number]>();
+  for (let from = 0n; ; ) {
+    const page = await store.readAll(from, OUTCOME_PAGE, [InterventionEvents.Enriched, InterventionEvents.EnrichmentFailed]);
+    for (const e of page) latest.set(e.stream_id, { id: e.stream_id.slice(interventionStream('').length), organization_id: e.metadata.organization_id, status: e.type === InterventionEvents.Enriched ? 'enriched' : 'failed' });
+    if (page.length < OUTCOME_PAGE) break;
+    from = page[page.length - 1].global_position;
+  }
+  return [...latest.values()].filter((o) => o.id.length > 0);
+}
+
+/** Whether `agp_interventions` lacks the enrichment column (a read model created before enrichment). */
+async function lacksEnrichmentColumns(db: SqlExecutor): Promise<boolean> {
+  const { rows } = await db.query(
     "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'agp_interventions' AND column_name = 'enrichment'",
   );
-  if (rows.length) return;
+  return rows.length === 0;
+}
+
+/**
+ * Add the enrichment columns to read-model tables created before them, and fill them with `outcomes` (each record's
+ * latest InterventionEnriched / InterventionEnrichmentFailed, {@link enrichmentOutcomes}), then the per-organisation
+ * counts. A no-op once `agp_interventions.enrichment` exists (always, on a database created with them). Events the
+ * projection has not applied yet only move a record to the status it already has, so the counts stay exact. For use
+ * as {@link migrateSchema}'s `then` step.
+ */
+export async function addEnrichmentColumns(tx: SqlExecutor, outcomes: EnrichmentOutcomes): Promise<void> {
+  if (!(await lacksEnrichmentColumns(tx))) return;
   await tx.query('ALTER TABLE agp_interventions ADD COLUMN enrichment text');
   await tx.query('ALTER TABLE agp_intervention_totals ADD COLUMN IF NOT EXISTS enriched bigint NOT NULL DEFAULT 0, ADD COLUMN IF NOT EXISTS failed bigint NOT NULL DEFAULT 0');
   await tx.query(
     `UPDATE agp_interventions i SET enrichment = l.status
-       FROM (SELECT DISTINCT ON (stream_id) stream_id, organization_id, CASE WHEN event_type = $1 THEN 'enriched' ELSE 'failed' END AS status
-               FROM agp_events WHERE event_type IN ($1, $2) ORDER BY stream_id, stream_version DESC) AS l
-      WHERE l.stream_id = $3 || i.id AND l.organization_id = i.organization_id`,
-    [InterventionEvents.Enriched, InterventionEvents.EnrichmentFailed, interventionStream('')],
+       FROM jsonb_to_recordset($1::jsonb) AS l(id text, organization_id text, status text)
+      WHERE l.id = i.id AND l.organization_id = i.organization_id`,
+    [JSON.stringify(outcomes)],
   );
   await tx.query(
     `UPDATE agp_intervention_totals t SET enriched = c.enriched, failed = c.failed
@@ -152,13 +183,17 @@ export async function addPurposeColumns(tx: SqlExecutor): Promise<void> {
   await tx.query('DELETE FROM agp_intervention_totals WHERE total = 0 AND enriched = 0 AND failed = 0');
 }
 
-/** Create the read-model tables (idempotent), and bring tables of an earlier version up to date. */
-export async function migrateReadModels(sql: Sql): Promise<void> {
+/**
+ * Create the read-model tables (idempotent), and bring tables of an earlier version up to date. `store` is read (before
+ * the migration's transaction) only when the enrichment columns are missing.
+ */
+export async function migrateReadModels(sql: Sql, store: Pick<EventStore, 'readAll'>): Promise<void> {
+  const outcomes = (await tableExists(sql, 'agp_interventions')) && (await lacksEnrichmentColumns(sql)) ? await enrichmentOutcomes(store) : [];
   await migrateSchema(sql, READ_MODEL_DDL, async (tx) => {
-    // `doc` was jsonb before the read path was tuned: json keeps the text as written, so a page is read without converting each
+    // `doc` was jsonb in earlier versions: json keeps the text as written, so a page is read without converting each
     // skipped row's jsonb back to text (1.44 -> 0.43 ms per page at skip 0..999, docs/decisions.md).
     await alterColumnType(tx, 'agp_interventions', 'doc', 'json');
-    await addEnrichmentColumns(tx);
+    await addEnrichmentColumns(tx, outcomes);
     await addPurposeColumns(tx);
   });
 }
