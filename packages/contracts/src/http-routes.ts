@@ -674,10 +674,10 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     tags: ['Replay'],
     summary: 'Download the run bundle: the run, every action in order with inputs, outputs and costs, its interventions, and the policy versions in force when it started',
     description:
-      'A versioned JSON document (bundle_version 1). `sha256` is the hex SHA-256 of the canonical JSON of the document without `sha256` and `generated_at` (keys sorted at every depth, no whitespace); the ETag is that hash, quoted, and If-None-Match with it answers 304 without a body. The gateway assembles the actions from pages of 1000, so the bundle is not bounded by one bus message. A run without actions answers a valid bundle with an empty `actions`.',
+      'A versioned JSON document (bundle_version 1). `sha256` is the hex SHA-256 of the canonical JSON of the document without `sha256` and `generated_at` (keys sorted at every depth, no whitespace); the ETag is that hash, quoted, and If-None-Match with it answers 304 without a body. The replay service assembles and hashes the bundle and hands its actions to the gateway in parts, so the bundle is not bounded by one bus message; a run that changes while its bundle is being sent ends the response early (ask again). A run without actions answers a valid bundle with an empty `actions`.',
     params: { run_id: { description: 'The run to replay' } },
     returns: 'The bundle',
-    reply: ReplayBundleSchema, // the wire reply is the head; the gateway adds the actions and the hash
+    reply: ReplayBundleSchema, // the wire reply is the head with the hash; the gateway adds the actions, part by part
     responseHeaders: { ETag: 'The bundle’s sha256, quoted; send it back in If-None-Match for a 304' },
     problems: { 404: 'Unknown run (or another organisation’s)', 413: 'The run’s interventions and policies together are over what one bus message holds (about 1 MiB)' },
   },
