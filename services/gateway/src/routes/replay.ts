@@ -1,11 +1,12 @@
 /**
- * `/api/v1/replay`: forwarded to the replay service as the wire table's `replay.*` messages. The run bundle is
+ * The `/api/v1/replay` routes that do more than forward (the others are forwarded as the route table says:
+ * ../forward.ts): a submission (its status and Location depend on the reply) and the run bundle. The run bundle is
  * assembled and hashed by the replay service (`replay.bundle`); since its actions may exceed one bus message (1 MiB),
  * the gateway fetches them part by part (`replay.bundle-part`, naming the bundle's sha256) and writes the document
  * with backpressure, its ETag before the body. Read keys are refused submissions (403) at the edge, and a submission
  * body over 900 KiB is refused (413) by the body parser. Source: spec §Replay history; architecture §1.
  */
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { call, callUnchecked, type Sender } from '@agp/bus';
 import { BUS, ctxOf } from '../controllers.js';
@@ -18,7 +19,7 @@ function notModified(req: Request, etag: string): boolean {
   return !!inm && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === etag || t.trim() === '*');
 }
 
-/** Replay submissions, history, run bundles, divergence analysis, counterfactual evaluation. */
+/** Replay submissions and run bundles. */
 @Controller('api/v1/replay')
 export class ReplayController {
   constructor(@Inject(BUS) private readonly bus: Sender) {}
@@ -29,41 +30,6 @@ export class ReplayController {
     const out = await callUnchecked(this.bus, 'replay.submit', ctxOf(req), { path: { run_id: runId }, body: body ?? {} });
     res.status(out.created ? 201 : 200).location(`/api/v1/replay/history/${encodeURIComponent(runId)}`);
     return out.submission;
-  }
-
-  /** GET /api/v1/replay/history?skip&limit (also with a trailing slash): the organisation's page with its aggregates. */
-  @Get('history')
-  history(@Req() req: AuthedRequest, @Query() query: unknown) {
-    return callUnchecked(this.bus, 'replay.history', ctxOf(req), { query });
-  }
-
-  /** GET /api/v1/replay/history/{run_id}?skip&limit: that run's page with its aggregates. */
-  @Get('history/:runId')
-  runHistory(@Req() req: AuthedRequest, @Param('runId') runId: string, @Query() query: unknown) {
-    return callUnchecked(this.bus, 'replay.run-history', ctxOf(req), { path: { run_id: runId }, query });
-  }
-
-  /** GET /api/v1/replay/{run_id}/analysis: divergences across the run's submissions; 404 for an unknown run. */
-  @Get(':runId/analysis')
-  analysis(@Req() req: AuthedRequest, @Param('runId') runId: string) {
-    return callUnchecked(this.bus, 'replay.analysis', ctxOf(req), { path: { run_id: runId } });
-  }
-
-  /**
-   * POST /api/v1/replay/evaluate: counterfactual evaluation over many runs (200, changes nothing); 403 for a candidate
-   * with a read key, 422 for more than 100 run ids.
-   */
-  @Post('evaluate')
-  @HttpCode(200)
-  evaluateRuns(@Req() req: AuthedRequest, @Body() body: unknown) {
-    return callUnchecked(this.bus, 'replay.evaluate-runs', ctxOf(req), { body: body ?? {} }, 120_000);
-  }
-
-  /** POST /api/v1/replay/{run_id}/evaluate: one run's actions decided again (200, changes nothing); 403, 404 as the row says. */
-  @Post(':runId/evaluate')
-  @HttpCode(200)
-  evaluateRun(@Req() req: AuthedRequest, @Param('runId') runId: string, @Body() body: unknown) {
-    return callUnchecked(this.bus, 'replay.evaluate-run', ctxOf(req), { path: { run_id: runId }, body: body ?? {} }, 60_000);
   }
 
   /**
