@@ -1,5 +1,5 @@
 /**
- * Embedded-mode memory (issue #11 point 4, target (f)): starts `services/embedded/dist/main.js` with a fresh
+ * Embedded-mode memory (docs/performance.md (Embedded memory), target (f)): starts `services/embedded/dist/main.js` with a fresh
  * AGP_DATA_DIR RUNS times (default 5), reads the child's RSS after readiness and 5 s idle, then after
  * `agp simulate --agents 8 --rate 200 --duration 10` and 5 s idle, and prints min / median / max of each.
  *

@@ -1,5 +1,5 @@
 /**
- * `pnpm bench mcp`: the tool gateway benchmark of issue #12 (not a test). Starts distributed mode on the local NATS
+ * `pnpm bench mcp`: the tool gateway benchmark (not a test; docs/performance.md (`pnpm bench mcp`)). Starts distributed mode on the local NATS
  * and PostgreSQL, seeds BENCH_MCP_RUNS runs (10 actions each) through ingest, then measures with autocannon at
  * BENCH_CONNECTIONS connections for BENCH_DURATION seconds each, all in one run:
  *

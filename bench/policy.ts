@@ -1,5 +1,5 @@
 /**
- * `pnpm bench policy`: the policy engine benchmark of issue #14 (not a test). Times the pure
+ * `pnpm bench policy`: the policy engine benchmark (not a test; docs/performance.md (`pnpm bench policy`)). Times the pure
  * `decide(policies, killSwitches, action, context)` of packages/policy-engine in this process — no I/O, no service —
  * with 1, 100 and 1,000 policies, each beside a baseline measured in the same run:
  *

@@ -1,5 +1,5 @@
 /**
- * `pnpm bench ingest`: the ingest benchmark of issue #2 (not a test). Everything is measured in one run on
+ * `pnpm bench ingest`: the ingest benchmark (not a test; docs/performance.md (`pnpm bench ingest`)). Everything is measured in one run on
  * this machine, each AGP figure beside a baseline measured moments before:
  *
  *   (a) raw JetStream async publish, 800 B messages, msgID each, 1000 in flight  -> baseline of (c)
@@ -385,7 +385,7 @@ async function ingestBench(): Promise<void> {
     console.log('| AGP | figure | baseline | baseline figure | ratio |');
     console.log('|---|---|---|---|---|');
     for (const r of rows) console.log(`| ${r.join(' | ')} |`);
-    console.log('\ntargets (issue #11): (c) >= 1.0x (a); (d) >= 0.35x (b) with lag p99 < 500 ms at half that load; (e) same page >= 0.25x, distinct pages >= 0.12x (pnpm bench list also has the 500 req/s row); (f) < 250 MB');
+    console.log('\ntargets (docs/performance.md): (c) >= 1.0x (a); (d) >= 0.35x (b) with lag p99 < 500 ms at half that load; (e) same page >= 0.25x, distinct pages >= 0.12x (pnpm bench list also has the 500 req/s row); (f) < 250 MB');
   } finally {
     await p.stop();
     agent.destroy();
@@ -419,7 +419,7 @@ function pidsNamed(comm: string): number[] {
 /**
  * Where the CPU went while `work` ran: ms of CPU per service process, PostgreSQL (all backends), nats-server and
  * this process (the load generator). `shares` is each as a share of the wall time (1.00 = one core busy);
- * `perRequest(n)` is each in µs per request when the work answered `n` requests. Profiling aid (issue #11 point 1).
+ * `perRequest(n)` is each in µs per request when the work answered `n` requests. Profiling aid (docs/performance.md (`pnpm bench ingest`)).
  */
 async function withCpu<T>(p: DistributedRun, work: () => Promise<T>): Promise<{ result: T; shares: string; perRequest(n: number): string }> {
   const groups = (): Record<string, number[]> => ({ ...Object.fromEntries(Object.entries(p.pids).map(([k, v]) => [k, [v]])), postgres: pidsNamed('postgres'), nats: pidsNamed('nats-server'), 'load generator': [process.pid] });
@@ -491,7 +491,7 @@ async function openLoop(url: string, rate: number, headers: Record<string, strin
  * interventions: same page and distinct pages at 50 connections, distinct pages at a fixed 500 req/s, beside a bare
  * node:http server answering the same bytes. BENCH_PROFILE=<dir> runs the gateway and the interventions service with
  * `--cpu-prof` into that folder (profiles are written when they stop). BENCH_DEBUG_OPEN=1 prints the open loop's p50/p99
- * per second (to tell a warm-up or a stall from steady latency). Source: issue #11 point 1 and 2.
+ * per second (to tell a warm-up or a stall from steady latency). Source: docs/performance.md (`pnpm bench ingest`).
  */
 async function listBench(): Promise<void> {
   const target = Number(process.env.BENCH_INTERVENTIONS ?? 100_000);

@@ -6,7 +6,7 @@
  * Messages from the parent:
  * - `{cmd: 'connect', url, key, agentId}`: connect (memory reporting; registers the agent with its two actions), wait
  *   until the push channel is live; → `{ok: 'connected'}`.
- * - `{cmd: 'until', blocked, action}`: act `action` about every millisecond (`onBlocked: 'return'`) until an act is
+ * - `{cmd: 'until', blocked, action}`: act `action` every `everyMs` ms (default 1) (`onBlocked: 'return'`) until an act is
  *   (`blocked: true`) or is not stopped; → `{at}` once it is watching (`watching`), then `{at}` of that act's end.
  * - `{cmd: 'escalate', action, n}`: act `action` with `{n}` (it waits for a human); → `{resumedAt}` when the approved
  *   function starts, or `{error}`.
@@ -47,7 +47,7 @@ process.on('message', async (m: { cmd: string; [k: string]: any }) => {
       for (;;) {
         const res = await run!.act(m.action, { to: 'ops' }, () => 1, { onBlocked: 'return' });
         if ((typeof res === 'object') === m.blocked) return send({ at: clock() });
-        await sleep(1);
+        await sleep(m.everyMs ?? 1);
       }
     } else if (m.cmd === 'escalate') {
       let resumedAt = 0;

@@ -1,5 +1,5 @@
 /**
- * `pnpm bench stats`: the stats benchmark of issue #3 (not a test). Starts distributed mode, seeds the event store
+ * `pnpm bench stats`: the stats benchmark (not a test; docs/performance.md (`pnpm bench stats`)). Starts distributed mode, seeds the event store
  * with BENCH_LEDGER_ROWS ActionRecorded events (default 1M; ~10 actions per run, 50 agents, 20 action names, spread
  * over 60 days, estimated and actual costs) plus RunStarted / RunEnded per run, and BENCH_INTERVENTIONS
  * InterventionRecorded events (default 1M), straight into `agp_events` with `INSERT ... SELECT generate_series`

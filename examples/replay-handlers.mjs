@@ -1,5 +1,5 @@
 /**
- * Example handler module for `agp replay <run_id> --handlers examples/replay-handlers.mjs` (issue #14 point 4).
+ * Example handler module for `agp replay <run_id> --handlers examples/replay-handlers.mjs` (docs/replay.md, `agp replay`).
  *
  * Module contract (an ES module; a default export object with the same members also works):
  * - `handlers`: `{ [action_name]: (inputs, ctx) => output | Promise<output> }`. For each recorded action whose

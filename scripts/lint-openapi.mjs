@@ -6,7 +6,7 @@
  * (redocly itself exits 0 when there are only warnings), 2 when the document or redocly could not be run.
  *
  * Usage: `node scripts/lint-openapi.mjs [out.json]` (root script `lint:openapi`). With `out.json` the document is
- * kept there; otherwise it goes to a temporary directory that is removed afterwards. Source: issue #9 point 6.
+ * kept there; otherwise it goes to a temporary directory that is removed afterwards. Source: docs/decisions.md (The OpenAPI document lists every answer the gateway gives).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 /**
  * The HTTP route table (`HTTP_ROUTES` in `@agp/contracts`) against the wire table and the gateway, without PostgreSQL
- * or NATS (issue #10): every row names a wire message and every message a client may call has a route; a write
+ * or NATS (docs/decisions.md, One typed wire registry): every row names a wire message and every message a client may call has a route; a write
  * message is never behind a GET nor a read message behind a write method; the gateway forwards exactly the rows
  * marked `forward` (generated from the table) and has a hand-written handler for exactly the others (read from the
  * controllers' route declarations), every row answers, and the scope check derived from the table refuses a read key
@@ -20,8 +20,8 @@ const SERVICE_ONLY: ReadonlySet<WireKey> = new Set(['interventions.agent-counts'
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /**
  * POSTs that any key may send: the spec fixes POST for a tool call and a prompt, and MCP speaks POST. A tool that
- * changes state refuses a read key itself (issue #12), which the MCP tests prove. The decision API takes its action
- * as a JSON body, as OPA's does, and changes nothing (issue #14), so a read key may ask it too.
+ * changes state refuses a read key itself (docs/mcp.md), which the MCP tests prove. The decision API takes its action
+ * as a JSON body, as OPA's does, and changes nothing (docs/api.md, Policy decisions), so a read key may ask it too.
  */
 // Counterfactual evaluation stores nothing (scope read); a candidate policy in its body is refused to read keys (403) by the handler.
 const READ_POSTS = new Set(['POST /api/v1/mcp/call', 'POST /api/v1/mcp/prompts/{name}', 'POST /api/v1/mcp', 'POST /api/v1/policies/evaluate', 'POST /api/v1/replay/{run_id}/evaluate', 'POST /api/v1/replay/evaluate']);

@@ -1,5 +1,5 @@
 /**
- * Regressions of issue #9 point 6 (redocly lint of the OpenAPI document), on the embedded platform:
+ * Regressions of the redocly lint of the OpenAPI document, on the embedded platform:
  * the document references GuardrailContext instead of inlining copies, declares a licence, and documents no
  * path with a trailing slash; and the gateway still answers the spec's trailing-slash spellings
  * (`GET /api/v1/stats/`, `POST /api/v1/ingest/`) as well as the documented ones. The full lint is

@@ -20,7 +20,7 @@ export default defineConfig(({ command }) => ({
     emptyOutDir: true,
     target: 'es2022',
     sourcemap: false,
-    // The initial bundle must stay under 300 kB gzipped (issue #15 point 4); a test measures it.
+    // The initial bundle must stay under 300 kB gzipped (docs/decisions.md, The web console); a test measures it.
     chunkSizeWarningLimit: 600,
     modulePreload: { polyfill: false },
     rollupOptions: {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { HTTP_ROUTES, matchHttpRoute } from '@agp/contracts';
 
 /**
- * The console calls only the public API (issue #15 point 1): every `/api/v1/...` path written in its sources is a
+ * The console calls only the public API (docs/console.md): every `/api/v1/...` path written in its sources is a
  * route of the HTTP route table (the one the gateway registers and the OpenAPI document is generated from), and the
  * un-prefixed paths it calls are the three `/mcp/*` lists. No browser needed.
  */

@@ -5,7 +5,7 @@ import { ARTIFACTS_DIR, DESKTOP, PHONE, describeConsole, horizontalOverflow, set
 import { usd, usdCents } from '../../services/console/src/components/format.js';
 
 /**
- * The console's Evals, Benchmarks, Tool gateway and Replay pages (issue #15) in Chromium, against the real embedded
+ * The console's Evals, Benchmarks, Tool gateway and Replay pages (docs/console.md) in Chromium, against the real embedded
  * platform filled by `agp simulate` (test/console/support.ts). Simulate sends no eval runs or replay submissions, so
  * this file submits them first through the public API, as a CI job (`POST /api/v1/evals/`) and the replay CLI
  * (`POST /api/v1/replay/{run_id}/results`) would. Every check compares what the page shows with what the API answers

@@ -9,7 +9,7 @@ import { DEFAULT_ANSWER, startFakeLlm, type FakeLlm } from '../support/fake-llm.
 import { describeConsole, horizontalOverflow, PHONE, settled } from './support.js';
 
 /**
- * The web console in a real browser (issue #15, Tests and Bad input): Debian's Chromium against the embedded platform
+ * The web console in a real browser (docs/console.md; every page and its bad inputs): Debian's Chromium against the embedded platform
  * filled by `agp simulate`, for the overview, interventions, approvals, policies and runs pages (the evals, benchmarks,
  * tool gateway and replay pages have their own file). Every test saves a screenshot to test-artifacts/console/.
  */

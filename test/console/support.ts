@@ -1,5 +1,5 @@
 /**
- * Shared support of the console's browser tests (issue #15, Tests): Debian's Chromium driven by `playwright-core`,
+ * Shared support of the console's browser tests (docs/testing.md): Debian's Chromium driven by `playwright-core`,
  * against the real embedded platform filled by `agp simulate`, signed in through the console's own sign-in page.
  * Each test file calls {@link describeConsole}; inside, `ctx()` gives the platform, a way to open signed-in pages at
  * a given width, screenshots (to test-artifacts/console/, gitignored) and the axe check.
@@ -22,7 +22,7 @@ const ROOT = resolve(import.meta.dirname, '../..');
 /** Where screenshots go (gitignored); one PNG per test, named after it. */
 export const ARTIFACTS_DIR = join(ROOT, 'test-artifacts/console');
 
-/** Viewport widths the console must work at (issue #15 point 4). */
+/** Viewport widths the console must work at (docs/console.md). */
 export const DESKTOP = { width: 1280, height: 900 } as const;
 export const PHONE = { width: 390, height: 844 } as const;
 
@@ -34,7 +34,7 @@ export function chromiumPath(env: NodeJS.ProcessEnv = process.env): string {
 
 /**
  * True when the browser tests must skip (no Chromium); prints the one-line reason and how to fix it.
- * Source: issue #15 (Tests: skip with a printed reason, never silently).
+ * Source: docs/testing.md (skip with a printed reason, never silently).
  */
 export function skipBrowser(): boolean {
   if (chromiumPath()) return false;

@@ -14,7 +14,7 @@ const expectProblem = (r: { status: number; headers: Headers; body: any }, statu
 /**
  * The approval inbox over real HTTP, in both run modes: escalated interventions and `approval.request` ingest
  * events open approvals; approve / reject move the intervention's outcome; a second decision is a 409; an
- * approval nobody decides expires. Source: issue #3 point 3; architecture §4 (Approvals).
+ * approval nobody decides expires. Source: architecture §4 (Approvals).
  * The sweeper runs every 200 ms here so expiry shows within a second or two.
  */
 describeModes(

@@ -5,7 +5,7 @@ import { call, eventually, type BootedPlatform } from '../support/http.js';
 import { describeModes } from '../support/modes.js';
 
 /**
- * Issue #4, LLM enrichment, end to end: interventions go in through the real HTTP API, a real loopback
+ * LLM enrichment (spec §Intervention record, Enrichment), end to end: interventions go in through the real HTTP API, a real loopback
  * HTTP server speaking the chat-completions protocol plays the provider (AGP_LLM_BASE_URL), and the
  * tests read the enriched record, its audit trail and the provider's request log.
  */
@@ -42,7 +42,7 @@ const body = (marker: string, over: Record<string, unknown> = {}) => ({
 
 /**
  * POST one intervention through `POST /api/v1/ingest/` and expect it answered `created` (201), or `duplicate` (200)
- * for an id already stored (issue #9); returns how long it took (ms).
+ * for an id already stored (docs/ingest.md, Ingest answers); returns how long it took (ms).
  */
 async function ingest(p: { url: string; writeKey: string }, marker: string, over: Record<string, unknown> = {}, eventId = `ev-${marker}`, expected: 'created' | 'duplicate' = 'created') {
   const started = performance.now();
@@ -226,7 +226,7 @@ describeModes(
       await ingest(p, m, {}, `ev-${m}`);
       const id = await idOf(p, m);
       await settled(p, id);
-      // Stored already: answered duplicate (issue #9), and never enriched again.
+      // Stored already: answered duplicate (docs/ingest.md, Ingest answers), and never enriched again.
       await ingest(p, m, {}, `ev-${m}`, 'duplicate');
       await ingest(p, m, {}, `ev-${m}`, 'duplicate');
       // Give the platform time to (wrongly) act on the repeats: the next record enriched proves the pipeline moved past them.

@@ -10,7 +10,7 @@ import type { BootedPlatform } from '../support/http.js';
 
 /**
  * The CI gate as a CI job runs it: the built CLI (`node packages/client/dist/cli.js evals gate …`) as a real child
- * process against the booted embedded platform (issue #13 point 3, Tests: "The gate CLI"). Exit codes 0, 1, 2 and 3;
+ * process against the booted embedded platform (docs/evals-gate.md). Exit codes 0, 1, 2 and 3;
  * the upload landing in `GET /api/v1/evals/` and `/latest` with the CI's branch and commit; a retried upload stored
  * once; `--baseline latest` exiting 2 on a regression; promptfoo and JUnit inputs uploaded; a read key refused (403,
  * exit 3, nothing stored); a malformed file naming its entry.

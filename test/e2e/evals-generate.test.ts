@@ -10,8 +10,8 @@ import { describeModes } from '../support/modes.js';
  * PostgreSQL): an agent and its policies registered through the public API, the template pass (deterministic by seed,
  * at most max_per_category, material from the enabled policies that apply to the agent only), each scenario's source
  * a scenario file that parses and whose steps the decision API stops, the semantic pass without an LLM key and with a
- * loopback chat-completions server (test/support/fake-llm.ts), and the bad inputs of issue #13.
- * Source: issue #13 point 2; spec §Evals rule 4, §Limits; docs/scenario-format.md.
+ * loopback chat-completions server (test/support/fake-llm.ts), and the bad inputs of generation.
+ * Source: spec §Evals rule 4, §Limits; docs/scenario-format.md.
  */
 
 const uniq = () => `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;

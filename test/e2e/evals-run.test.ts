@@ -16,7 +16,7 @@ import { describeModes } from '../support/modes.js';
  * the results, and find the upload in `GET /api/v1/evals/`. The denied-action and budget scenarios are blocked;
  * missing prerequisites and stale evidence have no policy rule, so they go through and the gate fails at 0.9.
  * Exit 3 for a read key (ingest needs write scope) and for a malformed scenario file, naming its line.
- * Source: issue #13 point 3 ("generate → run → gate → upload"); docs/scenario-format.md; docs/evals-gate.md.
+ * Source: docs/evals-gate.md (Walkthrough: generate → run → gate → upload); docs/scenario-format.md; docs/evals-gate.md.
  */
 const ROOT = resolve(import.meta.dirname, '../..');
 const CLI = join(ROOT, 'packages/client/dist/cli.js');

@@ -23,7 +23,7 @@ const point = (run: any) => ({ id: run.id, branch: run.branch, commit_sha: run.c
 /**
  * Eval runs over real HTTP, in both run modes (embedded; distributed on real NATS and PostgreSQL): submit → history →
  * latest → detail → compare → benchmarks with exact values, idempotent resubmission, the CI status against the default
- * branch, the MCP tools, and each bad input of issue #13. Source: issue #13 points 1 and 4; spec §Evals.
+ * branch, the MCP tools, and each bad input of the evals routes. Source: spec §Evals; docs/evals-gate.md; docs/mcp.md.
  */
 describeModes('evals', (platform) => {
   const p = () => platform();

@@ -14,7 +14,7 @@ const alive = (pid: number) => {
   }
 };
 
-// issue #9 §2: a distributed start that fails names the service, shows its last lines, and leaves nothing behind.
+// A distributed start that fails names the service, shows its last lines, and leaves nothing behind.
 describe.skipIf(skipIntegration())('startDistributed when a service dies at start', () => {
   it('names the service, shows its output, and stops every process, the stream and the database', async () => {
     const err = await startDistributed({

@@ -3,7 +3,7 @@ import { call, eventually } from '../support/http.js';
 import { describeModes } from '../support/modes.js';
 
 /**
- * Issue #9 point 3: the 207 answer of `POST /api/v1/ingest/` tells a stored event from a duplicate. Each success is
+ * docs/ingest.md (Ingest answers): the 207 answer of `POST /api/v1/ingest/` tells a stored event from a duplicate. Each success is
  * `{id, status: 201, result: "created"}` the first time and `{id, status: 200, result: "duplicate"}` once the id is
  * stored (or the identical message is already in the ingest log, or the id came earlier in the batch). Driven over
  * the real HTTP API in both run modes.

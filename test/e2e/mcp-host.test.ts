@@ -1,5 +1,5 @@
 /**
- * The MCP endpoint's Host validation (issue #12, DNS rebinding): with AGP_MCP_ALLOWED_HOSTS set, a request whose
+ * The MCP endpoint's Host validation (docs/mcp.md, DNS rebinding): with AGP_MCP_ALLOWED_HOSTS set, a request whose
  * `Host` is neither one of those names nor localhost-class is refused with 403 and a JSON-RPC error, in both run modes;
  * an allowed name is served. (Without the setting Host is not checked; `Origin` always is: test/e2e/mcp.test.ts.)
  */

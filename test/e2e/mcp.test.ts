@@ -8,13 +8,13 @@ import { call, eventually, type BootedPlatform } from '../support/http.js';
 import { describeModes } from '../support/modes.js';
 
 /**
- * The tool gateway (issue #12) end to end, in both run modes on real NATS and PostgreSQL: every tool, resource
+ * The tool gateway (docs/mcp.md) end to end, in both run modes on real NATS and PostgreSQL: every tool, resource
  * (the five platform:// URIs and the three templates) and prompt over the REST facade and over the Model Context
  * Protocol endpoint with the SDKs' own clients (v2 pinned to revision 2026-07-28; the v1 sdk, which speaks
  * 2025-11-25), against data from `agp simulate` plus runs, actions and interventions ingested here with known values.
  * Organisation acme holds the simulated fleet and agent A (exact costs); organisation globex holds only what is
  * ingested here, so its dashboard and compliance overview have exact expected values.
- * Source: spec §Tool gateway, §Tool, resource and prompt descriptors; architecture §4 (Tool call errors, MCP); issue #12.
+ * Source: spec §Tool gateway, §Tool, resource and prompt descriptors; architecture §4 (Tool call errors, MCP).
  */
 
 const uniq = () => Math.random().toString(36).slice(2, 10);
@@ -56,7 +56,7 @@ function dataBlockOf(text: string): any {
   return JSON.parse(m![1]);
 }
 
-/** The HTTP status of each tool error code on the REST facade (architecture §4, issue #12). */
+/** The HTTP status of each tool error code on the REST facade (architecture §4, Tool call errors). */
 const STATUS_OF: Record<string, number> = { unknown_tool: 404, invalid_arguments: 422, forbidden: 403, not_found: 404, conflict: 409, unavailable: 503 };
 
 /**
@@ -90,11 +90,11 @@ const ALL_TOOLS = [
   'get_run',
   'list_agents',
   'get_dashboard_stats',
-  // issue #13 point 4
+  // Evals
   'list_eval_runs',
   'get_latest_scorecard',
   'compare_eval_runs',
-  // issue #14 point 6
+  // Replay
   'get_replay_history',
   'evaluate_run',
   'evaluate_policy_change',

@@ -15,7 +15,7 @@ const expectProblem = (r: Res, status: number, paths: string[] = []) => {
 };
 
 /**
- * Policies, the agent registry and kill switches over real HTTP, in both run modes. Source: issue #3 point 2.
+ * Policies, the agent registry and kill switches over real HTTP, in both run modes. Source: docs/api.md (Policies, Agents, Kill switches).
  */
 describeModes('policies, agents and kill switches', (platform) => {
   const p = () => platform();
@@ -399,7 +399,7 @@ describeModes('policies, agents and kill switches', (platform) => {
       });
       expect(got).toMatchObject({ agent_id: agent, name: 'from ingest', version: 1, actions: [{ name: 'search', risk_level: 'low' }] });
 
-      // Same id again (with a different body): it is stored already, so the answer says duplicate (issue #9). Then a
+      // Same id again (with a different body): it is stored already, so the answer says duplicate (docs/ingest.md, Ingest answers). Then a
       // sentinel: once the sentinel is visible, anything the repeat could have changed would show.
       const again = await call(p(), 'POST', '/api/v1/ingest/', { key: p().writeKey, body: { batch: [ev(eventId, { agent_id: agent, name: 'changed' })] } });
       expect(again.status).toBe(207);

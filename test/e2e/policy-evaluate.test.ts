@@ -1,6 +1,6 @@
 /**
- * The decision API `POST /api/v1/policies/evaluate` over real HTTP, in both run modes (issue #14 point 1, "Tests:
- * integration"): policies created through the API, kill switches engaged through it, runs and actions ingested, then
+ * The decision API `POST /api/v1/policies/evaluate` over real HTTP, in both run modes
+ * (docs/api.md, Policy decisions): policies created through the API, kill switches engaged through it, runs and actions ingested, then
  * exact decisions — allow, block, escalate, budget_exceeded, rate_limited and warn — and those of the action budget,
  * downgrades and guardrails (a policy created with them, patched, its history diffed, then downgrade, pii_blocked,
  * content_blocked, budget_exceeded, and loop_detected / idempotent_replay against a run's recorded inputs). Bad input
@@ -191,7 +191,7 @@ describeModes('POST /api/v1/policies/evaluate', (platform) => {
       expect(allowed).toMatchObject({ decision: 'allow', context: { run_spend_usd: 16, recent_calls: 3 } });
     });
 
-    it("counts the run's spend at the actual cost where the provider reported one, else the estimate (issue #14 point 5)", async () => {
+    it("counts the run's spend at the actual cost where the provider reported one, else the estimate", async () => {
       const run = 'eval-run-actual';
       // Three calls estimated at 1 USD that cost 2 each, and one with only its 0.5 USD estimate: 6.5 USD spent.
       const batch = [start(run), ...[50, 40, 30].map((s) => act(run, 'search', s, { status: 'success', cost_usd: 1, actual_cost_usd: 2 })), act(run, 'search', 20, { status: 'success', cost_usd: 0.5 })];

@@ -10,7 +10,7 @@ import { call, eventually, type BootedPlatform } from '../support/http.js';
  * the example handler module (examples/replay-handlers.mjs) against the embedded platform. One matching action, one
  * differing, one non-deterministic → exit 1 and a `partial` submission with 1 divergence in the run's history; a
  * tampered bundle (served by a local proxy that alters one output) → exit 3, "bundle hash mismatch", nothing submitted.
- * Source: issue #14 point 4.
+ * Source: docs/replay.md (`agp replay`).
  */
 const HANDLERS = join(ROOT, 'examples/replay-handlers.mjs');
 const uniq = () => Math.random().toString(36).slice(2, 10);

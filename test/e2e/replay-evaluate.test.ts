@@ -58,7 +58,7 @@ const FOUR: Act[] = [
 /**
  * Counterfactual evaluation over real HTTP in both run modes: a recorded run decided again by today's policies, by a
  * candidate policy (never stored), by a patch on a stored policy (never applied), over many runs, and each bad input
- * of issue #14. Source: issue #14 point 3 (third bullet).
+ * of counterfactual evaluation. Source: docs/replay.md (Counterfactual evaluation).
  */
 describeModes('replay evaluate', (platform) => {
   const p = () => platform();

@@ -5,7 +5,7 @@ import { REPO_ROOT, buildCliAndBootEmbedded, runCli as agp } from '../support/cl
 import { call, eventually, type BootedPlatform } from '../support/http.js';
 
 /**
- * Issue #14's "Done when", as a newcomer runs it (README "Replay and counterfactual evaluation"): a fresh embedded
+ * A simulated run replayed and evaluated as a newcomer runs it (docs/replay.md): a fresh embedded
  * platform filled by `agp simulate`, then `agp replay <a simulated run> --handlers examples/replay-handlers.mjs`, both
  * the built CLI as child processes. The example handlers reproduce every simulated output from its inputs except
  * generate_report's (non-deterministic, skipped): exit 0, status completed, and the organisation's history shows the

@@ -54,7 +54,7 @@ const summary = (extra: Record<string, unknown> = {}) => ({
 
 /**
  * Replay submissions, history, run bundles and analysis over real HTTP, in both run modes (embedded; distributed on
- * real NATS and PostgreSQL), with exact values, and each bad input of issue #14. Source: issue #14 points 2, 3, 6.
+ * real NATS and PostgreSQL), with exact values, and each bad input of the replay routes. Source: spec §Replay history; docs/replay.md; docs/mcp.md.
  */
 describeModes('replay', (platform) => {
   const p = () => platform();

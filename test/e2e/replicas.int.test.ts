@@ -41,7 +41,7 @@ describe.skipIf(skipIntegration())('two replicas of every service (distributed)'
 
   it("reads its own writes from the gateway's cached list pages, whichever interventions replica took the write", async () => {
     // The gateway answers GET /api/v1/interventions in-process from a page cache tagged with the projection checkpoint
-    // (issue #11); a page cached just before a write must never be served after the write's 201.
+    // (docs/decisions.md, The read path); a page cached just before a write must never be served after the write's 201.
     const query = '/api/v1/interventions?agent_id=ryw-agent&limit=5';
     for (let i = 0; i < 12; i++) {
       const before = await get(query);

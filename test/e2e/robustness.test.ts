@@ -7,7 +7,7 @@ import { describeModes } from '../support/modes.js';
 /**
  * No input, however malformed, gets a 5xx (architecture §5): odd query strings (arrays, objects, repeats), odd
  * path ids (long, unicode, encoded slashes and NULs) and odd JSON bodies (null, arrays, scalars) against every route
- * issue #3 and #4 added. Each answer must be a 2xx, or a 4xx with problem details.
+ * of the fleet data (runs, ledger, policies, approvals, stats) and of enrichment. Each answer must be a 2xx, or a 4xx with problem details.
  */
 describeModes('malformed input never yields a 5xx', (platform) => {
   const long = 'x'.repeat(300);

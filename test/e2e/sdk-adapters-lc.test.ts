@@ -22,6 +22,7 @@ import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol
 import { Governor } from '@agp/sdk';
 import { governanceMiddleware } from '@agp/sdk/langchain';
 import { GOVERNANCE_META_KEY, governMcpClient } from '@agp/sdk/mcp';
+import { refusalText } from '@agp/sdk/mcp';
 import { call, eventually, type BootedPlatform } from '../support/http.js';
 import { bootEmbedded } from '../support/modes.js';
 
@@ -207,7 +208,8 @@ describe('@agp/sdk/mcp: governMcpClient on an MCP client', () => {
     server.registerTool('flaky', { description: 'Fails', inputSchema: {} }, async () => (executed.push(['flaky', {}]), { ...text('upstream timed out'), isError: true }));
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
-    const client = governMcpClient(run, new Client({ name: 'support-agent', version: '1.0.0' }));
+    // A custom refusal takes (toolName, decision), as in every adapter.
+    const client = governMcpClient(run, new Client({ name: 'support-agent', version: '1.0.0' }), { refusal: (toolName, decision) => `${refusalText(toolName, decision)} [${decision.decision}]` });
     await client.connect(clientSide);
 
     // The scripted "model": each step is a tool call; what it reads back is the call's result.
@@ -227,7 +229,7 @@ describe('@agp/sdk/mcp: governMcpClient on an MCP client', () => {
     const [lookup, del, refund, flaky, badArgs] = transcript.map((t) => t.result);
     expect(lookup).toEqual(text('order o-7: 2 items'));
     expect(del.isError).toBe(true);
-    expect(del.content).toEqual([{ type: 'text', text: expect.stringMatching(/^Tool call delete_order was not executed: .*delete_order/) }]);
+    expect(del.content).toEqual([{ type: 'text', text: expect.stringMatching(/^Tool call delete_order was not executed: .*delete_order.* \[block\]$/) }]);
     expect(del._meta?.[GOVERNANCE_META_KEY]).toMatchObject({ decision: 'block', policy_id: policy.id });
     expect(refund).toEqual(text('refunded 100 USD'));
     expect(flaky).toEqual({ ...text('upstream timed out'), isError: true });

@@ -4,7 +4,7 @@ import { call, eventually } from '../support/http.js';
 import { describeModes } from '../support/modes.js';
 
 /**
- * `agp simulate` against the real platform in both modes, driven through the CLI's `main` (issue #9 points 3–5):
+ * `agp simulate` against the real platform in both modes, driven through the CLI's `main` (docs/ingest.md, Simulated data):
  * a run without `--seed` picks a fresh seed and stores new events, the same `--seed` again reports every event as a
  * duplicate, the policies the interventions cite exist (created through the API, reused by name on a re-run), and the
  * CLI shows its seed, progress lines and version.

@@ -62,7 +62,7 @@ describeModes('stats, runs, agent stats and the ledger export', (platform) => {
         runs_by_status: { running: 1, completed: 1, failed: 1 },
         success_rate: 0.5,
         total_actions: 5,
-        // Per action the actual cost where reported, else the estimate (issue #14 point 5): 1.2 + 1 + 1.5 + 1 + 4.
+        // Per action the actual cost where reported, else the estimate (docs/decisions.md, Run cost): 1.2 + 1 + 1.5 + 1 + 4.
         total_cost_usd: 8.7,
         total_estimated_cost_usd: 8.5,
         total_actual_cost_usd: 7.7,
@@ -236,7 +236,7 @@ describeModes('stats, runs, agent stats and the ledger export', (platform) => {
       expect(paged.body.runs.map((x: any) => x.id)).toEqual([runs[1]]);
     });
 
-    it('costs a run per action at the actual cost where reported, else the estimate, and min_cost filters on it (issue #14 point 5)', async () => {
+    it('costs a run per action at the actual cost where reported, else the estimate, and min_cost filters on it', async () => {
       const p = platform();
       const agent = `agent-${uniq()}`;
       const [doubled, estimates, mixed] = ['doubled', 'estimates', 'mixed'].map((r) => `${r}-${uniq()}`);

@@ -4,7 +4,7 @@ import { call, eventually } from '../support/http.js';
 
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 
-// issue #10 §6: the W3C traceparent of an HTTP request is carried on the ingest path too (through the ingest log) and
+// The W3C traceparent of an HTTP request is carried on the ingest path too (through the ingest log) and
 // stored in the metadata of the events it causes, as it already was for synchronous writes.
 describeModes('trace context', (platform) => {
   it('stores the traceparent of an ingest request in the metadata of the events it caused', async () => {

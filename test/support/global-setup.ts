@@ -15,7 +15,7 @@ import { embeddedCluster, startFailure } from './embedded-postgres.js';
  *
  * A suite that needs what is missing skips with one printed line naming it and how to provide it
  * ({@link ../support/infra.ts skipIntegration}). Each suite then makes its own database and subject/stream names and
- * drops them. Source: issue #9 §1.
+ * drops them. Source: docs/decisions.md (The test command and its infrastructure).
  */
 export default async function setup(project: TestProject) {
   const stops: Array<() => Promise<unknown>> = [];

@@ -13,7 +13,7 @@ export function infra(): { databaseUrl: string; natsUrl: string } {
 
 /**
  * True when a suite must skip because something it needs is missing (default: PostgreSQL and NATS); prints one line
- * per file naming what is missing and how to provide it. Source: issue #9 §1.
+ * per file naming what is missing and how to provide it. Source: docs/decisions.md (The test command and its infrastructure).
  */
 export function skipIntegration(...needs: Need[]): boolean {
   const wanted: Need[] = needs.length ? needs : ['postgres', 'nats'];

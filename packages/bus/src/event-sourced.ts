@@ -1,7 +1,7 @@
 /**
  * How every event-sourced service starts and stops (interventions, policies, stats): migrate the event store and the
  * service's read models, subscribe its projections, start its durable ingest consumer, then any further parts
- * (approvals, enrichment); stop in the reverse order, once. Source: issue #10 §3; architecture §1, §3.
+ * (approvals, enrichment); stop in the reverse order, once. Source: architecture §1, §3.
  */
 import type { EventStore, SubscriptionOptions, Subscription, Sql } from '@agp/eventstore';
 import { orderedShutdown, type Logger } from '@agp/runtime';

@@ -5,7 +5,7 @@
  * - {@link serveRpc}: the one way a service serves its part of the table. It validates each request, runs the
  *   handler, maps errors to problem details, and is the single place that counts messages, times them and opens a
  *   trace span per message.
- * Source: issue #10; architecture §1, §4 (Errors), §5 (operations).
+ * Source: architecture §1, §4 (Errors), §5 (operations).
  */
 import { Controller, Module, type DynamicModule } from '@nestjs/common';
 import { MessagePattern, Payload, type ClientProxy } from '@nestjs/microservices';

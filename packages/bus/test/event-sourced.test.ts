@@ -14,7 +14,7 @@ const part = (name: string, log: string[], fail = false): ServicePart => ({
   stop: async () => void log.push(`stop ${name}`),
 });
 
-// issue #10 §3: one start-up for every event-sourced service, on a real (PGlite) event store and SQL ingest log.
+// One start-up for every event-sourced service, on a real (PGlite) event store and SQL ingest log.
 describe('startEventSourcedService on PGlite with the SQL ingest log', () => {
   it('migrates, builds its read model from the projection, consumes its ingest subject, and stops once in reverse order', async () => {
     const sql = await createPgliteSql();

@@ -44,8 +44,8 @@ export interface ActionSpec {
   /**
    * What one successful call returns (its ledger entry's `outputs`). A pure function of the call's `inputs`, so a
    * replay reproduces it (examples/replay-handlers.mjs does, action by action), unless `nondeterministicOutput` is
-   * set: then it also draws from `rng`, as a language-model completion differs from call to call. Source: issue #14
-   * (Done when: a simulated run replays with the example handlers).
+   * set: then it also draws from `rng`, as a language-model completion differs from call to call. Source: docs/decisions.md
+   * (Replaying simulated runs: a simulated run replays with the example handlers).
    */
   output(inputs: Record<string, unknown>, rng: Rng): Record<string, unknown>;
   /** `output` draws from the generator: not reproducible from the inputs, so a replay handler marks it non-deterministic. */
@@ -55,7 +55,7 @@ export interface ActionSpec {
 /**
  * A policy of the simulated organisation and the intervention types it raises. `id` is a local key only: the
  * generators cite it as `policy_id`, and `runSimulation` creates the policy through `POST /api/v1/policies` (or
- * reuses one of the same `name`) and sends the server's id instead (issue #9 point 4).
+ * reuses one of the same `name`) and sends the server's id instead (docs/ingest.md, Simulated data).
  */
 export interface PolicySpec {
   /** Local key, e.g. `pol-budget-guard`; never sent as a policy id. */

@@ -101,7 +101,7 @@ describe('simulateFleetEvents', () => {
   });
 });
 
-describe('simulated outputs replay with examples/replay-handlers.mjs (issue #14, Done when)', () => {
+describe('simulated outputs replay with examples/replay-handlers.mjs', () => {
   it('every simulated action has a handler; each output is reproduced from the inputs, except generate_report (non-deterministic)', async () => {
     const mod = toHandlerModule(await import(new URL('../../../examples/replay-handlers.mjs', import.meta.url).href));
     const records = ofType('action.record');

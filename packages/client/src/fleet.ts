@@ -8,7 +8,7 @@ import { buildFleet, intervention, timeline, type SimulatedEvent, type Simulatio
  * The whole fleet as ingest events: agent registrations with their action definitions, runs (`run.start` …
  * `run.end`), the action ledger (`action.record` with estimated and actual costs) and, for the attempts a policy
  * stopped, `intervention.create`. Pure and seedable like {@link simulateEvents}; sending is `run-simulation.ts`.
- * Source: issue #3 point 6.
+ * Source: docs/ingest.md (Simulated data: `agp simulate`).
  */
 
 /** One fleet ingest event: `{id, type, timestamp, body}`; `body` parses with the type's schema in `INGEST_BODY_SCHEMAS`. */

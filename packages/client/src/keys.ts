@@ -1,7 +1,7 @@
 /**
  * `agp keys create|list|revoke`: manage API keys directly in the platform database — PostgreSQL when
  * DATABASE_URL is set (distributed mode), else the embedded PGlite folder AGP_DATA_DIR (default ./.agp/data),
- * which the embedded platform must not be holding at the time. Source: issue #2 point 4.
+ * which the embedded platform must not be holding at the time. Source: docs/api.md (Keys).
  */
 import { join, resolve } from 'node:path';
 import { KeyStore, type CreatedKey, type KeyScope, type KeySummary } from '@agp/auth';

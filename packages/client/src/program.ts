@@ -7,7 +7,7 @@ import { AgpHttpError, AgpNetworkError } from './sdk.js';
 import { registerEvalsCommands } from './evals/command.js';
 import { registerReplayCommand } from './replay/command.js';
 
-/** The CLI's version, `agp --version`: the `version` of `@agp/client`'s package.json (issue #9 point 5). */
+/** The CLI's version, `agp --version`: the `version` of `@agp/client`'s package.json (docs/configuration.md, The CLI). */
 export const CLI_VERSION: string = clientPackage.version;
 
 /** Where the CLI reads its environment and writes its output; injectable so tests run it in-process. */
@@ -37,7 +37,7 @@ export class CliError extends Error {
 const processIo = (): CliIo => ({ env: process.env, out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
 
 /**
- * Build the `agp` command tree: `simulate`, `keys create|list|revoke`, `evals run` (generated scenario files against the decision API) and `evals gate` (the CI eval gate, issue #13; its
+ * Build the `agp` command tree: `simulate`, `keys create|list|revoke`, `evals run` (generated scenario files against the decision API) and `evals gate` (the CI eval gate, docs/evals-gate.md; its
  * exit codes 0–3 are its own, see `evals/gate.ts`), and `-V, --version` ({@link CLI_VERSION}).
  * Errors surface as thrown {@link CliError} / `CommanderError` (exitOverride), so {@link main} maps them to exit
  * codes in one place.
@@ -161,7 +161,7 @@ function problemLine(e: AgpHttpError): string {
   return `${e.status} ${e.problem.title}: ${e.problem.detail}${fields}`;
 }
 
-/** One progress line of `agp simulate` (issue #9 point 5), e.g. `  sent 1200/2000  created 1150  duplicate 0  rejected 0  400.0 events/s`. */
+/** One progress line of `agp simulate` (docs/ingest.md, Simulated data), e.g. `  sent 1200/2000  created 1150  duplicate 0  rejected 0  400.0 events/s`. */
 function formatProgress(p: SimulationProgress): string {
   return `  sent ${p.sent}/${p.planned}  created ${p.created}  duplicate ${p.duplicate}  rejected ${p.rejected}  ${p.rate.toFixed(1)} events/s\n`;
 }

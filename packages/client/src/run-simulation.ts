@@ -18,7 +18,7 @@ import { simulateEvents } from './simulate.js';
 
 /**
  * A fresh simulation seed: a random integer in [1, 2^31 − 1]. `agp simulate` uses one unless `--seed` is given, so a
- * second run sends new event ids instead of only duplicates of the first (issue #9 point 3).
+ * second run sends new event ids instead of only duplicates of the first (docs/ingest.md, Ingest answers).
  */
 export function randomSeed(): number {
   return randomInt(1, 2 ** 31 - 1);
@@ -58,7 +58,7 @@ export interface SimulationOptions {
   fleet?: boolean;
   /**
    * Called at most once per `progressIntervalMs` while the run lasts, when something changed since the last call
-   * (issue #9 point 5). Not called after the last answer: the report says the rest.
+   * (docs/ingest.md, Simulated data). Not called after the last answer: the report says the rest.
    */
   onProgress?: (progress: SimulationProgress) => void;
   /** Interval of {@link onProgress}, in ms. @default 1000 */
@@ -168,7 +168,7 @@ export class SimulationAbortedError extends Error {
 }
 
 /**
- * Provide the simulation's policies through the public API before anything cites them (issue #9 point 4): for each
+ * Provide the simulation's policies through the public API before anything cites them (docs/ingest.md, Simulated data): for each
  * catalogue policy, reuse the oldest policy with exactly its name (`GET /api/v1/policies?name=…`) or create it
  * (`POST /api/v1/policies`, server-assigned id). Two simulations started at the same instant may both create one.
  * @throws AgpHttpError when a request is refused (e.g. 403 for a read key); AgpNetworkError when the gateway is unreachable.

@@ -74,7 +74,7 @@ export interface InterventionStatsParams {
 
 /**
  * Body of {@link AgpClient.createPolicy}: `POST /api/v1/policies`'s fields (`name` required; `enabled` defaults to
- * true; budgets in USD). Source: spec §create_policy tool, issue #3 point 2.
+ * true; budgets in USD). Source: spec §create_policy tool; docs/api.md (Policies).
  */
 export type CreatePolicyParams = Omit<CreatePolicy, 'enabled'> & { enabled?: boolean };
 
@@ -237,7 +237,7 @@ export class AgpClient {
 
   /**
    * `POST /api/v1/policies`: create a policy; resolves with it (201, `version` 1, a server-assigned UUIDv7 `id`).
-   * Source: issue #3 point 2; used by `agp simulate` (issue #9 point 4).
+   * Source: docs/api.md (Policies); used by `agp simulate` (docs/ingest.md, Simulated data).
    * @throws AgpHttpError 422 naming every invalid field, 403 for a read key.
    * @throws AgpNetworkError when the gateway is unreachable.
    */

@@ -8,7 +8,7 @@ import { InterventionOutcomeChangedDataSchema } from './events.js';
  * an `intervention.create` or an `approval.request` ingest event) opens approval `apr-<intervention id>`.
  * Approving moves the intervention's outcome to `approved_after_review`, rejecting to `rejected_after_review`;
  * an approval nobody decides in time expires to `rejected_after_review` with reason `expired`.
- * Source: issue #3 point 3; architecture §4 (Approvals); spec §approve_action, reject_action.
+ * Source: architecture §4 (Approvals); spec §approve_action, reject_action.
  */
 
 /** Approval states: `pending → approved | rejected | expired`, each final. */
@@ -71,7 +71,7 @@ export type ApprovalRecord = z.infer<typeof ApprovalRecordSchema>;
 /**
  * Query of `GET /api/v1/approvals`. `status` takes one value or a comma-separated list (OR); filters compose
  * with AND; unknown parameters are a 422. Newest first (requested_at, then id).
- * Source: issue #3 point 3; spec §Limits: skip default 0, limit default 50, max 1000.
+ * Source: docs/api.md (Approvals); spec §Limits: skip default 0, limit default 50, max 1000.
  */
 export const ListApprovalsQuerySchema = z.strictObject({
   status: enumFilter(APPROVAL_STATUSES).optional(),

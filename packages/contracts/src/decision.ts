@@ -7,7 +7,7 @@ import { ActionNameSchema, MODERATION_CATEGORIES } from './policy.js';
 /**
  * The policy decision: what `decide` (packages/policy-engine) answers for one action an agent attempts, and the
  * decision API `POST /api/v1/policies/evaluate` that asks it with the organisation's current policies.
- * Source: issue #14 point 1; spec §What the service does (allow, block, escalate, rate-limit, enforce a budget,
+ * Source: docs/api.md (Policy decisions); spec §What the service does (allow, block, escalate, rate-limit, enforce a budget,
  * downgrade, warn), §Intervention types, §Intervention outcomes, §Risk levels; architecture §1 (packages/policy-engine).
  */
 
@@ -175,7 +175,7 @@ export const ModerationScoresSchema = z
 export type ModerationScores = z.infer<typeof ModerationScoresSchema>;
 
 /**
- * Body of `POST /api/v1/policies/evaluate` (strict: an unknown field is a 422 naming it). Source: issue #14 point 1.
+ * Body of `POST /api/v1/policies/evaluate` (strict: an unknown field is a 422 naming it). Source: docs/api.md (Policy decisions).
  * - `agent_id`: the agent attempting the action; policies scoped to other agents do not apply.
  * - `run_id`: its run, whose spend so far (and recent actions, for rate limits) the decision counts; an unknown run
  *   has spent nothing.

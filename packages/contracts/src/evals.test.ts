@@ -1,5 +1,5 @@
 /**
- * The pure eval computations of issue #13 (one definition for the evals service and the CI gate): rates, grade with
+ * The pure eval computations (one definition for the evals service and the CI gate): rates, grade with
  * its boundaries (0.95, 0.85, 0.70, 0.50: exactly at and just below), the summary, the CI status, and the comparison
  * of two runs (regressions, improvements, scenarios on one side only). Source: architecture §4 (Eval run).
  */

@@ -15,7 +15,7 @@
  *   adversarial scenarios is graded on correctness alone).
  * - `ci_status`: only with a `commit_sha`; `pass` when the block rate is at least the threshold (default 0.9) and there
  *   is no regression against the latest run of the same suite and agent on the default branch, else `fail`.
- * Source: spec §Eval records, §Evals, §Limits; architecture §4 (Eval run); issue #13.
+ * Source: spec §Eval records, §Evals, §Limits; architecture §4 (Eval run); docs/evals-gate.md.
  */
 import { z } from 'zod';
 import { DateTimeSchema, OpaqueIdSchema, UsdSchema, paginationShape } from './common.js';
@@ -176,7 +176,7 @@ export type EvalRun = z.infer<typeof EvalRunSchema>;
 export const EvalRunDetailSchema = EvalRunSchema.extend({ scenarios: z.array(EvalScenarioSchema) });
 export type EvalRunDetail = z.infer<typeof EvalRunDetailSchema>;
 
-/** Domain events of an eval run's stream (`evalrun-<deterministicId(organisation, run id)>`). Source: issue #13 point 1. */
+/** Domain events of an eval run's stream (`evalrun-<deterministicId(organisation, run id)>`). Source: docs/decisions.md (Evals). */
 export const EvalRunEvents = { Submitted: 'EvalRunSubmitted' } as const;
 /**
  * Data of EvalRunSubmitted, the one event of an eval run's stream: the run exactly as the API returns it (the

@@ -6,7 +6,7 @@ import { PurposeSchema } from './purpose.js';
 /**
  * Fleet ingest bodies: agent registrations, run lifecycle, ledger entries and approval requests.
  * They travel through `POST /api/v1/ingest/` with the same per-event 207 semantics and dedupe as
- * `intervention.create`. Source: issue #3 point 1; architecture §4 (Ingest, Runs).
+ * `intervention.create`. Source: architecture §4 (Ingest, Runs).
  */
 
 /** Run states. `running → completed | failed`, driven by run.start and run.end. Source: spec §list_runs. */

@@ -6,7 +6,7 @@
  * rows. The query, body and reply schemas come from the wire row
  * (`request.shape.query`, `request.shape.body`, `reply` without its RawJson alternative); a row overrides them only
  * where the HTTP shape differs from the wire shape.
- * Source: issue #10 (one table); the spec; architecture §4 (Auth, Errors).
+ * Source: the spec; docs/decisions.md (One typed wire registry); architecture §4 (Auth, Errors).
  */
 import { z } from 'zod';
 import { EVAL_MAX_BODY_BYTES, EVAL_MAX_SCENARIOS, EvalRunDetailSchema } from './evals.js';
@@ -223,7 +223,7 @@ const IngestHttpBodySchema = IngestBatchSchema.extend({ batch: z.array(IngestEve
 const EVAL_DATA_NOTE =
   'Eval data (runs, actions and interventions recorded by an eval harness, `purpose: "eval"`) is left out unless `purpose` asks for it: `purpose=eval`, `purpose=production,eval` or `purpose=all`.';
 
-/** Every `/api/v1` route of the gateway (not /api/v1/openapi.json, which is public). Source: issue #10. */
+/** Every `/api/v1` route of the gateway (not /api/v1/openapi.json, which is public). Source: docs/decisions.md (One typed wire registry). */
 export const HTTP_ROUTES: readonly HttpRoute[] = [
   // Interventions and ingest (services/interventions, services/ingest)
   {

@@ -15,7 +15,7 @@ export const INGEST_MAX_BYTES = 5 * 1024 * 1024;
  */
 export const MAX_JSON_DEPTH = 64;
 
-/** Event types accepted by `POST /api/v1/ingest/`. Source: architecture §4 (Ingest), issue #3 point 1. */
+/** Event types accepted by `POST /api/v1/ingest/`. Source: architecture §4 (Ingest). */
 export const INGEST_EVENT_TYPES = ['intervention.create', 'agent.register', 'run.start', 'run.end', 'action.record', 'approval.request'] as const;
 export const IngestEventTypeSchema = z.enum(INGEST_EVENT_TYPES);
 export type IngestEventType = z.infer<typeof IngestEventTypeSchema>;
@@ -52,7 +52,7 @@ export const IngestBatchSchema = z.strictObject({
 export type IngestBatch = z.infer<typeof IngestBatchSchema>;
 
 /**
- * What became of an accepted event. Source: issue #9 point 3.
+ * What became of an accepted event. Source: docs/ingest.md (Ingest answers).
  * - `created` (`status` 201): accepted for the first time; it will be stored.
  * - `duplicate` (`status` 200): nothing new; the id was already stored, or the identical message was already in
  *   the ingest log (a retried request), or the id came earlier in the same batch.
@@ -62,9 +62,9 @@ export type IngestBatch = z.infer<typeof IngestBatchSchema>;
 export const INGEST_RESULTS = ['created', 'duplicate'] as const;
 export type IngestResult = (typeof INGEST_RESULTS)[number];
 
-/** The `status` and `result` of an event accepted for the first time (issue #9 point 3). */
+/** The `status` and `result` of an event accepted for the first time (docs/ingest.md, Ingest answers). */
 export const INGEST_CREATED = { status: 201, result: 'created' } as const;
-/** The `status` and `result` of an event that was already stored or already in the log (issue #9 point 3). */
+/** The `status` and `result` of an event that was already stored or already in the log (docs/ingest.md, Ingest answers). */
 export const INGEST_DUPLICATE = { status: 200, result: 'duplicate' } as const;
 
 /**
@@ -95,7 +95,7 @@ export type IngestError = z.infer<typeof IngestErrorSchema>;
  * 207 answer, per event, in batch order: accepted (`successes`, each `created` 201 or `duplicate` 200) or rejected
  * with a status and message (`errors`). "duplicate" means the id was already stored, or the identical message was
  * already in the ingest log; an event re-sent while its first copy is still in flight may be answered "created"
- * but is still stored once. Source: architecture §4 (Ingest); issue #9 point 3.
+ * but is still stored once. Source: architecture §4 (Ingest); docs/ingest.md (Ingest answers).
  */
 export const IngestResponseSchema = z
   .object({
@@ -110,7 +110,7 @@ export type IngestResponse = z.infer<typeof IngestResponseSchema>;
 /**
  * What the ingest service publishes to JetStream: one message per accepted chunk and target service, with the
  * platform-issued ids already assigned so redelivery is deterministic, and the W3C `traceparent` of the HTTP request
- * when it had one (so the trace continues past the log). Source: architecture §4 (Ingest); issue #10.
+ * when it had one (so the trace continues past the log). Source: architecture §4 (Ingest).
  */
 export const IngestEnvelopeSchema = z.object({
   organization_id: z.string(),

@@ -179,7 +179,7 @@ export const InterventionDetailSchema = InterventionRecordSchema.extend({ audit_
 export type InterventionDetail = z.infer<typeof InterventionDetailSchema>;
 
 /**
- * Reply of `interventions.enrichment-coverage` (service-only, for the tool gateway, issue #12): the organisation's
+ * Reply of `interventions.enrichment-coverage` (service-only, for the tool gateway): the organisation's
  * live (not deleted) interventions counted by the `enrichment_status` that `GET /api/v1/interventions/{id}` reports
  * for each ({@link InterventionDetailSchema}): `pending` while a job is queued or running, or, with enrichment on,
  * for a record the enrichment subscription has not reached yet; else `enriched` / `failed` from the latest

@@ -3,7 +3,7 @@
  * rendered prompt, and the Model Context Protocol exchange the gateway forwards to the mcp service.
  * Field names follow the spec's REST facade (snake_case: `input_schema`, `mime_type`); the MCP endpoint renders the
  * same records in the protocol's camelCase (`inputSchema`, `mimeType`).
- * Source: spec §Tool, resource and prompt descriptors, §Tool gateway; architecture §4 (Tool call errors, MCP); issue #12.
+ * Source: spec §Tool, resource and prompt descriptors, §Tool gateway; architecture §4 (Tool call errors, MCP).
  */
 import { z } from 'zod';
 
@@ -70,7 +70,7 @@ export type McpToolCall = z.infer<typeof McpToolCallSchema>;
 /**
  * The error codes of a failed tool call and the HTTP status the REST facade answers with each. Architecture §4 fixes
  * the first five; `conflict` (a decision already taken, a version that moved) and `unavailable` (a service is down)
- * are added so that neither is reported as `internal` (docs/decisions.md, issue #12).
+ * are added so that neither is reported as `internal` (docs/decisions.md (The tool gateway and MCP)).
  */
 export const MCP_TOOL_ERROR_STATUS = {
   unknown_tool: 404,

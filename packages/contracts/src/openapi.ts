@@ -2,7 +2,7 @@
  * The OpenAPI 3.1 document the gateway serves at `GET /api/v1/openapi.json`, generated: its `paths` from the HTTP
  * route table (http-routes.ts) and the wire rows the routes name (wire.ts), its schemas from the zod contracts.
  * Nothing in it is written by hand but the texts of the route table. Linted by `node scripts/lint-openapi.mjs`
- * (redocly, recommended rules). Source: issue #10 (one table); issue #9 point 6 (lint).
+ * (redocly, recommended rules). Source: docs/decisions.md (One typed wire registry); scripts/lint-openapi.mjs (lint).
  */
 import { z } from 'zod';
 import { ApprovalDecisionSchema, ApprovalPageSchema, ApprovalRecordSchema } from './approval.js';

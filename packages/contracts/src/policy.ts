@@ -4,7 +4,7 @@ import { RiskLevelSchema } from './enums.js';
 
 /**
  * Policies, kill switches and the agent registry: wire records, request bodies, queries and domain events
- * of `services/policies`. Source: issue #3 point 2; spec §create_policy tool; architecture §3, §4.
+ * of `services/policies`. Source: spec §create_policy tool; architecture §3, §4.
  */
 
 // ---------------------------------------------------------------------------------------------------------
@@ -334,7 +334,7 @@ export type PolicyHistoryEntry = z.infer<typeof PolicyHistoryEntrySchema>;
 export const PolicyHistorySchema = z.object({ policy_id: z.string(), history: z.array(PolicyHistoryEntrySchema) });
 export type PolicyHistory = z.infer<typeof PolicyHistorySchema>;
 
-/** Domain events of the policy stream `policy-<id>`. Source: issue #3 point 2. */
+/** Domain events of the policy stream `policy-<id>`. Source: docs/decisions.md (Policies, agents, kill switches). */
 export const PolicyEvents = {
   Created: 'PolicyCreated',
   Updated: 'PolicyUpdated',

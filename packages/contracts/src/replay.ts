@@ -11,7 +11,7 @@
  *   and `diverged` at least 1; `failed` any.
  * - Aggregates (the replay page): submissions count, Σ actions_replayed, Σ divergences, `cost_saved_usd` = Σ
  *   cost_savings (USD).
- * Source: spec §Replay submission, §Replay history, §Limits; architecture §4 (Replay submission); issue #14 points 2, 3.
+ * Source: spec §Replay submission, §Replay history, §Limits; architecture §4 (Replay submission); docs/replay.md.
  */
 import { z } from 'zod';
 import { canonicalJson } from './canonical.js';
@@ -104,7 +104,7 @@ export type ReplaySubmission = z.infer<typeof ReplaySubmissionSchema>;
 export const ReplaySubmissionDetailSchema = ReplaySubmissionSchema.extend({ divergence_details: z.array(DivergenceDetailSchema) });
 export type ReplaySubmissionDetail = z.infer<typeof ReplaySubmissionDetailSchema>;
 
-/** Domain events of a submission's stream (`replay-<deterministicId(organisation, submission id)>`). Source: issue #14 point 2. */
+/** Domain events of a submission's stream (`replay-<deterministicId(organisation, submission id)>`). Source: docs/decisions.md (Replay submissions, bundles and analysis). */
 export const ReplayEvents = { Submitted: 'ReplaySubmitted' } as const;
 /** Data of ReplaySubmitted, the one event of a submission's stream: the submission exactly as the API returns it. */
 export type ReplaySubmittedData = ReplaySubmissionDetail;
@@ -250,7 +250,7 @@ export const ReplayAnalysisSchema = z.object({
 export type ReplayAnalysis = z.infer<typeof ReplayAnalysisSchema>;
 
 // ---------------------------------------------------------------------------------------------------------
-// Counterfactual evaluation (issue #14 point 3, third bullet)
+// Counterfactual evaluation (docs/replay.md, Counterfactual evaluation)
 // ---------------------------------------------------------------------------------------------------------
 
 /** Most run ids `POST /api/v1/replay/evaluate` takes in `run_ids` (more is a 422). */

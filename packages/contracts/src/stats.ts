@@ -6,7 +6,7 @@ import { PurposeFilterSchema, PurposeSchema } from './purpose.js';
 
 /**
  * Runs, the action ledger and the stats endpoints of `services/stats`.
- * Source: issue #3 points 1, 4, 5; spec §Stats, list_runs, get_agent_stats, export_ledger;
+ * Source: spec §Stats, list_runs, get_agent_stats, export_ledger;
  * architecture §4 (Runs, Estimation accuracy).
  */
 
@@ -71,7 +71,7 @@ export type ActionRecordedData = z.infer<typeof ActionRecordedDataSchema>;
  * The cost of one recorded action, USD: what the provider charged (`actual_cost_usd`) where it reported it, else the
  * client's estimate (`cost_usd`), else 0. The one definition behind a run's `cost_usd`, the stats' `total_cost_usd`,
  * the per-day and per-agent costs, `min_cost`, counterfactual evaluation and a replay's `cost_savings`. Pure; accepts
- * an event's data (absent fields) or a ledger entry (null fields). Source: issue #14 point 5; architecture §4 (Runs).
+ * an event's data (absent fields) or a ledger entry (null fields). Source: docs/decisions.md (Run cost); architecture §4 (Runs).
  */
 export function actionCostUsd(a: { cost_usd?: number | null; actual_cost_usd?: number | null }): number {
   return a.actual_cost_usd ?? a.cost_usd ?? 0;
@@ -108,8 +108,8 @@ export const RunsByStatusSchema = z.object({ running: z.number().int(), complete
  * `GET /api/v1/stats/`. Runs are counted on the UTC day they started (or were first seen), actions and costs on
  * the day of the action. `total_cost_usd` = Σ {@link actionCostUsd} (each action's actual cost where the provider
  * reported one, else its estimate); `avg_cost_per_action_usd` = total_cost_usd ÷ actions; `avg_duration_ms` = mean
- * `duration_ms` over actions that reported one. Averages are 0 when there is nothing to average. Source: issue #14
- * point 5.
+ * `duration_ms` over actions that reported one. Averages are 0 when there is nothing to average. Source: docs/decisions.md
+ * (Run cost).
  */
 export const StatsSummarySchema = z.object({
   total_runs: z.number().int(),
@@ -218,7 +218,7 @@ export type ListRunsQuery = z.infer<typeof ListRunsQuerySchema>;
  * Costs in USD: `cost_usd` = Σ {@link actionCostUsd} over its actions (the provider-reported actual cost where there
  * is one, else the client's estimate); `estimated_cost_usd` = Σ of the estimates; `actual_cost_usd` = Σ of the
  * reported ones (actions without one add nothing to either). `duration_ms` = ended_at − started_at when both are
- * known, else null. Source: issue #14 point 5; architecture §4 (Runs).
+ * known, else null. Source: docs/decisions.md (Run cost); architecture §4 (Runs).
  */
 export const RunSchema = z.object({
   id: z.string(),
@@ -318,7 +318,7 @@ export type AgentStatsQuery = z.infer<typeof AgentStatsQuerySchema>;
  * is per action the actual cost where reported, else the estimate. `avg_cost_per_run_usd` = total_cost_usd (USD) ÷
  * runs, `avg_duration_ms` = mean `duration_ms` of the actions that reported one; both 0 when there is nothing to
  * average. An agent with no run, action or intervention at all (all time) is a 404; one with none in the window
- * answers zeros. Source: spec §get_agent_stats; issue #12.
+ * answers zeros. Source: spec §get_agent_stats; docs/mcp.md.
  */
 export const AgentStatsSchema = z.object({
   agent_id: z.string(),

@@ -7,7 +7,7 @@
  * so a field error's path (`query.limit`, `body.name`, `path.id`) is the same whichever side validates.
  * Everything else (the typed caller `call`, `serveRpc`, the gateway's scope check, the OpenAPI document) is derived
  * from this table: adding a message is one row here plus one handler in its service.
- * Source: issue #10; architecture §1 (services over NATS), §4 (Auth scopes).
+ * Source: architecture §1 (services over NATS), §4 (Auth scopes).
  */
 import { z } from 'zod';
 import { ApprovalDecisionSchema, ApprovalPageSchema, ApprovalRecordSchema, ListApprovalsQuerySchema } from './approval.js';
@@ -182,7 +182,7 @@ export const DeletedSchema = z.object({ id: z.string(), deleted: z.literal(true)
 export const EnrichQueuedSchema = z.object({ id: z.string(), enrichment_status: z.literal('pending') });
 
 /**
- * Every request/reply message between services. The key is the subject. Source: issue #10 (one table).
+ * Every request/reply message between services. The key is the subject. Source: docs/decisions.md (One typed wire registry).
  */
 export const Wire = {
   'ingest.batch': row({

@@ -16,6 +16,12 @@ import type { AppendRequest, AppendResult, EventStore, NewEvent, Sql, SqlExecuto
 /** Advisory lock key serialising appends ("AGPEVNTS" folded to 32 bits). */
 const APPEND_LOCK = 0x41475045;
 
+/**
+ * A type-filtered subscription that finds only events of other types moves its checkpoint in memory, and stores it at
+ * most this often (ms); any batch it applies stores it at once. Source: architecture §3 (Projections).
+ */
+export const SKIPPED_CHECKPOINT_MS = 1000;
+
 /** DDL of the store. Idempotent. */
 export const EVENT_STORE_DDL = `
 CREATE TABLE IF NOT EXISTS agp_events (
@@ -200,7 +206,7 @@ export class SqlEventStore implements EventStore {
    * The events after `fromPosition` whose type is one of `eventTypes` (at most `limit`, in global order), and the
    * store's head position, both from one snapshot. Appends commit in position order (the append lock), so every event
    * at or below `head` is visible to that snapshot: a subscription that got fewer than `limit` events may move its
-   * checkpoint to `head` without reading the events of other types at all (issue #11: each service's subscriptions
+   * checkpoint to `head` without reading the events of other types at all (docs/decisions.md (The read path): each service's subscriptions
    * used to read, and parse, every event of every type).
    */
   async readTypesAfter(fromPosition: bigint, limit: number, eventTypes: string[]): Promise<{ events: StoredEvent[]; head: bigint }> {
@@ -237,7 +243,12 @@ export class SqlEventStore implements EventStore {
  * compete safely: the checkpoint row is locked, and a process that finds it moved re-reads from there.
  */
 class CatchUpSubscription implements Subscription {
+  /** Position applied in this process (the read model is current up to it). */
   private pos = -1n;
+  /** The stored checkpoint as this process last read or wrote it; `pos` runs ahead of it over skipped events. */
+  private persisted = -1n;
+  /** When `persisted` was last read or written (epoch ms). */
+  private persistedAt = 0;
   private stopped = false;
   private wake: () => void = () => {};
   private readonly waiters = new Set<{ target: bigint; resolve: () => void }>();
@@ -321,7 +332,8 @@ class CatchUpSubscription implements Subscription {
       let events: StoredEvent[] = [];
       try {
         if (this.pos < 0n) {
-          this.pos = (await checkpointPosition(sql, this.opts.name)) ?? 0n;
+          this.pos = this.persisted = (await checkpointPosition(sql, this.opts.name)) ?? 0n;
+          this.persistedAt = Date.now();
           this.advanced();
         }
         this.dirty = false;
@@ -345,18 +357,30 @@ class CatchUpSubscription implements Subscription {
           await this.idle(this.opts.idlePollMs ?? 200);
           continue;
         }
-        const from = this.pos;
+        // Only events of other types up to the head: the read model is current up to it. Move on in memory (waiters
+        // resolve at once) and store the checkpoint at most every SKIPPED_CHECKPOINT_MS, not once per append of an
+        // event this projection ignores: a restart re-reads at most that much of the log, and finds nothing to apply.
+        if (events.length === 0 && Date.now() - this.persistedAt < SKIPPED_CHECKPOINT_MS) {
+          this.pos = last;
+          this.advanced();
+          await this.idle(this.opts.idlePollMs ?? 200);
+          continue;
+        }
+        const from = this.persisted;
         const moved = await sql.transaction(async (tx) => {
           await tx.query('SET LOCAL synchronous_commit = off');
           await tx.query(`INSERT INTO agp_checkpoints (name, position) VALUES ($1, 0) ON CONFLICT (name) DO NOTHING`, [this.opts.name]);
           const { rows } = await tx.query<{ position: string }>('SELECT position::text AS position FROM agp_checkpoints WHERE name = $1 FOR UPDATE', [this.opts.name]);
           const stored = BigInt(rows[0].position);
-          if (stored !== from) return stored; // another process advanced it: resume from there
+          if (stored !== from) return stored; // another process advanced it: resume from there (it never moves back)
           if (events.length > 0) await this.opts.handler(events, tx);
           await tx.query('UPDATE agp_checkpoints SET position = $2, updated_at = now() WHERE name = $1', [this.opts.name, String(last)]);
           return last;
         });
-        this.pos = moved;
+        // Another process may have stored a position behind this one's skipped-ahead `pos`: resume from the stored one
+        // (re-reading only events that the type filter skips, or that the other process has applied).
+        this.pos = this.persisted = moved;
+        this.persistedAt = Date.now();
         this.advanced();
         backoff = 100;
       } catch (err) {
@@ -392,7 +416,7 @@ class CatchUpSubscription implements Subscription {
    * checkpoint) tries it again.
    */
   private async park(event: StoredEvent, err: unknown): Promise<void> {
-    const from = this.pos;
+    const from = this.persisted;
     const moved = await this.store.sql.transaction(async (tx) => {
       const { rows } = await tx.query<{ position: string }>('SELECT position::text AS position FROM agp_checkpoints WHERE name = $1 FOR UPDATE', [this.opts.name]);
       const stored = rows[0] ? BigInt(rows[0].position) : 0n;
@@ -408,7 +432,8 @@ class CatchUpSubscription implements Subscription {
       );
       return event.global_position;
     });
-    this.pos = moved;
+    this.pos = this.persisted = moved;
+    this.persistedAt = Date.now();
     this.advanced();
     this.opts.onError?.(new Error(`subscription ${this.opts.name}: event ${event.event_id} (${event.type}, position ${event.global_position}) can never be applied; parked in agp_projection_dead_letters: ${String((err as Error)?.message ?? err)}`, { cause: err }));
   }

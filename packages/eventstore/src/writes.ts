@@ -25,7 +25,7 @@ export function requestMetadata(ctx: RequestContext, opts: { actor?: string; cau
 /**
  * The event-store `event_id` of an ingested event: derived from the organisation and the client's event id, so the
  * same client event is stored once whichever consumer or redelivery appends it, and the ingest service can ask
- * whether it is already stored. The one definition for the consumers and the ingest service. Source: issue #9 §3.
+ * whether it is already stored. The one definition for the consumers and the ingest service. Source: docs/ingest.md (Ingest answers).
  */
 export function ingestedEventId(organizationId: string, clientEventId: string): string {
   return deterministicId(organizationId, 'ingest', clientEventId);
@@ -34,7 +34,7 @@ export function ingestedEventId(organizationId: string, clientEventId: string): 
 /**
  * Metadata of an event appended from an accepted ingest envelope: its organisation, ingesting key, request id and,
  * when the HTTP request carried one, its W3C `traceparent`, so a trace that starts at HTTP continues past JetStream.
- * Source: issue #10 §6.
+ * Source: docs/architecture.md (Telemetry).
  */
 export function ingestMetadata(envelope: { organization_id: string; actor: string; correlation_id: string; traceparent?: string }): EventMetadata {
   return {

@@ -3,7 +3,7 @@
  * attempts is allowed, blocked, escalated, rate-limited, stopped by a budget, downgraded or warned. No I/O, no clock:
  * the spend so far, the recent calls and `now` come in with the context, so the decision API, counterfactual replay
  * and the agent-side SDK run the same code on the same input and get the same answer.
- * Source: issue #14 point 1; spec §What the service does, §Intervention types; architecture §1 (packages/policy-engine).
+ * Source: spec §What the service does, §Intervention types; architecture §1 (packages/policy-engine).
  *
  * Precedence (the first that triggers wins), in this one order:
  * 1. kill switches: the organisation's, then the agent's → block (hard_block);

@@ -1,5 +1,5 @@
 /**
- * The policy engine's table (issue #14 point 1, "Tests: pure"): every rule alone, every precedence pair — within one
+ * The policy engine's table, tested pure: every rule alone, every precedence pair — within one
  * policy, across two policies in both creation orders, and against each kill switch — then the edges of each rule
  * (agent scope, enabled, allow-lists, budget bounds, window bounds, ties, risk, cost prevented). No I/O.
  */

@@ -9,7 +9,7 @@ export interface ShutdownStep {
 /**
  * An idempotent, ordered shutdown: the returned function runs `steps` in order the first time it is called (later
  * calls get the same promise), logs and continues past a step that fails, and resolves to `true` when every step
- * succeeded. Source: issue #10 §3 (one shutdown, with its `stopping` guard).
+ * succeeded. Source: docs/architecture.md (`packages/runtime`: ordered shutdown; one shutdown, with its `stopping` guard).
  */
 export function orderedShutdown(steps: ShutdownStep[], logger?: Pick<Logger, 'error'>): () => Promise<boolean> {
   let running: Promise<boolean> | undefined;

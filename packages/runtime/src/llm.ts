@@ -5,7 +5,7 @@
  *
  * Imported as `@agp/runtime/llm`, not from the package root, and `openai` itself is loaded on the first call: a
  * process that never asks a model (every one without a key, the CLI) does not load it.
- * Source: architecture §4 (LLM); issue #4 point 1; issue #13 point 2.
+ * Source: architecture §4 (LLM); docs/ingest.md (Enrichment); docs/scenario-format.md (What the generator writes).
  */
 import type { Histogram } from 'prom-client';
 import type { BaseEnv } from './config.js';

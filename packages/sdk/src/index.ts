@@ -14,5 +14,6 @@ export { Governor, Run, SDK_VERSION, type ActContext, type ActOptions, type Deci
 export { ModerationError, moderationCategory, openAIModeration, type ModerationProvider, type OpenAIModerationOptions } from './moderation.js';
 export { ActionBlockedError, ApprovalRejectedError, type ApprovalEnd, type BlockedResult, type GovernanceDecision, type RiskLevel } from './errors.js';
 export { argumentsHash } from './hash.js';
+export { refusalText, type RefusalFn } from './refusal.js';
 export type { ActionDefinition } from './schema.js';
 export type { ChannelState, ReporterStats } from './status.js';

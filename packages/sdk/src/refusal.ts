@@ -12,6 +12,12 @@ export function refusalText(toolName: string, decision: GovernanceDecision): str
   return `Tool call ${toolName} was not executed: ${decision.reason}`;
 }
 
+/**
+ * The `refusal` option of every framework adapter: the text the model reads for a stopped call, from the tool's name
+ * and the platform's decision (the default is {@link refusalText}).
+ */
+export type RefusalFn = (toolName: string, decision: GovernanceDecision) => string;
+
 /** Whether `value` is what `run.act` resolves for a stopped call under `onBlocked: 'return'`: `{blocked: true, decision}`. */
 export function isBlockedResult(value: unknown): value is BlockedResult {
   if (typeof value !== 'object' || value === null) return false;

@@ -6,7 +6,7 @@ import type { EmbeddedPlatform } from './platform.js';
  * keys it created (write, read, and admin: the key that creates more keys over HTTP), the absolute path of the file they were saved to ({@link EmbeddedPlatform.keysFile}) and a
  * curl line that works as printed. Later starts point at that file when it exists, else at `AGP_INIT_*`.
  * Lines are indented by two spaces; the text starts and ends with an empty line. Pure apart from checking that the
- * keys file exists. Source: README (Quickstart); issue #9 point 5 (the real path, not a placeholder).
+ * keys file exists. Source: README (Quickstart): the real path, not a placeholder.
  */
 export function startBanner(p: Pick<EmbeddedPlatform, 'url' | 'createdKeys' | 'keysFile'>): string {
   const lines = ['', `  AGP is running (embedded mode) at ${p.url}`, `  Console: ${p.url}/ (sign in with an API key)`, `  API docs: ${p.url}/docs    OpenAPI: ${p.url}/api/v1/openapi.json`];

@@ -5,7 +5,7 @@ import v8 from 'node:v8';
  * semi-space (young generation) instead of Node 20's 16 MB. The young generation is sized when the heap is set up, so
  * this one flag only works on the command line (`v8.setFlagsFromString` after start-up has no effect, measured); a
  * direct `node services/embedded/dist/main.js` runs without it (~40 MB more RSS). Keep in sync with package.json
- * "start" and bench/run.ts (f). Source: issue #11 point 4.
+ * "start" and bench/run.ts (f). Source: docs/performance.md (Embedded memory).
  */
 export const EMBEDDED_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
 
@@ -13,7 +13,7 @@ export const EMBEDDED_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2'
  * V8 flags the embedded process sets on itself before PGlite compiles its WebAssembly module, whatever started it:
  * `--liftoff-only` keeps PostgreSQL's WASM code in V8's baseline compiler (Liftoff). Without it V8 recompiles the hot
  * PostgreSQL functions with TurboFan on background threads, which costs 35-60 MB of RSS that is never given back
- * (compiler zones in per-thread malloc arenas, plus the optimised code). Source: issue #11 point 4.
+ * (compiler zones in per-thread malloc arenas, plus the optimised code). Source: docs/decisions.md (Embedded memory).
  */
 export const EMBEDDED_V8_FLAGS: readonly string[] = ['--liftoff-only'];
 

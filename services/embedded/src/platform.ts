@@ -18,7 +18,7 @@ import { acquireDataDirLock } from '@agp/runtime';
 
 /**
  * With AGP_DEBUG_MEMORY=1, log `process.memoryUsage()` (MB) after a start-up step, to see which component holds
- * the embedded process's memory. Source: issue #11 point 4.
+ * the embedded process's memory. Source: docs/performance.md (Embedded memory).
  * @param step name of the component that just started
  */
 export function logMemory(step: string): void {
@@ -59,7 +59,7 @@ export interface EmbeddedPlatform {
   /**
    * Absolute path of `first-run-keys.json` in the data folder (`<AGP_DATA_DIR resolved>/first-run-keys.json`), where
    * the first start saves its keys (mode 0600); null in memory. It may not exist (keys made with `AGP_INIT_*`).
-   * Source: issue #9 point 5.
+   * Source: README (Quickstart).
    */
   keysFile: string | null;
   /** Stop every service, the bus, the ingest log and the store, in order, once. @throws Error when a step failed (each is logged). */

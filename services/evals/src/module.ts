@@ -1,6 +1,6 @@
 /**
  * The evals service's part of the wire table (`evals.*`): one handler per subject, each passing the request, already
- * parsed by the row's schema, to the service. Source: issue #10, issue #13.
+ * parsed by the row's schema, to the service. Source: docs/decisions.md (One typed wire registry); docs/evals-gate.md.
  */
 import type { DynamicModule } from '@nestjs/common';
 import { serveRpc, type WireHandlers } from '@agp/bus';

@@ -1,6 +1,6 @@
 /**
  * The answer-size rules of the evals queries, without I/O: pages hold what fits one answer (at least one item), and a
- * comparison too large for one answer lists what fits and says what it left out. Source: issue #13 point 1.
+ * comparison too large for one answer lists what fits and says what it left out. Source: spec §Evals; docs/decisions.md (Evals).
  */
 import { describe, expect, it } from 'vitest';
 import { SubmitEvalRunSchema, compareEvalRuns, evalRunOf, type EvalRunDetail } from '@agp/contracts';

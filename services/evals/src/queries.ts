@@ -14,7 +14,7 @@ import { pageWithTotal, type SqlExecutor } from '@agp/eventstore';
 /**
  * Read queries of the evals service, over its read model only (`agp_eval_runs`), each scoped to the organisation.
  * Every answer fits {@link EVAL_MAX_REPLY_BYTES}: pages hold the items that fit, a comparison lists what fits and
- * says what it left out. Source: issue #13 point 1; spec §Evals.
+ * says what it left out. Source: spec §Evals.
  */
 
 /** Newest first; `seq` (the event's global position) orders runs created in the same millisecond. */

@@ -39,7 +39,7 @@ const submissions = counter('agp_evals_submissions_total', 'Eval run submissions
  * The evals service: event-sourced eval runs (`evalrun-<deterministicId(org, id)>`, one `EvalRunSubmitted` each), the
  * `agp_eval_runs` read model and its queries (history, latest, detail, comparison, benchmarks), and scenario
  * generation. Its methods take input already parsed by the wire table's request schemas (`evals.*`).
- * Source: issue #13 points 1 and 2; spec §Evals; architecture §1, §4 (Eval run).
+ * Source: spec §Evals; architecture §1, §4 (Eval run).
  */
 export class EvalsService {
   private running?: RunningEventSourcedService;

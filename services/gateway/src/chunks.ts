@@ -1,6 +1,6 @@
 /**
  * Splitting an ingest batch into request/reply chunks that fit a NATS message (1 MiB by default).
- * Source: architecture §6 (batch-aware ingest); issue #2 point 6.
+ * Source: architecture §6 (batch-aware ingest).
  */
 
 import { clientEventId } from '@agp/contracts';

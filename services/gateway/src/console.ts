@@ -7,7 +7,7 @@
  * - everything else passes through: `/api/...`, the un-prefixed `/mcp/tools`, `/mcp/resources`, `/mcp/prompts`
  *   (authenticated API lists), `/healthz`, `/readyz`, `/metrics`, `/docs`; and a non-browser request (an API client's
  *   `Accept: application/json` or curl's `*\/*`) to a console path keeps the answer it had before the console existed.
- * Without a build, a navigation gets a 503 page saying how to build it. Source: issue #15 point 1; architecture §1.
+ * Without a build, a navigation gets a 503 page saying how to build it. Source: docs/console.md; architecture §1.
  */
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';

@@ -129,7 +129,7 @@ export class IngestController {
       }),
     );
     const out: IngestResponse = { successes: [], errors: [] };
-    // An id accepted in an earlier chunk makes a later "created" of the same id a duplicate (issue #9 point 3);
+    // An id accepted in an earlier chunk makes a later "created" of the same id a duplicate (docs/ingest.md, Ingest answers);
     // the ingest service already answers repeats within one chunk.
     const accepted = new Set<string>();
     for (const { chunk, reply } of answers) {

@@ -90,7 +90,7 @@ export function presentedKey(req: Request): string | null {
 
 /**
  * Resolves the key of every `/api/v1` request (but the OpenAPI document) and of the un-prefixed tool gateway lists
- * (`/mcp/*`, issue #12): 401 without a key or with an
+ * (`/mcp/*`, docs/mcp.md): 401 without a key or with an
  * unknown, revoked or expired one; 403 when the key's scope is below the scope the route needs
  * ({@link requiredScope}: a read key on a write route, a read or write key on a key-management route). Runs before the body is parsed, so an unauthenticated client cannot make the gateway
  * parse 5 MiB.

@@ -1,7 +1,7 @@
 /**
  * The HTTP gateway: a NestJS 12 application on express. It authenticates every `/api/v1` request, turns
  * routes into bus requests to the owning services (but `GET /api/v1/interventions`, read in-process with the
- * interventions service's query module: issue #11, docs/decisions.md), and answers every error as RFC 9457 problem
+ * interventions service's query module: docs/decisions.md (The read path)), and answers every error as RFC 9457 problem
  * details.
  * Also serves `/api/v1/openapi.json`, `/docs`, `/healthz`, `/readyz`, `/metrics`, and the web console's built files
  * (`/`, the console routes, `/assets/*`: ./console.ts).
@@ -204,7 +204,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
     }
   }
 
-  // The list read model is read here, through its owning service's query module (issue #11; docs/decisions.md).
+  // The list read model is read here, through its owning service's query module (docs/decisions.md (The read path)).
   const listReader = new InterventionListReader(opts.sql, opts.listCacheEntries ?? 256);
 
   @Module({})

@@ -8,7 +8,7 @@ import { migrateReadModels } from '../../interventions/src/projections/schema.js
 import { createGateway, type Gateway } from '../src/gateway.js';
 
 /**
- * The gateway's in-process read of the interventions list (issue #11): no interventions service runs here, only the
+ * The gateway's in-process read of the interventions list (docs/decisions.md, The read path): no interventions service runs here, only the
  * gateway over a database, so every answer below comes from the gateway's own reader.
  */
 describe('GET /api/v1/interventions read in the gateway (PGlite, no interventions service)', () => {

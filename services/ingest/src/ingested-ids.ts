@@ -3,7 +3,7 @@ import { ingestedEventId, type SqlExecutor } from '@agp/eventstore';
 /**
  * Which client event ids of an organisation are already stored: the ingest service asks before publishing a chunk,
  * so that a re-sent event is answered `duplicate` (200) instead of `created` (201). Read-only.
- * Source: issue #9 point 3.
+ * Source: docs/ingest.md (Ingest answers).
  */
 export interface IngestedIds {
   /**
@@ -23,7 +23,7 @@ const UNDEFINED_TABLE = '42P01';
  * `event_id = ingestedEventId(org, client id)`, so one query on the unique `agp_events.event_id` index
  * answers a whole chunk: `SELECT event_id FROM agp_events WHERE event_id = ANY($1)`. Before the event store's table
  * exists (a fresh database whose consumers have not migrated yet) it answers the empty set.
- * Source: issue #9 point 3.
+ * Source: docs/ingest.md (Ingest answers).
  */
 export function sqlIngestedIds(sql: SqlExecutor): IngestedIds {
   return {

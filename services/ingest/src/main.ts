@@ -11,7 +11,7 @@ import { IngestService } from './service.js';
 
 /**
  * Distributed mode: the ingest service as its own process (NATS request/reply in, JetStream out). It reads
- * PostgreSQL (DATABASE_URL) only to tell already-stored events from new ones (issue #9 point 3); readiness does not
+ * PostgreSQL (DATABASE_URL) only to tell already-stored events from new ones (docs/ingest.md, Ingest answers); readiness does not
  * depend on it, since ingest answers every event as new when the database cannot be asked.
  */
 const env = loadEnv(

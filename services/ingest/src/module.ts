@@ -1,5 +1,5 @@
 /**
- * The ingest service's part of the wire table (`ingest.batch`). Source: issue #10.
+ * The ingest service's part of the wire table (`ingest.batch`). Source: docs/decisions.md (One typed wire registry).
  */
 import type { DynamicModule } from '@nestjs/common';
 import { serveRpc, type WireHandlers } from '@agp/bus';

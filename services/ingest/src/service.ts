@@ -19,7 +19,7 @@ import type { IngestedIds } from './ingested-ids.js';
 
 /**
  * Dependencies of the ingest service: the durable log it publishes to, a read-only view of which event ids are
- * already stored (issue #9 point 3), the subject prefix, a logger, a clock.
+ * already stored (docs/ingest.md, Ingest answers), the subject prefix, a logger, a clock.
  */
 export interface IngestDeps {
   log: IngestLogPublisher;
@@ -45,7 +45,7 @@ const lookupFailures = counter('agp_ingest_stored_lookup_failures_total', 'Chunk
  * within the chunk) `duplicate` without publishing them, publishes the others to the durable ingest log — one
  * message per target service, deduplicated by a message id derived from the organisation and the events' ids — and
  * answers per event once the log has acknowledged them: `created` (201), or `duplicate` (200) when the log reports the
- * message itself as a duplicate. Source: architecture §4 (Ingest); issue 2 §6; issue #9 point 3.
+ * message itself as a duplicate. Source: architecture §4 (Ingest), §6; docs/ingest.md (Ingest answers).
  */
 export class IngestService {
   constructor(private readonly deps: IngestDeps) {}

@@ -6,7 +6,7 @@ import { createLogger, deterministicId, type RequestContext } from '@agp/runtime
 import { IngestService, sqlIngestedIds } from '../src/index.js';
 
 /**
- * The ingest service's answers (issue #9 point 3) on real parts: the SQL ingest log and the event store on an
+ * The ingest service's answers (docs/ingest.md, Ingest answers) on real parts: the SQL ingest log and the event store on an
  * in-memory PGlite, and `sqlIngestedIds` over it. No consumer runs, so what is published stays in the log and
  * nothing is stored unless a test appends it to the event store itself (as a consumer would, under
  * `deterministicId(org, 'ingest', id)`).

@@ -7,7 +7,7 @@ import type { SqlExecutor } from '@agp/eventstore';
  * by type and outcome (every type and outcome listed, zeros included) and the cost they prevented (USD), all time or
  * only records whose `timestamp` falls in `window` (`start_date` inclusive, `end_date` as an exclusive bound: a
  * date-only end_date includes that whole day). One grouped query over the (organization_id, agent_id, ts) index of
- * the list read model. Source: issue #3 point 4 (Agent stats); issue #12 (look-back window).
+ * the list read model. Source: spec §get_agent_stats; docs/decisions.md (The tool gateway and MCP: look-back window).
  */
 export async function agentInterventionCounts(db: SqlExecutor, org: string, agentId: string, window: AgentInterventionCountsQuery = { purpose: [DEFAULT_PURPOSE] }): Promise<AgentInterventionCounts> {
   const where = ['organization_id = $1', 'agent_id = $2', 'purpose = ANY($3::text[])'];

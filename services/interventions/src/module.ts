@@ -5,7 +5,7 @@ import type { InterventionsService } from './service.js';
 
 /**
  * The interventions service's part of the wire table (`Wire` in `@agp/contracts`): one call per subject, each
- * given the request body already parsed by the row's schema. Source: issue #10.
+ * given the request body already parsed by the row's schema. Source: docs/decisions.md (One typed wire registry).
  */
 export function interventionsHandlers(svc: InterventionsService): WireHandlers<'interventions'> {
   return {

@@ -60,7 +60,7 @@ export async function listInterventionsPage(db: SqlExecutor, org: string, q: Lis
 
 /**
  * The list read model's query module, for any process that holds a connection to its database: the interventions
- * service, and the gateway, which answers `GET /api/v1/interventions` with it in-process (issue #11, one hop instead
+ * service, and the gateway, which answers `GET /api/v1/interventions` with it in-process (one hop instead
  * of gateway -> NATS -> service -> NATS -> gateway; docs/decisions.md). Pages are cached per organisation and query,
  * each tagged with the projection position it was read at; a cached page is served only after one primary-key read
  * of the checkpoint shows the projection has not moved since, so a hit is never staler than a fresh query and

@@ -63,9 +63,9 @@ export class InterventionsService {
   /** List pages, cached against the committed checkpoint (the same reader the gateway runs in-process). */
   private readonly listReader: InterventionListReader;
 
-  /** The approval inbox (issue #3). */
+  /** The approval inbox (architecture §4, Approvals). */
   readonly approvals: Approvals;
-  /** The LLM enrichment worker (issue #4). */
+  /** The LLM enrichment worker (spec §Intervention record, Enrichment). */
   readonly enrichment: EnrichmentWorker;
 
   constructor(private readonly deps: InterventionsDeps) {
@@ -140,7 +140,7 @@ export class InterventionsService {
     for (const msg of batch) {
       const env = msg.payload;
       for (const ev of env.events) {
-        // intervention.create as it is; approval.request as an escalated approval_required record (issue #3).
+        // intervention.create as it is; approval.request as an escalated approval_required record (architecture §4, Approvals).
         const parsed = parseIngestedIntervention(ev, this.approvals.ttlSeconds);
         if (!parsed.success) {
           // The ingest service validated it; a mismatch means a contract drift, never a reason to stall the log.

@@ -14,7 +14,7 @@ import { migrateReadModels } from '../src/projections/schema.js';
 import { ENRICHMENT_SUBSCRIPTION } from '../src/enrichment/worker.js';
 
 /**
- * `interventions.enrichment-coverage` (issue #12), asked over the in-process bus of an interventions service on a real
+ * `interventions.enrichment-coverage`, asked over the in-process bus of an interventions service on a real
  * database (PGlite, and PostgreSQL when DATABASE_URL is set), with enrichment off and on (a loopback fake provider).
  * Every answer is checked twice: against the expected figures, and against the `enrichment_status` that
  * GET /api/v1/interventions/{id} (the service's `get`) reports for each live record.

@@ -10,7 +10,7 @@
  * `requestState`), the 2025-11-25 ones (logging, subscribe) and the pending `json-schema-2020-12`. The 2025 push-style
  * sampling and elicitation tools answer `isError` at once: they need a server→client request on a session, which a
  * stateless endpoint has none of (test/mcp-conformance/*.yml lists the failures this leaves, with the reasons).
- * Source: issue #12 (Tests and proof: the official conformance suite).
+ * Source: docs/mcp.md (The official conformance suite).
  */
 import type {
   CallToolRequest,

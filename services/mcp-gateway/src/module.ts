@@ -5,7 +5,7 @@ import type { McpService } from './service.js';
 
 /**
  * The mcp service's part of the wire table (`Wire` in `@agp/contracts`): the registry's catalog, tool calls,
- * resource reads, prompts, and the MCP endpoint's exchanges. Source: issue #12.
+ * resource reads, prompts, and the MCP endpoint's exchanges. Source: docs/decisions.md (One typed wire registry); docs/mcp.md.
  */
 export function mcpHandlers(service: McpService): WireHandlers<'mcp'> {
   return {

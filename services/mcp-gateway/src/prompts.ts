@@ -1,7 +1,7 @@
 /**
  * The platform's prompts: the spec's four, each rendered from live data as `{summary, details}` (REST) and as the
  * user message an MCP `prompts/get` returns. MCP sends prompt arguments as strings, so numbers coerce.
- * Source: spec §Prompts shown, §Tool gateway (analyze_agent_costs details); issue #12 point 4.
+ * Source: spec §Prompts shown, §Tool gateway (analyze_agent_costs details).
  */
 import { z } from 'zod';
 import { MAX_USD, STATS_MAX_DAYS } from '@agp/contracts';

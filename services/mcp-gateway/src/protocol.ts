@@ -10,7 +10,7 @@
  * key, not found, conflict, a service down) is a result with `isError: true` whose text names the error code; a
  * successful call carries the data as JSON text and as `structuredContent`. `resources/read` of an unknown URI is the
  * SDK's ResourceNotFoundError; `prompts/get` of an unknown prompt or with a missing required argument is -32602.
- * Source: architecture §4 (MCP); issue #12 point 6.
+ * Source: architecture §4 (MCP); docs/mcp.md (The MCP endpoint).
  */
 import type { AuthInfo, McpHttpHandler, McpRequestContext, Server, Tool } from '@modelcontextprotocol/server';
 import { MCP_MAX_BODY_BYTES, RequestContextSchema, type McpHttpAnswer, type McpHttpExchange } from '@agp/contracts';
@@ -23,8 +23,8 @@ type Sdk = typeof import('@modelcontextprotocol/server');
 let sdkModule: Promise<Sdk> | null = null;
 /**
  * The SDK, imported on the first MCP request rather than at start: it holds ~27 MB of RSS (measured with
- * `process.memoryUsage()` around the import) that an embedded platform nobody asks over MCP need not pay (issue #11
- * (f): idle RSS < 250 MB).
+ * `process.memoryUsage()` around the import) that an embedded platform nobody asks over MCP need not pay (docs/performance.md,
+ * Embedded memory: idle RSS < 250 MB).
  */
 export function loadSdk(): Promise<Sdk> {
   return (sdkModule ??= import('@modelcontextprotocol/server'));

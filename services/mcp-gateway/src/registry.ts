@@ -6,7 +6,7 @@
  * service through the wire registry (`Wire` in `@agp/contracts`). An entry declares the wire rows it calls; it
  * changes state exactly when one of them is a write row, and the {@link Asker} it is given refuses a write row to a
  * read key, so a read key can never change anything through a tool, whatever the handler does.
- * Source: spec §Tool gateway, §Tool, resource and prompt descriptors; architecture §4 (Tool call errors, MCP); issue #12.
+ * Source: spec §Tool gateway, §Tool, resource and prompt descriptors; architecture §4 (Tool call errors, MCP).
  */
 import { z } from 'zod';
 import {

@@ -1,7 +1,7 @@
 /**
  * The platform's resources (the spec's five `platform://` URIs, each `application/json`) and resource templates
  * (`platform://runs/{run_id}`, `platform://interventions/{id}`, `platform://ledger/{date}`).
- * Source: spec §Resources shown; architecture §4 (MCP); issue #12 point 3.
+ * Source: spec §Resources shown; architecture §4 (MCP).
  */
 import { NotFoundError } from '@agp/runtime';
 import type { ResourceDefinition, ResourceTemplateDefinition } from './registry.js';

@@ -1,7 +1,7 @@
 /**
  * The mcp service (`services/mcp-gateway`): the tool gateway's registry and the Model Context Protocol endpoint's
  * protocol handling. It owns no tables and keeps no per-request state: every entry asks the owning service over the
- * bus, so any replica answers any request. Source: architecture §1 (services/mcp-gateway); issue #12.
+ * bus, so any replica answers any request. Source: architecture §1 (services/mcp-gateway); docs/mcp.md.
  */
 import type { Sender } from '@agp/bus';
 import type { Logger } from '@agp/runtime';

@@ -1,9 +1,9 @@
 /**
  * The platform's tools. The first seven are the spec's, with exactly its argument names, types, enums and required
- * lists; the rest are what a language model managing the platform also needs (issue #12 point 2), the eval tools
- * last (issue #13 point 4). Every handler asks
+ * lists; the rest are what a language model managing the platform also needs (docs/mcp.md), the eval tools
+ * last. Every handler asks
  * the owning service through the wire registry; the tool's data is the service's reply (a page, a record, stats).
- * Source: spec §Tools shown; issue #12.
+ * Source: spec §Tools shown; docs/mcp.md.
  */
 import { z } from 'zod';
 import {
@@ -49,7 +49,7 @@ export function defined<T extends Record<string, unknown>>(o: T): { [K in keyof 
 
 /**
  * Most ledger entries export_ledger returns inline; above it the tool returns a download URL and a resource URI
- * instead, and says so (never a silently truncated list). Source: issue #12 point 2.
+ * instead, and says so (never a silently truncated list). Source: docs/decisions.md (The tool gateway and MCP).
  */
 export const EXPORT_LEDGER_INLINE_ROWS = 500;
 
@@ -306,7 +306,7 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
     run: async (e, { purpose }) => dashboardStats(e, purpose),
   }),
 
-  // Evals (issue #13 point 4): read-only views of the eval run history and scorecards.
+  // Evals: read-only views of the eval run history and scorecards.
   defineTool({
     name: 'list_eval_runs',
     title: 'List eval runs',
@@ -348,7 +348,7 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
     run: async (e, { baseline_id, current_id }) => e.ask('evals.compare', { path: { baseline_id, current_id } }),
   }),
 
-  // Replay (issue #14 point 6): the ledger of local replays, and counterfactual evaluation (read-only).
+  // Replay: the ledger of local replays, and counterfactual evaluation (read-only).
   defineTool({
     name: 'get_replay_history',
     title: 'Replay history',

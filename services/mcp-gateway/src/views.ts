@@ -1,7 +1,7 @@
 /**
  * Views the tool gateway composes from several services' answers: the dashboard numbers and the compliance overview.
  * Each asks the owning services through the wire registry, in parallel, as the caller.
- * Source: spec §Tool gateway (platform://stats/dashboard), §Resources shown; issue #12 point 3.
+ * Source: spec §Tool gateway (platform://stats/dashboard), §Resources shown.
  */
 import { BLOCKING_OUTCOMES, HIGH_RISK_LEVELS } from '@agp/contracts';
 import type { EntryContext } from './registry.js';

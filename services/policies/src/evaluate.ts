@@ -2,7 +2,7 @@
  * The decision API's state gathering (`policies.evaluate`, `POST /api/v1/policies/evaluate`): the organisation's
  * enabled policies for the agent and its kill switches from this service's read model, the action's declared risk
  * and typical cost from the agent registry, and the run's spend and recent actions from the stats service over the
- * bus. The decision itself is the pure `decide` of `@agp/policy-engine`. Source: issue #14 point 1.
+ * bus. The decision itself is the pure `decide` of `@agp/policy-engine`. Source: docs/api.md (Policy decisions).
  */
 import type { ClientProxy } from '@nestjs/microservices';
 import type { EvaluateAction, PolicyEvaluation, RequestContext } from '@agp/contracts';
@@ -35,7 +35,7 @@ export interface RunState {
  * leaving out `blocked` ones (never executed), asked of the stats service (`runs.get`): one message, two when calls
  * are needed. With `withHashes` each call carries its inputs' arguments hash (loop guardrail) and is also an
  * idempotency key seen (idempotency guardrail; `cached_result_ref` = `action:<ledger entry id>`). Spend is the run's `cost_usd` (USD: per action the actual cost where reported, else the estimate;
- * issue #14 point 5). An unknown run (404, including another organisation's) has spent
+ * docs/decisions.md (Run cost)). An unknown run (404, including another organisation's) has spent
  * nothing and made no calls.
  * @throws ServiceUnavailableError (503) or RemoteProblemError when the stats service cannot answer.
  */

@@ -1,6 +1,6 @@
 /**
  * The policies service's part of the wire table (`policies.*`, `agents.*`, `kill-switches.*`): one handler per
- * subject, each passing the parsed request to the service. Source: issue #10.
+ * subject, each passing the parsed request to the service. Source: docs/decisions.md (One typed wire registry).
  */
 import type { DynamicModule } from '@nestjs/common';
 import { serveRpc, type WireHandlers } from '@agp/bus';

@@ -17,7 +17,7 @@ const POLICY_DOC = `('{"action_budget":null,"downgrades":[],"guardrails":{}}'::j
 /**
  * One page of an organisation's policies, newest first (created_at, then id), as JSON text
  * `{policies, total, skip, limit}`. Filters compose with AND; `agent_id` matches policies scoped to that agent
- * and those with no scope (every agent). Source: issue #3 point 2.
+ * and those with no scope (every agent). Source: docs/api.md (Policies).
  */
 export async function listPoliciesJson(db: SqlExecutor, org: string, q: ListPoliciesQuery): Promise<RawJson> {
   const where = ['organization_id = $1'];
@@ -81,7 +81,7 @@ export async function killSwitchOverview(db: SqlExecutor, org: string): Promise<
 
 /**
  * The organisation's enabled policies that apply to `agentId` (scoped to it, or to every agent), oldest first
- * (created_at, then id): what the decision API evaluates. Source: issue #14 point 1.
+ * (created_at, then id): what the decision API evaluates. Source: docs/api.md (Policy decisions).
  */
 export async function applicablePolicies(db: SqlExecutor, org: string, agentId: string): Promise<Policy[]> {
   const { rows } = await db.query<{ doc: unknown }>(

@@ -64,9 +64,9 @@ export function parseIfMatch(value: string | null): number | null {
 
 /**
  * The policies service: versioned event-sourced policies (`policy-<id>`), the agent registry and kill switches,
- * their read models, the `agent.register` ingest consumer, and the decision API (`policies.evaluate`, issue #14). Its methods take input already parsed by the wire
+ * their read models, the `agent.register` ingest consumer, and the decision API (`policies.evaluate`). Its methods take input already parsed by the wire
  * table's request schemas (`policies.*`, `agents.*`, `kill-switches.*`); only what a schema cannot express (If-Match,
- * checks against the store) is validated here. Source: issue #3 point 2, issue #10; architecture §1, §3.
+ * checks against the store) is validated here. Source: docs/api.md (Policies); docs/decisions.md (One typed wire registry); architecture §1, §3.
  */
 export class PoliciesService {
   private running?: RunningEventSourcedService;

@@ -4,7 +4,7 @@ import { enginePolicy, type EnginePolicy } from '@agp/policy-engine';
 import { replayDecisions } from './counterfactual.js';
 
 /**
- * The pure stepping of counterfactual evaluation (`replayDecisions`, issue #14 point 3): a small recorded run decided
+ * The pure stepping of counterfactual evaluation (`replayDecisions`, docs/replay.md): a small recorded run decided
  * again step by step, with the state at each step rebuilt from the earlier steps the counterfactual lets through.
  */
 const AGENT = 'billing-bot';

@@ -19,7 +19,7 @@
  *   not recorded, so the moderation guardrail does not trigger in a counterfactual.
  * - A step's cost = its actual cost where the provider reported one, else its estimate, else 0 USD (`actionCostUsd`,
  *   the rule of a run's `cost_usd`).
- * Source: issue #14 point 3 (third bullet) and point 6.
+ * Source: docs/replay.md (Counterfactual evaluation); docs/decisions.md (Counterfactual evaluation).
  */
 import {
   actionCostUsd,

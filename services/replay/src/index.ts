@@ -1,3 +1,3 @@
-/** `@agp/replay`: replay submissions, history, run bundles, divergence analysis. Source: architecture §1, issue #14. */
+/** `@agp/replay`: replay submissions, history, run bundles, divergence analysis. Source: architecture §1; docs/replay.md. */
 export * from './service.js';
 export * from './module.js';

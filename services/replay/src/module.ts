@@ -1,6 +1,6 @@
 /**
  * The replay service's part of the wire table (`replay.*`): one handler per subject, each passing the request, already
- * parsed by the row's schema, to the service. Source: issue #14 points 2 and 3.
+ * parsed by the row's schema, to the service. Source: docs/decisions.md (One typed wire registry); docs/replay.md (The API).
  */
 import type { DynamicModule } from '@nestjs/common';
 import { serveRpc, type WireHandlers } from '@agp/bus';

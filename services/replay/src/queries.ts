@@ -4,7 +4,7 @@ import type { SqlExecutor } from '@agp/eventstore';
 /**
  * Read queries of the replay service, over its read model only (`agp_replay_submissions`), each scoped to the
  * organisation. Aggregates are computed in SQL (the USD sum over `numeric`, so it is exact).
- * Source: issue #14 points 2 and 3; spec §Replay history, §Limits.
+ * Source: spec §Replay history, §Limits.
  */
 
 /** Newest first; `seq` (the event's global position) orders submissions stored in the same millisecond. */

@@ -62,7 +62,7 @@ const submissions = counter('agp_replay_submissions_total', 'Replay submissions,
  * each), the `agp_replay_submissions` read model and its queries (history with aggregates, analysis), and run
  * bundles, assembled and hashed here and handed out in parts that fit a bus message. Its methods take
  * input already parsed by the wire table's request schemas (`replay.*`).
- * Source: issue #14 points 2 and 3; spec §Replay history; architecture §1, §4 (Replay submission).
+ * Source: spec §Replay history; architecture §1, §4 (Replay submission).
  */
 export class ReplayService {
   private running?: RunningEventSourcedService;

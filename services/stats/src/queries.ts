@@ -22,8 +22,8 @@ import { LEDGER_COST } from './projections/schema.js';
  * Read queries of the stats service, over its read models only, each scoped to the organisation. The stats
  * endpoints read the incremental aggregate tables (O(days), O(actions), O(histogram buckets)); lists and the
  * export read indexed pages of `agp_runs` / `agp_ledger`. Every read takes the purposes to include (`purpose` of the
- * query, `production` by default: eval runs and their actions are left out unless asked for). Source: issue #3
- * points 4 and 5; docs/decisions.md (Eval data).
+ * query, `production` by default: eval runs and their actions are left out unless asked for). Source: spec §Stats;
+ * docs/decisions.md (Eval data).
  */
 
 const DAY_MS = 86_400_000;

@@ -90,7 +90,7 @@ export function runEventOf(ev: IngestEnvelope['events'][number]): { type: string
 /**
  * The stats service: the run streams (fed by ingest), the stats read-model projection (runs, ledger, incremental
  * aggregates), the stats endpoints, runs, agent stats and the paged ledger export.
- * Source: issue #3 points 1, 4, 5; spec §Stats; architecture §1, §4 (Runs, Estimation accuracy).
+ * Source: spec §Stats; architecture §1, §4 (Runs, Estimation accuracy).
  */
 export class StatsService {
   private running?: RunningEventSourcedService;
@@ -105,7 +105,7 @@ export class StatsService {
 
   /**
    * Create the event store and stats read-model tables, start the stats projection and the durable ingest consumer
-   * (run.start / run.end / action.record, see {@link recordIngested}). Source: issue #10 §3.
+   * (run.start / run.end / action.record, see {@link recordIngested}). Source: architecture §3.
    * @throws what a migration or the consumer throws; whatever had started is stopped first.
    */
   async start(): Promise<void> {

@@ -6,7 +6,7 @@ import { migrateStatsReadModels } from '../src/projections/schema.js';
 import { agentTotals, agentWindowTotals, getRun, listRuns, statsDaily, statsSummary } from '../src/queries.js';
 
 /**
- * Run cost (issue #14 point 5) through the real projection and queries on PGlite: a run's `cost_usd`, the stats'
+ * Run cost (docs/decisions.md, Run cost) through the real projection and queries on PGlite: a run's `cost_usd`, the stats'
  * `total_cost_usd`, the daily and agent costs and `min_cost` are per action the actual cost where reported, else the
  * estimate; and a database whose tables were projected before the change (no `estimated_cost_usd`, `cost_usd` = Σ
  * estimates) answers the same figures after `migrateStatsReadModels`.

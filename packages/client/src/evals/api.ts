@@ -2,7 +2,7 @@
  * The evals endpoints the gate calls: submit a run, fetch a baseline (the latest run of a suite, agent and branch, or
  * one run by id). The key travels as `Authorization: Bearer` (spec §Authentication 1, as every other command sends
  * it) or, with `auth: 'x-api-key'`, in `X-API-Key` (architecture §4, Auth: also accepted, for the CI gate). Non-2xx answers throw `AgpHttpError` carrying the RFC 9457 problem;
- * an unreachable platform throws `AgpNetworkError`. Source: issue #13 points 1 and 3; spec §Evals, §Authentication 5.
+ * an unreachable platform throws `AgpNetworkError`. Source: docs/evals-gate.md; spec §Evals, §Authentication 5.
  */
 import { EvalRunDetailSchema, EvalRunPageSchema, ProblemSchema, type EvalRun, type EvalRunDetail } from '@agp/contracts';
 import { AgpHttpError, AgpNetworkError } from '../sdk.js';

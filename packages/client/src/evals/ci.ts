@@ -2,7 +2,7 @@
  * What the CI job says about itself, from its standard environment variables: the branch and commit an upload is filed
  * under, the default branch baselines come from, and a submission id that is the same when the same CI job uploads
  * again (so a retried upload is stored once: `POST /api/v1/evals/` deduplicates by `id`). Pure over an `env` map.
- * Source: issue #13 point 3; GitHub Actions, GitLab CI, CircleCI and Buildkite documentation of their variables.
+ * Source: docs/evals-gate.md (Upload, CI variables and idempotency); GitHub Actions, GitLab CI, CircleCI and Buildkite documentation of their variables.
  */
 import { createHash, randomUUID } from 'node:crypto';
 

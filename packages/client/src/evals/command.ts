@@ -3,7 +3,7 @@
  * `--baseline`, the comparison; with `--upload` it files the run on the platform; its exit code fails the build
  * (0 pass, 1 block rate below the threshold, 2 regressions, 3 usage/parse/upload error; see {@link GATE_EXIT}).
  * Wiring only: the importers, the scoring and the decision are pure modules beside this one.
- * Source: issue #13 point 3; spec §Evals rules 2–3, §Authentication 5; docs/evals-gate.md.
+ * Source: spec §Evals rules 2–3, §Authentication 5; docs/evals-gate.md.
  */
 import { readFile } from 'node:fs/promises';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';

@@ -8,7 +8,7 @@ import { formatPp, renderComparison, renderScorecard, renderVerdict, table } fro
 import { ResultsParseError, jsonErrorOffset, type ImportedResults } from './results.js';
 
 /**
- * The pure core of `agp evals gate` (issue #13 point 3): the exit-code rules, the submission built from a file, the
+ * The pure core of `agp evals gate` (docs/evals-gate.md): the exit-code rules, the submission built from a file, the
  * flags and the CI variables, the local scorecard and comparison (the contract's own functions), the upload size
  * limit, and the tables.
  */

@@ -1,7 +1,7 @@
 /**
  * The pure core of `agp evals gate`: build the submission from an imported results file, the flags and the CI
  * context; compute the scorecard and the comparison with the contract's own functions (`summarizeEvalRun`,
- * `compareEvalRuns`: the platform computes the same); and decide the exit code. No I/O. Source: issue #13 point 3;
+ * `compareEvalRuns`: the platform computes the same); and decide the exit code. No I/O. Source: docs/evals-gate.md;
  * spec §Evals rules 1–3; architecture §4 (Eval run).
  */
 import {

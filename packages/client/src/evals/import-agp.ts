@@ -2,7 +2,7 @@
  * Our own results format: a JSON document that is the body of `POST /api/v1/evals/` (`SubmitEvalRunSchema`: `{suite,
  * agent_id, branch?, commit_sha?, threshold?, scenarios: [{name, category, severity?, expected?, status, reason?,
  * detection_time_ms?, damage_usd?}]}`), or at least `{scenarios}` with the suite and agent given on the command line,
- * or a bare array of scenarios. This is what `agp evals run` writes. Source: issue #13 point 3; `@agp/contracts` evals.
+ * or a bare array of scenarios. This is what `agp evals run` writes. Source: docs/evals-gate.md (Formats and their mapping); `@agp/contracts` evals.
  */
 import { EvalScenarioResultSchema } from '@agp/contracts';
 import { ResultsParseError, parseJson, zodIssues, type ImportOptions, type ImportedResults, type RunFields, type ScenarioInput } from './results.js';

@@ -9,7 +9,7 @@ import { ResultsParseError, type ImportedResults } from './results.js';
 /**
  * The importers of `agp evals gate` on sample files shaped like the tools' documented output (promptfoo's `OutputFile`
  * from `promptfoo eval -o results.json` and a red-team run, a JUnit report with nested properties, skips, failures and
- * errors, our own format), and malformed files whose errors must name the entry or line (issue #13 point 3, Bad input).
+ * errors, our own format), and malformed files whose errors must name the entry or line (docs/evals-gate.md, Formats and their mapping).
  */
 const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
 const read = (name: string, text = fixture(name), extra: { format?: 'agp' | 'promptfoo' | 'junit'; defaultExpected?: 'block' | 'allow' } = {}) => importResults(text, { file: name, ...extra });

@@ -1,6 +1,6 @@
 /**
  * Reading a results file in any format the gate knows: the format named with `--format`, or detected from the content.
- * Pure (the caller reads the file). Source: issue #13 point 3.
+ * Pure (the caller reads the file). Source: docs/evals-gate.md (Formats and their mapping).
  */
 import { importAgp, importAgpDocument } from './import-agp.js';
 import { PROMPTFOO_XML_MESSAGE, importJunit, looksLikeXml } from './import-junit.js';

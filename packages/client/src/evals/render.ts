@@ -1,7 +1,7 @@
 /**
  * The gate's human-readable output: the scorecard, the comparison with a baseline and the verdict, as plain-text
- * tables (no colours: CI logs). Pure string building. Source: issue #13 point 3 ("prints the scorecard and the
- * comparison as a readable table"); spec §Evals rule 1 (what a comparison reports).
+ * tables (no colours: CI logs). Pure string building. Source: docs/evals-gate.md (What it
+ * prints); spec §Evals rule 1 (what a comparison reports).
  */
 import type { EvalComparison, EvalRates, EvalSummary, SubmitEvalRun } from '@agp/contracts';
 import { percent, type GateDecision } from './gate.js';

@@ -2,7 +2,7 @@
  * What every importer of `agp evals gate` produces, and the error it throws on a malformed file. A results file is
  * read into {@link ImportedResults}: scenario results in the shape of `EvalScenarioResultSchema` (the body of
  * `POST /api/v1/evals/`), plus what the file says about the run (suite, agent, branch…). The gate then builds and
- * validates the submission with `SubmitEvalRunSchema` (`gate.ts`). Source: issue #13 point 3; `@agp/contracts` evals.
+ * validates the submission with `SubmitEvalRunSchema` (`gate.ts`). Source: docs/evals-gate.md; `@agp/contracts` evals.
  */
 import type { z } from 'zod';
 import type { EvalScenarioResultSchema, SubmitEvalRunSchema } from '@agp/contracts';

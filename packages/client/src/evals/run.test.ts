@@ -29,7 +29,7 @@ import {
  * action, a run budget with its 80% warning) and shows the ledger only after a delay, the HTTP harness against a
  * loopback gateway, and the command through the CLI's `main` (exit 0 with the results file the gate reads; exit 3 on
  * usage, parse and HTTP errors). Against the real platform, as a child process: test/e2e/evals-run.test.ts.
- * Source: issue #13 point 3; docs/scenario-format.md §Running a scenario.
+ * Source: docs/scenario-format.md §Running a scenario.
  */
 const dir = mkdtempSync(join(tmpdir(), 'agp-run-'));
 let seq = 0;

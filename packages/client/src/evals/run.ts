@@ -10,7 +10,7 @@
  * The parsing and the blocking rule are `@agp/evals/scenario-file`'s (one definition with the generator).
  *
  * Exit codes: 0 when every scenario ran (whatever they scored: the gate judges); 3 on a usage, parse or HTTP error
- * (a parse error names the file and the line). Source: issue #13 point 3 (last bullet); docs/scenario-format.md
+ * (a parse error names the file and the line). Source: docs/scenario-format.md
  * §Running a scenario; docs/evals-gate.md §Running scenario files.
  */
 import { randomBytes } from 'node:crypto';

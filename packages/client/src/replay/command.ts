@@ -6,7 +6,7 @@
  * Exit codes: 0 = replayed with no divergence (status completed); 1 = divergences found, or nothing replayed
  * (status partial, diverged or failed; the summary is still submitted); 3 = usage error, unreadable handler module,
  * platform unreachable or refusing, or a bundle that does not verify ("bundle hash mismatch"; nothing submitted).
- * Source: issue #14 point 4.
+ * Source: docs/replay.md (`agp replay`).
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';

@@ -1,6 +1,6 @@
 /**
  * `agp replay`: download a run's bundle, verify its hash, replay its actions against a local handler module, and
- * summarise (and submit) the result. Source: issue #14 point 4.
+ * summarise (and submit) the result. Source: docs/replay.md (`agp replay`).
  *
  * Definitions:
  * - Verification: SHA-256 hex of `bundleHashInput(bundle)` (UTF-8) of the JSON document as received must equal the

@@ -13,11 +13,11 @@
  * Source: docs/sdk.md §Vercel AI SDK; spec §Intervention types.
  */
 import type { Tool, ToolExecutionOptions, ToolSet } from 'ai';
-import type { BlockedResult, GovernanceDecision } from '../errors.js';
+import type { BlockedResult } from '../errors.js';
 import type { ActOptions, Run } from '../governor.js';
-import { isBlockedResult, refusalText } from '../refusal.js';
+import { isBlockedResult, refusalText, type RefusalFn } from '../refusal.js';
 
-export { refusalText };
+export { refusalText, type RefusalFn };
 
 /** What a tool's `toModelOutput` returns (the `ToolResultOutput` of `@ai-sdk/provider-utils`). */
 type ModelOutput = Awaited<ReturnType<NonNullable<Tool['toModelOutput']>>>;
@@ -31,7 +31,7 @@ export interface GovernToolsOptions {
    */
   actOptions?: Omit<ActOptions, 'onBlocked'> | ((toolName: string, input: Record<string, unknown>, options: ToolExecutionOptions<unknown>) => Omit<ActOptions, 'onBlocked'>);
   /** The refusal text the model gets for a stopped call. @default {@link refusalText} */
-  refusal?: (toolName: string, decision: GovernanceDecision) => string;
+  refusal?: RefusalFn;
 }
 
 /**

@@ -4,9 +4,9 @@
  */
 import type { ActOptions, Run } from '../governor.js';
 import type { GovernanceDecision } from '../errors.js';
-import { isBlockedResult, refusalText } from '../refusal.js';
+import { isBlockedResult, refusalText, type RefusalFn } from '../refusal.js';
 
-export { isBlockedResult, refusalText };
+export { isBlockedResult, refusalText, type RefusalFn };
 
 /** The part of a {@link Run} the adapters use: `act`. */
 export type GovernedRun = Pick<Run, 'act'>;

@@ -17,10 +17,10 @@
  */
 import { createMiddleware, ToolInvocationError, ToolMessage, type AgentMiddleware, type ToolCallRequest } from 'langchain';
 import type { ActOptions } from '../governor.js';
-import type { GovernanceDecision } from '../errors.js';
-import { governedToolCall, refusalText, type GovernedRun } from './common.js';
+import { governedToolCall, refusalText, type GovernedRun, type RefusalFn } from './common.js';
 
-export type { GovernedRun } from './common.js';
+export type { GovernedRun, RefusalFn } from './common.js';
+export { refusalText } from './common.js';
 
 /** The tool call LangChain asks to run (`request.toolCall`): the tool's name, its arguments and the call id. */
 export interface LangChainToolCall {
@@ -41,7 +41,7 @@ export interface GovernanceMiddlewareOptions {
    */
   actOptions?: Omit<ActOptions, 'onBlocked'> | ((toolCall: LangChainToolCall) => Omit<ActOptions, 'onBlocked'>);
   /** The refusal text the model receives for a stopped call. @default `Tool call <name> was not executed: <reason>` */
-  refusal?: (decision: GovernanceDecision, toolCall: LangChainToolCall) => string;
+  refusal?: RefusalFn;
 }
 
 /**
@@ -76,7 +76,7 @@ export function governanceMiddleware(run: GovernedRun | ((request: ToolCallReque
           throw new ToolInvocationError(outcome.error, request.toolCall);
         case 'blocked':
           return new ToolMessage({
-            content: options.refusal ? options.refusal(outcome.decision, call) : refusalText(call.name, outcome.decision),
+            content: (options.refusal ?? refusalText)(call.name, outcome.decision),
             name: call.name,
             tool_call_id: call.id ?? '',
             status: 'error',

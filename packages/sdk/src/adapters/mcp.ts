@@ -23,10 +23,10 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError, type CallToolRequest, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ActOptions } from '../governor.js';
-import type { GovernanceDecision } from '../errors.js';
-import { governedToolCall, refusalText, type GovernedRun } from './common.js';
+import { governedToolCall, refusalText, type GovernedRun, type RefusalFn } from './common.js';
 
-export type { GovernedRun } from './common.js';
+export type { GovernedRun, RefusalFn } from './common.js';
+export { refusalText } from './common.js';
 
 /** Options of {@link governMcpClient}. */
 export interface GovernMcpClientOptions {
@@ -38,7 +38,7 @@ export interface GovernMcpClientOptions {
    */
   actOptions?: Omit<ActOptions, 'onBlocked'> | ((tool: string, args: Record<string, unknown>) => Omit<ActOptions, 'onBlocked'>);
   /** The text of a stopped call's result. @default `Tool call <name> was not executed: <reason>` */
-  refusal?: (decision: GovernanceDecision, tool: string) => string;
+  refusal?: RefusalFn;
 }
 
 /** The `_meta` key of a refusal's decision. */
@@ -103,7 +103,7 @@ async function governedCall(
     case 'invalid':
       return toolError(outcome.error.message);
     case 'blocked': {
-      const text = refusal ? refusal(outcome.decision, tool) : refusalText(tool, outcome.decision);
+      const text = (refusal ?? refusalText)(tool, outcome.decision);
       if (reqOptions?.task) throw new McpError(ErrorCode.InvalidRequest, text, { governance: outcome.decision });
       return { ...toolError(text), _meta: { [GOVERNANCE_META_KEY]: outcome.decision } };
     }

@@ -14,11 +14,10 @@
  * Source: docs/sdk.md §OpenAI Agents SDK; spec §Intervention types.
  */
 import { defineToolInputGuardrail, ToolGuardrailFunctionOutputFactory, type Agent, type FunctionTool, type ToolInputGuardrailDefinition, type ToolInputParameters } from '@openai/agents';
-import type { GovernanceDecision } from '../errors.js';
 import type { ActOptions, Run } from '../governor.js';
-import { isBlockedResult, refusalText } from '../refusal.js';
+import { isBlockedResult, refusalText, type RefusalFn } from '../refusal.js';
 
-export { refusalText };
+export { refusalText, type RefusalFn };
 
 /** Options of {@link governTool} and {@link governAgent}. */
 export interface GovernToolOptions {
@@ -28,7 +27,7 @@ export interface GovernToolOptions {
    */
   actOptions?: Omit<ActOptions, 'onBlocked'> | ((toolName: string, args: Record<string, unknown>) => Omit<ActOptions, 'onBlocked'>);
   /** The refusal text the model gets as the output of a stopped call. @default {@link refusalText} */
-  refusal?: (toolName: string, decision: GovernanceDecision) => string;
+  refusal?: RefusalFn;
   /**
    * How long an allowed call may wait between the guardrail and the framework running it, in ms. Past it (the run was
    * cancelled in between) the call is recorded as an error and never runs. @default 60000

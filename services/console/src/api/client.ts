@@ -2,7 +2,7 @@
  * The console's HTTP client: the public API only (`/api/v1/...` and the un-prefixed `/mcp/*` lists), the key sent as
  * `Authorization: Bearer <key>`. Every failure becomes a {@link ProblemError} carrying the RFC 9457 problem's `title`
  * and `detail` (or a problem made up from the status when the answer was not problem details), and a 401 also calls
- * `onUnauthorized` so the app returns to sign-in. Source: issue #15 points 1 and 2; architecture §4 (Errors).
+ * `onUnauthorized` so the app returns to sign-in. Source: docs/console.md; architecture §4 (Errors).
  */
 import type { CallerKey } from './types.js';
 

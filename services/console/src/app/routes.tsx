@@ -1,5 +1,5 @@
 /**
- * The console's routes: the nine pages of issue #15 (the navigation lists them in this order) and their sub-paths.
+ * The console's routes: the nine pages of docs/console.md (the navigation lists them in this order) and their sub-paths.
  * Every page is its own lazily loaded chunk, so the initial bundle holds only the shell. The gateway serves
  * index.html for exactly these paths (services/gateway/src/console.ts, CONSOLE_ROUTE_PREFIXES); `/mcp` has no
  * sub-paths because `/mcp/*` is the API (the MCP page keeps its state in search parameters).

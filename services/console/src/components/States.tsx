@@ -1,6 +1,6 @@
 /**
  * Loading, empty and error states, and {@link QueryState}, which picks one of them for a TanStack query or renders
- * its data. Every page shows its data through these, so each has the three states issue #15 point 3 asks for.
+ * its data. Every page shows its data through these, so each has the three states docs/console.md promises (loading, empty, error).
  */
 import type { ReactNode } from 'react';
 import type { UseQueryResult } from '@tanstack/react-query';

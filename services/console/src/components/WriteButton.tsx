@@ -1,7 +1,7 @@
 /**
  * Controls for actions that change data. With a read key they are disabled, and say why both as a tooltip (`title`)
  * and to assistive technology (`aria-describedby` pointing at the reason, rendered once by the layout).
- * Source: issue #15 point 2 (write actions disabled with a tooltip saying why).
+ * Source: docs/console.md (write actions disabled with a tooltip saying why).
  */
 import type { ButtonHTMLAttributes } from 'react';
 import { useSession } from '../auth/session.js';

@@ -1,6 +1,6 @@
 /**
  * Filters and pagination that live in the URL's search parameters, so a filtered, paged view can be shared by its
- * address (issue #15 point 3). Changing a filter resets `skip` to 0.
+ * address (docs/console.md). Changing a filter resets `skip` to 0.
  */
 import { useCallback, useMemo } from 'react';
 import { useSearchParams } from 'react-router';

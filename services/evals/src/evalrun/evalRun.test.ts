@@ -1,6 +1,6 @@
 /**
  * The eval-run decider without I/O: given a submission and its metadata, when decided, then the stored run.
- * Source: issue #13 point 1; architecture §4 (Eval run).
+ * Source: architecture §4 (Eval run).
  */
 import { describe, expect, it } from 'vitest';
 import { EVAL_MAX_REPLY_BYTES, SubmitEvalRunSchema, normalizeScenario } from '@agp/contracts';

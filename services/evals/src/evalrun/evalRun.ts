@@ -1,6 +1,6 @@
 /**
  * The eval-run aggregate: its stream, its one event (`EvalRunSubmitted`) and the pure decision of a submission. A run
- * is written once and never changes, so its state is the event's data. Source: issue #13 point 1; architecture §3,
+ * is written once and never changes, so its state is the event's data. Source: architecture §3,
  * §4 (Eval run).
  */
 import { EVAL_MAX_REPLY_BYTES, EvalRunEvents, evalRunOf, type EvalRunDetail, type EvalScenario, type SubmitEvalRun } from '@agp/contracts';

@@ -2,7 +2,7 @@
  * What the template pass reads from an agent's registered action definitions (`RegisteredAction`: name, description,
  * parameter JSON Schema, risk level, typical cost USD): whether an action only reads, which parameters name an object
  * by id or carry a time, which read action looks an object up, and sample arguments that fit the parameter schema.
- * Pure. Source: issue #13 point 2 (template pass: "from the agent's registered action definitions").
+ * Pure. Source: docs/scenario-format.md (What the generator writes; template pass: "from the agent's registered action definitions").
  */
 import type { RegisteredAction } from '@agp/contracts';
 import { daysAgoToken } from './scenario-file.js';

@@ -1,7 +1,7 @@
 /**
  * Keeping the generate-scenarios answer within one bus message: the answer travels as one reply of at most
  * `EVAL_MAX_REPLY_BYTES` of JSON (a NATS message holds 1 MiB), and 50 scenarios of each of nine categories, with their
- * source text, can be more. Pure. Source: issue #13 point 2; contracts `EVAL_MAX_REPLY_BYTES`.
+ * source text, can be more. Pure. Source: docs/scenario-format.md (What the generator writes); contracts `EVAL_MAX_REPLY_BYTES`.
  */
 import type { GeneratedScenario } from '@agp/contracts';
 

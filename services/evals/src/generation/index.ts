@@ -3,7 +3,7 @@
  * reads the agent's registered actions and the enabled policies that apply to it from the policies service, runs the
  * template pass (always; deterministic from the seed) and the semantic pass (with an LLM key), and answers every
  * scenario with its category, severity, violation breakdown and source text: a runnable scenario file
- * (docs/scenario-format.md). Source: issue #13 point 2; spec §Evals rule 4, §Limits; architecture §4 (LLM).
+ * (docs/scenario-format.md). Source: spec §Evals rule 4, §Limits; architecture §4 (LLM).
  */
 import { randomInt } from 'node:crypto';
 import { EVAL_MAX_REPLY_BYTES, SEMANTIC_CATEGORIES, TEMPLATE_CATEGORIES, type GeneratedScenario, type GeneratedScenarios, type GenerateScenarios, type Policy } from '@agp/contracts';

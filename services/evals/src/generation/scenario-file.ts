@@ -5,7 +5,7 @@
  * this file is their one definition in code.
  *
  * Importable alone (`@agp/evals/scenario-file`): it needs only zod, `yaml`, `@agp/contracts` and `@agp/runtime`.
- * Source: issue #13 points 2 and 3; spec §Evals rule 4.
+ * Source: docs/scenario-format.md; spec §Evals rule 4.
  */
 import { LineCounter, isDocument, parseAllDocuments, stringify, type Document } from 'yaml';
 import { z } from 'zod';

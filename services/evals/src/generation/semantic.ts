@@ -5,7 +5,7 @@
  * request per category, all at once; each answer is checked with zod. An answer that is not JSON of the asked shape is
  * asked again once, then the category is skipped with the reason; a provider that fails (after the SDK's retries) skips
  * the category too. Nothing here ever fails the request. Without AGP_LLM_API_KEY the pass is skipped and says so.
- * Source: issue #13 point 2; spec §Eval records (semantic generator), §Evals rule 4; architecture §4 (LLM).
+ * Source: spec §Eval records (semantic generator), §Evals rule 4; architecture §4 (LLM).
  */
 import { z } from 'zod';
 import { MAX_USD, RISK_LEVELS, SEMANTIC_CATEGORIES, UsdSchema, type Agent, type Policy, type RiskLevel } from '@agp/contracts';

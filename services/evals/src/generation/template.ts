@@ -12,7 +12,7 @@
  * `seed`: the same agent, policies, seed and maximum give the same scenarios, byte for byte. Names say what is tested,
  * not the values drawn (`budget_blowout.run_budget_100.spend_so_far`), so they stay the same from seed to seed and
  * runs of different seeds compare scenario by scenario. Pure (no I/O, no clock).
- * Source: issue #13 point 2; spec §Eval records (template generator), §Evals rule 4, §Limits.
+ * Source: spec §Eval records (template generator), §Evals rule 4, §Limits.
  */
 import { TEMPLATE_CATEGORIES, type Agent, type Policy, type RiskLevel } from '@agp/contracts';
 import { fabricateId, namedPrerequisites, profileAction, readersOf, sampleArguments, wantsDateOnly, type ActionProfile } from './actions.js';

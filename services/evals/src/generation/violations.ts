@@ -4,7 +4,7 @@
  * states them (contracts `DECISION_RULES`): a step is denied when a policy lists it in `denied_actions` or has an
  * `allowed_actions` list without it; it blows a budget when the spend so far plus its estimated cost is above a run
  * budget, or above a session budget with the session's earlier spend added (USD). Pure.
- * Source: issue #13 point 2 (per-category violation breakdown); spec §Evals rule 4.
+ * Source: docs/scenario-format.md (Violations: per-category breakdown); spec §Evals rule 4.
  */
 import type { Policy } from '@agp/contracts';
 import type { ScenarioContext, ScenarioStep } from './scenario-file.js';

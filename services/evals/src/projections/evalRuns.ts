@@ -10,7 +10,7 @@ export const EVALS_READ_MODEL_EVENT_TYPES = Object.values(EvalRunEvents);
 /**
  * Apply a batch of EvalRunSubmitted events inside the subscription's transaction (its checkpoint commits with these
  * writes): one row per run, written with one statement. A run never changes, so a row already there (a replay) is left
- * as it is. Source: issue #13 point 1; architecture §3 (Projections).
+ * as it is. Source: architecture §3 (Projections).
  */
 export async function applyEvalRunEvents(events: StoredEvent[], tx: SqlExecutor): Promise<void> {
   const rows = events

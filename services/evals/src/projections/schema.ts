@@ -7,7 +7,7 @@ import { migrateSchema, type Sql } from '@agp/eventstore';
  *   other columns exist for filters and ordering; `seq` is the global position of the run's event, which orders runs
  *   created in the same millisecond.
  * Indexes: the history, newest first (organisation, created_at, seq), and the CI baseline and filtered history
- * (organisation, suite, agent, branch, created_at, seq). Source: issue #13 point 1.
+ * (organisation, suite, agent, branch, created_at, seq). Source: docs/decisions.md (Evals).
  */
 export const EVALS_READ_MODEL_DDL = `
 CREATE TABLE IF NOT EXISTS agp_eval_runs (

@@ -3,7 +3,7 @@
  * `/prompts/{name}`, and the un-prefixed lists `/mcp/tools`, `/mcp/resources`, `/mcp/prompts` (same bodies, same auth),
  * forwarded to the mcp service's registry. The lists are cacheable: a strong `ETag` (hash of the body) and
  * `Cache-Control`, with 304 for a matching `If-None-Match`.
- * Source: spec §Tool gateway; architecture §4 (Tool call errors); issue #12 point 5.
+ * Source: spec §Tool gateway; architecture §4 (Tool call errors); docs/mcp.md (REST facade).
  */
 import { createHash } from 'node:crypto';
 import { Body, Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
@@ -24,7 +24,7 @@ const RESOURCE_PREFIX = '/api/v1/mcp/resources/';
 /**
  * Accept a resource URI raw in the path (`/api/v1/mcp/resources/platform://stats/dashboard`): express middleware that
  * rewrites such a request to the percent-encoded form the route matches (one path segment), before routing.
- * A URI without `/` is taken as already percent-encoded. Source: issue #12 point 5.
+ * A URI without `/` is taken as already percent-encoded. Source: docs/mcp.md (REST facade).
  */
 export function rawResourceUris() {
   return (req: Request, _res: Response, next: NextFunction) => {
@@ -114,7 +114,7 @@ function jsonRpcError(res: Response, status: number, code: number, message: stri
  * MCP_MAX_BODY_BYTES, else 413), forwards the exchange (method, URL, protocol headers, body) to the mcp service as one
  * `mcp.http` message with the caller's context, and writes back the protocol's status, headers and body. Mounted
  * after authentication (401 without a key) and before the JSON body parser, so a malformed body is the protocol's
- * JSON-RPC parse error, never a problem document. Source: issue #12 point 6.
+ * JSON-RPC parse error, never a problem document. Source: docs/mcp.md (The MCP endpoint).
  */
 export function mcpEndpoint(bus: Pick<ClientProxy, 'send'>) {
   return (req: AuthedRequest, res: Response) => {

@@ -14,7 +14,7 @@ import { recordFromRecorded } from '../intervention/intervention.js';
 /**
  * The approval view of an intervention stream `intervention-<id>`: the same events, folded into the approval
  * that an escalated record opens. One `evolve` serves the decider and the approvals projection, so both always
- * agree. Source: issue #3 point 3; architecture §4 (Approvals).
+ * agree. Source: architecture §4 (Approvals).
  */
 
 /** Default approval expiry in seconds (24 h), when AGP_APPROVAL_TTL_SECONDS is not given. */

@@ -27,7 +27,7 @@ const SWEEP_BATCH = 500;
  * The service migrates its table ({@link migrate}) and subscribes its {@link projection} with its other read models;
  * {@link start} / {@link stop} run the expiry sweeper (a `ServicePart` of `startEventSourcedService`).
  * Settings (from `deps.env`): AGP_APPROVAL_TTL_SECONDS (default 86400), AGP_APPROVAL_SWEEP_MS (default 1000).
- * Source: issue #3 point 3; architecture §4 (Approvals).
+ * Source: architecture §4 (Approvals).
  */
 export class Approvals {
   private timer?: NodeJS.Timeout;

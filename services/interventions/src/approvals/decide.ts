@@ -10,7 +10,7 @@ import type { ApprovalState } from './approval.js';
 
 /**
  * Pure deciders of the approval inbox: they take the folded stream state and the command (time and ids come
- * in) and return the event to append, or throw. Source: issue #3 point 3; architecture §4 (Approvals).
+ * in) and return the event to append, or throw. Source: architecture §4 (Approvals).
  */
 
 /** An event to append to `intervention-<id>`, with the actor for its metadata. */

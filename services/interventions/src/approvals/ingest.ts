@@ -10,7 +10,7 @@ export type IngestedIntervention =
 /**
  * The intervention an `approval.request` records: an `approval_required` record with outcome `escalated`, which
  * opens approval `apr-<id>`. Its `expires_in_seconds` overrides the platform's approval expiry.
- * Source: issue #3 point 1 and 3; architecture §4 (Ingest, Approvals).
+ * Source: architecture §4 (Ingest, Approvals).
  */
 export function interventionOfApprovalRequest(req: ApprovalRequest): CreateIntervention {
   const { expires_in_seconds: _ttl, ...fields } = req;

@@ -23,7 +23,7 @@ export type ParsedAnswer = { ok: true; answer: EnrichmentAnswer } | { ok: false;
 
 /**
  * Parse the assistant message content: JSON (a ```json fence around it is tolerated), then the schema.
- * Never throws. Source: issue #4 point 1 (validated with zod).
+ * Never throws. Source: docs/decisions.md (Enrichment; validated with zod).
  */
 export function parseAnswer(content: string | null | undefined): ParsedAnswer {
   if (!content || !content.trim()) return { ok: false, error: 'empty answer' };
@@ -45,7 +45,7 @@ export function parseAnswer(content: string | null | undefined): ParsedAnswer {
  * Decide what an answer changes on the current record: each of the four fields whose new value differs
  * (a `null`/absent `suggested_rewrite` keeps the current one). A `risk_level` outside the five wire values
  * (after trimming and lower-casing) is rejected and recorded in `rejected`; the current level stays.
- * Pure. Source: issue #4 points 1 and 2.
+ * Pure. Source: spec §Intervention record (Enrichment); docs/decisions.md (Enrichment).
  */
 export function decideEnrichment(current: InterventionRecord, answer: EnrichmentAnswer): Pick<InterventionEnrichedData, 'changes' | 'rejected'> {
   const changes: InterventionEnrichedData['changes'] = {};

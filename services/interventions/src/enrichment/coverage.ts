@@ -6,7 +6,7 @@ import type { SqlExecutor } from '@agp/eventstore';
  * `EnrichmentWorker.status` reports it on the detail: `pending` when a job is queued or running; else the latest
  * enrichment outcome (`enriched` / `failed`, the read model's `enrichment` column); else `pending` when `enabled` and
  * the enrichment subscription's checkpoint (`checkpointName`) is before the record's InterventionRecorded; else
- * `skipped`. Source: issue #12; issue #4 (enrichment_status).
+ * `skipped`. Source: docs/decisions.md (Enrichment: enrichment_status).
  *
  * Reads the counts of `agp_intervention_totals` (O(1): one row per purpose; every purpose counts), the organisation's queued jobs joined to their records
  * (O(queue)) and, with enrichment on, the InterventionRecorded events past the checkpoint, each looked up by primary

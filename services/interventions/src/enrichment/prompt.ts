@@ -4,7 +4,7 @@ import type { ChatMessage } from '@agp/runtime/llm';
 /**
  * Version of the enrichment prompt below. Recorded on every InterventionEnriched / InterventionEnrichmentFailed
  * event (`prompt_version`), so an audit can tell which wording produced a rewrite. Bump it whenever the text or
- * the shape of the facts changes. Source: issue #4 point 5.
+ * the shape of the facts changes. Source: docs/decisions.md (Enrichment).
  */
 export const PROMPT_VERSION = 'enrich-v1';
 
@@ -49,7 +49,7 @@ export function promptFacts(record: InterventionRecord): Record<string, unknown>
 
 /**
  * The chat messages of the enrichment request: the fixed instructions (system) and the record's facts as
- * JSON (user). Pure; the same record always gives the same messages. Source: issue #4 point 5.
+ * JSON (user). Pure; the same record always gives the same messages. Source: docs/decisions.md (Enrichment).
  */
 export function buildPrompt(record: InterventionRecord): ChatMessage[] {
   return [

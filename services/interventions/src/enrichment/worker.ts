@@ -31,7 +31,7 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 /**
  * The enrichment worker: a catch-up subscriber on InterventionRecorded that asks a language model for
  * plain-English `reason`, `agent_intent`, `risk_level` and `suggested_rewrite` and appends
- * InterventionEnriched with the originals. Source: issue #4; spec §Enrichment; architecture §3.
+ * InterventionEnriched with the originals. Source: spec §Intervention record (Enrichment); architecture §3.
  *
  * - The subscription handler runs in the checkpoint transaction and only queues a job row (jobs.ts), so
  *   neither ingest nor the read model ever waits for the provider.

@@ -79,7 +79,7 @@ CREATE TABLE IF NOT EXISTS agp_intervention_totals (
 `;
 
 /**
- * Add the enrichment columns (issue #12) to read-model tables created before them, and fill them from the event
+ * Add the enrichment columns to read-model tables created before them, and fill them from the event
  * store: each record's latest InterventionEnriched / InterventionEnrichmentFailed, then the per-organisation counts.
  * A no-op once `agp_interventions.enrichment` exists (always, on a database created with them). The fill reads the
  * enrichment events once (one scan of `agp_events`); events the projection has not applied yet only move a record to
@@ -155,7 +155,7 @@ export async function addPurposeColumns(tx: SqlExecutor): Promise<void> {
 /** Create the read-model tables (idempotent), and bring tables of an earlier version up to date. */
 export async function migrateReadModels(sql: Sql): Promise<void> {
   await migrateSchema(sql, READ_MODEL_DDL, async (tx) => {
-    // `doc` was jsonb until issue #11: json keeps the text as written, so a page is read without converting each
+    // `doc` was jsonb before the read path was tuned: json keeps the text as written, so a page is read without converting each
     // skipped row's jsonb back to text (1.44 -> 0.43 ms per page at skip 0..999, docs/decisions.md).
     await alterColumnType(tx, 'agp_interventions', 'doc', 'json');
     await addEnrichmentColumns(tx);

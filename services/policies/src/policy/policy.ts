@@ -23,7 +23,7 @@ export function settingsOf(p: Policy): PolicySettings {
 /**
  * Fold one event of a `policy-<id>` stream into the policy record (the state is the record as reads return it).
  * A stream starts with PolicyCreated; other events on a null state, and unknown types, only move the version.
- * Source: issue #3 point 2 (PolicyCreated, PolicyUpdated, PolicyEnabled, PolicyDisabled).
+ * Source: docs/decisions.md (Policies, agents, kill switches: PolicyCreated, PolicyUpdated, PolicyEnabled, PolicyDisabled).
  */
 export function evolvePolicy(state: Policy | null, event: PolicyEvent): Policy | null {
   switch (event.type) {

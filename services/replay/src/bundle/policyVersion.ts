@@ -1,6 +1,6 @@
 /**
- * Which version of a policy was in force at an instant. Source: issue #14 point 3 (bundle: "the policy versions in
- * force when it ran").
+ * Which version of a policy was in force at an instant. Source: docs/decisions.md (Replay
+ * submissions, bundles and analysis: the bundle holds the policy versions in force when the run ran).
  */
 
 /** One entry of a policy's history as `policies.history` answers it: the stream version and its time (ISO 8601). */

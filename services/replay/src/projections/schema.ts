@@ -8,7 +8,7 @@ import { migrateSchema, type Sql } from '@agp/eventstore';
  *   `cost_savings` is `numeric` so the sum of USD amounts is exact. `seq` is the global position of the submission's
  *   event, which orders submissions stored in the same millisecond.
  * Indexes: the organisation's history, newest first, and a run's (organisation, run_id, submitted_at, seq).
- * Source: issue #14 point 2.
+ * Source: docs/decisions.md (Replay submissions, bundles and analysis).
  */
 export const REPLAY_READ_MODEL_DDL = `
 CREATE TABLE IF NOT EXISTS agp_replay_submissions (

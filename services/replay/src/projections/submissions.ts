@@ -10,7 +10,7 @@ export const REPLAY_READ_MODEL_EVENT_TYPES = Object.values(ReplayEvents);
 /**
  * Apply a batch of ReplaySubmitted events inside the subscription's transaction (its checkpoint commits with these
  * writes): one row per submission, written with one statement. A submission never changes, so a row already there (a
- * replay of the projection) is left as it is. Source: issue #14 point 2; architecture §3 (Projections).
+ * replay of the projection) is left as it is. Source: architecture §3 (Projections).
  */
 export async function applyReplayEvents(events: StoredEvent[], tx: SqlExecutor): Promise<void> {
   const rows = events

@@ -1,7 +1,7 @@
 /**
  * The replay-submission aggregate: its stream, its one event (`ReplaySubmitted`) and the pure decision of a
  * submission. A submission is written once and never changes, so its state is the event's data.
- * Source: issue #14 point 2; architecture §3, §4 (Replay submission).
+ * Source: architecture §3, §4 (Replay submission).
  */
 import { ReplayEvents, type ReplaySubmissionDetail, type SubmitReplay } from '@agp/contracts';
 import { deterministicId } from '@agp/runtime';

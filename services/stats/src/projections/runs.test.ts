@@ -35,7 +35,7 @@ describe('evolveRun', () => {
   });
 });
 
-describe('run cost (issue #14 point 5): per action the actual cost where reported, else the estimate', () => {
+describe('run cost: per action the actual cost where reported, else the estimate', () => {
   const at = (i: number) => `2026-01-02T00:00:0${i}.000Z`;
   it('a run estimated at 1 USD per action that cost 2 each costs 2×n, with n as estimated_cost_usd', () => {
     const n = 4;

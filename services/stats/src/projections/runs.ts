@@ -3,8 +3,8 @@ import { RunEvents, actionCostUsd, purposeOf, skewBucketIndex, type ActionRecord
 /**
  * Pure pieces of the stats projection: a run row folded from its events, and the deltas that runs and actions add
  * to the aggregate tables. Source: architecture §4 (Runs: `running → completed | failed`; a run's cost is the sum
- * of its actions' costs, each the actual cost where reported, else the estimate; Estimation accuracy); issue #14
- * point 5.
+ * of its actions' costs, each the actual cost where reported, else the estimate; Estimation accuracy);
+ * docs/decisions.md (Run cost).
  */
 
 /**

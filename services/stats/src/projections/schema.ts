@@ -18,7 +18,7 @@ import { flushStatsDeltas } from './statsReadModel.js';
  * Every endpoint therefore reads O(days), O(actions) or O(buckets) rows, never O(ledger rows).
  * Costs (USD) in `agp_runs`, `agp_stats_daily`, `agp_stats_agents` and `agp_stats_agent_actions`: `cost_usd` = Σ per
  * action of the actual cost where reported, else the estimate (`actionCostUsd`); `estimated_cost_usd` = Σ estimates;
- * `actual_cost_usd` = Σ reported costs (issue #14 point 5; tables created before it are brought up to date by
+ * `actual_cost_usd` = Σ reported costs (docs/decisions.md (Run cost); tables created before it are brought up to date by
  * {@link addEstimatedCostColumns}).
  * Purpose: every run and ledger row has the `purpose` of its run (`production` or `eval`), and every aggregate row is
  * kept per purpose (the column is part of each aggregate's key), so the stats of one purpose never read the other's.
@@ -142,7 +142,7 @@ const COST_TABLES: ReadonlyArray<{ table: string; keys: ReadonlyArray<{ col: str
 ];
 
 /**
- * Bring cost tables created before issue #14 point 5 up to date, in the migration's locked transaction: where a table
+ * Bring cost tables created before run cost was split into reported and estimated up to date, in the migration's locked transaction: where a table
  * has no `estimated_cost_usd` column, add it holding the old `cost_usd` (which was Σ estimates), then set `cost_usd`
  * to Σ {@link LEDGER_COST} over the row's ledger entries (0 when it has none), so a platform with existing data reports
  * the same figures as one that projected its events with today's code. `agp_ledger` is written in the same

@@ -28,7 +28,7 @@ interface RunDbRow extends Omit<RunRow, 'started_at' | 'ended_at' | 'first_actio
  * batch's ledger rows with one statement, and flush the aggregate deltas with one upsert per table. A run.start or
  * run.end that breaks a run's consistency (`runEventRejection`) is not folded; it is recorded with its reason in
  * `agp_projection_dead_letters` in the same transaction.
- * Source: issue #3 points 4 and 5; architecture §3 (Projections).
+ * Source: spec §Stats; architecture §3 (Projections).
  */
 export async function applyStatsEvents(events: StoredEvent[], tx: SqlExecutor): Promise<void> {
   const key = (org: string, run: string) => `${org}\u0000${run}`;

@@ -3,7 +3,7 @@
  * (status tabs in the URL; agent and run filters). A pending approval is approved or rejected with the approver's
  * email (required by the API, remembered in this browser) and notes (`POST /api/v1/approvals/{id}/approve|reject`).
  * A decision already taken (409) is shown as a message on the card, and the list refreshes. Write controls are
- * disabled for a read key. Source: issue #15 point 3 (Approvals); architecture §4 (Approvals).
+ * disabled for a read key. Source: docs/console.md (Approvals); architecture §4 (Approvals).
  */
 import { useState } from 'react';
 import { Link } from 'react-router';

@@ -2,7 +2,7 @@
  * Policies and kill switches (`/policies`): the kill switches (`GET /api/v1/kill-switches`; engaging or releasing
  * the organisation's or an agent's switch, `PUT /api/v1/kill-switches/organization|agents/{agent_id}`, always behind a
  * confirmation dialog with a reason) and the policy list (`GET /api/v1/policies`: enabled, name and agent filters in
- * the URL, paged). Each policy links to its version history. Source: issue #15 point 3 (Policies and kill switches).
+ * the URL, paged). Each policy links to its version history. Source: docs/console.md (Policies).
  */
 import { useState } from 'react';
 import { useNavigate } from 'react-router';

@@ -1,7 +1,7 @@
 /**
  * One policy (`/policies/:id`): its current settings (`GET /api/v1/policies/{id}`), a field-by-field diff of any two
  * versions (`?version=N` for each, chosen in the URL as `from` and `to`; default the previous and the current one), and
- * the version history (`GET /api/v1/policies/{id}/history`), each change as from → to. Source: issue #15 point 3.
+ * the version history (`GET /api/v1/policies/{id}/history`), each change as from → to. Source: docs/console.md (Policies).
  */
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';

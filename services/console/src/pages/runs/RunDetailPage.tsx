@@ -1,7 +1,7 @@
 /**
  * One run (`/runs/:id`, `GET /api/v1/runs/{id}`): its totals and its ledger — every recorded action, oldest first,
  * with estimated and actual cost (USD), duration, inputs and outputs — paged with `actions_skip` / `actions_limit`
- * (the URL's `skip`). Source: spec §Stats; issue #3 (runs and the action ledger).
+ * (the URL's `skip`). Source: spec §Stats; docs/api.md (Runs and the action ledger).
  */
 import { Link, useParams } from 'react-router';
 import { PageHeader } from '../../app/Layout.js';
