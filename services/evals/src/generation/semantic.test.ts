@@ -4,7 +4,7 @@ import { createLogger } from '@agp/runtime';
 import { reply, startFakeLlm, type FakeBehaviour, type FakeLlm } from '../../../../test/support/fake-llm.js';
 import { parseScenarioFile, renderScenarioFile } from './scenario-file.js';
 import { NO_KEY_REASON, buildSemanticPrompt, parseSemanticAnswer, semanticScenarios } from './semantic.js';
-import { policy, supportAgent } from './testing.js';
+import { policy, supportAgent } from '../../test/generation-fixtures.js';
 
 /**
  * The semantic pass against a real loopback server speaking the chat-completions protocol (test/support/fake-llm.ts):
