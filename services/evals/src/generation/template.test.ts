@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TEMPLATE_CATEGORIES } from '@agp/contracts';
-import { parseScenarioFile, renderScenarioFile, timeTokenAgeSeconds, type ScenarioFile } from './scenario-file.js';
+import { parseScenarioFile, renderScenarioFile, timeTokenAgeSeconds, type ScenarioFile } from '@agp/scenario-file';
 import { templateScenarios } from './template.js';
 import { policyViolations } from './violations.js';
 import { action, policy, supportAgent } from '../../test/generation-fixtures.js';
