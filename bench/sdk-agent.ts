@@ -6,7 +6,7 @@
  * Messages from the parent:
  * - `{cmd: 'connect', url, key, agentId}`: connect (memory reporting; registers the agent with its two actions), wait
  *   until the push channel is live; → `{ok: 'connected'}`.
- * - `{cmd: 'until', blocked, action}`: act `action` every `everyMs` ms (default 1) (`onBlocked: 'return'`) until an act is
+ * - `{cmd: 'until', blocked, action}`: act `action` every `everyMs` ms (the parent sends 10) (`onBlocked: 'return'`) until an act is
  *   (`blocked: true`) or is not stopped; → `{at}` once it is watching (`watching`), then `{at}` of that act's end.
  * - `{cmd: 'escalate', action, n}`: act `action` with `{n}` (it waits for a human); → `{resumedAt}` when the approved
  *   function starts, or `{error}`.

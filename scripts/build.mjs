@@ -33,6 +33,14 @@ const entries = {
   'sdk/mcp': ['packages/sdk/src/adapters/mcp.ts', 'packages/sdk/dist/mcp.js'],
 };
 
+/**
+ * The long-running processes: each is bundled to `dist/app.js`, and its `dist/main.js` is the launcher
+ * (packages/runtime/src/launcher.ts) that starts OpenTelemetry trace export when it is configured and then imports
+ * `app.js`, so the HTTP and PostgreSQL instrumentations are in place before the application loads those modules.
+ * The value is the process's default `service.name`.
+ */
+const launched = { embedded: 'agp', gateway: 'agp-gateway', ingest: 'agp-ingest', interventions: 'agp-interventions', policies: 'agp-policies', stats: 'agp-stats', 'mcp-gateway': 'agp-mcp-gateway', evals: 'agp-evals', replay: 'agp-replay' };
+
 const requested = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1].split(',') : [...Object.keys(entries), 'console'];
 const only = [...new Set(requested.flatMap((name) => [name, ...Object.keys(entries).filter((k) => k.startsWith(`${name}/`))]))];
 
@@ -135,10 +143,27 @@ await Promise.all([
   ...(only.includes('console') && existsSync(join(consoleDir, 'package.json')) ? [buildConsole().then((what) => built.push(what))] : []),
   ...only
     .filter((name) => name !== 'console' && existsSync(entries[name][0]))
-    .map((name) =>
+    .flatMap((name) => [
+      ...(launched[name]
+        ? [
+            build({
+              entryPoints: ['packages/runtime/src/launcher.ts'],
+              outfile: entries[name][1],
+              bundle: true,
+              platform: 'node',
+              format: 'esm',
+              target: 'node20',
+              sourcemap: true,
+              logLevel: 'warning',
+              plugins: [externalThirdParty],
+              define: { AGP_TRACE_SERVICE_NAME: JSON.stringify(launched[name]) },
+              tsconfig: 'tsconfig.json',
+            }),
+          ]
+        : []),
       build({
         entryPoints: [entries[name][0]],
-        outfile: entries[name][1],
+        outfile: launched[name] ? entries[name][1].replace(/main\.js$/, 'app.js') : entries[name][1],
         bundle: true,
         platform: 'node',
         format: 'esm',
@@ -154,6 +179,6 @@ await Promise.all([
         if (name === 'sdk') buildSdkTypes();
         built.push(name);
       }),
-    ),
+    ]),
 ]);
 if (!process.argv.includes('--quiet')) console.error(`built ${built.join(', ')} in ${Date.now() - started} ms`);

@@ -15,3 +15,4 @@ export * from './service-process.js';
 export * from './ingest-consumer.js';
 export * from './wire.js';
 export * from './event-sourced.js';
+export * from './tracing.js';

@@ -1,6 +1,7 @@
 import { isDataError, migrateSchema, type Sql } from '@agp/eventstore';
 import type { Logger } from '@agp/runtime';
 import { ingestFilter } from './subjects.js';
+import { withConsumeSpan } from './tracing.js';
 import type { IngestDelivery, IngestLogConsumer } from './types.js';
 
 /** Where ingest messages that can never be stored are kept for an operator, with the error. */
@@ -68,7 +69,7 @@ export async function settleIsolated<T>(
 /**
  * Start a service's durable ingest consumer: `durable` over `${prefix}.ingested.*.${target}`, 64 messages per
  * batch, each batch settled by {@link settleIsolated} around `handle` (which acks what it stored and throws
- * otherwise). Source: architecture §1 (JetStream pull consumers spread ingest).
+ * otherwise), inside a consumer span linked to each message's producer (`withConsumeSpan`). Source: architecture §1 (JetStream pull consumers spread ingest).
  */
 export function consumeIngest<T>(
   log: IngestLogConsumer,
@@ -78,6 +79,13 @@ export function consumeIngest<T>(
     durable: opts.durable,
     subjectFilter: ingestFilter(opts.prefix, opts.target),
     batchSize: 64,
-    handler: (batch) => settleIsolated(batch, opts.handle, { consumer: opts.durable, sql: opts.sql, logger: opts.logger }),
+    // One CONSUMER span per batch, linked to the producer span of each message (the traceparent its envelope carries).
+    handler: (batch) =>
+      withConsumeSpan(
+        opts.durable,
+        ingestFilter(opts.prefix, opts.target),
+        batch.map((m) => (m.payload as { traceparent?: string } | null)?.traceparent),
+        () => settleIsolated(batch, opts.handle, { consumer: opts.durable, sql: opts.sql, logger: opts.logger }),
+      ),
   });
 }

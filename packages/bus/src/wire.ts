@@ -9,10 +9,11 @@
  */
 import { Controller, Module, type DynamicModule } from '@nestjs/common';
 import { MessagePattern, Payload, type ClientProxy } from '@nestjs/microservices';
-import { SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, context, propagation } from '@opentelemetry/api';
 import { Wire, roundNumbers, wireKeysOf, wireMessage, type ServiceName, type WireKey, type WireKeyOf, type WireReply, type WireRequest, type WireRequestInput } from '@agp/contracts';
 import { counter, histogram, parseOrThrow, type RequestContext, type RpcReply, type RpcRequest } from '@agp/runtime';
 import { callRpc, failureReply, type RpcLogger } from './rpc.js';
+import { MESSAGING_SYSTEM, busTracer, withSendSpan } from './tracing.js';
 
 /** A client that can send a request (Nest's NATS client, the in-process client). */
 export type Sender = Pick<ClientProxy, 'send'>;
@@ -42,7 +43,8 @@ async function send<K extends WireKey>(bus: Sender, key: K, ctx: RequestContext,
   // The service parses the body again (it is the authority); the original input is what goes on the wire, so its
   // transforms (comma lists, coercions, defaults) run exactly once on the data they were written for.
   parseOrThrow(Wire[key].request, body);
-  return callRpc<WireReply<K>>(bus, key, { ctx, body }, timeoutMs);
+  // A CLIENT span per request; the service's server span is its child through the traceparent the context carries.
+  return withSendSpan(key, ctx.traceparent, (traceparent) => callRpc<WireReply<K>>(bus, key, { ctx: traceparent === ctx.traceparent ? ctx : { ...ctx, traceparent }, body }, timeoutMs));
 }
 
 /** A service's handlers: exactly one per subject the table gives the service, each taking the parsed request body. */
@@ -52,11 +54,10 @@ export type WireHandlers<S extends ServiceName> = {
 
 const messages = counter('agp_rpc_messages_total', 'Request/reply messages served, by subject and outcome (ok, 4xx, 5xx)', ['subject', 'outcome']);
 const latency = histogram('agp_rpc_duration_seconds', 'Time to answer a request/reply message, by subject, in seconds', ['subject'], [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]);
-const tracer = trace.getTracer('agp.bus');
 
 /**
- * Wrap one handler as a bus endpoint: validate the body against the row's schema, run the handler inside a server
- * span (parented by the request's `traceparent`), answer `{ok: true, data}` (USD amounts and ms durations rounded by
+ * Wrap one handler as a bus endpoint: validate the body against the row's schema, run the handler inside a SERVER
+ * span `process <subject>` (messaging semantic conventions; parented by the request's `traceparent`), answer `{ok: true, data}` (USD amounts and ms durations rounded by
  * the row's reply schema: `roundNumbers` in `@agp/contracts`) or `{ok: false, problem}`, and record the count and
  * latency of the subject.
  */
@@ -66,7 +67,8 @@ export function wireEndpoint<K extends WireKey>(key: K, handler: (ctx: RequestCo
     const started = performance.now();
     const carrier = request?.ctx?.traceparent ? { traceparent: request.ctx.traceparent } : {};
     const parent = propagation.extract(context.active(), carrier);
-    return tracer.startActiveSpan(key, { kind: SpanKind.SERVER, attributes: { 'messaging.destination.name': key, 'agp.service': row.service } }, parent, async (span) => {
+    const attributes = { 'messaging.system': MESSAGING_SYSTEM, 'messaging.operation.type': 'process', 'messaging.destination.name': key, 'agp.service': row.service };
+    return busTracer.startActiveSpan(`process ${key}`, { kind: SpanKind.SERVER, attributes }, parent, async (span) => {
       let reply: RpcReply;
       try {
         const body = parseOrThrow(row.request, request?.body) as WireRequest<K>;

@@ -92,7 +92,11 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 export class SqlEventStore implements EventStore {
   private readonly wakers = new Set<() => void>();
 
-  constructor(readonly sql: Sql) {}
+  constructor(
+    readonly sql: Sql,
+    /** Default idle poll of subscriptions, in ms. */
+    readonly idlePollMs = 200,
+  ) {}
 
   async migrate(): Promise<void> {
     // Several processes may start at once; the lock makes CREATE ... IF NOT EXISTS race-free.
@@ -354,7 +358,7 @@ class CatchUpSubscription implements Subscription {
           outageSince = 0;
         }
         if (last <= this.pos) {
-          await this.idle(this.opts.idlePollMs ?? 200);
+          await this.idle(this.opts.idlePollMs ?? this.store.idlePollMs);
           continue;
         }
         // Only events of other types up to the head: the read model is current up to it. Move on in memory (waiters
@@ -363,7 +367,7 @@ class CatchUpSubscription implements Subscription {
         if (events.length === 0 && Date.now() - this.persistedAt < SKIPPED_CHECKPOINT_MS) {
           this.pos = last;
           this.advanced();
-          await this.idle(this.opts.idlePollMs ?? 200);
+          await this.idle(this.opts.idlePollMs ?? this.store.idlePollMs);
           continue;
         }
         const from = this.persisted;
@@ -446,7 +450,17 @@ class CatchUpSubscription implements Subscription {
   }
 }
 
+/** Options of {@link createEventStore}. */
+export interface EventStoreOptions {
+  /**
+   * Idle poll interval of the store's catch-up subscriptions that set none, in ms. Appends through this store wake its
+   * subscriptions at once; the poll only finds appends made by other processes. One process that owns the database
+   * (embedded mode) can poll rarely. @default 200
+   */
+  idlePollMs?: number;
+}
+
 /** The event store over `sql` (either adapter). Call `migrate()` before use. */
-export function createEventStore(sql: Sql): EventStore {
-  return new SqlEventStore(sql);
+export function createEventStore(sql: Sql, options: EventStoreOptions = {}): EventStore {
+  return new SqlEventStore(sql, options.idlePollMs);
 }

@@ -89,7 +89,7 @@ export interface SubscriptionOptions {
   eventTypes?: string[];
   /** Max events per handler call. @default 500 */
   batchSize?: number;
-  /** Poll interval when idle, in ms (appends through the same store wake it at once). @default 200 */
+  /** Poll interval when idle, in ms (appends through the same store wake it at once). @default the store's (200, or `createEventStore`'s `idlePollMs`) */
   idlePollMs?: number;
   /**
    * Apply a batch. Runs inside the transaction that also stores the checkpoint, so read-model writes

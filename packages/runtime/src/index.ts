@@ -9,3 +9,4 @@ export * from './ops.js';
 export * from './lock.js';
 export * from './lifecycle.js';
 export * from './time.js';
+export * from './tracing.js';

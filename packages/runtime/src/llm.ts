@@ -7,6 +7,7 @@
  * process that never asks a model (every one without a key, the CLI) does not load it.
  * Source: architecture §4 (LLM); docs/ingest.md (Enrichment); docs/scenario-format.md (What the generator writes).
  */
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Histogram } from 'prom-client';
 import type { BaseEnv } from './config.js';
 
@@ -84,6 +85,9 @@ export interface CompleteOptions {
  * backoff (0.5 s doubling up to 8 s, up to 25% jitter) and honours `Retry-After` / `retry-after-ms`;
  * `opts.maxRequests` bounds the HTTP requests of this call, retries included. The answer's content is returned
  * unparsed: checking it is the caller's (a zod schema).
+ * The call is a CLIENT span `chat <model>` by the GenAI semantic conventions (`gen_ai.operation.name`,
+ * `gen_ai.provider.name`, `gen_ai.request.model`, `gen_ai.response.model`, `gen_ai.usage.input_tokens` and
+ * `output_tokens`, `gen_ai.response.finish_reasons`; `error.type` on failure). Messages and answers are not recorded.
  * @throws ProviderError when no answer came back (after the retries, on a non-retryable 4xx, or when aborted).
  */
 export async function completeJson(settings: ProviderSettings, messages: ChatMessage[], opts: CompleteOptions): Promise<Completion> {
@@ -108,17 +112,53 @@ export async function completeJson(settings: ProviderSettings, messages: ChatMes
       }
     },
   });
+  const span = tracer.startSpan(`chat ${settings.model}`, { kind: SpanKind.CLIENT, attributes: genAiRequestAttributes(settings) });
   try {
     const res = await client.chat.completions.create(
       { model: settings.model, messages, response_format: { type: 'json_object' }, ...(opts.seed !== undefined ? { seed: opts.seed } : {}) },
       opts.signal ? { signal: opts.signal } : undefined,
     );
+    if (span.isRecording()) {
+      span.setAttributes({
+        'gen_ai.response.model': res.model,
+        'gen_ai.response.finish_reasons': res.choices.map((c) => c.finish_reason ?? 'unknown'),
+        'agp.llm.requests': requests,
+        ...(res.usage ? { 'gen_ai.usage.input_tokens': res.usage.prompt_tokens, 'gen_ai.usage.output_tokens': res.usage.completion_tokens } : {}),
+      });
+    }
     return { content: res.choices[0]?.message?.content ?? null, requests };
   } catch (err) {
-    if (err instanceof APIUserAbortError) throw new ProviderError('aborted', requests, true, true, { cause: err });
-    const status = err instanceof APIError ? err.status : undefined;
-    const retryable = status === undefined || status === 408 || status === 409 || status === 429 || status >= 500;
-    const message = `${status ? `provider answered ${status}` : 'provider unreachable'}: ${(err as Error).message}`.slice(0, 1000);
-    throw new ProviderError(message, Math.max(requests, 1), retryable, false, { cause: err });
+    const failure = providerError(err, requests, APIError, APIUserAbortError);
+    span.setAttributes({ 'error.type': failure.aborted ? 'aborted' : err instanceof APIError && err.status ? String(err.status) : 'unreachable', 'agp.llm.requests': failure.requests });
+    span.setStatus({ code: SpanStatusCode.ERROR, message: failure.message });
+    throw failure;
+  } finally {
+    span.end();
   }
+}
+
+/** The tracer of the model calls (instrumentation scope `agp.llm`). */
+const tracer = trace.getTracer('agp.llm');
+
+/** The GenAI request attributes of a call to `settings`' provider (`server.address` from its base URL, when set). */
+function genAiRequestAttributes(settings: ProviderSettings): Record<string, string | number> {
+  let server: Record<string, string | number> = {};
+  try {
+    if (settings.baseURL) {
+      const u = new URL(settings.baseURL);
+      server = { 'server.address': u.hostname, ...(u.port ? { 'server.port': Number(u.port) } : {}) };
+    }
+  } catch {
+    /* an unparsable base URL: the SDK will fail the call, the span says so */
+  }
+  return { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': settings.model, ...server };
+}
+
+/** The {@link ProviderError} of what the SDK threw after `requests` requests. */
+function providerError(err: unknown, requests: number, APIError: abstract new (...args: never[]) => { status?: number }, APIUserAbortError: abstract new (...args: never[]) => object): ProviderError {
+  if (err instanceof APIUserAbortError) return new ProviderError('aborted', requests, true, true, { cause: err });
+  const status = err instanceof APIError ? err.status : undefined;
+  const retryable = status === undefined || status === 408 || status === 409 || status === 429 || status >= 500;
+  const message = `${status ? `provider answered ${status}` : 'provider unreachable'}: ${(err as Error).message}`.slice(0, 1000);
+  return new ProviderError(message, Math.max(requests, 1), retryable, false, { cause: err });
 }

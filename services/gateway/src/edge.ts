@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { trace } from '@opentelemetry/api';
 import { INGEST_MAX_BYTES, MAX_JSON_DEPTH, matchHttpRoute, routeOperation, scopeAllows, type Scope } from '@agp/contracts';
 import type { KeyResolver, Principal } from '@agp/auth';
 import { counter, describeJsonInputErrors, histogram, jsonInputErrors, jsonNestingDepth, jsonPathPastDepth, nestingError, problem, retryAfterHeaders, type Problem, type RequestContext } from '@agp/runtime';
@@ -43,13 +44,23 @@ export function routeLabel(path: string): string {
   return p.length > 64 ? 'other' : p;
 }
 
-/** Assigns `X-Request-Id` (kept when the client sent a sane one) and records metrics when the response ends. */
+/**
+ * Assigns `X-Request-Id` (kept when the client sent a sane one) and records metrics when the response ends. When
+ * tracing is on, names the HTTP server span by its route (`POST /api/v1/ingest`: `http.route` is the route table's
+ * path pattern, else the metrics label) and gives it the request id (`agp.request_id`).
+ */
 export function requestIdAndMetrics() {
   return (req: Request, res: Response, next: NextFunction) => {
     const incoming = req.get('x-request-id');
     const id = incoming && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
     res.locals.requestId = id;
     res.set('x-request-id', id);
+    const span = trace.getActiveSpan();
+    if (span?.isRecording()) {
+      const route = matchHttpRoute(req.method, req.path)?.path ?? routeLabel(req.path);
+      span.updateName(`${req.method} ${route}`);
+      span.setAttributes({ 'http.route': route, 'agp.request_id': id });
+    }
     const end = httpDuration.startTimer();
     res.on('finish', () => {
       const route = routeLabel(req.path);

@@ -13,7 +13,7 @@ import {
   type IngestResponse,
   type IngestSuccess,
 } from '@agp/contracts';
-import { ingestSubject, type IngestLogPublisher } from '@agp/bus';
+import { ingestSubject, withPublishSpan, type IngestLogPublisher } from '@agp/bus';
 import { ServiceUnavailableError, counter, fieldErrors, jsonInputErrors, newId, type Logger, type RequestContext } from '@agp/runtime';
 import type { IngestedIds } from './ingested-ids.js';
 
@@ -113,19 +113,19 @@ export class IngestService {
     const receivedAt = (this.deps.now?.() ?? new Date()).toISOString();
     const results = await Promise.all(
       [...byTarget.entries()].map(async ([target, events]) => {
-        const envelope: IngestEnvelope = {
-          organization_id: ctx.organization_id,
-          actor: `key:${ctx.key_id}`,
-          correlation_id: ctx.correlation_id,
-          ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
-          received_at: receivedAt,
-          events: events.map(({ event }) => ({ ...event, assigned_id: newId() })),
-        };
+        const subject = ingestSubject(this.deps.subjectPrefix, ctx.organization_id, target);
         try {
-          const { duplicate } = await this.deps.log.publish({
-            subject: ingestSubject(this.deps.subjectPrefix, ctx.organization_id, target),
-            msg_id: messageId(ctx.organization_id, target, events),
-            payload: envelope,
+          // A PRODUCER span per message: its traceparent travels in the envelope to the events' metadata.
+          const { duplicate } = await withPublishSpan(subject, ctx.traceparent, { 'messaging.batch.message_count': events.length }, (traceparent) => {
+            const envelope: IngestEnvelope = {
+              organization_id: ctx.organization_id,
+              actor: `key:${ctx.key_id}`,
+              correlation_id: ctx.correlation_id,
+              ...(traceparent ? { traceparent } : {}),
+              received_at: receivedAt,
+              events: events.map(({ event }) => ({ ...event, assigned_id: newId() })),
+            };
+            return this.deps.log.publish({ subject, msg_id: messageId(ctx.organization_id, target, events), payload: envelope });
           });
           return { events, ok: true as const, duplicate };
         } catch (err) {

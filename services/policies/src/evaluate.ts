@@ -6,7 +6,7 @@
  */
 import type { ClientProxy } from '@nestjs/microservices';
 import type { EvaluateAction, PolicyEvaluation, RequestContext } from '@agp/contracts';
-import { call, RemoteProblemError } from '@agp/bus';
+import { call, RemoteProblemError, tracedDecision } from '@agp/bus';
 import type { SqlExecutor } from '@agp/eventstore';
 import { argumentsHash, decide, type IdempotencyRecord, type RecentCall } from '@agp/policy-engine';
 import { agentGovernance, registeredAction } from './queries.js';
@@ -92,12 +92,15 @@ export async function evaluateAction(deps: { sql: SqlExecutor; bus: Pick<ClientP
     idempotency_key: body.idempotency_key,
     moderation_scores: body.moderation_scores,
   };
-  const decision = decide(policies, killSwitches, action, {
-    now: now.getTime(),
-    session_spend_usd: run.spend_usd,
-    run_spend_usd: run.spend_usd,
-    recent_calls: run.calls,
-    idempotency_records: run.keys,
-  });
+  // A span per decision (decision, rule, policy, intervention type; never the arguments) and agp_policy_decisions_total.
+  const decision = tracedDecision('evaluate', () =>
+    decide(policies, killSwitches, action, {
+      now: now.getTime(),
+      session_spend_usd: run.spend_usd,
+      run_spend_usd: run.spend_usd,
+      recent_calls: run.calls,
+      idempotency_records: run.keys,
+    }),
+  );
   return { ...decision, context: { now: now.toISOString(), run_spend_usd: run.spend_usd, session_spend_usd: run.spend_usd, recent_calls: run.calls.length, run_found: run.found } };
 }

@@ -39,7 +39,7 @@ import {
   type RunEvaluation,
   type RunsEvaluation,
 } from '@agp/contracts';
-import { call, RemoteProblemError, type Sender } from '@agp/bus';
+import { call, RemoteProblemError, tracedDecision, type Sender } from '@agp/bus';
 import { decide, appliesTo, enginePolicy, NO_KILL_SWITCHES, type EnginePolicy, type IdempotencyRecord, type RecentCall } from '@agp/policy-engine';
 import { ForbiddenError, NotFoundError, isRawJson } from '@agp/runtime';
 
@@ -129,11 +129,13 @@ export function replayDecisions(policies: readonly EnginePolicy[], agentId: stri
     const cost = actionCostUsd(a);
     const at = Date.parse(a.timestamp);
     const args = a.inputs ?? undefined;
-    const d = decide(
-      policies,
-      NO_KILL_SWITCHES,
-      { agent_id: agentId, action_name: a.action_name, estimated_cost_usd: cost, arguments: args },
-      { now: at, session_spend_usd: spent, run_spend_usd: spent, recent_calls: calls, idempotency_records: keys },
+    const d = tracedDecision('counterfactual', () =>
+      decide(
+        policies,
+        NO_KILL_SWITCHES,
+        { agent_id: agentId, action_name: a.action_name, estimated_cost_usd: cost, arguments: args },
+        { now: at, session_spend_usd: spent, run_spend_usd: spent, recent_calls: calls, idempotency_records: keys },
+      ),
     );
     const stopped = STOPPING_DECISIONS.has(d.decision);
     if (!stopped) {

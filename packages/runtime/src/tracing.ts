@@ -1,0 +1,77 @@
+/**
+ * OpenTelemetry trace export for every AGP process (the embedded platform and each distributed service).
+ *
+ * Off unless configured: {@link tracingConfigured} is true only when `OTEL_EXPORTER_OTLP_ENDPOINT` or
+ * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set and `OTEL_SDK_DISABLED` is not `true`. When it is off nothing of the SDK
+ * is loaded (it is imported dynamically here only), and the spans AGP opens through `@opentelemetry/api` are the
+ * API's no-op spans. When it is on, {@link startTracing} starts the Node SDK (`@opentelemetry/sdk-node`, 2.x line) with
+ * the standard variables only (`OTEL_SERVICE_NAME`, `OTEL_TRACES_SAMPLER`, `OTEL_EXPORTER_OTLP_PROTOCOL`, ...;
+ * docs/configuration.md lists them), the HTTP server/client and PostgreSQL (`pg`) instrumentations, and the OTLP
+ * exporter (HTTP, protobuf by default, JSON with `OTEL_EXPORTER_OTLP_PROTOCOL=http/json`). Traces only: AGP's metrics
+ * stay on Prometheus (`/metrics`).
+ *
+ * The instrumentations patch `http` and `pg` as they load, so tracing must start before the application's modules are
+ * imported: each process's `dist/main.js` is a small launcher (`launcher.ts`) that calls {@link startTracing} and then
+ * imports the application bundle `dist/app.js`. Source: architecture §5 (operations), docs/operations.md (Tracing).
+ */
+import { context, isSpanContextValid, trace } from '@opentelemetry/api';
+
+/** The environment variables tracing reads (the OpenTelemetry SDK's standard ones). */
+export type TracingEnv = Record<string, string | undefined>;
+
+/**
+ * True when trace export is configured: an OTLP endpoint is set (`OTEL_EXPORTER_OTLP_ENDPOINT` or
+ * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) and `OTEL_SDK_DISABLED` is not `true` (case-insensitive, as the SDK reads it).
+ */
+export function tracingConfigured(env: TracingEnv = process.env): boolean {
+  if ((env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() === 'true') return false;
+  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim());
+}
+
+/** A started tracing SDK. */
+export interface Tracing {
+  /** Export the spans still buffered and stop the SDK (call on shutdown; resolves even when the collector is down). */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Start trace export for this process when {@link tracingConfigured}, else do nothing and load nothing.
+ * @param serviceName the `service.name` resource attribute when `OTEL_SERVICE_NAME` does not set one, e.g.
+ *   `agp-gateway`, `agp` (embedded).
+ * @returns the started SDK, or undefined when tracing is off.
+ * Errors while exporting never throw: the SDK reports them through its diagnostic logger and drops the spans.
+ */
+export async function startTracing(serviceName: string, env: TracingEnv = process.env): Promise<Tracing | undefined> {
+  if (!tracingConfigured(env)) return undefined;
+  const [{ NodeSDK }, { HttpInstrumentation }, { PgInstrumentation }] = await Promise.all([
+    import('@opentelemetry/sdk-node'),
+    import('@opentelemetry/instrumentation-http'),
+    import('@opentelemetry/instrumentation-pg'),
+  ]);
+  const sdk = new NodeSDK({
+    serviceName: env.OTEL_SERVICE_NAME?.trim() || serviceName,
+    instrumentations: [
+      new HttpInstrumentation({
+        // The scrape and probe endpoints are polled all day long; their spans would drown the requests.
+        ignoreIncomingRequestHook: (req) => /^\/(?:metrics|healthz|readyz)(?:\?|$)/.test(req.url ?? ''),
+      }),
+      // A span per query, its text without values (`enhancedDatabaseReporting` stays off: no arguments in traces).
+      new PgInstrumentation({ requireParentSpan: true }),
+    ],
+    // Traces only: metrics stay on Prometheus, logs on stdout/stderr (with trace_id and span_id, see logger.ts).
+    metricReaders: [],
+    logRecordProcessors: [],
+  });
+  sdk.start();
+  return { shutdown: () => sdk.shutdown().catch(() => undefined) };
+}
+
+/**
+ * The ids of the span active in the current context, for log lines (`trace_id`, `span_id`, lowercase hex), or an
+ * empty object when no sampled span is active (tracing off, or the request sampled out).
+ */
+export function activeTraceIds(): { trace_id?: string; span_id?: string } {
+  const sc = trace.getSpan(context.active())?.spanContext();
+  if (!sc || !isSpanContextValid(sc) || !(sc.traceFlags & 1)) return {};
+  return { trace_id: sc.traceId, span_id: sc.spanId };
+}

@@ -1,0 +1,128 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../support/cli.js';
+import { startDistributed, type DistributedRun } from '../support/distributed.js';
+import { call, eventually } from '../support/http.js';
+import { infra, skipIntegration } from '../support/infra.js';
+import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
+import { stopQuickstart } from '../support/quickstart.js';
+
+// Trace export end to end: each mode runs as a user runs it (the built dist/main.js launchers) with the standard
+// OTEL_* variables pointing at a loopback OTLP/HTTP receiver (distributed mode exports JSON, embedded mode protobuf), and one `POST /api/v1/ingest/` must arrive as one trace
+// with the right parent/child links: gateway HTTP server span → request/reply client span → ingest's server span →
+// ingest log producer span → the interventions consumer span (child of and linked to the producer) → its database work.
+
+const SPAN_KIND = { internal: 1, server: 2, client: 3, producer: 4, consumer: 5 } as const;
+/** The standard variables that turn export on: protobuf (the default) or JSON (`http/json`), exported every 100 ms. */
+const otelEnv = (receiver: OtlpReceiver, protocol: 'http/protobuf' | 'http/json') => ({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_BSP_SCHEDULE_DELAY: '100', ...(protocol === 'http/json' ? { OTEL_EXPORTER_OTLP_PROTOCOL: protocol } : {}) });
+
+/** Send one ingest request that continues trace `traceId`, and wait until its event is visible. */
+async function ingestOne(p: { url: string }, writeKey: string, readKey: string, traceId: string): Promise<void> {
+  const agent = `otel-agent-${traceId.slice(0, 8)}`;
+  const event = { id: `otel-${traceId}`, type: 'intervention.create', timestamp: new Date().toISOString(), body: { type: 'hard_block', outcome: 'blocked', action_name: 'delete_records', agent_id: agent } };
+  const res = await call(p, 'POST', '/api/v1/ingest/', { key: writeKey, body: { batch: [event] }, headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` } });
+  expect(res.status).toBe(207);
+  await eventually(async () => (await call(p, 'GET', `/api/v1/interventions?agent_id=${agent}`, { key: readKey })).body.interventions?.[0]);
+}
+
+/** The spans of `traceId` once the consumer's and the read model's spans and `more` are in. */
+function traceOf(receiver: OtlpReceiver, traceId: string, more: (spans: ReceivedSpan[]) => boolean = () => true): Promise<ReceivedSpan[]> {
+  return eventually(async () => {
+    const spans = receiver.spans.filter((s) => s.traceId === traceId);
+    const names = new Set(spans.map((s) => s.name));
+    return names.has('process interventions-ingest') && names.has('project interventions-read-model') && more(spans) ? spans : undefined;
+  }, 20_000);
+}
+
+/** The one span named `name` of `service` in `spans`. */
+function one(spans: ReceivedSpan[], service: string, name: string | RegExp): ReceivedSpan {
+  const found = spans.filter((s) => s.service === service && (typeof name === 'string' ? s.name === name : name.test(s.name)));
+  expect(found.map((s) => s.name), `${service} ${name} in ${spans.map((s) => `${s.service}:${s.name}`).join(', ')}`).toHaveLength(1);
+  return found[0];
+}
+
+/** Assert the chain from the gateway's HTTP span to the interventions consumer; returns the consumer span. */
+function expectIngestChain(spans: ReceivedSpan[], services: { gateway: string; ingest: string; interventions: string }): ReceivedSpan {
+  const http = one(spans, services.gateway, 'POST /api/v1/ingest');
+  expect(http).toMatchObject({ kind: SPAN_KIND.server, scope: '@opentelemetry/instrumentation-http' });
+  expect(http.attributes).toMatchObject({ 'http.route': '/api/v1/ingest', 'http.response.status_code': 207 });
+  const send = one(spans, services.gateway, 'send ingest.batch');
+  expect(send).toMatchObject({ kind: SPAN_KIND.client, parentSpanId: http.spanId });
+  expect(send.attributes).toMatchObject({ 'messaging.system': 'nats', 'messaging.operation.type': 'send', 'messaging.destination.name': 'ingest.batch' });
+  const served = one(spans, services.ingest, 'process ingest.batch');
+  expect(served).toMatchObject({ kind: SPAN_KIND.server, parentSpanId: send.spanId });
+  const produced = one(spans, services.ingest, /^send .*\.ingested\.acme\.interventions$/);
+  expect(produced).toMatchObject({ kind: SPAN_KIND.producer, parentSpanId: served.spanId });
+  const consumed = one(spans, services.interventions, 'process interventions-ingest');
+  expect(consumed).toMatchObject({ kind: SPAN_KIND.consumer, parentSpanId: produced.spanId, links: [{ traceId: produced.traceId, spanId: produced.spanId }] });
+  expect(consumed.attributes).toMatchObject({ 'messaging.operation.type': 'process', 'messaging.consumer.group.name': 'interventions-ingest', 'messaging.batch.message_count': 1 });
+  // The read model applies the stored event in a span linked to the producer (the traceparent the event keeps).
+  const projected = spans.find((s) => s.service === services.interventions && s.name === 'project interventions-read-model');
+  expect(projected?.links).toContainEqual({ traceId: produced.traceId, spanId: produced.spanId });
+  return consumed;
+}
+
+describe.skipIf(skipIntegration())('trace export (distributed)', () => {
+  let receiver: OtlpReceiver;
+  let run: DistributedRun | undefined;
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    run = await startDistributed({
+      adminDatabaseUrl: infra().databaseUrl,
+      natsUrl: infra().natsUrl,
+      dbPrefix: 'agp_otel',
+      readyTimeoutMs: 150_000,
+      env: { AGP_INIT_ORG: 'acme', AGP_INIT_WRITE_KEY: 'agp_otel_write_key_001', AGP_INIT_READ_KEY: 'agp_otel_read_key_0001', ...otelEnv(receiver, 'http/json') },
+    });
+  }, 240_000);
+  afterAll(async () => {
+    await run?.stop();
+    await receiver?.close();
+  });
+
+  it('exports one trace per ingest request: gateway, ingest, the log, interventions and PostgreSQL', async () => {
+    const traceId = randomBytes(16).toString('hex');
+    await ingestOne(run!, 'agp_otel_write_key_001', 'agp_otel_read_key_0001', traceId);
+    const spans = await traceOf(receiver, traceId, (s) => s.some((x) => x.service === 'agp-interventions' && x.scope === '@opentelemetry/instrumentation-pg'));
+    const consumed = expectIngestChain(spans, { gateway: 'agp-gateway', ingest: 'agp-ingest', interventions: 'agp-interventions' });
+    // The consumer's writes are PostgreSQL spans (the maintained pg instrumentation) under it, without argument values.
+    const byId = new Map(spans.map((s) => [s.spanId, s]));
+    const under = (s: ReceivedSpan, ancestor: string): boolean => s.parentSpanId === ancestor || (byId.has(s.parentSpanId) && under(byId.get(s.parentSpanId)!, ancestor));
+    const queries = spans.filter((s) => s.scope === '@opentelemetry/instrumentation-pg' && s.service === 'agp-interventions' && under(s, consumed.spanId));
+    expect(queries.length).toBeGreaterThan(0);
+    expect(queries[0].attributes).toMatchObject({ 'db.system.name': 'postgresql' });
+    expect(JSON.stringify(queries.map((q) => q.attributes))).not.toContain('delete_records');
+    expect(receiver.encodings).toMatchObject({ protobuf: 0 });
+  });
+});
+
+describe('trace export (embedded)', () => {
+  let receiver: OtlpReceiver;
+  let child: ChildProcess | undefined;
+  let url = '';
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    child = spawn(process.execPath, [`${REPO_ROOT}/services/embedded/dist/main.js`], {
+      env: { ...process.env, AGP_DATA_DIR: 'memory', PORT: '0', LOG_LEVEL: 'warn', AGP_INIT_ORG: 'acme', AGP_INIT_WRITE_KEY: 'agp_otel_write_key_001', AGP_INIT_READ_KEY: 'agp_otel_read_key_0001', DATABASE_URL: '', ...otelEnv(receiver, 'http/protobuf') },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    url = await eventually(async () => {
+      if (child!.exitCode !== null) throw new Error(`the embedded platform exited with ${child!.exitCode}: ${out}`);
+      return /running \(embedded mode\) at (\S+)/.exec(out)?.[1];
+    }, 100_000);
+  }, 120_000);
+  afterAll(async () => {
+    if (child) await stopQuickstart(child);
+    await receiver?.close();
+  });
+
+  it('exports the same trace shape from one process (service.name agp), in protobuf by default', async () => {
+    const traceId = randomBytes(16).toString('hex');
+    await ingestOne({ url }, 'agp_otel_write_key_001', 'agp_otel_read_key_0001', traceId);
+    expectIngestChain(await traceOf(receiver, traceId), { gateway: 'agp', ingest: 'agp', interventions: 'agp' });
+    expect(receiver.encodings).toMatchObject({ json: 0 });
+  });
+});
