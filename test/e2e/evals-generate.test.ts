@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { SEMANTIC_CATEGORIES, TEMPLATE_CATEGORIES } from '@agp/contracts';
-import { parseScenarioFile, parseScenarioFiles, resolveTimeTokens } from '@agp/evals/scenario-file';
+import { parseScenarioFile, parseScenarioFiles, resolveTimeTokens } from '@agp/scenario-file';
 import { reply, startFakeLlm, type FakeLlm } from '../support/fake-llm.js';
 import { call, expectProblem } from '../support/http.js';
 import { describeModes } from '../support/modes.js';

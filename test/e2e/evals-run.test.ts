@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { SubmitEvalRunSchema, evalRates, type SubmitEvalRun } from '@agp/contracts';
-import { parseScenarioFile } from '@agp/evals/scenario-file';
+import { parseScenarioFile } from '@agp/scenario-file';
 import { call, eventually } from '../support/http.js';
 import { describeModes } from '../support/modes.js';
 

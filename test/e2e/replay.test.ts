@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { bundleHashInput, ReplayBundleSchema } from '@agp/contracts';
+import { bundleHashInput, REPLAY_BUNDLE_PART_BYTES, ReplayBundleSchema } from '@agp/contracts';
 import { call, eventually, type BootedPlatform, expectProblem } from '../support/http.js';
 import { describeModes } from '../support/modes.js';
 
@@ -16,21 +16,24 @@ async function ingest(p: BootedPlatform, batch: Ev[], key = p.writeKey) {
   expect(r.body.errors).toEqual([]);
 }
 
-/** Ingest a completed run with `actions` actions and wait until the stats service has all of them; answers the run id. */
-async function recordRun(p: BootedPlatform, actions: number, key = p.writeKey, startedAt = new Date(Date.now() - 60_000).toISOString()): Promise<string> {
+/**
+ * Ingest a completed run with `actions` actions (in batches of 1000 events) and wait until the stats service has all
+ * of them; answers the run id. `pad` adds that many characters to each action's inputs.
+ */
+async function recordRun(p: BootedPlatform, actions: number, key = p.writeKey, startedAt = new Date(Date.now() - 60_000).toISOString(), pad = 0): Promise<string> {
   const run = `run-${uniq()}`;
   const agent = `agent-${uniq()}`;
   const t0 = Date.parse(startedAt);
   const batch = [ev('run.start', { run_id: run, agent_id: agent, name: 'replayable', started_at: startedAt })];
   for (let i = 0; i < actions; i++) {
-    batch.push(ev('action.record', { run_id: run, agent_id: agent, action_name: `act_${i % 3}`, status: 'success', cost_usd: 0.25 * (i + 1), actual_cost_usd: 0.3, duration_ms: 10 + i, timestamp: new Date(t0 + (i + 1) * 1000).toISOString(), inputs: { i, nested: { b: 2, a: [1, 'x'] } }, outputs: { ok: i } }));
+    batch.push(ev('action.record', { run_id: run, agent_id: agent, action_name: `act_${i % 3}`, status: 'success', cost_usd: 0.25 * (i + 1), actual_cost_usd: 0.3, duration_ms: 10 + i, timestamp: new Date(t0 + (i + 1) * 1000).toISOString(), inputs: { i, nested: { b: 2, a: [1, 'x'] }, ...(pad ? { pad: 'p'.repeat(pad) } : {}) }, outputs: { ok: i } }));
   }
   batch.push(ev('run.end', { run_id: run, agent_id: agent, status: 'completed', ended_at: new Date(t0 + (actions + 1) * 1000).toISOString() }));
-  await ingest(p, batch, key);
+  for (let i = 0; i < batch.length; i += 1000) await ingest(p, batch.slice(i, i + 1000), key);
   await eventually(async () => {
     const r = await call(p, 'GET', `/api/v1/runs/${run}`, { key });
     return r.status === 200 && r.body.status === 'completed' && r.body.action_count === actions;
-  });
+  }, actions > 100 ? 60_000 : undefined);
   return run;
 }
 
@@ -197,6 +200,18 @@ describeModes('replay', (platform) => {
       expect(other.status).toBe(200);
       expect(other.body.sha256).toBe(bundle.sha256);
     });
+
+    it('holds every action of a run larger than one bus message, in order, fetched from the replay service in parts', async () => {
+      // ~1100 actions of ~1 KiB: over one part (768 KiB) and over one page of runs.get (1000 actions).
+      const run = await recordRun(p(), 1100, p().writeKey, undefined, 500);
+      const r = await get(`/api/v1/replay/${run}/bundle`);
+      expect(r.status).toBe(200);
+      expect(Number(r.headers.get('content-length') ?? 0) || JSON.stringify(r.body).length).toBeGreaterThan(REPLAY_BUNDLE_PART_BYTES);
+      const bundle = ReplayBundleSchema.parse(r.body);
+      expect(bundle.actions.map((a: any) => a.inputs.i)).toEqual(Array.from({ length: 1100 }, (_, i) => i));
+      expect(createHash('sha256').update(bundleHashInput(r.body)).digest('hex')).toBe(bundle.sha256);
+      expect(r.headers.get('etag')).toBe(`"${bundle.sha256}"`);
+    }, 120_000);
 
     it('answers a valid empty bundle for a run with no actions', async () => {
       const run = await recordRun(p(), 0);

@@ -1,8 +1,9 @@
 /**
  * The HTTP route table: one row per `/api/v1` route of the gateway, naming the {@link Wire} message it becomes on
  * the bus and everything the OpenAPI document says about it. The gateway's scope check (a read key may not call a
- * write message) and the document's `paths` (openapi.ts) are both derived from it; test/http-routes.test.ts checks
- * that it equals the routes the gateway registers. The query, body and reply schemas come from the wire row
+ * write message), the document's `paths` (openapi.ts) and the gateway's plain forwarding routes (rows with `forward`)
+ * are derived from it; test/http-routes.test.ts checks that the gateway's hand-written handlers are exactly the other
+ * rows. The query, body and reply schemas come from the wire row
  * (`request.shape.query`, `request.shape.body`, `reply` without its RawJson alternative); a row overrides them only
  * where the HTTP shape differs from the wire shape.
  * Source: the spec; docs/decisions.md (One typed wire registry); architecture §4 (Auth, Errors).
@@ -55,6 +56,15 @@ export interface HttpRoute {
    * its `scope` is the scope the caller's key needs.
    */
   message: RouteKey;
+  /**
+   * The gateway answers this route by forwarding it as it is, with no handler of its own: the route's path
+   * parameters become the wire request's `path` (renamed by {@link HttpPathParam.field}), the query string its `query`
+   * and the JSON body its `body` (each only when the wire row's request has that part; an absent body is `{}`); the
+   * reply goes out with {@link status} as JSON (none for a `null` {@link reply}). `timeoutMs` is how long the gateway
+   * waits for the reply, in ms (else the bus default). A route without it has a hand-written handler in the gateway
+   * (it streams, sets headers, maps statuses or answers from the gateway itself).
+   */
+  forward?: true | { timeoutMs: number };
   /** Status of the success answer. */
   status: number;
   /** Other success statuses with the same body, and what each means (`POST /api/v1/agents`: 200 re-registered). */
@@ -243,6 +253,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'GET',
     path: '/api/v1/interventions/stats',
     message: 'interventions.stats',
+    forward: true,
     status: 200,
     operationId: 'interventionStats',
     tags: ['Interventions'],
@@ -251,11 +262,12 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     queryDocs: { purpose: PURPOSE_QUERY_DOC },
     returns: 'Statistics',
   },
-  { method: 'GET', path: '/api/v1/interventions/{id}', message: 'interventions.get', status: 200, operationId: 'getIntervention', tags: ['Interventions'], summary: 'One intervention with its audit trail', returns: 'The record' },
+  { method: 'GET', path: '/api/v1/interventions/{id}', message: 'interventions.get', forward: true, status: 200, operationId: 'getIntervention', tags: ['Interventions'], summary: 'One intervention with its audit trail', returns: 'The record' },
   {
     method: 'DELETE',
     path: '/api/v1/interventions/{id}',
     message: 'interventions.delete',
+    forward: true,
     status: 204,
     operationId: 'deleteIntervention',
     tags: ['Interventions'],
@@ -268,6 +280,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'POST',
     path: '/api/v1/interventions/{id}/enrich',
     message: 'interventions.enrich',
+    forward: true,
     status: 202,
     operationId: 'enrichIntervention',
     tags: ['Interventions'],
@@ -292,12 +305,13 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
   },
 
   // Approvals (services/interventions)
-  { method: 'GET', path: '/api/v1/approvals', message: 'approvals.list', status: 200, operationId: 'listApprovals', tags: ['Approvals'], summary: 'List approvals, newest first (e.g. `?status=pending` for the inbox)', returns: 'A page' },
-  { method: 'GET', path: '/api/v1/approvals/{id}', message: 'approvals.get', status: 200, operationId: 'getApproval', tags: ['Approvals'], summary: 'One approval', params: { id: APPROVAL_ID }, returns: 'The approval', problems: { 404: 'Unknown approval id (or another organisation’s)' } },
+  { method: 'GET', path: '/api/v1/approvals', message: 'approvals.list', forward: true, status: 200, operationId: 'listApprovals', tags: ['Approvals'], summary: 'List approvals, newest first (e.g. `?status=pending` for the inbox)', returns: 'A page' },
+  { method: 'GET', path: '/api/v1/approvals/{id}', message: 'approvals.get', forward: true, status: 200, operationId: 'getApproval', tags: ['Approvals'], summary: 'One approval', params: { id: APPROVAL_ID }, returns: 'The approval', problems: { 404: 'Unknown approval id (or another organisation’s)' } },
   {
     method: 'POST',
     path: '/api/v1/approvals/{id}/approve',
     message: 'approvals.approve',
+    forward: true,
     status: 200,
     operationId: 'approveApproval',
     tags: ['Approvals'],
@@ -310,6 +324,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'POST',
     path: '/api/v1/approvals/{id}/reject',
     message: 'approvals.reject',
+    forward: true,
     status: 200,
     operationId: 'rejectApproval',
     tags: ['Approvals'],
@@ -320,7 +335,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
   },
 
   // Policies, agents, kill switches (services/policies)
-  { method: 'GET', path: '/api/v1/policies', message: 'policies.list', status: 200, operationId: 'listPolicies', tags: ['Policies'], summary: 'List policies, newest first', returns: 'A page' },
+  { method: 'GET', path: '/api/v1/policies', message: 'policies.list', forward: true, status: 200, operationId: 'listPolicies', tags: ['Policies'], summary: 'List policies, newest first', returns: 'A page' },
   {
     method: 'POST',
     path: '/api/v1/policies',
@@ -336,6 +351,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'POST',
     path: '/api/v1/policies/evaluate',
     message: 'policies.evaluate',
+    forward: true,
     status: 200,
     operationId: 'evaluatePolicies',
     tags: ['Policies'],
@@ -359,8 +375,8 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     responseHeaders: ETAG,
     problems: { 409: `If-Match is not the current version (the detail names both), or ${CONCURRENT_CONFLICT('the policy')}` },
   },
-  { method: 'GET', path: '/api/v1/policies/{id}/history', message: 'policies.history', status: 200, operationId: 'policyHistory', tags: ['Policies'], summary: 'Every change of a policy, oldest first, with actor and field changes', returns: 'The history' },
-  { method: 'GET', path: '/api/v1/agents', message: 'agents.list', status: 200, operationId: 'listAgents', tags: ['Agents'], summary: 'The agent registry, by agent_id', returns: 'A page' },
+  { method: 'GET', path: '/api/v1/policies/{id}/history', message: 'policies.history', forward: true, status: 200, operationId: 'policyHistory', tags: ['Policies'], summary: 'Every change of a policy, oldest first, with actor and field changes', returns: 'The history' },
+  { method: 'GET', path: '/api/v1/agents', message: 'agents.list', forward: true, status: 200, operationId: 'listAgents', tags: ['Agents'], summary: 'The agent registry, by agent_id', returns: 'A page' },
   {
     method: 'POST',
     path: '/api/v1/agents',
@@ -375,7 +391,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     responseHeaders: { Location: 'URL of the agent' },
     problems: { 409: CONCURRENT_CONFLICT('The agent') },
   },
-  { method: 'GET', path: '/api/v1/agents/{id}', message: 'agents.get', status: 200, operationId: 'getAgent', tags: ['Agents'], summary: 'One agent with its actions and kill switch', returns: 'The agent' },
+  { method: 'GET', path: '/api/v1/agents/{id}', message: 'agents.get', forward: true, status: 200, operationId: 'getAgent', tags: ['Agents'], summary: 'One agent with its actions and kill switch', returns: 'The agent' },
   {
     method: 'GET',
     path: '/api/v1/agents/{agent_id}/governance',
@@ -407,11 +423,12 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     content: { 'text/event-stream': GovernanceEventDataSchema },
     problems: { 404: 'Not answered for an unknown agent (one never registered gets the organisation-wide events)', 422: 'A bad agent id or Last-Event-ID (not a decimal position)', 429: 'The organisation already holds the most streams a gateway serves it; retry after Retry-After seconds' },
   },
-  { method: 'GET', path: '/api/v1/kill-switches', message: 'kill-switches.list', status: 200, operationId: 'listKillSwitches', tags: ['Kill switches'], summary: 'The organisation kill switch and every engaged agent kill switch', returns: 'Kill switches' },
+  { method: 'GET', path: '/api/v1/kill-switches', message: 'kill-switches.list', forward: true, status: 200, operationId: 'listKillSwitches', tags: ['Kill switches'], summary: 'The organisation kill switch and every engaged agent kill switch', returns: 'Kill switches' },
   {
     method: 'PUT',
     path: '/api/v1/kill-switches/organization',
     message: 'kill-switches.set',
+    forward: true,
     status: 200,
     operationId: 'setOrganizationKillSwitch',
     tags: ['Kill switches'],
@@ -424,6 +441,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'PUT',
     path: '/api/v1/kill-switches/agents/{agent_id}',
     message: 'kill-switches.set',
+    forward: true,
     status: 200,
     operationId: 'setAgentKillSwitch',
     tags: ['Kill switches'],
@@ -438,6 +456,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'GET',
     path: '/api/v1/stats',
     message: 'stats.summary',
+    forward: true,
     status: 200,
     operationId: 'statsSummary',
     tags: ['Stats'],
@@ -451,6 +470,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'GET',
     path: '/api/v1/stats/daily',
     message: 'stats.daily',
+    forward: true,
     status: 200,
     operationId: 'statsDaily',
     tags: ['Stats'],
@@ -463,6 +483,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'GET',
     path: '/api/v1/stats/estimation-accuracy',
     message: 'stats.estimation-accuracy',
+    forward: true,
     status: 200,
     operationId: 'statsEstimationAccuracy',
     tags: ['Stats'],
@@ -475,6 +496,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'GET',
     path: '/api/v1/runs',
     message: 'runs.list',
+    forward: true,
     status: 200,
     operationId: 'listRuns',
     tags: ['Runs'],
@@ -494,6 +516,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'GET',
     path: '/api/v1/runs/{id}',
     message: 'runs.get',
+    forward: true,
     status: 200,
     operationId: 'getRun',
     tags: ['Runs'],
@@ -505,6 +528,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'GET',
     path: '/api/v1/agents/{id}/stats',
     message: 'stats.agent',
+    forward: true,
     status: 200,
     operationId: 'getAgentStats',
     tags: ['Agents', 'Stats'],
@@ -563,6 +587,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'GET',
     path: '/api/v1/evals',
     message: 'evals.list',
+    forward: true,
     status: 200,
     operationId: 'listEvalRuns',
     tags: ['Evals'],
@@ -575,6 +600,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'GET',
     path: '/api/v1/evals/latest',
     message: 'evals.latest',
+    forward: true,
     status: 200,
     operationId: 'getLatestEvalRun',
     tags: ['Evals'],
@@ -587,6 +613,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'GET',
     path: '/api/v1/evals/benchmarks',
     message: 'evals.benchmarks',
+    forward: true,
     status: 200,
     operationId: 'evalBenchmarks',
     tags: ['Evals'],
@@ -599,6 +626,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'GET',
     path: '/api/v1/evals/compare/{baseline_id}/{current_id}',
     message: 'evals.compare',
+    forward: true,
     status: 200,
     operationId: 'compareEvalRuns',
     tags: ['Evals'],
@@ -608,11 +636,12 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     returns: 'The comparison',
     problems: { 404: 'Either run is unknown (or another organisation’s)' },
   },
-  { method: 'GET', path: '/api/v1/evals/{id}', message: 'evals.get', status: 200, operationId: 'getEvalRun', tags: ['Evals'], summary: 'One eval run with its scenarios (the run detail)', returns: 'The run', problems: { 404: 'Unknown run id (or another organisation’s)' } },
+  { method: 'GET', path: '/api/v1/evals/{id}', message: 'evals.get', forward: true, status: 200, operationId: 'getEvalRun', tags: ['Evals'], summary: 'One eval run with its scenarios (the run detail)', returns: 'The run', problems: { 404: 'Unknown run id (or another organisation’s)' } },
   {
     method: 'POST',
     path: '/api/v1/evals/generate-scenarios',
     message: 'evals.generate-scenarios',
+    forward: { timeoutMs: 120_000 },
     status: 200,
     operationId: 'generateEvalScenarios',
     tags: ['Evals'],
@@ -644,6 +673,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'GET',
     path: '/api/v1/replay/history',
     message: 'replay.history',
+    forward: true,
     status: 200,
     operationId: 'listReplayHistory',
     tags: ['Replay'],
@@ -656,6 +686,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'GET',
     path: '/api/v1/replay/history/{run_id}',
     message: 'replay.run-history',
+    forward: true,
     status: 200,
     operationId: 'listRunReplayHistory',
     tags: ['Replay'],
@@ -674,10 +705,10 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     tags: ['Replay'],
     summary: 'Download the run bundle: the run, every action in order with inputs, outputs and costs, its interventions, and the policy versions in force when it started',
     description:
-      'A versioned JSON document (bundle_version 1). `sha256` is the hex SHA-256 of the canonical JSON of the document without `sha256` and `generated_at` (keys sorted at every depth, no whitespace); the ETag is that hash, quoted, and If-None-Match with it answers 304 without a body. The gateway assembles the actions from pages of 1000, so the bundle is not bounded by one bus message. A run without actions answers a valid bundle with an empty `actions`.',
+      'A versioned JSON document (bundle_version 1). `sha256` is the hex SHA-256 of the canonical JSON of the document without `sha256` and `generated_at` (keys sorted at every depth, no whitespace); the ETag is that hash, quoted, and If-None-Match with it answers 304 without a body. The replay service assembles and hashes the bundle and hands its actions to the gateway in parts, so the bundle is not bounded by one bus message; a run that changes while its bundle is being sent ends the response early (ask again). A run without actions answers a valid bundle with an empty `actions`.',
     params: { run_id: { description: 'The run to replay' } },
     returns: 'The bundle',
-    reply: ReplayBundleSchema, // the wire reply is the head; the gateway adds the actions and the hash
+    reply: ReplayBundleSchema, // the wire reply is the head with the hash; the gateway adds the actions, part by part
     responseHeaders: { ETag: 'The bundle’s sha256, quoted; send it back in If-None-Match for a 304' },
     problems: { 404: 'Unknown run (or another organisation’s)', 413: 'The run’s interventions and policies together are over what one bus message holds (about 1 MiB)' },
   },
@@ -685,6 +716,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'GET',
     path: '/api/v1/replay/{run_id}/analysis',
     message: 'replay.analysis',
+    forward: true,
     status: 200,
     operationId: 'getReplayAnalysis',
     tags: ['Replay'],
@@ -698,6 +730,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'POST',
     path: '/api/v1/replay/{run_id}/evaluate',
     message: 'replay.evaluate-run',
+    forward: { timeoutMs: 60_000 },
     status: 200,
     operationId: 'evaluateReplayRun',
     tags: ['Replay'],
@@ -716,6 +749,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'POST',
     path: '/api/v1/replay/evaluate',
     message: 'replay.evaluate-runs',
+    forward: { timeoutMs: 120_000 },
     status: 200,
     operationId: 'evaluateReplayRuns',
     tags: ['Replay'],
@@ -825,6 +859,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'GET',
     path: '/api/v1/mcp/resources/{uri}',
     message: 'mcp.read-resource',
+    forward: true,
     status: 200,
     operationId: 'readMcpResource',
     tags: ['Tool gateway'],
@@ -850,6 +885,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'POST',
     path: '/api/v1/mcp/prompts/{name}',
     message: 'mcp.get-prompt',
+    forward: true,
     status: 200,
     operationId: 'getMcpPrompt',
     tags: ['Tool gateway'],
@@ -917,6 +953,20 @@ function compiledRoutes(): Map<string, CompiledRoute[]> {
   for (const list of byMethod.values()) list.sort(rank);
   compiled = byMethod;
   return compiled;
+}
+
+/**
+ * The raw values of `route`'s `{name}` parameters in `path` (a path {@link matchHttpRoute} matched to it), by name,
+ * still percent-encoded. Pure.
+ */
+export function httpRouteParams(route: HttpRoute, path: string): Record<string, string> {
+  const given = (path.replace(/\/+$/, '') || '/').split('/');
+  const out: Record<string, string> = {};
+  route.path.split('/').forEach((segment, i) => {
+    const m = /^\{([^}]+)\}$/.exec(segment);
+    if (m) out[m[1]] = given[i];
+  });
+  return out;
 }
 
 /**

@@ -167,11 +167,40 @@ export const ReplayBundleSchema = z.object({
 export type ReplayBundle = z.infer<typeof ReplayBundleSchema>;
 
 /**
- * What the replay service answers on `replay.bundle`: the bundle without its actions and hash. The gateway pages the
- * actions from `runs.get` (a bus message holds at most 1 MiB; a run's actions need not), hashes and sends the document.
+ * Most bytes of JSON one part of a bundle's actions (`replay.bundle-part`) carries: a bus message holds at most 1 MiB,
+ * envelope included. A part holds at least one action, so one action larger than this (an event is at most 900 KiB)
+ * travels alone.
  */
-export const ReplayBundleHeadSchema = ReplayBundleSchema.omit({ actions: true, sha256: true, generated_at: true });
+export const REPLAY_BUNDLE_PART_BYTES = 768 * 1024;
+
+/**
+ * What the replay service answers on `replay.bundle`: the bundle without its actions, with its `sha256` (the ETag)
+ * and how its actions are split. The replay service assembles the whole bundle (it pages the run's actions from the
+ * stats service) and hashes it; since a run's actions may exceed one bus message (1 MiB), the caller then fetches
+ * the actions as `parts` parts, in order, with `replay.bundle-part` naming this `sha256`.
+ * - `actions_total`: how many actions the bundle holds (Σ of the parts).
+ * - `parts`: how many parts to fetch (0 for a run without actions).
+ */
+export const ReplayBundleHeadSchema = ReplayBundleSchema.omit({ actions: true }).extend({
+  actions_total: z.number().int().min(0),
+  parts: z.number().int().min(0),
+});
 export type ReplayBundleHead = z.infer<typeof ReplayBundleHeadSchema>;
+
+/**
+ * Request query of `replay.bundle-part`: the bundle's `sha256` (from `replay.bundle`) and the part's index, from 0.
+ * A part of a bundle the replay service no longer holds is assembled again; if the run changed since (another
+ * hash), the answer is 409 and the caller starts over.
+ */
+export const ReplayBundlePartQuerySchema = z.strictObject({
+  sha256: z.string().regex(/^[0-9a-f]{64}$/, 'expected the 64 hex digits of the bundle\'s sha256'),
+  part: z.coerce.number().int('expected an integer').min(0, 'must be 0 or more'),
+});
+export type ReplayBundlePartQuery = z.infer<typeof ReplayBundlePartQuerySchema>;
+
+/** One part of a bundle's actions, in bundle order: part `n` continues where part `n − 1` ended. */
+export const ReplayBundlePartSchema = z.object({ actions: z.array(LedgerEntrySchema) });
+export type ReplayBundlePart = z.infer<typeof ReplayBundlePartSchema>;
 
 /**
  * The text a bundle's `sha256` (and its ETag) hashes: {@link canonicalJson} of the document without `sha256` and

@@ -1,10 +1,12 @@
 /**
- * HTTP routes of the gateway. Each authenticates at the edge (edge.ts), sends the request's parts (`path`, `query`,
- * `body`) with the caller's context as the wire message of its route (`Wire` in `@agp/contracts`), and maps the reply.
- * The row's schema is the one validation: checked before sending and again by the service, with the same 422.
+ * Hand-written HTTP routes of the gateway: those of the route table that do more than forward (the forwarded ones are
+ * generated from the table: ./forward.ts). Each authenticates at the edge (edge.ts), sends the request's parts
+ * (`path`, `query`, `body`) with the caller's context as the wire message of its route (`Wire` in `@agp/contracts`),
+ * and maps the reply. The row's schema is the one validation: checked before sending and again by the service, with
+ * the same 422.
  * Source: spec §Interventions, §Ingest; architecture §4.
  */
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Post, Query, Req, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { INGEST_DUPLICATE, IngestBatchSchema, MAX_JSON_DEPTH, Wire, clientEventId, type IngestResponse } from '@agp/contracts';
 import type { InterventionListReader } from '@agp/interventions/read-models';
@@ -53,10 +55,10 @@ export function sendable(res: Response, data: unknown): unknown {
 }
 
 /**
- * `/api/v1/interventions`: list, stats, get, create, enrich, delete. Each route sends its HTTP parts (`path`, `query`,
- * `body`) as the body of its `interventions.*` wire row, checked against the row first (a 422 names `query.limit`,
- * `body.agent_id`, `path.id` exactly as the service would); the reply is typed by the row. The list is the exception:
- * it runs the interventions service's query module in this process (docs/decisions.md (The read path)).
+ * The `/api/v1/interventions` routes that do more than forward (stats, get, enrich and delete are forwarded as the
+ * route table says: ./forward.ts): the list, read in this process through the interventions service's query module
+ * (docs/architecture.md, query modules), and create (201 with its Location). Each checks its parts against its wire
+ * row first (a 422 names `query.limit`, `body.agent_id` exactly as the service would).
  */
 @Controller('api/v1/interventions')
 export class InterventionsController {
@@ -77,18 +79,6 @@ export class InterventionsController {
     return sendable(res, await this.reader.list(ctx.organization_id, q).catch(readModelFailure));
   }
 
-  /** GET /api/v1/interventions/stats: totals, breakdowns, daily series, top lists. */
-  @Get('stats')
-  stats(@Req() req: AuthedRequest, @Query() query: unknown) {
-    return callUnchecked(this.bus, 'interventions.stats', ctxOf(req), { query });
-  }
-
-  /** GET /api/v1/interventions/{id}: the record plus its audit trail; 404 when unknown or another organisation's. */
-  @Get(':id')
-  get(@Req() req: AuthedRequest, @Param('id') id: string) {
-    return callUnchecked(this.bus, 'interventions.get', ctxOf(req), { path: { id } });
-  }
-
   /** POST /api/v1/interventions: 201 with the stored record and its Location. */
   @Post()
   @HttpCode(201)
@@ -96,20 +86,6 @@ export class InterventionsController {
     const record = await callUnchecked(this.bus, 'interventions.create', ctxOf(req), { body: body ?? {} });
     res.location(`/api/v1/interventions/${record.id}`);
     return record;
-  }
-
-  /** POST /api/v1/interventions/{id}/enrich: re-run LLM enrichment on demand (write key). */
-  @Post(':id/enrich')
-  @HttpCode(202)
-  enrich(@Req() req: AuthedRequest, @Param('id') id: string) {
-    return callUnchecked(this.bus, 'interventions.enrich', ctxOf(req), { path: { id } });
-  }
-
-  /** DELETE /api/v1/interventions/{id}: 204; the record leaves the read models, its stream stays. */
-  @Delete(':id')
-  @HttpCode(204)
-  async delete(@Req() req: AuthedRequest, @Param('id') id: string): Promise<void> {
-    await callUnchecked(this.bus, 'interventions.delete', ctxOf(req), { path: { id } });
   }
 }
 

@@ -25,30 +25,22 @@ export function sendProblem(res: Response, p: Problem, headers: Record<string, s
 const httpRequests = counter('agp_http_requests_total', 'HTTP requests answered by the gateway', ['method', 'route', 'status']);
 const httpDuration = histogram('agp_http_request_duration_seconds', 'HTTP request duration at the gateway, in seconds', ['method', 'route'], [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]);
 
-/** Collections whose second path segment is an id; the words listed are fixed sub-routes, not ids. */
-const ID_COLLECTIONS: Record<string, ReadonlySet<string>> = {
-  interventions: new Set(['stats']),
-  approvals: new Set(),
-  policies: new Set(),
-  agents: new Set(),
-  runs: new Set(),
-  evals: new Set(['latest', 'benchmarks', 'generate-scenarios']),
-  replay: new Set(['history']),
-  keys: new Set(),
-};
+/** The methods a route label is looked up with, in this order. */
+const LABEL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /**
- * Route label for metrics: ids collapse to `{id}` so cardinality stays bounded
- * (`/api/v1/runs/run-42` → `/api/v1/runs/{id}`, `/api/v1/approvals/apr-1/approve` → `/api/v1/approvals/{id}/approve`).
+ * Route label for metrics: the path of the route-table row that answers `path` (by any method), so ids collapse to
+ * their parameter and cardinality stays bounded (`/api/v1/runs/run-42` → `/api/v1/runs/{id}`,
+ * `/api/v1/approvals/apr-1/approve` → `/api/v1/approvals/{id}/approve`); `/docs/*` is `/docs`; any other path is
+ * itself (without a trailing slash), or `other` when longer than 64 characters.
  */
 export function routeLabel(path: string): string {
   const p = path.replace(/\/+$/, '') || '/';
   if (p.startsWith('/docs')) return '/docs';
-  const m = /^\/api\/v1\/([a-z-]+)\/([^/]+)(\/[a-z-]+)?$/.exec(p);
-  if (m && ID_COLLECTIONS[m[1]] && !ID_COLLECTIONS[m[1]].has(m[2])) return `/api/v1/${m[1]}/{id}${m[3] ?? ''}`;
-  if (p.startsWith('/api/v1/kill-switches/agents/')) return '/api/v1/kill-switches/agents/{id}';
-  if (p.startsWith('/api/v1/evals/compare/')) return '/api/v1/evals/compare/{baseline_id}/{current_id}';
-  if (/^\/api\/v1\/replay\/history\/[^/]+$/.test(p)) return '/api/v1/replay/history/{run_id}';
+  for (const method of LABEL_METHODS) {
+    const route = matchHttpRoute(method, p);
+    if (route) return route.path;
+  }
   return p.length > 64 ? 'other' : p;
 }
 

@@ -21,8 +21,8 @@ import { DEFAULT_LISTEN_HOST, collectDefaultMetrics, metricsRegistry, problem, r
 import { BUS, IngestController, InterventionsController, LIST_READER } from './controllers.js';
 import { InterventionListReader } from '@agp/interventions/read-models';
 import { authenticate, jsonBody, requestIdAndMetrics, sendProblem } from './edge.js';
+import { forwardRoutes } from './forward.js';
 import { consoleAssets } from './console.js';
-import { approvalsControllers } from './routes/approvals.js';
 import { evalsControllers } from './routes/evals.js';
 import { KEY_ADMIN, keysControllers, type KeyAdmin } from './routes/keys.js';
 import { replayControllers } from './routes/replay.js';
@@ -31,6 +31,12 @@ import { policiesControllers } from './routes/policies.js';
 import { GOVERNANCE_FEED, GovernanceController, type GovernanceStreams } from './routes/governance.js';
 import { GovernanceFeed, type GovernanceLog } from './governance-feed.js';
 import { statsControllers } from './routes/stats.js';
+
+/**
+ * The Nest controllers of the routes that do more than forward (every row of `HTTP_ROUTES` without `forward` but
+ * `POST /api/v1/mcp`, an express handler of the protocol); the forwarded rows are answered by ./forward.ts.
+ */
+export const HANDWRITTEN_CONTROLLERS = [InterventionsController, IngestController, ...policiesControllers, GovernanceController, ...statsControllers, ...evalsControllers, ...replayControllers, ...mcpControllers, ...keysControllers];
 
 /** Wire messages whose success changes what the governance push channel streams (policies, kill switches, approval decisions). */
 const WAKES_GOVERNANCE = /^(policies\.(create|update)|kill-switches\.set|approvals\.(approve|reject))$/;
@@ -48,12 +54,21 @@ class ProblemFilter implements ExceptionFilter {
       const status = err.getStatus();
       p = problem(status, err.name.replace(/Exception$/, '').replace(/([a-z])([A-Z])/g, '$1 $2') || 'Error', err instanceof NotFoundException ? 'no such route' : err.message);
     } else p = problemOf(err);
-    // A 503 is a dependency that is down (NATS, PostgreSQL): its connection watcher already logged the outage once, so
-    // each request it refuses is a debug line, not an error line per request.
-    if (p.status === 503) this.logger.debug({ err, request_id: res.locals.requestId }, 'request refused: service unavailable');
-    else if (p.status >= 500) this.logger.error({ err, request_id: res.locals.requestId }, 'request failed');
-    sendProblem(res, p, retryAfterHeaders(p.status));
+    answerProblem(this.logger, res, err, p);
   }
+}
+
+/**
+ * Answer `err` as problem details `p` (by default `problemOf(err)`), unless the headers are out already; 5xx are
+ * logged with the request id. The one error answer of the gateway's routes, forwarded or hand-written.
+ */
+function answerProblem(logger: Logger, res: Response, err: unknown, p = problemOf(err)): void {
+  if (res.headersSent) return;
+  // A 503 is a dependency that is down (NATS, PostgreSQL): its connection watcher already logged the outage once, so
+  // each request it refuses is a debug line, not an error line per request.
+  if (p.status === 503) logger.debug({ err, request_id: res.locals.requestId }, 'request refused: service unavailable');
+  else if (p.status >= 500) logger.error({ err, request_id: res.locals.requestId }, 'request failed');
+  sendProblem(res, p, retryAfterHeaders(p.status));
 }
 
 const DOCS_HTML = `<!doctype html>
@@ -179,6 +194,8 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
     }
     next();
   });
+  // The plain forwarding routes, generated from the route table; the rest are the Nest controllers below.
+  server.use(forwardRoutes(opts.bus, (res, err) => answerProblem(opts.logger, res, err)));
 
   @Controller()
   class FallbackController {
@@ -195,7 +212,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   @Module({})
   class GatewayModule {
     static register(): DynamicModule {
-      return { module: GatewayModule, controllers: [InterventionsController, IngestController, ...approvalsControllers, ...policiesControllers, GovernanceController, ...statsControllers, ...evalsControllers, ...replayControllers, ...mcpControllers, ...keysControllers, FallbackController], providers: [{ provide: BUS, useValue: opts.bus }, { provide: KEY_ADMIN, useValue: keyAdmin }, { provide: LIST_READER, useValue: listReader }, { provide: GOVERNANCE_FEED, useValue: governance }] };
+      return { module: GatewayModule, controllers: [...HANDWRITTEN_CONTROLLERS, FallbackController], providers: [{ provide: BUS, useValue: opts.bus }, { provide: KEY_ADMIN, useValue: keyAdmin }, { provide: LIST_READER, useValue: listReader }, { provide: GOVERNANCE_FEED, useValue: governance }] };
     }
   }
 

@@ -1,3 +1,4 @@
 /** `@agp/gateway`: the HTTP edge of the platform. Source: architecture §1. */
 export * from './gateway.js';
 export { chunkBatch, MAX_CHUNK_BYTES, MAX_EVENT_BYTES } from './chunks.js';
+export { FORWARDED_ROUTES } from './forward.js';

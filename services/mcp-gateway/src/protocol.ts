@@ -16,7 +16,7 @@ import type { AuthInfo, McpHttpHandler, McpRequestContext, Server, Tool } from '
 import { MCP_MAX_BODY_BYTES, RequestContextSchema, type McpHttpAnswer, type McpHttpExchange } from '@agp/contracts';
 import { AgpError, NotFoundError, ValidationError, type Logger, type RequestContext } from '@agp/runtime';
 import type { ToolRegistry } from './registry.js';
-import { conformanceFixtures, type ConformanceFixtures } from './fixtures.js';
+import type { ConformanceFixtures } from '../test/conformance-fixtures.js';
 
 /** The SDK module. */
 type Sdk = typeof import('@modelcontextprotocol/server');
@@ -139,9 +139,10 @@ export class McpProtocol {
 
   /** The SDK, its handler and the fixtures, made on the first exchange. */
   private start() {
-    return (this.ready ??= loadSdk().then((sdk) => ({
+    return (this.ready ??= Promise.all([loadSdk(), this.options.fixtures ? import('../test/conformance-fixtures.js') : null]).then(([sdk, test]) => ({
       sdk,
-      fixtures: this.options.fixtures ? conformanceFixtures(sdk) : null,
+      // Test-only code, loaded only when the fixtures are on (the bundler still carries it, for the conformance run).
+      fixtures: test ? test.conformanceFixtures(sdk) : null,
       // `auto`: one JSON body, unless a handler sends a notification before its result (only the fixtures' progress
       // tool does), which upgrades the answer to SSE; the gateway forwards the finished body either way.
       handler: sdk.createMcpHandler((c) => this.server(c), {

@@ -14,6 +14,7 @@ export function replayHandlers(service: ReplayService): WireHandlers<'replay'> {
     'replay.history': (ctx, { query }) => service.history(ctx, query),
     'replay.run-history': (ctx, { path, query }) => service.runHistory(ctx, path.run_id, query),
     'replay.bundle': (ctx, { path }) => service.bundle(ctx, path.run_id),
+    'replay.bundle-part': (ctx, { path, query }) => service.bundlePart(ctx, path.run_id, query.sha256, query.part),
     'replay.analysis': (ctx, { path }) => service.analysis(ctx, path.run_id),
     'replay.evaluate-run': (ctx, { path, body }) => service.evaluateRun(ctx, path.run_id, body),
     'replay.evaluate-runs': (ctx, { body }) => service.evaluateRuns(ctx, body),

@@ -1,5 +1,11 @@
+import { createHash } from 'node:crypto';
 import {
+  REPLAY_BUNDLE_PART_BYTES,
   REPLAY_BUNDLE_VERSION,
+  bundleHashInput,
+  type LedgerEntry,
+  type ReplayBundle,
+  type ReplayBundlePart,
   type EvaluateRun,
   type EvaluateRuns,
   type InterventionRecord,
@@ -18,7 +24,8 @@ import {
 } from '@agp/contracts';
 import { call, startEventSourcedService, type RunningEventSourcedService, type Sender } from '@agp/bus';
 import { requestMetadata, waitForProjections, type EventStore, type Sql } from '@agp/eventstore';
-import { ConflictError, PayloadTooLargeError, counter, isRawJson, newId, type Logger, type RequestContext } from '@agp/runtime';
+import { ConflictError, NotFoundError, PayloadTooLargeError, counter, isRawJson, newId, type Logger, type RequestContext } from '@agp/runtime';
+import { RecentBundles, splitActions } from './bundle/parts.js';
 import { policyVersionAt } from './bundle/policyVersion.js';
 import { allPolicies, evaluateRun, evaluateRuns } from './counterfactual.js';
 import { REPLAY_READ_MODEL, REPLAY_READ_MODEL_EVENT_TYPES, applyReplayEvents } from './projections/submissions.js';
@@ -41,13 +48,13 @@ export interface ReplayDeps {
   readYourWritesMs?: number;
 }
 
-/** Page size of the reads from other services (the maximum of `interventions.list` and `policies.list`). */
+/** Page size of the reads from other services (the maximum of `interventions.list`, `policies.list` and of `runs.get`'s actions). */
 const PAGE = 1000;
 /** Policies whose history and version are read at once while a bundle is assembled. */
 const POLICY_CONCURRENCY = 8;
 /**
- * Most bytes of JSON the `replay.bundle` answer (the bundle without its actions) may carry: a bus message holds at
- * most 1 MiB, envelope included. A run whose interventions and policies are larger is refused with 413.
+ * Most bytes of JSON the `replay.bundle` answer (the bundle without its actions, with its hash) may carry: a bus
+ * message holds at most 1 MiB, envelope included. A run whose interventions and policies are larger is refused with 413.
  */
 export const REPLAY_MAX_HEAD_BYTES = 1000 * 1024;
 
@@ -55,14 +62,16 @@ const submissions = counter('agp_replay_submissions_total', 'Replay submissions,
 
 /**
  * The replay service: event-sourced replay submissions (`replay-<deterministicId(org, id)>`, one `ReplaySubmitted`
- * each), the `agp_replay_submissions` read model and its queries (history with aggregates, analysis), and the head
- * of a run bundle (run, interventions, policy versions; the gateway adds the actions and the hash). Its methods take
+ * each), the `agp_replay_submissions` read model and its queries (history with aggregates, analysis), and run
+ * bundles, assembled and hashed here and handed out in parts that fit a bus message. Its methods take
  * input already parsed by the wire table's request schemas (`replay.*`).
  * Source: spec §Replay history; architecture §1, §4 (Replay submission).
  */
 export class ReplayService {
   private running?: RunningEventSourcedService;
   private readonly now: () => Date;
+  /** Bundles assembled lately, held while a caller fetches their parts. */
+  private readonly bundles = new RecentBundles();
 
   constructor(private readonly deps: ReplayDeps) {
     this.now = deps.now ?? (() => new Date());
@@ -147,23 +156,47 @@ export class ReplayService {
   }
 
   /**
-   * `replay.bundle`: the run bundle without its actions (`ReplayBundleHeadSchema`): the run, every live intervention
-   * with its run id (oldest first: timestamp, then id), and the policy versions in force when it started (for each
-   * policy, the highest version whose history time is ≤ the run's `started_at`, see `policyVersionAt`; a policy
-   * created later is left out; a run without `started_at` gets each policy's current version). Policies come in id
-   * order.
+   * `replay.bundle` (GET /api/v1/replay/{run_id}/bundle): assemble the run bundle (`ReplayBundleSchema`) and hash it
+   * (`bundleHashInput`), and answer it without its actions, with its `sha256` and the number of parts its actions
+   * are split into (`replay.bundle-part` hands them out; the bundle is held a while for that). The bundle holds the
+   * run, every action of the run oldest first (all pages of `runs.get`), every live intervention with its run id
+   * (oldest first: timestamp, then id), and the policy versions in force when it started (for each policy, the
+   * highest version whose history time is ≤ the run's `started_at`, see `policyVersionAt`; a policy created later
+   * is left out; a run without `started_at` gets each policy's current version). Policies come in id order.
    * @throws NotFoundError (404) when the run is unknown or another organisation's.
    * @throws PayloadTooLargeError (413) when the answer would be over {@link REPLAY_MAX_HEAD_BYTES}.
    */
   async bundle(ctx: RequestContext, runId: string): Promise<ReplayBundleHead> {
     const run = await this.runOf(ctx, runId);
-    const [interventions, policies] = await Promise.all([this.interventionsOf(ctx, runId), this.policiesAt(ctx, run.started_at)]);
-    const head: ReplayBundleHead = { bundle_version: REPLAY_BUNDLE_VERSION, run, interventions, policies };
+    const [actions, interventions, policies] = await Promise.all([this.actionsOf(ctx, runId), this.interventionsOf(ctx, runId), this.policiesAt(ctx, run.started_at)]);
+    const doc: Omit<ReplayBundle, 'sha256'> = { bundle_version: REPLAY_BUNDLE_VERSION, generated_at: this.now().toISOString(), run, actions, interventions, policies };
+    const sha256 = createHash('sha256').update(bundleHashInput(doc)).digest('hex');
+    const parts = splitActions(actions, REPLAY_BUNDLE_PART_BYTES);
+    const { actions: _a, ...rest } = doc;
+    const head: ReplayBundleHead = { ...rest, sha256, actions_total: actions.length, parts: parts.length };
     const bytes = Buffer.byteLength(JSON.stringify(head));
     if (bytes > REPLAY_MAX_HEAD_BYTES) {
       throw new PayloadTooLargeError(`the bundle's run, interventions and policies are ${bytes} bytes; at most ${REPLAY_MAX_HEAD_BYTES} bytes fit one answer`);
     }
+    this.bundles.put(ctx.organization_id, runId, { sha256, parts });
     return head;
+  }
+
+  /**
+   * `replay.bundle-part`: part `part` (from 0) of the actions of the bundle `replay.bundle` answered with `sha256`.
+   * A bundle no longer held here (expired, or assembled by another replica) is assembled again first.
+   * @throws ConflictError (409) when the bundle assembled again has another hash: the run changed, start over.
+   * @throws NotFoundError (404) for an unknown run, or a part past the bundle's last.
+   */
+  async bundlePart(ctx: RequestContext, runId: string, sha256: string, part: number): Promise<ReplayBundlePart> {
+    let held = this.bundles.get(ctx.organization_id, runId, sha256);
+    if (!held) {
+      const again = await this.bundle(ctx, runId);
+      if (again.sha256 !== sha256) throw new ConflictError(`run ${runId} changed since its bundle ${sha256} was assembled; ask for the bundle again`);
+      held = this.bundles.get(ctx.organization_id, runId, sha256)!;
+    }
+    if (part >= held.parts.length) throw new NotFoundError(`bundle ${sha256} of run ${runId} has ${held.parts.length} parts; there is no part ${part}`);
+    return { actions: held.parts[part] };
   }
 
   /**
@@ -185,6 +218,16 @@ export class ReplayService {
   private async runOf(ctx: RequestContext, runId: string): Promise<Run> {
     const { actions: _a, actions_total: _t, actions_skip: _s, actions_limit: _l, ...run } = await call(this.deps.bus, 'runs.get', ctx, { path: { id: runId }, query: { actions_limit: 1 } });
     return run;
+  }
+
+  /** Every action of the run, oldest first: all pages of `runs.get`. @throws NotFoundError (404) as `runs.get` does. */
+  private async actionsOf(ctx: RequestContext, runId: string): Promise<LedgerEntry[]> {
+    const out: LedgerEntry[] = [];
+    for (let skip = 0; ; skip += PAGE) {
+      const page = await call(this.deps.bus, 'runs.get', ctx, { path: { id: runId }, query: { actions_skip: skip, actions_limit: PAGE } }, 30_000);
+      out.push(...page.actions);
+      if (page.actions.length < PAGE || out.length >= page.actions_total) return out;
+    }
   }
 
   /** Every live intervention recorded with `runId`, oldest first (all pages of `interventions.list`). */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { INGEST_CREATED, IngestEventSchema, SubmitEvalRunSchema, type EvaluateAction, type IngestEvent, type IngestResponse, type PolicyEvaluation } from '@agp/contracts';
-import { parseScenarioFile, renderScenarioFile, type ScenarioFileInput } from '@agp/evals/scenario-file';
+import { parseScenarioFile, renderScenarioFile, type ScenarioFileInput } from '@agp/scenario-file';
 import { startFakeGateway, unusedUrl, type FakeAnswer, type RecordedRequest } from '../../test/support/fake-gateway.js';
 import { main } from '../program.js';
 import { AgpHttpError, AgpNetworkError } from '../sdk.js';

@@ -7,7 +7,7 @@
  * run with its spend so far and its prior calls through `POST /api/v1/ingest/` (so the key needs write scope); ask
  * `POST /api/v1/policies/evaluate` for each step in order, asking again while the run's ledger has not caught up with
  * what was recorded; record each step that goes ahead (allow, warn); stop at the first blocking decision; end the run.
- * The parsing and the blocking rule are `@agp/evals/scenario-file`'s (one definition with the generator).
+ * The parsing and the blocking rule are `@agp/scenario-file`'s (one definition with the generator).
  *
  * Exit codes: 0 when every scenario ran (whatever they scored: the gate judges); 3 on a usage, parse or HTTP error
  * (a parse error names the file and the line). Source: docs/scenario-format.md
@@ -30,7 +30,7 @@ import {
   type PolicyEvaluation,
   type SubmitEvalRun,
 } from '@agp/contracts';
-import { isBlockingDecision, parseScenarioFiles, resolveTimeTokens, scenarioStatus, type ScenarioFile } from '@agp/evals/scenario-file';
+import { isBlockingDecision, parseScenarioFiles, resolveTimeTokens, scenarioStatus, type ScenarioFile } from '@agp/scenario-file';
 import { ValidationError } from '@agp/runtime';
 import { AgpClient, AgpHttpError, AgpNetworkError, parseRetryAfter } from '../sdk.js';
 import type { EvalsIo } from './command.js';

@@ -5,7 +5,7 @@
  * Pure. Source: docs/scenario-format.md (What the generator writes; template pass: "from the agent's registered action definitions").
  */
 import type { RegisteredAction } from '@agp/contracts';
-import { daysAgoToken } from './scenario-file.js';
+import { daysAgoToken } from '@agp/scenario-file';
 import type { SeededRandom } from './rng.js';
 
 /** Leading verbs of actions that only read (lookups, searches, checks): they never count as the risky step. */

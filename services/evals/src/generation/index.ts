@@ -10,11 +10,11 @@ import { EVAL_MAX_REPLY_BYTES, SEMANTIC_CATEGORIES, TEMPLATE_CATEGORIES, type Ge
 import { call, type Sender } from '@agp/bus';
 import { isRawJson, type BaseEnv, type Logger, type RequestContext } from '@agp/runtime';
 import { fitScenarios } from './fit.js';
-import { renderScenarioFile, scenarioFilename, type ScenarioFile } from './scenario-file.js';
+import { renderScenarioFile, scenarioFilename, type ScenarioFile } from '@agp/scenario-file';
 import { semanticScenarios, SEMANTIC_PASS_DEADLINE_MS } from './semantic.js';
 import { templateScenarios } from './template.js';
 
-export * from './scenario-file.js';
+export * from '@agp/scenario-file';
 export { templateScenarios, STALE_AGES_DAYS, type TemplateCategory, type TemplateInput, type TemplateOutput } from './template.js';
 export { semanticScenarios, parseSemanticAnswer, buildSemanticPrompt, NO_KEY_REASON, SEMANTIC_PROMPT_VERSION, SEMANTIC_PASS_DEADLINE_MS, type SemanticCategory, type SemanticOutput } from './semantic.js';
 export { policyViolations } from './violations.js';

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SEMANTIC_CATEGORIES } from '@agp/contracts';
 import { createLogger } from '@agp/runtime';
 import { reply, startFakeLlm, type FakeBehaviour, type FakeLlm } from '../../../../test/support/fake-llm.js';
-import { parseScenarioFile, renderScenarioFile } from './scenario-file.js';
+import { parseScenarioFile, renderScenarioFile } from '@agp/scenario-file';
 import { NO_KEY_REASON, buildSemanticPrompt, parseSemanticAnswer, semanticScenarios } from './semantic.js';
-import { policy, supportAgent } from './testing.js';
+import { policy, supportAgent } from '../../test/generation-fixtures.js';
 
 /**
  * The semantic pass against a real loopback server speaking the chat-completions protocol (test/support/fake-llm.ts):

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { MAX_USD, RISK_LEVELS, SEMANTIC_CATEGORIES, UsdSchema, type Agent, type Policy, type RiskLevel } from '@agp/contracts';
 import { histogram, type Logger } from '@agp/runtime';
 import { ProviderError, completeJson, llmSettings, type ChatMessage, type LlmEnv } from '@agp/runtime/llm';
-import { SCENARIO_FORMAT_VERSION, type ScenarioFile, type ScenarioStep } from './scenario-file.js';
+import { SCENARIO_FORMAT_VERSION, type ScenarioFile, type ScenarioStep } from '@agp/scenario-file';
 import { mergeViolations, policyViolations } from './violations.js';
 
 /** One of {@link SEMANTIC_CATEGORIES}. */

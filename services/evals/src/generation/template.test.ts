@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { TEMPLATE_CATEGORIES } from '@agp/contracts';
-import { parseScenarioFile, renderScenarioFile, timeTokenAgeSeconds, type ScenarioFile } from './scenario-file.js';
+import { parseScenarioFile, renderScenarioFile, timeTokenAgeSeconds, type ScenarioFile } from '@agp/scenario-file';
 import { templateScenarios } from './template.js';
 import { policyViolations } from './violations.js';
-import { action, policy, supportAgent } from './testing.js';
+import { action, policy, supportAgent } from '../../test/generation-fixtures.js';
 
 const limits = policy('p1', { name: 'Support limits', run_budget: 10, session_budget: 50, denied_actions: ['delete_customer', 'drop_database'] });
 const of = (scenarios: ScenarioFile[], category: string) => scenarios.filter((s) => s.category === category);

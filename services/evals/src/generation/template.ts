@@ -17,7 +17,7 @@
 import { TEMPLATE_CATEGORIES, type Agent, type Policy, type RiskLevel } from '@agp/contracts';
 import { fabricateId, namedPrerequisites, profileAction, readersOf, sampleArguments, wantsDateOnly, type ActionProfile } from './actions.js';
 import { seededRandom, type SeededRandom } from './rng.js';
-import { SCENARIO_FORMAT_VERSION, daysAgoToken, type ScenarioFile, type ScenarioStep } from './scenario-file.js';
+import { SCENARIO_FORMAT_VERSION, daysAgoToken, type ScenarioFile, type ScenarioStep } from '@agp/scenario-file';
 import { budgetsOf, denialOf, mergeViolations, needsApproval, policyViolations, rateLimitOf, usd, type Budget } from './violations.js';
 
 /** One of {@link TEMPLATE_CATEGORIES}. */

@@ -7,7 +7,7 @@
  * Source: docs/scenario-format.md (Violations: per-category breakdown); spec §Evals rule 4.
  */
 import type { Policy } from '@agp/contracts';
-import type { ScenarioContext, ScenarioStep } from './scenario-file.js';
+import type { ScenarioContext, ScenarioStep } from '@agp/scenario-file';
 
 /** A run or session budget of one policy, USD. */
 export interface Budget {

@@ -6,7 +6,7 @@
  * Source: spec §Tool gateway; architecture §4 (Tool call errors); docs/mcp.md (REST facade).
  */
 import { createHash } from 'node:crypto';
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import type { ClientProxy } from '@nestjs/microservices';
 import { MCP_MAX_BODY_BYTES, MCP_TOOL_ERROR_STATUS, Wire, type McpCatalog, type McpToolEnvelope } from '@agp/contracts';
@@ -95,19 +95,6 @@ export class McpController {
     const envelope: McpToolEnvelope = { ...outcome, metadata: { execution_time_ms: Math.round((performance.now() - started) * 1000) / 1000 } };
     const status = outcome.error ? MCP_TOOL_ERROR_STATUS[outcome.error.code] : 200;
     res.status(status).set(retryAfterHeaders(status)).json(envelope);
-  }
-
-  /** GET /api/v1/mcp/resources/{uri}: `{uri, mime_type, data}`; 404 for an unknown URI. */
-  @Get('api/v1/mcp/resources/:uri')
-  readResource(@Req() req: AuthedRequest, @Param('uri') uri: string) {
-    return callUnchecked(this.bus, 'mcp.read-resource', ctxOf(req), { path: { uri } });
-  }
-
-  /** POST /api/v1/mcp/prompts/{name} `{arguments}`: `{prompt, description, data: {summary, details}, messages}`. */
-  @Post('api/v1/mcp/prompts/:name')
-  @HttpCode(200)
-  getPrompt(@Req() req: AuthedRequest, @Param('name') name: string, @Body() body: unknown) {
-    return callUnchecked(this.bus, 'mcp.get-prompt', ctxOf(req), { path: { name }, body: body ?? {} });
   }
 }
 

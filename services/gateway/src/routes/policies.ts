@@ -1,16 +1,16 @@
 /**
- * `/api/v1/policies` (with the decision API `POST /api/v1/policies/evaluate`), `/api/v1/agents`,
- * `/api/v1/kill-switches`: forwarded to the policies service as the wire table's `policies.*`, `agents.*` and
- * `kill-switches.*` messages. The request parts are checked against the row's schema before sending (422s name each
- * bad field, as the service would); the service scopes everything by the caller's organisation. Read keys are refused
- * writes (403) at the edge. Source: docs/api.md (Policies, Policy decisions); docs/decisions.md (One typed wire registry).
+ * The `/api/v1/policies` and `/api/v1/agents` routes of the policies service that do more than forward: a policy's
+ * create, get and update (ETag, If-Match, Location) and an agent's registration (201 or 200 by the reply). The others
+ * (lists, the decision API, history, one agent, the kill switches) are forwarded as the route table says
+ * (../forward.ts). The request parts are checked against the row's schema before sending (422s name each bad field,
+ * as the service would). Read keys are refused writes (403) at the edge. Source: spec §Policies, §Agents.
  */
-import { Body, Controller, Get, HttpCode, Inject, Param, Patch, Post, Put, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import type { ClientProxy } from '@nestjs/microservices';
 import type { Response } from 'express';
 import type { Policy } from '@agp/contracts';
 import { callUnchecked } from '@agp/bus';
-import { BUS, ctxOf, sendable } from '../controllers.js';
+import { BUS, ctxOf } from '../controllers.js';
 import type { AuthedRequest } from '../edge.js';
 
 type Bus = Pick<ClientProxy, 'send'>;
@@ -21,16 +21,10 @@ function withEtag(res: Response, policy: Policy): Policy {
   return policy;
 }
 
-/** Policies: list, create, get (optionally at a version), update, history. */
+/** Policies: create, get (optionally at a version), update. */
 @Controller('api/v1/policies')
 export class PoliciesController {
   constructor(@Inject(BUS) private readonly bus: Bus) {}
-
-  /** GET /api/v1/policies?enabled&agent_id&name&skip&limit: `{policies, total, skip, limit}`, newest first. */
-  @Get()
-  async list(@Req() req: AuthedRequest, @Query() query: unknown, @Res({ passthrough: true }) res: Response) {
-    return sendable(res, await callUnchecked(this.bus, 'policies.list', ctxOf(req), { query }));
-  }
 
   /** POST /api/v1/policies: 201 with the policy (version 1), its Location and ETag. */
   @Post()
@@ -39,16 +33,6 @@ export class PoliciesController {
     const policy = await callUnchecked(this.bus, 'policies.create', ctxOf(req), { body: body ?? {} });
     res.location(`/api/v1/policies/${policy.id}`);
     return withEtag(res, policy);
-  }
-
-  /**
-   * POST /api/v1/policies/evaluate `{agent_id, run_id?, action_name, arguments?, estimated_cost_usd?}`: 200 with one
-   * decision (a read: any key may ask). A literal path, declared before the `:id` routes.
-   */
-  @Post('evaluate')
-  @HttpCode(200)
-  evaluate(@Req() req: AuthedRequest, @Body() body: unknown) {
-    return callUnchecked(this.bus, 'policies.evaluate', ctxOf(req), { body: body ?? {} });
   }
 
   /** GET /api/v1/policies/{id}[?version=N]: the policy now, or as it was at version N; with its ETag. */
@@ -63,24 +47,12 @@ export class PoliciesController {
     const policy = await callUnchecked(this.bus, 'policies.update', ctxOf(req), { path: { id }, headers: { if_match: req.get('if-match') ?? null }, body: body ?? {} });
     return withEtag(res, policy);
   }
-
-  /** GET /api/v1/policies/{id}/history: `{policy_id, history: [{version, event, at, actor, changes}]}`. */
-  @Get(':id/history')
-  history(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: Record<string, unknown>) {
-    return callUnchecked(this.bus, 'policies.history', ctxOf(req), { path: { id }, query });
-  }
 }
 
-/** The agent registry: list, register (or re-register), get. */
+/** The agent registry: register (or re-register). */
 @Controller('api/v1/agents')
 export class AgentsController {
   constructor(@Inject(BUS) private readonly bus: Bus) {}
-
-  /** GET /api/v1/agents?skip&limit: `{agents, total, skip, limit}` by agent_id. */
-  @Get()
-  async list(@Req() req: AuthedRequest, @Query() query: unknown, @Res({ passthrough: true }) res: Response) {
-    return sendable(res, await callUnchecked(this.bus, 'agents.list', ctxOf(req), { query }));
-  }
 
   /** POST /api/v1/agents: 201 with the agent when new, 200 when re-registered (changed or not). */
   @Post()
@@ -89,37 +61,7 @@ export class AgentsController {
     res.status(out.created ? 201 : 200).location(`/api/v1/agents/${encodeURIComponent(out.agent.agent_id)}`);
     return out.agent;
   }
-
-  /** GET /api/v1/agents/{id}: the agent with its actions and kill switch. */
-  @Get(':id')
-  get(@Req() req: AuthedRequest, @Param('id') id: string) {
-    return callUnchecked(this.bus, 'agents.get', ctxOf(req), { path: { id } });
-  }
 }
 
-/** Kill switches: the organisation's and each agent's. */
-@Controller('api/v1/kill-switches')
-export class KillSwitchesController {
-  constructor(@Inject(BUS) private readonly bus: Bus) {}
-
-  /** GET /api/v1/kill-switches: `{organization: state, agents: [engaged agent switches]}`. */
-  @Get()
-  list(@Req() req: AuthedRequest, @Query() query: unknown) {
-    return callUnchecked(this.bus, 'kill-switches.list', ctxOf(req), { query });
-  }
-
-  /** PUT /api/v1/kill-switches/organization `{engaged, reason?}`: the new state. */
-  @Put('organization')
-  setOrganization(@Req() req: AuthedRequest, @Body() body: unknown) {
-    return callUnchecked(this.bus, 'kill-switches.set', ctxOf(req), { path: {}, body: body ?? {} });
-  }
-
-  /** PUT /api/v1/kill-switches/agents/{agent_id} `{engaged, reason?}`: the new state; 404 for an unregistered agent. */
-  @Put('agents/:agentId')
-  setAgent(@Req() req: AuthedRequest, @Param('agentId') agentId: string, @Body() body: unknown) {
-    return callUnchecked(this.bus, 'kill-switches.set', ctxOf(req), { path: { agent_id: agentId }, body: body ?? {} });
-  }
-}
-
-/** The policies, agents and kill-switch routes, registered by the gateway module. */
-export const policiesControllers = [PoliciesController, AgentsController, KillSwitchesController];
+/** The policies and agents routes that do more than forward, registered by the gateway module. */
+export const policiesControllers = [PoliciesController, AgentsController];

@@ -1,23 +1,17 @@
 /**
- * `/api/v1/replay`: forwarded to the replay service as the wire table's `replay.*` messages, except the run bundle,
- * which the gateway assembles: the replay service answers its head (run, interventions, policy versions) and the
- * gateway pages the run's actions from the stats service (`runs.get`, 1000 per page), so a bundle is not bounded by
- * one bus message (1 MiB). The whole document is held once to hash it (its ETag goes before the body), then written
- * in parts with backpressure. Read keys are refused submissions (403) at the edge, and a submission body over
- * 900 KiB is refused (413) by the body parser. Source: docs/replay.md (The API); spec §Replay history.
+ * The `/api/v1/replay` routes that do more than forward (the others are forwarded as the route table says:
+ * ../forward.ts): a submission (its status and Location depend on the reply) and the run bundle. The run bundle is
+ * assembled and hashed by the replay service (`replay.bundle`); since its actions may exceed one bus message (1 MiB),
+ * the gateway fetches them part by part (`replay.bundle-part`, naming the bundle's sha256) and writes the document
+ * with backpressure, its ETag before the body. Read keys are refused submissions (403) at the edge, and a submission
+ * body over 900 KiB is refused (413) by the body parser. Source: spec §Replay history; architecture §1.
  */
-import { createHash } from 'node:crypto';
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { REPLAY_BUNDLE_VERSION, bundleHashInput, type LedgerEntry, type ReplayBundle } from '@agp/contracts';
 import { call, callUnchecked, type Sender } from '@agp/bus';
-import type { RequestContext } from '@agp/runtime';
 import { BUS, ctxOf } from '../controllers.js';
 import type { AuthedRequest } from '../edge.js';
 import { write } from './stats.js';
-
-/** Actions per `runs.get` page while a bundle is assembled (its maximum). */
-const ACTIONS_PAGE = 1000;
 
 /** Whether `If-None-Match` of `req` names `etag` (or `*`); weak tags compare equal. */
 function notModified(req: Request, etag: string): boolean {
@@ -25,7 +19,7 @@ function notModified(req: Request, etag: string): boolean {
   return !!inm && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === etag || t.trim() === '*');
 }
 
-/** Replay submissions, history, run bundles, divergence analysis, counterfactual evaluation. */
+/** Replay submissions and run bundles. */
 @Controller('api/v1/replay')
 export class ReplayController {
   constructor(@Inject(BUS) private readonly bus: Sender) {}
@@ -38,52 +32,15 @@ export class ReplayController {
     return out.submission;
   }
 
-  /** GET /api/v1/replay/history?skip&limit (also with a trailing slash): the organisation's page with its aggregates. */
-  @Get('history')
-  history(@Req() req: AuthedRequest, @Query() query: unknown) {
-    return callUnchecked(this.bus, 'replay.history', ctxOf(req), { query });
-  }
-
-  /** GET /api/v1/replay/history/{run_id}?skip&limit: that run's page with its aggregates. */
-  @Get('history/:runId')
-  runHistory(@Req() req: AuthedRequest, @Param('runId') runId: string, @Query() query: unknown) {
-    return callUnchecked(this.bus, 'replay.run-history', ctxOf(req), { path: { run_id: runId }, query });
-  }
-
-  /** GET /api/v1/replay/{run_id}/analysis: divergences across the run's submissions; 404 for an unknown run. */
-  @Get(':runId/analysis')
-  analysis(@Req() req: AuthedRequest, @Param('runId') runId: string) {
-    return callUnchecked(this.bus, 'replay.analysis', ctxOf(req), { path: { run_id: runId } });
-  }
-
-  /**
-   * POST /api/v1/replay/evaluate: counterfactual evaluation over many runs (200, changes nothing); 403 for a candidate
-   * with a read key, 422 for more than 100 run ids.
-   */
-  @Post('evaluate')
-  @HttpCode(200)
-  evaluateRuns(@Req() req: AuthedRequest, @Body() body: unknown) {
-    return callUnchecked(this.bus, 'replay.evaluate-runs', ctxOf(req), { body: body ?? {} }, 120_000);
-  }
-
-  /** POST /api/v1/replay/{run_id}/evaluate: one run's actions decided again (200, changes nothing); 403, 404 as the row says. */
-  @Post(':runId/evaluate')
-  @HttpCode(200)
-  evaluateRun(@Req() req: AuthedRequest, @Param('runId') runId: string, @Body() body: unknown) {
-    return callUnchecked(this.bus, 'replay.evaluate-run', ctxOf(req), { path: { run_id: runId }, body: body ?? {} }, 60_000);
-  }
-
   /**
    * GET /api/v1/replay/{run_id}/bundle: the bundle (`ReplayBundleSchema`) with `ETag: "<sha256>"`, or 304 without a
-   * body when If-None-Match holds it. Errors (404 unknown run, 413) come before anything is written.
+   * body when If-None-Match holds it. Errors (404 unknown run, 413) come before anything is written; a part that
+   * fails after the headers are out (the run changed: 409) aborts the response.
    */
   @Get(':runId/bundle')
   async bundle(@Req() req: AuthedRequest, @Param('runId') runId: string, @Res() res: Response): Promise<void> {
     const ctx = ctxOf(req);
-    const head = await callUnchecked(this.bus, 'replay.bundle', ctx, { path: { run_id: runId } });
-    const actions = await this.actionsOf(ctx, runId);
-    const doc: Omit<ReplayBundle, 'sha256'> = { bundle_version: REPLAY_BUNDLE_VERSION, generated_at: new Date().toISOString(), run: head.run, actions, interventions: head.interventions, policies: head.policies };
-    const sha256 = createHash('sha256').update(bundleHashInput(doc)).digest('hex');
+    const { actions_total: _t, parts, sha256, ...head } = await callUnchecked(this.bus, 'replay.bundle', ctx, { path: { run_id: runId } });
     const etag = `"${sha256}"`;
     res.set({ etag, 'cache-control': 'private, no-cache', vary: 'Authorization, X-API-Key' });
     if (notModified(req, etag)) {
@@ -91,28 +48,17 @@ export class ReplayController {
       return;
     }
     res.status(200).type('application/json');
-    const { actions: _a, ...rest } = doc;
     try {
-      await write(res, `${JSON.stringify({ ...rest, sha256 }).slice(0, -1)},"actions":[`);
-      for (let i = 0; i < actions.length; i += ACTIONS_PAGE) {
-        const part = actions.slice(i, i + ACTIONS_PAGE).map((a) => JSON.stringify(a));
-        await write(res, (i ? ',' : '') + part.join(','));
+      await write(res, `${JSON.stringify({ ...head, sha256 }).slice(0, -1)},"actions":[`);
+      for (let part = 0; part < parts; part++) {
+        const { actions } = await call(this.bus, 'replay.bundle-part', ctx, { path: { run_id: runId }, query: { sha256, part } }, 30_000);
+        await write(res, (part ? ',' : '') + actions.map((a) => JSON.stringify(a)).join(','));
       }
       await write(res, ']}');
       res.end();
     } catch {
       // Headers and part of the body are out: the only honest signal left is an aborted response.
       res.destroy();
-    }
-  }
-
-  /** Every action of the run, oldest first: all pages of `runs.get`. @throws NotFoundError (404) as `runs.get` does. */
-  private async actionsOf(ctx: RequestContext, runId: string): Promise<LedgerEntry[]> {
-    const out: LedgerEntry[] = [];
-    for (let skip = 0; ; skip += ACTIONS_PAGE) {
-      const page = await call(this.bus, 'runs.get', ctx, { path: { id: runId }, query: { actions_skip: skip, actions_limit: ACTIONS_PAGE } }, 30_000);
-      out.push(...page.actions);
-      if (page.actions.length < ACTIONS_PAGE || out.length >= page.actions_total) return out;
     }
   }
 }

@@ -1,8 +1,9 @@
 /**
- * `/api/v1/stats/*`, `/api/v1/runs`, `/api/v1/agents/{id}/stats` and the streamed ledger export: forwarded to the
- * stats service. Source: spec §Stats, get_agent_stats, export_ledger.
+ * The streamed ledger export of the stats service (its other routes, `/api/v1/stats/*`, `/api/v1/runs` and
+ * `/api/v1/agents/{id}/stats`, are forwarded as the route table says: ../forward.ts).
+ * Source: spec §Stats, export_ledger.
  */
-import { Controller, Get, Inject, Param, Query, Req, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Query, Req, Res } from '@nestjs/common';
 import type { ClientProxy } from '@nestjs/microservices';
 import type { Response } from 'express';
 import { LEDGER_CSV_COLUMNS, type WireReply } from '@agp/contracts';
@@ -11,63 +12,6 @@ import { BUS, ctxOf } from '../controllers.js';
 import type { AuthedRequest } from '../edge.js';
 
 type Bus = Pick<ClientProxy, 'send'>;
-
-/** Aggregate totals, the daily series, estimation accuracy. */
-@Controller('api/v1/stats')
-export class StatsController {
-  constructor(@Inject(BUS) private readonly bus: Bus) {}
-
-  /** GET /api/v1/stats/?days=N: totals and averages (all time without days). */
-  @Get()
-  summary(@Req() req: AuthedRequest, @Query() query: unknown) {
-    return callUnchecked(this.bus, 'stats.summary', ctxOf(req), { query });
-  }
-
-  /** GET /api/v1/stats/daily: the last 30 UTC days, zero-filled. */
-  @Get('daily')
-  daily(@Req() req: AuthedRequest, @Query() query: unknown) {
-    return callUnchecked(this.bus, 'stats.daily', ctxOf(req), { query });
-  }
-
-  /** GET /api/v1/stats/estimation-accuracy: skew mean, p50, p95, worst offenders, histograms. */
-  @Get('estimation-accuracy')
-  estimationAccuracy(@Req() req: AuthedRequest, @Query() query: unknown) {
-    return callUnchecked(this.bus, 'stats.estimation-accuracy', ctxOf(req), { query });
-  }
-}
-
-/** Runs: the list_runs filters plus skip, and one run with its actions. */
-@Controller('api/v1/runs')
-export class RunsController {
-  constructor(@Inject(BUS) private readonly bus: Bus) {}
-
-  /** GET /api/v1/runs?status=&min_cost=&agent_id=&skip=&limit=: one page of runs, newest first. */
-  @Get()
-  list(@Req() req: AuthedRequest, @Query() query: unknown) {
-    return callUnchecked(this.bus, 'runs.list', ctxOf(req), { query });
-  }
-
-  /** GET /api/v1/runs/{id}?actions_skip=&actions_limit=: the run with a page of its actions; 404 when unknown. */
-  @Get(':id')
-  get(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: Record<string, unknown>) {
-    return callUnchecked(this.bus, 'runs.get', ctxOf(req), { path: { id }, query });
-  }
-}
-
-/** `GET /api/v1/agents/{id}/stats` (the other /agents routes belong to the policies routes). */
-@Controller('api/v1/agents')
-export class AgentStatsController {
-  constructor(@Inject(BUS) private readonly bus: Bus) {}
-
-  /**
-   * GET /api/v1/agents/{id}/stats?days=N: per-agent totals, intervention counts, top actions, all time or the last N
-   * UTC days; 404 for an agent with no runs, actions or interventions at all.
-   */
-  @Get(':id/stats')
-  stats(@Req() req: AuthedRequest, @Param('id') id: string, @Query() query: unknown) {
-    return callUnchecked(this.bus, 'stats.agent', ctxOf(req), { path: { agent_id: id }, query });
-  }
-}
 
 const CONTENT_TYPES = { json: 'application/json', jsonl: 'application/x-ndjson', csv: 'text/csv; charset=utf-8' } as const;
 
@@ -130,5 +74,5 @@ export class LedgerController {
   }
 }
 
-/** The stats, runs, agent-stats and ledger-export routes, registered by the gateway module. */
-export const statsControllers = [StatsController, RunsController, AgentStatsController, LedgerController];
+/** The ledger-export route, registered by the gateway module. */
+export const statsControllers = [LedgerController];

@@ -4,7 +4,8 @@
  * it is YAML too). The format, the time tokens and what counts as blocked are documented in docs/scenario-format.md;
  * this file is their one definition in code.
  *
- * Importable alone (`@agp/evals/scenario-file`): it needs only zod, `yaml`, `@agp/contracts` and `@agp/runtime`.
+ * A package of its own (`@agp/scenario-file`), shared by the evals service (which generates files) and the CLI (which
+ * runs them), so neither imports the other: it needs only zod, `yaml`, `@agp/contracts` and `@agp/runtime`.
  * Source: docs/scenario-format.md; spec §Evals rule 4.
  */
 import { LineCounter, isDocument, parseAllDocuments, stringify, type Document } from 'yaml';
