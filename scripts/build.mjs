@@ -5,10 +5,11 @@
 // Nest dependencies are injected with explicit tokens, so no decorator metadata is needed.
 // The web console (services/console, a Vite app) is built too, unless nothing it is built from changed since its last
 // build (a hash of its sources, config and lockfile, kept in services/console/dist/.build-hash).
-import { build } from 'esbuild';
+import { build as esbuild } from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { createRequire } from 'node:module';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -135,6 +136,23 @@ function buildSdkTypes() {
   if (existsSync(join(out, 'adapters'))) for (const f of readdirSync(join(out, 'adapters'))) if (f.endsWith('.d.ts')) walk(`adapters/${f}`);
   for (const f of readdirSync(out, { recursive: true }).map(String)) if (f.endsWith('.ts') && !reached.has(f)) rmSync(join(out, f));
   writeFileSync(stamp, hash);
+}
+
+/**
+ * esbuild, writing each output file only when its bytes changed, and then atomically (a temporary file renamed over the
+ * old one). Tests build before they boot a platform while other tests start processes from the same dist/: a process
+ * must never import a half-written bundle (an empty app.js imports as nothing, and the process exits 0 silently).
+ */
+async function build(options) {
+  const result = await esbuild({ ...options, write: false });
+  for (const file of result.outputFiles) {
+    if (existsSync(file.path) && Buffer.compare(readFileSync(file.path), Buffer.from(file.contents)) === 0) continue;
+    mkdirSync(dirname(file.path), { recursive: true });
+    const tmp = `${file.path}.${process.pid}.tmp`;
+    writeFileSync(tmp, file.contents);
+    renameSync(tmp, file.path);
+  }
+  return result;
 }
 
 const started = Date.now();
