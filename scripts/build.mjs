@@ -139,12 +139,24 @@ function buildSdkTypes() {
 }
 
 /**
- * esbuild, writing each output file only when its bytes changed, and then atomically (a temporary file renamed over the
+ * esbuild with the bundles' shared settings (one ESM file for Node 20, third-party packages left external, source
+ * maps), writing each output file only when its bytes changed, and then atomically (a temporary file renamed over the
  * old one). Tests build before they boot a platform while other tests start processes from the same dist/: a process
  * must never import a half-written bundle (an empty app.js imports as nothing, and the process exits 0 silently).
  */
 async function build(options) {
-  const result = await esbuild({ ...options, write: false });
+  const result = await esbuild({
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    sourcemap: true,
+    logLevel: 'warning',
+    plugins: [externalThirdParty],
+    tsconfig: 'tsconfig.json',
+    ...options,
+    write: false,
+  });
   for (const file of result.outputFiles) {
     if (existsSync(file.path) && Buffer.compare(readFileSync(file.path), Buffer.from(file.contents)) === 0) continue;
     mkdirSync(dirname(file.path), { recursive: true });
@@ -167,30 +179,14 @@ await Promise.all([
             build({
               entryPoints: ['packages/runtime/src/launcher.ts'],
               outfile: entries[name][1],
-              bundle: true,
-              platform: 'node',
-              format: 'esm',
-              target: 'node20',
-              sourcemap: true,
-              logLevel: 'warning',
-              plugins: [externalThirdParty],
               define: { AGP_TRACE_SERVICE_NAME: JSON.stringify(launched[name]) },
-              tsconfig: 'tsconfig.json',
             }),
           ]
         : []),
       build({
         entryPoints: [entries[name][0]],
         outfile: launched[name] ? entries[name][1].replace(/main\.js$/, 'app.js') : entries[name][1],
-        bundle: true,
-        platform: 'node',
-        format: 'esm',
-        target: 'node20',
-        sourcemap: true,
-        logLevel: 'warning',
-        plugins: [externalThirdParty],
         banner: name === 'client' ? { js: '#!/usr/bin/env node' } : undefined,
-        tsconfig: 'tsconfig.json',
       }).then(() => {
         // The CLI runs as a command too (packages/client/bin/agp.js imports it; `./packages/client/dist/cli.js` works alone).
         if (name === 'client') chmodSync(entries[name][1], 0o755);
