@@ -44,6 +44,11 @@ const launched = { embedded: 'agp', gateway: 'agp-gateway', ingest: 'agp-ingest'
 
 const requested = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1].split(',') : [...Object.keys(entries), 'console'];
 const only = [...new Set(requested.flatMap((name) => [name, ...Object.keys(entries).filter((k) => k.startsWith(`${name}/`))]))];
+const unknown = requested.filter((name) => name !== 'console' && !entries[name]);
+if (unknown.length) {
+  console.error(`build.mjs: no entry ${unknown.join(', ')}; entries: ${[...Object.keys(entries), 'console'].join(', ')}`);
+  process.exit(2);
+}
 
 const externalThirdParty = {
   name: 'external-third-party',
