@@ -1,7 +1,7 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/distributed.js';
 import { createTestDatabase, infra, runSuffix, skipIntegration } from '../support/infra.js';
 
 /**
@@ -11,15 +11,6 @@ import { createTestDatabase, infra, runSuffix, skipIntegration } from '../suppor
  * Source: docs/operations.md (Readiness).
  */
 const ROOT = resolve(import.meta.dirname, '../..');
-
-/** A loopback port nothing listens on: bound, then released. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((done) => server.close(() => done()));
-  return port;
-}
 
 describe.skipIf(skipIntegration())('a service with KurrentDB down', () => {
   let child: ChildProcess | undefined;
@@ -31,6 +22,7 @@ describe.skipIf(skipIntegration())('a service with KurrentDB down', () => {
   beforeAll(async () => {
     execFileSync(process.execPath, ['scripts/build.mjs', '--only', 'stats', '--quiet'], { cwd: ROOT });
     database = await createTestDatabase('agp_kdb_ready');
+    // KURRENTDB_URL at a loopback port nothing listens on (a free port: bound, then released).
     kurrentPort = await freePort();
     opsPort = await freePort();
     const suffix = runSuffix();

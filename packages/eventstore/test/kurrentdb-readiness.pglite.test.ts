@@ -10,15 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readinessOf, startOpsServer } from '@agp/runtime';
 import { createEventStore, createPgliteSql, eventStoreReadiness, openEventStore, type EventStore, type Sql } from '../src/index.js';
 import { kurrentDbEndpoint } from '../src/kurrentdb.js';
-
-/** A loopback port nothing listens on: bound, then released. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+import { freePort } from '../../../test/support/distributed.js';
 
 describe('KurrentDB readiness without a server', () => {
   let db: Sql;
@@ -26,7 +18,7 @@ describe('KurrentDB readiness without a server', () => {
   let port: number;
   beforeAll(async () => {
     db = await createPgliteSql();
-    port = await closedPort();
+    port = await freePort(); // nothing listens on it: bound, then released
     store = await openEventStore(db, { AGP_EVENT_STORE: 'kurrentdb', KURRENTDB_URL: `kurrentdb://admin:changeit@127.0.0.1:${port}?tls=false` });
     await store.migrate();
   });
@@ -77,10 +69,11 @@ describe('KurrentDB readiness against a server that never answers', () => {
     try {
       await expect(store.ready(300)).rejects.toThrow(`KurrentDB at 127.0.0.1:${port} did not answer a read of $all: no answer within 300 ms`);
     } finally {
-      await store.close();
-      await db.close();
+      // The silent server goes first, so the client's pending read fails and closing it does not wait on that read.
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => silent.close(() => resolve()));
+      await store.close();
+      await db.close();
     }
   });
 });

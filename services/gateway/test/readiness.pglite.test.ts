@@ -1,10 +1,10 @@
 import 'reflect-metadata';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyStore } from '@agp/auth';
 import { InProcessBroker, InProcessClient } from '@agp/bus';
 import { createEventStore, createPgliteSql, openEventStore, type EventStore, type Sql } from '@agp/eventstore';
 import { createLogger, ServiceUnavailableError } from '@agp/runtime';
+import { freePort } from '../../../test/support/distributed.js';
 import { createGateway, type Gateway } from '../src/gateway.js';
 
 /**
@@ -71,11 +71,8 @@ describe('gateway /readyz with the KurrentDB event store', () => {
     sql = await createPgliteSql();
     const keys = new KeyStore(sql);
     await keys.migrate();
-    // KURRENTDB_URL at a loopback port nothing listens on (bound, then released): the server is down.
-    const probe = createServer();
-    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-    port = (probe.address() as { port: number }).port;
-    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    // KURRENTDB_URL at a loopback port nothing listens on (a free port: bound, then released): the server is down.
+    port = await freePort();
     store = await openEventStore(sql, { AGP_EVENT_STORE: 'kurrentdb', KURRENTDB_URL: `kurrentdb://127.0.0.1:${port}?tls=false` });
     gateway = await createGateway({ bus: new InProcessClient({ broker: new InProcessBroker() }), keys, sql, store, logger: createLogger('gateway', 'silent'), readiness: [] });
   });
