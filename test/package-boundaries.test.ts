@@ -102,9 +102,9 @@ describe('package boundaries', () => {
         for (const dep of Object.keys(pkg[field] ?? {})) if (services.includes(dep)) found.push(`${nameOf(dir)} ${field}: ${dep}`);
       }
       for (const file of sources(join(dir, 'src'))) {
-        for (const m of readFileSync(file, 'utf8').matchAll(/from\s+'(@agp\/[a-z-]+)[^']*'|import\(\s*'(@agp\/[a-z-]+)[^']*'\s*\)/g)) {
-          const dep = m[1] ?? m[2];
-          if (services.includes(dep)) found.push(`${file.slice(ROOT.length + 1)} imports ${dep}`);
+        for (const spec of importsOf(readFileSync(file, 'utf8'))) {
+          const dep = packageOf(spec);
+          if (dep && services.includes(dep)) found.push(`${file.slice(ROOT.length + 1)} imports ${dep}`);
         }
       }
     }
