@@ -39,7 +39,8 @@ export interface ServiceProcessOptions<S extends { start(): Promise<void>; stop(
  * Distributed mode: run one service as its own process. Parses the environment (exits with every bad variable
  * listed), connects PostgreSQL (read models; the event store unless AGP_EVENT_STORE=kurrentdb), the event store, JetStream (ingest log) and a NATS client, builds and starts the service,
  * serves its patterns on NATS in its queue group, exposes `/healthz`, `/readyz` (503 naming the dependency while
- * PostgreSQL does not answer or a NATS connection is down) and `/metrics` on OPS_PORT, and on SIGTERM / SIGINT stops
+ * PostgreSQL, or KurrentDB when it holds the events, does not answer or a NATS connection is down) and `/metrics` on
+ * OPS_PORT, and on SIGTERM / SIGINT stops
  * everything in reverse order and exits 0. The NATS connections reconnect for ever (NATS_RECONNECT_OPTIONS); one
  * that closes for good anyway exits the process with code 1 (exitOnFatal), so an orchestrator restarts it.
  * Source: architecture §1 (Framework), §2 (Distributed), §5 (operations).
