@@ -16,7 +16,7 @@ import express, { type Response } from 'express';
 import { buildOpenApiDocument, matchHttpRoute } from '@agp/contracts';
 import { CachedKeyResolver, type KeyResolver, type KeyStore } from '@agp/auth';
 import { problemOf } from '@agp/bus';
-import type { SqlExecutor } from '@agp/eventstore';
+import { eventStoreReadiness, type EventStore, type SqlExecutor } from '@agp/eventstore';
 import { DEFAULT_LISTEN_HOST, collectDefaultMetrics, metricsRegistry, problem, readinessOf, retryAfterHeaders, type Logger, type ReadinessCheck } from '@agp/runtime';
 import { BUS, IngestController, InterventionsController, LIST_READER } from './controllers.js';
 import { InterventionListReader } from '@agp/interventions/read-models';
@@ -90,8 +90,11 @@ export interface GatewayOptions {
   keys: KeyResolver & Pick<KeyStore, 'createKey' | 'page' | 'revoke'>;
   /** The platform's database: the readiness probe pings it, and the interventions list is read from it. */
   sql: SqlExecutor;
-  /** The event store's log, which the governance push channel tails. */
-  store: GovernanceLog;
+  /**
+   * The event store: the governance push channel tails its log; `/readyz` checks its server when it is not the
+   * platform's database (KurrentDB: `eventStoreReadiness`).
+   */
+  store: GovernanceLog & Pick<EventStore, 'kind' | 'ready'>;
   /**
    * Dependencies `/readyz` requires (distributed mode: the NATS connection): it answers 503 problem+json naming each
    * one that is down, and 200 again once they are back. The database is not among them: while it is down `/readyz`
@@ -144,8 +147,9 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   server.get(['/healthz', '/healthz/'], (_req, res) => void res.json({ status: 'ok', service: 'gateway' }));
   // Not ready without the bus (nothing works); PostgreSQL down only degrades the gateway: ingest goes on accepting
   // (keys are served from the cache's stale window, events go to JetStream), so an orchestrator must keep routing to it.
+  // KurrentDB, when it holds the events, is reported the same way (the push channel tails it; ingest does not need it).
   const required = readinessOf(opts.readiness ?? []);
-  const database = readinessOf([{ name: 'postgres', check: async () => void (await opts.sql.query('SELECT 1')) }]);
+  const database = readinessOf([{ name: 'postgres', check: async () => void (await opts.sql.query('SELECT 1')) }, ...eventStoreReadiness(opts.store)]);
   server.get(['/readyz', '/readyz/'], (_req, res) => {
     required().then(
       () =>
