@@ -155,11 +155,24 @@ describeModes(
       await provider.shutdown();
     });
 
-    it('turns an OTLP/HTTP JSON export into a run named by gen_ai.conversation.id', async () => {
+    it('turns an OTLP/HTTP JSON export, configured by the standard OTEL_* variables, into a run named by gen_ai.conversation.id', async () => {
       const p = platform();
       const agent = `json-agent-${mode}-${randomBytes(3).toString('hex')}`;
       const conversation = `conv-${randomBytes(6).toString('hex')}`;
-      const { tracer, provider } = program(new JsonExporter(exporterOptions(p)), 'json-service');
+      // As docs/operations.md says: the base endpoint (the exporter appends /v1/traces) and the percent-encoded header.
+      const saved = { endpoint: process.env.OTEL_EXPORTER_OTLP_ENDPOINT, headers: process.env.OTEL_EXPORTER_OTLP_HEADERS };
+      process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `${p.url}/api/v1/otlp`;
+      process.env.OTEL_EXPORTER_OTLP_HEADERS = `Authorization=Bearer%20${p.writeKey}`;
+      let exporter: JsonExporter;
+      try {
+        exporter = new JsonExporter();
+      } finally {
+        for (const [name, value] of [['OTEL_EXPORTER_OTLP_ENDPOINT', saved.endpoint], ['OTEL_EXPORTER_OTLP_HEADERS', saved.headers]] as const) {
+          if (value === undefined) delete process.env[name];
+          else process.env[name] = value;
+        }
+      }
+      const { tracer, provider } = program(exporter, 'json-service');
       agentRun(tracer, agent, Date.now() - 60_000, conversation);
       await provider.forceFlush();
       expectAgentRun(await runWithActions(p, conversation, 4), agent);

@@ -338,14 +338,14 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     tags: ['Ingest'],
     summary: 'OTLP/HTTP trace receiver: GenAI spans become runs and ledger actions with costs (write key)',
     description:
-      'Point an OpenTelemetry OTLP/HTTP exporter here (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, the write key as `Authorization=Bearer <key>` in `OTEL_EXPORTER_OTLP_HEADERS`). Bodies: protobuf (`application/x-protobuf`) or OTLP JSON (`application/json`), gzip allowed, at most 5 MiB after decompression. Spans are mapped by the OpenTelemetry GenAI semantic conventions 1.37.0: `invoke_agent` spans become run.start and run.end of the run (the trace, or `gen_ai.conversation.id`), `execute_tool` spans ledger actions named by the tool, `chat` / `text_completion` / `generate_content` spans ledger actions with the model, token usage and a cost from the price table; spans without `gen_ai.*` attributes are ignored; other GenAI spans, or spans missing a required attribute, are refused and counted in `partialSuccess` with the reason. Events take the normal ingest path: the same span sent twice is stored once. The answer is encoded like the request. See docs/ingest.md (OTLP trace ingest).',
+      'Point an OpenTelemetry OTLP/HTTP exporter here (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, the write key as `Authorization=Bearer%20<key>` in `OTEL_EXPORTER_OTLP_HEADERS`). Bodies: protobuf (`application/x-protobuf`) or OTLP JSON (`application/json`), gzip allowed, at most 5 MiB after decompression. Spans are mapped by the OpenTelemetry GenAI semantic conventions 1.37.0: `invoke_agent` spans become run.start and run.end of the run (the trace, or `gen_ai.conversation.id`), `execute_tool` spans ledger actions named by the tool, `chat` / `text_completion` / `generate_content` spans ledger actions with the model, token usage and a cost from the price table; spans without `gen_ai.*` attributes are ignored; other GenAI spans, or spans missing a required attribute, are refused and counted in `partialSuccess` with the reason. Events take the normal ingest path: the same span sent twice is stored once. The answer is encoded like the request. See docs/ingest.md (OTLP trace ingest).',
     requestContent: { 'application/x-protobuf': otlpProtobuf('ExportTraceServiceRequest'), 'application/json': OtlpExportTraceRequestJsonSchema },
     returns: 'An ExportTraceServiceResponse (partial success names the refused spans and why)',
     content: { 'application/x-protobuf': otlpProtobuf('ExportTraceServiceResponse'), 'application/json': OtlpExportTraceResponseSchema },
     problems: {
       400: 'The body is not a well-formed ExportTraceServiceRequest of its content type (malformed protobuf or JSON)',
       413: 'The body is over 5 MiB after decompression',
-      415: 'The content type is neither application/x-protobuf nor application/json, or the content encoding is not gzip, deflate or identity',
+      415: 'The content type is neither application/x-protobuf nor application/json, or the content encoding is not gzip, deflate, br, zstd or identity',
       503: 'The ingest service is unavailable and nothing was accepted; retry (exporters do)',
     },
   },

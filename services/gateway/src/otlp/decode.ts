@@ -152,18 +152,19 @@ const JsonRequestSchema = z.looseObject({
 /**
  * The spans of an export request body.
  * @param body the request body, already gunzipped.
- * @throws OtlpDecodeError when the body is not a well-formed protobuf `ExportTraceServiceRequest`, not JSON, or JSON
- *   whose structure is not an export request (the message names the first bad path).
+ * @throws OtlpDecodeError when the body is not a well-formed protobuf `ExportTraceServiceRequest`, not JSON, JSON
+ *   whose structure is not an export request (the message names the first bad path), or nested too deeply to walk.
  */
 export function decodeTraceRequest(body: Buffer, encoding: OtlpEncoding): OtlpSpan[] {
   if (encoding === 'protobuf') {
     let decoded: protobuf.Message;
     try {
+      // protobufjs reads nested messages recursively: a stack overflow on a hostile nesting is a malformed body too.
       decoded = RequestType.decode(body);
     } catch (err) {
       throw new OtlpDecodeError(`malformed protobuf ExportTraceServiceRequest: ${(err as Error).message}`);
     }
-    return flatten(RequestType.toObject(decoded, { longs: String, enums: Number, defaults: false }) as RawRequest);
+    return guarded(() => flatten(RequestType.toObject(decoded, { longs: String, enums: Number, defaults: false }) as RawRequest));
   }
   let doc: unknown;
   try {
@@ -176,7 +177,17 @@ export function decodeTraceRequest(body: Buffer, encoding: OtlpEncoding): OtlpSp
     const issue = parsed.error.issues[0];
     throw new OtlpDecodeError(`not an OTLP JSON ExportTraceServiceRequest: body.${issue.path.join('.')}: ${issue.message}`);
   }
-  return flatten(parsed.data as RawRequest);
+  return guarded(() => flatten(parsed.data as RawRequest));
+}
+
+/** `fn`, with a stack overflow (attribute values nested too deeply to walk) answered as a bad request. */
+function guarded<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof RangeError) throw new OtlpDecodeError(`the export request is nested too deeply to decode: ${err.message}`);
+    throw err;
+  }
 }
 
 /** What an export answers: how many spans were refused and why (empty and 0 when all were accepted). */

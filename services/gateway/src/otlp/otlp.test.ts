@@ -74,7 +74,7 @@ describe('mapping GenAI spans to ingest events', () => {
       span('0000000000000000', { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 't' }),
       span('0000000000000006', { 'gen_ai.operation.name': 'embeddings', 'gen_ai.request.model': 'x' }),
       span('0000000000000007', { 'gen_ai.request.model': 'gpt-4o' }),
-      span('0000000000000008', { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'x'.repeat(300) }),
+      span('0000000000000008', { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'x'.repeat(300) }, { traceId: 'b'.repeat(32) }),
       span('0000000000000009', { 'http.request.method': 'GET' }),
     ], TABLE);
     expect(mapped).toEqual([]);
@@ -85,7 +85,7 @@ describe('mapping GenAI spans to ingest events', () => {
       'spanId must be 8 bytes, not all zero',
       'gen_ai.operation.name "embeddings" is not mapped; mapped: invoke_agent, execute_tool, chat, text_completion, generate_content',
       'has gen_ai.* attributes but no gen_ai.operation.name',
-      expect.stringMatching(/^action\.record body\.action_name: /),
+      expect.stringMatching(/^run\.start body\.agent_id: .*; run\.end body\.agent_id: /),
     ]);
   });
 });

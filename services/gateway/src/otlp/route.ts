@@ -5,13 +5,13 @@
  * JSON body parser (it reads protobuf too).
  * Source: OTLP specification 1.x (OTLP/HTTP, partial success); docs/ingest.md (OTLP trace ingest).
  */
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express, { type Request, type Response } from 'express';
 import type { ClientProxy } from '@nestjs/microservices';
 import { INGEST_MAX_BYTES } from '@agp/contracts';
 import { counter, problem, type Logger, type Problem } from '@agp/runtime';
 import { ctxOf, submitIngestBatch } from '../controllers.js';
 import { parseFailure, sendProblem, type AuthedRequest } from '../edge.js';
-import { OtlpDecodeError, decodeTraceRequest, encodeTraceResponse, otlpEncodingOf, type ExportOutcome } from './decode.js';
+import { OtlpDecodeError, decodeTraceRequest, encodeTraceResponse, otlpEncodingOf, type ExportOutcome, type OtlpEncoding } from './decode.js';
 import { mapSpans, type SpanRejection } from './mapping.js';
 import type { PriceTable } from './prices.js';
 
@@ -43,7 +43,7 @@ export function rejectionMessage(rejected: SpanRejection[], total: number): stri
 /**
  * The handler. Answers:
  * - 415 problem details when the content type is neither `application/x-protobuf` nor `application/json`, or the
- *   content encoding is not gzip, deflate or identity;
+ *   content encoding is not gzip, deflate, br, zstd or identity;
  * - 413 when the body (after gunzip) is over 5 MiB; 400 when it is not a well-formed export request;
  * - 200 with an `ExportTraceServiceResponse` in the request's encoding: `partialSuccess.rejectedSpans` and an
  *   `errorMessage` naming each refused span's reason when some could not be mapped or stored, else empty;
@@ -52,7 +52,41 @@ export function rejectionMessage(rejected: SpanRejection[], total: number): stri
  */
 export function otlpTracesEndpoint(opts: OtlpTracesOptions) {
   const raw = express.raw({ type: () => true, limit: INGEST_MAX_BYTES, inflate: true });
-  return (req: Request, res: Response, next: NextFunction) => {
+
+  /** Decode, map, submit and answer one export whose body has been read. @throws what decoding throws but a decode error (answered 400 here). */
+  function answer(req: AuthedRequest, res: Response, encoding: OtlpEncoding): void {
+    const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    let spans;
+    try {
+      spans = decodeTraceRequest(body, encoding);
+    } catch (e) {
+      if (e instanceof OtlpDecodeError) return sendProblem(res, problem(400, 'Bad Request', e.message));
+      throw e;
+    }
+    const ctx = ctxOf(req);
+    const { mapped, rejected, ignored } = mapSpans(ctx.organization_id, spans, opts.prices);
+    submitIngestBatch(opts.bus, ctx, mapped.flatMap((m) => m.events))
+      .then((reply) => {
+        const errors = new Map(reply.errors.map((e) => [e.id, e.message]));
+        const refused = [...rejected];
+        for (const m of mapped) {
+          const failed = m.events.find((e) => errors.has(e.id));
+          if (failed) refused.push({ span: m.span, reason: `${failed.type}: ${errors.get(failed.id)}` });
+        }
+        otlpSpans.inc({ result: 'mapped' }, mapped.length - (refused.length - rejected.length));
+        otlpSpans.inc({ result: 'rejected' }, refused.length);
+        otlpSpans.inc({ result: 'ignored' }, ignored);
+        if (refused.length) opts.logger.debug({ rejected: refused.length, spans: spans.length, request_id: res.locals.requestId }, 'OTLP export: spans rejected');
+        const outcome: ExportOutcome = { rejectedSpans: refused.length, errorMessage: rejectionMessage(refused, spans.length) };
+        res
+          .status(200)
+          .type(encoding === 'json' ? 'application/json' : 'application/x-protobuf')
+          .send(encodeTraceResponse(outcome, encoding));
+      })
+      .catch((e: unknown) => opts.answerError(res, e));
+  }
+
+  return (req: Request, res: Response) => {
     const encoding = otlpEncodingOf(req.get('content-type'));
     if (!encoding) {
       req.resume();
@@ -63,39 +97,13 @@ export function otlpTracesEndpoint(opts: OtlpTracesOptions) {
         const refusal: Problem | undefined = parseFailure(err, req, INGEST_MAX_BYTES);
         return refusal && !res.headersSent ? sendProblem(res, refusal) : undefined;
       }
-      const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      let spans;
+      // Nothing may escape this callback (it runs in the body stream's event handler, where a throw would end the
+      // process): an unexpected error is answered like any route's.
       try {
-        spans = decodeTraceRequest(body, encoding);
+        answer(req as AuthedRequest, res, encoding);
       } catch (e) {
-        if (e instanceof OtlpDecodeError) return sendProblem(res, problem(400, 'Bad Request', e.message));
-        return next(e);
+        opts.answerError(res, e);
       }
-      const ctx = ctxOf(req as AuthedRequest);
-      const { mapped, rejected, ignored } = mapSpans(ctx.organization_id, spans, opts.prices);
-      submitIngestBatch(
-        opts.bus,
-        ctx,
-        mapped.flatMap((m) => m.events),
-      ).then(
-        (answer) => {
-          const errors = new Map(answer.errors.map((e) => [e.id, e.message]));
-          const refused = [...rejected];
-          for (const m of mapped) {
-            const failed = m.events.find((e) => errors.has(e.id));
-            if (failed) refused.push({ span: m.span, reason: `${failed.type}: ${errors.get(failed.id)}` });
-          }
-          otlpSpans.inc({ result: 'mapped' }, mapped.length - (refused.length - rejected.length));
-          otlpSpans.inc({ result: 'rejected' }, refused.length);
-          otlpSpans.inc({ result: 'ignored' }, ignored);
-          const outcome: ExportOutcome = { rejectedSpans: refused.length, errorMessage: rejectionMessage(refused, spans.length) };
-          res
-            .status(200)
-            .type(encoding === 'json' ? 'application/json' : 'application/x-protobuf')
-            .send(encodeTraceResponse(outcome, encoding));
-        },
-        (e: unknown) => opts.answerError(res, e),
-      );
     });
   };
 }
