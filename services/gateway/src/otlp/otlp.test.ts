@@ -1,11 +1,12 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import protobuf from 'protobufjs';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { describe, expect, it } from 'vitest';
 import { decodeTraceRequest, encodeTraceResponse, OtlpDecodeError, otlpEncodingOf, type OtlpSpan } from './decode.js';
 import { mapSpans, otlpEventId } from './mapping.js';
-import { PriceTableSchema, SHIPPED_PRICE_TABLE, priceOf, tokenCostUsd, type PriceTable } from './prices.js';
+import { PriceTableSchema, SHIPPED_PRICE_TABLE, loadPriceTable, priceOf, tokenCostUsd, type PriceTable } from './prices.js';
 
 const TRACE = 'a'.repeat(32);
 const NS = 1_767_225_600_000_000_000n; // 2026-01-01T00:00:00Z
@@ -122,5 +123,19 @@ describe('OTLP encodings', () => {
     root.resolveAll();
     const committed = JSON.parse(readFileSync(resolve(import.meta.dirname, 'otlp-trace.proto.json'), 'utf8'));
     expect(JSON.parse(JSON.stringify(root.toJSON({ keepComments: false })))).toEqual(committed);
+  });
+});
+
+describe('AGP_OTLP_PRICE_TABLE', () => {
+  it('replaces the shipped table with the operator’s file, and refuses a file that is not a price table, naming the field', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agp-prices-'));
+    const good = join(dir, 'good.json');
+    writeFileSync(good, JSON.stringify(TABLE));
+    expect(loadPriceTable(good)).toEqual(TABLE);
+    expect(loadPriceTable(undefined)).toBe(SHIPPED_PRICE_TABLE);
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, JSON.stringify({ version: 'v', models: { 'gpt-4o': { input_usd_per_1m: -1, output_usd_per_1m: 1 } } }));
+    expect(() => loadPriceTable(bad)).toThrow(/^AGP_OTLP_PRICE_TABLE: .*bad\.json is not a price table: models\.gpt-4o\.input_usd_per_1m: /);
+    expect(() => loadPriceTable(join(dir, 'missing.json'))).toThrow(/^AGP_OTLP_PRICE_TABLE: cannot read .*missing\.json as JSON/);
   });
 });
