@@ -4,7 +4,7 @@
  * interventions service's query module: docs/decisions.md (The read path)), and answers every error as RFC 9457 problem
  * details.
  * Also serves `/api/v1/openapi.json`, `/docs`, `/healthz`, `/readyz`, `/metrics`, and the web console's built files
- * (`/`, the console routes, `/assets/*`: ./console.ts).
+ * (`/`, the console routes, `/assets/*`: ./console.ts), and receives OTLP/HTTP trace exports (./otlp/route.ts).
  * Source: the spec; architecture §1 (gateway), §4 (Errors, Auth), §5 (operations).
  */
 import { createRequire } from 'node:module';
@@ -31,6 +31,8 @@ import { policiesControllers } from './routes/policies.js';
 import { GOVERNANCE_FEED, GovernanceController, type GovernanceStreams } from './routes/governance.js';
 import { GovernanceFeed, type GovernanceLog } from './governance-feed.js';
 import { statsControllers } from './routes/stats.js';
+import { OTLP_TRACES_PATH, otlpTracesEndpoint } from './otlp/route.js';
+import { SHIPPED_PRICE_TABLE, type PriceTable } from './otlp/prices.js';
 
 /**
  * The Nest controllers of the routes that do more than forward (every row of `HTTP_ROUTES` without `forward` but
@@ -116,6 +118,8 @@ export interface GatewayOptions {
   governanceHeartbeatMs?: number;
   /** Folder of the built web console. @default services/console/dist, or AGP_CONSOLE_DIR (see ./console.ts) */
   consoleDir?: string;
+  /** The model price table OTLP trace ingest prices token usage with (AGP_OTLP_PRICE_TABLE, `loadPriceTable`). @default the shipped table */
+  otlpPrices?: PriceTable;
 }
 
 /** A built gateway: listen on a port (0 picks one) and close. */
@@ -188,6 +192,8 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   server.post(['/api/v1/mcp', '/api/v1/mcp/'], mcp);
   // GET and DELETE (2025 session operations) reach the protocol too, which answers 405 (it is stateless).
   server.use((req, res, next) => (req.path.replace(/\/+$/, '') === '/api/v1/mcp' ? mcp(req, res) : next()));
+  // The OTLP trace receiver reads its own body (protobuf or JSON, gzip) and answers in OTLP's encodings (./otlp/route.ts).
+  server.post([OTLP_TRACES_PATH, `${OTLP_TRACES_PATH}/`], otlpTracesEndpoint({ bus: opts.bus, prices: opts.otlpPrices ?? SHIPPED_PRICE_TABLE, logger: opts.logger, answerError: (res, err) => answerProblem(opts.logger, res, err) }));
   server.use(rawResourceUris());
   server.use(jsonBody());
   // A change written through this gateway wakes the push channel's tailer as soon as it is answered (it is committed
