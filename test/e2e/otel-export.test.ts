@@ -125,4 +125,36 @@ describe('trace export (embedded)', () => {
     expectIngestChain(await traceOf(receiver, traceId), { gateway: 'agp', ingest: 'agp', interventions: 'agp' });
     expect(receiver.encodings).toMatchObject({ json: 0 });
   });
+
+  it('a decision API call exports its policy.decide span: the decision, rule, policy, intervention type, tool and agent, never the arguments', async () => {
+    const agent = `otel-decide-${randomBytes(4).toString('hex')}`;
+    const secret = 'ann.secret@example.com';
+    const policy = await call({ url }, 'POST', '/api/v1/policies', { key: 'agp_otel_write_key_001', body: { name: `otel ${agent}`, agent_ids: [agent], denied_actions: ['delete_records'] } });
+    expect(policy.status).toBe(201);
+    const traceId = randomBytes(16).toString('hex');
+    const res = await call({ url }, 'POST', '/api/v1/policies/evaluate', {
+      key: 'agp_otel_write_key_001',
+      body: { agent_id: agent, action_name: 'delete_records', arguments: { owner: secret } },
+      headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` },
+    });
+    expect(res.body).toMatchObject({ decision: 'block' });
+    const spans = await eventually(async () => {
+      const got = receiver.spans.filter((s) => s.traceId === traceId);
+      return got.some((s) => s.name === 'policy.decide') ? got : undefined;
+    }, 20_000);
+    const decided = one(spans, 'agp', 'policy.decide');
+    expect(decided).toMatchObject({ kind: SPAN_KIND.internal, scope: 'agp.bus' });
+    expect(decided.attributes).toEqual({
+      'agp.decision.source': 'evaluate',
+      'gen_ai.tool.name': 'delete_records',
+      'gen_ai.agent.id': agent,
+      'agp.decision': 'block',
+      'agp.decision.rule': 'denied_action',
+      'agp.decision.policy_id': policy.body.id,
+      'agp.decision.intervention_type': 'hard_block',
+    });
+    // Its parent is the request's span (the process span of policies.evaluate, under the gateway's HTTP span).
+    expect(spans.find((s) => s.spanId === decided.parentSpanId)?.name).toBe('process policies.evaluate');
+    expect(JSON.stringify(spans.map((s) => s.attributes))).not.toContain(secret);
+  });
 });
