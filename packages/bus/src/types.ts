@@ -10,6 +10,11 @@ export interface IngestLogMessage<T = unknown> {
   subject: string;
   /** Dedupe id (JetStream `Nats-Msg-Id`); publishing the same id twice within the window stores it once. */
   msg_id: string;
+  /**
+   * Version of what `payload` carries (`INGEST_SCHEMA_VERSION` in @agp/contracts): the JetStream header `Agp-Schema`,
+   * the SQL log's `schema` column. Absent on a message published before versions existed.
+   */
+  schema?: number;
   payload: T;
 }
 

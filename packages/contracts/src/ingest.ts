@@ -43,6 +43,39 @@ export const IngestEventSchema = z.strictObject({
 export type IngestEvent = z.infer<typeof IngestEventSchema>;
 
 /**
+ * One ingest event of type `T`, envelope and body in one schema: {@link IngestEventSchema} with `type` fixed to `T` and
+ * `body` checked by `INGEST_BODY_SCHEMAS[T]`. Built once per type ({@link INGEST_EVENT_SCHEMAS}), so the ingest service
+ * validates each event with a single parse; a bad field is named `body.x` exactly as the body schema alone names it.
+ * Source: architecture §4 (Ingest); docs/decisions.md (Ingest validates each event once).
+ */
+const ingestEventOf = <T extends IngestEventType>(type: T) => IngestEventSchema.extend({ type: z.literal(type), body: INGEST_BODY_SCHEMAS[type] });
+
+/** The combined envelope-and-body schema of each ingest event type (see {@link ingestEventOf}); the output body is typed. */
+export const INGEST_EVENT_SCHEMAS = {
+  'intervention.create': ingestEventOf('intervention.create'),
+  'agent.register': ingestEventOf('agent.register'),
+  'run.start': ingestEventOf('run.start'),
+  'run.end': ingestEventOf('run.end'),
+  'action.record': ingestEventOf('action.record'),
+  'approval.request': ingestEventOf('approval.request'),
+} as const satisfies Record<IngestEventType, z.ZodType>;
+
+/** An ingest event whose body was checked by its type's schema, as the ingest service publishes it (a union on `type`). */
+export type ValidIngestEvent = { [T in IngestEventType]: z.output<(typeof INGEST_EVENT_SCHEMAS)[T]> }[IngestEventType];
+
+/**
+ * Version of what an ingest log message carries, sent beside it (the JetStream header {@link INGEST_SCHEMA_HEADER}, the
+ * SQL log's `schema` column). Version 1: every event of the envelope was validated by the ingest service with
+ * {@link INGEST_EVENT_SCHEMAS} and its body is that schema's output, so consumers use it as it is. A message without a
+ * version was published before versions existed (bodies as the client sent them): consumers validate it in full. A
+ * message of a newer version is left for a newer consumer (nak'd with a delay and logged), never guessed at.
+ * Source: docs/decisions.md (Consumers trust what the log carries).
+ */
+export const INGEST_SCHEMA_VERSION = 1;
+/** The JetStream message header that carries {@link INGEST_SCHEMA_VERSION}. */
+export const INGEST_SCHEMA_HEADER = 'Agp-Schema';
+
+/**
  * The request envelope. Each item is validated on its own (invalid ones are reported in the 207 answer);
  * only the envelope's shape (an array of at most 1000) fails the whole request with 422.
  */
@@ -123,6 +156,12 @@ export const IngestEnvelopeSchema = z.object({
   events: z.array(IngestEventSchema.extend({ timestamp: z.string(), assigned_id: z.string() })),
 });
 export type IngestEnvelope = z.infer<typeof IngestEnvelopeSchema>;
+
+/**
+ * An {@link IngestEnvelope} whose events are known valid: each body is its type's schema output
+ * ({@link ValidIngestEvent}). What a consumer handles once the message's {@link INGEST_SCHEMA_VERSION} was checked.
+ */
+export type ValidIngestEnvelope = Omit<IngestEnvelope, 'events'> & { events: Array<ValidIngestEvent & { assigned_id: string }> };
 
 /** The client's `id` of a raw batch item when it is a string (for a per-event error about an item that is invalid), else null. */
 export function clientEventId(item: unknown): string | null {

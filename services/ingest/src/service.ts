@@ -1,20 +1,34 @@
 import { createHash } from 'node:crypto';
 import {
-  INGEST_BODY_SCHEMAS,
   INGEST_CREATED,
   INGEST_DUPLICATE,
+  INGEST_EVENT_SCHEMAS,
+  INGEST_SCHEMA_VERSION,
   INGEST_TARGETS,
+  IngestBatchSchema,
   IngestEventSchema,
   clientEventId,
   type IngestChunk,
-  type IngestEnvelope,
   type IngestError,
-  type IngestEvent,
+  type IngestEventType,
+  type IngestRaw,
   type IngestResponse,
   type IngestSuccess,
+  type ValidIngestEnvelope,
+  type ValidIngestEvent,
 } from '@agp/contracts';
 import { ingestSubject, withPublishSpan, type IngestLogPublisher } from '@agp/bus';
-import { ServiceUnavailableError, counter, fieldErrors, jsonInputErrors, newId, type Logger, type RequestContext } from '@agp/runtime';
+import {
+  BadRequestError,
+  ServiceUnavailableError,
+  counter,
+  fieldErrors,
+  jsonInputErrors,
+  newId,
+  parseOrThrow,
+  type Logger,
+  type RequestContext,
+} from '@agp/runtime';
 import type { IngestedIds } from './ingested-ids.js';
 
 /**
@@ -30,7 +44,16 @@ export interface IngestDeps {
   now?: () => Date;
 }
 
-type Valid = { index: number; event: IngestEvent };
+type Valid = { index: number; event: ValidIngestEvent };
+
+/**
+ * Whether an event's strings still need the unstorable-text check of `jsonInputErrors` (a NUL, an unpaired
+ * surrogate): always, unless the raw text it came in proved that it cannot hold one. The nesting limit is always checked.
+ */
+type InputScan = { text: boolean };
+
+/** Escapes that may spell text PostgreSQL cannot store: `\\u0000` and surrogates `\\ud800`–`\\udfff`. */
+const MAYBE_UNSTORABLE = /\\u(?:0000|[dD])/;
 
 /** What became of one event of a chunk, by its index in the client's batch. */
 type Outcome = { index: number } & ({ success: IngestSuccess } | { error: IngestError });
@@ -59,33 +82,35 @@ export class IngestService {
    * - The others are published; `{status: 201, result: "created"}` once the log has them, or `duplicate` when the log
    *   already held the identical message (a retried request within the dedupe window); 503 when their publish failed.
    * When the stored-ids lookup fails, it is logged and every event is treated as new (still stored once downstream).
-   * `chunk` is the `ingest.batch` request as the wire table parsed it (raw events, each checked here on its own).
+   * `chunk` is the `ingest.batch` request as the wire table parsed it (raw events, each checked here on its own, once:
+   * envelope and body with `INGEST_EVENT_SCHEMAS[type]`, then `jsonInputErrors` as far as `scan` says it is needed).
+   * What is published is each event as that schema output it, under {@link INGEST_SCHEMA_VERSION}.
    * @throws ServiceUnavailableError when the log is down and no event could be accepted.
    */
-  async accept(ctx: RequestContext, chunk: IngestChunk): Promise<IngestResponse> {
+  async accept(ctx: RequestContext, chunk: IngestChunk, scan: InputScan = { text: true }): Promise<IngestResponse> {
     const outcomes: Outcome[] = [];
     const valid: Valid[] = [];
     chunk.events.forEach((raw, i) => {
       const index = chunk.offset + i;
-      const rawId = clientEventId(raw);
-      const env = IngestEventSchema.safeParse(raw);
-      if (!env.success) {
-        outcomes.push({ index, error: { id: rawId, status: 422, message: describe(fieldErrors(env.error, `batch[${index}]`)) } });
+      const where = `batch[${index}]`;
+      // One parse, envelope and body together, with the combined schema of the event's type; an event whose type is
+      // not one of ours is checked by the envelope schema alone, which names `type` and the allowed values.
+      const type = (raw as { type?: unknown } | null)?.type;
+      const schema = typeof type === 'string' && Object.hasOwn(INGEST_EVENT_SCHEMAS, type) ? INGEST_EVENT_SCHEMAS[type as IngestEventType] : IngestEventSchema;
+      const parsed = schema.safeParse(raw);
+      if (!parsed.success) {
+        outcomes.push({ index, error: { id: clientEventId(raw), status: 422, message: describe(fieldErrors(parsed.error, where)) } });
         return;
       }
-      const bodyCheck = INGEST_BODY_SCHEMAS[env.data.type].safeParse(env.data.body);
-      if (!bodyCheck.success) {
-        outcomes.push({ index, error: { id: env.data.id, status: 422, message: describe(fieldErrors(bodyCheck.error, `batch[${index}].body`)) } });
-        return;
-      }
+      const event = parsed.data as ValidIngestEvent;
       // PostgreSQL cannot store U+0000 or a lone surrogate, and no event may nest deeper than MAX_JSON_DEPTH: such an
-      // event would fail every append downstream, so refuse it here, on its own.
-      const bad = jsonInputErrors(env.data, `batch[${index}]`);
+      // event would fail every append downstream, so refuse it here, on its own (the nesting limit named first).
+      const bad = jsonInputErrors(event, where, { text: scan.text });
       if (bad.length) {
-        outcomes.push({ index, error: { id: env.data.id, status: 422, message: describe(bad) } });
+        outcomes.push({ index, error: { id: event.id, status: 422, message: describe(bad) } });
         return;
       }
-      valid.push({ index, event: env.data });
+      valid.push({ index, event });
     });
     // A run's events that contradict each other within this chunk are refused here, where the client sees why.
     const contradictions = runContradictions(valid);
@@ -117,7 +142,7 @@ export class IngestService {
         try {
           // A PRODUCER span per message: its traceparent travels in the envelope to the events' metadata.
           const { duplicate } = await withPublishSpan(subject, ctx.traceparent, { 'messaging.batch.message_count': events.length }, (traceparent) => {
-            const envelope: IngestEnvelope = {
+            const envelope: ValidIngestEnvelope = {
               organization_id: ctx.organization_id,
               actor: `key:${ctx.key_id}`,
               correlation_id: ctx.correlation_id,
@@ -125,7 +150,7 @@ export class IngestService {
               received_at: receivedAt,
               events: events.map(({ event }) => ({ ...event, assigned_id: newId() })),
             };
-            return this.deps.log.publish({ subject, msg_id: messageId(ctx.organization_id, target, events), payload: envelope });
+            return this.deps.log.publish({ subject, msg_id: messageId(ctx.organization_id, target, events), schema: INGEST_SCHEMA_VERSION, payload: envelope });
           });
           return { events, ok: true as const, duplicate };
         } catch (err) {
@@ -144,13 +169,36 @@ export class IngestService {
 
     outcomes.sort((a, b) => a.index - b.index);
     const response: IngestResponse = { successes: [], errors: [] };
+    const counts = { created: 0, duplicate: 0, invalid: 0, unavailable: 0 };
     for (const o of outcomes) {
       if ('success' in o) response.successes.push(o.success);
       else response.errors.push(o.error);
-      ingestAnswers.inc({ result: 'success' in o ? o.success.result : o.error.status === 503 ? 'unavailable' : 'invalid' });
+      counts['success' in o ? o.success.result : o.error.status === 503 ? 'unavailable' : 'invalid'] += 1;
     }
+    for (const [result, n] of Object.entries(counts)) if (n) ingestAnswers.inc({ result }, n);
     if (response.successes.length === 0 && response.errors.some((e) => e.status === 503)) throw new ServiceUnavailableError('the ingest log is unavailable; nothing was accepted');
     return response;
+  }
+
+  /**
+   * Accept a whole ingest request body sent as its text (`ingest.raw`, docs/decisions.md: The gateway forwards the
+   * ingest body's bytes): parse it once, check the envelope (`{batch: [...]}` of at most 1000, else 422 naming
+   * `body.batch`), then answer as {@link accept} does for one chunk holding the whole batch. No event can hold a NUL
+   * or an unpaired surrogate when the text has no `\u0000` or `\uD…` escape (JSON carries them only escaped; bytes
+   * that are not UTF-8 were decoded to U+FFFD), so then only the nesting limit is checked per event.
+   * @throws BadRequestError (400) when the text is not JSON: `malformed JSON: <the parser's message>`.
+   * @throws ValidationError (422) when the envelope is wrong.
+   * @throws ServiceUnavailableError as {@link accept}.
+   */
+  async acceptRaw(ctx: RequestContext, raw: IngestRaw): Promise<IngestResponse> {
+    let body: unknown;
+    try {
+      body = JSON.parse(raw.json);
+    } catch (err) {
+      throw new BadRequestError(`malformed JSON: ${(err as Error).message}`);
+    }
+    const { batch } = parseOrThrow(IngestBatchSchema, body ?? {}, 'body');
+    return this.accept(ctx, { offset: 0, events: batch }, { text: MAYBE_UNSTORABLE.test(raw.json) });
   }
 
   /** The ids of `clientIds` already stored; the empty set (logged and counted) when the event store cannot be asked. */
@@ -175,7 +223,7 @@ export class IngestService {
  * Across chunks and batches the order events arrive in is not known here; the stats projection applies the same
  * rules to the stored run and records what it refuses (docs/decisions.md, Run data quality). Pure.
  */
-export function runContradictions(valid: ReadonlyArray<{ index: number; event: IngestEvent }>): Map<number, IngestError> {
+export function runContradictions(valid: ReadonlyArray<{ index: number; event: ValidIngestEvent }>): Map<number, IngestError> {
   const starts = new Map<string, { id: string; agent_id: string; started_at: string }>();
   for (const { event } of valid) {
     if (event.type !== 'run.start') continue;
