@@ -87,8 +87,7 @@ export type IngestBatch = z.infer<typeof IngestBatchSchema>;
 /**
  * What became of an accepted event. Source: docs/ingest.md (Ingest answers).
  * - `created` (`status` 201): accepted for the first time; it will be stored.
- * - `duplicate` (`status` 200): nothing new; the id was already stored, or the identical message was already in
- *   the ingest log (a retried request), or the id came earlier in the same batch.
+ * - `duplicate` (`status` 200): nothing new; the id was already stored, or it came earlier in the same batch.
  * An event re-sent while its first copy is still in flight (in the log, not yet stored) may be answered `created`
  * again; it is still stored once.
  */
@@ -97,7 +96,7 @@ export type IngestResult = (typeof INGEST_RESULTS)[number];
 
 /** The `status` and `result` of an event accepted for the first time (docs/ingest.md, Ingest answers). */
 export const INGEST_CREATED = { status: 201, result: 'created' } as const;
-/** The `status` and `result` of an event that was already stored or already in the log (docs/ingest.md, Ingest answers). */
+/** The `status` and `result` of an event that was already stored or came earlier in its batch (docs/ingest.md, Ingest answers). */
 export const INGEST_DUPLICATE = { status: 200, result: 'duplicate' } as const;
 
 /**
@@ -115,7 +114,7 @@ export const IngestSuccessSchema = z.discriminatedUnion('result', [
     status: z.literal(INGEST_DUPLICATE.status),
     result: z
       .literal(INGEST_DUPLICATE.result)
-      .describe('nothing new: the id was already stored, the identical message was already in the ingest log, or the id came earlier in this batch'),
+      .describe('nothing new: the id was already stored, or the id came earlier in this batch'),
   }),
 ]);
 export type IngestSuccess = z.infer<typeof IngestSuccessSchema>;
@@ -126,8 +125,8 @@ export type IngestError = z.infer<typeof IngestErrorSchema>;
 
 /**
  * 207 answer, per event, in batch order: accepted (`successes`, each `created` 201 or `duplicate` 200) or rejected
- * with a status and message (`errors`). "duplicate" means the id was already stored, or the identical message was
- * already in the ingest log; an event re-sent while its first copy is still in flight may be answered "created"
+ * with a status and message (`errors`). "duplicate" means the id was already stored, or it came earlier in the batch;
+ * an event re-sent while its first copy is still in flight may be answered "created"
  * but is still stored once. Source: architecture §4 (Ingest); docs/ingest.md (Ingest answers).
  */
 export const IngestResponseSchema = z
@@ -136,7 +135,7 @@ export const IngestResponseSchema = z
     errors: z.array(IngestErrorSchema),
   })
   .describe(
-    'Per-event results. A success is {id, status: 201, result: "created"} (first time) or {id, status: 200, result: "duplicate"} (the id was already stored, or the identical message was already in the ingest log). An event re-sent while its first copy is still in flight may be answered "created" but is still stored once.',
+    'Per-event results. A success is {id, status: 201, result: "created"} (first time) or {id, status: 200, result: "duplicate"} (the id was already stored, or it came earlier in this batch). An event re-sent while its first copy is still in flight may be answered "created" but is still stored once.',
   );
 export type IngestResponse = z.infer<typeof IngestResponseSchema>;
 
