@@ -331,7 +331,7 @@ async function embeddedRss(): Promise<{ agp: number; afterLoad: number; bare: nu
     await sleep(5000);
     const agp = rssOf(child.pid!);
     const { write } = JSON.parse(readFileSync(join(dir, 'first-run-keys.json'), 'utf8')) as { write: string };
-    const sim = spawnSync(process.execPath, ['packages/client/dist/cli.js', 'simulate', '--url', `http://127.0.0.1:${port}`, '--key', write, '--agents', '8', '--rate', '200', '--duration', '10', '--quiet'], { stdio: 'ignore' });
+    const sim = spawnSync(process.execPath, ['packages/cli/dist/cli.js', 'simulate', '--url', `http://127.0.0.1:${port}`, '--key', write, '--agents', '8', '--rate', '200', '--duration', '10', '--quiet'], { stdio: 'ignore' });
     if (sim.status !== 0) throw new Error(`agp simulate against the embedded platform exited ${sim.status}`);
     await sleep(5000);
     return { agp, afterLoad: rssOf(child.pid!), bare: rssOf(bare.pid!) };

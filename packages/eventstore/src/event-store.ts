@@ -221,6 +221,11 @@ export class SqlEventStore implements EventStore, CatchUpSource {
     return new CatchUpSubscription(this, this.sql, options, this.wakers, this.idlePollMs);
   }
 
+  /** `SELECT 1` on the store's database (the events live beside the read models). `timeoutMs` is left to the pool's own. */
+  async ready(): Promise<void> {
+    await this.sql.query('SELECT 1');
+  }
+
   async close(): Promise<void> {
     this.wakers.clear();
     await this.sql.close();

@@ -10,7 +10,7 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { AgpClient, AgpHttpError, AgpNetworkError } from '@agp/client/http';
+import { AgpClient, AgpHttpError, AgpNetworkError } from './http.js';
 import { approvalId as approvalIdOf, POLICY_DECISIONS, type ApprovalRecord, type KillSwitchOverview, type ModerationScores } from '@agp/contracts';
 import { decide, fieldPathOf, PreparedPolicies, RULE_RISK, walkStrings, type DecisionContext, type PolicyAction, type RecentCall } from '@agp/policy-engine';
 import { ActionBlockedError, ApprovalRejectedError, type ApprovalEnd, type BlockedResult, type GovernanceDecision } from './errors.js';

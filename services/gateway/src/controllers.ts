@@ -121,11 +121,9 @@ export class IngestController {
 
   /**
    * A body over INGEST_RAW_MAX_BYTES: parse it (400 when malformed), validate the envelope (422 when it is not
-   * `{batch: [...]}` of at most 1000), split it into chunks that fit a bus message, send the chunks to the ingest
-   * service (`ingest.batch`) in parallel and merge their per-event answers in batch order: each success
-   * `{id, status: 201, result: "created"}` or `{id, status: 200, result: "duplicate"}` (an id accepted in an earlier
-   * chunk of the batch is a duplicate: the one within-request dedupe that spans chunks). An event nested deeper than
-   * MAX_JSON_DEPTH (64) is answered 422 on its own and an event over 900 KiB 413, neither sent. 503 only when no event
+   * `{batch: [...]}` of at most 1000), refuse the events nested deeper than MAX_JSON_DEPTH (64) on their own (422),
+   * and send the rest in chunks with {@link submitIngestBatch} (an id accepted in an earlier chunk of the batch is a
+   * duplicate: the one within-request dedupe that spans chunks; an event over 900 KiB is 413). 503 only when no event
    * at all could be accepted.
    */
   private async ingestChunked(ctx: RequestContext, bytes: Buffer): Promise<IngestResponse> {
@@ -145,37 +143,58 @@ export class IngestController {
         if (errors.length) tooDeep.set(index, { id: clientEventId(event), message: describeJsonInputErrors(errors) });
       });
     }
-    const { chunks, oversized } = chunkBatch(batch, undefined, undefined, bytes.length, new Set(tooDeep.keys()));
-    const answers = await Promise.all(
-      chunks.map(async (chunk) => {
-        try {
-          return { chunk, reply: await call(this.bus, 'ingest.batch', ctx, chunk) };
-        } catch (err) {
-          if (err instanceof RemoteProblemError && err.status < 500) throw err;
-          return { chunk, reply: null };
-        }
-      }),
-    );
-    const out: IngestResponse = { successes: [], errors: [] };
-    // An id accepted in an earlier chunk makes a later "created" of the same id a duplicate (docs/ingest.md, Ingest answers);
-    // the ingest service already answers repeats within one chunk.
-    const accepted = new Set<string>();
-    for (const { chunk, reply } of answers) {
-      if (reply) {
-        for (const s of reply.successes) out.successes.push(s.result === 'created' && accepted.has(s.id) ? { id: s.id, ...INGEST_DUPLICATE } : s);
-        for (const s of reply.successes) accepted.add(s.id);
-        out.errors.push(...reply.errors);
-      } else {
-        for (const e of chunk.events) {
-          out.errors.push({ id: clientEventId(e), status: 503, message: 'the ingest service is unavailable; retry this event' });
-        }
+    return submitIngestBatch(this.bus, ctx, batch, { bodyBytes: bytes.length, tooDeep });
+  }
+}
+
+/**
+ * Send a batch of raw ingest events the normal way: split it into chunks that fit a bus message, send them to the
+ * ingest service (`ingest.batch`) in parallel and merge their per-event answers in batch order, each success
+ * `{id, status: 201, result: "created"}` or `{id, status: 200, result: "duplicate"}` (an id accepted in an earlier
+ * chunk is a duplicate). An event over 900 KiB is answered 413 on its own; the events of `opts.tooDeep` (by index) are
+ * answered 422 with their message, neither sent. A chunk the ingest service cannot answer makes its events 503.
+ * The one submission path of `POST /api/v1/ingest` and of OTLP trace ingest (docs/ingest.md).
+ * @param opts.bodyBytes size of the request body the batch came from, when known (a small one is sent as one chunk).
+ * @throws RemoteProblemError a 4xx the ingest service answers for a whole chunk.
+ * @throws ServiceUnavailableError when no event at all could be accepted because the ingest service is unavailable.
+ */
+export async function submitIngestBatch(
+  bus: Pick<ClientProxy, 'send'>,
+  ctx: RequestContext,
+  batch: unknown[],
+  opts: { bodyBytes?: number; tooDeep?: ReadonlyMap<number, { id: string | null; message: string }> } = {},
+): Promise<IngestResponse> {
+  const tooDeep = opts.tooDeep ?? new Map<number, { id: string | null; message: string }>();
+  const { chunks, oversized } = chunkBatch(batch, undefined, undefined, opts.bodyBytes, new Set(tooDeep.keys()));
+  const answers = await Promise.all(
+    chunks.map(async (chunk) => {
+      try {
+        return { chunk, reply: await call(bus, 'ingest.batch', ctx, chunk) };
+      } catch (err) {
+        if (err instanceof RemoteProblemError && err.status < 500) throw err;
+        return { chunk, reply: null };
+      }
+    }),
+  );
+  const out: IngestResponse = { successes: [], errors: [] };
+  // An id accepted in an earlier chunk makes a later "created" of the same id a duplicate (docs/ingest.md, Ingest answers);
+  // the ingest service already answers repeats within one chunk.
+  const accepted = new Set<string>();
+  for (const { chunk, reply } of answers) {
+    if (reply) {
+      for (const s of reply.successes) out.successes.push(s.result === 'created' && accepted.has(s.id) ? { id: s.id, ...INGEST_DUPLICATE } : s);
+      for (const s of reply.successes) accepted.add(s.id);
+      out.errors.push(...reply.errors);
+    } else {
+      for (const e of chunk.events) {
+        out.errors.push({ id: clientEventId(e), status: 503, message: 'the ingest service is unavailable; retry this event' });
       }
     }
-    for (const [, d] of tooDeep) out.errors.push({ id: d.id, status: 422, message: d.message });
-    for (const o of oversized) out.errors.push({ id: o.id, status: 413, message: `batch[${o.index}]: event is ${o.bytes} bytes; at most ${MAX_EVENT_BYTES} bytes per event` });
-    if (out.successes.length === 0 && out.errors.length > 0 && out.errors.every((e) => e.status === 503)) {
-      throw new ServiceUnavailableError(INGEST_UNAVAILABLE);
-    }
-    return out;
   }
+  for (const [, d] of tooDeep) out.errors.push({ id: d.id, status: 422, message: d.message });
+  for (const o of oversized) out.errors.push({ id: o.id, status: 413, message: `batch[${o.index}]: event is ${o.bytes} bytes; at most ${MAX_EVENT_BYTES} bytes per event` });
+  if (out.successes.length === 0 && out.errors.length > 0 && out.errors.every((e) => e.status === 503)) {
+    throw new ServiceUnavailableError(INGEST_UNAVAILABLE);
+  }
+  return out;
 }

@@ -165,9 +165,9 @@ const TOO_DEEP = 'agp.nested.too.deep';
 
 /**
  * The problem of a body-parser error (422 too deep, 413, 400, 415), or undefined when the client went away (nothing
- * to answer).
+ * to answer). Also answers the OTLP trace endpoint's raw body reader (./otlp/route.ts).
  */
-function parseFailure(err: unknown, req: Request, limit: number): Problem | undefined {
+export function parseFailure(err: unknown, req: Request, limit: number): Problem | undefined {
   const e = err as { type?: string; status?: number; message?: string; agpPath?: string[] };
   if (e.type === TOO_DEEP) {
     const errors = [nestingError(['body', ...(e.agpPath ?? [])].join('.'))];

@@ -5,7 +5,7 @@
  * an unreachable platform throws `AgpNetworkError`. Source: docs/evals-gate.md; spec §Evals, §Authentication 5.
  */
 import { EvalRunDetailSchema, EvalRunPageSchema, ProblemSchema, type EvalRun, type EvalRunDetail } from '@agp/contracts';
-import { AgpHttpError, AgpNetworkError } from '../sdk.js';
+import { AgpHttpError, AgpNetworkError } from '@agp/sdk/http';
 
 /** Options of {@link EvalsApi}. */
 export interface EvalsApiOptions {

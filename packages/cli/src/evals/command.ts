@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { EVAL_DEFAULT_THRESHOLD, EvalSummarySchema, roundNumbers, type EvalRunDetail } from '@agp/contracts';
-import { AgpHttpError, AgpNetworkError } from '../sdk.js';
+import { AgpHttpError, AgpNetworkError } from '@agp/sdk/http';
 import { EvalsApi, type UploadResult } from './api.js';
 import { detectCi } from './ci.js';
 import { gitBranch } from './git.js';

@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { problemError } from '../evals/api.js';
 import clientPackage from '../../package.json' with { type: 'json' };
-import { AgpHttpError, AgpNetworkError } from '../sdk.js';
+import { AgpHttpError, AgpNetworkError } from '@agp/sdk/http';
 import { BundleVerificationError, replayBundle, submissionBody, submissionId, toHandlerModule, verifyBundle, type HandlerModule, type ReplayResult, type StepOutcome } from './replay.js';
 
 /** Exit codes of `agp replay` (see the file's header). */

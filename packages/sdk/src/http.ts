@@ -1,3 +1,9 @@
+/**
+ * The typed HTTP client of the AGP API (`AgpClient`: ingest with retry, interventions, policies, kill switches,
+ * approvals) and its errors. The SDK's `Governor` and reporter are built on it; the `agp` CLI and the fleet simulator
+ * import it as `@agp/sdk/http`, a workspace-only entry (tsconfig `paths`, the vitest alias), not part of the published
+ * package's exports. HTTP only: no database driver (test/package-boundaries.test.ts). Source: architecture §4.
+ */
 import {
   INGEST_MAX_BYTES,
   INGEST_MAX_EVENTS,

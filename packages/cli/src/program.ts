@@ -2,12 +2,12 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { INGEST_EVENT_TYPES, INTERVENTION_OUTCOMES, INTERVENTION_TYPES, KEY_SCOPES, type Scope } from '@agp/contracts';
 import clientPackage from '../package.json' with { type: 'json' };
 import { keysCreate, keysList, keysRevoke, type KeySummary } from './keys.js';
-import { randomSeed, runSimulation, SimulationAbortedError, type SimulationProgress, type SimulationReport } from './run-simulation.js';
-import { AgpHttpError, AgpNetworkError } from './sdk.js';
+import { randomSeed, runSimulation, SimulationAbortedError, type SimulationProgress, type SimulationReport } from '@agp/simulator';
+import { AgpHttpError, AgpNetworkError } from '@agp/sdk/http';
 import { registerEvalsCommands } from './evals/command.js';
 import { registerReplayCommand } from './replay/command.js';
 
-/** The CLI's version, `agp --version`: the `version` of `@agp/client`'s package.json (docs/configuration.md, The CLI). */
+/** The CLI's version, `agp --version`: the `version` of `@agp/cli`'s package.json (docs/configuration.md, The CLI). */
 export const CLI_VERSION: string = clientPackage.version;
 
 /** Where the CLI reads its environment and writes its output; injectable so tests run it in-process. */

@@ -32,7 +32,7 @@ import {
 } from '@agp/contracts';
 import { isBlockingDecision, parseScenarioFiles, resolveTimeTokens, scenarioStatus, type ScenarioFile } from '@agp/scenario-file';
 import { ValidationError } from '@agp/runtime';
-import { AgpClient, AgpHttpError, AgpNetworkError, parseRetryAfter } from '../sdk.js';
+import { AgpClient, AgpHttpError, AgpNetworkError, parseRetryAfter } from '@agp/sdk/http';
 import type { EvalsIo } from './command.js';
 import { UsageError, percent } from './gate.js';
 

@@ -13,7 +13,7 @@ import {
 } from '@agp/contracts';
 import { POLICIES, type PolicySpec } from './catalogue.js';
 import { simulateFleetEvents, type FleetEvent } from './fleet.js';
-import { AgpClient, AgpHttpError, type RetryOptions } from './sdk.js';
+import { AgpClient, AgpHttpError, type RetryOptions } from '@agp/sdk/http';
 import { simulateEvents } from './simulate.js';
 
 /**

@@ -6,7 +6,7 @@ import { INGEST_CREATED, IngestEventSchema, SubmitEvalRunSchema, type EvaluateAc
 import { parseScenarioFile, renderScenarioFile, type ScenarioFileInput } from '@agp/scenario-file';
 import { startFakeGateway, unusedUrl, type FakeAnswer, type RecordedRequest } from '../../test/support/fake-gateway.js';
 import { main } from '../program.js';
-import { AgpHttpError, AgpNetworkError } from '../sdk.js';
+import { AgpHttpError, AgpNetworkError } from '@agp/sdk/http';
 import {
   PlatformHarness,
   SPEND_SO_FAR_ACTION,
