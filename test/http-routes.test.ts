@@ -15,11 +15,8 @@ import { buildOpenApiDocument, GatewayOps, HTTP_ROUTES, HTTP_TAGS, matchHttpRout
 import { bootEmbedded } from './support/modes.js';
 import type { BootedPlatform } from './support/http.js';
 
-/**
- * Messages only services call, or the gateway calls behind another message's route (a bundle's parts; the chunks of
- * an ingest body too large to forward as its bytes): never a route.
- */
-const SERVICE_ONLY: ReadonlySet<WireKey> = new Set(['interventions.agent-counts', 'interventions.enrichment-coverage', 'replay.bundle-part', 'ingest.batch']);
+/** Messages only services call, or the gateway calls behind another message's route (a bundle's parts): never a route. */
+const SERVICE_ONLY: ReadonlySet<WireKey> = new Set(['interventions.agent-counts', 'interventions.enrichment-coverage', 'replay.bundle-part']);
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /**
  * POSTs that any key may send: the spec fixes POST for a tool call and a prompt, and MCP speaks POST. A tool that
