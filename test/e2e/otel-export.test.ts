@@ -47,10 +47,10 @@ function expectIngestChain(spans: ReceivedSpan[], services: { gateway: string; i
   const http = one(spans, services.gateway, 'POST /api/v1/ingest');
   expect(http).toMatchObject({ kind: SPAN_KIND.server, scope: '@opentelemetry/instrumentation-http' });
   expect(http.attributes).toMatchObject({ 'http.route': '/api/v1/ingest', 'http.response.status_code': 207 });
-  const send = one(spans, services.gateway, 'send ingest.batch');
+  const send = one(spans, services.gateway, 'send ingest.raw');
   expect(send).toMatchObject({ kind: SPAN_KIND.client, parentSpanId: http.spanId });
-  expect(send.attributes).toMatchObject({ 'messaging.system': 'nats', 'messaging.operation.type': 'send', 'messaging.destination.name': 'ingest.batch' });
-  const served = one(spans, services.ingest, 'process ingest.batch');
+  expect(send.attributes).toMatchObject({ 'messaging.system': 'nats', 'messaging.operation.type': 'send', 'messaging.destination.name': 'ingest.raw' });
+  const served = one(spans, services.ingest, 'process ingest.raw');
   expect(served).toMatchObject({ kind: SPAN_KIND.server, parentSpanId: send.spanId });
   const produced = one(spans, services.ingest, /^send .*\.ingested\.acme\.interventions$/);
   expect(produced).toMatchObject({ kind: SPAN_KIND.producer, parentSpanId: served.spanId });

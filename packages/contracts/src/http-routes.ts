@@ -316,7 +316,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
   {
     method: 'POST',
     path: '/api/v1/ingest',
-    message: 'ingest.batch',
+    message: 'ingest.raw',
     status: 207,
     operationId: 'ingest',
     tags: ['Ingest'],
