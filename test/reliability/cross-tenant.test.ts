@@ -44,6 +44,14 @@ const BODIES: Readonly<Record<string, (a: OrgObjects) => unknown>> = {
   callMcpTool: (a) => ({ tool_name: 'get_run', arguments: { run_id: a.runId } }),
   getMcpPrompt: (a) => ({ arguments: { agent_id: a.agentId } }),
   createApiKey: () => ({ name: 'globex key', scope: 'read' }),
+  // An OTLP/JSON export whose execute_tool span names A's run (as its conversation) and A's agent.
+  otlpTraces: (a) => {
+    const str = (key: string, value: string) => ({ key, value: { stringValue: value } });
+    const now = BigInt(Date.now()) * 1_000_000n;
+    const hex = (n: number) => Array.from({ length: n }, () => Math.floor(Math.random() * 16).toString(16)).join('');
+    const span = { traceId: hex(32), spanId: hex(16), name: 'execute_tool lookup', kind: 1, startTimeUnixNano: String(now - 5_000_000n), endTimeUnixNano: String(now), attributes: [str('gen_ai.operation.name', 'execute_tool'), str('gen_ai.tool.name', 'lookup'), str('gen_ai.conversation.id', a.runId), str('gen_ai.agent.id', a.agentId)], status: {} };
+    return { resourceSpans: [{ resource: { attributes: [str('service.name', a.agentId)] }, scopeSpans: [{ scope: { name: 'cross-tenant' }, spans: [span] }] }] };
+  },
   mcpEndpoint: (a) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_run', arguments: { run_id: a.runId } } }),
 };
 

@@ -10,8 +10,8 @@ export interface IngestLogMessage<T = unknown> {
   subject: string;
   /**
    * Message id (JetStream `Nats-Msg-Id`; the SQL log's unique `msg_id`): publishing the same id twice within the
-   * log's window stores it once. The ingest service sends a fresh id per message (it names the message in dead
-   * letters and logs; the answer's duplicates are decided from the event store), so it never relies on that window.
+   * log's window stores it once and reports the second as a duplicate. The ingest service derives it from the
+   * organisation, the target and the event ids, so a retried request is the identical message.
    */
   msg_id: string;
   /**

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   INGEST_CREATED,
   INGEST_DUPLICATE,
@@ -66,8 +67,8 @@ const lookupFailures = counter('agp_ingest_stored_lookup_failures_total', 'Chunk
  * The ingest service: validates each event of a chunk on its own, answers the events already stored (or repeated
  * within the chunk) `duplicate` without publishing them, publishes the others to the durable ingest log — one
  * message per target service, with the schema version of what it carries — and answers per event once the log has
- * acknowledged them: `created` (201). The answer's duplicates are decided here once (the event store's stored ids,
- * repeats within the request); storage dedupes once, by the event store's event id (docs/decisions.md, Dedupe once).
+ * acknowledged them: `created` (201), or `duplicate` (200) when the log reports the identical message as a duplicate.
+ * Storage dedupes once, by the event store's event id (docs/decisions.md, Dedupe once).
  * Source: architecture §4 (Ingest), §6; docs/ingest.md (Ingest answers).
  */
 export class IngestService {
@@ -79,9 +80,9 @@ export class IngestService {
    * - An id already in the event store ({@link IngestDeps.ingested}): `{status: 200, result: "duplicate"}`, not published.
    * - An id that came earlier in the chunk: answered like that first occurrence (`duplicate`, or 503 when its publish
    *   failed), not published again.
-   * - The others are published; `{status: 201, result: "created"}` once the log has them, 503 when their publish
-   *   failed. A repeat of an event still in flight (in the log, not yet stored) is published and answered `created`
-   *   again; the event store keeps it once.
+   * - The others are published; `{status: 201, result: "created"}` once the log has them, or `duplicate` when the log
+   *   already held the identical message (a retried request whose events are still in flight, within the log's dedupe
+   *   window); 503 when their publish failed. The event store keeps each event once whatever the answer.
    * When the stored-ids lookup fails, it is logged and every event is treated as new (still stored once downstream).
    * `chunk` is the `ingest.batch` request as the wire table parsed it (raw events, each checked here on its own, once:
    * envelope and body with `INGEST_EVENT_SCHEMAS[type]`, then `jsonInputErrors` as far as `scan` says it is needed).
@@ -142,7 +143,7 @@ export class IngestService {
         const subject = ingestSubject(this.deps.subjectPrefix, ctx.organization_id, target);
         try {
           // A PRODUCER span per message: its traceparent travels in the envelope to the events' metadata.
-          await withPublishSpan(subject, ctx.traceparent, { 'messaging.batch.message_count': events.length }, (traceparent) => {
+          const { duplicate } = await withPublishSpan(subject, ctx.traceparent, { 'messaging.batch.message_count': events.length }, (traceparent) => {
             const envelope: ValidIngestEnvelope = {
               organization_id: ctx.organization_id,
               actor: `key:${ctx.key_id}`,
@@ -151,22 +152,24 @@ export class IngestService {
               received_at: receivedAt,
               events: events.map(({ event }) => ({ ...event, assigned_id: newId() })),
             };
-            // The message id names this message (dead letters, logs); it dedupes nothing: the answer's duplicates
-            // were decided above, and the event store keeps each event id once.
-            return this.deps.log.publish({ subject, msg_id: newId(), schema: INGEST_SCHEMA_VERSION, payload: envelope });
+            // The message id is derived from the organisation, the target and the event ids: a retried request whose
+            // events are still in flight (in the log, not yet stored) is the identical message, which the log reports
+            // as a duplicate within its window; beyond the window the stored-ids lookup above answers it.
+            return this.deps.log.publish({ subject, msg_id: messageId(ctx.organization_id, target, events), schema: INGEST_SCHEMA_VERSION, payload: envelope });
           });
-          return { events, ok: true as const };
+          return { events, ok: true as const, duplicate };
         } catch (err) {
           this.deps.logger.error({ err, target, events: events.length }, 'ingest publish failed');
-          return { events, ok: false as const };
+          return { events, ok: false as const, duplicate: false };
         }
       }),
     );
 
-    // Fate of each distinct id: duplicate (already stored), created, or unavailable (its publish failed).
+    // Fate of each distinct id: duplicate (already stored, or the log already held the identical message), created,
+    // or unavailable (its publish failed).
     const fate = new Map<string, 'created' | 'duplicate' | 'unavailable'>();
     for (const id of stored) fate.set(id, 'duplicate');
-    for (const r of results) for (const { event } of r.events) fate.set(event.id, r.ok ? 'created' : 'unavailable');
+    for (const r of results) for (const { event } of r.events) fate.set(event.id, !r.ok ? 'unavailable' : r.duplicate ? 'duplicate' : 'created');
     for (const v of firsts.values()) outcomes.push(answer(v, fate.get(v.event.id)!));
     for (const v of repeats) outcomes.push(answer(v, fate.get(v.event.id) === 'unavailable' ? 'unavailable' : 'duplicate'));
 
@@ -258,3 +261,13 @@ function answer({ index, event }: Valid, fate: 'created' | 'duplicate' | 'unavai
 }
 
 const describe = (errors: Array<{ path: string; message: string }>) => errors.map((e) => `${e.path}: ${e.message}`).join('; ');
+
+/**
+ * Dedupe id of one published message (JetStream `Nats-Msg-Id`, the SQL log's `msg_id`): the same organisation, target
+ * and event ids give the same id, so a retried request is the identical message. SHA-256, hex.
+ */
+function messageId(org: string, target: string, events: Valid[]): string {
+  const h = createHash('sha256').update(org).update('\u0000').update(target);
+  for (const { event } of events) h.update('\u0000').update(event.id);
+  return h.digest('hex');
+}
