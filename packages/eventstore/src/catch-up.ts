@@ -99,6 +99,29 @@ export class CatchUpSubscription implements Subscription {
     });
   }
 
+  /**
+   * An append in this process applied this subscription's read model inline and committed its checkpoint at
+   * `position` (`SqlEventStore.append`): the read model is current up to it, so move on without reading those events
+   * back. Never moves backwards.
+   */
+  inlineApplied(position: bigint): void {
+    if (position <= this.pos || this.stopped) return;
+    this.pos = position;
+    if (position > this.persisted) this.persisted = position;
+    this.persistedAt = Date.now();
+    this.advanced();
+  }
+
+  /** An append in this process committed events up to `head`: read them unless this subscription is already there. */
+  appended(head: bigint): void {
+    if (this.pos < head) this.wakeUp();
+  }
+
+  /** The subscription's name (its checkpoint's). */
+  get name(): string {
+    return this.opts.name;
+  }
+
   private advanced(): void {
     for (const w of this.waiters) {
       if (this.pos >= w.target) {
@@ -181,7 +204,9 @@ export class CatchUpSubscription implements Subscription {
         });
         // Another process may have stored a position behind this one's skipped-ahead `pos`: resume from the stored one
         // (re-reading only events the type filter skips, or that the other process has applied).
-        this.pos = this.persisted = moved;
+        // Never backwards: an inline apply (`inlineApplied`) may have moved this process further meanwhile.
+        if (moved > this.pos) this.pos = moved;
+        if (moved > this.persisted) this.persisted = moved;
         this.persistedAt = Date.now();
         this.advanced();
         backoff = 100;
