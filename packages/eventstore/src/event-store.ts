@@ -31,11 +31,6 @@ CREATE TABLE IF NOT EXISTS agp_events (
   recorded_at timestamptz NOT NULL DEFAULT now(),
   UNIQUE (stream_id, stream_version)
 );
-CREATE TABLE IF NOT EXISTS agp_streams (
-  stream_id text PRIMARY KEY,
-  version integer NOT NULL,
-  updated_at timestamptz NOT NULL DEFAULT now()
-);
 `;
 
 interface EventRow {
@@ -88,24 +83,41 @@ async function applyInline(tx: SqlExecutor, results: AppendResult[], inline: rea
   events.sort(byPosition);
   const first = events[0].global_position;
   const last = events[events.length - 1].global_position;
-  const checkpoints = await lockCheckpoints(tx, inline.map((p) => p.name));
-  for (const p of inline) {
-    const at = checkpoints.get(p.name) ?? 0n;
-    if (at >= first) continue; // a checkpoint set past the head (a replay's reset): nothing is safe to apply
-    if (at < first - 1n) {
-      const types = p.eventTypes ? [...p.eventTypes] : null;
-      const { rows } = await tx.query(
-        `SELECT 1 FROM agp_events WHERE global_position > $1 AND global_position < $2 AND ($3::text[] IS NULL OR event_type = ANY($3::text[])) LIMIT 1`,
-        [String(at), String(first), types],
-        { prepare: true },
-      );
-      if (rows.length > 0) continue; // its catch-up is behind: it applies these events after the earlier ones
+  // Steady state, one statement: every checkpoint that is at first - 1 moves to `last` (the UPDATE locks each row,
+  // waiting for a catch-up batch of the same projection in flight, and re-checks it after that commits).
+  const names = inline.map((p) => p.name);
+  const { rows: moved } = await tx.query<{ name: string }>(
+    'UPDATE agp_checkpoints SET position = $3, updated_at = now() WHERE name = ANY($1::text[]) AND position = $2 RETURNING name',
+    [names, String(first - 1n), String(last)],
+    { prepare: true },
+  );
+  for (const r of moved) applied.add(r.name);
+  const behind: string[] = [];
+  if (applied.size < inline.length) {
+    const checkpoints = await lockCheckpoints(tx, names.filter((n) => !applied.has(n)));
+    for (const p of inline) {
+      if (applied.has(p.name)) continue;
+      const at = checkpoints.get(p.name) ?? 0n;
+      if (at >= first) continue; // a checkpoint set past the head (a replay's reset): nothing is safe to apply
+      if (at < first - 1n) {
+        const types = p.eventTypes ? [...p.eventTypes] : null;
+        const { rows } = await tx.query(
+          `SELECT 1 FROM agp_events WHERE global_position > $1 AND global_position < $2 AND ($3::text[] IS NULL OR event_type = ANY($3::text[])) LIMIT 1`,
+          [String(at), String(first), types],
+          { prepare: true },
+        );
+        if (rows.length > 0) continue; // its catch-up is behind: it applies these events after the earlier ones
+      }
+      behind.push(p.name);
     }
+    if (behind.length > 0) await saveCheckpoints(tx, behind, last);
+    for (const n of behind) applied.add(n);
+  }
+  for (const p of inline) {
+    if (!applied.has(p.name)) continue;
     const mine = p.eventTypes ? events.filter((e) => p.eventTypes!.includes(e.type)) : events;
     if (mine.length > 0) await p.handler(mine, tx);
-    applied.add(p.name);
   }
-  if (applied.size > 0) await saveCheckpoints(tx, [...applied], last);
   return applied;
 }
 
@@ -159,10 +171,11 @@ export class SqlEventStore implements EventStore, CatchUpSource {
     const allIds: string[] = [];
     for (const r of requests) for (const e of r.events) allIds.push(e.event_id);
     const streamIds = [...new Set(requests.map((r) => r.stream_id))];
-    // The stored duplicates and the streams' versions in one statement.
+    // The stored duplicates and the streams' versions in one statement. A stream's version is its last event's
+    // (the `(stream_id, stream_version)` index answers it): no stream table to keep in step on every append.
     const { rows: known } = await tx.query<{ id: string; version: number | null }>(
       `SELECT event_id AS id, NULL::integer AS version FROM agp_events WHERE event_id = ANY($1::text[])
-       UNION ALL SELECT stream_id, version FROM agp_streams WHERE stream_id = ANY($2::text[])`,
+       UNION ALL SELECT stream_id, max(stream_version) FROM agp_events WHERE stream_id = ANY($2::text[]) GROUP BY stream_id`,
       [allIds, streamIds],
       { prepare: true },
     );
@@ -172,14 +185,9 @@ export class SqlEventStore implements EventStore, CatchUpSource {
       if (r.version === null) seen.add(r.id);
       else versions.set(r.id, r.version);
     }
-    // Column arrays of the new rows, for one `INSERT … SELECT FROM unnest(…)`.
-    const ids: string[] = [];
-    const streams: string[] = [];
-    const streamVersions: number[] = [];
-    const types: string[] = [];
-    const datas: string[] = [];
-    const metas: string[] = [];
-    const orgs: string[] = [];
+    // The new rows, sent as ONE JSON array read by `jsonb_to_recordset` (one `JSON.stringify` of the batch: no
+    // per-event data string and no array-literal escaping of it, which measured as the append's largest allocation).
+    const rows: Array<{ event_id: string; stream_id: string; stream_version: number; event_type: string; data: unknown; metadata: unknown; organization_id: string }> = [];
     const fresh: NewEvent[] = [];
     const pending: Array<{ stream_id: string; from: number; count: number; duplicates: string[] }> = [];
 
@@ -196,13 +204,7 @@ export class SqlEventStore implements EventStore, CatchUpSource {
       for (const e of split.fresh) {
         v += 1;
         fresh.push(e);
-        ids.push(e.event_id);
-        streams.push(req.stream_id);
-        streamVersions.push(v);
-        types.push(e.type);
-        datas.push(JSON.stringify(e.data));
-        metas.push(JSON.stringify(e.metadata));
-        orgs.push(e.metadata.organization_id);
+        rows.push({ event_id: e.event_id, stream_id: req.stream_id, stream_version: v, event_type: e.type, data: e.data, metadata: e.metadata, organization_id: e.metadata.organization_id });
       }
       if (split.fresh.length > 0) versions.set(req.stream_id, v);
     }
@@ -210,47 +212,42 @@ export class SqlEventStore implements EventStore, CatchUpSource {
     const stored: StoredEvent[] = new Array(fresh.length);
     if (fresh.length > 0) {
       // Only the columns the database assigns come back; the rest is what was sent (no JSON round trip).
-      let { rows: inserted } = await tx.query<{ global_position: string; event_id: string; recorded_at: Date | string }>(
+      let { rows: inserted } = await tx.query<{ global_position: string; event_id: string; recorded_ms: number | string }>(
         `INSERT INTO agp_events (event_id, stream_id, stream_version, event_type, data, metadata, organization_id)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::integer[], $4::text[], $5::jsonb[], $6::jsonb[], $7::text[])
-         RETURNING global_position::text AS global_position, event_id, recorded_at`,
-        [ids, streams, streamVersions, types, datas, metas, orgs],
+         SELECT x.event_id, x.stream_id, x.stream_version, x.event_type, x.data, x.metadata, x.organization_id
+           FROM jsonb_to_recordset($1::jsonb) AS x(event_id text, stream_id text, stream_version integer, event_type text, data jsonb, metadata jsonb, organization_id text)
+         RETURNING global_position::text AS global_position, event_id, floor(extract(epoch FROM recorded_at) * 1000)::float8 AS recorded_ms`,
+        [JSON.stringify(rows)],
         { prepare: true },
       );
-      // RETURNING lists the rows in the order the SELECT produced them, unnest's order: row i is fresh[i]. Checked,
+      // RETURNING lists the rows in the order the SELECT produced them, the array's: row i is fresh[i]. Checked,
       // not assumed: any other order is put back by event id.
-      if (inserted.some((r, i) => r.event_id !== ids[i])) {
+      if (inserted.some((r, i) => r.event_id !== rows[i].event_id)) {
         const byId = new Map(inserted.map((r) => [r.event_id, r]));
-        inserted = ids.map((id) => byId.get(id)!);
+        inserted = rows.map((row) => byId.get(row.event_id)!);
       }
       let recordedAt = '';
-      let recordedRaw: unknown;
+      let recordedMs = NaN;
       for (let i = 0; i < fresh.length; i++) {
         const r = inserted[i];
         const e = fresh[i];
-        // One transaction's rows share now(): convert it once.
-        if (r.recorded_at !== recordedRaw || !recordedAt) {
-          recordedRaw = r.recorded_at;
-          recordedAt = new Date(r.recorded_at).toISOString();
+        // One transaction's rows share now() (the column's default): a Date and its ISO text once, not per row.
+        const ms = Number(r.recorded_ms);
+        if (ms !== recordedMs) {
+          recordedMs = ms;
+          recordedAt = new Date(ms).toISOString();
         }
         stored[i] = {
           event_id: e.event_id,
           type: e.type,
           data: e.data,
           metadata: e.metadata,
-          stream_id: streams[i],
-          stream_version: streamVersions[i],
+          stream_id: rows[i].stream_id,
+          stream_version: rows[i].stream_version,
           global_position: BigInt(r.global_position),
           recorded_at: recordedAt,
         };
       }
-      const touched = [...new Set(streams)];
-      await tx.query(
-        `INSERT INTO agp_streams (stream_id, version) SELECT * FROM unnest($1::text[], $2::integer[])
-         ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version, updated_at = now()`,
-        [touched, touched.map((s) => versions.get(s)!)],
-        { prepare: true },
-      );
     }
     return pending.map((p) => ({
       stream_id: p.stream_id,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IngestEnvelope } from '@agp/contracts';
+import type { IngestEnvelope, InterventionRecord } from '@agp/contracts';
 import { SqlIngestLog, type IngestDelivery } from '@agp/bus';
 import { checkpointPosition, createEventStore, createPgSql, createPgliteSql, type EventStore, type Sql } from '@agp/eventstore';
 import { createLogger, type BaseEnv, type RequestContext } from '@agp/runtime';
@@ -112,7 +112,7 @@ for (const backend of backends) {
       const batch1 = Array.from({ length: 12 }, (_, i) => ingested(i, i % 4 === 3 ? 'approval.request' : 'intervention.create'));
       const batch2 = Array.from({ length: 6 }, (_, i) => ingested(i + 12));
       await writer.recordIngested([delivery('acme', batch1), delivery('globex', batch2)]);
-      const created = [];
+      const created: InterventionRecord[] = [];
       for (let i = 0; i < 3; i++) created.push(await writer.create(ctx(), { type: 'approval_required', outcome: 'escalated', action_name: `refund_${i}`, agent_id: 'agent-1', reason: 'over limit', estimated_cost_usd: 10 + i }));
       await writer.delete(ctx(), batch1[0].assigned_id);
       await writer.delete(ctx(), created[2].id);

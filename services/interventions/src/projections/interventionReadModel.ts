@@ -131,17 +131,37 @@ export class StatsDelta {
   }
 }
 
-const rowColumns = (s: InterventionState) => {
+/**
+ * A list row as one object of the JSON array `json_to_recordset` reads: the record itself nested as `doc` (a json
+ * column keeps the text as sent), so a batch of rows is one `JSON.stringify`, with no per-row document string and no
+ * array-literal escaping of it.
+ */
+const rowOf = (s: InterventionState) => {
   const r = s.record;
-  return [r.id, r.organization_id, r.type, r.outcome, r.action_name, r.agent_id, r.run_id, r.policy_id, r.risk_level, r.timestamp, JSON.stringify(r), s.enrichment_status ?? null, r.purpose];
+  return {
+    id: r.id,
+    organization_id: r.organization_id,
+    type: r.type,
+    outcome: r.outcome,
+    action_name: r.action_name,
+    agent_id: r.agent_id,
+    run_id: r.run_id,
+    policy_id: r.policy_id,
+    risk_level: r.risk_level,
+    ts: r.timestamp,
+    doc: r,
+    enrichment: s.enrichment_status ?? null,
+    purpose: r.purpose,
+  };
 };
 
 /**
- * Apply a batch of intervention events to the list read model and the stats projection, inside the
- * subscription's transaction (its checkpoint commits with these writes). New records are inserted with one
- * statement; later events of a record (enriched, outcome changed, deleted) read its row, subtract its old
- * stats contribution and add the new one (likewise its enrichment outcome in the organisation's totals).
- * Source: architecture §3 (Projections).
+ * Apply a batch of intervention events to the list read model and the stats projection, inside the transaction that
+ * also moves its checkpoint (the catch-up subscription's, or the append's when applied inline). Set-based: the rows
+ * later events of the batch change (enriched, outcome changed, deleted) are read with one statement, every change is
+ * folded in memory (subtracting a record's old stats contribution and adding the new one, likewise its enrichment
+ * outcome in the organisation's totals), then new rows are inserted, changed rows updated and deleted rows removed
+ * with one statement each. Source: architecture §3 (Projections).
  */
 export async function applyInterventionEvents(events: StoredEvent[], tx: SqlExecutor): Promise<void> {
   const delta = new StatsDelta();
@@ -149,9 +169,28 @@ export async function applyInterventionEvents(events: StoredEvent[], tx: SqlExec
   const pending = new Map<string, InterventionState>();
   const updates = new Map<string, InterventionState>();
   const deletes = new Set<string>();
+  const idOf = (e: StoredEvent) => String((e.data as { id?: unknown }).id ?? '');
+
+  // The stored rows of the records this batch changes but did not create, in one read.
+  const stored = new Map<string, InterventionState>();
+  let lookup: Set<string> | undefined;
+  for (const e of events) if (e.type !== InterventionEvents.Recorded) (lookup ??= new Set()).add(idOf(e));
+  if (lookup) {
+    for (const e of events) if (e.type === InterventionEvents.Recorded) lookup.delete(idOf(e));
+  }
+  if (lookup?.size) {
+    const { rows } = await tx.query<{ doc: InterventionRecord | string; enrichment: 'enriched' | 'failed' | null }>(
+      'SELECT doc, enrichment FROM agp_interventions WHERE id = ANY($1::text[]) FOR UPDATE',
+      [[...lookup]],
+    );
+    for (const row of rows) {
+      const doc = typeof row.doc === 'string' ? (JSON.parse(row.doc) as InterventionRecord) : row.doc;
+      stored.set(doc.id, { record: doc, deleted: false, version: 0, ...(row.enrichment ? { enrichment_status: row.enrichment } : {}) });
+    }
+  }
 
   for (const e of events) {
-    const id = String((e.data as { id?: unknown }).id ?? '');
+    const id = idOf(e);
     if (e.type === InterventionEvents.Recorded) {
       const s = evolve(null, e)!;
       pending.set(id, s);
@@ -159,14 +198,7 @@ export async function applyInterventionEvents(events: StoredEvent[], tx: SqlExec
       delta.addTotal(s.record.organization_id, s.record.purpose, 1, s.enrichment_status);
       continue;
     }
-    let prev = pending.get(id) ?? updates.get(id) ?? null;
-    if (!prev && !deletes.has(id)) {
-      const { rows } = await tx.query<{ doc: InterventionRecord | string; enrichment: 'enriched' | 'failed' | null }>('SELECT doc, enrichment FROM agp_interventions WHERE id = $1 FOR UPDATE', [id]);
-      if (rows[0]) {
-        const doc = typeof rows[0].doc === 'string' ? (JSON.parse(rows[0].doc) as InterventionRecord) : rows[0].doc;
-        prev = { record: doc, deleted: false, version: 0, ...(rows[0].enrichment ? { enrichment_status: rows[0].enrichment } : {}) };
-      }
-    }
+    const prev = pending.get(id) ?? updates.get(id) ?? (deletes.has(id) ? null : (stored.get(id) ?? null));
     if (!prev) continue; // already deleted, or never projected: nothing to change
     const next = evolve(prev, e)!;
     delta.add(contribution(prev.record), -1);
@@ -184,18 +216,19 @@ export async function applyInterventionEvents(events: StoredEvent[], tx: SqlExec
   }
 
   if (pending.size) {
-    const rows = [...pending.values()].map(rowColumns);
-    const col = (i: number) => rows.map((r) => r[i]);
     await tx.query(
       `INSERT INTO agp_interventions (id, organization_id, type, outcome, action_name, agent_id, run_id, policy_id, risk_level, ts, doc, enrichment, purpose)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::json[], $12::text[], $13::text[])
+       SELECT * FROM json_to_recordset($1::json) AS x(id text, organization_id text, type text, outcome text, action_name text, agent_id text, run_id text, policy_id text, risk_level text, ts timestamptz, doc json, enrichment text, purpose text)
        ON CONFLICT (id) DO NOTHING`,
-      [col(0), col(1), col(2), col(3), col(4), col(5), col(6), col(7), col(8), col(9), col(10), col(11), col(12)],
+      [JSON.stringify([...pending.values()].map(rowOf))],
     );
   }
-  for (const s of updates.values()) {
-    const r = s.record;
-    await tx.query('UPDATE agp_interventions SET outcome = $2, risk_level = $3, doc = $4::json, enrichment = $5 WHERE id = $1', [r.id, r.outcome, r.risk_level, JSON.stringify(r), s.enrichment_status ?? null]);
+  if (updates.size) {
+    await tx.query(
+      `UPDATE agp_interventions AS t SET outcome = x.outcome, risk_level = x.risk_level, doc = x.doc, enrichment = x.enrichment
+         FROM json_to_recordset($1::json) AS x(id text, outcome text, risk_level text, doc json, enrichment text) WHERE t.id = x.id`,
+      [JSON.stringify([...updates.values()].map((s) => ({ id: s.record.id, outcome: s.record.outcome, risk_level: s.record.risk_level, doc: s.record, enrichment: s.enrichment_status ?? null })))],
+    );
   }
   if (deletes.size) await tx.query('DELETE FROM agp_interventions WHERE id = ANY($1::text[])', [[...deletes]]);
   await delta.flush(tx);
