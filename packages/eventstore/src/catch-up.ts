@@ -163,6 +163,11 @@ export class CatchUpSubscription implements Subscription {
           this.advanced();
         }
         this.dirty = false;
+        // The checkpoint this read starts from, captured before it: an inline apply in this process (`inlineApplied`)
+        // may move `pos` and `persisted` while the read is in flight, and the batch read must then be dropped, never
+        // applied against the moved checkpoint (it would apply those events a second time).
+        const readFrom = this.pos;
+        const from = this.persisted;
         const limit = this.pos < isolateUntil ? 1 : batchSize;
         // With an event-type filter, only the wanted events are read; when fewer than `limit` came back, the checkpoint
         // passes the others up to the head of the same snapshot (which is at or past every event read).
@@ -180,6 +185,7 @@ export class CatchUpSubscription implements Subscription {
           this.opts.onRecovered?.(Date.now() - outageSince);
           outageSince = 0;
         }
+        if (this.pos !== readFrom) continue; // moved by an inline apply meanwhile: read again from there
         if (last <= this.pos) {
           await this.idle(this.opts.idlePollMs ?? this.defaultIdlePollMs);
           continue;
@@ -193,7 +199,6 @@ export class CatchUpSubscription implements Subscription {
           await this.idle(this.opts.idlePollMs ?? this.defaultIdlePollMs);
           continue;
         }
-        const from = this.persisted;
         const moved = await sql.transaction(async (tx) => {
           await tx.query('SET LOCAL synchronous_commit = off');
           const stored = await lockCheckpoint(tx, this.opts.name);
