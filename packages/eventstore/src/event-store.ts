@@ -60,6 +60,13 @@ function toStored(r: EventRow): StoredEvent {
 }
 
 
+/** An inline projection's handler failed: the append is made again without them (its catch-up applies the events). */
+class InlineProjectionFailed extends Error {
+  constructor(name: string, cause: unknown) {
+    super(`inline projection ${name} failed: ${String((cause as Error)?.message ?? cause)}`, { cause });
+  }
+}
+
 const byPosition = (a: StoredEvent, b: StoredEvent) => (a.global_position < b.global_position ? -1 : a.global_position > b.global_position ? 1 : 0);
 
 /**
@@ -116,7 +123,7 @@ async function applyInline(tx: SqlExecutor, results: AppendResult[], inline: rea
   for (const p of inline) {
     if (!applied.has(p.name)) continue;
     const mine = p.eventTypes ? events.filter((e) => p.eventTypes!.includes(e.type)) : events;
-    if (mine.length > 0) await p.handler(mine, tx);
+    if (mine.length > 0) await p.handler(mine, tx).catch((err: unknown) => Promise.reject(new InlineProjectionFailed(p.name, err)));
   }
   return applied;
 }
@@ -150,9 +157,16 @@ export class SqlEventStore implements EventStore, CatchUpSource {
   async append(requests: AppendRequest[], options: AppendOptions = {}): Promise<AppendResult[]> {
     if (requests.length === 0) return [];
     const inline = options.inline ?? [];
-    const { results, applied } = await this.sql.transaction(async (tx) => {
-      const results = await this.appendIn(tx, requests);
-      return { results, applied: inline.length > 0 ? await applyInline(tx, results, inline) : undefined };
+    const once = (withInline: readonly InlineProjection[]) =>
+      this.sql.transaction(async (tx) => {
+        const results = await this.appendIn(tx, requests);
+        return { results, applied: withInline.length > 0 ? await applyInline(tx, results, withInline) : undefined };
+      });
+    // A read model that fails to apply never fails the append: it is made again without the inline projections, and
+    // their catch-up subscriptions apply the events (retrying, or parking one that can never be applied).
+    const { results, applied } = await once(inline).catch((err: unknown) => {
+      if (err instanceof InlineProjectionFailed) return once([]);
+      throw err;
     });
     let head = -1n;
     for (const r of results) for (const e of r.appended) if (e.global_position > head) head = e.global_position;
