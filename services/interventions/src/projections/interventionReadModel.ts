@@ -84,50 +84,47 @@ export class StatsDelta {
     this.totals.set(k, t);
   }
 
-  /** Write every accumulated delta with one statement per table. */
+  /**
+   * Write every accumulated delta: ONE statement (a data-modifying CTE per stats table, the totals upsert last), one
+   * prepared text whatever the batch holds (an empty array upserts nothing). Rows whose delta is 0 are not sent.
+   */
   async flush(tx: SqlExecutor): Promise<void> {
     const daily = [...this.daily.values()].filter((d) => d.n !== 0 || d.cost !== 0 || d.hr !== 0);
-    if (daily.length) {
-      await tx.query(
-        `INSERT INTO agp_intervention_stats_daily AS s (organization_id, purpose, day, type, outcome, interventions, cost_prevented_usd, high_risk_blocks)
-         SELECT * FROM unnest($1::text[], $8::text[], $2::date[], $3::text[], $4::text[], $5::bigint[], $6::float8[], $7::bigint[])
+    const actions = [...this.actions.values()].filter((a) => a.n !== 0 || a.cost !== 0);
+    const policies = [...this.policies.values()].filter((p) => p.n !== 0);
+    const totals = [...this.totals.values()].filter((t) => t.total !== 0 || t.enriched !== 0 || t.failed !== 0);
+    if (!daily.length && !actions.length && !policies.length && !totals.length) return;
+    await tx.query(
+      `WITH daily AS (
+         INSERT INTO agp_intervention_stats_daily AS s (organization_id, purpose, day, type, outcome, interventions, cost_prevented_usd, high_risk_blocks)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::date[], $4::text[], $5::text[], $6::bigint[], $7::float8[], $8::bigint[])
          ON CONFLICT (organization_id, purpose, day, type, outcome) DO UPDATE SET
            interventions = s.interventions + EXCLUDED.interventions,
            cost_prevented_usd = s.cost_prevented_usd + EXCLUDED.cost_prevented_usd,
-           high_risk_blocks = s.high_risk_blocks + EXCLUDED.high_risk_blocks`,
-        [daily.map((d) => d.org), daily.map((d) => d.day), daily.map((d) => d.type), daily.map((d) => d.outcome), daily.map((d) => d.n), daily.map((d) => d.cost), daily.map((d) => d.hr), daily.map((d) => d.purpose)],
-      );
-    }
-    const actions = [...this.actions.values()].filter((a) => a.n !== 0 || a.cost !== 0);
-    if (actions.length) {
-      await tx.query(
-        `INSERT INTO agp_intervention_stats_actions AS s (organization_id, purpose, day, action_name, blocked, cost_prevented_usd)
-         SELECT * FROM unnest($1::text[], $6::text[], $2::date[], $3::text[], $4::bigint[], $5::float8[])
+           high_risk_blocks = s.high_risk_blocks + EXCLUDED.high_risk_blocks
+       ), actions AS (
+         INSERT INTO agp_intervention_stats_actions AS s (organization_id, purpose, day, action_name, blocked, cost_prevented_usd)
+         SELECT * FROM unnest($9::text[], $10::text[], $11::date[], $12::text[], $13::bigint[], $14::float8[])
          ON CONFLICT (organization_id, purpose, day, action_name) DO UPDATE SET
-           blocked = s.blocked + EXCLUDED.blocked, cost_prevented_usd = s.cost_prevented_usd + EXCLUDED.cost_prevented_usd`,
-        [actions.map((a) => a.org), actions.map((a) => a.day), actions.map((a) => a.action), actions.map((a) => a.n), actions.map((a) => a.cost), actions.map((a) => a.purpose)],
-      );
-    }
-    const policies = [...this.policies.values()].filter((p) => p.n !== 0);
-    if (policies.length) {
-      await tx.query(
-        `INSERT INTO agp_intervention_stats_policies AS s (organization_id, purpose, day, policy_id, policy_name, triggered)
-         SELECT * FROM unnest($1::text[], $6::text[], $2::date[], $3::text[], $4::text[], $5::bigint[])
+           blocked = s.blocked + EXCLUDED.blocked, cost_prevented_usd = s.cost_prevented_usd + EXCLUDED.cost_prevented_usd
+       ), policies AS (
+         INSERT INTO agp_intervention_stats_policies AS s (organization_id, purpose, day, policy_id, policy_name, triggered)
+         SELECT * FROM unnest($15::text[], $16::text[], $17::date[], $18::text[], $19::text[], $20::bigint[])
          ON CONFLICT (organization_id, purpose, day, policy_id) DO UPDATE SET
            triggered = s.triggered + EXCLUDED.triggered,
-           policy_name = CASE WHEN EXCLUDED.triggered > 0 THEN EXCLUDED.policy_name ELSE s.policy_name END`,
-        [policies.map((p) => p.org), policies.map((p) => p.day), policies.map((p) => p.policyId), policies.map((p) => p.name), policies.map((p) => p.n), policies.map((p) => p.purpose)],
-      );
-    }
-    const totals = [...this.totals.values()].filter((t) => t.total !== 0 || t.enriched !== 0 || t.failed !== 0);
-    if (totals.length) {
-      await tx.query(
-        `INSERT INTO agp_intervention_totals AS t (organization_id, purpose, total, enriched, failed)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[])
-         ON CONFLICT (organization_id, purpose) DO UPDATE SET total = t.total + EXCLUDED.total, enriched = t.enriched + EXCLUDED.enriched, failed = t.failed + EXCLUDED.failed`,
-        [totals.map((t) => t.org), totals.map((t) => t.purpose), totals.map((t) => t.total), totals.map((t) => t.enriched), totals.map((t) => t.failed)],
-      );
-    }
+           policy_name = CASE WHEN EXCLUDED.triggered > 0 THEN EXCLUDED.policy_name ELSE s.policy_name END
+       )
+       INSERT INTO agp_intervention_totals AS t (organization_id, purpose, total, enriched, failed)
+       SELECT * FROM unnest($21::text[], $22::text[], $23::bigint[], $24::bigint[], $25::bigint[])
+       ON CONFLICT (organization_id, purpose) DO UPDATE SET total = t.total + EXCLUDED.total, enriched = t.enriched + EXCLUDED.enriched, failed = t.failed + EXCLUDED.failed`,
+      [
+        daily.map((d) => d.org), daily.map((d) => d.purpose), daily.map((d) => d.day), daily.map((d) => d.type), daily.map((d) => d.outcome), daily.map((d) => d.n), daily.map((d) => d.cost), daily.map((d) => d.hr),
+        actions.map((a) => a.org), actions.map((a) => a.purpose), actions.map((a) => a.day), actions.map((a) => a.action), actions.map((a) => a.n), actions.map((a) => a.cost),
+        policies.map((p) => p.org), policies.map((p) => p.purpose), policies.map((p) => p.day), policies.map((p) => p.policyId), policies.map((p) => p.name), policies.map((p) => p.n),
+        totals.map((t) => t.org), totals.map((t) => t.purpose), totals.map((t) => t.total), totals.map((t) => t.enriched), totals.map((t) => t.failed),
+      ],
+      { prepare: true },
+    );
   }
 }
 
@@ -221,6 +218,7 @@ export async function applyInterventionEvents(events: StoredEvent[], tx: SqlExec
        SELECT * FROM json_to_recordset($1::json) AS x(id text, organization_id text, type text, outcome text, action_name text, agent_id text, run_id text, policy_id text, risk_level text, ts timestamptz, doc json, enrichment text, purpose text)
        ON CONFLICT (id) DO NOTHING`,
       [JSON.stringify([...pending.values()].map(rowOf))],
+      { prepare: true },
     );
   }
   if (updates.size) {
