@@ -209,9 +209,9 @@ export class CatchUpSubscription implements Subscription {
         });
         // Another process may have stored a position behind this one's skipped-ahead `pos`: resume from the stored one
         // (re-reading only events the type filter skips, or that the other process has applied).
-        // Never backwards: an inline apply (`inlineApplied`) may have moved this process further meanwhile.
-        if (moved > this.pos) this.pos = moved;
-        if (moved > this.persisted) this.persisted = moved;
+        // The stored checkpoint wins, even when it is behind (a replay reset it). If an inline apply moved it further
+        // meanwhile, the next batch finds the stored one moved and resumes from there: a re-read, never a second apply.
+        this.pos = this.persisted = moved;
         this.persistedAt = Date.now();
         this.advanced();
         backoff = 100;
