@@ -12,6 +12,8 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^@agp\/sdk$/, replacement: fileURLToPath(new URL('./packages/sdk/src/index.ts', import.meta.url)) },
+      // `@agp/sdk/http`, the HTTP client the SDK is built on, is a workspace-only entry (the CLI and the simulator use it).
+      { find: /^@agp\/sdk\/http$/, replacement: fileURLToPath(new URL('./packages/sdk/src/http.ts', import.meta.url)) },
       // Its subpath exports (`@agp/sdk/langchain`, …) are the framework adapters in src/adapters.
       { find: /^@agp\/sdk\/([a-z-]+)$/, replacement: fileURLToPath(new URL('./packages/sdk/src/adapters/', import.meta.url)) + '$1.ts' },
     ],

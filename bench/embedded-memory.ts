@@ -77,7 +77,7 @@ async function once(nodeArgs: string[], childEnv: Record<string, string>, simula
     const keys = JSON.parse(readFileSync(join(dir, 'first-run-keys.json'), 'utf8')) as { write: string; read: string };
     if (process.env.PERF) {
       const t0 = Date.now();
-      const r = spawnSync(process.execPath, ['packages/client/dist/cli.js', 'simulate', '--url', `http://127.0.0.1:${port}`, '--key', keys.write, '--rate', '4000', '--duration', '8', '--json'], { encoding: 'utf8' });
+      const r = spawnSync(process.execPath, ['packages/cli/dist/cli.js', 'simulate', '--url', `http://127.0.0.1:${port}`, '--key', keys.write, '--rate', '4000', '--duration', '8', '--json'], { encoding: 'utf8' });
       if (r.status !== 0) throw new Error(`simulate failed: ${r.stderr}`);
       const want = (JSON.parse(r.stdout) as { by_event_type: Record<string, number> }).by_event_type['intervention.create'];
       for (;;) {
@@ -88,7 +88,7 @@ async function once(nodeArgs: string[], childEnv: Record<string, string>, simula
       drainMs = Date.now() - t0;
     }
     if (simulate) {
-      const r = spawnSync(process.execPath, ['packages/client/dist/cli.js', 'simulate', '--url', `http://127.0.0.1:${port}`, '--key', keys.write, '--agents', '8', '--rate', '200', '--duration', '10', '--quiet'], { encoding: 'utf8' });
+      const r = spawnSync(process.execPath, ['packages/cli/dist/cli.js', 'simulate', '--url', `http://127.0.0.1:${port}`, '--key', keys.write, '--agents', '8', '--rate', '200', '--duration', '10', '--quiet'], { encoding: 'utf8' });
       if (r.status !== 0) throw new Error(`simulate failed: ${r.stderr}`);
       await sleep(5000);
       afterSimulate = rssOf(child.pid!);

@@ -14,7 +14,12 @@
  * Knobs: BENCH_EVENTS (events for c/d, default 100000), BENCH_CONCURRENCY (HTTP requests in flight, default 16),
  * BENCH_PROFILE=<dir> (`--cpu-prof` of the gateway, ingest and interventions processes; stops after c/d), BENCH_ONLY=cd
  * (stop after c/d without profiling, for A/B runs of a setting),
- * BENCH_INTERVENTIONS_NODE_ARGS (extra node flags for the interventions process, e.g. `--max-semi-space-size=64`).
+ * BENCH_INTERVENTIONS_NODE_ARGS (extra node flags for the interventions process, e.g. `--max-semi-space-size=64`),
+ * BENCH_TRACING=off|on|sampled|all or a comma list (the cost of tracing: (c)/(d) only, on a fresh distributed platform
+ * per mode, in the order given, BENCH_TRACING_ROUNDS times (default 1); `all` is off,on,sampled. `on` exports every span
+ * over OTLP/HTTP to a loopback receiver in this process (test/support/otlp-receiver.ts); `sampled` the same with
+ * OTEL_TRACES_SAMPLER=parentbased_traceidratio, OTEL_TRACES_SAMPLER_ARG=0.01; `off` sets no endpoint. One table, a row
+ * per platform started, with the spans the receiver got).
  * Prints the CPU µs per 100-event batch of every process over c/d (from /proc), to show where the time goes.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -29,6 +34,7 @@ import { DiscardPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageTyp
 import { connect, nanos } from '@nats-io/transport-node';
 import { createDatabase, runSuffix } from '../test/support/db.js';
 import { startDistributed, type DistributedRun } from '../test/support/distributed.js';
+import { startOtlpReceiver } from '../test/support/otlp-receiver.js';
 import { EMBEDDED_NODE_FLAGS } from '../services/embedded/src/memory.js';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -168,7 +174,7 @@ async function countRun(url: string, run: string): Promise<number> {
 const WARM_BATCHES = 20;
 
 /** (c) + (d): accepted events/s, then time until all are visible. */
-async function agpIngest(p: DistributedRun): Promise<{ accepted: number; queryable: number; bytesPerEvent: number }> {
+async function agpIngest(p: DistributedRun, accepted: () => void = () => undefined): Promise<{ accepted: number; queryable: number; bytesPerEvent: number }> {
   const run = `bench-${runSuffix()}`;
   const batches = Math.ceil(EVENTS / 100);
   const bodies = Array.from({ length: batches }, (_, b) => ingestBody(run, b));
@@ -183,6 +189,7 @@ async function agpIngest(p: DistributedRun): Promise<{ accepted: number; queryab
     const r = await post(p.url, '/api/v1/ingest/', bodies[b]);
     if (r.status !== 207 || r.json.errors.length > 0) rejected += r.status === 207 ? r.json.errors.length : 100;
   });
+  accepted();
   if (rejected) console.warn(`  warning: ${rejected} events were not accepted`);
   while ((await countRun(p.url, run)) < batches * 100 - rejected) await sleep(20);
   const visibleMs = performance.now() - started;
@@ -330,7 +337,7 @@ async function embeddedRss(): Promise<{ agp: number; afterLoad: number; bare: nu
     await sleep(5000);
     const agp = rssOf(child.pid!);
     const { write } = JSON.parse(readFileSync(join(dir, 'first-run-keys.json'), 'utf8')) as { write: string };
-    const sim = spawnSync(process.execPath, ['packages/client/dist/cli.js', 'simulate', '--url', `http://127.0.0.1:${port}`, '--key', write, '--agents', '8', '--rate', '200', '--duration', '10', '--quiet'], { stdio: 'ignore' });
+    const sim = spawnSync(process.execPath, ['packages/cli/dist/cli.js', 'simulate', '--url', `http://127.0.0.1:${port}`, '--key', write, '--agents', '8', '--rate', '200', '--duration', '10', '--quiet'], { stdio: 'ignore' });
     if (sim.status !== 0) throw new Error(`agp simulate against the embedded platform exited ${sim.status}`);
     await sleep(5000);
     return { agp, afterLoad: rssOf(child.pid!), bare: rssOf(bare.pid!) };
@@ -342,27 +349,89 @@ async function embeddedRss(): Promise<{ agp: number; afterLoad: number; bare: nu
   }
 }
 
+/**
+ * Start distributed mode for (c)/(d) (gateway, ingest, interventions… as separate processes), with the bench's keys,
+ * BENCH_PROFILE and BENCH_INTERVENTIONS_NODE_ARGS applied, and `env` set on every process last.
+ */
+function startIngestPlatform(env: Record<string, string> = {}): Promise<DistributedRun> {
+  const profile = process.env.BENCH_PROFILE;
+  const prof = (name: string): string[] => (profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`, `--cpu-prof-name=${name}.cpuprofile`] : []);
+  return startDistributed({
+    adminDatabaseUrl: DATABASE_URL,
+    natsUrl: NATS_URL,
+    dbPrefix: 'agp_bench',
+    build: false,
+    env: { AGP_INIT_ORG: 'bench', AGP_INIT_WRITE_KEY: WRITE_KEY, AGP_INIT_READ_KEY: READ_KEY, LOG_LEVEL: 'warn', ...env },
+    serviceNodeArgs: { gateway: prof('gateway'), ingest: prof('ingest'), interventions: [...prof('interventions'), ...(process.env.BENCH_INTERVENTIONS_NODE_ARGS?.split(' ').filter(Boolean) ?? [])] },
+  });
+}
+
+/** The OTEL_* settings of each BENCH_TRACING mode, given the receiver's endpoint (runtime/src/tracing.ts reads them). */
+const TRACING_MODES: Record<string, (endpoint: string) => Record<string, string>> = {
+  off: () => ({ OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '' }),
+  on: (endpoint) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_TRACES_SAMPLER: 'parentbased_always_on', OTEL_TRACES_SAMPLER_ARG: '' }),
+  sampled: (endpoint) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.01' }),
+};
+
+/**
+ * The cost of tracing (BENCH_TRACING, see the module docs): (c) and (d) on a fresh distributed platform per mode, with
+ * the CPU per 100-event batch of each process and the spans the loopback receiver got; one row per platform started.
+ * @throws Error naming the allowed values for an unknown mode.
+ */
+async function tracingBench(spec: string, js: number, pgRate: number): Promise<void> {
+  const modes = spec === 'all' ? ['off', 'on', 'sampled'] : spec.split(',').map((m) => m.trim());
+  const unknown = modes.filter((m) => !(m in TRACING_MODES));
+  if (unknown.length) throw new Error(`BENCH_TRACING: unknown mode(s) ${unknown.join(', ')}; allowed: off, on, sampled, all, or a comma list of them`);
+  const rounds = Number(process.env.BENCH_TRACING_ROUNDS ?? 1);
+  const receiver = await startOtlpReceiver();
+  const rows: string[] = [];
+  try {
+    for (let round = 1; round <= rounds; round++) {
+      for (const mode of modes) {
+        console.log(`tracing ${mode} (round ${round}): starting distributed mode ...`);
+        receiver.spans.length = 0;
+        const p = await startIngestPlatform(TRACING_MODES[mode](receiver.endpoint));
+        let row: string;
+        try {
+          const { result: ing, perRequest } = await withCpu(p, () => agpIngest(p));
+          row = `| ${mode} | ${round} | ${fmt(ing.accepted)} events/s | ${fmt(ing.queryable)} events/s | ${perRequest(Math.ceil(EVENTS / 100) + WARM_BATCHES)} |`;
+        } finally {
+          // Stopping flushes each process's buffered spans to the receiver.
+          await p.stop();
+        }
+        rows.push(`${row} ${fmt(receiver.spans.length)} |`);
+        console.log(rows.at(-1));
+      }
+    }
+  } finally {
+    await receiver.close();
+    agent.destroy();
+  }
+  console.log(`\n(a) raw JetStream ${fmt(js)} msg/s; (b) raw PostgreSQL ${fmt(pgRate)} rows/s\n`);
+  console.log('| tracing | round | (c) accepted | (d) queryable | CPU per 100-event batch (µs), (c)+(d) | spans exported |');
+  console.log('|---|---|---|---|---|---|');
+  for (const r of rows) console.log(r);
+}
+
 async function ingestBench(): Promise<void> {
   console.log(`AGP ingest benchmark: ${EVENTS} events, ${CONCURRENCY} HTTP requests in flight, node ${process.version}, ${new Date().toISOString()}`);
   console.log('measuring baselines ...');
   const js = await rawJetStream();
   const pgRate = await rawPostgres();
+  const tracing = process.env.BENCH_TRACING;
+  if (tracing) return tracingBench(tracing, js, pgRate);
   console.log('starting distributed mode (gateway, ingest, interventions as separate processes) ...');
   const profile = process.env.BENCH_PROFILE;
-  const prof = (name: string): string[] => (profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`, `--cpu-prof-name=${name}.cpuprofile`] : []);
-  const p = await startDistributed({
-    adminDatabaseUrl: DATABASE_URL,
-    natsUrl: NATS_URL,
-    dbPrefix: 'agp_bench',
-    build: false,
-    env: { AGP_INIT_ORG: 'bench', AGP_INIT_WRITE_KEY: WRITE_KEY, AGP_INIT_READ_KEY: READ_KEY, LOG_LEVEL: 'warn' },
-    serviceNodeArgs: { gateway: prof('gateway'), ingest: prof('ingest'), interventions: [...prof('interventions'), ...(process.env.BENCH_INTERVENTIONS_NODE_ARGS?.split(' ').filter(Boolean) ?? [])] },
-  });
+  const p = await startIngestPlatform();
   try {
-    const { result: ing, perRequest: ingestCpu } = await withCpu(p, () => agpIngest(p));
+    const { result: ing, perRequest: ingestCpu, perRequestAtMark: acceptCpu } = await withCpu(p, (mark) => agpIngest(p, mark));
     // CPU per 100-event HTTP batch over (c) and (d) together (accepting, then storing and projecting every event); the
-    // warm-up batches ran inside the measured work too, so they count.
-    console.log(`CPU per 100-event batch (µs), (c)+(d): ${ingestCpu(Math.ceil(EVENTS / 100) + WARM_BATCHES)}`);
+    // warm-up batches ran inside the measured work too, so they count. The first line stops when the last batch is
+    // accepted (the consumers may still be behind); the second includes the wait until every event is queryable,
+    // whose GET polling adds to the gateway's share.
+    const batchesRun = Math.ceil(EVENTS / 100) + WARM_BATCHES;
+    console.log(`CPU per 100-event batch (µs), until (c) accepted: ${acceptCpu(batchesRun)}`);
+    console.log(`CPU per 100-event batch (µs), (c)+(d): ${ingestCpu(batchesRun)}`);
     if (profile || process.env.BENCH_ONLY === 'cd') {
       console.log(`(c) ${fmt(ing.accepted)} events/s vs (a) ${fmt(js)} msg/s; (d) ${fmt(ing.queryable)} events/s vs (b) ${fmt(pgRate)} rows/s; ${profile ? `profiles in ${profile} ` : ''}(the rest is skipped)`);
       return;
@@ -421,20 +490,27 @@ function pidsNamed(comm: string): number[] {
  * this process (the load generator). `shares` is each as a share of the wall time (1.00 = one core busy);
  * `perRequest(n)` is each in µs per request when the work answered `n` requests. Profiling aid (docs/performance.md (`pnpm bench ingest`)).
  */
-async function withCpu<T>(p: DistributedRun, work: () => Promise<T>): Promise<{ result: T; shares: string; perRequest(n: number): string }> {
+async function withCpu<T>(p: DistributedRun, work: (mark: () => void) => Promise<T>): Promise<{ result: T; shares: string; perRequest(n: number): string; perRequestAtMark(n: number): string }> {
   const groups = (): Record<string, number[]> => ({ ...Object.fromEntries(Object.entries(p.pids).map(([k, v]) => [k, [v]])), postgres: pidsNamed('postgres'), nats: pidsNamed('nats-server'), 'load generator': [process.pid] });
   const t0 = new Map(Object.values(groups()).flat().map((pid) => [pid, cpuMsOf(pid)]));
-  const started = performance.now();
-  const result = await work();
-  const wall = performance.now() - started;
   // A process that started during the work (a new PostgreSQL backend) counts from 0.
-  const used = Object.entries(groups()).map(([k, ps]) => [k, ps.reduce((sum, pid) => sum + cpuMsOf(pid) - (t0.get(pid) ?? 0), 0)] as const);
-  const list = (f: (ms: number) => number, digits: number, min: number) =>
-    used
+  const usage = () => Object.entries(groups()).map(([k, ps]) => [k, ps.reduce((sum, pid) => sum + cpuMsOf(pid) - (t0.get(pid) ?? 0), 0)] as const);
+  let marked: ReturnType<typeof usage> = [];
+  const started = performance.now();
+  const result = await work(() => void (marked = usage()));
+  const wall = performance.now() - started;
+  const used = usage();
+  const list = (of: typeof used, f: (ms: number) => number, digits: number, min: number) =>
+    of
       .filter(([, ms]) => f(ms) >= min)
       .map(([k, ms]) => `${k} ${f(ms).toFixed(digits)}`)
       .join(', ');
-  return { result, shares: list((ms) => ms / wall, 2, 0.01), perRequest: (n) => list((ms) => (ms * 1000) / n, 0, 10) };
+  return {
+    result,
+    shares: list(used, (ms) => ms / wall, 2, 0.01),
+    perRequest: (n) => list(used, (ms) => (ms * 1000) / n, 0, 10),
+    perRequestAtMark: (n) => list(marked, (ms) => (ms * 1000) / n, 0, 10),
+  };
 }
 
 /**

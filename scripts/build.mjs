@@ -24,7 +24,7 @@ const entries = {
   'mcp-gateway': ['services/mcp-gateway/src/main.ts', 'services/mcp-gateway/dist/main.js'],
   evals: ['services/evals/src/main.ts', 'services/evals/dist/main.js'],
   replay: ['services/replay/src/main.ts', 'services/replay/dist/main.js'],
-  client: ['packages/client/src/cli.ts', 'packages/client/dist/cli.js'],
+  cli: ['packages/cli/src/cli.ts', 'packages/cli/dist/cli.js'],
   sdk: ['packages/sdk/src/index.ts', 'packages/sdk/dist/index.js'],
   // The SDK's framework adapters (subpath exports `@agp/sdk/<name>`), each its own bundle with its framework external
   // (an optional peer dependency); the main entry imports none of them. `--only sdk` builds them too.
@@ -44,6 +44,11 @@ const launched = { embedded: 'agp', gateway: 'agp-gateway', ingest: 'agp-ingest'
 
 const requested = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1].split(',') : [...Object.keys(entries), 'console'];
 const only = [...new Set(requested.flatMap((name) => [name, ...Object.keys(entries).filter((k) => k.startsWith(`${name}/`))]))];
+const unknown = requested.filter((name) => name !== 'console' && !entries[name]);
+if (unknown.length) {
+  console.error(`build.mjs: no entry ${unknown.join(', ')}; entries: ${[...Object.keys(entries), 'console'].join(', ')}`);
+  process.exit(2);
+}
 
 const externalThirdParty = {
   name: 'external-third-party',
@@ -186,10 +191,10 @@ await Promise.all([
       build({
         entryPoints: [entries[name][0]],
         outfile: launched[name] ? entries[name][1].replace(/main\.js$/, 'app.js') : entries[name][1],
-        banner: name === 'client' ? { js: '#!/usr/bin/env node' } : undefined,
+        banner: name === 'cli' ? { js: '#!/usr/bin/env node' } : undefined,
       }).then(() => {
-        // The CLI runs as a command too (packages/client/bin/agp.js imports it; `./packages/client/dist/cli.js` works alone).
-        if (name === 'client') chmodSync(entries[name][1], 0o755);
+        // The CLI runs as a command too (packages/cli/bin/agp.js imports it; `./packages/cli/dist/cli.js` works alone).
+        if (name === 'cli') chmodSync(entries[name][1], 0o755);
         if (name === 'sdk') buildSdkTypes();
         built.push(name);
       }),

@@ -112,8 +112,10 @@ describe('HTTP route table against the gateway', () => {
         return paths.map((p) => `${RequestMethod[method]} ${shape(('/' + [base, p].filter((x) => x && x !== '/').join('/')).replace(/\/+$/, ''))}`);
       });
     }).filter((r) => r.split(' ')[1].startsWith('/api/v1/'));
-    // POST /api/v1/mcp is the protocol's express handler (it reads its own body), mounted before the body parser.
-    const expected = HTTP_ROUTES.filter((r) => !r.forward && !(r.method === 'POST' && r.path === '/api/v1/mcp')).map((r) => `${r.method} ${shape(r.path)}`);
+    // POST /api/v1/mcp and the OTLP trace receiver are express handlers that read their own bodies, mounted before the
+    // JSON body parser.
+    const EXPRESS_HANDLERS = new Set(['POST /api/v1/mcp', 'POST /api/v1/otlp/v1/traces']);
+    const expected = HTTP_ROUTES.filter((r) => !r.forward && !EXPRESS_HANDLERS.has(`${r.method} ${r.path}`)).map((r) => `${r.method} ${shape(r.path)}`);
     expect([...new Set(handwritten)].sort()).toEqual([...new Set(expected)].sort());
   });
 

@@ -13,7 +13,8 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { AxeBuilder } from '@axe-core/playwright';
-import { main, type SimulationReport } from '@agp/client';
+import { main } from '@agp/cli';
+import type { SimulationReport } from '@agp/simulator';
 import { call, eventually, type BootedPlatform } from '../support/http.js';
 import { bootEmbedded, type BootOptions } from '../support/modes.js';
 

@@ -18,7 +18,7 @@ import { describeModes } from '../support/modes.js';
  * the results file links each scenario to its run. Source: docs/api.md (Eval data); docs/decisions.md (Eval data).
  */
 const ROOT = resolve(import.meta.dirname, '../..');
-const CLI = join(ROOT, 'packages/client/dist/cli.js');
+const CLI = join(ROOT, 'packages/cli/dist/cli.js');
 const tmp = mkdtempSync(join(tmpdir(), 'agp-eval-data-'));
 const uniq = () => `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
 
@@ -63,7 +63,7 @@ steps:
 });
 
 beforeAll(() => {
-  execFileSync(process.execPath, ['scripts/build.mjs', '--only', 'client', '--quiet'], { cwd: ROOT });
+  execFileSync(process.execPath, ['scripts/build.mjs', '--only', 'cli', '--quiet'], { cwd: ROOT });
 }, 120_000);
 
 describeModes('eval data is kept out of the organisation’s figures by default and shown with ?purpose=eval', (platform, mode) => {

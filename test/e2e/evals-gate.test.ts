@@ -9,14 +9,14 @@ import { bootEmbedded } from '../support/modes.js';
 import type { BootedPlatform } from '../support/http.js';
 
 /**
- * The CI gate as a CI job runs it: the built CLI (`node packages/client/dist/cli.js evals gate …`) as a real child
+ * The CI gate as a CI job runs it: the built CLI (`node packages/cli/dist/cli.js evals gate …`) as a real child
  * process against the booted embedded platform (docs/evals-gate.md). Exit codes 0, 1, 2 and 3;
  * the upload landing in `GET /api/v1/evals/` and `/latest` with the CI's branch and commit; a retried upload stored
  * once; `--baseline latest` exiting 2 on a regression; promptfoo and JUnit inputs uploaded; a read key refused (403,
  * exit 3, nothing stored); a malformed file naming its entry.
  */
 const ROOT = resolve(import.meta.dirname, '../..');
-const FIXTURES = join(ROOT, 'packages/client/src/evals/fixtures');
+const FIXTURES = join(ROOT, 'packages/cli/src/evals/fixtures');
 const dir = mkdtempSync(join(tmpdir(), 'agp-gate-e2e-'));
 
 /** The test process's environment without any CI variables (the gate reads them), plus `extra`. */
@@ -58,7 +58,7 @@ describe('agp evals gate: the built CLI against the embedded platform', () => {
   }, 10_000);
 
   beforeAll(async () => {
-    execFileSync(process.execPath, ['scripts/build.mjs', '--only', 'client', '--quiet'], { cwd: ROOT });
+    execFileSync(process.execPath, ['scripts/build.mjs', '--only', 'cli', '--quiet'], { cwd: ROOT });
     p = await bootEmbedded();
   }, 120_000);
   afterAll(async () => {

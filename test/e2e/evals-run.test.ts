@@ -9,7 +9,7 @@ import { call, eventually } from '../support/http.js';
 import { describeModes } from '../support/modes.js';
 
 /**
- * The whole evals loop as a CI job runs it, with the built CLI (`node packages/client/dist/cli.js`) as real child
+ * The whole evals loop as a CI job runs it, with the built CLI (`node packages/cli/dist/cli.js`) as real child
  * processes against a booted platform, in both run modes: register the README walkthrough's agent and policy (a denied
  * action, a run budget), generate scenarios with a seed, write their source files to a directory, `agp evals run` them
  * (each in a fresh run recorded through ingest, each step asked of the decision API), then `agp evals gate --upload`
@@ -19,7 +19,7 @@ import { describeModes } from '../support/modes.js';
  * Source: docs/evals-gate.md (Walkthrough: generate → run → gate → upload); docs/scenario-format.md; docs/evals-gate.md.
  */
 const ROOT = resolve(import.meta.dirname, '../..');
-const CLI = join(ROOT, 'packages/client/dist/cli.js');
+const CLI = join(ROOT, 'packages/cli/dist/cli.js');
 const tmp = mkdtempSync(join(tmpdir(), 'agp-run-e2e-'));
 /** The policy's denied actions. */
 const DENIED = ['delete_records'];
@@ -51,7 +51,7 @@ const agentBody = (agentId: string) => ({
 });
 
 beforeAll(() => {
-  execFileSync(process.execPath, ['scripts/build.mjs', '--only', 'client', '--quiet'], { cwd: ROOT });
+  execFileSync(process.execPath, ['scripts/build.mjs', '--only', 'cli', '--quiet'], { cwd: ROOT });
 }, 120_000);
 
 describeModes('agp evals run: generate → run → gate → upload with the built CLI', (platform, mode) => {

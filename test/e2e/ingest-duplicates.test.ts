@@ -5,7 +5,7 @@ import { describeModes } from '../support/modes.js';
 /**
  * docs/ingest.md (Ingest answers): the 207 answer of `POST /api/v1/ingest/` tells a stored event from a duplicate. Each success is
  * `{id, status: 201, result: "created"}` the first time and `{id, status: 200, result: "duplicate"}` once the id is
- * stored (or the identical message is already in the ingest log, or the id came earlier in the batch). Driven over
+ * stored (or the id came earlier in the batch). Driven over
  * the real HTTP API in both run modes.
  */
 describeModes('ingest: created and duplicate answers', (platform) => {

@@ -47,10 +47,10 @@ function expectIngestChain(spans: ReceivedSpan[], services: { gateway: string; i
   const http = one(spans, services.gateway, 'POST /api/v1/ingest');
   expect(http).toMatchObject({ kind: SPAN_KIND.server, scope: '@opentelemetry/instrumentation-http' });
   expect(http.attributes).toMatchObject({ 'http.route': '/api/v1/ingest', 'http.response.status_code': 207 });
-  const send = one(spans, services.gateway, 'send ingest.batch');
+  const send = one(spans, services.gateway, 'send ingest.raw');
   expect(send).toMatchObject({ kind: SPAN_KIND.client, parentSpanId: http.spanId });
-  expect(send.attributes).toMatchObject({ 'messaging.system': 'nats', 'messaging.operation.type': 'send', 'messaging.destination.name': 'ingest.batch' });
-  const served = one(spans, services.ingest, 'process ingest.batch');
+  expect(send.attributes).toMatchObject({ 'messaging.system': 'nats', 'messaging.operation.type': 'send', 'messaging.destination.name': 'ingest.raw' });
+  const served = one(spans, services.ingest, 'process ingest.raw');
   expect(served).toMatchObject({ kind: SPAN_KIND.server, parentSpanId: send.spanId });
   const produced = one(spans, services.ingest, /^send .*\.ingested\.acme\.interventions$/);
   expect(produced).toMatchObject({ kind: SPAN_KIND.producer, parentSpanId: served.spanId });
@@ -124,5 +124,37 @@ describe('trace export (embedded)', () => {
     await ingestOne({ url }, 'agp_otel_write_key_001', 'agp_otel_read_key_0001', traceId);
     expectIngestChain(await traceOf(receiver, traceId), { gateway: 'agp', ingest: 'agp', interventions: 'agp' });
     expect(receiver.encodings).toMatchObject({ json: 0 });
+  });
+
+  it('a decision API call exports its policy.decide span: the decision, rule, policy, intervention type, tool and agent, never the arguments', async () => {
+    const agent = `otel-decide-${randomBytes(4).toString('hex')}`;
+    const secret = 'ann.secret@example.com';
+    const policy = await call({ url }, 'POST', '/api/v1/policies', { key: 'agp_otel_write_key_001', body: { name: `otel ${agent}`, agent_ids: [agent], denied_actions: ['delete_records'] } });
+    expect(policy.status).toBe(201);
+    const traceId = randomBytes(16).toString('hex');
+    const res = await call({ url }, 'POST', '/api/v1/policies/evaluate', {
+      key: 'agp_otel_write_key_001',
+      body: { agent_id: agent, action_name: 'delete_records', arguments: { owner: secret } },
+      headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` },
+    });
+    expect(res.body).toMatchObject({ decision: 'block' });
+    const spans = await eventually(async () => {
+      const got = receiver.spans.filter((s) => s.traceId === traceId);
+      return got.some((s) => s.name === 'policy.decide') ? got : undefined;
+    }, 20_000);
+    const decided = one(spans, 'agp', 'policy.decide');
+    expect(decided).toMatchObject({ kind: SPAN_KIND.internal, scope: 'agp.bus' });
+    expect(decided.attributes).toEqual({
+      'agp.decision.source': 'evaluate',
+      'gen_ai.tool.name': 'delete_records',
+      'gen_ai.agent.id': agent,
+      'agp.decision': 'block',
+      'agp.decision.rule': 'denied_action',
+      'agp.decision.policy_id': policy.body.id,
+      'agp.decision.intervention_type': 'hard_block',
+    });
+    // Its parent is the request's span (the process span of policies.evaluate, under the gateway's HTTP span).
+    expect(spans.find((s) => s.spanId === decided.parentSpanId)?.name).toBe('process policies.evaluate');
+    expect(JSON.stringify(spans.map((s) => s.attributes))).not.toContain(secret);
   });
 });

@@ -268,6 +268,19 @@ export function platformScenarios(mode: string, boot: () => Promise<BootedPlatfo
         expectProblem(await call(p, 'POST', '/api/v1/interventions', { key: p.writeKey, rawBody: 'type=hard_block', contentType: 'text/plain' }), 415);
         expectProblem(await call(p, 'POST', '/api/v1/ingest/', { key: p.writeKey, rawBody: JSON.stringify({ batch: [{ pad: 'x'.repeat(5 * 1024 * 1024) }] }) }), 413);
       });
+      it('ingest, whose body the gateway forwards unparsed: 400 malformed JSON, 422 envelope, 415 not JSON or not UTF-8, from the ingest service or the edge', async () => {
+        const malformed = await call(p, 'POST', '/api/v1/ingest/', { key: p.writeKey, rawBody: '{"batch": [' });
+        expectProblem(malformed, 400);
+        expect(malformed.body.detail).toMatch(/^malformed JSON: /);
+        const envelope = await call(p, 'POST', '/api/v1/ingest/', { key: p.writeKey, body: { events: [] } });
+        expectProblem(envelope, 422);
+        expect(envelope.body.detail).toMatch(/body\.batch/);
+        expectProblem(await call(p, 'POST', '/api/v1/ingest/', { key: p.writeKey, rawBody: '{"batch": []}', contentType: 'text/plain' }), 415);
+        expectProblem(await call(p, 'POST', '/api/v1/ingest/', { key: p.writeKey, rawBody: '{"batch": []}', contentType: 'application/json; charset=latin1' }), 415);
+        const fine = await call(p, 'POST', '/api/v1/ingest/', { key: p.writeKey, rawBody: '{"batch": []}', contentType: 'application/json; charset=utf-8' });
+        expect(fine.status).toBe(207);
+        expect(fine.body).toEqual({ successes: [], errors: [] });
+      });
     });
 
     describe('authentication and organisations', () => {

@@ -6,7 +6,7 @@ import { REPO_ROOT as ROOT, buildCliAndBootEmbedded, runCli as agp } from '../su
 import { call, eventually, type BootedPlatform } from '../support/http.js';
 
 /**
- * `agp replay` as a user runs it: the built CLI (`node packages/client/dist/cli.js replay …`) as a child process with
+ * `agp replay` as a user runs it: the built CLI (`node packages/cli/dist/cli.js replay …`) as a child process with
  * the example handler module (examples/replay-handlers.mjs) against the embedded platform. One matching action, one
  * differing, one non-deterministic → exit 1 and a `partial` submission with 1 divergence in the run's history; a
  * tampered bundle (served by a local proxy that alters one output) → exit 3, "bundle hash mismatch", nothing submitted.

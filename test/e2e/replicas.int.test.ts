@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runSimulation, type SimulationReport } from '@agp/client';
+import { runSimulation, type SimulationReport } from '@agp/simulator';
 import { call, eventually, type BootedPlatform } from '../support/http.js';
 import { skipIntegration } from '../support/infra.js';
 import { bootDistributed } from '../support/modes.js';

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { runSimulation, type SimulationReport } from '@agp/client';
+import { runSimulation, type SimulationReport } from '@agp/simulator';
 import { actionCostUsd, type LedgerEntry } from '@agp/contracts';
 import { call, eventually } from '../support/http.js';
 import { describeModes } from '../support/modes.js';

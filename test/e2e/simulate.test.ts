@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
-import { CLI_VERSION, main, type SimulationReport } from '@agp/client';
+import { CLI_VERSION, main } from '@agp/cli';
+import type { SimulationReport } from '@agp/simulator';
 import { call, eventually } from '../support/http.js';
 import { describeModes } from '../support/modes.js';
 

@@ -50,7 +50,7 @@ describe('docs/walkthrough.md: examples/walkthrough.sh on a fresh quickstart', (
   let run: { code: number | null; out: string; err: string };
 
   beforeAll(async () => {
-    execFileSync(process.execPath, ['scripts/build.mjs', '--only', 'embedded,client', '--quiet'], { cwd: REPO_ROOT, stdio: 'inherit' });
+    execFileSync(process.execPath, ['scripts/build.mjs', '--only', 'embedded,cli', '--quiet'], { cwd: REPO_ROOT, stdio: 'inherit' });
     cwd = realpathSync(mkdtempSync(join(tmpdir(), 'agp-walkthrough-')));
     const started = await startQuickstart(cwd);
     platform = started.child;

@@ -5,10 +5,10 @@ import { bootEmbedded } from './modes.js';
 
 /** The repository root, and the built CLI (`agp`) the end-to-end tests run as a child process. */
 export const REPO_ROOT = resolve(import.meta.dirname, '../..');
-export const CLI = join(REPO_ROOT, 'packages/client/dist/cli.js');
+export const CLI = join(REPO_ROOT, 'packages/cli/dist/cli.js');
 
 /**
- * Run the built CLI with `args` from the repository root, as a user's shell would (`node packages/client/dist/cli.js …`);
+ * Run the built CLI with `args` from the repository root, as a user's shell would (`node packages/cli/dist/cli.js …`);
  * resolves with its exit code and output, never blocking the platform the test booted in-process. Its environment is
  * `base` (the test process's by default) without `AGP_KEY` and `AGP_URL` (the CLI must be given what it uses), plus `env`.
  * @throws nothing; rejects only when the process cannot be spawned.
@@ -29,10 +29,10 @@ export function runCli(args: string[], env: Record<string, string> = {}, base: N
 }
 
 /**
- * Build the CLI (`scripts/build.mjs --only client`), then boot the embedded platform: the `beforeAll` of a test that
+ * Build the CLI (`scripts/build.mjs --only cli`), then boot the embedded platform: the `beforeAll` of a test that
  * runs {@link runCli} against it. @throws when the build fails or the platform does not start.
  */
 export async function buildCliAndBootEmbedded(): Promise<BootedPlatform> {
-  execFileSync(process.execPath, ['scripts/build.mjs', '--only', 'client', '--quiet'], { cwd: REPO_ROOT });
+  execFileSync(process.execPath, ['scripts/build.mjs', '--only', 'cli', '--quiet'], { cwd: REPO_ROOT });
   return bootEmbedded();
 }

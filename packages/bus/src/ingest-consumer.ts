@@ -1,3 +1,4 @@
+import { INGEST_BODY_SCHEMAS, INGEST_SCHEMA_VERSION, type IngestEventType } from '@agp/contracts';
 import { isDataError, migrateSchema, type Sql } from '@agp/eventstore';
 import type { Logger } from '@agp/runtime';
 import { ingestFilter } from './subjects.js';
@@ -66,9 +67,59 @@ export async function settleIsolated<T>(
   }
 }
 
+/** How long a message of a newer schema version waits before it is offered again, in ms (an upgrade in progress). */
+export const NEWER_SCHEMA_RETRY_MS = 30_000;
+
+/**
+ * The messages of `batch` this consumer can handle, by their `schema` version (`INGEST_SCHEMA_VERSION` in
+ * @agp/contracts; docs/decisions.md, Consumers trust what the log carries):
+ * - the current version: as they are. The ingest service validated every event with its type's schema and published
+ *   that schema's output, and nothing else writes to the log, so the bodies are not parsed again;
+ * - no version (published before versions existed, bodies as the client sent them): every event's body is validated
+ *   here with `INGEST_BODY_SCHEMAS` and replaced by the schema's output; an event that fails is logged and left out
+ *   (as consumers did before), never a reason to stall the log;
+ * - any other version (a newer ingest service during a rolling upgrade): nak'd with a delay of
+ *   {@link NEWER_SCHEMA_RETRY_MS} and logged, for an upgraded consumer of the same durable to take; never guessed at.
+ * A payload that is not an envelope (`events` not an array) passes as it is. Mutates legacy payloads in place.
+ */
+export async function admitBySchema<T>(batch: IngestDelivery<T>[], opts: { consumer: string; logger: Pick<Logger, 'error' | 'warn'> }): Promise<IngestDelivery<T>[]> {
+  const out: IngestDelivery<T>[] = [];
+  for (const msg of batch) {
+    if (msg.schema === INGEST_SCHEMA_VERSION) out.push(msg);
+    else if (msg.schema === undefined) {
+      validateLegacy(msg, opts);
+      out.push(msg);
+    } else {
+      opts.logger.error(
+        { consumer: opts.consumer, subject: msg.subject, msg_id: msg.msg_id, schema: msg.schema, understood: INGEST_SCHEMA_VERSION },
+        `ingest message of schema version ${msg.schema} is not one this consumer understands (${INGEST_SCHEMA_VERSION}); left for an upgraded consumer, offered again in ${NEWER_SCHEMA_RETRY_MS / 1000} s`,
+      );
+      await msg.nak(NEWER_SCHEMA_RETRY_MS);
+    }
+  }
+  return out;
+}
+
+/** Validate the bodies of an unversioned envelope in place (see {@link admitBySchema}). */
+function validateLegacy(msg: IngestDelivery<unknown>, opts: { consumer: string; logger: Pick<Logger, 'error' | 'warn'> }): void {
+  const env = msg.payload as { organization_id?: string; events?: Array<{ id?: string; type?: string; body?: unknown }> } | null;
+  if (!env || !Array.isArray(env.events)) return;
+  env.events = env.events.filter((ev) => {
+    const schema = typeof ev?.type === 'string' && Object.hasOwn(INGEST_BODY_SCHEMAS, ev.type) ? INGEST_BODY_SCHEMAS[ev.type as IngestEventType] : undefined;
+    const parsed = schema?.safeParse(ev.body);
+    if (parsed?.success) {
+      ev.body = parsed.data;
+      return true;
+    }
+    // The ingest service validated it; a mismatch means a contract drift, never a reason to stall the log.
+    opts.logger.error({ consumer: opts.consumer, event_id: ev?.id, type: ev?.type, organization_id: env.organization_id, issues: parsed?.error.issues }, 'dropping invalid ingested event');
+    return false;
+  });
+}
+
 /**
  * Start a service's durable ingest consumer: `durable` over `${prefix}.ingested.*.${target}`, 64 messages per
- * batch, each batch settled by {@link settleIsolated} around `handle` (which acks what it stored and throws
+ * batch, admitted by their schema version ({@link admitBySchema}), each batch settled by {@link settleIsolated} around `handle` (which acks what it stored and throws
  * otherwise), inside a consumer span linked to each message's producer (`withConsumeSpan`). Source: architecture §1 (JetStream pull consumers spread ingest).
  */
 export function consumeIngest<T>(
@@ -80,12 +131,15 @@ export function consumeIngest<T>(
     subjectFilter: ingestFilter(opts.prefix, opts.target),
     batchSize: 64,
     // One CONSUMER span per batch, linked to the producer span of each message (the traceparent its envelope carries).
-    handler: (batch) =>
-      withConsumeSpan(
+    handler: async (delivered) => {
+      const batch = await admitBySchema(delivered, { consumer: opts.durable, logger: opts.logger });
+      if (batch.length === 0) return;
+      await withConsumeSpan(
         opts.durable,
         ingestFilter(opts.prefix, opts.target),
         batch.map((m) => (m.payload as { traceparent?: string } | null)?.traceparent),
         () => settleIsolated(batch, opts.handle, { consumer: opts.durable, sql: opts.sql, logger: opts.logger }),
-      ),
+      );
+    },
   });
 }

@@ -3,7 +3,7 @@
  * and durable pull consumers that hand batches to a handler. Source: architecture §1, §4 (Ingest),
  * §6 (JetStream figures).
  */
-import { INGEST_DURABLES } from '@agp/contracts';
+import { INGEST_DURABLES, INGEST_SCHEMA_HEADER } from '@agp/contracts';
 import { createLogger, gauge, PayloadTooLargeError, readinessDetail, ServiceUnavailableError } from '@agp/runtime';
 import {
   AckPolicy,
@@ -21,7 +21,7 @@ import {
   type JsMsg,
   type StreamInfo,
 } from '@nats-io/jetstream';
-import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
+import { connect, headers as natsHeaders, nanos, type NatsConnection } from '@nats-io/transport-node';
 import { NATS_RECONNECT_OPTIONS, watchNatsConnection, type NatsConnectionHealth } from './nats-connection.js';
 import { ingestFilter } from './subjects.js';
 import type { IngestDelivery, IngestLog, IngestLogMessage } from './types.js';
@@ -221,7 +221,9 @@ export class JetStreamIngestLog implements IngestLog {
       throw new PayloadTooLargeError(`ingest message of ${data.length} bytes exceeds the NATS max_payload of ${this.maxPayloadBytes} bytes`);
     }
     try {
-      const ack = await this.js.publish(message.subject, data, { msgID: message.msg_id, timeout: this.opts.publishTimeoutMs });
+      const hdrs = message.schema === undefined ? undefined : natsHeaders();
+      hdrs?.set(INGEST_SCHEMA_HEADER, String(message.schema));
+      const ack = await this.js.publish(message.subject, data, { msgID: message.msg_id, timeout: this.opts.publishTimeoutMs, ...(hdrs ? { headers: hdrs } : {}) });
       return { duplicate: ack.duplicate };
     } catch (err) {
       // The stream may be gone (a NATS server that lost its storage): put it back, at most every 5 s.
@@ -593,6 +595,7 @@ function toDelivery<T>(m: JsMsg, onSettled: () => void): { msg: JsMsg; delivery:
   const delivery: IngestDelivery<T> = {
     subject: m.subject,
     msg_id: m.headers?.get('Nats-Msg-Id') ?? '',
+    ...schemaOf(m),
     payload,
     attempt: m.info.deliveryCount,
     ack: async () => {
@@ -611,4 +614,10 @@ function toDelivery<T>(m: JsMsg, onSettled: () => void): { msg: JsMsg; delivery:
     },
   };
   return { msg: m, delivery, settled: () => settled };
+}
+
+/** The `schema` of a delivery: the message's {@link INGEST_SCHEMA_HEADER} as a number, or nothing when it has none. */
+function schemaOf(m: JsMsg): { schema?: number } {
+  const v = m.headers?.get(INGEST_SCHEMA_HEADER);
+  return v ? { schema: Number(v) } : {};
 }

@@ -1,7 +1,7 @@
 import type { DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { z } from 'zod';
-import { closeEventStoreAndDb, createPgSql, openEventStore, type EventStore, type Sql } from '@agp/eventstore';
+import { closeEventStoreAndDb, createPgSql, eventStoreReadiness, openEventStore, type EventStore, type Sql } from '@agp/eventstore';
 import { baseEnvSchema, createLogger, exitOnFatal, exitOnSignals, loadEnv, orderedShutdown, readinessOf, startOpsServer, type Logger } from '@agp/runtime';
 import { JetStreamIngestLog } from './jetstream-log.js';
 import { PrefixedNatsClient, PrefixedNatsServer } from './nats-transport.js';
@@ -39,7 +39,8 @@ export interface ServiceProcessOptions<S extends { start(): Promise<void>; stop(
  * Distributed mode: run one service as its own process. Parses the environment (exits with every bad variable
  * listed), connects PostgreSQL (read models; the event store unless AGP_EVENT_STORE=kurrentdb), the event store, JetStream (ingest log) and a NATS client, builds and starts the service,
  * serves its patterns on NATS in its queue group, exposes `/healthz`, `/readyz` (503 naming the dependency while
- * PostgreSQL does not answer or a NATS connection is down) and `/metrics` on OPS_PORT, and on SIGTERM / SIGINT stops
+ * PostgreSQL, or KurrentDB when it holds the events, does not answer or a NATS connection is down) and `/metrics` on
+ * OPS_PORT, and on SIGTERM / SIGINT stops
  * everything in reverse order and exits 0. The NATS connections reconnect for ever (NATS_RECONNECT_OPTIONS); one
  * that closes for good anyway exits the process with code 1 (exitOnFatal), so an orchestrator restarts it.
  * Source: architecture §1 (Framework), §2 (Distributed), §5 (operations).
@@ -70,9 +71,11 @@ export async function runServiceProcess<S extends { start(): Promise<void>; stop
   const server = new PrefixedNatsServer({ servers: env.NATS_URL, prefix: env.AGP_SUBJECT_PREFIX, queue: opts.queue, name: `agp-${opts.name}-rpc`, logger, onClosed: onClosed('rpc server') });
   const app = await NestFactory.createMicroservice(module, { strategy: server, logger: false });
   await app.listen();
-  // Not ready while PostgreSQL does not answer or either NATS connection is down; ready again when they are back.
+  // Not ready while PostgreSQL (or KurrentDB, when it holds the events) does not answer or either NATS connection is
+  // down; ready again when they are back.
   const readiness = readinessOf([
     { name: 'postgres', check: async () => void (await sql.query('SELECT 1')) },
+    ...eventStoreReadiness(store),
     { name: 'nats', check: () => (server.health.check(), bus.health.check(), ingestLog.health?.check()) },
   ]);
   const ops = await startOpsServer({ port: env.OPS_PORT, host: env.OPS_HOST, service: opts.name, readiness });

@@ -35,12 +35,14 @@ CREATE TABLE IF NOT EXISTS agp_ingest_log (
   acked_at timestamptz
 );
 CREATE INDEX IF NOT EXISTS agp_ingest_log_pending ON agp_ingest_log (seq) WHERE acked_at IS NULL;
-CREATE INDEX IF NOT EXISTS agp_ingest_log_acked ON agp_ingest_log (acked_at) WHERE acked_at IS NOT NULL`;
+CREATE INDEX IF NOT EXISTS agp_ingest_log_acked ON agp_ingest_log (acked_at) WHERE acked_at IS NOT NULL;
+ALTER TABLE agp_ingest_log ADD COLUMN IF NOT EXISTS schema int`;
 
 interface ClaimedRow {
   seq: string;
   msg_id: string;
   subject: string;
+  schema: number | null;
   payload: unknown;
   attempts: number;
 }
@@ -103,9 +105,9 @@ export class SqlIngestLog implements IngestLog {
     let rows: unknown[];
     try {
       ({ rows } = await this.sql.query(
-        `INSERT INTO agp_ingest_log (msg_id, subject, payload) VALUES ($1, $2, $3::jsonb)
+        `INSERT INTO agp_ingest_log (msg_id, subject, schema, payload) VALUES ($1, $2, $3, $4::jsonb)
          ON CONFLICT (msg_id) DO NOTHING RETURNING seq`,
-        [message.msg_id, message.subject, JSON.stringify(message.payload ?? null)],
+        [message.msg_id, message.subject, message.schema ?? null, JSON.stringify(message.payload ?? null)],
       ));
     } catch (err) {
       throw unavailable(`publishing to ${message.subject}`, err);
@@ -207,7 +209,7 @@ export class SqlIngestLog implements IngestLog {
        UPDATE agp_ingest_log l
           SET attempts = l.attempts + 1, visible_at = now() + ($3::int * interval '1 millisecond')
          FROM c WHERE l.seq = c.seq
-       RETURNING l.seq::text AS seq, l.msg_id, l.subject, l.payload, l.attempts`,
+       RETURNING l.seq::text AS seq, l.msg_id, l.subject, l.schema, l.payload, l.attempts`,
       [regex, limit, this.ackWaitMs],
     );
     return rows.sort((a: ClaimedRow, b: ClaimedRow) => (BigInt(a.seq) < BigInt(b.seq) ? -1 : 1));
@@ -218,6 +220,7 @@ export class SqlIngestLog implements IngestLog {
     const delivery: IngestDelivery<T> = {
       subject: r.subject,
       msg_id: r.msg_id,
+      ...(r.schema === null || r.schema === undefined ? {} : { schema: Number(r.schema) }),
       payload: r.payload as T,
       attempt: Number(r.attempts),
       ack: () => {

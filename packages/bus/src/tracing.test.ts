@@ -8,6 +8,7 @@ import { wireEndpoint } from './wire.js';
 const CALLER = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 const silent = { error: () => undefined };
 const block = { decision: 'block', rule: 'blocked_action', policy_id: 'pol-1', intervention_type: 'hard_block' };
+const SUBJECT = { agent_id: 'billing-bot', action_name: 'send_email', arguments: { email: 'ann@example.com' } };
 
 /** The value of `agp_policy_decisions_total` for `labels`. */
 async function decisionsCounted(labels: Record<string, string>): Promise<number> {
@@ -21,7 +22,7 @@ describe('bus spans with tracing off (no tracer provider)', () => {
     await expect(withPublishSpan('agp.ingested.acme.stats', undefined, {}, async (tp) => tp)).resolves.toBeUndefined();
     expect(spanContextOf(CALLER)).toBeUndefined();
     const before = await decisionsCounted({ source: 'evaluate', decision: 'block' });
-    expect(tracedDecision('evaluate', () => block)).toBe(block);
+    expect(tracedDecision('evaluate', SUBJECT, () => block)).toBe(block);
     expect(await decisionsCounted({ source: 'evaluate', decision: 'block' })).toBe(before + 1);
   });
 });
@@ -89,16 +90,19 @@ describe('bus spans (in-memory exporter)', () => {
     expect(span.attributes).toMatchObject({ 'agp.projection': 'interventions-read-model', 'agp.events': 3 });
   });
 
-  it('a policy decision is a span with its decision, rule, policy and intervention type, never the arguments', async () => {
+  it('a policy decision is a span with its decision, rule, policy, intervention type, tool and agent, never the arguments', async () => {
     tracing.reset();
     const parent = trace.getTracer('test').startSpan('process policies.evaluate');
-    context.with(trace.setSpan(context.active(), parent), () => tracedDecision('evaluate', () => ({ ...block, modified_inputs: { email: 'ann@example.com' } })));
-    tracedDecision('counterfactual', () => ({ decision: 'allow', rule: null, policy_id: null, intervention_type: null }));
+    context.with(trace.setSpan(context.active(), parent), () => tracedDecision('evaluate', SUBJECT, () => ({ ...block, modified_inputs: { email: 'ann@example.com' } })));
+    tracedDecision('counterfactual', SUBJECT, () => ({ decision: 'allow', rule: null, policy_id: null, intervention_type: null }));
     parent.end();
     const [decided, allowed] = named('policy.decide');
     expect(decided.parentSpanContext?.spanId).toBe(parent.spanContext().spanId);
-    expect(decided.attributes).toEqual({ 'agp.decision.source': 'evaluate', 'agp.decision': 'block', 'agp.decision.rule': 'blocked_action', 'agp.decision.policy_id': 'pol-1', 'agp.decision.intervention_type': 'hard_block' });
-    expect(allowed.attributes).toEqual({ 'agp.decision.source': 'counterfactual', 'agp.decision': 'allow' });
+    const subject = { 'gen_ai.tool.name': 'send_email', 'gen_ai.agent.id': 'billing-bot' };
+    expect(decided.attributes).toEqual({ 'agp.decision.source': 'evaluate', ...subject, 'agp.decision': 'block', 'agp.decision.rule': 'blocked_action', 'agp.decision.policy_id': 'pol-1', 'agp.decision.intervention_type': 'hard_block' });
+    expect(allowed.attributes).toEqual({ 'agp.decision.source': 'counterfactual', ...subject, 'agp.decision': 'allow' });
+    // The arguments (and the modified inputs) reach no span.
+    expect(JSON.stringify(tracing.spans().map((s) => s.attributes))).not.toContain('ann@example.com');
     expect(traceparentOf()).toBeUndefined();
   });
 });

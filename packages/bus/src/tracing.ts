@@ -9,12 +9,13 @@
  *   linked to each message's producer span;
  * - {@link withProjectionSpan}: a batch of stored events applied by a projection (`project <name>`), linked to the
  *   `traceparent` of each event that has one;
- * - {@link tracedDecision}: a policy decision (`policy.decide`, its decision, rule, policy and intervention type).
+ * - {@link tracedDecision}: a policy decision (`policy.decide`: its decision, rule, policy, intervention type, tool and agent).
  * With no tracer provider registered (tracing off: `startTracing` in @agp/runtime) every span is the API's no-op span,
  * no context is injected, and a `traceparent` the caller already carries passes through unchanged.
  * Source: architecture §5 (operations), docs/operations.md (Tracing).
  */
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span, type SpanContext } from '@opentelemetry/api';
+import { decisionAttributes, decisionSubjectAttributes, type DecisionSpanFacts, type DecisionSpanSource, type DecisionSubject } from '@agp/contracts';
 import { counter } from '@agp/runtime';
 
 /** The tracer of the bus's spans (instrumentation scope `agp.bus`). */
@@ -148,39 +149,28 @@ export function withProjectionSpan<T>(projection: string, traceparents: Array<st
   return context.with(trace.setSpan(parent, span), () => within(span, fn));
 }
 
-/** What a decision span and the decision counter carry of a policy decision: no argument values, no reason text. */
-export interface DecisionFacts {
-  decision: string;
-  rule: string | null;
-  policy_id: string | null;
-  intervention_type: string | null;
-}
-
 /** Where a decision was taken: the decision API (`policies.evaluate`) or a counterfactual evaluation (replay). */
-export type DecisionSource = 'evaluate' | 'counterfactual';
+export type DecisionSource = Exclude<DecisionSpanSource, 'sdk'>;
 
 const decisions = counter('agp_policy_decisions_total', 'Policy decisions taken, by where (evaluate: the decision API; counterfactual: replay) and decision', ['source', 'decision']);
 
 /**
- * Take a policy decision (`decide` of @agp/policy-engine, passed as `fn`) inside an INTERNAL span `policy.decide`
- * (child of the active span) that records `agp.decision`, `agp.decision.rule`, `agp.decision.policy_id`,
- * `agp.decision.intervention_type` and `agp.decision.source` (null values left out), and count it in
- * `agp_policy_decisions_total{source, decision}`. The action's arguments never reach the span (no PII in traces).
+ * Take a policy decision (`decide` of @agp/policy-engine, passed as `fn`) about `subject` inside an INTERNAL span
+ * `policy.decide` (child of the active span) that carries the decision span attributes of @agp/contracts
+ * (`agp.decision.source`, `gen_ai.tool.name`, `gen_ai.agent.id`, then `agp.decision`, `agp.decision.rule`,
+ * `agp.decision.policy_id`, `agp.decision.intervention_type`, null values left out; the agent SDK's `agp.act` span
+ * carries the same), and count it in `agp_policy_decisions_total{source, decision}`. The action's arguments never
+ * reach the span (no PII in traces).
  * @returns what `fn` returns.
  * @throws what `fn` throws (the span is marked failed).
  */
-export function tracedDecision<T extends DecisionFacts>(source: DecisionSource, fn: () => T): T {
-  const span = busTracer.startSpan('policy.decide', { kind: SpanKind.INTERNAL, attributes: { 'agp.decision.source': source } });
+export function tracedDecision<T extends DecisionSpanFacts>(source: DecisionSource, subject: DecisionSubject, fn: () => T): T {
+  const span = busTracer.startSpan('policy.decide', DECIDE_SPAN);
+  const recording = span.isRecording();
+  if (recording) span.setAttributes(decisionSubjectAttributes(source, subject));
   try {
     const d = fn();
-    if (span.isRecording()) {
-      span.setAttributes({
-        'agp.decision': d.decision,
-        ...(d.rule !== null ? { 'agp.decision.rule': d.rule } : {}),
-        ...(d.policy_id !== null ? { 'agp.decision.policy_id': d.policy_id } : {}),
-        ...(d.intervention_type !== null ? { 'agp.decision.intervention_type': d.intervention_type } : {}),
-      });
-    }
+    if (recording) span.setAttributes(decisionAttributes(d));
     decisions.inc({ source, decision: d.decision });
     return d;
   } catch (err) {
@@ -190,3 +180,4 @@ export function tracedDecision<T extends DecisionFacts>(source: DecisionSource, 
     span.end();
   }
 }
+const DECIDE_SPAN = { kind: SpanKind.INTERNAL };

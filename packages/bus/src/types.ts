@@ -8,8 +8,17 @@
 export interface IngestLogMessage<T = unknown> {
   /** Subject, e.g. `agp.ingest.acme.intervention`. */
   subject: string;
-  /** Dedupe id (JetStream `Nats-Msg-Id`); publishing the same id twice within the window stores it once. */
+  /**
+   * Message id (JetStream `Nats-Msg-Id`; the SQL log's unique `msg_id`): publishing the same id twice within the
+   * log's window stores it once. The ingest service sends a fresh id per message (it names the message in dead
+   * letters and logs; the answer's duplicates are decided from the event store), so it never relies on that window.
+   */
   msg_id: string;
+  /**
+   * Version of what `payload` carries (`INGEST_SCHEMA_VERSION` in @agp/contracts): the JetStream header `Agp-Schema`,
+   * the SQL log's `schema` column. Absent on a message published before versions existed.
+   */
+  schema?: number;
   payload: T;
 }
 

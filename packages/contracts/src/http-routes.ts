@@ -94,6 +94,8 @@ export interface HttpRoute {
   returns: string;
   /** The HTTP reply when it differs from the wire row's reply: another schema, or `null` for no body (204). */
   reply?: z.ZodType | null;
+  /** The request body by media type, when it is not (only) JSON (OTLP trace ingest: protobuf or JSON); replaces {@link body} in the document. */
+  requestContent?: Readonly<Record<string, z.ZodType>>;
   /** The reply by media type, when it is not (only) JSON (the ledger export streams json, jsonl or csv). */
   content?: Readonly<Record<string, z.ZodType>>;
   /** Headers of the success answer, with what they hold. */
@@ -133,6 +135,29 @@ export const JsonRpcErrorResponseSchema = z.object({
   id: z.union([z.string(), z.number(), z.null()]),
   error: z.object({ code: z.number().int(), message: z.string(), data: z.unknown().optional() }),
 });
+
+/**
+ * OTLP `ExportTraceServiceResponse` in OTLP JSON: `partialSuccess` is absent when every span was accepted; else
+ * `rejectedSpans` (an int64, a decimal string) and `errorMessage` naming why. Source: OTLP specification (partial success).
+ */
+export const OtlpExportTraceResponseSchema = z
+  .object({
+    partialSuccess: z
+      .object({
+        rejectedSpans: z.string().meta({ description: 'How many spans were refused (int64 as a decimal string)' }),
+        errorMessage: z.string().meta({ description: 'Why: each refused span (id and name) with its reason' }),
+      })
+      .optional(),
+  })
+  .meta({ description: 'OTLP ExportTraceServiceResponse (opentelemetry-proto collector/trace/v1)' });
+
+/** OTLP `ExportTraceServiceRequest` in OTLP JSON, as documented (the gateway decodes it: docs/ingest.md, OTLP trace ingest). */
+const OtlpExportTraceRequestJsonSchema = z
+  .object({ resourceSpans: z.array(z.record(z.string(), z.unknown())).optional() })
+  .meta({ description: 'OTLP ExportTraceServiceRequest in OTLP JSON (lowerCamelCase fields, hex trace and span ids, enums as integers)' });
+
+/** A protobuf-encoded OTLP message, as the document shows a binary body. */
+const otlpProtobuf = (message: string) => z.string().meta({ format: 'binary', description: `OTLP ${message} in protobuf (opentelemetry-proto v1.9.0)` });
 
 /** The document's tags (one per area), in display order, with their descriptions. */
 export const HTTP_TAGS = [
@@ -291,7 +316,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
   {
     method: 'POST',
     path: '/api/v1/ingest',
-    message: 'ingest.batch',
+    message: 'ingest.raw',
     status: 207,
     operationId: 'ingest',
     tags: ['Ingest'],
@@ -302,6 +327,27 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     body: IngestHttpBodySchema,
     returns: 'Per-event results',
     problems: { 503: 'The ingest service is unavailable; nothing was accepted' },
+  },
+
+  {
+    method: 'POST',
+    path: '/api/v1/otlp/v1/traces',
+    message: 'ingest.batch',
+    status: 200,
+    operationId: 'otlpTraces',
+    tags: ['Ingest'],
+    summary: 'OTLP/HTTP trace receiver: GenAI spans become runs and ledger actions with costs (write key)',
+    description:
+      'Point an OpenTelemetry OTLP/HTTP exporter here (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, the write key as `Authorization=Bearer%20<key>` in `OTEL_EXPORTER_OTLP_HEADERS`). Bodies: protobuf (`application/x-protobuf`) or OTLP JSON (`application/json`), gzip allowed, at most 5 MiB after decompression. Spans are mapped by the OpenTelemetry GenAI semantic conventions 1.37.0: `invoke_agent` spans become run.start and run.end of the run (the trace, or `gen_ai.conversation.id`), `execute_tool` spans ledger actions named by the tool, `chat` / `text_completion` / `generate_content` spans ledger actions with the model, token usage and a cost from the price table; spans without `gen_ai.*` attributes are ignored; other GenAI spans, or spans missing a required attribute, are refused and counted in `partialSuccess` with the reason. Events take the normal ingest path: the same span sent twice is stored once. The answer is encoded like the request. See docs/ingest.md (OTLP trace ingest).',
+    requestContent: { 'application/x-protobuf': otlpProtobuf('ExportTraceServiceRequest'), 'application/json': OtlpExportTraceRequestJsonSchema },
+    returns: 'An ExportTraceServiceResponse (partial success names the refused spans and why)',
+    content: { 'application/x-protobuf': otlpProtobuf('ExportTraceServiceResponse'), 'application/json': OtlpExportTraceResponseSchema },
+    problems: {
+      400: 'The body is not a well-formed ExportTraceServiceRequest of its content type (malformed protobuf or JSON)',
+      413: 'The body is over 5 MiB after decompression',
+      415: 'The content type is neither application/x-protobuf nor application/json, or the content encoding is not gzip, deflate, br, zstd or identity',
+      503: 'The ingest service is unavailable and nothing was accepted; retry (exporters do)',
+    },
   },
 
   // Approvals (services/interventions)

@@ -19,6 +19,7 @@ export * from './gateway-ops.js';
 export * from './mcp.js';
 export * from './evals.js';
 export * from './decision.js';
+export * from './decision-span.js';
 export * from './replay.js';
 export * from './canonical.js';
 export * from './governance.js';

@@ -43,6 +43,39 @@ export const IngestEventSchema = z.strictObject({
 export type IngestEvent = z.infer<typeof IngestEventSchema>;
 
 /**
+ * One ingest event of type `T`, envelope and body in one schema: {@link IngestEventSchema} with `type` fixed to `T` and
+ * `body` checked by `INGEST_BODY_SCHEMAS[T]`. Built once per type ({@link INGEST_EVENT_SCHEMAS}), so the ingest service
+ * validates each event with a single parse; a bad field is named `body.x` exactly as the body schema alone names it.
+ * Source: architecture §4 (Ingest); docs/decisions.md (Ingest validates each event once).
+ */
+const ingestEventOf = <T extends IngestEventType>(type: T) => IngestEventSchema.extend({ type: z.literal(type), body: INGEST_BODY_SCHEMAS[type] });
+
+/** The combined envelope-and-body schema of each ingest event type (see {@link ingestEventOf}); the output body is typed. */
+export const INGEST_EVENT_SCHEMAS = {
+  'intervention.create': ingestEventOf('intervention.create'),
+  'agent.register': ingestEventOf('agent.register'),
+  'run.start': ingestEventOf('run.start'),
+  'run.end': ingestEventOf('run.end'),
+  'action.record': ingestEventOf('action.record'),
+  'approval.request': ingestEventOf('approval.request'),
+} as const satisfies Record<IngestEventType, z.ZodType>;
+
+/** An ingest event whose body was checked by its type's schema, as the ingest service publishes it (a union on `type`). */
+export type ValidIngestEvent = { [T in IngestEventType]: z.output<(typeof INGEST_EVENT_SCHEMAS)[T]> }[IngestEventType];
+
+/**
+ * Version of what an ingest log message carries, sent beside it (the JetStream header {@link INGEST_SCHEMA_HEADER}, the
+ * SQL log's `schema` column). Version 1: every event of the envelope was validated by the ingest service with
+ * {@link INGEST_EVENT_SCHEMAS} and its body is that schema's output, so consumers use it as it is. A message without a
+ * version was published before versions existed (bodies as the client sent them): consumers validate it in full. A
+ * message of a newer version is left for a newer consumer (nak'd with a delay and logged), never guessed at.
+ * Source: docs/decisions.md (Consumers trust what the log carries).
+ */
+export const INGEST_SCHEMA_VERSION = 1;
+/** The JetStream message header that carries {@link INGEST_SCHEMA_VERSION}. */
+export const INGEST_SCHEMA_HEADER = 'Agp-Schema';
+
+/**
  * The request envelope. Each item is validated on its own (invalid ones are reported in the 207 answer);
  * only the envelope's shape (an array of at most 1000) fails the whole request with 422.
  */
@@ -54,8 +87,7 @@ export type IngestBatch = z.infer<typeof IngestBatchSchema>;
 /**
  * What became of an accepted event. Source: docs/ingest.md (Ingest answers).
  * - `created` (`status` 201): accepted for the first time; it will be stored.
- * - `duplicate` (`status` 200): nothing new; the id was already stored, or the identical message was already in
- *   the ingest log (a retried request), or the id came earlier in the same batch.
+ * - `duplicate` (`status` 200): nothing new; the id was already stored, or it came earlier in the same batch.
  * An event re-sent while its first copy is still in flight (in the log, not yet stored) may be answered `created`
  * again; it is still stored once.
  */
@@ -64,7 +96,7 @@ export type IngestResult = (typeof INGEST_RESULTS)[number];
 
 /** The `status` and `result` of an event accepted for the first time (docs/ingest.md, Ingest answers). */
 export const INGEST_CREATED = { status: 201, result: 'created' } as const;
-/** The `status` and `result` of an event that was already stored or already in the log (docs/ingest.md, Ingest answers). */
+/** The `status` and `result` of an event that was already stored or came earlier in its batch (docs/ingest.md, Ingest answers). */
 export const INGEST_DUPLICATE = { status: 200, result: 'duplicate' } as const;
 
 /**
@@ -82,7 +114,7 @@ export const IngestSuccessSchema = z.discriminatedUnion('result', [
     status: z.literal(INGEST_DUPLICATE.status),
     result: z
       .literal(INGEST_DUPLICATE.result)
-      .describe('nothing new: the id was already stored, the identical message was already in the ingest log, or the id came earlier in this batch'),
+      .describe('nothing new: the id was already stored, or the id came earlier in this batch'),
   }),
 ]);
 export type IngestSuccess = z.infer<typeof IngestSuccessSchema>;
@@ -93,8 +125,8 @@ export type IngestError = z.infer<typeof IngestErrorSchema>;
 
 /**
  * 207 answer, per event, in batch order: accepted (`successes`, each `created` 201 or `duplicate` 200) or rejected
- * with a status and message (`errors`). "duplicate" means the id was already stored, or the identical message was
- * already in the ingest log; an event re-sent while its first copy is still in flight may be answered "created"
+ * with a status and message (`errors`). "duplicate" means the id was already stored, or it came earlier in the batch;
+ * an event re-sent while its first copy is still in flight may be answered "created"
  * but is still stored once. Source: architecture §4 (Ingest); docs/ingest.md (Ingest answers).
  */
 export const IngestResponseSchema = z
@@ -103,7 +135,7 @@ export const IngestResponseSchema = z
     errors: z.array(IngestErrorSchema),
   })
   .describe(
-    'Per-event results. A success is {id, status: 201, result: "created"} (first time) or {id, status: 200, result: "duplicate"} (the id was already stored, or the identical message was already in the ingest log). An event re-sent while its first copy is still in flight may be answered "created" but is still stored once.',
+    'Per-event results. A success is {id, status: 201, result: "created"} (first time) or {id, status: 200, result: "duplicate"} (the id was already stored, or it came earlier in this batch). An event re-sent while its first copy is still in flight may be answered "created" but is still stored once.',
   );
 export type IngestResponse = z.infer<typeof IngestResponseSchema>;
 
@@ -123,6 +155,12 @@ export const IngestEnvelopeSchema = z.object({
   events: z.array(IngestEventSchema.extend({ timestamp: z.string(), assigned_id: z.string() })),
 });
 export type IngestEnvelope = z.infer<typeof IngestEnvelopeSchema>;
+
+/**
+ * An {@link IngestEnvelope} whose events are known valid: each body is its type's schema output
+ * ({@link ValidIngestEvent}). What a consumer handles once the message's {@link INGEST_SCHEMA_VERSION} was checked.
+ */
+export type ValidIngestEnvelope = Omit<IngestEnvelope, 'events'> & { events: Array<ValidIngestEvent & { assigned_id: string }> };
 
 /** The client's `id` of a raw batch item when it is a string (for a per-event error about an item that is invalid), else null. */
 export function clientEventId(item: unknown): string | null {

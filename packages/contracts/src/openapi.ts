@@ -345,7 +345,11 @@ function operation(route: HttpRoute): Json {
     summary: route.summary,
     ...(route.description ? { description: route.description } : {}),
     ...(params.length ? { parameters: params } : {}),
-    ...(body ? { requestBody: { required: true, content: { 'application/json': { schema: schemaOrRef(body, 'input') } } } } : {}),
+    ...(route.requestContent
+      ? { requestBody: { required: true, content: Object.fromEntries(Object.entries(route.requestContent).map(([type, s]) => [type, { schema: schemaOrRef(s, 'input') }])) } }
+      : body
+        ? { requestBody: { required: true, content: { 'application/json': { schema: schemaOrRef(body, 'input') } } } }
+        : {}),
     responses: {
       [String(route.status)]: success(route.returns),
       ...Object.fromEntries(Object.entries(route.alsoReturns ?? {}).map(([status, description]) => [status, success(description, !route.noBody?.includes(Number(status)))])),

@@ -167,6 +167,21 @@ const ApprovalIdPath = z.strictObject({ id: z.string().min(1).max(300) });
 export const IngestChunkSchema = z.strictObject({ events: z.array(z.unknown()), offset: z.number().int().min(0).default(0) });
 export type IngestChunk = z.infer<typeof IngestChunkSchema>;
 
+/**
+ * Largest `POST /api/v1/ingest/` body the gateway forwards as its bytes (`ingest.raw`), in bytes: the body travels as
+ * a JSON string, whose escaping at most doubles it, so 448 KiB stays under NATS's 1 MiB `max_payload`. A larger body
+ * is parsed at the gateway and split into `ingest.batch` chunks. Source: docs/decisions.md (The gateway forwards the
+ * ingest body's bytes).
+ */
+export const INGEST_RAW_MAX_BYTES = 448 * 1024;
+
+/**
+ * Body of `ingest.raw`: the text of a whole `POST /api/v1/ingest/` body (`{"batch": [...]}`), unparsed, at most
+ * {@link INGEST_RAW_MAX_BYTES} bytes as UTF-8. The ingest service parses it once (400 malformed JSON, 422 envelope).
+ */
+export const IngestRawSchema = z.strictObject({ json: z.string() });
+export type IngestRaw = z.infer<typeof IngestRawSchema>;
+
 /** Reply of `evals.submit`: the stored run, and whether this submission stored it (false: its id was seen before). */
 export const EvalSubmitResultSchema = z.object({ created: z.boolean(), eval_run: EvalRunDetailSchema });
 
@@ -191,6 +206,14 @@ export const Wire = {
     request: IngestChunkSchema,
     reply: IngestResponseSchema,
     summary: 'validate a chunk of an ingest batch event by event and publish the valid events to the ingest log',
+  }),
+
+  'ingest.raw': row({
+    service: 'ingest',
+    scope: 'write',
+    request: IngestRawSchema,
+    reply: IngestResponseSchema,
+    summary: 'parse an ingest request body sent as its text, validate it event by event and publish the valid events to the ingest log',
   }),
 
   'interventions.create': row({

@@ -334,6 +334,11 @@ export class SqlEventStore implements EventStore, CatchUpSource {
     };
   }
 
+  /** `SELECT 1` on the store's database (the events live beside the read models). `timeoutMs` is left to the pool's own. */
+  async ready(): Promise<void> {
+    await this.sql.query('SELECT 1');
+  }
+
   async close(): Promise<void> {
     this.wakers.clear();
     this.subscriptions.clear();

@@ -123,6 +123,8 @@ export class KurrentDbEventStore implements EventStore, CatchUpSource {
     private readonly k: KurrentDbModule,
     private readonly client: KurrentDBClient,
     private readonly db: Sql,
+    /** Where the server is, for messages: the connection string's hosts, without credentials or settings. */
+    private readonly endpoint: string,
   ) {}
 
   async migrate(): Promise<void> {
@@ -270,6 +272,33 @@ export class KurrentDbEventStore implements EventStore, CatchUpSource {
     await initCheckpoint(this.db, name, await this.headPosition());
   }
 
+  /**
+   * Read one event of `$all` backwards (system events included, so an empty database answers too): the cheapest call
+   * that needs the server. A refused connection fails at once; a server that accepts but does not answer fails after
+   * `timeoutMs` (the client's own `deadline` is passed too, but its native reads do not always honour it).
+   * @throws Error `KurrentDB at <host:port> did not answer a read of $all: <the client's error, e.g. UnavailableError,
+   *   or "no answer within <timeoutMs> ms">` (the hosts only: no credentials).
+   */
+  async ready(timeoutMs = 1_000): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const read = (async () => {
+      for await (const _ of this.client.readAll({ fromPosition: END, direction: BACKWARDS, maxCount: 1n, deadline: timeoutMs })) break;
+    })();
+    // A read still pending when the deadline passes ends later on its own; its late error is not a failure of anything.
+    read.catch(() => {});
+    try {
+      await Promise.race([read, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs)))]);
+    } catch (err) {
+      // The client's errors carry their kind in the class name (UnavailableError, DeadlineExceededError), often as the message too.
+      const kind = err instanceof Error ? err.constructor.name : 'Error';
+      const message = err instanceof Error ? err.message : String(err);
+      const why = kind === 'Error' ? message : message && message !== kind ? `${kind}: ${message}` : kind;
+      throw new Error(`KurrentDB at ${this.endpoint} did not answer a read of $all: ${why}`, { cause: err });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Dispose of the client. The read-model database belongs to the caller, who closes it. */
   async close(): Promise<void> {
     this.wakers.clear();
@@ -286,5 +315,13 @@ export class KurrentDbEventStore implements EventStore, CatchUpSource {
  */
 export async function createKurrentDbEventStore(url: string, db: Sql): Promise<KurrentDbEventStore> {
   const k = await import('@kurrent/kurrentdb-client');
-  return new KurrentDbEventStore(k, k.KurrentDBClient.connectionString(url), db);
+  return new KurrentDbEventStore(k, k.KurrentDBClient.connectionString(url), db, kurrentDbEndpoint(url));
+}
+
+/**
+ * The hosts of a KurrentDB connection string, for messages: `kurrentdb://admin:secret@10.0.0.5:2113?tls=false` →
+ * `10.0.0.5:2113` (the user and password, path and settings dropped; a cluster's hosts stay comma-separated).
+ */
+export function kurrentDbEndpoint(url: string): string {
+  return url.replace(/^[a-z0-9+.-]+:\/\//i, '').replace(/^[^@/?]*@/, '').split(/[/?]/)[0] || url.split('://')[0];
 }

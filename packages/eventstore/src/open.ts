@@ -4,6 +4,7 @@
  * `EVENTSTORE_URL`; the checkpoints and the id table stay in the read-model database). The KurrentDB client is loaded
  * only then, by a dynamic import (`kurrentdb.ts`). Source: architecture §3 (Event store); docs/configuration.md.
  */
+import type { ReadinessCheck } from '@agp/runtime';
 import { createEventStore, type EventStoreOptions } from './event-store.js';
 import type { EventStore, Sql } from './types.js';
 
@@ -42,4 +43,15 @@ export async function openEventStore(db: Sql, env: EventStoreSelection, options:
 export async function closeEventStoreAndDb(store: EventStore, db: Sql): Promise<void> {
   await store.close();
   if (store.kind === 'kurrentdb') await db.close();
+}
+
+/**
+ * The readiness checks `store` adds to a process's `/readyz` beside the read-model database's own `postgres` check:
+ * `kurrentdb` (the server answers a one-event read of `$all`, {@link EventStore.ready}) when the events live in
+ * KurrentDB; none for the SQL adapters, whose events live in that same database. A process reports them as it reports
+ * PostgreSQL: a service's `/readyz` answers 503 naming `kurrentdb`, the gateway's says `degraded`.
+ * Source: architecture §5 (/readyz); docs/operations.md (Readiness).
+ */
+export function eventStoreReadiness(store: Pick<EventStore, 'kind' | 'ready'>): ReadinessCheck[] {
+  return store.kind === 'kurrentdb' ? [{ name: 'kurrentdb', check: () => store.ready() }] : [];
 }

@@ -188,5 +188,13 @@ export interface EventStore {
   resetCheckpoint(name: string, position?: bigint): Promise<void>;
   /** Put a subscription's checkpoint at the head of the log, unless it already has one (a first start skips history). */
   startCheckpointAtHead(name: string): Promise<void>;
+  /**
+   * Resolves when the store's server answers a cheap read; readiness probes call it (`eventStoreReadiness` in open.ts).
+   * The SQL adapters run `SELECT 1` on their database; the KurrentDB adapter reads one event of `$all` backwards,
+   * bounded by `timeoutMs`. Source: architecture §5 (/readyz); docs/operations.md (Readiness).
+   * @param timeoutMs how long the read may take, in ms. @default 1000
+   * @throws Error naming the store and why it did not answer (connection refused, unavailable, deadline exceeded).
+   */
+  ready(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }

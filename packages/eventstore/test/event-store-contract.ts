@@ -25,6 +25,10 @@ export function eventStoreContract(name: string, open: () => Promise<{ store: Ev
       metadata: { organization_id: 'acme', actor: 'system', schema_version: 1 },
     });
 
+    it('is ready while its server answers (the readiness probe)', async () => {
+      await expect(store.ready()).resolves.toBeUndefined();
+    });
+
     it('appends to a new stream and reads it back in version order', async () => {
       const s = `t-${newId()}`;
       const [r] = await store.append([{ stream_id: s, expected_version: 'no_stream', events: [ev('A', { n: 1 }), ev('B', { n: 2 })] }]);

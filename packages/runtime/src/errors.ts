@@ -110,11 +110,17 @@ const TRANSIENT_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', '
 const TRANSIENT_MESSAGE = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Connection closed|Error: Connection lost)/;
 /** Error names of the NATS client (`@nats-io/nats-core`) for a connection that is down, closed or draining. */
 const TRANSIENT_NAMES = new Set(['ClosedConnectionError', 'DrainingConnectionError', 'ConnectionError', 'NoResponders', 'NoRespondersError', 'RpcTimeoutError']);
+/**
+ * `type` of the KurrentDB client's command errors (`@kurrent/kurrentdb-client`, utils/CommandError) for a server that
+ * cannot be reached, did not answer in time, or is a follower: their `name` is plain `Error`, so the kind is in `type`.
+ */
+const TRANSIENT_KURRENTDB_TYPES = new Set(['unavailable', 'deadline-exceeded', 'not-leader', 'timeout']);
 
 /**
  * Whether `err` is a transient infrastructure failure: PostgreSQL shutting down or restarting (SQLSTATE 57P01–57P05),
  * a broken or refused connection (class 08, ECONNREFUSED, ECONNRESET, "Connection terminated", …), resources
- * exhausted (class 53), a NATS connection that is down or closed, or Nest's NATS client rejecting with its string
+ * exhausted (class 53), a NATS connection that is down or closed, a KurrentDB server unavailable, not answering in time
+ * or not the leader, or Nest's NATS client rejecting with its string
  * "Connection lost. Trying to reconnect...". Such a failure is answered 503 with `Retry-After`, never 500; a retry
  * after the dependency is back succeeds. Follows `cause` chains and `AggregateError.errors` (Node's happy-eyeballs
  * connect). Data errors (class 22), conflicts and bugs are not transient.
@@ -126,9 +132,10 @@ export function isTransientInfraError(err: unknown, depth = 0): boolean {
   if (typeof err !== 'object') return false;
   if (err instanceof ServiceUnavailableError) return true;
   if (err instanceof AgpError) return false;
-  const e = err as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
+  const e = err as { code?: unknown; name?: unknown; type?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
   if (typeof e.code === 'string' && (TRANSIENT_SQLSTATE.test(e.code) || TRANSIENT_ERRNO.has(e.code))) return true;
   if (typeof e.name === 'string' && TRANSIENT_NAMES.has(e.name)) return true;
+  if (typeof e.type === 'string' && TRANSIENT_KURRENTDB_TYPES.has(e.type)) return true;
   if (typeof e.message === 'string' && TRANSIENT_MESSAGE.test(e.message)) return true;
   if (Array.isArray(e.errors) && e.errors.some((x) => isTransientInfraError(x, depth + 1))) return true;
   return isTransientInfraError(e.cause, depth + 1);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 /**
  * The embedded platform's lock on its data folder: `<AGP_DATA_DIR>/agp.lock` holding the pid of the process
  * using it (PGlite is single-process). Taken by the embedded platform (services/embedded/src/platform.ts) and by the
- * `agp keys` commands that open the same folder (packages/client/src/keys.ts).
+ * `agp keys` commands that open the same folder (packages/cli/src/keys.ts).
  */
 
 /** The embedded platform (or another `agp` command) holds the data folder. */

@@ -25,6 +25,9 @@ describe('transient infrastructure failures are 503 with Retry-After', () => {
     ['NATS ClosedConnectionError', Object.assign(new Error('closed connection'), { name: 'ClosedConnectionError' })],
     ['a cause chain ending in 57P01', new Error('append failed', { cause: pgError('57P01') })],
   ];
+  // The KurrentDB client's command errors: `name` is plain Error, the kind is in `type` (utils/CommandError).
+  const kurrentDbError = (type: string) => Object.assign(new Error('14 UNAVAILABLE: No connection established'), { type, code: 14 });
+  transient.push(['KurrentDB unavailable', kurrentDbError('unavailable')], ['KurrentDB deadline exceeded', kurrentDbError('deadline-exceeded')], ['KurrentDB not the leader', kurrentDbError('not-leader')]);
   it.each(transient)('%s → 503', (_name, err) => {
     expect(isTransientInfraError(err)).toBe(true);
     const p = toProblem(err);
@@ -39,6 +42,7 @@ describe('transient infrastructure failures are 503 with Retry-After', () => {
     ['42P01 undefined table (a bug)', pgError('42P01')],
     ['a plain bug', new TypeError("Cannot read properties of undefined (reading 'x')")],
     ['an arbitrary string', 'boom'],
+    ['KurrentDB wrong expected version (a conflict)', Object.assign(new Error('wrong expected version'), { type: 'wrong-expected-version' })],
   ];
   it.each(permanent)('%s → 500, no Retry-After', (_name, err) => {
     expect(isTransientInfraError(err)).toBe(false);

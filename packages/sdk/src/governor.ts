@@ -10,7 +10,7 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { AgpClient, AgpHttpError, AgpNetworkError } from '@agp/client/http';
+import { AgpClient, AgpHttpError, AgpNetworkError } from './http.js';
 import { approvalId as approvalIdOf, POLICY_DECISIONS, type ApprovalRecord, type KillSwitchOverview, type ModerationScores } from '@agp/contracts';
 import { decide, fieldPathOf, PreparedPolicies, RULE_RISK, walkStrings, type DecisionContext, type PolicyAction, type RecentCall } from '@agp/policy-engine';
 import { ActionBlockedError, ApprovalRejectedError, type ApprovalEnd, type BlockedResult, type GovernanceDecision } from './errors.js';
@@ -22,6 +22,7 @@ import { GovernanceChannel, type ApprovalDecided } from './channel.js';
 import { SnapshotSource } from './snapshot.js';
 import { FileSpool, MemorySpool, type SpoolEvent } from './spool.js';
 import type { ModerationProvider } from './moderation.js';
+import { loadTracing, startActSpan, type ActSpan } from './tracing.js';
 
 /** This package's version, named in messages about answers of the platform it does not understand. */
 export const SDK_VERSION = '0.1.0';
@@ -238,6 +239,8 @@ export class Governor {
       if (v !== undefined && (typeof v !== 'number' || Number.isNaN(v) || v < 0)) throw new TypeError(`Governor.connect: ${k} must be a number ≥ 0 (ms${k === 'maxSpoolBytes' ? ', bytes' : ''}), got ${JSON.stringify(v)}`);
     }
     const schemas = new ActionSchemas(options.actions ?? []);
+    // OpenTelemetry's API, when the agent has it installed (an optional peer dependency): `act` spans (./tracing.ts).
+    await loadTracing(SDK_VERSION);
     const gov = new Governor(
       { failMode: 'closed', maxStaleness: Infinity, onBlocked: 'throw', approvalTimeoutMs: 600_000, approvalPollMs: 1000, ...options },
       schemas,
@@ -697,13 +700,36 @@ export class Run {
    * - idempotent_replay: resolve the first call's result without running, and record the intervention.
    * Never waits on the network unless it escalates, or a moderation guardrail applies (the provider scores the
    * arguments' strings first; see {@link GovernorOptions.moderation}). `fn` may report the actual cost with `ctx.reportCost(usd)`.
+   * When the agent traces with OpenTelemetry (a tracer provider registered), each call is an `agp.act` span under the
+   * caller's active span, with the decision's attributes and never the arguments; `fn` runs inside it
+   * (docs/operations.md, The agent SDK's `agp.act` span).
    * @throws TypeError when `name` is not registered, `args` fails its JSON Schema (naming the field), or an argument
    *   or option is malformed — before any decision.
    * @throws whatever `fn` throws (the ledger entry is recorded with status `error`).
    */
   act<A extends Record<string, unknown>, R>(name: string, args: A, fn: (args: A, ctx: ActContext) => R | Promise<R>, options: ActOptions & { onBlocked: 'return' }): Promise<R | BlockedResult>;
   act<A extends Record<string, unknown>, R>(name: string, args: A, fn: (args: A, ctx: ActContext) => R | Promise<R>, options?: ActOptions): Promise<R>;
-  async act<A extends Record<string, unknown>, R>(name: string, args: A, fn: (args: A, ctx: ActContext) => R | Promise<R>, options: ActOptions = {}): Promise<R | BlockedResult> {
+  act<A extends Record<string, unknown>, R>(name: string, args: A, fn: (args: A, ctx: ActContext) => R | Promise<R>, options: ActOptions = {}): Promise<R | BlockedResult> {
+    // The `agp.act` span, when the agent traces (./tracing.ts); without one, no wrapper and nothing more is done.
+    const span = startActSpan(this.gov.agentId, name);
+    return span === null ? this.govern(name, args, fn, options, null) : this.traced(span, name, args, fn, options);
+  }
+
+  /** {@link Run.act} inside its `agp.act` span: ended when the act settles, failed when it throws but for a stop. */
+  private async traced<A extends Record<string, unknown>, R>(span: ActSpan, name: string, args: A, fn: (args: A, ctx: ActContext) => R | Promise<R>, options: ActOptions): Promise<R | BlockedResult> {
+    try {
+      return await this.govern(name, args, fn, options, span);
+    } catch (err) {
+      // A stopped action is a decision (on the span), not a failure.
+      if (!(err instanceof ActionBlockedError || err instanceof ApprovalRejectedError)) span.failed(err);
+      throw err;
+    } finally {
+      span.end();
+    }
+  }
+
+  /** The body of {@link Run.act}: check the arguments and options (rejecting with a TypeError), decide, then {@link Run.dispatch}. */
+  private async govern<A extends Record<string, unknown>, R>(name: string, args: A, fn: (args: A, ctx: ActContext) => R | Promise<R>, options: ActOptions, span: ActSpan | null): Promise<R | BlockedResult> {
     if (this.ended) throw new Error(`run ${this.runId} has ended`);
     if (this.gov.isClosed) throw new Error('the governor is closed');
     if (typeof name !== 'string' || !name || name.length > 256) throw new TypeError('act: the action name must be a string of 1–256 characters');
@@ -720,13 +746,14 @@ export class Run {
     if (this.gov.reporter.full()) {
       this.gov.refusedSpoolFull++;
       const d = failClosed(`the report spool is full (${this.gov.reporter.spool.pendingBytes()} bytes not yet acknowledged by the platform: ${this.gov.reporter.stats().last_error ?? 'no error yet'}); new actions are refused until reports are delivered`, estimated, 'high');
+      span?.decided(d, false);
       return this.blocked(name, d, options);
     }
     const hash = this.argsHash(inputs);
     // The one network wait before a decision: the moderation provider, only while a moderation guardrail applies.
     const moderation = this.gov.moderates() ? await this.gov.moderate(inputs) : undefined;
     const d = this.gov.decideFor(this, name, inputs, estimated, options, hash, moderation);
-    return this.dispatch(new Call(name, inputs, fn as (args: Record<string, unknown>, ctx: ActContext) => unknown, options, seq, estimated, hash, moderation), d, false) as Promise<R | BlockedResult>;
+    return this.dispatch(new Call(name, inputs, fn as (args: Record<string, unknown>, ctx: ActContext) => unknown, options, seq, estimated, hash, moderation, span), d, false) as Promise<R | BlockedResult>;
   }
 
   /** Record the end of the run (`run.end`): `completed` or `failed`, with an optional error text. */
@@ -752,6 +779,7 @@ export class Run {
   /** Act on a decision. `approved`: a human approved this call (an escalate then runs). */
   private async dispatch(c: Call, d: GovernanceDecision, approved: boolean): Promise<unknown> {
     if (this.gov.opts.onDecision) this.gov.notifyDecision({ action_name: c.name, run_id: this.runId, decision: d, approved });
+    if (c.span !== null) c.span.decided(d, approved);
     switch (d.decision) {
       case 'allow':
         return this.execute(c, c.inputs);
@@ -812,7 +840,7 @@ export class Run {
     const t0 = performance.now();
     let out: unknown;
     try {
-      out = await c.fn(args, ctx);
+      out = await (c.span === null ? c.fn(args, ctx) : c.span.run(() => c.fn(args, ctx)));
     } catch (err) {
       this.settle(c, ctx.actual);
       this.ledger(c, args, 'error', { duration_ms: performance.now() - t0, actual: ctx.actual, error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) });
@@ -985,5 +1013,7 @@ class Call {
     readonly hash: string | undefined,
     /** The moderation provider's scores of the arguments (or why there are none), when a moderation guardrail applies. */
     readonly moderation: Moderated | undefined,
+    /** The call's `agp.act` span, when the agent traces. */
+    readonly span: ActSpan | null,
   ) {}
 }

@@ -9,7 +9,7 @@
  *   kept in memory), counted in `stats().rejected` and passed to `onError`: never dropped silently.
  * Source: docs/sdk.md §Reporting.
  */
-import { AgpHttpError, AgpNetworkError, type AgpClient } from '@agp/client/http';
+import { AgpHttpError, AgpNetworkError, type AgpClient } from './http.js';
 import { INGEST_MAX_BYTES, INGEST_MAX_EVENTS, type IngestEvent } from '@agp/contracts';
 import type { Spool, SpoolEvent } from './spool.js';
 import type { ReporterStats } from './status.js';

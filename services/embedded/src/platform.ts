@@ -5,7 +5,7 @@ import { NestFactory } from '@nestjs/core';
 import { InProcessBroker, InProcessClient, InProcessServer, SqlIngestLog } from '@agp/bus';
 import { KeyStore } from '@agp/auth';
 import { closeEventStoreAndDb, createPgliteSql, openEventStore, type Sql } from '@agp/eventstore';
-import { createGateway } from '@agp/gateway';
+import { createGateway, loadPriceTable } from '@agp/gateway';
 import { IngestModule, IngestService, storeIngestedIds } from '@agp/ingest';
 import { InterventionsModule, InterventionsService } from '@agp/interventions';
 import { PoliciesModule, PoliciesService } from '@agp/policies';
@@ -153,7 +153,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const ingestApp = await serveInProcess(IngestModule.register(ingest, logger.child({ service: 'ingest' })), 'ingest');
   logMemory('ingest');
 
-  const gateway = await createGateway({ bus: new InProcessClient({ broker }), keys, sql, store, logger: logger.child({ service: 'gateway' }), listCacheEntries: env.AGP_ANSWER_CACHE_ENTRIES, keyStaleMs: env.AGP_KEY_STALE_MS, governancePollMs: env.AGP_GOVERNANCE_POLL_MS, governanceMaxStreams: env.AGP_GOVERNANCE_MAX_STREAMS, governanceHeartbeatMs: env.AGP_GOVERNANCE_HEARTBEAT_MS });
+  const gateway = await createGateway({ bus: new InProcessClient({ broker }), keys, sql, store, logger: logger.child({ service: 'gateway' }), listCacheEntries: env.AGP_ANSWER_CACHE_ENTRIES, keyStaleMs: env.AGP_KEY_STALE_MS, governancePollMs: env.AGP_GOVERNANCE_POLL_MS, governanceMaxStreams: env.AGP_GOVERNANCE_MAX_STREAMS, governanceHeartbeatMs: env.AGP_GOVERNANCE_HEARTBEAT_MS, otlpPrices: loadPriceTable(env.AGP_OTLP_PRICE_TABLE) });
   const port = await gateway.listen(opts.port ?? env.PORT, opts.host ?? env.HOST);
   logMemory('gateway');
   const url = `http://127.0.0.1:${port}`;

@@ -8,13 +8,13 @@
  */
 import { Body, Controller, Get, HttpCode, Inject, Post, Query, Req, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { INGEST_DUPLICATE, IngestBatchSchema, MAX_JSON_DEPTH, Wire, clientEventId, type IngestResponse } from '@agp/contracts';
+import { INGEST_DUPLICATE, INGEST_RAW_MAX_BYTES, IngestBatchSchema, MAX_JSON_DEPTH, Wire, clientEventId, type IngestResponse } from '@agp/contracts';
 import type { InterventionListReader } from '@agp/interventions/read-models';
 import { call, callUnchecked, RemoteProblemError } from '@agp/bus';
-import { ServiceUnavailableError, UnauthorizedError, describeJsonInputErrors, isRawJson, jsonInputErrors, parseOrThrow, type RequestContext } from '@agp/runtime';
+import { BadRequestError, ServiceUnavailableError, UnauthorizedError, describeJsonInputErrors, isRawJson, jsonInputErrors, jsonNestingDepth, parseOrThrow, type RequestContext } from '@agp/runtime';
 import type { ClientProxy } from '@nestjs/microservices';
 import { MAX_EVENT_BYTES, chunkBatch } from './chunks.js';
-import type { AuthedRequest, ScannedRequest } from './edge.js';
+import type { AuthedRequest } from './edge.js';
 
 /** Injection token of the bus client. */
 export const BUS = Symbol('agp.gateway.bus');
@@ -89,65 +89,112 @@ export class InterventionsController {
   }
 }
 
+/** What the ingest route answers when the ingest service could not be asked at all: a 503 for the whole request. */
+const INGEST_UNAVAILABLE = 'the ingest service is unavailable; nothing was accepted';
+
 /** `POST /api/v1/ingest/`: a batch of up to 1000 events, answered 207 per event. */
 @Controller('api/v1/ingest')
 export class IngestController {
   constructor(@Inject(BUS) private readonly bus: Pick<ClientProxy, 'send'>) {}
 
   /**
-   * Validate the envelope (422 when it is not `{batch: [...]}` of at most 1000), split it into chunks that
-   * fit a bus message, send the chunks to the ingest service in parallel and merge their per-event answers
-   * in batch order: each success `{id, status: 201, result: "created"}` or `{id, status: 200, result: "duplicate"}`
-   * (an id accepted in an earlier chunk of the batch is a duplicate). An event nested deeper than MAX_JSON_DEPTH (64)
-   * is answered 422 on its own and an event over 900 KiB 413, neither sent. 503 only when no event at all could be
-   * accepted.
+   * Authenticated and size-checked at the edge (edge.ts: 401/403, 413 over 5 MiB, 415), the body arrives here as its
+   * bytes. A body of at most INGEST_RAW_MAX_BYTES (448 KiB; the common case, 100 events of ~800 B) is forwarded
+   * unparsed as one `ingest.raw` message: the ingest service parses it once and answers per event (400 malformed
+   * JSON and 422 for the envelope come back from it unchanged). A larger body cannot travel as one bus message: it is
+   * parsed here and split ({@link ingestChunked}). docs/decisions.md (The gateway forwards the ingest body's bytes).
+   * @throws ServiceUnavailableError (503) when the ingest service cannot be asked or accepted nothing.
    */
   @Post()
   @HttpCode(207)
   async ingest(@Req() req: AuthedRequest, @Body() body: unknown): Promise<IngestResponse> {
     const ctx = ctxOf(req);
+    const bytes = Buffer.isBuffer(body) ? body : undefined;
+    if (bytes && bytes.length > INGEST_RAW_MAX_BYTES) return this.ingestChunked(ctx, bytes);
+    try {
+      return await call(this.bus, 'ingest.raw', ctx, { json: bytes?.length ? bytes.toString('utf8') : 'null' });
+    } catch (err) {
+      if (err instanceof RemoteProblemError && err.status < 500) throw err;
+      throw new ServiceUnavailableError(INGEST_UNAVAILABLE, { cause: err });
+    }
+  }
+
+  /**
+   * A body over INGEST_RAW_MAX_BYTES: parse it (400 when malformed), validate the envelope (422 when it is not
+   * `{batch: [...]}` of at most 1000), refuse the events nested deeper than MAX_JSON_DEPTH (64) on their own (422),
+   * and send the rest in chunks with {@link submitIngestBatch} (an id accepted in an earlier chunk of the batch is a
+   * duplicate: the one within-request dedupe that spans chunks; an event over 900 KiB is 413). 503 only when no event
+   * at all could be accepted.
+   */
+  private async ingestChunked(ctx: RequestContext, bytes: Buffer): Promise<IngestResponse> {
+    let body: unknown;
+    try {
+      body = JSON.parse(bytes.toString('utf8'));
+    } catch (err) {
+      throw new BadRequestError(`malformed JSON: ${(err as Error).message}`);
+    }
     const { batch } = parseOrThrow(IngestBatchSchema, body ?? {}, 'body');
-    const length = Number(req.get('content-length'));
     // Events nested deeper than MAX_JSON_DEPTH are refused on their own (422), like oversized ones; the body's depth,
-    // read from its bytes at the edge, says whether any event can be (the envelope adds two levels).
+    // read from its bytes, says whether any event can be (the envelope adds two levels).
     const tooDeep = new Map<number, { id: string | null; message: string }>();
-    if ((req as ScannedRequest).agpDepth === undefined || (req as ScannedRequest).agpDepth! > MAX_JSON_DEPTH + 2) {
+    if (jsonNestingDepth(bytes) > MAX_JSON_DEPTH + 2) {
       batch.forEach((event, index) => {
         const errors = jsonInputErrors(event, `batch[${index}]`, { text: false });
         if (errors.length) tooDeep.set(index, { id: clientEventId(event), message: describeJsonInputErrors(errors) });
       });
     }
-    const { chunks, oversized } = chunkBatch(batch, undefined, undefined, Number.isFinite(length) && length > 0 ? length : undefined, new Set(tooDeep.keys()));
-    const answers = await Promise.all(
-      chunks.map(async (chunk) => {
-        try {
-          return { chunk, reply: await call(this.bus, 'ingest.batch', ctx, chunk) };
-        } catch (err) {
-          if (err instanceof RemoteProblemError && err.status < 500) throw err;
-          return { chunk, reply: null };
-        }
-      }),
-    );
-    const out: IngestResponse = { successes: [], errors: [] };
-    // An id accepted in an earlier chunk makes a later "created" of the same id a duplicate (docs/ingest.md, Ingest answers);
-    // the ingest service already answers repeats within one chunk.
-    const accepted = new Set<string>();
-    for (const { chunk, reply } of answers) {
-      if (reply) {
-        for (const s of reply.successes) out.successes.push(s.result === 'created' && accepted.has(s.id) ? { id: s.id, ...INGEST_DUPLICATE } : s);
-        for (const s of reply.successes) accepted.add(s.id);
-        out.errors.push(...reply.errors);
-      } else {
-        for (const e of chunk.events) {
-          out.errors.push({ id: clientEventId(e), status: 503, message: 'the ingest service is unavailable; retry this event' });
-        }
+    return submitIngestBatch(this.bus, ctx, batch, { bodyBytes: bytes.length, tooDeep });
+  }
+}
+
+/**
+ * Send a batch of raw ingest events the normal way: split it into chunks that fit a bus message, send them to the
+ * ingest service (`ingest.batch`) in parallel and merge their per-event answers in batch order, each success
+ * `{id, status: 201, result: "created"}` or `{id, status: 200, result: "duplicate"}` (an id accepted in an earlier
+ * chunk is a duplicate). An event over 900 KiB is answered 413 on its own; the events of `opts.tooDeep` (by index) are
+ * answered 422 with their message, neither sent. A chunk the ingest service cannot answer makes its events 503.
+ * The one submission path of `POST /api/v1/ingest` and of OTLP trace ingest (docs/ingest.md).
+ * @param opts.bodyBytes size of the request body the batch came from, when known (a small one is sent as one chunk).
+ * @throws RemoteProblemError a 4xx the ingest service answers for a whole chunk.
+ * @throws ServiceUnavailableError when no event at all could be accepted because the ingest service is unavailable.
+ */
+export async function submitIngestBatch(
+  bus: Pick<ClientProxy, 'send'>,
+  ctx: RequestContext,
+  batch: unknown[],
+  opts: { bodyBytes?: number; tooDeep?: ReadonlyMap<number, { id: string | null; message: string }> } = {},
+): Promise<IngestResponse> {
+  const tooDeep = opts.tooDeep ?? new Map<number, { id: string | null; message: string }>();
+  const { chunks, oversized } = chunkBatch(batch, undefined, undefined, opts.bodyBytes, new Set(tooDeep.keys()));
+  const answers = await Promise.all(
+    chunks.map(async (chunk) => {
+      try {
+        return { chunk, reply: await call(bus, 'ingest.batch', ctx, chunk) };
+      } catch (err) {
+        if (err instanceof RemoteProblemError && err.status < 500) throw err;
+        return { chunk, reply: null };
+      }
+    }),
+  );
+  const out: IngestResponse = { successes: [], errors: [] };
+  // An id accepted in an earlier chunk makes a later "created" of the same id a duplicate (docs/ingest.md, Ingest answers);
+  // the ingest service already answers repeats within one chunk.
+  const accepted = new Set<string>();
+  for (const { chunk, reply } of answers) {
+    if (reply) {
+      for (const s of reply.successes) out.successes.push(s.result === 'created' && accepted.has(s.id) ? { id: s.id, ...INGEST_DUPLICATE } : s);
+      for (const s of reply.successes) accepted.add(s.id);
+      out.errors.push(...reply.errors);
+    } else {
+      for (const e of chunk.events) {
+        out.errors.push({ id: clientEventId(e), status: 503, message: 'the ingest service is unavailable; retry this event' });
       }
     }
-    for (const [, d] of tooDeep) out.errors.push({ id: d.id, status: 422, message: d.message });
-    for (const o of oversized) out.errors.push({ id: o.id, status: 413, message: `batch[${o.index}]: event is ${o.bytes} bytes; at most ${MAX_EVENT_BYTES} bytes per event` });
-    if (out.successes.length === 0 && out.errors.length > 0 && out.errors.every((e) => e.status === 503)) {
-      throw new ServiceUnavailableError('the ingest service is unavailable; nothing was accepted');
-    }
-    return out;
   }
+  for (const [, d] of tooDeep) out.errors.push({ id: d.id, status: 422, message: d.message });
+  for (const o of oversized) out.errors.push({ id: o.id, status: 413, message: `batch[${o.index}]: event is ${o.bytes} bytes; at most ${MAX_EVENT_BYTES} bytes per event` });
+  if (out.successes.length === 0 && out.errors.length > 0 && out.errors.every((e) => e.status === 503)) {
+    throw new ServiceUnavailableError(INGEST_UNAVAILABLE);
+  }
+  return out;
 }

@@ -165,9 +165,9 @@ const TOO_DEEP = 'agp.nested.too.deep';
 
 /**
  * The problem of a body-parser error (422 too deep, 413, 400, 415), or undefined when the client went away (nothing
- * to answer).
+ * to answer). Also answers the OTLP trace endpoint's raw body reader (./otlp/route.ts).
  */
-function parseFailure(err: unknown, req: Request, limit: number): Problem | undefined {
+export function parseFailure(err: unknown, req: Request, limit: number): Problem | undefined {
   const e = err as { type?: string; status?: number; message?: string; agpPath?: string[] };
   if (e.type === TOO_DEEP) {
     const errors = [nestingError(['body', ...(e.agpPath ?? [])].join('.'))];
@@ -185,7 +185,9 @@ function parseFailure(err: unknown, req: Request, limit: number): Problem | unde
  * `maxBodyBytes` of their route in `HTTP_ROUTES` (an eval run submission: 900 KiB, one bus message) — well-formed,
  * nested at most MAX_JSON_DEPTH (64) levels and free of unstorable text ({@link bodyRefusal}). The depth is read from
  * the bytes first (`jsonNestingDepth`), so a body too deep is refused (422, with the path from `jsonPathPastDepth`)
- * before the parser builds it — but on ingest, whose controller answers per event. Errors are answered here as
+ * before the parser builds it — but on ingest, whose controller answers per event. The ingest route
+ * (`ingest.raw` in `HTTP_ROUTES`) is read as bytes, not parsed: its controller forwards them to the ingest service,
+ * which parses them once (docs/decisions.md, The gateway forwards the ingest body's bytes). Errors are answered here as
  * problem details, before any controller runs. Nothing the checks throw escapes the parser's callback (an
  * exception there would be uncaught and end the process): it is answered as a 400.
  */
@@ -209,6 +211,8 @@ export function jsonBody() {
         if (MAYBE_UNSTORABLE.some((needle) => buf.includes(needle))) r.agpMaybeNul = true;
       },
     });
+  // The ingest route's body is forwarded as its bytes (`ingest.raw`): read, size-limited, inflated, never parsed here.
+  const rawParser = express.raw({ limit: INGEST_MAX_BYTES, type: () => true });
   const parsers = new Map([[INGEST_MAX_BYTES, parser(INGEST_MAX_BYTES)]]);
   return (req: Request, res: Response, next: NextFunction) => {
     if (/%00/i.test(req.originalUrl)) return sendProblem(res, problem(400, 'Bad Request', 'the URL contains a NUL character (%00), which is not allowed'));
@@ -220,9 +224,18 @@ export function jsonBody() {
       req.resume();
       return sendProblem(res, problem(415, 'Unsupported Media Type', `send the body as application/json (got ${type || 'no content type'})`));
     }
-    const limit = matchHttpRoute(req.method, req.path)?.maxBodyBytes ?? INGEST_MAX_BYTES;
+    const route = matchHttpRoute(req.method, req.path);
+    const limit = route?.maxBodyBytes ?? INGEST_MAX_BYTES;
     let parse = parsers.get(limit);
     if (!parse) parsers.set(limit, (parse = parser(limit)));
+    if (route?.message === 'ingest.raw') {
+      const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(req.get('content-type') ?? '')?.[1]?.toLowerCase();
+      if (charset && charset !== 'utf-8' && charset !== 'utf8') {
+        req.resume();
+        return sendProblem(res, problem(415, 'Unsupported Media Type', `unsupported charset "${charset.toUpperCase()}"; send the body as UTF-8`));
+      }
+      parse = rawParser;
+    }
     parse(req, res, (err?: unknown) => {
       let refusal: Problem | null | undefined;
       try {

@@ -4,7 +4,7 @@
  * interventions service's query module: docs/decisions.md (The read path)), and answers every error as RFC 9457 problem
  * details.
  * Also serves `/api/v1/openapi.json`, `/docs`, `/healthz`, `/readyz`, `/metrics`, and the web console's built files
- * (`/`, the console routes, `/assets/*`: ./console.ts).
+ * (`/`, the console routes, `/assets/*`: ./console.ts), and receives OTLP/HTTP trace exports (./otlp/route.ts).
  * Source: the spec; architecture §1 (gateway), §4 (Errors, Auth), §5 (operations).
  */
 import { createRequire } from 'node:module';
@@ -16,7 +16,7 @@ import express, { type Response } from 'express';
 import { buildOpenApiDocument, matchHttpRoute } from '@agp/contracts';
 import { CachedKeyResolver, type KeyResolver, type KeyStore } from '@agp/auth';
 import { problemOf } from '@agp/bus';
-import type { SqlExecutor } from '@agp/eventstore';
+import { eventStoreReadiness, type EventStore, type SqlExecutor } from '@agp/eventstore';
 import { DEFAULT_LISTEN_HOST, collectDefaultMetrics, metricsRegistry, problem, readinessOf, retryAfterHeaders, type Logger, type ReadinessCheck } from '@agp/runtime';
 import { BUS, IngestController, InterventionsController, LIST_READER } from './controllers.js';
 import { InterventionListReader } from '@agp/interventions/read-models';
@@ -31,6 +31,8 @@ import { policiesControllers } from './routes/policies.js';
 import { GOVERNANCE_FEED, GovernanceController, type GovernanceStreams } from './routes/governance.js';
 import { GovernanceFeed, type GovernanceLog } from './governance-feed.js';
 import { statsControllers } from './routes/stats.js';
+import { OTLP_TRACES_PATH, otlpTracesEndpoint } from './otlp/route.js';
+import { SHIPPED_PRICE_TABLE, type PriceTable } from './otlp/prices.js';
 
 /**
  * The Nest controllers of the routes that do more than forward (every row of `HTTP_ROUTES` without `forward` but
@@ -90,8 +92,11 @@ export interface GatewayOptions {
   keys: KeyResolver & Pick<KeyStore, 'createKey' | 'page' | 'revoke'>;
   /** The platform's database: the readiness probe pings it, and the interventions list is read from it. */
   sql: SqlExecutor;
-  /** The event store's log, which the governance push channel tails. */
-  store: GovernanceLog;
+  /**
+   * The event store: the governance push channel tails its log; `/readyz` checks its server when it is not the
+   * platform's database (KurrentDB: `eventStoreReadiness`).
+   */
+  store: GovernanceLog & Pick<EventStore, 'kind' | 'ready'>;
   /**
    * Dependencies `/readyz` requires (distributed mode: the NATS connection): it answers 503 problem+json naming each
    * one that is down, and 200 again once they are back. The database is not among them: while it is down `/readyz`
@@ -113,6 +118,8 @@ export interface GatewayOptions {
   governanceHeartbeatMs?: number;
   /** Folder of the built web console. @default services/console/dist, or AGP_CONSOLE_DIR (see ./console.ts) */
   consoleDir?: string;
+  /** The model price table OTLP trace ingest prices token usage with (AGP_OTLP_PRICE_TABLE, `loadPriceTable`). @default the shipped table */
+  otlpPrices?: PriceTable;
 }
 
 /** A built gateway: listen on a port (0 picks one) and close. */
@@ -144,8 +151,9 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   server.get(['/healthz', '/healthz/'], (_req, res) => void res.json({ status: 'ok', service: 'gateway' }));
   // Not ready without the bus (nothing works); PostgreSQL down only degrades the gateway: ingest goes on accepting
   // (keys are served from the cache's stale window, events go to JetStream), so an orchestrator must keep routing to it.
+  // KurrentDB, when it holds the events, is reported the same way (the push channel tails it; ingest does not need it).
   const required = readinessOf(opts.readiness ?? []);
-  const database = readinessOf([{ name: 'postgres', check: async () => void (await opts.sql.query('SELECT 1')) }]);
+  const database = readinessOf([{ name: 'postgres', check: async () => void (await opts.sql.query('SELECT 1')) }, ...eventStoreReadiness(opts.store)]);
   server.get(['/readyz', '/readyz/'], (_req, res) => {
     required().then(
       () =>
@@ -184,6 +192,8 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   server.post(['/api/v1/mcp', '/api/v1/mcp/'], mcp);
   // GET and DELETE (2025 session operations) reach the protocol too, which answers 405 (it is stateless).
   server.use((req, res, next) => (req.path.replace(/\/+$/, '') === '/api/v1/mcp' ? mcp(req, res) : next()));
+  // The OTLP trace receiver reads its own body (protobuf or JSON, gzip) and answers in OTLP's encodings (./otlp/route.ts).
+  server.post([OTLP_TRACES_PATH, `${OTLP_TRACES_PATH}/`], otlpTracesEndpoint({ bus: opts.bus, prices: opts.otlpPrices ?? SHIPPED_PRICE_TABLE, logger: opts.logger, answerError: (res, err) => answerProblem(opts.logger, res, err) }));
   server.use(rawResourceUris());
   server.use(jsonBody());
   // A change written through this gateway wakes the push channel's tailer as soon as it is answered (it is committed

@@ -5,6 +5,7 @@ import { PrefixedNatsClient } from '@agp/bus';
 import { closeEventStoreAndDb, createPgSql, openEventStore } from '@agp/eventstore';
 import { baseEnvSchema, createLogger, exitOnFatal, exitOnSignals, loadEnv, orderedShutdown } from '@agp/runtime';
 import { createGateway } from './gateway.js';
+import { loadPriceTable } from './otlp/prices.js';
 
 /**
  * Distributed mode: the gateway as its own process (NATS + PostgreSQL). Serves /healthz, /readyz (503 while
@@ -42,6 +43,7 @@ const gateway = await createGateway({
   governanceMaxStreams: env.AGP_GOVERNANCE_MAX_STREAMS,
   governanceHeartbeatMs: env.AGP_GOVERNANCE_HEARTBEAT_MS,
   readiness: [{ name: 'nats', check: () => bus.health.check() }],
+  otlpPrices: loadPriceTable(env.AGP_OTLP_PRICE_TABLE),
 });
 const port = await gateway.listen(env.PORT, env.HOST);
 logger.info({ port, host: env.HOST }, 'gateway listening');

@@ -2,13 +2,15 @@ import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyStore } from '@agp/auth';
 import { InProcessBroker, InProcessClient } from '@agp/bus';
-import { createEventStore, createPgliteSql, type Sql } from '@agp/eventstore';
+import { createEventStore, createPgliteSql, openEventStore, type EventStore, type Sql } from '@agp/eventstore';
 import { createLogger, ServiceUnavailableError } from '@agp/runtime';
+import { freePort } from '../../../test/support/distributed.js';
 import { createGateway, type Gateway } from '../src/gateway.js';
 
 /**
  * The gateway's `/readyz`: 503 while a required dependency (the bus) is down; 200 `degraded` while only the database
- * is down, because ingest goes on accepting through it (docs/reliability.md); `ready` when both answer.
+ * (or KurrentDB, when it holds the events) is down, because ingest goes on accepting through it (docs/reliability.md);
+ * `ready` when all answer.
  */
 describe('gateway /readyz follows its dependencies', () => {
   let sql: Sql;
@@ -57,5 +59,36 @@ describe('gateway /readyz follows its dependencies', () => {
     databaseDown = busDown = false;
     res = await fetch(url);
     expect([res.status, ((await res.json()) as { status: string }).status]).toEqual([200, 'ready']);
+  });
+});
+
+describe('gateway /readyz with the KurrentDB event store', () => {
+  let sql: Sql;
+  let store: EventStore;
+  let gateway: Gateway;
+  let port: number;
+  beforeAll(async () => {
+    sql = await createPgliteSql();
+    const keys = new KeyStore(sql);
+    await keys.migrate();
+    // KURRENTDB_URL at a loopback port nothing listens on (a free port: bound, then released): the server is down.
+    port = await freePort();
+    store = await openEventStore(sql, { AGP_EVENT_STORE: 'kurrentdb', KURRENTDB_URL: `kurrentdb://127.0.0.1:${port}?tls=false` });
+    gateway = await createGateway({ bus: new InProcessClient({ broker: new InProcessBroker() }), keys, sql, store, logger: createLogger('gateway', 'silent'), readiness: [] });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await store?.close();
+    await sql?.close();
+  });
+
+  it('is degraded naming kurrentdb while the server does not answer (PostgreSQL answers)', async () => {
+    const gatewayPort = await gateway.listen(0, '127.0.0.1');
+    const res = await fetch(`http://127.0.0.1:${gatewayPort}/readyz`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { status: string; detail: string };
+    expect(body).toMatchObject({ status: 'degraded', service: 'gateway' });
+    expect(body.detail).toMatch(new RegExp(`^not ready: kurrentdb: KurrentDB at 127\\.0\\.0\\.1:${port} did not answer`));
+    expect(body.detail).not.toMatch(/postgres/);
   });
 });

@@ -1,20 +1,33 @@
-import { createHash } from 'node:crypto';
 import {
-  INGEST_BODY_SCHEMAS,
   INGEST_CREATED,
   INGEST_DUPLICATE,
+  INGEST_EVENT_SCHEMAS,
+  INGEST_SCHEMA_VERSION,
   INGEST_TARGETS,
+  IngestBatchSchema,
   IngestEventSchema,
   clientEventId,
   type IngestChunk,
-  type IngestEnvelope,
   type IngestError,
-  type IngestEvent,
+  type IngestEventType,
+  type IngestRaw,
   type IngestResponse,
   type IngestSuccess,
+  type ValidIngestEnvelope,
+  type ValidIngestEvent,
 } from '@agp/contracts';
 import { ingestSubject, withPublishSpan, type IngestLogPublisher } from '@agp/bus';
-import { ServiceUnavailableError, counter, fieldErrors, jsonInputErrors, newId, type Logger, type RequestContext } from '@agp/runtime';
+import {
+  BadRequestError,
+  ServiceUnavailableError,
+  counter,
+  fieldErrors,
+  jsonInputErrors,
+  newId,
+  parseOrThrow,
+  type Logger,
+  type RequestContext,
+} from '@agp/runtime';
 import type { IngestedIds } from './ingested-ids.js';
 
 /**
@@ -30,7 +43,16 @@ export interface IngestDeps {
   now?: () => Date;
 }
 
-type Valid = { index: number; event: IngestEvent };
+type Valid = { index: number; event: ValidIngestEvent };
+
+/**
+ * Whether an event's strings still need the unstorable-text check of `jsonInputErrors` (a NUL, an unpaired
+ * surrogate): always, unless the raw text it came in proved that it cannot hold one. The nesting limit is always checked.
+ */
+type InputScan = { text: boolean };
+
+/** Escapes that may spell text PostgreSQL cannot store: `\\u0000` and surrogates `\\ud800`–`\\udfff`. */
+const MAYBE_UNSTORABLE = /\\u(?:0000|[dD])/;
 
 /** What became of one event of a chunk, by its index in the client's batch. */
 type Outcome = { index: number } & ({ success: IngestSuccess } | { error: IngestError });
@@ -43,9 +65,10 @@ const lookupFailures = counter('agp_ingest_stored_lookup_failures_total', 'Chunk
 /**
  * The ingest service: validates each event of a chunk on its own, answers the events already stored (or repeated
  * within the chunk) `duplicate` without publishing them, publishes the others to the durable ingest log — one
- * message per target service, deduplicated by a message id derived from the organisation and the events' ids — and
- * answers per event once the log has acknowledged them: `created` (201), or `duplicate` (200) when the log reports the
- * message itself as a duplicate. Source: architecture §4 (Ingest), §6; docs/ingest.md (Ingest answers).
+ * message per target service, with the schema version of what it carries — and answers per event once the log has
+ * acknowledged them: `created` (201). The answer's duplicates are decided here once (the event store's stored ids,
+ * repeats within the request); storage dedupes once, by the event store's event id (docs/decisions.md, Dedupe once).
+ * Source: architecture §4 (Ingest), §6; docs/ingest.md (Ingest answers).
  */
 export class IngestService {
   constructor(private readonly deps: IngestDeps) {}
@@ -56,36 +79,39 @@ export class IngestService {
    * - An id already in the event store ({@link IngestDeps.ingested}): `{status: 200, result: "duplicate"}`, not published.
    * - An id that came earlier in the chunk: answered like that first occurrence (`duplicate`, or 503 when its publish
    *   failed), not published again.
-   * - The others are published; `{status: 201, result: "created"}` once the log has them, or `duplicate` when the log
-   *   already held the identical message (a retried request within the dedupe window); 503 when their publish failed.
+   * - The others are published; `{status: 201, result: "created"}` once the log has them, 503 when their publish
+   *   failed. A repeat of an event still in flight (in the log, not yet stored) is published and answered `created`
+   *   again; the event store keeps it once.
    * When the stored-ids lookup fails, it is logged and every event is treated as new (still stored once downstream).
-   * `chunk` is the `ingest.batch` request as the wire table parsed it (raw events, each checked here on its own).
+   * `chunk` is the `ingest.batch` request as the wire table parsed it (raw events, each checked here on its own, once:
+   * envelope and body with `INGEST_EVENT_SCHEMAS[type]`, then `jsonInputErrors` as far as `scan` says it is needed).
+   * What is published is each event as that schema output it, under {@link INGEST_SCHEMA_VERSION}.
    * @throws ServiceUnavailableError when the log is down and no event could be accepted.
    */
-  async accept(ctx: RequestContext, chunk: IngestChunk): Promise<IngestResponse> {
+  async accept(ctx: RequestContext, chunk: IngestChunk, scan: InputScan = { text: true }): Promise<IngestResponse> {
     const outcomes: Outcome[] = [];
     const valid: Valid[] = [];
     chunk.events.forEach((raw, i) => {
       const index = chunk.offset + i;
-      const rawId = clientEventId(raw);
-      const env = IngestEventSchema.safeParse(raw);
-      if (!env.success) {
-        outcomes.push({ index, error: { id: rawId, status: 422, message: describe(fieldErrors(env.error, `batch[${index}]`)) } });
+      const where = `batch[${index}]`;
+      // One parse, envelope and body together, with the combined schema of the event's type; an event whose type is
+      // not one of ours is checked by the envelope schema alone, which names `type` and the allowed values.
+      const type = (raw as { type?: unknown } | null)?.type;
+      const schema = typeof type === 'string' && Object.hasOwn(INGEST_EVENT_SCHEMAS, type) ? INGEST_EVENT_SCHEMAS[type as IngestEventType] : IngestEventSchema;
+      const parsed = schema.safeParse(raw);
+      if (!parsed.success) {
+        outcomes.push({ index, error: { id: clientEventId(raw), status: 422, message: describe(fieldErrors(parsed.error, where)) } });
         return;
       }
-      const bodyCheck = INGEST_BODY_SCHEMAS[env.data.type].safeParse(env.data.body);
-      if (!bodyCheck.success) {
-        outcomes.push({ index, error: { id: env.data.id, status: 422, message: describe(fieldErrors(bodyCheck.error, `batch[${index}].body`)) } });
-        return;
-      }
+      const event = parsed.data as ValidIngestEvent;
       // PostgreSQL cannot store U+0000 or a lone surrogate, and no event may nest deeper than MAX_JSON_DEPTH: such an
-      // event would fail every append downstream, so refuse it here, on its own.
-      const bad = jsonInputErrors(env.data, `batch[${index}]`);
+      // event would fail every append downstream, so refuse it here, on its own (the nesting limit named first).
+      const bad = jsonInputErrors(event, where, { text: scan.text });
       if (bad.length) {
-        outcomes.push({ index, error: { id: env.data.id, status: 422, message: describe(bad) } });
+        outcomes.push({ index, error: { id: event.id, status: 422, message: describe(bad) } });
         return;
       }
-      valid.push({ index, event: env.data });
+      valid.push({ index, event });
     });
     // A run's events that contradict each other within this chunk are refused here, where the client sees why.
     const contradictions = runContradictions(valid);
@@ -116,8 +142,8 @@ export class IngestService {
         const subject = ingestSubject(this.deps.subjectPrefix, ctx.organization_id, target);
         try {
           // A PRODUCER span per message: its traceparent travels in the envelope to the events' metadata.
-          const { duplicate } = await withPublishSpan(subject, ctx.traceparent, { 'messaging.batch.message_count': events.length }, (traceparent) => {
-            const envelope: IngestEnvelope = {
+          await withPublishSpan(subject, ctx.traceparent, { 'messaging.batch.message_count': events.length }, (traceparent) => {
+            const envelope: ValidIngestEnvelope = {
               organization_id: ctx.organization_id,
               actor: `key:${ctx.key_id}`,
               correlation_id: ctx.correlation_id,
@@ -125,32 +151,57 @@ export class IngestService {
               received_at: receivedAt,
               events: events.map(({ event }) => ({ ...event, assigned_id: newId() })),
             };
-            return this.deps.log.publish({ subject, msg_id: messageId(ctx.organization_id, target, events), payload: envelope });
+            // The message id names this message (dead letters, logs); it dedupes nothing: the answer's duplicates
+            // were decided above, and the event store keeps each event id once.
+            return this.deps.log.publish({ subject, msg_id: newId(), schema: INGEST_SCHEMA_VERSION, payload: envelope });
           });
-          return { events, ok: true as const, duplicate };
+          return { events, ok: true as const };
         } catch (err) {
           this.deps.logger.error({ err, target, events: events.length }, 'ingest publish failed');
-          return { events, ok: false as const, duplicate: false };
+          return { events, ok: false as const };
         }
       }),
     );
 
-    // Fate of each distinct id: duplicate (stored, or the log already held the message), created, or unavailable.
+    // Fate of each distinct id: duplicate (already stored), created, or unavailable (its publish failed).
     const fate = new Map<string, 'created' | 'duplicate' | 'unavailable'>();
     for (const id of stored) fate.set(id, 'duplicate');
-    for (const r of results) for (const { event } of r.events) fate.set(event.id, !r.ok ? 'unavailable' : r.duplicate ? 'duplicate' : 'created');
+    for (const r of results) for (const { event } of r.events) fate.set(event.id, r.ok ? 'created' : 'unavailable');
     for (const v of firsts.values()) outcomes.push(answer(v, fate.get(v.event.id)!));
     for (const v of repeats) outcomes.push(answer(v, fate.get(v.event.id) === 'unavailable' ? 'unavailable' : 'duplicate'));
 
     outcomes.sort((a, b) => a.index - b.index);
     const response: IngestResponse = { successes: [], errors: [] };
+    const counts = { created: 0, duplicate: 0, invalid: 0, unavailable: 0 };
     for (const o of outcomes) {
       if ('success' in o) response.successes.push(o.success);
       else response.errors.push(o.error);
-      ingestAnswers.inc({ result: 'success' in o ? o.success.result : o.error.status === 503 ? 'unavailable' : 'invalid' });
+      counts['success' in o ? o.success.result : o.error.status === 503 ? 'unavailable' : 'invalid'] += 1;
     }
+    for (const [result, n] of Object.entries(counts)) if (n) ingestAnswers.inc({ result }, n);
     if (response.successes.length === 0 && response.errors.some((e) => e.status === 503)) throw new ServiceUnavailableError('the ingest log is unavailable; nothing was accepted');
     return response;
+  }
+
+  /**
+   * Accept a whole ingest request body sent as its text (`ingest.raw`, docs/decisions.md: The gateway forwards the
+   * ingest body's bytes): parse it once, check the envelope (`{batch: [...]}` of at most 1000, else 422 naming
+   * `body.batch`), then answer as {@link accept} does for one chunk holding the whole batch. No event can hold a NUL
+   * or an unpaired surrogate when the text has no `\u0000` or `\uD…` escape (JSON carries them only escaped; bytes
+   * that are not UTF-8 were decoded to U+FFFD), so then only the nesting limit is checked per event.
+   * @throws BadRequestError (400) when the text is not JSON: `malformed JSON: <the parser's message>`.
+   * @throws ValidationError (422) when the envelope is wrong.
+   * @throws ServiceUnavailableError as {@link accept}.
+   */
+  async acceptRaw(ctx: RequestContext, raw: IngestRaw): Promise<IngestResponse> {
+    let body: unknown;
+    try {
+      body = JSON.parse(raw.json);
+    } catch (err) {
+      throw new BadRequestError(`malformed JSON: ${(err as Error).message}`);
+    }
+    const { batch } = parseOrThrow(IngestBatchSchema, body ?? {}, 'body');
+    return this.accept(ctx, { offset: 0, events: batch }, { text: MAYBE_UNSTORABLE.test(raw.json) });
   }
 
   /** The ids of `clientIds` already stored; the empty set (logged and counted) when the event store cannot be asked. */
@@ -175,7 +226,7 @@ export class IngestService {
  * Across chunks and batches the order events arrive in is not known here; the stats projection applies the same
  * rules to the stored run and records what it refuses (docs/decisions.md, Run data quality). Pure.
  */
-export function runContradictions(valid: ReadonlyArray<{ index: number; event: IngestEvent }>): Map<number, IngestError> {
+export function runContradictions(valid: ReadonlyArray<{ index: number; event: ValidIngestEvent }>): Map<number, IngestError> {
   const starts = new Map<string, { id: string; agent_id: string; started_at: string }>();
   for (const { event } of valid) {
     if (event.type !== 'run.start') continue;
@@ -204,13 +255,6 @@ export function runContradictions(valid: ReadonlyArray<{ index: number; event: I
 function answer({ index, event }: Valid, fate: 'created' | 'duplicate' | 'unavailable'): Outcome {
   if (fate === 'unavailable') return { index, error: { id: event.id, status: 503, message: UNAVAILABLE } };
   return { index, success: { id: event.id, ...(fate === 'created' ? INGEST_CREATED : INGEST_DUPLICATE) } };
-}
-
-/** Dedupe id of one published message: the same organisation, target and event ids give the same id. */
-function messageId(org: string, target: string, events: Valid[]): string {
-  const h = createHash('sha256').update(org).update('\u0000').update(target);
-  for (const { event } of events) h.update('\u0000').update(event.id);
-  return h.digest('hex');
 }
 
 const describe = (errors: Array<{ path: string; message: string }>) => errors.map((e) => `${e.path}: ${e.message}`).join('; ');

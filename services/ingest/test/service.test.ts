@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { INGEST_CREATED, INGEST_DUPLICATE, type IngestResponse } from '@agp/contracts';
-import { SqlIngestLog } from '@agp/bus';
-import { createEventStore, createPgliteSql, type EventStore, type Sql } from '@agp/eventstore';
+import { INGEST_CREATED, INGEST_DUPLICATE, INGEST_SCHEMA_VERSION, type IngestResponse } from '@agp/contracts';
+import { JetStreamIngestLog, SqlIngestLog, ingestSubjects } from '@agp/bus';
+import { createEventStore, createPgSql, createPgliteSql, type EventStore, type Sql } from '@agp/eventstore';
+import { createTestDatabase, infra, runSuffix, skipIntegration } from '../../../test/support/infra.js';
 import { createLogger, deterministicId, type RequestContext } from '@agp/runtime';
 import { IngestService, storeIngestedIds } from '../src/index.js';
 
@@ -73,13 +74,35 @@ describe('IngestService: created and duplicate answers', () => {
     expect((await accept([ev(id)], 'globex')).successes).toEqual([{ id, ...INGEST_CREATED }]);
   });
 
-  it('answers duplicate when the log already holds the identical message (a retried request, not yet stored)', async () => {
+  it('answers a repeat still in flight created again and publishes it again; the event store keeps it once, then it is a duplicate', async () => {
     const ids = [uid(), uid()];
     const batch = [ev(ids[0]), ev(ids[1])];
-    expect((await accept(batch)).successes.map((s) => s.result)).toEqual(['created', 'created']);
     const before = await logRows();
+    expect((await accept(batch)).successes.map((s) => s.result)).toEqual(['created', 'created']);
+    expect((await accept(batch)).successes.map((s) => s.result)).toEqual(['created', 'created']);
+    expect(await logRows()).toBe(before + 2);
+    // The consumer appends every delivered copy under the same event ids: stored once.
+    await store_('acme', ids);
+    await store_('acme', ids);
+    expect((await store.readAll(0n, 10_000, ['Test'])).filter((e) => ids.some((id) => e.event_id === deterministicId('acme', 'ingest', id)))).toHaveLength(2);
     expect((await accept(batch)).successes).toEqual(ids.map((id) => ({ id, ...INGEST_DUPLICATE })));
-    expect(await logRows()).toBe(before);
+    expect(await logRows()).toBe(before + 2);
+  });
+
+  it('parses a whole body sent as text once: 400 when malformed, 422 for the envelope, per-event answers otherwise', async () => {
+    const [a, b] = [uid(), uid()];
+    await expect(svc.acceptRaw(ctx(), { json: '{"batch": [' })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/^malformed JSON: /) });
+    await expect(svc.acceptRaw(ctx(), { json: '{"events": []}' })).rejects.toMatchObject({ status: 422 });
+    await expect(svc.acceptRaw(ctx(), { json: 'null' })).rejects.toMatchObject({ status: 422 });
+    const bad = { id: b, type: 'run.start', timestamp: '2026-01-02T03:04:05Z', body: { run_id: 'r', agent_id: 7, extra: 1 } };
+    const nul = { ...ev(uid()), body: { ...ev('x').body, reason: 'bad\u0000' } };
+    const r = await svc.acceptRaw(ctx(), { json: JSON.stringify({ batch: [ev(a), bad, nul, { id: 'c', type: 'no.such', timestamp: 'x', body: {} }] }) });
+    expect(r.successes).toEqual([{ id: a, ...INGEST_CREATED }]);
+    expect(r.errors).toEqual([
+      { id: b, status: 422, message: 'batch[1].body.agent_id: Invalid input: expected string, received number; batch[1].body.extra: unknown field' },
+      { id: nul.id, status: 422, message: expect.stringMatching(/^batch\[2\]\.body\.reason: NUL/) },
+      { id: 'c', status: 422, message: expect.stringMatching(/^batch\[3\]\.type: invalid value; allowed: intervention\.create, /) },
+    ]);
   });
 
   it('answers the second occurrence of an id within a chunk duplicate and publishes it once', async () => {
@@ -106,5 +129,61 @@ describe('IngestService: created and duplicate answers', () => {
     const id = uid();
     await store_('acme', [id]);
     expect((await blind.accept(ctx(), { events: [ev(id)], offset: 0 })).successes).toEqual([{ id, ...INGEST_CREATED }]);
+  });
+});
+
+/**
+ * The answer's duplicates do not depend on JetStream's dedupe window: on a stream whose `duplicate_window` is 200 ms,
+ * an event stored long after that window (as a consumer stores it) is still answered `duplicate` — from the event
+ * store's ids — and not published again; a message carries the schema version its consumer checks (`Agp-Schema`).
+ * Real JetStream and PostgreSQL.
+ */
+describe.skipIf(skipIntegration())('IngestService on JetStream with a tiny dedupe window', () => {
+  it('answers an id stored after the dedupe window duplicate, and publishes it once, with its schema version', async () => {
+    const suffix = runSuffix();
+    const prefix = `ing${suffix}`;
+    const db = await createTestDatabase();
+    const sql = createPgSql(db.url);
+    const store = createEventStore(sql);
+    await store.migrate();
+    const log = await JetStreamIngestLog.create({
+      servers: infra().natsUrl,
+      streamName: `INGEST_WINDOW_${suffix}`,
+      subjects: [ingestSubjects(prefix)],
+      duplicateWindowMs: 200,
+      durables: [{ durable: 'test', subjectFilter: `${prefix}.ingested.*.interventions` }],
+      logger: createLogger('ingest-test', 'silent'),
+    });
+    const delivered: Array<{ schema?: number; ids: string[] }> = [];
+    const consumer = await log.consume<{ events: Array<{ id: string }> }>({
+      durable: 'test',
+      subjectFilter: `${prefix}.ingested.*.interventions`,
+      handler: async (batch) => {
+        for (const m of batch) delivered.push({ schema: m.schema, ids: m.payload.events.map((e) => e.id) });
+        await Promise.all(batch.map((m) => m.ack()));
+      },
+    });
+    try {
+      const svc = new IngestService({ log, ingested: storeIngestedIds(store), subjectPrefix: prefix, logger: createLogger('ingest-test', 'silent') });
+      const c: RequestContext = { organization_id: 'acme', scope: 'write', key_id: 'k1', correlation_id: 'c1' };
+      const id = `ev-${suffix}`;
+      const event = { id, type: 'intervention.create', timestamp: '2026-01-02T03:04:05Z', body: { type: 'hard_block', outcome: 'blocked', action_name: 'x', agent_id: 'a1' } };
+      expect((await svc.acceptRaw(c, { json: JSON.stringify({ batch: [event] }) })).successes).toEqual([{ id, ...INGEST_CREATED }]);
+      await new Promise((r) => setTimeout(r, 600)); // three dedupe windows later
+      await store.append([{ stream_id: `test-${id}`, expected_version: 'any', events: [{ event_id: deterministicId('acme', 'ingest', id), type: 'Test', data: {}, metadata: { organization_id: 'acme', actor: 'test', schema_version: 1 } }] }]);
+      expect((await svc.acceptRaw(c, { json: JSON.stringify({ batch: [event, event] }) })).successes).toEqual([
+        { id, ...INGEST_DUPLICATE },
+        { id, ...INGEST_DUPLICATE },
+      ]);
+      for (let i = 0; i < 50 && delivered.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(delivered).toEqual([{ schema: INGEST_SCHEMA_VERSION, ids: [id] }]);
+    } finally {
+      await consumer.stop();
+      await log.deleteStream();
+      await log.close();
+      await store.close();
+      await db.drop();
+    }
   });
 });

@@ -92,8 +92,8 @@ export async function evaluateAction(deps: { sql: SqlExecutor; bus: Pick<ClientP
     idempotency_key: body.idempotency_key,
     moderation_scores: body.moderation_scores,
   };
-  // A span per decision (decision, rule, policy, intervention type; never the arguments) and agp_policy_decisions_total.
-  const decision = tracedDecision('evaluate', () =>
+  // A span per decision (decision, rule, policy, intervention type, tool, agent; never the arguments) and agp_policy_decisions_total.
+  const decision = tracedDecision('evaluate', action, () =>
     decide(policies, killSwitches, action, {
       now: now.getTime(),
       session_spend_usd: run.spend_usd,

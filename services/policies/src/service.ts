@@ -1,5 +1,4 @@
 import {
-  AgentRegisterSchema,
   Durables,
   policyStream,
   type Agent,
@@ -282,19 +281,15 @@ export class PoliciesService {
       const env = msg.payload;
       for (const ev of env.events) {
         if (ev.type !== 'agent.register') continue;
-        const parsed = AgentRegisterSchema.safeParse(ev.body);
-        if (!parsed.success) {
-          // The ingest service validated it; a mismatch means contract drift, never a reason to stall the log.
-          this.deps.logger.error({ event_id: ev.id, organization_id: env.organization_id, issues: parsed.error.issues }, 'dropping invalid ingested agent registration');
-          continue;
-        }
-        const entry = await this.streamEntry(streams, env.organization_id, parsed.data);
+        // Trusted: the ingest service validated it, the consumer checked the message's schema version (admitBySchema).
+        const body = ev.body as AgentRegister;
+        const entry = await this.streamEntry(streams, env.organization_id, body);
         const eventId = ingestedEventId(env.organization_id, ev.id);
         if (entry.ids.has(eventId)) {
           agentRegistrations.inc({ source: 'ingest', result: 'duplicate' });
           continue;
         }
-        const decided = decideRegister(entry.state, parsed.data, env.received_at);
+        const decided = decideRegister(entry.state, body, env.received_at);
         agentRegistrations.inc({ source: 'ingest', result: decided ? decided.type : 'unchanged' });
         if (!decided) continue;
         const version = (entry.state?.version ?? 0) + 1;

@@ -1,6 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POLICY_DECISIONS, type LedgerEntry, type PolicyDecisionKind } from '@agp/contracts';
 import { enginePolicy, type EnginePolicy } from '@agp/policy-engine';
+import { startMemoryTracing, type MemoryTracing } from '../../../test/support/spans.js';
 import { replayDecisions } from './counterfactual.js';
 
 /**
@@ -145,5 +146,28 @@ describe('replayDecisions: the guardrails and downgrades see the recorded inputs
     ]);
     expect(totals.by_decision).toEqual(byDecision({ allow: 3, loop_detected: 1, idempotent_replay: 1, pii_blocked: 1, downgrade: 1 }));
     expect(totals.prevented_usd).toBe(3);
+  });
+});
+
+describe('replayDecisions: each step is a policy.decide span (in-memory exporter)', () => {
+  let tracing: MemoryTracing;
+  beforeAll(() => {
+    tracing = startMemoryTracing();
+  });
+  afterAll(() => tracing.stop());
+
+  it('with the counterfactual source, the tool, the agent and the decision, never the recorded inputs', () => {
+    const guard = policy({ denied_actions: ['delete_records'], guardrails: { pii: { mode: 'block', categories: ['email'] } } });
+    const inputs = (seconds: number, name: string, args: Record<string, unknown>): LedgerEntry => ({ ...recorded(seconds, name, { est: 1 }), inputs: args });
+    replayDecisions([guard], AGENT, [inputs(0, 'lookup', { q: 'parcel 7' }), inputs(1, 'delete_records', { table: 'users' }), inputs(2, 'notify', { note: 'mail jane.doe@example.com' })]);
+    const spans = tracing.spans().filter((s) => s.name === 'policy.decide');
+    const subject = (tool: string) => ({ 'agp.decision.source': 'counterfactual', 'gen_ai.tool.name': tool, 'gen_ai.agent.id': AGENT });
+    expect(spans.map((s) => s.attributes)).toEqual([
+      { ...subject('lookup'), 'agp.decision': 'allow' },
+      { ...subject('delete_records'), 'agp.decision': 'block', 'agp.decision.rule': 'denied_action', 'agp.decision.policy_id': 'pol-1', 'agp.decision.intervention_type': 'hard_block' },
+      { ...subject('notify'), 'agp.decision': 'pii_blocked', 'agp.decision.rule': 'pii_guardrail', 'agp.decision.policy_id': 'pol-1', 'agp.decision.intervention_type': 'pii_blocked' },
+    ]);
+    const text = JSON.stringify(spans.map((s) => [s.attributes, s.events]));
+    for (const value of ['parcel 7', 'users', 'jane.doe']) expect(text).not.toContain(value);
   });
 });

@@ -129,13 +129,9 @@ export function replayDecisions(policies: readonly EnginePolicy[], agentId: stri
     const cost = actionCostUsd(a);
     const at = Date.parse(a.timestamp);
     const args = a.inputs ?? undefined;
-    const d = tracedDecision('counterfactual', () =>
-      decide(
-        policies,
-        NO_KILL_SWITCHES,
-        { agent_id: agentId, action_name: a.action_name, estimated_cost_usd: cost, arguments: args },
-        { now: at, session_spend_usd: spent, run_spend_usd: spent, recent_calls: calls, idempotency_records: keys },
-      ),
+    const action = { agent_id: agentId, action_name: a.action_name, estimated_cost_usd: cost, arguments: args };
+    const d = tracedDecision('counterfactual', action, () =>
+      decide(policies, NO_KILL_SWITCHES, action, { now: at, session_spend_usd: spent, run_spend_usd: spent, recent_calls: calls, idempotency_records: keys }),
     );
     const stopped = STOPPING_DECISIONS.has(d.decision);
     if (!stopped) {

@@ -1,12 +1,10 @@
 import type { ClientProxy } from '@nestjs/microservices';
 import {
-  ActionRecordSchema,
   Durables,
-  RunEndSchema,
   RunEvents,
-  RunStartSchema,
   DEFAULT_PURPOSE,
   PURPOSES,
+  type ActionRecord,
   type ActionRecordedData,
   type AgentStats,
   type AgentStatsQuery,
@@ -17,7 +15,9 @@ import {
   type LedgerExportQuery,
   type ListRunsQuery,
   type RunDetail,
+  type RunEnd,
   type RunEndedData,
+  type RunStart,
   type RunStartedData,
   type StatsDaily,
   type StatsDailyQuery,
@@ -65,25 +65,23 @@ function compact<T extends object>(o: T): T {
 }
 
 /**
- * The event that one ingested run.start / run.end / action.record becomes, or null when the body does not parse
- * (the ingest service validated it; a mismatch is a contract drift, logged by the caller). Pure.
+ * The event that one ingested run.start / run.end / action.record becomes, or null for any other type. The body is
+ * trusted: the ingest service validated it with its type's schema, and the consumer checked the message's schema
+ * version (`admitBySchema` in @agp/bus; docs/decisions.md, Consumers trust what the log carries). Pure.
  */
 export function runEventOf(ev: IngestEnvelope['events'][number]): { type: string; data: RunStartedData | RunEndedData | ActionRecordedData } | null {
   switch (ev.type) {
     case 'run.start': {
-      const b = RunStartSchema.safeParse(ev.body);
-      if (!b.success) return null;
-      return { type: RunEvents.Started, data: compact({ ...b.data, started_at: iso(b.data.started_at ?? ev.timestamp), ingest_event_id: ev.id }) };
+      const b = ev.body as RunStart;
+      return { type: RunEvents.Started, data: compact({ ...b, started_at: iso(b.started_at ?? ev.timestamp), ingest_event_id: ev.id }) };
     }
     case 'run.end': {
-      const b = RunEndSchema.safeParse(ev.body);
-      if (!b.success) return null;
-      return { type: RunEvents.Ended, data: compact({ ...b.data, ended_at: iso(b.data.ended_at ?? ev.timestamp), ingest_event_id: ev.id }) };
+      const b = ev.body as RunEnd;
+      return { type: RunEvents.Ended, data: compact({ ...b, ended_at: iso(b.ended_at ?? ev.timestamp), ingest_event_id: ev.id }) };
     }
     case 'action.record': {
-      const b = ActionRecordSchema.safeParse(ev.body);
-      if (!b.success) return null;
-      return { type: RunEvents.ActionRecorded, data: compact({ ...b.data, id: ev.assigned_id, timestamp: iso(b.data.timestamp ?? ev.timestamp), ingest_event_id: ev.id }) };
+      const b = ev.body as ActionRecord;
+      return { type: RunEvents.ActionRecorded, data: compact({ ...b, id: ev.assigned_id, timestamp: iso(b.timestamp ?? ev.timestamp), ingest_event_id: ev.id }) };
     }
     default:
       return null;

@@ -1,7 +1,7 @@
 /**
  * The seeded generator of the template pass: mulberry32 (32-bit state), the same algorithm as the fleet simulator's
- * `createRng` in packages/client (not imported: the CLI will import this service's scenario file module, and a service
- * must not depend on the SDK). Same seed, same draws. Source: docs/scenario-format.md (What the generator writes: same request and seed, same scenarios).
+ * `createRng` in packages/simulator/src/prng.ts (not imported: a service does not depend on the simulator, a client
+ * package). Same seed, same draws. Source: docs/scenario-format.md (What the generator writes: same request and seed, same scenarios).
  */
 export interface SeededRandom {
   /** Uniform in [0, 1). */

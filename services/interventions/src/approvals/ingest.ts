@@ -1,10 +1,10 @@
-import { ApprovalRequestSchema, CreateInterventionSchema, type ApprovalRequest, type CreateIntervention, type IngestEnvelope } from '@agp/contracts';
+import { type ApprovalRequest, type CreateIntervention, type IngestEnvelope } from '@agp/contracts';
 import { DEFAULT_APPROVAL_TTL_SECONDS } from './approval.js';
 
 /** An ingest event parsed into the intervention it records, with the approval expiry it asks for. */
 export type IngestedIntervention =
   | { success: true; data: CreateIntervention; approval_ttl_seconds: number }
-  /** `issues`: zod's issues, or why the type is not one of ours (for the log). */
+  /** `issues`: why the type is not one of ours (for the log). */
   | { success: false; issues: unknown[] };
 
 /**
@@ -18,18 +18,17 @@ export function interventionOfApprovalRequest(req: ApprovalRequest): CreateInter
 }
 
 /**
- * Parse one ingest event for the interventions service, by its type: `intervention.create` bodies as they
- * are, `approval.request` bodies as an escalated `approval_required` intervention.
+ * The intervention one ingest event records, by its type: `intervention.create` bodies as they are,
+ * `approval.request` bodies as an escalated `approval_required` intervention. The body is trusted: the ingest service
+ * validated it with its type's schema before publishing, and the consumer checked the message's schema version
+ * (`admitBySchema` in @agp/bus; docs/decisions.md, Consumers trust what the log carries). Any other type is refused.
  * @param defaultTtlSeconds AGP_APPROVAL_TTL_SECONDS (default 24 h), used unless the request gives its own.
  */
 export function parseIngestedIntervention(ev: IngestEnvelope['events'][number], defaultTtlSeconds = DEFAULT_APPROVAL_TTL_SECONDS): IngestedIntervention {
   if (ev.type === 'approval.request') {
-    const r = ApprovalRequestSchema.safeParse(ev.body);
-    if (!r.success) return { success: false, issues: r.error.issues };
-    return { success: true, data: interventionOfApprovalRequest(r.data), approval_ttl_seconds: r.data.expires_in_seconds ?? defaultTtlSeconds };
+    const r = ev.body as ApprovalRequest;
+    return { success: true, data: interventionOfApprovalRequest(r), approval_ttl_seconds: r.expires_in_seconds ?? defaultTtlSeconds };
   }
   if (ev.type !== 'intervention.create') return { success: false, issues: [{ path: ['type'], message: `not an interventions event type: ${ev.type}` }] };
-  const r = CreateInterventionSchema.safeParse(ev.body);
-  if (!r.success) return { success: false, issues: r.error.issues };
-  return { success: true, data: r.data, approval_ttl_seconds: defaultTtlSeconds };
+  return { success: true, data: ev.body as CreateIntervention, approval_ttl_seconds: defaultTtlSeconds };
 }

@@ -1,0 +1,47 @@
+/**
+ * OTLP trace ingest, the gateway's own work per export (not a test; docs/performance.md (OTLP trace ingest)): decode an
+ * `ExportTraceServiceRequest` of 510 GenAI spans (102 agent runs: an `invoke_agent` span, two `chat` spans with usage,
+ * two `execute_tool` spans), encoded by the OpenTelemetry SDK's own serializers in protobuf and in JSON, and map it to
+ * ingest events with the shipped price table. Prints ms per export and spans per second, decode alone and decode + map.
+ * Run: `node --import tsx bench/otlp.ts` (BENCH_OTLP_ROUNDS, default 200).
+ */
+import { context, trace } from '@opentelemetry/api';
+import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { decodeTraceRequest, type OtlpEncoding } from '../services/gateway/src/otlp/decode.js';
+import { mapSpans } from '../services/gateway/src/otlp/mapping.js';
+import { SHIPPED_PRICE_TABLE } from '../services/gateway/src/otlp/prices.js';
+
+const ROUNDS = Number(process.env.BENCH_OTLP_ROUNDS ?? 200);
+
+const memory = new InMemorySpanExporter();
+const provider = new BasicTracerProvider({ resource: resourceFromAttributes({ 'service.name': 'bench-agent' }), spanProcessors: [new SimpleSpanProcessor(memory)] });
+const tracer = provider.getTracer('bench');
+for (let r = 0; r < 102; r++) {
+  const root = tracer.startSpan('invoke_agent support', { attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'support' } });
+  const parent = trace.setSpan(context.active(), root);
+  for (let i = 0; i < 2; i++) tracer.startSpan('chat gpt-4o', { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o-2024-08-06', 'gen_ai.usage.input_tokens': 1200, 'gen_ai.usage.output_tokens': 300 } }, parent).end();
+  for (let i = 0; i < 2; i++) tracer.startSpan('execute_tool lookup_order', { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'lookup_order', 'gen_ai.tool.call.id': `call_${i}` } }, parent).end();
+  root.end();
+}
+const spans = memory.getFinishedSpans();
+
+/** Mean ms of `fn` over {@link ROUNDS} runs after 20 warm-up runs. */
+function time(fn: () => void): number {
+  for (let i = 0; i < 20; i++) fn();
+  const t0 = process.hrtime.bigint();
+  for (let i = 0; i < ROUNDS; i++) fn();
+  return Number(process.hrtime.bigint() - t0) / 1e6 / ROUNDS;
+}
+
+const bodies: Array<[OtlpEncoding, Buffer]> = [
+  ['protobuf', Buffer.from(ProtobufTraceSerializer.serializeRequest(spans)!)],
+  ['json', Buffer.from(JsonTraceSerializer.serializeRequest(spans)!)],
+];
+for (const [encoding, body] of bodies) {
+  const decode = time(() => decodeTraceRequest(body, encoding));
+  const both = time(() => mapSpans('acme', decodeTraceRequest(body, encoding), SHIPPED_PRICE_TABLE));
+  console.log(`${encoding}: ${spans.length} spans, ${body.length} bytes; decode ${decode.toFixed(2)} ms, decode + map ${both.toFixed(2)} ms per export (${Math.round((spans.length / both) * 1000)} spans/s)`);
+}
+await provider.shutdown();

@@ -1,0 +1,203 @@
+/**
+ * From OpenTelemetry GenAI spans to ingest events: an agent's trace becomes a run, its tool calls and model calls
+ * ledger actions with durations, statuses, token usage and a cost from the price table. The events then take the
+ * normal ingest path (the `ingest.batch` message), so dedupe, durability and the read models are those of
+ * `POST /api/v1/ingest`. Follows the GenAI semantic conventions {@link GENAI_SEMCONV_VERSION} (status: Development).
+ * Source: docs/ingest.md (OTLP trace ingest, the mapping table); spec §Ingest, §Runs.
+ */
+import { createHash } from 'node:crypto';
+import { INGEST_BODY_SCHEMAS, type IngestEvent, type IngestEventType } from '@agp/contracts';
+import { OTLP_STATUS, type OtlpSpan } from './decode.js';
+import { priceOf, tokenCostUsd, type PriceTable } from './prices.js';
+
+/** The version of the OpenTelemetry GenAI semantic conventions the mapping follows. */
+export const GENAI_SEMCONV_VERSION = '1.37.0';
+
+/** `gen_ai.operation.name` values of model calls that become ledger actions with token usage and cost. */
+export const MODEL_OPERATIONS = ['chat', 'text_completion', 'generate_content'] as const;
+/** Every `gen_ai.operation.name` the mapping turns into events. */
+export const MAPPED_OPERATIONS = ['invoke_agent', 'execute_tool', ...MODEL_OPERATIONS] as const;
+
+/** The events one span becomes (stored all or none), in the order they are sent. */
+export interface SpanEvents {
+  span: OtlpSpan;
+  events: IngestEvent[];
+}
+
+/** A span the mapping refuses, with why (reported in the export's partial success). */
+export interface SpanRejection {
+  span: OtlpSpan;
+  reason: string;
+}
+
+/** What an export's spans become. */
+export interface MappedExport {
+  /** Spans that become events, by their start time (earliest first, so a run's first run.start is its earliest). */
+  mapped: SpanEvents[];
+  rejected: SpanRejection[];
+  /** Spans without any `gen_ai.*` attribute (an agent's HTTP or database spans): accepted, nothing stored. */
+  ignored: number;
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+/** The agent a span names itself: `gen_ai.agent.id`, else `gen_ai.agent.name`. */
+const ownAgent = (s: OtlpSpan) => str(s.attributes['gen_ai.agent.id']) ?? str(s.attributes['gen_ai.agent.name']);
+
+/** ISO 8601 UTC (ms) of a Unix time in ns. */
+const iso = (ns: bigint) => new Date(Number(ns / 1_000_000n)).toISOString();
+
+/**
+ * The client event id of part `part` of a span: `otlp-` and 40 hex digits of SHA-256 over the organisation, trace id,
+ * span id and part, so the same span exported twice gives the same ids (stored once). Pure.
+ */
+export function otlpEventId(org: string, traceId: string, spanId: string, part: 'action' | 'run.start' | 'run.end'): string {
+  return `otlp-${createHash('sha256').update(`${org}\u0000${traceId}\u0000${spanId}\u0000${part}`).digest('hex').slice(0, 40)}`;
+}
+
+/** A non-negative integer token count, undefined when absent. @throws Error naming the attribute when it is not one. */
+function tokens(s: OtlpSpan, key: string): number | undefined {
+  const v = s.attributes[key];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new Error(`${key} must be a non-negative integer (got ${JSON.stringify(v)})`);
+  return v;
+}
+
+/** Attributes of `s` named in `keys` that are present, under their semantic-convention names. */
+function pick(s: OtlpSpan, keys: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(keys.filter((k) => s.attributes[k] !== undefined).map((k) => [k, s.attributes[k]]));
+}
+
+/** The run a span belongs to, and that run's agent. */
+interface RunOf {
+  runId: string;
+  agentId: string;
+}
+
+/**
+ * The run of each span, by span (within one export): the run is the span's `gen_ai.conversation.id`, else that of
+ * another span of its trace, else its trace id; its agent is that of the run's earliest `invoke_agent` span naming
+ * one (`gen_ai.agent.id`, else `gen_ai.agent.name`), else of the run's earliest span naming one, else the resource's
+ * `service.name` of the run's earliest span. Every event of a run names the same agent (a run belongs to one agent).
+ */
+function runsOf(spans: OtlpSpan[]): Map<OtlpSpan, RunOf | null> {
+  const conversationOfTrace = new Map<string, string>();
+  for (const s of spans) {
+    const c = str(s.attributes['gen_ai.conversation.id']);
+    if (c && !conversationOfTrace.has(s.traceId)) conversationOfTrace.set(s.traceId, c);
+  }
+  const runIdOf = (s: OtlpSpan) => str(s.attributes['gen_ai.conversation.id']) ?? conversationOfTrace.get(s.traceId) ?? s.traceId;
+  const byRun = new Map<string, OtlpSpan[]>();
+  for (const s of spans) {
+    const id = runIdOf(s);
+    const list = byRun.get(id);
+    if (list) list.push(s);
+    else byRun.set(id, [s]);
+  }
+  const out = new Map<OtlpSpan, RunOf | null>();
+  for (const [runId, members] of byRun) {
+    const ordered = [...members].sort(byStart);
+    const agentId =
+      ordered.filter((s) => s.attributes['gen_ai.operation.name'] === 'invoke_agent').map(ownAgent).find(Boolean) ??
+      ordered.map(ownAgent).find(Boolean) ??
+      ordered.map((s) => str(s.resource['service.name'])).find(Boolean);
+    for (const s of members) out.set(s, agentId ? { runId, agentId } : null);
+  }
+  return out;
+}
+
+function byStart(a: OtlpSpan, b: OtlpSpan): number {
+  const x = a.startTimeUnixNano ?? 0n;
+  const y = b.startTimeUnixNano ?? 0n;
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** An ingest event of `type` for part `part` of span `s`. */
+function event(org: string, s: OtlpSpan, part: 'action' | 'run.start' | 'run.end', type: IngestEventType, timestamp: string, body: Record<string, unknown>): IngestEvent {
+  return { id: otlpEventId(org, s.traceId, s.spanId, part), type, timestamp, body };
+}
+
+/**
+ * The events of one GenAI span (see the mapping table in docs/ingest.md).
+ * @throws Error whose message is the reason the span is refused (a missing or bad attribute, bad ids or times).
+ */
+function spanEvents(org: string, s: OtlpSpan, run: RunOf | null, prices: PriceTable): IngestEvent[] {
+  const op = str(s.attributes['gen_ai.operation.name']);
+  if (!op) throw new Error('has gen_ai.* attributes but no gen_ai.operation.name');
+  if (!(MAPPED_OPERATIONS as readonly string[]).includes(op)) throw new Error(`gen_ai.operation.name "${op}" is not mapped; mapped: ${MAPPED_OPERATIONS.join(', ')}`);
+  if (!/^[\da-f]{32}$/.test(s.traceId) || /^0+$/.test(s.traceId)) throw new Error('traceId must be 16 bytes, not all zero');
+  if (!/^[\da-f]{16}$/.test(s.spanId) || /^0+$/.test(s.spanId)) throw new Error('spanId must be 8 bytes, not all zero');
+  if (!s.startTimeUnixNano || !s.endTimeUnixNano) throw new Error('startTimeUnixNano and endTimeUnixNano are required');
+  if (s.endTimeUnixNano < s.startTimeUnixNano) throw new Error('endTimeUnixNano is before startTimeUnixNano');
+  if (!run) throw new Error('names no agent: no gen_ai.agent.id or gen_ai.agent.name in its run and no resource service.name');
+  const failed = s.status.code === OTLP_STATUS.error;
+  const error = failed ? (s.status.message || str(s.attributes['error.type']) || 'span status ERROR') : undefined;
+  const start = iso(s.startTimeUnixNano);
+  const end = iso(s.endTimeUnixNano);
+  const ids = { 'otlp.trace_id': s.traceId, 'otlp.span_id': s.spanId };
+  const base = { run_id: run.runId, agent_id: run.agentId };
+
+  if (op === 'invoke_agent') {
+    const name = str(s.attributes['gen_ai.agent.name']) ?? s.name;
+    const service = str(s.resource['service.name']);
+    const metadata = { source: 'otlp', ...ids, ...(service ? { 'service.name': service } : {}), ...pick(s, ['gen_ai.agent.id', 'gen_ai.agent.name', 'gen_ai.conversation.id', 'gen_ai.provider.name']) };
+    return [
+      event(org, s, 'run.start', 'run.start', start, { ...base, ...(name ? { name: name.slice(0, 256) } : {}), started_at: start, metadata }),
+      event(org, s, 'run.end', 'run.end', end, { ...base, status: failed ? 'failed' : 'completed', ended_at: end, ...(error ? { error } : {}) }),
+    ];
+  }
+
+  const duration_ms = Number(s.endTimeUnixNano - s.startTimeUnixNano) / 1e6;
+  const action = { ...base, status: failed ? 'error' : 'success', duration_ms, timestamp: start, ...(error ? { error } : {}) };
+  if (op === 'execute_tool') {
+    const tool = str(s.attributes['gen_ai.tool.name']);
+    if (!tool) throw new Error('execute_tool span without gen_ai.tool.name');
+    const inputs = { 'gen_ai.operation.name': op, ...pick(s, ['gen_ai.tool.name', 'gen_ai.tool.call.id', 'gen_ai.tool.type', 'gen_ai.tool.description', 'gen_ai.tool.call.arguments', 'gen_ai.agent.name']), ...ids };
+    const outputs = pick(s, ['gen_ai.tool.call.result']);
+    return [event(org, s, 'action', 'action.record', start, { ...action, action_name: tool, inputs, ...(Object.keys(outputs).length ? { outputs } : {}) })];
+  }
+
+  const model = str(s.attributes['gen_ai.request.model']) ?? str(s.attributes['gen_ai.response.model']);
+  if (!model) throw new Error(`${op} span without gen_ai.request.model or gen_ai.response.model`);
+  const input = tokens(s, 'gen_ai.usage.input_tokens');
+  const output = tokens(s, 'gen_ai.usage.output_tokens');
+  const match = priceOf(prices, model);
+  const pricing = match
+    ? { price_table_version: prices.version, price_model: match.model, input_usd_per_1m: match.price.input_usd_per_1m, output_usd_per_1m: match.price.output_usd_per_1m }
+    : { price_table_version: prices.version, unpriced: `no price for model ${model} in price table ${prices.version}` };
+  const cost = match && (input !== undefined || output !== undefined) ? { cost_usd: tokenCostUsd(match.price, input ?? 0, output ?? 0) } : {};
+  const inputs = { 'gen_ai.operation.name': op, ...pick(s, ['gen_ai.provider.name', 'gen_ai.request.model', 'gen_ai.request.max_tokens', 'gen_ai.request.temperature', 'gen_ai.agent.name']), ...ids };
+  const outputs = { ...pick(s, ['gen_ai.response.model', 'gen_ai.response.id', 'gen_ai.response.finish_reasons', 'gen_ai.usage.input_tokens', 'gen_ai.usage.output_tokens']), pricing };
+  return [event(org, s, 'action', 'action.record', start, { ...action, action_name: `${op} ${model}`.slice(0, 256), inputs, outputs, ...cost })];
+}
+
+/**
+ * Map the spans of one export for organisation `org`: each span becomes its events, is refused with a reason, or is
+ * ignored (no `gen_ai.*` attribute at all). The events of a span of more than one event are checked against their
+ * ingest body schemas here, so such a span is sent whole or refused whole; a single event is checked by the ingest
+ * service (once, not twice: docs/decisions.md, OTLP trace ingest). Pure.
+ */
+export function mapSpans(org: string, spans: OtlpSpan[], prices: PriceTable): MappedExport {
+  const runs = runsOf(spans);
+  const out: MappedExport = { mapped: [], rejected: [], ignored: 0 };
+  for (const s of [...spans].sort(byStart)) {
+    if (!Object.keys(s.attributes).some((k) => k.startsWith('gen_ai.'))) {
+      out.ignored++;
+      continue;
+    }
+    try {
+      const events = spanEvents(org, s, runs.get(s) ?? null, prices);
+      // A span of one event is checked by the ingest service, whose per-event refusal becomes the span's; a span of
+      // two (run.start and run.end) is checked here first, so that neither is stored without the other.
+      const bad = (events.length > 1 ? events : []).flatMap((e) => {
+        const r = INGEST_BODY_SCHEMAS[e.type].safeParse(e.body);
+        return r.success ? [] : r.error.issues.map((i) => `${e.type} body.${i.path.join('.')}: ${i.message}`);
+      });
+      if (bad.length) throw new Error(bad.join('; '));
+      out.mapped.push({ span: s, events });
+    } catch (err) {
+      out.rejected.push({ span: s, reason: (err as Error).message });
+    }
+  }
+  return out;
+}
