@@ -99,6 +99,29 @@ export class CatchUpSubscription implements Subscription {
     });
   }
 
+  /**
+   * An append in this process applied this subscription's read model inline and committed its checkpoint at
+   * `position` (`SqlEventStore.append`): the read model is current up to it, so move on without reading those events
+   * back. Never moves backwards.
+   */
+  inlineApplied(position: bigint): void {
+    if (position <= this.pos || this.stopped) return;
+    this.pos = position;
+    if (position > this.persisted) this.persisted = position;
+    this.persistedAt = Date.now();
+    this.advanced();
+  }
+
+  /** An append in this process committed events up to `head`: read them unless this subscription is already there. */
+  appended(head: bigint): void {
+    if (this.pos < head) this.wakeUp();
+  }
+
+  /** The subscription's name (its checkpoint's). */
+  get name(): string {
+    return this.opts.name;
+  }
+
   private advanced(): void {
     for (const w of this.waiters) {
       if (this.pos >= w.target) {
@@ -140,6 +163,11 @@ export class CatchUpSubscription implements Subscription {
           this.advanced();
         }
         this.dirty = false;
+        // The checkpoint this read starts from, captured before it: an inline apply in this process (`inlineApplied`)
+        // may move `pos` and `persisted` while the read is in flight, and the batch read must then be dropped, never
+        // applied against the moved checkpoint (it would apply those events a second time).
+        const readFrom = this.pos;
+        const from = this.persisted;
         const limit = this.pos < isolateUntil ? 1 : batchSize;
         // With an event-type filter, only the wanted events are read; when fewer than `limit` came back, the checkpoint
         // passes the others up to the head of the same snapshot (which is at or past every event read).
@@ -157,6 +185,7 @@ export class CatchUpSubscription implements Subscription {
           this.opts.onRecovered?.(Date.now() - outageSince);
           outageSince = 0;
         }
+        if (this.pos !== readFrom) continue; // moved by an inline apply meanwhile: read again from there
         if (last <= this.pos) {
           await this.idle(this.opts.idlePollMs ?? this.defaultIdlePollMs);
           continue;
@@ -170,7 +199,6 @@ export class CatchUpSubscription implements Subscription {
           await this.idle(this.opts.idlePollMs ?? this.defaultIdlePollMs);
           continue;
         }
-        const from = this.persisted;
         const moved = await sql.transaction(async (tx) => {
           await tx.query('SET LOCAL synchronous_commit = off');
           const stored = await lockCheckpoint(tx, this.opts.name);
@@ -181,6 +209,8 @@ export class CatchUpSubscription implements Subscription {
         });
         // Another process may have stored a position behind this one's skipped-ahead `pos`: resume from the stored one
         // (re-reading only events the type filter skips, or that the other process has applied).
+        // The stored checkpoint wins, even when it is behind (a replay reset it). If an inline apply moved it further
+        // meanwhile, the next batch finds the stored one moved and resumes from there: a re-read, never a second apply.
         this.pos = this.persisted = moved;
         this.persistedAt = Date.now();
         this.advanced();

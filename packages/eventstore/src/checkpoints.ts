@@ -65,6 +65,33 @@ export async function lockCheckpoint(tx: SqlExecutor, name: string): Promise<big
   return BigInt(rows[0].position);
 }
 
+/**
+ * Inside a transaction: lock the checkpoints `names` (in name order, so two transactions locking several never
+ * deadlock), creating missing ones at 0, and return their positions. One statement when they all exist.
+ */
+export async function lockCheckpoints(tx: SqlExecutor, names: readonly string[]): Promise<Map<string, bigint>> {
+  const sorted = [...new Set(names)].sort();
+  const read = async () => {
+    const { rows } = await tx.query<{ name: string; position: string }>(
+      'SELECT name, position::text AS position FROM agp_checkpoints WHERE name = ANY($1::text[]) ORDER BY name FOR UPDATE',
+      [sorted],
+      { prepare: true },
+    );
+    return new Map(rows.map((r) => [r.name, BigInt(r.position)]));
+  };
+  let found = await read();
+  if (found.size < sorted.length) {
+    await tx.query(`INSERT INTO agp_checkpoints (name, position) SELECT unnest($1::text[]), 0 ON CONFLICT (name) DO NOTHING`, [sorted.filter((n) => !found.has(n))]);
+    found = await read();
+  }
+  return found;
+}
+
+/** Inside the transaction that locked them: move the checkpoints `names` to `position`. */
+export async function saveCheckpoints(tx: SqlExecutor, names: readonly string[], position: bigint): Promise<void> {
+  await tx.query('UPDATE agp_checkpoints SET position = $2, updated_at = now() WHERE name = ANY($1::text[])', [[...names], String(position)], { prepare: true });
+}
+
 /** Inside the transaction that locked it: move the checkpoint to `position`. */
 export async function saveCheckpoint(tx: SqlExecutor, name: string, position: bigint): Promise<void> {
   await tx.query('UPDATE agp_checkpoints SET position = $2, updated_at = now() WHERE name = $1', [name, String(position)]);

@@ -10,9 +10,9 @@
 import { WrongExpectedVersionError } from '@agp/runtime';
 import { splitDuplicates, storedEventIds } from './append-plan.js';
 import { CatchUpSubscription, DEFAULT_IDLE_POLL_MS, type CatchUpSource } from './catch-up.js';
-import { CHECKPOINTS_DDL, initCheckpoint, setCheckpoint } from './checkpoints.js';
+import { CHECKPOINTS_DDL, initCheckpoint, lockCheckpoints, saveCheckpoints, setCheckpoint } from './checkpoints.js';
 import { migrateSchema } from './schema.js';
-import type { AppendRequest, AppendResult, EventStore, NewEvent, Sql, SqlExecutor, StoredEvent, Subscription, SubscriptionOptions } from './types.js';
+import type { AppendOptions, AppendRequest, AppendResult, EventStore, InlineProjection, NewEvent, Sql, SqlExecutor, StoredEvent, Subscription, SubscriptionOptions } from './types.js';
 
 /** Advisory lock key serialising appends ("AGPEVNTS" folded to 32 bits). */
 const APPEND_LOCK = 0x41475045;
@@ -30,11 +30,6 @@ CREATE TABLE IF NOT EXISTS agp_events (
   organization_id text NOT NULL,
   recorded_at timestamptz NOT NULL DEFAULT now(),
   UNIQUE (stream_id, stream_version)
-);
-CREATE TABLE IF NOT EXISTS agp_streams (
-  stream_id text PRIMARY KEY,
-  version integer NOT NULL,
-  updated_at timestamptz NOT NULL DEFAULT now()
 );
 `;
 
@@ -65,11 +60,83 @@ function toStored(r: EventRow): StoredEvent {
 }
 
 
+/** An inline projection's handler failed: the append is made again without them (its catch-up applies the events). */
+class InlineProjectionFailed extends Error {
+  constructor(name: string, cause: unknown) {
+    super(`inline projection ${name} failed: ${String((cause as Error)?.message ?? cause)}`, { cause });
+  }
+}
+
+const byPosition = (a: StoredEvent, b: StoredEvent) => (a.global_position < b.global_position ? -1 : a.global_position > b.global_position ? 1 : 0);
+
+/**
+ * Inside an append's transaction, holding the append lock, after its events are inserted: apply each inline
+ * projection whose checkpoint has every earlier event of its types applied, and move those checkpoints to the append's
+ * last position. Returns the names applied.
+ *
+ * Why this never makes a catch-up skip an event: the append lock is held from before the positions are drawn until
+ * commit, so every event with a position below this append's first belongs to a transaction that has already
+ * committed (or rolled back) and is visible to this statement. A checkpoint at `c` is therefore safe to move to the
+ * last position when no committed event of the projection's types lies in (c, first): checked by one index range
+ * read (none when `c` is first - 1, the steady state). Otherwise the projection is left to its catch-up subscription,
+ * which applies these events in order. The checkpoint rows are locked (name order), so a catch-up batch of the same
+ * projection in flight commits first and this one sees its position. Source: docs/decisions.md (Inline projections).
+ */
+async function applyInline(tx: SqlExecutor, results: AppendResult[], inline: readonly InlineProjection[]): Promise<Set<string>> {
+  const applied = new Set<string>();
+  const events: StoredEvent[] = [];
+  for (const r of results) for (const e of r.appended) events.push(e);
+  if (events.length === 0) return applied;
+  events.sort(byPosition);
+  const first = events[0].global_position;
+  const last = events[events.length - 1].global_position;
+  // Steady state, one statement: every checkpoint that is at first - 1 moves to `last` (the UPDATE locks each row,
+  // waiting for a catch-up batch of the same projection in flight, and re-checks it after that commits).
+  const names = inline.map((p) => p.name);
+  const { rows: moved } = await tx.query<{ name: string }>(
+    'UPDATE agp_checkpoints SET position = $3, updated_at = now() WHERE name = ANY($1::text[]) AND position = $2 RETURNING name',
+    [names, String(first - 1n), String(last)],
+    { prepare: true },
+  );
+  for (const r of moved) applied.add(r.name);
+  const behind: string[] = [];
+  if (applied.size < inline.length) {
+    const checkpoints = await lockCheckpoints(tx, names.filter((n) => !applied.has(n)));
+    for (const p of inline) {
+      if (applied.has(p.name)) continue;
+      const at = checkpoints.get(p.name) ?? 0n;
+      if (at >= first) continue; // a checkpoint set past the head (a replay's reset): nothing is safe to apply
+      if (at < first - 1n) {
+        const types = p.eventTypes ? [...p.eventTypes] : null;
+        const { rows } = await tx.query(
+          `SELECT 1 FROM agp_events WHERE global_position > $1 AND global_position < $2 AND ($3::text[] IS NULL OR event_type = ANY($3::text[])) LIMIT 1`,
+          [String(at), String(first), types],
+          { prepare: true },
+        );
+        if (rows.length > 0) continue; // its catch-up is behind: it applies these events after the earlier ones
+      }
+      behind.push(p.name);
+    }
+    if (behind.length > 0) await saveCheckpoints(tx, behind, last);
+    for (const n of behind) applied.add(n);
+  }
+  for (const p of inline) {
+    if (!applied.has(p.name)) continue;
+    const mine = p.eventTypes ? events.filter((e) => p.eventTypes!.includes(e.type)) : events;
+    if (mine.length > 0) await p.handler(mine, tx).catch((err: unknown) => Promise.reject(new InlineProjectionFailed(p.name, err)));
+  }
+  return applied;
+}
+
 /**
  * The {@link EventStore} over a {@link Sql}. Create with {@link createEventStore}.
  */
 export class SqlEventStore implements EventStore, CatchUpSource {
   private readonly wakers = new Set<() => void>();
+  /** The running catch-up subscriptions of this store, told of each append (and of inline applies) in this process. */
+  private readonly subscriptions = new Set<CatchUpSubscription>();
+  /** Appends apply {@link AppendOptions.inline} projections in their transaction. */
+  readonly canInline = true;
 
   /** `sql` holds both the events and, shared with the read models, the checkpoints. */
   constructor(
@@ -87,82 +154,119 @@ export class SqlEventStore implements EventStore, CatchUpSource {
     await migrateSchema(this.sql, EVENT_STORE_DDL + CHECKPOINTS_DDL);
   }
 
-  async append(requests: AppendRequest[]): Promise<AppendResult[]> {
+  async append(requests: AppendRequest[], options: AppendOptions = {}): Promise<AppendResult[]> {
     if (requests.length === 0) return [];
-    const results = await this.sql.transaction((tx) => this.appendIn(tx, requests));
-    if (results.some((r) => r.appended.length > 0)) for (const wake of this.wakers) wake();
+    const inline = options.inline ?? [];
+    const once = (withInline: readonly InlineProjection[]) =>
+      this.sql.transaction(async (tx) => {
+        const results = await this.appendIn(tx, requests);
+        return { results, applied: withInline.length > 0 ? await applyInline(tx, results, withInline) : undefined };
+      });
+    // A read model that fails to apply never fails the append: it is made again without the inline projections, and
+    // their catch-up subscriptions apply the events (retrying, or parking one that can never be applied).
+    const { results, applied } = await once(inline).catch((err: unknown) => {
+      if (err instanceof InlineProjectionFailed) return once([]);
+      throw err;
+    });
+    let head = -1n;
+    for (const r of results) for (const e of r.appended) if (e.global_position > head) head = e.global_position;
+    if (head < 0n) return results;
+    // Committed: the inline-applied subscriptions of this process are current up to `head` without reading it back;
+    // the others are woken to read it.
+    for (const sub of this.subscriptions) {
+      if (applied?.has(sub.name)) sub.inlineApplied(head);
+      sub.appended(head);
+    }
     return results;
   }
 
   private async appendIn(tx: SqlExecutor, requests: AppendRequest[]): Promise<AppendResult[]> {
-    await tx.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK]);
-    const allIds = requests.flatMap((r) => r.events.map((e) => e.event_id));
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK], { prepare: true });
+    const allIds: string[] = [];
+    for (const r of requests) for (const e of r.events) allIds.push(e.event_id);
     const streamIds = [...new Set(requests.map((r) => r.stream_id))];
-    const { rows: dupRows } = await tx.query<{ event_id: string }>(`SELECT event_id FROM agp_events WHERE event_id IN (SELECT jsonb_array_elements_text($1::jsonb))`, [
-      JSON.stringify(allIds),
-    ]);
-    const { rows: versionRows } = await tx.query<{ stream_id: string; version: number }>(
-      `SELECT stream_id, version FROM agp_streams WHERE stream_id IN (SELECT jsonb_array_elements_text($1::jsonb))`,
-      [JSON.stringify(streamIds)],
+    // The stored duplicates and the streams' versions in one statement. A stream's version is its last event's
+    // (the `(stream_id, stream_version)` index answers it): no stream table to keep in step on every append.
+    const { rows: known } = await tx.query<{ id: string; version: number | null }>(
+      `SELECT event_id AS id, NULL::integer AS version FROM agp_events WHERE event_id = ANY($1::text[])
+       UNION ALL SELECT stream_id, max(stream_version) FROM agp_events WHERE stream_id = ANY($2::text[]) GROUP BY stream_id`,
+      [allIds, streamIds],
+      { prepare: true },
     );
-    const seen = new Set(dupRows.map((r) => r.event_id));
-    const versions = new Map(versionRows.map((r) => [r.stream_id, r.version]));
+    const seen = new Set<string>();
+    const versions = new Map<string, number>();
+    for (const r of known) {
+      if (r.version === null) seen.add(r.id);
+      else versions.set(r.id, r.version);
+    }
+    // The new rows, sent as ONE JSON array read by `jsonb_to_recordset` (one `JSON.stringify` of the batch: no
+    // per-event data string and no array-literal escaping of it, which measured as the append's largest allocation).
     const rows: Array<{ event_id: string; stream_id: string; stream_version: number; event_type: string; data: unknown; metadata: unknown; organization_id: string }> = [];
-    const pending: Array<{ stream_id: string; next: number; ids: string[]; duplicates: string[] }> = [];
+    const fresh: NewEvent[] = [];
+    const pending: Array<{ stream_id: string; from: number; count: number; duplicates: string[] }> = [];
 
     for (const req of requests) {
       const current = versions.get(req.stream_id) ?? 0;
-      const { fresh, duplicates } = splitDuplicates(req.events, seen);
-      if (fresh.length > 0) {
+      const split = splitDuplicates(req.events, seen);
+      if (split.fresh.length > 0) {
         const exp = req.expected_version ?? 'any';
         const ok = exp === 'any' || (exp === 'no_stream' ? !versions.has(req.stream_id) : exp === current);
         if (!ok) throw new WrongExpectedVersionError(req.stream_id, exp, current);
       }
+      pending.push({ stream_id: req.stream_id, from: fresh.length, count: split.fresh.length, duplicates: split.duplicates });
       let v = current;
-      for (const e of fresh) {
+      for (const e of split.fresh) {
         v += 1;
+        fresh.push(e);
         rows.push({ event_id: e.event_id, stream_id: req.stream_id, stream_version: v, event_type: e.type, data: e.data, metadata: e.metadata, organization_id: e.metadata.organization_id });
       }
-      if (fresh.length > 0) versions.set(req.stream_id, v);
-      pending.push({ stream_id: req.stream_id, next: v, ids: fresh.map((e) => e.event_id), duplicates });
+      if (split.fresh.length > 0) versions.set(req.stream_id, v);
     }
 
-    const stored = new Map<string, StoredEvent>();
-    if (rows.length > 0) {
+    const stored: StoredEvent[] = new Array(fresh.length);
+    if (fresh.length > 0) {
       // Only the columns the database assigns come back; the rest is what was sent (no JSON round trip).
-      const { rows: inserted } = await tx.query<{ global_position: string; event_id: string; recorded_at: Date | string }>(
+      let { rows: inserted } = await tx.query<{ global_position: string; event_id: string; recorded_ms: number | string }>(
         `INSERT INTO agp_events (event_id, stream_id, stream_version, event_type, data, metadata, organization_id)
          SELECT x.event_id, x.stream_id, x.stream_version, x.event_type, x.data, x.metadata, x.organization_id
            FROM jsonb_to_recordset($1::jsonb) AS x(event_id text, stream_id text, stream_version integer, event_type text, data jsonb, metadata jsonb, organization_id text)
-         RETURNING global_position::text AS global_position, event_id, recorded_at`,
+         RETURNING global_position::text AS global_position, event_id, floor(extract(epoch FROM recorded_at) * 1000)::float8 AS recorded_ms`,
         [JSON.stringify(rows)],
+        { prepare: true },
       );
-      const sent = new Map(rows.map((r) => [r.event_id, r]));
-      for (const r of inserted) {
-        const row = sent.get(r.event_id)!;
-        stored.set(r.event_id, {
-          event_id: r.event_id,
-          type: row.event_type,
-          data: row.data as Record<string, unknown>,
-          metadata: row.metadata as NewEvent['metadata'],
-          stream_id: row.stream_id,
-          stream_version: row.stream_version,
-          global_position: BigInt(r.global_position),
-          recorded_at: new Date(r.recorded_at).toISOString(),
-        });
+      // RETURNING lists the rows in the order the SELECT produced them, the array's: row i is fresh[i]. Checked,
+      // not assumed: any other order is put back by event id.
+      if (inserted.some((r, i) => r.event_id !== rows[i].event_id)) {
+        const byId = new Map(inserted.map((r) => [r.event_id, r]));
+        inserted = rows.map((row) => byId.get(row.event_id)!);
       }
-      const touched = [...new Map(rows.map((r) => [r.stream_id, { stream_id: r.stream_id, version: versions.get(r.stream_id)! }])).values()];
-      await tx.query(
-        `INSERT INTO agp_streams (stream_id, version)
-         SELECT x.stream_id, x.version FROM jsonb_to_recordset($1::jsonb) AS x(stream_id text, version integer)
-         ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version, updated_at = now()`,
-        [JSON.stringify(touched)],
-      );
+      let recordedAt = '';
+      let recordedMs = NaN;
+      for (let i = 0; i < fresh.length; i++) {
+        const r = inserted[i];
+        const e = fresh[i];
+        // One transaction's rows share now() (the column's default): a Date and its ISO text once, not per row.
+        const ms = Number(r.recorded_ms);
+        if (ms !== recordedMs) {
+          recordedMs = ms;
+          recordedAt = new Date(ms).toISOString();
+        }
+        stored[i] = {
+          event_id: e.event_id,
+          type: e.type,
+          data: e.data,
+          metadata: e.metadata,
+          stream_id: rows[i].stream_id,
+          stream_version: rows[i].stream_version,
+          global_position: BigInt(r.global_position),
+          recorded_at: recordedAt,
+        };
+      }
     }
     return pending.map((p) => ({
       stream_id: p.stream_id,
       next_version: versions.get(p.stream_id) ?? 0,
-      appended: p.ids.map((id) => stored.get(id)!).sort((a, b) => a.stream_version - b.stream_version),
+      appended: stored.slice(p.from, p.from + p.count),
       duplicates: p.duplicates,
     }));
   }
@@ -218,7 +322,16 @@ export class SqlEventStore implements EventStore, CatchUpSource {
   }
 
   subscribe(options: SubscriptionOptions): Subscription {
-    return new CatchUpSubscription(this, this.sql, options, this.wakers, this.idlePollMs);
+    const sub = new CatchUpSubscription(this, this.sql, options, this.wakers, this.idlePollMs);
+    this.subscriptions.add(sub);
+    return {
+      position: () => sub.position(),
+      waitFor: (position, timeoutMs) => sub.waitFor(position, timeoutMs),
+      stop: async () => {
+        this.subscriptions.delete(sub);
+        await sub.stop();
+      },
+    };
   }
 
   /** `SELECT 1` on the store's database (the events live beside the read models). `timeoutMs` is left to the pool's own. */
@@ -228,6 +341,7 @@ export class SqlEventStore implements EventStore, CatchUpSource {
 
   async close(): Promise<void> {
     this.wakers.clear();
+    this.subscriptions.clear();
     await this.sql.close();
   }
 }

@@ -25,7 +25,7 @@ import { splitDuplicates, storedEventIds } from './append-plan.js';
 import { CatchUpSubscription, readPageOf, type CatchUpSource } from './catch-up.js';
 import { CHECKPOINTS_DDL, initCheckpoint, setCheckpoint } from './checkpoints.js';
 import { migrateSchema } from './schema.js';
-import type { AppendRequest, AppendResult, EventMetadata, EventStore, ExpectedVersion, NewEvent, Sql, StoredEvent, Subscription, SubscriptionOptions } from './types.js';
+import type { AppendOptions, AppendRequest, AppendResult, EventMetadata, EventStore, ExpectedVersion, NewEvent, Sql, StoredEvent, Subscription, SubscriptionOptions } from './types.js';
 
 /** The id table: every event id this adapter stored, with where it went. In the read-model database. Idempotent DDL. */
 export const KURRENTDB_EVENT_IDS_DDL = `
@@ -109,6 +109,11 @@ export function eventDataOf(k: KurrentDbModule, e: NewEvent): EventData {
  */
 export class KurrentDbEventStore implements EventStore, CatchUpSource {
   readonly kind = 'kurrentdb' as const;
+  /**
+   * No transaction spans KurrentDB and the read-model database, so `append` ignores {@link AppendOptions.inline}: the
+   * catch-up subscriptions apply every event, and a synchronous write waits for them (`waitForProjections`).
+   */
+  readonly canInline = false;
   private readonly wakers = new Set<() => void>();
   private live: AllStreamSubscription | null = null;
   /** False once the server has answered a multi-stream append with UnsupportedError. */
@@ -132,7 +137,7 @@ export class KurrentDbEventStore implements EventStore, CatchUpSource {
    * @throws WrongExpectedVersionError (409) when an expected version does not match; nothing is written then (with
    *   multi-stream append support; see the module note otherwise).
    */
-  async append(requests: AppendRequest[]): Promise<AppendResult[]> {
+  async append(requests: AppendRequest[], _options?: AppendOptions): Promise<AppendResult[]> {
     if (requests.length === 0) return [];
     const seen = await this.hasEvents(requests.flatMap((r) => r.events.map((e) => e.event_id)));
     const plan = requests.map((req) => ({ req, ...splitDuplicates(req.events, seen) }));

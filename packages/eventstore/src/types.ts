@@ -110,6 +110,37 @@ export interface SubscriptionOptions {
   onRecovered?: (outageMs: number) => void;
 }
 
+/**
+ * A read model a write must make queryable at once: applied by {@link EventStore.append} in the append's own transaction,
+ * from the events in memory (Marten's and Emmett's "inline projection"). It shares its name, and so its checkpoint, with
+ * the catch-up subscription of the same read model, which stays for rebuilds, for events appended without it, and for
+ * adapters that cannot inline (KurrentDB: {@link EventStore.canInline}). The handler must be the catch-up handler's
+ * equal (a rebuild through catch-up gives the same rows). Source: docs/decisions.md (Inline projections).
+ */
+export interface InlineProjection {
+  /** The read model's subscription name: its checkpoint (`agp_checkpoints`) is the one the append advances. */
+  name: string;
+  /** Only these event types are handed to the handler. @default all */
+  eventTypes?: readonly string[];
+  /**
+   * Apply the append's events (those of `eventTypes`, in global order, positions assigned) through `tx`: the append's
+   * transaction, so the read-model rows, the events and the checkpoint commit (or roll back) together. Throwing rolls
+   * back the whole append.
+   */
+  handler: (events: StoredEvent[], tx: SqlExecutor) => Promise<void>;
+}
+
+/** Options of {@link EventStore.append}. */
+export interface AppendOptions {
+  /**
+   * Read models to apply in the append's transaction. Each is applied only when its checkpoint has every earlier event
+   * of its types applied (otherwise its catch-up subscription applies these events in order, as without this option);
+   * then its checkpoint moves to the append's last position in the same transaction. Ignored by an adapter whose
+   * `canInline` is false.
+   */
+  inline?: readonly InlineProjection[];
+}
+
 /** A running catch-up subscription. */
 export interface Subscription {
   /** Last position applied (committed). */
@@ -130,7 +161,13 @@ export interface EventStore {
    * skipped (reported in `duplicates`), and a request whose events are all duplicates succeeds without a
    * version check. @throws WrongExpectedVersionError (409) when an expected version does not match; nothing is written then.
    */
-  append(requests: AppendRequest[]): Promise<AppendResult[]>;
+  append(requests: AppendRequest[], options?: AppendOptions): Promise<AppendResult[]>;
+  /**
+   * Whether `append` can apply {@link AppendOptions.inline} projections in its transaction: true for PostgreSQL and
+   * PGlite (events and read models in one database); false for KurrentDB (no transaction spans both), whose catch-up
+   * subscriptions then apply every event.
+   */
+  readonly canInline: boolean;
   /** All events of a stream in version order; [] when it does not exist. */
   readStream(streamId: string): Promise<StoredEvent[]>;
   /** Events after `fromPosition` (exclusive) in global order, up to `limit`, optionally filtered by type. */

@@ -204,6 +204,66 @@ export function eventStoreContract(name: string, open: () => Promise<{ store: Ev
       expect(errors.some((e) => String((e as Error).message).includes('parked'))).toBe(true);
     });
 
+    it('inline projections: applied in the append\'s transaction with their checkpoint where the adapter can, by catch-up otherwise; each event once, in order', async () => {
+      const name = `inl-${newId()}`;
+      await db.exec(`CREATE TABLE IF NOT EXISTS contract_inline (seq bigserial PRIMARY KEY, name text, pos bigint, type text, via text)`);
+      await store.resetCheckpoint(name, await store.headPosition());
+      const writer = (via: string) => async (events: StoredEvent[], tx: { query: (t: string, p?: unknown[]) => Promise<unknown> }) => {
+        for (const e of events) await tx.query('INSERT INTO contract_inline (name, pos, type, via) VALUES ($1, $2, $3, $4)', [name, String(e.global_position), e.type, via]);
+      };
+      const inline = [{ name, eventTypes: ['Keep'], handler: writer('inline') }];
+      const sub = store.subscribe({ name, eventTypes: ['Keep'], batchSize: 5, handler: writer('catch-up'), idlePollMs: 50 });
+
+      // One append alone: applied before append resolves where the adapter can inline; the subscription is current at once.
+      const [one] = await store.append([{ stream_id: `t-${newId()}`, events: [ev('Keep'), ev('Skip'), ev('Keep')] }], { inline });
+      const onePos = one.appended[2].global_position;
+      if (store.canInline) {
+        expect(sub.position()).toBeGreaterThanOrEqual(onePos);
+        expect(await checkpointPosition(db, name)).toBe(onePos);
+      } else {
+        await sub.waitFor(onePos, 10000);
+      }
+
+      // A failing inline handler never fails the append: the events are stored and its catch-up applies them.
+      const boom = [{ name, eventTypes: ['Keep'], handler: async () => Promise.reject(new Error('projection failed')) }];
+      const [failed] = await store.append([{ stream_id: `t-${newId()}`, events: [ev('Keep')] }], { inline: boom });
+      expect(failed.appended).toHaveLength(1);
+      await sub.waitFor(failed.appended[0].global_position, 10000);
+
+      // Concurrent appends, some without the inline projection (another writer): those leave the checkpoint behind, so
+      // later inline appends find earlier events of its types unapplied and leave theirs to the catch-up as well.
+      const appends = await Promise.all(
+        Array.from({ length: 16 }, (_, i) =>
+          store.append([{ stream_id: `t-${newId()}`, events: [ev('Keep', { i }), ev('Skip'), ev('Keep', { i })] }], i % 4 === 3 ? {} : { inline }),
+        ),
+      );
+      const [last] = await store.append([{ stream_id: `t-${newId()}`, events: [ev('Keep')] }], { inline });
+      const maxPos = [...appends.flatMap((r) => r[0].appended), ...last.appended].map((e) => e.global_position).reduce((a, b) => (a > b ? a : b));
+      await sub.waitFor(maxPos, 10000);
+      await sub.stop();
+
+      const { rows } = await db.query<{ pos: string; type: string; via: string }>('SELECT pos::text AS pos, type, via FROM contract_inline WHERE name = $1 ORDER BY seq', [name]);
+      const keeps = 2 + 1 + 16 * 2 + 1;
+      expect(rows).toHaveLength(keeps);
+      expect(new Set(rows.map((r) => r.pos)).size).toBe(keeps);
+      expect(rows.every((r) => r.type === 'Keep')).toBe(true);
+      // Applied in global order, whichever path applied each.
+      const positions = rows.map((r) => BigInt(r.pos));
+      expect(positions.every((p, i) => i === 0 || p > positions[i - 1])).toBe(true);
+      expect(rows.find((r) => BigInt(r.pos) === failed.appended[0].global_position)?.via).toBe('catch-up');
+      if (store.canInline) expect(rows.filter((r) => r.via === 'inline').length).toBeGreaterThanOrEqual(2);
+      else expect(rows.some((r) => r.via === 'inline')).toBe(false);
+      expect(await checkpointPosition(db, name)).toBeGreaterThanOrEqual(maxPos);
+
+      // A rebuild from the same start through catch-up alone applies the same events.
+      await store.resetCheckpoint(name, positions[0] - 1n);
+      const rebuilt: bigint[] = [];
+      const again = store.subscribe({ name, eventTypes: ['Keep'], handler: async (events) => void rebuilt.push(...events.map((e) => e.global_position)), idlePollMs: 50 });
+      await again.waitFor(maxPos, 10000);
+      await again.stop();
+      expect(rebuilt.filter((p) => p <= maxPos)).toEqual(positions);
+    });
+
     it('two instances of one subscription share the work without applying an event twice', async () => {
       const name = `sub-${newId()}`;
       const start = await store.headPosition();

@@ -15,7 +15,7 @@ import {
   type ListInterventionsQuery,
 } from '@agp/contracts';
 import { startEventSourcedService, type IngestDelivery, type IngestLogConsumer, type RunningEventSourcedService } from '@agp/bus';
-import { ProjectionAnswerCache, ingestMetadata, ingestedEventId, requestMetadata, retryOnConflict, waitForProjections, type AppendRequest, type EventStore, type Subscription, type Sql } from '@agp/eventstore';
+import { ProjectionAnswerCache, ingestMetadata, ingestedEventId, requestMetadata, retryOnConflict, waitForProjections, type AppendRequest, type EventStore, type InlineProjection, type Subscription, type Sql } from '@agp/eventstore';
 import { NotFoundError, newId, type BaseEnv, type Logger, type RawJson, type RequestContext } from '@agp/runtime';
 import { decideDelete, decideRecord } from './intervention/decide.js';
 import { auditTrail, fold, recordFromRecorded } from './intervention/intervention.js';
@@ -27,6 +27,9 @@ import { APPROVALS_PROJECTION } from './approvals/readModel.js';
 import { parseIngestedIntervention } from './approvals/ingest.js';
 import { EnrichmentWorker } from './enrichment/worker.js';
 import { agentInterventionCounts } from './agentCounts.js';
+
+/** The list/stats read model: one definition for its inline apply and its catch-up subscription. */
+const readModelProjection: InlineProjection = { name: READ_MODEL_PROJECTION, eventTypes: READ_MODEL_EVENT_TYPES, handler: applyInterventionEvents };
 
 /** Dependencies of the interventions service; the same in both run modes. */
 export interface InterventionsDeps {
@@ -71,12 +74,20 @@ export class InterventionsService {
   /** The LLM enrichment worker (spec §Intervention record, Enrichment). */
   readonly enrichment: EnrichmentWorker;
 
+  /**
+   * The read models every append of this service applies in its own transaction (the list/stats and the approval
+   * inbox): the same definitions its catch-up subscriptions run, so a rebuild from the log gives the same rows. With
+   * an adapter that cannot inline (KurrentDB) the subscriptions apply them. Source: docs/decisions.md (Inline projections).
+   */
+  private readonly inline: readonly InlineProjection[];
+
   constructor(private readonly deps: InterventionsDeps) {
     this.now = deps.now ?? (() => new Date());
     this.answers = new ProjectionAnswerCache(deps.env?.AGP_ANSWER_CACHE_ENTRIES ?? 256);
     this.listReader = new InterventionListReader(deps.db, deps.env?.AGP_ANSWER_CACHE_ENTRIES ?? 256);
-    this.approvals = new Approvals(deps, () => [this.running?.subscriptions.get(APPROVALS_PROJECTION), this.subscription]);
-    this.enrichment = new EnrichmentWorker(deps);
+    this.approvals = new Approvals(deps, () => [this.running?.subscriptions.get(APPROVALS_PROJECTION), this.subscription], () => this.inline);
+    this.enrichment = new EnrichmentWorker(deps, () => this.inline);
+    this.inline = [readModelProjection, this.approvals.projection];
   }
 
   /** The list/stats read-model projection, once started. */
@@ -101,9 +112,9 @@ export class InterventionsService {
         await this.approvals.migrate(sql);
       },
       projections: [
-        // Large batches: one transaction and one stats flush per few thousand events under load.
-        { name: READ_MODEL_PROJECTION, eventTypes: READ_MODEL_EVENT_TYPES, batchSize: 5000, handler: applyInterventionEvents },
-        this.approvals.projection,
+        // Catch-up applies what the appends did not (a rebuild, events appended elsewhere, KurrentDB). Large batches:
+        // one transaction and one stats flush per few thousand events.
+        ...this.inline.map((p) => ({ ...p, eventTypes: p.eventTypes && [...p.eventTypes], batchSize: 5000 })),
       ],
       ingest: { log: this.deps.ingestLog, prefix: this.deps.subjectPrefix, target: 'interventions', durable: Durables.interventionsIngest, handle: (batch) => this.recordIngested(batch) },
       // Stopped in reverse: the enrichment worker, then the sweeper (after the ingest consumer, before the projections).
@@ -169,7 +180,7 @@ export class InterventionsService {
       }
     }
     const chunk = this.deps.ingestAppendChunk ?? 2000;
-    for (let i = 0; i < requests.length; i += chunk) await this.deps.store.append(requests.slice(i, i + chunk));
+    for (let i = 0; i < requests.length; i += chunk) await this.deps.store.append(requests.slice(i, i + chunk), { inline: this.inline });
     await Promise.all(batch.map((m) => m.ack()));
   }
 
@@ -191,7 +202,7 @@ export class InterventionsService {
         expected_version: 'no_stream',
         events: [{ event_id: newId(), type: InterventionEvents.Recorded, data: data as unknown as Record<string, unknown>, metadata: requestMetadata(ctx) }],
       },
-    ]);
+    ], { inline: this.inline });
     await this.caughtUp(result.appended.at(-1)?.global_position);
     return recordFromRecorded(data, ctx.organization_id);
   }
@@ -241,7 +252,7 @@ export class InterventionsService {
       const decision = decideDelete(state, ctx.organization_id);
       const [appended] = await this.deps.store.append([
         { stream_id: interventionStream(id), expected_version: state!.version, events: [{ event_id: newId(), type: decision.type, data: { ...decision.data }, metadata: requestMetadata(ctx) }] },
-      ]);
+      ], { inline: this.inline });
       return appended;
     });
     await this.caughtUp(result.appended.at(-1)?.global_position);

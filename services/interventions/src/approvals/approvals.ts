@@ -6,6 +6,7 @@ import {
   retryOnConflict,
   waitForProjections,
   type EventMetadata,
+  type InlineProjection,
   type Sql,
   type StoredEvent,
   type Subscription,
@@ -42,10 +43,12 @@ export class Approvals {
    * @param readModels the running projections a decision or an expiry waits for before it answers: the approvals
    *   projection and the interventions list/stats projection of the same service (so a GET of the approval or the
    *   intervention right after shows the new state). Undefined entries (not started) are skipped.
+   * @param inline the read models a decision or an expiry applies in its append's transaction (the service's).
    */
   constructor(
     private readonly deps: InterventionsDeps,
     private readonly readModels: () => Array<Subscription | undefined> = () => [],
+    private readonly inline: () => readonly InlineProjection[] = () => [],
   ) {
     this.now = deps.now ?? (() => new Date());
     this.ttlSeconds = deps.env?.AGP_APPROVAL_TTL_SECONDS ?? DEFAULT_APPROVAL_TTL_SECONDS;
@@ -139,7 +142,7 @@ export class Approvals {
     const event_id = event.actor === 'system' ? deterministicId(organization_id, 'approval-expired', interventionId) : newId();
     const [result] = await store.append([
       { stream_id: interventionStream(interventionId), expected_version: expectedVersion, events: [{ event_id, type: event.type, data: { ...event.data }, metadata }] },
-    ]);
+    ], { inline: this.inline() });
     const appended = result.appended.at(-1);
     if (appended) await this.caughtUp(appended.global_position);
     return appended;

@@ -1,5 +1,5 @@
 import { InterventionEvents, interventionStream, type EnrichmentCoverage, type InterventionEnrichedData, type InterventionEnrichmentFailedData } from '@agp/contracts';
-import { EVENT_SCHEMA_VERSION, type StoredEvent, type Subscription } from '@agp/eventstore';
+import { EVENT_SCHEMA_VERSION, type InlineProjection, type StoredEvent, type Subscription } from '@agp/eventstore';
 import { ConflictError, NotFoundError, WrongExpectedVersionError, counter, gauge, isTransientInfraError, newId, type RequestContext } from '@agp/runtime';
 import { llmSettings } from '@agp/runtime/llm';
 import type { InterventionsDeps } from '../service.js';
@@ -56,7 +56,11 @@ export class EnrichmentWorker {
   private readonly concurrency: number;
   private readonly maxAttempts: number;
 
-  constructor(private readonly deps: InterventionsDeps) {
+  /** @param inline the read models an enrichment's append applies in its transaction (the service's). */
+  constructor(
+    private readonly deps: InterventionsDeps,
+    private readonly inline: () => readonly InlineProjection[] = () => [],
+  ) {
     const env = deps.env ?? {};
     this.concurrency = env.AGP_ENRICHMENT_CONCURRENCY ?? 4;
     this.maxAttempts = env.AGP_ENRICHMENT_MAX_ATTEMPTS ?? 5;
@@ -291,7 +295,7 @@ export class EnrichmentWorker {
             },
           ],
         },
-      ]);
+      ], { inline: this.inline() });
       return true;
     } catch (err) {
       if (err instanceof WrongExpectedVersionError && round < 5) return false;

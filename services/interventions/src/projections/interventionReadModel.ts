@@ -84,64 +84,81 @@ export class StatsDelta {
     this.totals.set(k, t);
   }
 
-  /** Write every accumulated delta with one statement per table. */
+  /**
+   * Write every accumulated delta: ONE statement (a data-modifying CTE per stats table, the totals upsert last), one
+   * prepared text whatever the batch holds (an empty array upserts nothing). Rows whose delta is 0 are not sent.
+   */
   async flush(tx: SqlExecutor): Promise<void> {
     const daily = [...this.daily.values()].filter((d) => d.n !== 0 || d.cost !== 0 || d.hr !== 0);
-    if (daily.length) {
-      await tx.query(
-        `INSERT INTO agp_intervention_stats_daily AS s (organization_id, purpose, day, type, outcome, interventions, cost_prevented_usd, high_risk_blocks)
-         SELECT * FROM unnest($1::text[], $8::text[], $2::date[], $3::text[], $4::text[], $5::bigint[], $6::float8[], $7::bigint[])
+    const actions = [...this.actions.values()].filter((a) => a.n !== 0 || a.cost !== 0);
+    const policies = [...this.policies.values()].filter((p) => p.n !== 0);
+    const totals = [...this.totals.values()].filter((t) => t.total !== 0 || t.enriched !== 0 || t.failed !== 0);
+    if (!daily.length && !actions.length && !policies.length && !totals.length) return;
+    await tx.query(
+      `WITH daily AS (
+         INSERT INTO agp_intervention_stats_daily AS s (organization_id, purpose, day, type, outcome, interventions, cost_prevented_usd, high_risk_blocks)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::date[], $4::text[], $5::text[], $6::bigint[], $7::float8[], $8::bigint[])
          ON CONFLICT (organization_id, purpose, day, type, outcome) DO UPDATE SET
            interventions = s.interventions + EXCLUDED.interventions,
            cost_prevented_usd = s.cost_prevented_usd + EXCLUDED.cost_prevented_usd,
-           high_risk_blocks = s.high_risk_blocks + EXCLUDED.high_risk_blocks`,
-        [daily.map((d) => d.org), daily.map((d) => d.day), daily.map((d) => d.type), daily.map((d) => d.outcome), daily.map((d) => d.n), daily.map((d) => d.cost), daily.map((d) => d.hr), daily.map((d) => d.purpose)],
-      );
-    }
-    const actions = [...this.actions.values()].filter((a) => a.n !== 0 || a.cost !== 0);
-    if (actions.length) {
-      await tx.query(
-        `INSERT INTO agp_intervention_stats_actions AS s (organization_id, purpose, day, action_name, blocked, cost_prevented_usd)
-         SELECT * FROM unnest($1::text[], $6::text[], $2::date[], $3::text[], $4::bigint[], $5::float8[])
+           high_risk_blocks = s.high_risk_blocks + EXCLUDED.high_risk_blocks
+       ), actions AS (
+         INSERT INTO agp_intervention_stats_actions AS s (organization_id, purpose, day, action_name, blocked, cost_prevented_usd)
+         SELECT * FROM unnest($9::text[], $10::text[], $11::date[], $12::text[], $13::bigint[], $14::float8[])
          ON CONFLICT (organization_id, purpose, day, action_name) DO UPDATE SET
-           blocked = s.blocked + EXCLUDED.blocked, cost_prevented_usd = s.cost_prevented_usd + EXCLUDED.cost_prevented_usd`,
-        [actions.map((a) => a.org), actions.map((a) => a.day), actions.map((a) => a.action), actions.map((a) => a.n), actions.map((a) => a.cost), actions.map((a) => a.purpose)],
-      );
-    }
-    const policies = [...this.policies.values()].filter((p) => p.n !== 0);
-    if (policies.length) {
-      await tx.query(
-        `INSERT INTO agp_intervention_stats_policies AS s (organization_id, purpose, day, policy_id, policy_name, triggered)
-         SELECT * FROM unnest($1::text[], $6::text[], $2::date[], $3::text[], $4::text[], $5::bigint[])
+           blocked = s.blocked + EXCLUDED.blocked, cost_prevented_usd = s.cost_prevented_usd + EXCLUDED.cost_prevented_usd
+       ), policies AS (
+         INSERT INTO agp_intervention_stats_policies AS s (organization_id, purpose, day, policy_id, policy_name, triggered)
+         SELECT * FROM unnest($15::text[], $16::text[], $17::date[], $18::text[], $19::text[], $20::bigint[])
          ON CONFLICT (organization_id, purpose, day, policy_id) DO UPDATE SET
            triggered = s.triggered + EXCLUDED.triggered,
-           policy_name = CASE WHEN EXCLUDED.triggered > 0 THEN EXCLUDED.policy_name ELSE s.policy_name END`,
-        [policies.map((p) => p.org), policies.map((p) => p.day), policies.map((p) => p.policyId), policies.map((p) => p.name), policies.map((p) => p.n), policies.map((p) => p.purpose)],
-      );
-    }
-    const totals = [...this.totals.values()].filter((t) => t.total !== 0 || t.enriched !== 0 || t.failed !== 0);
-    if (totals.length) {
-      await tx.query(
-        `INSERT INTO agp_intervention_totals AS t (organization_id, purpose, total, enriched, failed)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[])
-         ON CONFLICT (organization_id, purpose) DO UPDATE SET total = t.total + EXCLUDED.total, enriched = t.enriched + EXCLUDED.enriched, failed = t.failed + EXCLUDED.failed`,
-        [totals.map((t) => t.org), totals.map((t) => t.purpose), totals.map((t) => t.total), totals.map((t) => t.enriched), totals.map((t) => t.failed)],
-      );
-    }
+           policy_name = CASE WHEN EXCLUDED.triggered > 0 THEN EXCLUDED.policy_name ELSE s.policy_name END
+       )
+       INSERT INTO agp_intervention_totals AS t (organization_id, purpose, total, enriched, failed)
+       SELECT * FROM unnest($21::text[], $22::text[], $23::bigint[], $24::bigint[], $25::bigint[])
+       ON CONFLICT (organization_id, purpose) DO UPDATE SET total = t.total + EXCLUDED.total, enriched = t.enriched + EXCLUDED.enriched, failed = t.failed + EXCLUDED.failed`,
+      [
+        daily.map((d) => d.org), daily.map((d) => d.purpose), daily.map((d) => d.day), daily.map((d) => d.type), daily.map((d) => d.outcome), daily.map((d) => d.n), daily.map((d) => d.cost), daily.map((d) => d.hr),
+        actions.map((a) => a.org), actions.map((a) => a.purpose), actions.map((a) => a.day), actions.map((a) => a.action), actions.map((a) => a.n), actions.map((a) => a.cost),
+        policies.map((p) => p.org), policies.map((p) => p.purpose), policies.map((p) => p.day), policies.map((p) => p.policyId), policies.map((p) => p.name), policies.map((p) => p.n),
+        totals.map((t) => t.org), totals.map((t) => t.purpose), totals.map((t) => t.total), totals.map((t) => t.enriched), totals.map((t) => t.failed),
+      ],
+      { prepare: true },
+    );
   }
 }
 
-const rowColumns = (s: InterventionState) => {
+/**
+ * A list row as one object of the JSON array `json_to_recordset` reads: the record itself nested as `doc` (a json
+ * column keeps the text as sent), so a batch of rows is one `JSON.stringify`, with no per-row document string and no
+ * array-literal escaping of it.
+ */
+const rowOf = (s: InterventionState) => {
   const r = s.record;
-  return [r.id, r.organization_id, r.type, r.outcome, r.action_name, r.agent_id, r.run_id, r.policy_id, r.risk_level, r.timestamp, JSON.stringify(r), s.enrichment_status ?? null, r.purpose];
+  return {
+    id: r.id,
+    organization_id: r.organization_id,
+    type: r.type,
+    outcome: r.outcome,
+    action_name: r.action_name,
+    agent_id: r.agent_id,
+    run_id: r.run_id,
+    policy_id: r.policy_id,
+    risk_level: r.risk_level,
+    ts: r.timestamp,
+    doc: r,
+    enrichment: s.enrichment_status ?? null,
+    purpose: r.purpose,
+  };
 };
 
 /**
- * Apply a batch of intervention events to the list read model and the stats projection, inside the
- * subscription's transaction (its checkpoint commits with these writes). New records are inserted with one
- * statement; later events of a record (enriched, outcome changed, deleted) read its row, subtract its old
- * stats contribution and add the new one (likewise its enrichment outcome in the organisation's totals).
- * Source: architecture §3 (Projections).
+ * Apply a batch of intervention events to the list read model and the stats projection, inside the transaction that
+ * also moves its checkpoint (the catch-up subscription's, or the append's when applied inline). Set-based: the rows
+ * later events of the batch change (enriched, outcome changed, deleted) are read with one statement, every change is
+ * folded in memory (subtracting a record's old stats contribution and adding the new one, likewise its enrichment
+ * outcome in the organisation's totals), then new rows are inserted, changed rows updated and deleted rows removed
+ * with one statement each. Source: architecture §3 (Projections).
  */
 export async function applyInterventionEvents(events: StoredEvent[], tx: SqlExecutor): Promise<void> {
   const delta = new StatsDelta();
@@ -149,9 +166,28 @@ export async function applyInterventionEvents(events: StoredEvent[], tx: SqlExec
   const pending = new Map<string, InterventionState>();
   const updates = new Map<string, InterventionState>();
   const deletes = new Set<string>();
+  const idOf = (e: StoredEvent) => String((e.data as { id?: unknown }).id ?? '');
+
+  // The stored rows of the records this batch changes but did not create, in one read.
+  const stored = new Map<string, InterventionState>();
+  let lookup: Set<string> | undefined;
+  for (const e of events) if (e.type !== InterventionEvents.Recorded) (lookup ??= new Set()).add(idOf(e));
+  if (lookup) {
+    for (const e of events) if (e.type === InterventionEvents.Recorded) lookup.delete(idOf(e));
+  }
+  if (lookup?.size) {
+    const { rows } = await tx.query<{ doc: InterventionRecord | string; enrichment: 'enriched' | 'failed' | null }>(
+      'SELECT doc, enrichment FROM agp_interventions WHERE id = ANY($1::text[]) FOR UPDATE',
+      [[...lookup]],
+    );
+    for (const row of rows) {
+      const doc = typeof row.doc === 'string' ? (JSON.parse(row.doc) as InterventionRecord) : row.doc;
+      stored.set(doc.id, { record: doc, deleted: false, version: 0, ...(row.enrichment ? { enrichment_status: row.enrichment } : {}) });
+    }
+  }
 
   for (const e of events) {
-    const id = String((e.data as { id?: unknown }).id ?? '');
+    const id = idOf(e);
     if (e.type === InterventionEvents.Recorded) {
       const s = evolve(null, e)!;
       pending.set(id, s);
@@ -159,14 +195,7 @@ export async function applyInterventionEvents(events: StoredEvent[], tx: SqlExec
       delta.addTotal(s.record.organization_id, s.record.purpose, 1, s.enrichment_status);
       continue;
     }
-    let prev = pending.get(id) ?? updates.get(id) ?? null;
-    if (!prev && !deletes.has(id)) {
-      const { rows } = await tx.query<{ doc: InterventionRecord | string; enrichment: 'enriched' | 'failed' | null }>('SELECT doc, enrichment FROM agp_interventions WHERE id = $1 FOR UPDATE', [id]);
-      if (rows[0]) {
-        const doc = typeof rows[0].doc === 'string' ? (JSON.parse(rows[0].doc) as InterventionRecord) : rows[0].doc;
-        prev = { record: doc, deleted: false, version: 0, ...(rows[0].enrichment ? { enrichment_status: rows[0].enrichment } : {}) };
-      }
-    }
+    const prev = pending.get(id) ?? updates.get(id) ?? (deletes.has(id) ? null : (stored.get(id) ?? null));
     if (!prev) continue; // already deleted, or never projected: nothing to change
     const next = evolve(prev, e)!;
     delta.add(contribution(prev.record), -1);
@@ -184,18 +213,20 @@ export async function applyInterventionEvents(events: StoredEvent[], tx: SqlExec
   }
 
   if (pending.size) {
-    const rows = [...pending.values()].map(rowColumns);
-    const col = (i: number) => rows.map((r) => r[i]);
     await tx.query(
       `INSERT INTO agp_interventions (id, organization_id, type, outcome, action_name, agent_id, run_id, policy_id, risk_level, ts, doc, enrichment, purpose)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::json[], $12::text[], $13::text[])
+       SELECT * FROM json_to_recordset($1::json) AS x(id text, organization_id text, type text, outcome text, action_name text, agent_id text, run_id text, policy_id text, risk_level text, ts timestamptz, doc json, enrichment text, purpose text)
        ON CONFLICT (id) DO NOTHING`,
-      [col(0), col(1), col(2), col(3), col(4), col(5), col(6), col(7), col(8), col(9), col(10), col(11), col(12)],
+      [JSON.stringify([...pending.values()].map(rowOf))],
+      { prepare: true },
     );
   }
-  for (const s of updates.values()) {
-    const r = s.record;
-    await tx.query('UPDATE agp_interventions SET outcome = $2, risk_level = $3, doc = $4::json, enrichment = $5 WHERE id = $1', [r.id, r.outcome, r.risk_level, JSON.stringify(r), s.enrichment_status ?? null]);
+  if (updates.size) {
+    await tx.query(
+      `UPDATE agp_interventions AS t SET outcome = x.outcome, risk_level = x.risk_level, doc = x.doc, enrichment = x.enrichment
+         FROM json_to_recordset($1::json) AS x(id text, outcome text, risk_level text, doc json, enrichment text) WHERE t.id = x.id`,
+      [JSON.stringify([...updates.values()].map((s) => ({ id: s.record.id, outcome: s.record.outcome, risk_level: s.record.risk_level, doc: s.record, enrichment: s.enrichment_status ?? null })))],
+    );
   }
   if (deletes.size) await tx.query('DELETE FROM agp_interventions WHERE id = ANY($1::text[])', [[...deletes]]);
   await delta.flush(tx);
