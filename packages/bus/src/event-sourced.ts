@@ -6,7 +6,7 @@
 import type { EventStore, SubscriptionOptions, Subscription, Sql } from '@agp/eventstore';
 import { orderedShutdown, type Logger } from '@agp/runtime';
 import { consumeIngest } from './ingest-consumer.js';
-import { withProjectionSpan } from './tracing.js';
+import { tracedProjection } from './tracing.js';
 import type { IngestDelivery, IngestLogConsumer } from './types.js';
 
 /** A part with its own lifecycle, started after the projections and the ingest consumer and stopped before them. */
@@ -65,9 +65,8 @@ export async function startEventSourcedService<T>(spec: EventSourcedServiceSpec<
       subscriptions.set(
         p.name,
         store.subscribe({
-          ...p,
           // A span per applied batch, linked to the traceparent of each event that carries one.
-          handler: (events, tx) => withProjectionSpan(p.name, events.map((e) => e.metadata?.traceparent), () => p.handler(events, tx)),
+          ...tracedProjection(p),
           // A database outage is logged once (the subscription reports its first failure) and its end once.
           onError: (err) => logger.error({ err, projection: p.name }, `${p.name} batch failed; retrying`),
           onRecovered: (outageMs) => logger.info?.({ projection: p.name, outage_ms: outageMs }, `${p.name} resumed from its checkpoint`),

@@ -17,6 +17,7 @@
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span, type SpanContext } from '@opentelemetry/api';
 import { decisionAttributes, decisionSubjectAttributes, type DecisionSpanFacts, type DecisionSpanSource, type DecisionSubject } from '@agp/contracts';
 import { counter } from '@agp/runtime';
+import type { SqlExecutor, StoredEvent } from '@agp/eventstore';
 
 /** The tracer of the bus's spans (instrumentation scope `agp.bus`). */
 export const busTracer = trace.getTracer('agp.bus');
@@ -147,6 +148,16 @@ export function withProjectionSpan<T>(projection: string, traceparents: Array<st
   const { links, parent } = producerLinks(traceparents);
   const span = busTracer.startSpan(`project ${projection}`, { kind: SpanKind.INTERNAL, links, attributes: { 'agp.projection': projection, 'agp.events': traceparents.length } }, parent);
   return context.with(trace.setSpan(parent, span), () => within(span, fn));
+}
+
+/**
+ * The same projection with its handler run inside {@link withProjectionSpan} (`project <name>`, linked to each event's
+ * `traceparent`): what a catch-up subscription and an inline apply (in the append's transaction) both run, so a
+ * request's trace shows where its events were applied either way. `P` is any projection shape whose handler takes the
+ * events first (a catch-up subscription's options, an `InlineProjection`).
+ */
+export function tracedProjection<P extends { name: string; handler: (events: StoredEvent[], tx: SqlExecutor) => Promise<void> }>(p: P): P {
+  return { ...p, handler: (events: StoredEvent[], tx: SqlExecutor) => withProjectionSpan(p.name, events.map((e) => e.metadata?.traceparent), () => p.handler(events, tx)) };
 }
 
 /** Where a decision was taken: the decision API (`policies.evaluate`) or a counterfactual evaluation (replay). */

@@ -14,7 +14,7 @@ import {
   type InterventionStatsQuery,
   type ListInterventionsQuery,
 } from '@agp/contracts';
-import { startEventSourcedService, type IngestDelivery, type IngestLogConsumer, type RunningEventSourcedService } from '@agp/bus';
+import { startEventSourcedService, tracedProjection, type IngestDelivery, type IngestLogConsumer, type RunningEventSourcedService } from '@agp/bus';
 import { ProjectionAnswerCache, ingestMetadata, ingestedEventId, requestMetadata, retryOnConflict, waitForProjections, type AppendRequest, type EventStore, type InlineProjection, type Subscription, type Sql } from '@agp/eventstore';
 import { NotFoundError, newId, type BaseEnv, type Logger, type RawJson, type RequestContext } from '@agp/runtime';
 import { decideDelete, decideRecord } from './intervention/decide.js';
@@ -87,7 +87,7 @@ export class InterventionsService {
     this.listReader = new InterventionListReader(deps.db, deps.env?.AGP_ANSWER_CACHE_ENTRIES ?? 256);
     this.approvals = new Approvals(deps, () => [this.running?.subscriptions.get(APPROVALS_PROJECTION), this.subscription], () => this.inline);
     this.enrichment = new EnrichmentWorker(deps, () => this.inline);
-    this.inline = [readModelProjection, this.approvals.projection];
+    this.inline = [readModelProjection, this.approvals.projection].map((p) => tracedProjection(p));
   }
 
   /** The list/stats read-model projection, once started. */
