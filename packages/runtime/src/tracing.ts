@@ -76,8 +76,9 @@ export async function startTracing(serviceName: string, env: TracingEnv = proces
  * cost of tracing). The instrumentation has no option for it (its hooks run after the span is started), so its one
  * predicate, `shouldSkipInstrumentation` of its `utils` module (instrumentation-pg 0.76, read on every query and
  * connect), is replaced; if a later version no longer has it, nothing is changed and queries are traced as before.
+ * Called by {@link startTracing}; idempotent. Has no effect on spans other than the pg instrumentation's.
  */
-function pgSpansOnlyUnderRecordingParent(): void {
+export function pgSpansOnlyUnderRecordingParent(): void {
   const utils = createRequire(import.meta.url)('@opentelemetry/instrumentation-pg/build/src/utils.js') as {
     shouldSkipInstrumentation?: (config: { requireParentSpan?: boolean }) => boolean;
   };
