@@ -4,11 +4,11 @@ import { NestFactory } from '@nestjs/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreateIntervention, EnrichmentCoverage } from '@agp/contracts';
 import { InProcessBroker, InProcessClient, InProcessServer, SqlIngestLog, call } from '@agp/bus';
-import { createEventStore, createPgSql, createPgliteSql, type EventStore, type Sql } from '@agp/eventstore';
+import type { EventStore, Sql } from '@agp/eventstore';
 import { createLogger, type BaseEnv, type RequestContext } from '@agp/runtime';
-import { reply, startFakeLlm, type FakeLlm } from '../../../test/support/fake-llm.js';
+import { reply, type FakeLlm } from '../../../test/support/fake-llm.js';
 import { eventually } from '../../../test/support/http.js';
-import { createTestDatabase, skipIntegration } from '../../../test/support/infra.js';
+import { closeServiceParts, openServiceParts, testBackends, type ServiceParts } from './support.js';
 import { InterventionsModule, InterventionsService } from '../src/index.js';
 import { migrateReadModels } from '../src/projections/schema.js';
 import { ENRICHMENT_SUBSCRIPTION } from '../src/enrichment/worker.js';
@@ -64,22 +64,12 @@ async function serve(store: EventStore, db: Sql, ingestLog: SqlIngestLog, env: P
   };
 }
 
-const backends: Array<{ name: string; skip: boolean; open: () => Promise<{ sql: Sql; drop: () => Promise<void> }> }> = [
-  { name: 'PGlite', skip: false, open: async () => ({ sql: await createPgliteSql(), drop: async () => {} }) },
-  {
-    name: 'PostgreSQL',
-    skip: skipIntegration('postgres'),
-    open: async () => {
-      const db = await createTestDatabase('agp_coverage');
-      return { sql: createPgSql(db.url), drop: db.drop };
-    },
-  },
-];
+const backends = testBackends('agp_coverage');
 
 for (const backend of backends) {
   describe.skipIf(backend.skip)(`interventions.enrichment-coverage (${backend.name})`, () => {
     let sql: Sql;
-    let drop: () => Promise<void>;
+    let parts: ServiceParts | undefined;
     let store: EventStore;
     let log: SqlIngestLog;
     let fake: FakeLlm;
@@ -96,18 +86,12 @@ for (const backend of backends) {
     let off: EnrichmentCoverage;
 
     beforeAll(async () => {
-      ({ sql, drop } = await backend.open());
-      store = createEventStore(sql);
-      await store.migrate();
-      log = await SqlIngestLog.create(sql);
-      fake = await startFakeLlm();
+      parts = await openServiceParts(backend);
+      ({ sql, store, log, fake } = parts);
     }, 60_000);
     afterAll(async () => {
       for (const r of running) await r.stop().catch(() => {});
-      await fake?.close();
-      await log?.close();
-      await store?.close();
-      await drop?.();
+      await closeServiceParts(parts);
     });
 
     it('counts every live record skipped with enrichment off, per organisation, leaving deleted ones out', async () => {

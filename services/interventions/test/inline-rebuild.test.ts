@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IngestEnvelope, InterventionRecord } from '@agp/contracts';
 import { SqlIngestLog, type IngestDelivery } from '@agp/bus';
-import { checkpointPosition, createEventStore, createPgSql, createPgliteSql, type EventStore, type Sql } from '@agp/eventstore';
+import { checkpointPosition, type EventStore, type Sql } from '@agp/eventstore';
 import { createLogger, type BaseEnv, type RequestContext } from '@agp/runtime';
-import { startFakeLlm, type FakeLlm } from '../../../test/support/fake-llm.js';
+import type { FakeLlm } from '../../../test/support/fake-llm.js';
 import { eventually } from '../../../test/support/http.js';
-import { createTestDatabase, skipIntegration } from '../../../test/support/infra.js';
+import { closeServiceParts, openServiceParts, testBackends, type ServiceParts } from './support.js';
 import { InterventionsService } from '../src/index.js';
 import { READ_MODEL_PROJECTION } from '../src/projections/interventionReadModel.js';
 import { APPROVALS_PROJECTION } from '../src/approvals/readModel.js';
@@ -61,22 +61,12 @@ const ingested = (i: number, type: 'intervention.create' | 'approval.request' = 
   return { id: `ev-${uniq()}`, type, timestamp: new Date(Date.UTC(2026, 10, 1 + (i % 5), 12)).toISOString(), body, assigned_id: `int-${uniq()}` };
 };
 
-const backends: Array<{ name: string; skip: boolean; open: () => Promise<{ sql: Sql; drop: () => Promise<void> }> }> = [
-  { name: 'PGlite', skip: false, open: async () => ({ sql: await createPgliteSql(), drop: async () => {} }) },
-  {
-    name: 'PostgreSQL',
-    skip: skipIntegration('postgres'),
-    open: async () => {
-      const db = await createTestDatabase('agp_inline');
-      return { sql: createPgSql(db.url), drop: db.drop };
-    },
-  },
-];
+const backends = testBackends('agp_inline');
 
 for (const backend of backends) {
   describe.skipIf(backend.skip)(`inline projections equal a rebuild from the log (${backend.name})`, () => {
     let sql: Sql;
-    let drop: () => Promise<void>;
+    let parts: ServiceParts | undefined;
     let store: EventStore;
     let log: SqlIngestLog;
     let fake: FakeLlm;
@@ -89,18 +79,12 @@ for (const backend of backends) {
     };
 
     beforeAll(async () => {
-      ({ sql, drop } = await backend.open());
-      store = createEventStore(sql);
-      await store.migrate();
-      log = await SqlIngestLog.create(sql);
-      fake = await startFakeLlm();
+      parts = await openServiceParts(backend);
+      ({ sql, store, log, fake } = parts);
     }, 60_000);
     afterAll(async () => {
       for (const s of services) await s.stop().catch(() => {});
-      await fake?.close();
-      await log?.close();
-      await store?.close();
-      await drop?.();
+      await closeServiceParts(parts);
     });
 
     it('applies every write inline, and a rebuild through catch-up gives the same rows', async () => {
