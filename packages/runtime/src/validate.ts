@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { MAX_JSON_DEPTH } from '@agp/contracts';
-import { type FieldError, ValidationError } from './errors.js';
+import { BadRequestError, type FieldError, ValidationError } from './errors.js';
 
 /**
  * Turn zod issues into field errors: a dotted path (prefixed with `where`, e.g. `query`/`body`), a message,
@@ -48,6 +48,22 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, whe
     throw new ValidationError(`${errors.length} invalid field${errors.length === 1 ? '' : 's'}: ${errors.map((e) => e.path).join(', ')}`, errors);
   }
   return r.data;
+}
+
+/**
+ * Parse a request body's JSON text, then check it with `schema` (paths prefixed `body`): the one way a body that
+ * arrives as text (the ingest body forwarded as its bytes) is read, wherever it is read.
+ * @throws BadRequestError (400) `malformed JSON: <the parser's message>` when the text is not JSON.
+ * @throws ValidationError (422) listing every bad field (`null` is checked as `{}`).
+ */
+export function parseJsonBody<S extends z.ZodType>(schema: S, text: string): z.infer<S> {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (err) {
+    throw new BadRequestError(`malformed JSON: ${(err as Error).message}`);
+  }
+  return parseOrThrow(schema, body ?? {}, 'body');
 }
 
 /** A NUL character, or a UTF-16 surrogate without its pair: text PostgreSQL cannot store (in `text` or `jsonb`). */

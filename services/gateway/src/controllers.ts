@@ -11,7 +11,7 @@ import type { Response } from 'express';
 import { INGEST_DUPLICATE, INGEST_RAW_MAX_BYTES, IngestBatchSchema, MAX_JSON_DEPTH, Wire, clientEventId, type IngestResponse } from '@agp/contracts';
 import type { InterventionListReader } from '@agp/interventions/read-models';
 import { call, callUnchecked, RemoteProblemError } from '@agp/bus';
-import { BadRequestError, ServiceUnavailableError, UnauthorizedError, describeJsonInputErrors, isRawJson, jsonInputErrors, jsonNestingDepth, parseOrThrow, type RequestContext } from '@agp/runtime';
+import { ServiceUnavailableError, UnauthorizedError, describeJsonInputErrors, isRawJson, jsonInputErrors, jsonNestingDepth, parseJsonBody, parseOrThrow, type RequestContext } from '@agp/runtime';
 import type { ClientProxy } from '@nestjs/microservices';
 import { MAX_EVENT_BYTES, chunkBatch } from './chunks.js';
 import type { AuthedRequest } from './edge.js';
@@ -127,13 +127,7 @@ export class IngestController {
    * at all could be accepted.
    */
   private async ingestChunked(ctx: RequestContext, bytes: Buffer): Promise<IngestResponse> {
-    let body: unknown;
-    try {
-      body = JSON.parse(bytes.toString('utf8'));
-    } catch (err) {
-      throw new BadRequestError(`malformed JSON: ${(err as Error).message}`);
-    }
-    const { batch } = parseOrThrow(IngestBatchSchema, body ?? {}, 'body');
+    const { batch } = parseJsonBody(IngestBatchSchema, bytes.toString('utf8'));
     // Events nested deeper than MAX_JSON_DEPTH are refused on their own (422), like oversized ones; the body's depth,
     // read from its bytes, says whether any event can be (the envelope adds two levels).
     const tooDeep = new Map<number, { id: string | null; message: string }>();

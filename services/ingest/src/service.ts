@@ -19,13 +19,12 @@ import {
 } from '@agp/contracts';
 import { ingestSubject, withPublishSpan, type IngestLogPublisher } from '@agp/bus';
 import {
-  BadRequestError,
   ServiceUnavailableError,
   counter,
   fieldErrors,
   jsonInputErrors,
   newId,
-  parseOrThrow,
+  parseJsonBody,
   type Logger,
   type RequestContext,
 } from '@agp/runtime';
@@ -197,13 +196,7 @@ export class IngestService {
    * @throws ServiceUnavailableError as {@link accept}.
    */
   async acceptRaw(ctx: RequestContext, raw: IngestRaw): Promise<IngestResponse> {
-    let body: unknown;
-    try {
-      body = JSON.parse(raw.json);
-    } catch (err) {
-      throw new BadRequestError(`malformed JSON: ${(err as Error).message}`);
-    }
-    const { batch } = parseOrThrow(IngestBatchSchema, body ?? {}, 'body');
+    const { batch } = parseJsonBody(IngestBatchSchema, raw.json);
     return this.accept(ctx, { offset: 0, events: batch }, { text: MAYBE_UNSTORABLE.test(raw.json) });
   }
 
