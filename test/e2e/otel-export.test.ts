@@ -1,12 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../support/cli.js';
 import { startDistributed, type DistributedRun } from '../support/distributed.js';
 import { call, eventually } from '../support/http.js';
 import { infra, skipIntegration } from '../support/infra.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
-import { stopQuickstart } from '../support/quickstart.js';
+import { startEmbeddedProcess, stopQuickstart } from '../support/quickstart.js';
 
 // Trace export end to end: each mode runs as a user runs it (the built dist/main.js launchers) with the standard
 // OTEL_* variables pointing at a loopback OTLP/HTTP receiver (distributed mode exports JSON, embedded mode protobuf), and one `POST /api/v1/ingest/` must arrive as one trace
@@ -103,16 +102,7 @@ describe('trace export (embedded)', () => {
   let url = '';
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
-    child = spawn(process.execPath, [`${REPO_ROOT}/services/embedded/dist/main.js`], {
-      env: { ...process.env, AGP_DATA_DIR: 'memory', PORT: '0', LOG_LEVEL: 'warn', AGP_INIT_ORG: 'acme', AGP_INIT_WRITE_KEY: 'agp_otel_write_key_001', AGP_INIT_READ_KEY: 'agp_otel_read_key_0001', DATABASE_URL: '', ...otelEnv(receiver, 'http/protobuf') },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    url = await eventually(async () => {
-      if (child!.exitCode !== null) throw new Error(`the embedded platform exited with ${child!.exitCode}: ${out}`);
-      return /running \(embedded mode\) at (\S+)/.exec(out)?.[1];
-    }, 100_000);
+    ({ child, url } = await startEmbeddedProcess({ AGP_INIT_ORG: 'acme', AGP_INIT_WRITE_KEY: 'agp_otel_write_key_001', AGP_INIT_READ_KEY: 'agp_otel_read_key_0001', ...otelEnv(receiver, 'http/protobuf') }));
   }, 120_000);
   afterAll(async () => {
     if (child) await stopQuickstart(child);

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { REPO_ROOT } from './cli.js';
+import { eventually } from './http.js';
 
 /** The embedded platform started the way `npm start` (and so `npm run quickstart`) starts it, and the banner it printed. */
 export interface QuickstartPlatform {
@@ -51,4 +52,24 @@ export async function stopQuickstart(child: ChildProcess): Promise<void> {
   const exited = new Promise((r) => child.once('exit', r));
   child.kill('SIGTERM');
   await exited;
+}
+
+/**
+ * Start `services/embedded/dist/main.js` (built beforehand) in memory (`AGP_DATA_DIR=memory`, any free port, warn
+ * logs to the test's stderr, no DATABASE_URL) with `env` added, e.g. the `AGP_INIT_*` keys and the `OTEL_*` export
+ * variables. Resolves with the process and the URL its banner names; stop it with {@link stopQuickstart}.
+ * @throws (rejects) when the process exits first, or prints no banner within 100 s.
+ */
+export async function startEmbeddedProcess(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [join(REPO_ROOT, 'services/embedded/dist/main.js')], {
+    env: { ...process.env, AGP_DATA_DIR: 'memory', PORT: '0', LOG_LEVEL: 'warn', DATABASE_URL: '', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  const url = await eventually(async () => {
+    if (child.exitCode !== null) throw new Error(`the embedded platform exited with ${child.exitCode}: ${out}`);
+    return /running \(embedded mode\) at (\S+)/.exec(out)?.[1];
+  }, 100_000);
+  return { child, url };
 }

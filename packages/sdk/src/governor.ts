@@ -376,9 +376,14 @@ export class Governor {
     }
   }
 
-  /** @internal Spool one report and send it in the background. */
-  report(type: string, id: string, body: Record<string, unknown>, timestamp: string = isoTime()): void {
+  /**
+   * @internal Spool one report and send it in the background.
+   * @param traceparent the `traceparent` of the `agp.act` span that produced it, when the agent traces (its
+   *   `agp.report` span links to it; ./tracing.ts).
+   */
+  report(type: string, id: string, body: Record<string, unknown>, timestamp: string = isoTime(), traceparent?: string): void {
     const ev: SpoolEvent = { id, type, timestamp, body };
+    if (traceparent !== undefined) ev.traceparent = traceparent;
     this.reporter.enqueue(ev);
   }
 
@@ -894,7 +899,7 @@ export class Run {
     if (r.duration_ms !== undefined) body.duration_ms = Math.round(r.duration_ms * 1000) / 1000;
     if (r.error) body.error = r.error.slice(0, 10_000);
     body.timestamp = timestamp;
-    this.gov.report('action.record', id, body, timestamp);
+    this.gov.report('action.record', id, body, timestamp, c.span === null ? undefined : c.span.traceparent);
     return id;
   }
 
@@ -918,7 +923,7 @@ export class Run {
 
   /** Report the intervention of decision `d` for call `c` (background). */
   private intervention(c: Call, d: GovernanceDecision, modified: Record<string, unknown> | null): void {
-    this.gov.report('intervention.create', `${this.idPrefix}.${c.seq}.i`, this.interventionBody(c, d, modified));
+    this.gov.report('intervention.create', `${this.idPrefix}.${c.seq}.i`, this.interventionBody(c, d, modified), undefined, c.span === null ? undefined : c.span.traceparent);
   }
 
   /**

@@ -166,11 +166,13 @@ export class AgpClient {
    * a status and message (`errors`). Retries 429, 503 and network errors (see {@link RetryOptions}), honouring
    * `Retry-After`; a retried request's events come back `duplicate` when the first attempt got through.
    * Source: architecture §4 (Ingest).
+   * @param headers extra request headers sent with every attempt, e.g. the trace context (`traceparent`) of the
+   *   caller's span (docs/sdk.md, Tracing); they cannot replace `authorization`, `accept` or `content-type`.
    * @throws RangeError when the batch is over 1000 events or 5 MiB (nothing is sent).
    * @throws AgpHttpError for any other non-2xx answer, or the last 429/503 once retries are spent.
    * @throws AgpNetworkError when the gateway stays unreachable.
    */
-  async ingest(events: IngestEvent[]): Promise<IngestResponse> {
+  async ingest(events: IngestEvent[], headers?: Readonly<Record<string, string>>): Promise<IngestResponse> {
     if (events.length > INGEST_MAX_EVENTS) throw new RangeError(`at most ${INGEST_MAX_EVENTS} events per ingest request, got ${events.length}`);
     const body = JSON.stringify({ batch: events });
     const bytes = Buffer.byteLength(body);
@@ -179,7 +181,7 @@ export class AgpClient {
       const last = attempt >= this.retry.retries;
       let res: Response;
       try {
-        res = await this.send('POST', '/api/v1/ingest/', body);
+        res = await this.send('POST', '/api/v1/ingest/', body, headers);
       } catch (err) {
         if (last || !(err instanceof AgpNetworkError)) throw err;
         await sleep(this.backoff(attempt, undefined));
@@ -293,9 +295,9 @@ export class AgpClient {
     return (await res.json()) as T;
   }
 
-  private async send(method: string, path: string, body?: string): Promise<Response> {
+  private async send(method: string, path: string, body?: string, extra?: Readonly<Record<string, string>>): Promise<Response> {
     const url = this.base + path;
-    const headers: Record<string, string> = { authorization: `Bearer ${this.key}`, accept: 'application/json, application/problem+json' };
+    const headers: Record<string, string> = { ...extra, authorization: `Bearer ${this.key}`, accept: 'application/json, application/problem+json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     try {
       return await this.fetchImpl(url, { method, headers, body, signal: AbortSignal.timeout(this.timeoutMs) });

@@ -7,12 +7,16 @@
  *   (250 ms doubling to 30 s, at least `Retry-After`); 401/403 too (a key may be fixed), reported through `onError`.
  * - An event the platform refuses for good (a per-event 413 or 422) is set aside in the spool's `rejected.jsonl` (or
  *   kept in memory), counted in `stats().rejected` and passed to `onError`: never dropped silently.
+ * - When the agent traces, each request is an `agp.report` span linked to the `agp.act` span of each report it carries
+ *   and its context goes in the request's `traceparent` header ({@link withReportSpan}); a batch retried after a
+ *   back-off is a new span with the same links (the client's own quick retries of one request share its span).
  * Source: docs/sdk.md §Reporting.
  */
 import { AgpHttpError, AgpNetworkError, type AgpClient } from './http.js';
 import { INGEST_MAX_BYTES, INGEST_MAX_EVENTS, type IngestEvent } from '@agp/contracts';
 import type { Spool, SpoolEvent } from './spool.js';
 import type { ReporterStats } from './status.js';
+import { withReportSpan } from './tracing.js';
 
 /** Most events per ingest request the reporter sends (the platform takes 1000). */
 const BATCH_EVENTS = Math.min(500, INGEST_MAX_EVENTS);
@@ -126,8 +130,17 @@ export class Reporter {
       batch.push(ev);
       bytes += n;
     }
+    // The events as ingest takes them (a report's act span `traceparent` stays here: the spec's event has no such
+    // field), and the act spans the batch's span links to.
+    const events: IngestEvent[] = new Array(batch.length);
+    const traceparents: Array<string | undefined> = new Array(batch.length);
+    for (let i = 0; i < batch.length; i++) {
+      const ev = batch[i];
+      traceparents[i] = ev.traceparent;
+      events[i] = (ev.traceparent === undefined ? ev : { id: ev.id, type: ev.type, timestamp: ev.timestamp, body: ev.body }) as IngestEvent;
+    }
     try {
-      const res = await this.client.ingest(batch as IngestEvent[]);
+      const res = await withReportSpan(traceparents, (headers) => this.client.ingest(events, headers));
       // Ids of this batch only (the spool forgets each acknowledged id once).
       const inBatch = new Map<string, SpoolEvent>();
       for (const ev of batch) inBatch.set(ev.id, ev);

@@ -1,7 +1,8 @@
 /**
  * Where reports wait until the platform acknowledges them: a durable append-only file (`spoolDir`), or memory only.
  *
- * File format (`<spoolDir>/spool.jsonl`): one JSON object per line, `{"e": <ingest event>}` for a report and
+ * File format (`<spoolDir>/spool.jsonl`): one JSON object per line, `{"e": <ingest event>}` for a report (with its
+ * act span's `traceparent` beside the event's fields when the agent traces; a file without it loads the same) and
  * `{"a": [<event id>, …]}` for ids the platform acknowledged. Opening the spool replays it: every `e` without a later
  * `a` is pending again and is sent with its original id (so a copy that had already arrived is a duplicate, never a
  * second record). A torn last line (the process died mid-write) is skipped. The file is then rewritten with only the
@@ -21,12 +22,18 @@ import { closeSync, existsSync, fsync, fsyncSync, mkdirSync, openSync, readFileS
 import { join } from 'node:path';
 import { acquirePidLock } from '@agp/runtime/lock';
 
-/** One report as `POST /api/v1/ingest/` takes it. */
+/**
+ * One report: the event as `POST /api/v1/ingest/` takes it (`id`, `type`, `timestamp`, `body`), and the W3C
+ * `traceparent` of the `agp.act` span that produced it when the agent traces (kept in the spool, so a report sent
+ * after a restart still links to its act; never sent in the event: the reporter leaves it out of the request body).
+ */
 export interface SpoolEvent {
   id: string;
   type: string;
   timestamp: string;
   body: Record<string, unknown>;
+  /** The producing `agp.act` span's `traceparent` (sampled spans only); absent otherwise and in older spool files. */
+  traceparent?: string;
 }
 
 /** A store of pending reports. */

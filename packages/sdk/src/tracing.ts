@@ -10,7 +10,7 @@
  * `startSpan` answers the API's no-op span and nothing more is done (measured in docs/performance.md, `pnpm bench sdk`).
  * Source: docs/operations.md (Tracing); docs/sdk.md.
  */
-import type { Span, Tracer } from '@opentelemetry/api';
+import type { Attributes, Link, Span, SpanContext, Tracer } from '@opentelemetry/api';
 import { decisionAttributes, decisionSubjectAttributes, type DecisionSpanFacts } from '@agp/contracts';
 
 type Api = typeof import('@opentelemetry/api');
@@ -38,7 +38,23 @@ export function loadTracing(version: string): Promise<void> {
 
 /** One `agp.act` span, recording (sampled in). */
 export class ActSpan {
+  /** {@link traceparent}, once computed ('' when the span is recording but not sampled). */
+  private tp: string | undefined;
+
   constructor(private readonly span: Span) {}
+
+  /**
+   * The W3C `traceparent` of this span (`00-<trace id>-<span id>-<flags>`), which the reports of its act keep (in the
+   * spool too) so the `agp.report` span that sends them links to it; undefined when the span is not sampled (recorded
+   * only): a link to a span that is never exported would lead nowhere.
+   */
+  get traceparent(): string | undefined {
+    if (this.tp === undefined) {
+      const sc = this.span.spanContext();
+      this.tp = (sc.traceFlags & SAMPLED) === SAMPLED ? `00-${sc.traceId}-${sc.spanId}-${sc.traceFlags.toString(16).padStart(2, '0')}` : '';
+    }
+    return this.tp || undefined;
+  }
 
   /** Record the decision `act` acts on (a later one, after an approval, replaces it and sets `agp.decision.approved`). */
   decided(d: DecisionSpanFacts, approved: boolean): void {
@@ -72,6 +88,8 @@ export class ActSpan {
 }
 
 const ACT_SPAN_OPTIONS = { kind: 0 /* SpanKind.INTERNAL */ };
+/** `TraceFlags.SAMPLED`. */
+const SAMPLED = 1;
 
 /**
  * Open the `agp.act` span of one action (child of the active span), with its source, tool and agent set.
@@ -87,4 +105,70 @@ export function startActSpan(agentId: string, actionName: string): ActSpan | nul
   }
   span.setAttributes(decisionSubjectAttributes('sdk', { agent_id: agentId, action_name: actionName }));
   return new ActSpan(span);
+}
+
+/**
+ * Most links of one `agp.report` span: the OpenTelemetry SDK's default span link limit (`OTEL_SPAN_LINK_COUNT_LIMIT`,
+ * 128). A batch of reports from more acts links to the first 128 (the oldest) and counts the others in
+ * `agp.report.links_dropped`.
+ */
+export const REPORT_SPAN_MAX_LINKS = 128;
+
+/** A W3C `traceparent` of version 00: trace id, span id, flags (lower-case hex). */
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+
+/**
+ * Send one batch of reports inside an `agp.report` span: the messaging "send" of a batch (semantic conventions:
+ * kind CLIENT, since each report's creation context is its act's span, not this one; `messaging.operation.type`
+ * `send`, `messaging.batch.message_count`), a root span LINKED to the `agp.act` span of each report that has one (at
+ * most {@link REPORT_SPAN_MAX_LINKS}, one per act however many reports it made). `send` runs with the span active and
+ * gets the headers that carry its context (the global propagator's `traceparent`, `tracestate`), so the platform's
+ * request span is its child.
+ * With no tracer provider (or no `@opentelemetry/api`) no span is made and `send` gets no headers; a span sampled out
+ * still passes its context on (its flags tell the platform not to record either).
+ * @param traceparents the `traceparent` of each report's `agp.act` span, undefined for a report without one (a run's
+ *   start or end, or an act that was not traced); a malformed one (an edited spool file) is skipped.
+ * @param send posts the batch with the extra headers.
+ * @returns what `send` resolves with. @throws what `send` throws (the span is then marked failed: `error.type` is the
+ *   HTTP status, or the error's name).
+ */
+export async function withReportSpan<T>(traceparents: ReadonlyArray<string | undefined>, send: (headers: Record<string, string> | undefined) => Promise<T>): Promise<T> {
+  if (tracer === null) return send(undefined);
+  const a = api as Api;
+  const links: Link[] = [];
+  const seen = new Set<string>();
+  let dropped = 0;
+  for (const tp of traceparents) {
+    if (tp === undefined || seen.has(tp)) continue;
+    const m = TRACEPARENT.exec(tp);
+    if (m === null) continue;
+    seen.add(tp);
+    if (links.length === REPORT_SPAN_MAX_LINKS) {
+      dropped++;
+      continue;
+    }
+    const sc: SpanContext = { traceId: m[1], spanId: m[2], traceFlags: parseInt(m[3], 16), isRemote: true };
+    if (a.trace.isSpanContextValid(sc)) links.push({ context: sc });
+  }
+  const attributes: Attributes = { 'messaging.operation.type': 'send', 'messaging.operation.name': 'send', 'messaging.batch.message_count': traceparents.length };
+  if (dropped > 0) attributes['agp.report.links_dropped'] = dropped;
+  const span = tracer.startSpan('agp.report', { kind: 2 /* SpanKind.CLIENT */, links, attributes }, a.ROOT_CONTEXT);
+  if (!a.trace.isSpanContextValid(span.spanContext())) {
+    // No tracer provider: the API's no-op span, nothing to pass on.
+    span.end();
+    return send(undefined);
+  }
+  const ctx = a.trace.setSpan(a.ROOT_CONTEXT, span);
+  const headers: Record<string, string> = {};
+  a.propagation.inject(ctx, headers);
+  try {
+    return await a.context.with(ctx, () => send(headers));
+  } catch (err) {
+    const status = (err as { status?: unknown } | null)?.status;
+    span.setAttribute('error.type', typeof status === 'number' ? String(status) : err instanceof Error ? err.name : typeof err);
+    span.setStatus({ code: a.SpanStatusCode.ERROR });
+    throw err;
+  } finally {
+    span.end();
+  }
 }

@@ -38,6 +38,27 @@ describe('FileSpool', () => {
     b.close();
   });
 
+  it('keeps each report’s act span traceparent across a restart and a compaction; a file written without it loads as before', () => {
+    const dir = fresh();
+    const tp = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    // A line as an SDK before trace links wrote it, then one with the traceparent beside the event's fields.
+    writeFileSync(join(dir, 'spool.jsonl'), JSON.stringify({ e: ev(0) }) + '\n');
+    const a = new FileSpool(dir, 64 << 20);
+    expect(a.recovered()).toEqual([ev(0)]);
+    a.append({ ...ev(1), traceparent: tp });
+    const pad = 'z'.repeat(4000);
+    for (let i = 2; i < 400; i++) {
+      a.append(ev(i, pad));
+      a.ack([`ev-${i}`]);
+    }
+    // Compacted (acknowledged lines dominated): the pending ones are rewritten with their traceparent.
+    expect(statSync(join(dir, 'spool.jsonl')).size).toBeLessThan(1 << 20);
+    a.close();
+    const b = new FileSpool(dir, 64 << 20);
+    expect(b.recovered()).toEqual([ev(0), { ...ev(1), traceparent: tp }]);
+    b.close();
+  });
+
   it('is full at its bound of pending bytes, and no longer once reports are acknowledged', () => {
     const dir = fresh();
     const s = new FileSpool(dir, 2000);
