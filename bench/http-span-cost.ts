@@ -9,11 +9,16 @@
  *     instrumentation with the same options) with `parentbased_traceidratio` at 0.01 and no exporter, the server
  *     span plus one child span per request (as the gateway's `send` span), none recorded but 1 %;
  *   - `sampled-ctx`: the context manager alone, enabled, no provider and no instrumentation;
- *   - `on`: as `sampled` with every span sampled (recorded, then dropped by a span processor that does nothing).
- * The client's own requests are not instrumented (`ignoreOutgoingRequestHook`), so the difference is the server side.
+ *   - `on`: as `sampled` with every span sampled (recorded, then dropped by a span processor that does nothing);
+ *   - `lean-sampled`, `lean-on`: as `sampled` and `on`, with AGP's own server span (`httpServerSpan` in
+ *     `@agp/runtime`, what `startTracing` runs now) in place of the HTTP instrumentation.
+ * The server resumes from the body's `end` event in the caller's async scope (`AsyncResource.bind`), as body-parser's
+ * reader does in the gateway, so the child span is the server span's child in every mode. The client's own requests
+ * are not instrumented (`ignoreOutgoingRequestHook`), so the difference is the server side.
  * Prints CPU µs per request per mode (client and server together; the same client in every mode).
  * Run: `node --import tsx bench/http-span-cost.ts` (knobs: SPAN_COST_REQUESTS, SPAN_COST_ROUNDS, SPAN_COST_BODY_BYTES).
  */
+import { AsyncResource } from 'node:async_hooks';
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -22,7 +27,7 @@ const REQUESTS = Number(process.env.SPAN_COST_REQUESTS ?? 20_000);
 const ROUNDS = Number(process.env.SPAN_COST_ROUNDS ?? 3);
 /** Bytes of each request's body (the gateway's 100-event ingest batch is ~80 KB). */
 const BODY_BYTES = Number(process.env.SPAN_COST_BODY_BYTES ?? 80_000);
-const MODES = ['off', 'sampled-ctx', 'sampled', 'on'] as const;
+const MODES = ['off', 'sampled-ctx', 'sampled', 'lean-sampled', 'on', 'lean-on'] as const;
 type Mode = (typeof MODES)[number];
 
 /** Set up the mode's tracing, then serve and send `REQUESTS` requests; CPU µs per request. */
@@ -36,32 +41,37 @@ async function child(mode: Mode): Promise<number> {
     const { ParentBasedSampler, TraceIdRatioBasedSampler, AlwaysOnSampler } = await import('@opentelemetry/sdk-trace-base');
     const { registerInstrumentations } = await import('@opentelemetry/instrumentation');
     const { HttpInstrumentation } = await import('@opentelemetry/instrumentation-http');
-    const sampler = new ParentBasedSampler({ root: mode === 'on' ? new AlwaysOnSampler() : new TraceIdRatioBasedSampler(0.01) });
+    const sampler = new ParentBasedSampler({ root: mode.endsWith('on') ? new AlwaysOnSampler() : new TraceIdRatioBasedSampler(0.01) });
     const dropAll = { onStart() {}, onEnd() {}, forceFlush: async () => {}, shutdown: async () => {} };
     const provider = new NodeTracerProvider({ sampler, spanProcessors: [dropAll] });
     provider.register();
-    registerInstrumentations({
-      instrumentations: [new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => /^\/(?:metrics|healthz|readyz)(?:\?|$)/.test(req.url ?? ''), ignoreOutgoingRequestHook: () => true })],
-    });
+    if (!mode.startsWith('lean')) {
+      registerInstrumentations({
+        instrumentations: [new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => /^\/(?:metrics|healthz|readyz)(?:\?|$)/.test(req.url ?? ''), ignoreOutgoingRequestHook: () => true })],
+      });
+    }
   }
+  const { httpServerSpan } = await import('../packages/runtime/src/http-span.js');
+  const span = mode.startsWith('lean') ? httpServerSpan() : (_req: unknown, _res: unknown, next: () => void) => next();
   // Loaded after the instrumentation is registered, so that it patches them.
   const http = createRequire(import.meta.url)('node:http') as typeof import('node:http');
   const { trace } = await import('@opentelemetry/api');
   const tracer = trace.getTracer('bench');
   const body = JSON.stringify({ accepted: 100, errors: [] });
   const payload = JSON.stringify({ events: [], pad: 'x'.repeat(Math.max(0, BODY_BYTES - 24)) });
-  const server = http.createServer((req, res) => {
+  const listener = (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
+    req.on('end', AsyncResource.bind(() => {
       JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      const span = tracer.startSpan('send agp.ingest.submit');
+      const child = tracer.startSpan('send agp.ingest.submit');
       setImmediate(() => {
-        span.end();
+        child.end();
         res.writeHead(207, { 'content-type': 'application/json' }).end(body);
       });
-    });
-  });
+    }));
+  };
+  const server = http.createServer((req, res) => span(req, res, () => listener(req, res)));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });

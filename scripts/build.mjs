@@ -37,7 +37,7 @@ const entries = {
 /**
  * The long-running processes: each is bundled to `dist/app.js`, and its `dist/main.js` is the launcher
  * (packages/runtime/src/launcher.ts) that starts OpenTelemetry trace export when it is configured and then imports
- * `app.js`, so the HTTP and PostgreSQL instrumentations are in place before the application loads those modules.
+ * `app.js`, so the PostgreSQL instrumentation is in place before the application loads `pg`.
  * The value is the process's default `service.name`.
  */
 const launched = { embedded: 'agp', gateway: 'agp-gateway', ingest: 'agp-ingest', interventions: 'agp-interventions', policies: 'agp-policies', stats: 'agp-stats', 'mcp-gateway': 'agp-mcp-gateway', evals: 'agp-evals', replay: 'agp-replay' };

@@ -44,8 +44,9 @@ function one(spans: ReceivedSpan[], service: string, name: string | RegExp): Rec
 /** Assert the chain from the gateway's HTTP span to the interventions consumer; returns the consumer span. */
 function expectIngestChain(spans: ReceivedSpan[], services: { gateway: string; ingest: string; interventions: string }): ReceivedSpan {
   const http = one(spans, services.gateway, 'POST /api/v1/ingest');
-  expect(http).toMatchObject({ kind: SPAN_KIND.server, scope: '@opentelemetry/instrumentation-http' });
-  expect(http.attributes).toMatchObject({ 'http.route': '/api/v1/ingest', 'http.response.status_code': 207 });
+  expect(http).toMatchObject({ kind: SPAN_KIND.server, scope: 'agp.http' });
+  expect(http.attributes).toMatchObject({ 'http.route': '/api/v1/ingest', 'http.response.status_code': 207, 'http.request.method': 'POST', 'url.path': '/api/v1/ingest/', 'url.scheme': 'http', 'network.protocol.version': '1.1' });
+  expect(http.attributes['agp.request_id']).toEqual(expect.any(String));
   const send = one(spans, services.gateway, 'send ingest.raw');
   expect(send).toMatchObject({ kind: SPAN_KIND.client, parentSpanId: http.spanId });
   expect(send.attributes).toMatchObject({ 'messaging.system': 'nats', 'messaging.operation.type': 'send', 'messaging.destination.name': 'ingest.raw' });
@@ -114,6 +115,22 @@ describe('trace export (embedded)', () => {
     await ingestOne({ url }, 'agp_otel_write_key_001', 'agp_otel_read_key_0001', traceId);
     expectIngestChain(await traceOf(receiver, traceId), { gateway: 'agp', ingest: 'agp', interventions: 'agp' });
     expect(receiver.encodings).toMatchObject({ json: 0 });
+  });
+
+  it('the MCP endpoint, which reads its own body, sends its bus message under the request\'s server span', async () => {
+    const traceId = randomBytes(16).toString('hex');
+    const res = await call({ url }, 'POST', '/api/v1/mcp', {
+      key: 'agp_otel_write_key_001',
+      body: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'otel-e2e', version: '1.0.0' } } },
+      headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`, accept: 'application/json, text/event-stream' },
+    });
+    expect(res.status).toBe(200);
+    const spans = await eventually(async () => {
+      const got = receiver.spans.filter((s) => s.traceId === traceId);
+      return got.some((s) => s.name === 'send mcp.http') && got.some((s) => s.kind === SPAN_KIND.server && s.scope === 'agp.http') ? got : undefined;
+    }, 20_000);
+    const http = one(spans, 'agp', /^POST \/api\/v1\/mcp/);
+    expect(one(spans, 'agp', 'send mcp.http')).toMatchObject({ kind: SPAN_KIND.client, parentSpanId: http.spanId });
   });
 
   it('a decision API call exports its policy.decide span: the decision, rule, policy, intervention type, tool and agent, never the arguments', async () => {

@@ -10,3 +10,4 @@ export * from './lock.js';
 export * from './lifecycle.js';
 export * from './time.js';
 export * from './tracing.js';
+export * from './http-span.js';

@@ -1,9 +1,9 @@
 /**
  * The entry of every AGP process (`services/<name>/dist/main.js`, built by scripts/build.mjs): start trace export when
  * it is configured ({@link startTracing}; nothing is loaded when it is not), then import the application bundle beside
- * it (`dist/app.js`). Tracing has to start first: its HTTP and PostgreSQL instrumentations patch those modules as the
- * application loads them (both are CommonJS, so the require hook patches them even when the ESM bundle imports them,
- * and no ESM loader hook is needed). On exit the spans still buffered are exported (the process's own shutdown runs first).
+ * it (`dist/app.js`). Tracing has to start first: its PostgreSQL instrumentation patches `pg` as the application loads
+ * it (CommonJS, so the require hook patches it even when the ESM bundle imports it, and no ESM loader hook is needed;
+ * the HTTP server spans are AGP's own, ./http-span.ts). On exit the spans still buffered are exported (the process's own shutdown runs first).
  * Source: architecture §5 (operations), docs/operations.md (Tracing).
  */
 import { startTracing } from './tracing.js';

@@ -1,6 +1,7 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import client from 'prom-client';
 import { DEFAULT_LISTEN_HOST } from './config.js';
+import { httpServerSpan } from './http-span.js';
 
 /** The process-wide Prometheus registry (default metrics collected once). */
 export const metricsRegistry = client.register;
@@ -67,7 +68,9 @@ export function currentReadinessDetails(): Record<string, unknown> | undefined {
  */
 export async function startOpsServer(opts: { port: number; host?: string; service: string; readiness: () => Promise<void> }): Promise<{ port: number; server: Server; close(): Promise<void> }> {
   collectDefaultMetrics();
-  const server = createServer((req, res) => {
+  // Its three paths are never traced; anything else (a 404, a 405) is a server span like the gateway's requests.
+  const span = httpServerSpan();
+  const answer = (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0].replace(/\/+$/, '') || '/';
     const send = (status: number, type: string, body: string) => {
       res.writeHead(status, { 'content-type': type });
@@ -87,7 +90,8 @@ export async function startOpsServer(opts: { port: number; host?: string; servic
       return;
     }
     send(404, 'application/problem+json', JSON.stringify({ type: 'https://agp.dev/problems/not-found', title: 'Not Found', status: 404, detail: `no route ${path}` }));
-  });
+  };
+  const server = createServer((req, res) => span(req, res, () => answer(req, res)));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port, opts.host ?? DEFAULT_LISTEN_HOST, () => resolve());

@@ -6,11 +6,14 @@
  * is loaded (it is imported dynamically here only), and the spans AGP opens through `@opentelemetry/api` are the
  * API's no-op spans. When it is on, {@link startTracing} starts the Node SDK (`@opentelemetry/sdk-node`, 2.x line) with
  * the standard variables only (`OTEL_SERVICE_NAME`, `OTEL_TRACES_SAMPLER`, `OTEL_EXPORTER_OTLP_PROTOCOL`, ...;
- * docs/configuration.md lists them), the HTTP server/client and PostgreSQL (`pg`) instrumentations, and the OTLP
- * exporter (HTTP, protobuf by default, JSON with `OTEL_EXPORTER_OTLP_PROTOCOL=http/json`). Traces only: AGP's metrics
- * stay on Prometheus (`/metrics`).
+ * docs/configuration.md lists them), the PostgreSQL (`pg`) instrumentation, and the OTLP exporter (HTTP, protobuf by
+ * default, JSON with `OTEL_EXPORTER_OTLP_PROTOCOL=http/json`). Traces only: AGP's metrics stay on Prometheus
+ * (`/metrics`). HTTP server spans are AGP's own (`httpServerSpan`, ./http-span.ts), not the HTTP instrumentation's: it
+ * costs a sampled-out request as much as a recorded one. No AGP process makes an outgoing HTTP request through
+ * `node:http` (the enrichment model call goes through `fetch` and has its own span), so nothing needs the
+ * instrumentation's client side either.
  *
- * The instrumentations patch `http` and `pg` as they load, so tracing must start before the application's modules are
+ * The instrumentation patches `pg` as it loads, so tracing must start before the application's modules are
  * imported: each process's `dist/main.js` is a small launcher (`launcher.ts`) that calls {@link startTracing} and then
  * imports the application bundle `dist/app.js`. Source: architecture §5 (operations), docs/operations.md (Tracing).
  */
@@ -44,18 +47,10 @@ export interface Tracing {
  */
 export async function startTracing(serviceName: string, env: TracingEnv = process.env): Promise<Tracing | undefined> {
   if (!tracingConfigured(env)) return undefined;
-  const [{ NodeSDK }, { HttpInstrumentation }, { PgInstrumentation }] = await Promise.all([
-    import('@opentelemetry/sdk-node'),
-    import('@opentelemetry/instrumentation-http'),
-    import('@opentelemetry/instrumentation-pg'),
-  ]);
+  const [{ NodeSDK }, { PgInstrumentation }] = await Promise.all([import('@opentelemetry/sdk-node'), import('@opentelemetry/instrumentation-pg')]);
   const sdk = new NodeSDK({
     serviceName: env.OTEL_SERVICE_NAME?.trim() || serviceName,
     instrumentations: [
-      new HttpInstrumentation({
-        // The scrape and probe endpoints are polled all day long; their spans would drown the requests.
-        ignoreIncomingRequestHook: (req) => /^\/(?:metrics|healthz|readyz)(?:\?|$)/.test(req.url ?? ''),
-      }),
       // A span per query, its text without values (`enhancedDatabaseReporting` stays off: no arguments in traces).
       new PgInstrumentation({ requireParentSpan: true }),
     ],

@@ -45,9 +45,16 @@ export function routeLabel(path: string): string {
 }
 
 /**
+ * The `http.route` of a request's server span (`httpServerSpan` in `@agp/runtime`): the route table's path pattern
+ * (`/api/v1/ingest`, `/api/v1/runs/{id}`), else the metrics label ({@link routeLabel}).
+ */
+export function spanRoute(method: string, path: string): string {
+  return matchHttpRoute(method, path)?.path ?? routeLabel(path);
+}
+
+/**
  * Assigns `X-Request-Id` (kept when the client sent a sane one) and records metrics when the response ends. When
- * tracing is on, names the HTTP server span by its route (`POST /api/v1/ingest`: `http.route` is the route table's
- * path pattern, else the metrics label) and gives it the request id (`agp.request_id`).
+ * the request's server span is recording, gives it the request id (`agp.request_id`).
  */
 export function requestIdAndMetrics() {
   return (req: Request, res: Response, next: NextFunction) => {
@@ -56,11 +63,7 @@ export function requestIdAndMetrics() {
     res.locals.requestId = id;
     res.set('x-request-id', id);
     const span = trace.getActiveSpan();
-    if (span?.isRecording()) {
-      const route = matchHttpRoute(req.method, req.path)?.path ?? routeLabel(req.path);
-      span.updateName(`${req.method} ${route}`);
-      span.setAttributes({ 'http.route': route, 'agp.request_id': id });
-    }
+    if (span?.isRecording()) span.setAttribute('agp.request_id', id);
     const end = httpDuration.startTimer();
     res.on('finish', () => {
       const route = routeLabel(req.path);

@@ -17,10 +17,10 @@ import { buildOpenApiDocument, matchHttpRoute } from '@agp/contracts';
 import { CachedKeyResolver, type KeyResolver, type KeyStore } from '@agp/auth';
 import { problemOf } from '@agp/bus';
 import { eventStoreReadiness, type EventStore, type SqlExecutor } from '@agp/eventstore';
-import { DEFAULT_LISTEN_HOST, collectDefaultMetrics, metricsRegistry, problem, readinessOf, retryAfterHeaders, type Logger, type ReadinessCheck } from '@agp/runtime';
+import { DEFAULT_LISTEN_HOST, collectDefaultMetrics, httpServerSpan, metricsRegistry, problem, readinessOf, retryAfterHeaders, type Logger, type ReadinessCheck } from '@agp/runtime';
 import { BUS, IngestController, InterventionsController, LIST_READER } from './controllers.js';
 import { InterventionListReader } from '@agp/interventions/read-models';
-import { authenticate, jsonBody, requestIdAndMetrics, sendProblem } from './edge.js';
+import { authenticate, jsonBody, requestIdAndMetrics, sendProblem, spanRoute } from './edge.js';
 import { forwardRoutes } from './forward.js';
 import { consoleAssets } from './console.js';
 import { evalsControllers } from './routes/evals.js';
@@ -147,6 +147,8 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   };
   server.disable('x-powered-by');
   server.set('etag', false);
+  // The request's server span first (docs/decisions.md, Tracing: OpenTelemetry export), then everything else under it.
+  server.use(httpServerSpan({ route: spanRoute }));
   server.use(requestIdAndMetrics());
   server.get(['/healthz', '/healthz/'], (_req, res) => void res.json({ status: 'ok', service: 'gateway' }));
   // Not ready without the bus (nothing works); PostgreSQL down only degrades the gateway: ingest goes on accepting

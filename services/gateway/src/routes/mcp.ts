@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { Body, Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import type { ClientProxy } from '@nestjs/microservices';
+import { context } from '@opentelemetry/api';
 import { MCP_MAX_BODY_BYTES, MCP_TOOL_ERROR_STATUS, Wire, type McpCatalog, type McpToolEnvelope } from '@agp/contracts';
 import { call, callUnchecked } from '@agp/bus';
 import { parseOrThrow, retryAfterHeaders } from '@agp/runtime';
@@ -149,7 +150,9 @@ export function mcpEndpoint(bus: Pick<ClientProxy, 'send'>) {
     const internal = () => {
       if (!res.headersSent) jsonRpcError(res, 500, -32603, 'internal error');
     };
-    req.on('end', () => {
+    // Bound to the request's context: the stream's events run in the connection's, and the bus span must be the
+    // child of this request's server span.
+    req.on('end', context.bind(context.active(), () => {
       if (refused) return;
       try {
         const headers: Record<string, string> = {};
@@ -175,6 +178,6 @@ export function mcpEndpoint(bus: Pick<ClientProxy, 'send'>) {
       } catch {
         internal();
       }
-    });
+    }));
   };
 }
