@@ -1,7 +1,7 @@
 /**
  * OTLP trace ingest, the gateway's own work per export (not a test; docs/performance.md (OTLP trace ingest)): decode an
- * `ExportTraceServiceRequest` of 510 GenAI spans (102 agent runs: an `invoke_agent` span, two `chat` spans with usage,
- * two `execute_tool` spans), encoded by the OpenTelemetry SDK's own serializers in protobuf and in JSON, and map it to
+ * `ExportTraceServiceRequest` of 510 GenAI spans (bench/otlp-spans.ts: 102 agent runs of an `invoke_agent` span, two
+ * `chat` spans with usage, two `execute_tool` spans), encoded by the OpenTelemetry SDK's own serializers in protobuf and in JSON, and map it to
  * ingest events, the model calls priced by the price database (@pydantic/genai-prices), and again with an operator
  * table (`AGP_OTLP_PRICE_TABLE`) that holds the model, so the database is not asked. Prints ms per export and spans per
  * second: decode alone, decode + map, decode + map with the operator table; then the CPU time of pricing one model
@@ -9,30 +9,18 @@
  * price database (median of 5).
  * Run: `node --import tsx bench/otlp.ts` (BENCH_OTLP_ROUNDS, default 200).
  */
-import { context, trace } from '@opentelemetry/api';
-import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { execFileSync } from 'node:child_process';
+import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { decodeTraceRequest, type OtlpEncoding } from '../services/gateway/src/otlp/decode.js';
 import { mapSpans } from '../services/gateway/src/otlp/mapping.js';
 import { GENAI_PRICES_SOURCE, priceCall, type PriceTable } from '../services/gateway/src/otlp/prices.js';
+import { benchSpans } from './otlp-spans.js';
 
 const ROUNDS = Number(process.env.BENCH_OTLP_ROUNDS ?? 200);
 /** An operator table that prices the benchmark's model itself (the price database is then not asked). */
 const OPERATOR_TABLE: PriceTable = { version: 'bench', models: { 'gpt-4o': { input_usd_per_1m: 2.5, output_usd_per_1m: 10 } } };
 
-const memory = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({ resource: resourceFromAttributes({ 'service.name': 'bench-agent' }), spanProcessors: [new SimpleSpanProcessor(memory)] });
-const tracer = provider.getTracer('bench');
-for (let r = 0; r < 102; r++) {
-  const root = tracer.startSpan('invoke_agent support', { attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'support' } });
-  const parent = trace.setSpan(context.active(), root);
-  for (let i = 0; i < 2; i++) tracer.startSpan('chat gpt-4o', { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-4o-2024-08-06', 'gen_ai.usage.input_tokens': 1200, 'gen_ai.usage.output_tokens': 300 } }, parent).end();
-  for (let i = 0; i < 2; i++) tracer.startSpan('execute_tool lookup_order', { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'lookup_order', 'gen_ai.tool.call.id': `call_${i}` } }, parent).end();
-  root.end();
-}
-const spans = memory.getFinishedSpans();
+const spans = await benchSpans();
 
 /** Mean ms of `fn` over {@link ROUNDS} runs after 20 warm-up runs. */
 function time(fn: () => void): number {
@@ -73,4 +61,3 @@ const imports = Array.from({ length: 5 }, () =>
   Number(execFileSync(process.execPath, ['--input-type=module', '-e', "const t = performance.now(); await import('@pydantic/genai-prices'); console.log(performance.now() - t)"], { encoding: 'utf8' })),
 );
 console.log(`import @pydantic/genai-prices in a fresh process: median ${median(imports).toFixed(0)} ms (of ${imports.map((x) => x.toFixed(0)).join(', ')})`);
-await provider.shutdown();
