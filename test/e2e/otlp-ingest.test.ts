@@ -2,9 +2,11 @@
  * OTLP trace ingest end to end, in both run modes: a program instrumented with the OpenTelemetry JS SDK (2.x tracer
  * provider, the official OTLP/HTTP protobuf and JSON exporters 0.2xx) emits GenAI spans as agent frameworks do (an
  * `invoke_agent` span, `chat` spans with token usage, `execute_tool` spans, a plain HTTP span) and exports them to a
- * running AGP with the bearer write key; the runs, ledger actions, costs (from an operator price table given with
- * AGP_OTLP_PRICE_TABLE) and agent stats show them. The same export twice is stored once; spans missing attributes
- * are answered in partial success with the reason; malformed, oversized and wrongly typed bodies are refused.
+ * running AGP with the bearer write key; the runs (one per trace, of the agent the resource's `service.name` names),
+ * ledger actions, costs (from an operator price table given with AGP_OTLP_PRICE_TABLE, else the price database) and
+ * agent stats show them. The same rows result whatever the export order (children before their agent span, the agent
+ * span first, one span per export); the same export twice is stored once; spans missing attributes are answered in
+ * partial success with the reason; malformed, oversized and wrongly typed bodies are refused.
  * Source: docs/ingest.md (OTLP trace ingest).
  */
 import { randomBytes } from 'node:crypto';
@@ -34,38 +36,56 @@ const PRICES = {
 const GPT_COST = 0.0075;
 const CLAUDE_COST = 0.0105;
 
-/** A tracer provider that exports with `exporter` (batched, flushed by the caller) and keeps every span in memory. */
-function program(exporter: SpanExporter, service: string) {
+/** A tracer provider of the agent program `agent` (its `service.name`) that exports with `exporter` (batched, flushed by the caller) and keeps every span in memory. */
+function program(exporter: SpanExporter, agent: string) {
   const memory = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': service }),
+    resource: resourceFromAttributes({ 'service.name': agent }),
     spanProcessors: [new BatchSpanProcessor(exporter), new SimpleSpanProcessor(memory)],
   });
   return { tracer: provider.getTracer('support-agent-program', '1.0.0'), memory, provider };
 }
 
+/** The agent's own name (`gen_ai.agent.name` of its `invoke_agent` span): the run's name. */
+const AGENT_NAME = 'Support';
+
+/** How {@link agentRun} ends its spans: the agent span last (as a run does), or first; `between` runs in between. */
+interface RunOrder {
+  conversation?: string;
+  rootFirst?: boolean;
+  between?: () => Promise<void>;
+}
+
 /**
  * One agent run as the agent frameworks' instrumentations record it (GenAI semantic conventions 1.37.0): the agent
  * span, two model calls with usage, a tool call that succeeds and one that fails, and an HTTP client span of the tool.
- * Times are fixed from `t0` (ms) so durations are known. Returns the trace id.
+ * Times are fixed from `t0` (ms) so durations are known. The children end (and so are exported by the batch processor)
+ * before the agent span, with `between` (e.g. a forced flush: a run longer than the batch delay) in between; or, with
+ * `rootFirst`, the agent span ends first. Returns the trace id.
  */
-function agentRun(tracer: Tracer, agent: string, t0: number, conversation?: string): string {
-  const root = tracer.startSpan(`invoke_agent ${agent}`, {
+async function agentRun(tracer: Tracer, t0: number, order: RunOrder = {}): Promise<string> {
+  const { conversation, rootFirst, between } = order;
+  const root = tracer.startSpan(`invoke_agent ${AGENT_NAME}`, {
     startTime: t0,
-    attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': agent, 'gen_ai.provider.name': 'openai', ...(conversation ? { 'gen_ai.conversation.id': conversation } : {}) },
+    attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': AGENT_NAME, 'gen_ai.provider.name': 'openai', ...(conversation ? { 'gen_ai.conversation.id': conversation } : {}) },
   });
   const parent = trace.setSpan(context.active(), root);
+  const children: Array<() => void> = [];
   const child = (name: string, from: number, to: number, attributes: Attributes, error?: string) => {
     const span = tracer.startSpan(name, { startTime: t0 + from, attributes }, parent);
     if (error) span.setStatus({ code: SpanStatusCode.ERROR, message: error });
-    span.end(t0 + to);
+    children.push(() => span.end(t0 + to));
   };
   child('chat gpt-4o', 10, 810, { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-4o', 'gen_ai.response.model': 'gpt-4o-2024-08-06', 'gen_ai.usage.input_tokens': 1000, 'gen_ai.usage.output_tokens': 500 });
   child('execute_tool lookup_order', 820, 940, { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'lookup_order', 'gen_ai.tool.call.id': 'call_1' });
   child('GET', 830, 930, { 'http.request.method': 'GET', 'url.full': 'https://orders.example/api/orders/42' });
   child('execute_tool issue_refund', 950, 1000, { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'issue_refund' }, 'refund service down');
   child('chat claude-sonnet-4-5', 1010, 1510, { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'anthropic', 'gen_ai.request.model': 'claude-sonnet-4-5-20250929', 'gen_ai.usage.input_tokens': 2000, 'gen_ai.usage.output_tokens': 300 });
-  root.end(t0 + 1600);
+  const endRoot = () => root.end(t0 + 1600);
+  const [first, second] = rootFirst ? [[endRoot], children] : [children, [endRoot]];
+  first.forEach((end) => end());
+  await between?.();
+  second.forEach((end) => end());
   return root.spanContext().traceId;
 }
 
@@ -77,9 +97,9 @@ function runWithActions(p: BootedPlatform, runId: string, actions: number): Prom
   }, 30_000);
 }
 
-/** Assert the run recorded from {@link agentRun}: agent, times, status, the four actions, their costs and prices. */
+/** Assert the run recorded from {@link agentRun}: agent, name, times, status, the four actions, their costs and prices. */
 function expectAgentRun(run: any, agent: string): void {
-  expect(run).toMatchObject({ agent_id: agent, name: agent, status: 'completed', duration_ms: 1600, action_count: 4 });
+  expect(run).toMatchObject({ agent_id: agent, name: AGENT_NAME, status: 'completed', duration_ms: 1600, action_count: 4 });
   expect(run.cost_usd).toBeCloseTo(GPT_COST + CLAUDE_COST, 10);
   const by = Object.fromEntries(run.actions.map((a: any) => [a.action_name, a]));
   expect(Object.keys(by).sort()).toEqual(['chat claude-sonnet-4-5-20250929', 'chat gpt-4o', 'issue_refund', 'lookup_order']);
@@ -89,7 +109,7 @@ function expectAgentRun(run: any, agent: string): void {
     'gen_ai.response.model': 'gpt-4o-2024-08-06',
     'gen_ai.usage.input_tokens': 1000,
     'gen_ai.usage.output_tokens': 500,
-    pricing: { price_table_version: PRICES.version, price_model: 'gpt-4o', input_usd_per_1m: 2.5, output_usd_per_1m: 10 },
+    pricing: { price_source: 'AGP_OTLP_PRICE_TABLE', price_table_version: PRICES.version, price_model: 'gpt-4o', input_usd_per_1m: 2.5, output_usd_per_1m: 10 },
   });
   expect(by['chat claude-sonnet-4-5-20250929']).toMatchObject({ status: 'success', duration_ms: 500, cost_usd: CLAUDE_COST });
   expect(by['chat claude-sonnet-4-5-20250929'].outputs.pricing).toMatchObject({ price_table_version: PRICES.version, price_model: 'claude-sonnet-4-5' });
@@ -124,8 +144,8 @@ describeModes(
       const p = platform();
       const agent = `support-agent-${mode}-${randomBytes(3).toString('hex')}`;
       const exporter = new ProtobufExporter({ ...exporterOptions(p), compression: CompressionAlgorithm.GZIP });
-      const { tracer, memory, provider } = program(exporter, 'support-service');
-      const traceId = agentRun(tracer, agent, Date.now() - 60_000);
+      const { tracer, memory, provider } = program(exporter, agent);
+      const traceId = await agentRun(tracer, Date.now() - 60_000);
       await provider.forceFlush();
       const run = await runWithActions(p, traceId, 4);
       expectAgentRun(run, agent);
@@ -143,7 +163,7 @@ describeModes(
         expect(ProtobufTraceSerializer.deserializeResponse(new Uint8Array(await again.arrayBuffer())).partialSuccess?.rejectedSpans ?? 0).toEqual(0);
       }
       // A later run of the same agent becomes visible after the re-sent spans were processed (one ordered log).
-      const later = agentRun(tracer, agent, Date.now() - 30_000);
+      const later = await agentRun(tracer, Date.now() - 30_000);
       await provider.forceFlush();
       await runWithActions(p, later, 4);
       expectAgentRun(await runWithActions(p, traceId, 4), agent);
@@ -155,7 +175,7 @@ describeModes(
       await provider.shutdown();
     });
 
-    it('turns an OTLP/HTTP JSON export, configured by the standard OTEL_* variables, into a run named by gen_ai.conversation.id', async () => {
+    it('turns an OTLP/HTTP JSON export, configured by the standard OTEL_* variables, into a run of its trace (the conversation is its session)', async () => {
       const p = platform();
       const agent = `json-agent-${mode}-${randomBytes(3).toString('hex')}`;
       const conversation = `conv-${randomBytes(6).toString('hex')}`;
@@ -172,11 +192,50 @@ describeModes(
           else process.env[name] = value;
         }
       }
-      const { tracer, provider } = program(exporter, 'json-service');
-      agentRun(tracer, agent, Date.now() - 60_000, conversation);
+      const { tracer, provider } = program(exporter, agent);
+      const traceId = await agentRun(tracer, Date.now() - 60_000, { conversation });
       await provider.forceFlush();
-      expectAgentRun(await runWithActions(p, conversation, 4), agent);
+      expectAgentRun(await runWithActions(p, traceId, 4), agent);
+      expect((await call(p, 'GET', `/api/v1/runs/${conversation}`, { key: p.readKey })).status).toBe(404);
       await provider.shutdown();
+    });
+
+    it('stores the same run and actions whatever the export order: all at once, children first (a run longer than the batch delay), agent span first, one span per export', async () => {
+      const p = platform();
+      const agent = `ordered-agent-${mode}-${randomBytes(3).toString('hex')}`;
+      const t0 = Date.now() - 90_000;
+      const exporter = new ProtobufExporter(exporterOptions(p));
+      const batched = program(exporter, agent);
+      const flush = () => batched.provider.forceFlush();
+      const together = await agentRun(batched.tracer, t0);
+      await flush();
+      const childrenFirst = await agentRun(batched.tracer, t0, { between: flush });
+      await flush();
+      const rootFirst = await agentRun(batched.tracer, t0, { rootFirst: true, between: flush });
+      await flush();
+      // Every span its own export, as the SDK's simple processor sends them: the agent span first, then each child.
+      const single = new BasicTracerProvider({ resource: resourceFromAttributes({ 'service.name': agent }), spanProcessors: [new SimpleSpanProcessor(new ProtobufExporter(exporterOptions(p)))] });
+      const oneByOne = await agentRun(single.getTracer('support-agent-program', '1.0.0'), t0, { rootFirst: true });
+      await single.forceFlush();
+
+      const traces = [together, childrenFirst, rootFirst, oneByOne];
+      const runs = [];
+      for (const id of traces) runs.push(await runWithActions(p, id, 4));
+      // The rows of each run, its trace and span ids (and the ledger ids derived from them) left out: all equal.
+      const rows = runs.map((run, i) =>
+        JSON.parse(JSON.stringify(run, (k, v) => (k === 'id' || k === 'otlp.span_id' ? undefined : v)).replaceAll(traces[i], '<trace>'), (k, v) =>
+          k === 'actions' ? [...v].sort((a: any, b: any) => a.action_name.localeCompare(b.action_name)) : v,
+        ),
+      );
+      for (const r of rows.slice(1)) expect(r).toEqual(rows[0]);
+      expectAgentRun(runs[1], agent);
+      const stats = await eventually(async () => {
+        const r = await call(p, 'GET', `/api/v1/agents/${agent}/stats`, { key: p.readKey });
+        return r.body?.total_actions === 16 ? r.body : undefined;
+      }, 30_000);
+      expect(stats).toMatchObject({ total_runs: 4, total_actions: 16, runs_by_status: { completed: 4 } });
+      expect(stats.total_cost_usd).toBeCloseTo(4 * (GPT_COST + CLAUDE_COST), 10);
+      await Promise.all([batched.provider.shutdown(), single.shutdown()]);
     });
 
     it('answers partial success naming each span it cannot map (JSON, gzip), stores the others and ignores plain spans', async () => {
@@ -187,7 +246,9 @@ describeModes(
         jsonSpan(traceId, 'execute_tool search', { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'search' }),
         jsonSpan(traceId, 'execute_tool', { 'gen_ai.operation.name': 'execute_tool' }),
         jsonSpan(traceId, 'chat', { 'gen_ai.operation.name': 'chat', 'gen_ai.usage.input_tokens': 10 }),
-        jsonSpan(traceId, 'create_agent helper', { 'gen_ai.operation.name': 'create_agent' }),
+        jsonSpan(traceId, 'create_agent helper', { 'gen_ai.operation.name': 'create_agent', 'gen_ai.agent.name': 'helper' }),
+        jsonSpan(traceId, 'embeddings text-embedding-3-small', { 'gen_ai.operation.name': 'embeddings', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'text-embedding-3-small', 'gen_ai.usage.input_tokens': 50_000 }),
+        jsonSpan(traceId, 'rerank', { 'gen_ai.operation.name': 'rerank', 'gen_ai.request.model': 'rerank-v3' }),
         jsonSpan(traceId, 'SELECT orders', { 'db.system.name': 'postgresql' }),
       ];
       const res = await fetch(p.url + PATH, {
@@ -201,11 +262,20 @@ describeModes(
       expect(answer.partialSuccess.rejectedSpans).toBe('3');
       expect(answer.partialSuccess.errorMessage).toContain(`span ${spans[1].spanId} "execute_tool": execute_tool span without gen_ai.tool.name`);
       expect(answer.partialSuccess.errorMessage).toContain(`span ${spans[2].spanId} "chat": chat span without gen_ai.request.model or gen_ai.response.model`);
-      expect(answer.partialSuccess.errorMessage).toContain('gen_ai.operation.name "create_agent" is not mapped');
+      expect(answer.partialSuccess.errorMessage).toContain(`span ${spans[5].spanId} "rerank": gen_ai.operation.name "rerank" is not mapped`);
+      expect(answer.partialSuccess.errorMessage).not.toContain('create_agent helper');
       expect(answer.partialSuccess.errorMessage).not.toContain('SELECT orders');
-      // The mapped span is stored, of the agent named by the resource's service.name (no gen_ai.agent.* attribute).
-      const run = await eventually(async () => (await call(p, 'GET', `/api/v1/runs/${traceId}`, { key: p.readKey })).body?.actions?.[0] && (await call(p, 'GET', `/api/v1/runs/${traceId}`, { key: p.readKey })).body, 30_000);
-      expect(run).toMatchObject({ agent_id: service, action_count: 1, actions: [{ action_name: 'search', status: 'success', duration_ms: 25 }] });
+      // The mapped spans are stored, of the agent named by the resource's service.name; the embeddings call priced by
+      // the price database (the operator's table does not hold the model); create_agent is accepted, not stored.
+      const run = await eventually(async () => {
+        const r = await call(p, 'GET', `/api/v1/runs/${traceId}`, { key: p.readKey });
+        return r.body?.action_count === 2 ? r.body : undefined;
+      }, 30_000);
+      const by = Object.fromEntries(run.actions.map((a: any) => [a.action_name, a]));
+      expect(run).toMatchObject({ agent_id: service, action_count: 2 });
+      expect(by.search).toMatchObject({ status: 'success', duration_ms: 25 });
+      expect(by['embeddings text-embedding-3-small']).toMatchObject({ status: 'success', cost_usd: 0.001 });
+      expect(by['embeddings text-embedding-3-small'].outputs).toEqual({ 'gen_ai.usage.input_tokens': 50_000, pricing: { price_source: expect.stringMatching(/^genai-prices@\d/), price_provider: 'openai', price_model: 'text-embedding-3-small', input_usd_per_1m: 0.02 } });
     });
 
     it('refuses malformed protobuf and JSON (400), a body over 5 MiB after gunzip (413) and other content types (415), writing nothing', async () => {

@@ -112,9 +112,10 @@ export const baseEnvSchema = z.object({
     .default('')
     .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
   /**
-   * Path of a JSON model price table (`{version, models: {<model>: {input_usd_per_1m, output_usd_per_1m}}}`) that
-   * replaces the shipped one for OTLP trace ingest's cost estimates (docs/operations.md, OTLP trace ingest). Read by the
-   * gateway at start; a file it cannot read or that is not a price table stops it. @default the shipped table
+   * Path of a JSON model price table (`{version, models: {<model>: {input_usd_per_1m, output_usd_per_1m}}}`) whose
+   * entries win over the price database (@pydantic/genai-prices) for OTLP trace ingest's cost estimates; models it
+   * lacks keep the database's price (docs/configuration.md; docs/ingest.md, OTLP trace ingest). Read by the gateway at
+   * start; a file it cannot read or that is not a price table stops it. @default none: the price database alone
    */
   AGP_OTLP_PRICE_TABLE: z.string().min(1).optional(),
   /** pino log level. @default info */

@@ -32,7 +32,7 @@ import { GOVERNANCE_FEED, GovernanceController, type GovernanceStreams } from '.
 import { GovernanceFeed, type GovernanceLog } from './governance-feed.js';
 import { statsControllers } from './routes/stats.js';
 import { OTLP_TRACES_PATH, otlpTracesEndpoint } from './otlp/route.js';
-import { SHIPPED_PRICE_TABLE, type PriceTable } from './otlp/prices.js';
+import type { PriceTable } from './otlp/prices.js';
 
 /**
  * The Nest controllers of the routes that do more than forward (every row of `HTTP_ROUTES` without `forward` but
@@ -118,8 +118,8 @@ export interface GatewayOptions {
   governanceHeartbeatMs?: number;
   /** Folder of the built web console. @default services/console/dist, or AGP_CONSOLE_DIR (see ./console.ts) */
   consoleDir?: string;
-  /** The model price table OTLP trace ingest prices token usage with (AGP_OTLP_PRICE_TABLE, `loadPriceTable`). @default the shipped table */
-  otlpPrices?: PriceTable;
+  /** The operator's model price table, whose entries OTLP trace ingest prices token usage with before the price database (AGP_OTLP_PRICE_TABLE, `loadPriceTable`). @default none (the price database alone) */
+  otlpPrices?: PriceTable | null;
 }
 
 /** A built gateway: listen on a port (0 picks one) and close. */
@@ -195,7 +195,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   // GET and DELETE (2025 session operations) reach the protocol too, which answers 405 (it is stateless).
   server.use((req, res, next) => (req.path.replace(/\/+$/, '') === '/api/v1/mcp' ? mcp(req, res) : next()));
   // The OTLP trace receiver reads its own body (protobuf or JSON, gzip) and answers in OTLP's encodings (./otlp/route.ts).
-  server.post([OTLP_TRACES_PATH, `${OTLP_TRACES_PATH}/`], otlpTracesEndpoint({ bus: opts.bus, prices: opts.otlpPrices ?? SHIPPED_PRICE_TABLE, logger: opts.logger, answerError: (res, err) => answerProblem(opts.logger, res, err) }));
+  server.post([OTLP_TRACES_PATH, `${OTLP_TRACES_PATH}/`], otlpTracesEndpoint({ bus: opts.bus, prices: opts.otlpPrices ?? null, logger: opts.logger, answerError: (res, err) => answerProblem(opts.logger, res, err) }));
   server.use(rawResourceUris());
   server.use(jsonBody());
   // A change written through this gateway wakes the push channel's tailer as soon as it is answered (it is committed

@@ -2,4 +2,4 @@
 export * from './gateway.js';
 export { chunkBatch, MAX_CHUNK_BYTES, MAX_EVENT_BYTES } from './chunks.js';
 export { FORWARDED_ROUTES } from './forward.js';
-export { loadPriceTable, priceOf, SHIPPED_PRICE_TABLE, type PriceTable } from './otlp/prices.js';
+export { loadPriceTable, priceOf, type PriceTable } from './otlp/prices.js';

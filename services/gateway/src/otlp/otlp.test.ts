@@ -6,7 +6,7 @@ import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { describe, expect, it } from 'vitest';
 import { decodeTraceRequest, encodeTraceResponse, OtlpDecodeError, otlpEncodingOf, type OtlpSpan } from './decode.js';
 import { mapSpans, otlpEventId } from './mapping.js';
-import { PriceTableSchema, SHIPPED_PRICE_TABLE, loadPriceTable, priceOf, tokenCostUsd, type PriceTable } from './prices.js';
+import { GENAI_PRICES_SOURCE, loadPriceTable, priceCall, priceOf, tokenCostUsd, type PriceTable } from './prices.js';
 
 const TRACE = 'a'.repeat(32);
 const NS = 1_767_225_600_000_000_000n; // 2026-01-01T00:00:00Z
@@ -19,30 +19,65 @@ function span(spanId: string, attributes: Record<string, unknown>, o: Partial<Ot
 
 const TABLE: PriceTable = { version: 'v-test', models: { 'gpt-4o': { input_usd_per_1m: 2.5, output_usd_per_1m: 10 }, 'gpt-4o-mini': { input_usd_per_1m: 0.15, output_usd_per_1m: 0.6 } } };
 
-describe('the price table', () => {
-  it('ships a versioned table of OpenAI and Anthropic models', () => {
-    expect(PriceTableSchema.parse(SHIPPED_PRICE_TABLE).version).toMatch(/\S/);
-    expect(priceOf(SHIPPED_PRICE_TABLE, 'gpt-4o')?.model).toBe('gpt-4o');
-    expect(priceOf(SHIPPED_PRICE_TABLE, 'claude-sonnet-4-5-20250929')?.model).toBe('claude-sonnet-4-5');
-    expect(priceOf(SHIPPED_PRICE_TABLE, 'claude-3-5-haiku-20241022')?.model).toBe('claude-3-5-haiku');
-  });
+describe('prices', () => {
+  const at = new Date('2026-01-01T00:00:00Z');
 
-  it('matches the exact name, else the longest dated prefix, ignoring a provider prefix and case', () => {
+  it('matches the operator table by exact name, else the longest entry of which it is a dated name, ignoring a provider prefix and case', () => {
     expect(priceOf(TABLE, 'gpt-4o-mini-2024-07-18')?.model).toBe('gpt-4o-mini');
     expect(priceOf(TABLE, 'gpt-4o-2024-08-06')?.model).toBe('gpt-4o');
     expect(priceOf(TABLE, 'openai/GPT-4o')?.model).toBe('gpt-4o');
     expect(priceOf(TABLE, 'gpt-4')).toBeNull();
     expect(priceOf(TABLE, 'gpt-4oo')).toBeNull();
+    expect(priceOf({ version: 'v', models: { 'gpt-4o': TABLE.models['gpt-4o'] } }, 'gpt-4o-mini')).toBeNull();
   });
 
   it('prices tokens in USD per 1M, without float noise', () => {
     expect(tokenCostUsd({ input_usd_per_1m: 2.5, output_usd_per_1m: 10 }, 1000, 500)).toBe(0.0075);
     expect(tokenCostUsd({ input_usd_per_1m: 0.1, output_usd_per_1m: 0.2 }, 3, 3)).toBe(0.0000009);
   });
+
+  it('names the installed price database version', () => {
+    const installed = JSON.parse(readFileSync(resolve(import.meta.dirname, '../../../../node_modules/@pydantic/genai-prices/package.json'), 'utf8')) as { version: string };
+    expect(GENAI_PRICES_SOURCE).toBe(`genai-prices@${installed.version}`);
+  });
+
+  it('prices from the price database by provider and model, dated names and tiers included, recording source and match', () => {
+    expect(priceCall(null, { model: 'gpt-4o-2024-08-06', provider: 'openai', inputTokens: 1000, outputTokens: 500, at })).toEqual({
+      cost_usd: 0.0075,
+      pricing: { price_source: GENAI_PRICES_SOURCE, price_provider: 'openai', price_model: 'gpt-4o', input_usd_per_1m: 2.5, output_usd_per_1m: 10 },
+    });
+    const claude = priceCall(null, { model: 'claude-sonnet-4-5-20250929', provider: 'anthropic', inputTokens: 2000, outputTokens: 300, at });
+    expect(claude.cost_usd).toBe(0.0105);
+    expect(claude.pricing).toMatchObject({ price_provider: 'anthropic', price_model: 'claude-sonnet-4-5', input_usd_per_1m: { base: 3, tiers: [{ start: 200000, price: 6 }] } });
+    // The semantic conventions' provider names (gcp.gemini) and a provider prefix on the model find the database's provider.
+    expect(priceCall(null, { model: 'gemini-2.5-pro', provider: 'gcp.gemini', inputTokens: 1000, at }).pricing).toMatchObject({ price_provider: 'google', price_model: 'gemini-2.5-pro' });
+    expect(priceCall(null, { model: 'openai/gpt-4o', inputTokens: 1000, at }).pricing).toMatchObject({ price_provider: 'openai', price_model: 'gpt-4o' });
+    // Embeddings: input tokens only.
+    expect(priceCall(null, { model: 'text-embedding-3-small', provider: 'openai', inputTokens: 1_000_000, at })).toMatchObject({ cost_usd: 0.02, pricing: { price_model: 'text-embedding-3-small', input_usd_per_1m: 0.02 } });
+    // No token count: the match is recorded, no cost.
+    expect(priceCall(null, { model: 'gpt-4o', provider: 'openai', at }).cost_usd).toBeUndefined();
+  });
+
+  it('lets the operator table win over the database, and falls back to the database for models the table lacks', () => {
+    const mine: PriceTable = { version: 'contract-7', models: { 'gpt-4o': { input_usd_per_1m: 1, output_usd_per_1m: 4 } } };
+    expect(priceCall(mine, { model: 'gpt-4o-2024-08-06', provider: 'openai', inputTokens: 1000, outputTokens: 500, at })).toEqual({
+      cost_usd: 0.003,
+      pricing: { price_source: 'AGP_OTLP_PRICE_TABLE', price_table_version: 'contract-7', price_model: 'gpt-4o', input_usd_per_1m: 1, output_usd_per_1m: 4 },
+    });
+    expect(priceCall(mine, { model: 'gpt-4o-mini', provider: 'openai', inputTokens: 1000, at }).pricing).toMatchObject({ price_source: GENAI_PRICES_SOURCE, price_model: 'gpt-4o-mini' });
+  });
+
+  it('gives an unknown model no cost and says where it looked', () => {
+    expect(priceCall(TABLE, { model: 'acme-llm-9', provider: 'acme', inputTokens: 5, at })).toEqual({
+      pricing: { price_source: `AGP_OTLP_PRICE_TABLE v-test or ${GENAI_PRICES_SOURCE}`, unpriced: `no price for model acme-llm-9 (provider acme) in AGP_OTLP_PRICE_TABLE v-test or ${GENAI_PRICES_SOURCE}` },
+    });
+    // A model the database does not offer at the named provider is not priced at another provider's price.
+    expect(priceCall(null, { model: 'gpt-4o', provider: 'aws.bedrock', inputTokens: 5, at }).cost_usd).toBeUndefined();
+  });
 });
 
 describe('mapping GenAI spans to ingest events', () => {
-  it('gives a run the agent of its invoke_agent span and the trace’s conversation id, for every span of it', () => {
+  it('files every span of a trace under the trace (run) and the resource service.name (agent); invoke_agent names the run and its session', () => {
     const { mapped, rejected } = mapSpans('acme', [
       span('0000000000000002', { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'lookup' }, {}, 10),
       span('0000000000000001', { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'helper', 'gen_ai.conversation.id': 'conv-1' }, {}, 0, 500),
@@ -50,9 +85,22 @@ describe('mapping GenAI spans to ingest events', () => {
     expect(rejected).toEqual([]);
     const events = mapped.flatMap((m) => m.events);
     expect(events.map((e) => e.type)).toEqual(['run.start', 'run.end', 'action.record']);
-    expect(events.map((e) => (e.body as { run_id: string; agent_id: string }).run_id)).toEqual(['conv-1', 'conv-1', 'conv-1']);
-    expect(events.map((e) => (e.body as { agent_id: string }).agent_id)).toEqual(['helper', 'helper', 'helper']);
+    expect(events.map((e) => (e.body as { run_id: string }).run_id)).toEqual([TRACE, TRACE, TRACE]);
+    expect(events.map((e) => (e.body as { agent_id: string }).agent_id)).toEqual(['svc', 'svc', 'svc']);
+    expect(events[0].body).toMatchObject({ name: 'helper', session_id: 'conv-1', metadata: { 'gen_ai.agent.name': 'helper', 'gen_ai.conversation.id': 'conv-1', 'service.name': 'svc' } });
     expect(events[1].body).toMatchObject({ status: 'completed', ended_at: '2026-01-01T00:00:00.500Z' });
+  });
+
+  it('gives each span the same events whether it is exported alone, with its trace, or in another order', () => {
+    const spans = [
+      span('0000000000000001', { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'helper', 'gen_ai.conversation.id': 'conv-1' }, {}, 0, 500),
+      span('0000000000000002', { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'lookup' }, {}, 10),
+      span('0000000000000003', { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-4o', 'gen_ai.usage.input_tokens': 10 }, {}, 200),
+    ];
+    const together = mapSpans('acme', spans, TABLE).mapped.flatMap((m) => m.events);
+    const apart = [...spans].reverse().flatMap((s) => mapSpans('acme', [s], TABLE).mapped.flatMap((m) => m.events));
+    expect(new Set(apart.map((e) => JSON.stringify(e)))).toEqual(new Set(together.map((e) => JSON.stringify(e))));
+    expect(apart).toHaveLength(4);
   });
 
   it('derives event ids from the organisation, trace and span: the same span gives the same id', () => {
@@ -62,21 +110,41 @@ describe('mapping GenAI spans to ingest events', () => {
   });
 
   it('records a model call of an unpriced model without a cost, saying why', () => {
-    const { mapped } = mapSpans('acme', [span('0000000000000003', { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'mistral-large', 'gen_ai.usage.input_tokens': 5 })], TABLE);
+    const { mapped } = mapSpans('acme', [span('0000000000000003', { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'acme-llm-9', 'gen_ai.usage.input_tokens': 5 })], TABLE);
     const body = mapped[0].events[0].body as Record<string, any>;
     expect(body.cost_usd).toBeUndefined();
-    expect(body.outputs.pricing).toEqual({ price_table_version: 'v-test', unpriced: 'no price for model mistral-large in price table v-test' });
+    expect(body.outputs.pricing.unpriced).toBe(`no price for model acme-llm-9 in AGP_OTLP_PRICE_TABLE v-test or ${GENAI_PRICES_SOURCE}`);
   });
 
-  it('refuses a span with bad usage, bad times or ids, or an unmapped operation, and ignores spans without gen_ai attributes', () => {
+  it('maps an embeddings span to a priced action with its input tokens, and accepts create_agent without storing it', () => {
+    const { mapped, rejected, ignored } = mapSpans('acme', [
+      span('0000000000000004', { 'gen_ai.operation.name': 'embeddings', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'text-embedding-3-small', 'gen_ai.usage.input_tokens': 50_000, 'gen_ai.embeddings.dimension.count': 1536 }),
+      span('0000000000000005', { 'gen_ai.operation.name': 'create_agent', 'gen_ai.agent.name': 'helper', 'gen_ai.request.model': 'gpt-4o' }),
+    ], null);
+    expect(rejected).toEqual([]);
+    expect(ignored).toBe(1);
+    expect(mapped).toHaveLength(1);
+    expect(mapped[0].events[0]).toMatchObject({
+      type: 'action.record',
+      body: {
+        action_name: 'embeddings text-embedding-3-small',
+        cost_usd: 0.001,
+        inputs: { 'gen_ai.operation.name': 'embeddings', 'gen_ai.request.model': 'text-embedding-3-small', 'gen_ai.embeddings.dimension.count': 1536 },
+        outputs: { 'gen_ai.usage.input_tokens': 50_000, pricing: { price_source: GENAI_PRICES_SOURCE, price_provider: 'openai', price_model: 'text-embedding-3-small' } },
+      },
+    });
+  });
+
+  it('refuses a span with bad usage, bad times or ids, an unmapped operation or no service.name, and ignores spans without gen_ai attributes', () => {
     const { mapped, rejected, ignored } = mapSpans('acme', [
       span('0000000000000004', { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o', 'gen_ai.usage.input_tokens': -1 }),
       span('0000000000000005', { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 't' }, { endTimeUnixNano: NS - 1n }),
       span('0000000000000000', { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 't' }),
-      span('0000000000000006', { 'gen_ai.operation.name': 'embeddings', 'gen_ai.request.model': 'x' }),
+      span('0000000000000006', { 'gen_ai.operation.name': 'rerank', 'gen_ai.request.model': 'x' }),
       span('0000000000000007', { 'gen_ai.request.model': 'gpt-4o' }),
-      span('0000000000000008', { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'x'.repeat(300) }, { traceId: 'b'.repeat(32) }),
-      span('0000000000000009', { 'http.request.method': 'GET' }),
+      span('0000000000000008', { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 't' }, { resource: {} }),
+      span('0000000000000009', { 'gen_ai.operation.name': 'invoke_agent' }, { resource: { 'service.name': 'x'.repeat(300) } }),
+      span('000000000000000a', { 'http.request.method': 'GET' }),
     ], TABLE);
     expect(mapped).toEqual([]);
     expect(ignored).toBe(1);
@@ -84,8 +152,9 @@ describe('mapping GenAI spans to ingest events', () => {
       'gen_ai.usage.input_tokens must be a non-negative integer (got -1)',
       'endTimeUnixNano is before startTimeUnixNano',
       'spanId must be 8 bytes, not all zero',
-      'gen_ai.operation.name "embeddings" is not mapped; mapped: invoke_agent, execute_tool, chat, text_completion, generate_content',
+      'gen_ai.operation.name "rerank" is not mapped; mapped: invoke_agent, execute_tool, chat, text_completion, generate_content, embeddings; accepted and not stored: create_agent',
       'has gen_ai.* attributes but no gen_ai.operation.name',
+      'names no agent: the resource has no service.name',
       expect.stringMatching(/^run\.start body\.agent_id: .*; run\.end body\.agent_id: /),
     ]);
   });
@@ -127,12 +196,12 @@ describe('OTLP encodings', () => {
 });
 
 describe('AGP_OTLP_PRICE_TABLE', () => {
-  it('replaces the shipped table with the operator’s file, and refuses a file that is not a price table, naming the field', () => {
+  it('reads the operator’s file, and refuses a file that is not a price table, naming the field', () => {
     const dir = mkdtempSync(join(tmpdir(), 'agp-prices-'));
     const good = join(dir, 'good.json');
     writeFileSync(good, JSON.stringify(TABLE));
     expect(loadPriceTable(good)).toEqual(TABLE);
-    expect(loadPriceTable(undefined)).toBe(SHIPPED_PRICE_TABLE);
+    expect(loadPriceTable(undefined)).toBeNull();
     const bad = join(dir, 'bad.json');
     writeFileSync(bad, JSON.stringify({ version: 'v', models: { 'gpt-4o': { input_usd_per_1m: -1, output_usd_per_1m: 1 } } }));
     expect(() => loadPriceTable(bad)).toThrow(/^AGP_OTLP_PRICE_TABLE: .*bad\.json is not a price table: models\.gpt-4o\.input_usd_per_1m: /);

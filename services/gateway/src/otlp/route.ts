@@ -23,10 +23,10 @@ const MAX_REASONS = 20;
 
 const otlpSpans = counter('agp_otlp_spans_total', 'Spans received by the OTLP trace endpoint, by result: mapped, rejected, ignored', ['result']);
 
-/** What the endpoint needs: the bus to send ingest chunks on, the price table, a logger, the error answer. */
+/** What the endpoint needs: the bus to send ingest chunks on, the operator's price table (null: none), a logger, the error answer. */
 export interface OtlpTracesOptions {
   bus: Pick<ClientProxy, 'send'>;
-  prices: PriceTable;
+  prices: PriceTable | null;
   logger: Logger;
   /** Answers a thrown error (503, a 4xx of the ingest service) as problem details. */
   answerError: (res: Response, err: unknown) => void;
