@@ -61,16 +61,15 @@ export function decideRecord(
   source: InterventionRecordedData['source'],
   ingestEventId?: string,
 ): InterventionRecordedData {
-  const { timestamp, context, ...rest } = body;
-  const data: InterventionRecordedData = {
-    ...rest,
-    id: meta.id,
-    timestamp: timestamp ? new Date(timestamp).toISOString() : meta.now,
-    created_at: meta.now,
-    cost_prevented_usd: costPrevented(body),
-    source,
-  };
-  if (context) data.context = maskContext(context);
+  // One copy of the body, the decided fields set on it in place (an object rest excluding keys, then a spread of it,
+  // made two copies per event on the ingest path). The stored data's key order carries no meaning.
+  const data = { ...body } as InterventionRecordedData;
+  data.id = meta.id;
+  data.timestamp = body.timestamp ? new Date(body.timestamp).toISOString() : meta.now;
+  data.created_at = meta.now;
+  data.cost_prevented_usd = costPrevented(body);
+  data.source = source;
+  if (body.context) data.context = maskContext(body.context);
   if (ingestEventId !== undefined) data.ingest_event_id = ingestEventId;
   if (body.outcome === 'escalated' && meta.approval_ttl_seconds !== undefined) {
     data.approval_expires_at = new Date(Date.parse(meta.now) + meta.approval_ttl_seconds * 1000).toISOString();
