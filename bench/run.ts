@@ -20,7 +20,9 @@
  * over OTLP/HTTP to a loopback receiver in this process (test/support/otlp-receiver.ts); `sampled` the same with
  * OTEL_TRACES_SAMPLER=parentbased_traceidratio, OTEL_TRACES_SAMPLER_ARG=0.01; `off` sets no endpoint. One table, a row
  * per platform started, with the spans the receiver got).
- * Prints the CPU µs per 100-event batch of every process over c/d (from /proc), to show where the time goes.
+ * Prints the CPU µs per 100-event batch of every process over c/d (from /proc), to show where the time goes; `postgres`
+ * is every PostgreSQL process of the server, `postgres: this db` the backends connected to the platform's database (on
+ * a server shared with other work, the platform's own share).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
