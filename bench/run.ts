@@ -20,7 +20,9 @@
  * over OTLP/HTTP to a loopback receiver in this process (test/support/otlp-receiver.ts); `sampled` the same with
  * OTEL_TRACES_SAMPLER=parentbased_traceidratio, OTEL_TRACES_SAMPLER_ARG=0.01; `off` sets no endpoint. One table, a row
  * per platform started, with the spans the receiver got).
- * Prints the CPU µs per 100-event batch of every process over c/d (from /proc), to show where the time goes.
+ * Prints the CPU µs per 100-event batch of every process over c/d (from /proc), to show where the time goes; `postgres`
+ * is every PostgreSQL process of the server, `postgres: this db` the backends connected to the platform's database (on
+ * a server shared with other work, the platform's own share).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -36,6 +38,7 @@ import { createDatabase, runSuffix } from '../test/support/db.js';
 import { startDistributed, type DistributedRun } from '../test/support/distributed.js';
 import { startOtlpReceiver } from '../test/support/otlp-receiver.js';
 import { EMBEDDED_NODE_FLAGS } from '../services/embedded/src/memory.js';
+import { ingestEvents } from './ingest-events.js';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -138,32 +141,9 @@ async function getJson(url: string, path: string): Promise<any> {
   return res.json();
 }
 
-const TYPES = ['hard_block', 'approval_required', 'rate_limited', 'budget_exceeded', 'downgrade', 'warning', 'pii_blocked', 'content_blocked', 'loop_detected', 'idempotent_replay'];
-const OUTCOMES = ['blocked', 'escalated', 'modified', 'warned', 'approved_after_review', 'rejected_after_review'];
-
 /** A batch of 100 ingest events of ~800 B each, as a JSON string. */
 function ingestBody(run: string, b: number): string {
-  const pad = randomBytes(225).toString('hex');
-  const now = new Date().toISOString();
-  return JSON.stringify({
-    batch: Array.from({ length: 100 }, (_, i) => ({
-      id: `${run}-${b}-${i}`,
-      type: 'intervention.create',
-      timestamp: now,
-      body: {
-        type: TYPES[(b + i) % 10],
-        outcome: OUTCOMES[(b * 7 + i) % 6],
-        action_name: `action_${i % 17}`,
-        agent_id: `agent-${i % 23}`,
-        run_id: run,
-        policy_id: `policy-${i % 5}`,
-        risk_level: ['low', 'medium', 'high', 'critical'][i % 4],
-        estimated_cost_usd: (i % 50) + 0.25,
-        reason: 'benchmark event',
-        original_inputs: { pad },
-      },
-    })),
-  });
+  return JSON.stringify({ batch: ingestEvents(run, b) });
 }
 
 async function countRun(url: string, run: string): Promise<number> {
@@ -486,12 +466,28 @@ function pidsNamed(comm: string): number[] {
 }
 
 /**
- * Where the CPU went while `work` ran: ms of CPU per service process, PostgreSQL (all backends), nats-server and
+ * pids of the PostgreSQL backends connected to database `db` (their process title, `postgres: [cluster:] <user> <db> <host> …`,
+ * names it): on a machine where other work uses the same server, the platform's own share of PostgreSQL.
+ */
+function postgresBackendsOf(db: string): number[] {
+  return pidsNamed('postgres').filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split(' ').includes(db);
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * Where the CPU went while `work` ran: ms of CPU per service process, PostgreSQL (all backends and server processes,
+ * and `postgres: this db`, the backends connected to the platform's database), nats-server and
  * this process (the load generator). `shares` is each as a share of the wall time (1.00 = one core busy);
  * `perRequest(n)` is each in µs per request when the work answered `n` requests. Profiling aid (docs/performance.md (`pnpm bench ingest`)).
  */
 async function withCpu<T>(p: DistributedRun, work: (mark: () => void) => Promise<T>): Promise<{ result: T; shares: string; perRequest(n: number): string; perRequestAtMark(n: number): string }> {
-  const groups = (): Record<string, number[]> => ({ ...Object.fromEntries(Object.entries(p.pids).map(([k, v]) => [k, [v]])), postgres: pidsNamed('postgres'), nats: pidsNamed('nats-server'), 'load generator': [process.pid] });
+  const db = new URL(p.databaseUrl).pathname.slice(1);
+  const groups = (): Record<string, number[]> => ({ ...Object.fromEntries(Object.entries(p.pids).map(([k, v]) => [k, [v]])), postgres: pidsNamed('postgres'), 'postgres: this db': postgresBackendsOf(db), nats: pidsNamed('nats-server'), 'load generator': [process.pid] });
   const t0 = new Map(Object.values(groups()).flat().map((pid) => [pid, cpuMsOf(pid)]));
   // A process that started during the work (a new PostgreSQL backend) counts from 0.
   const usage = () => Object.entries(groups()).map(([k, ps]) => [k, ps.reduce((sum, pid) => sum + cpuMsOf(pid) - (t0.get(pid) ?? 0), 0)] as const);

@@ -9,6 +9,22 @@ export function isDataError(err: unknown): boolean {
 }
 
 /**
+ * An append refused because its events hold text PostgreSQL cannot store (a NUL character or an unpaired UTF-16
+ * surrogate, in a string or a member name): a data error with PostgreSQL's SQLSTATE for it (22P05,
+ * untranslatable_character), so {@link isDataError} and the ingest consumer's dead-lettering treat it as they treat the
+ * database's own refusal. Nothing of the append is written. `paths`: where, e.g. `events.3.data.reason`.
+ * Source: docs/decisions.md (Text PostgreSQL cannot store, and poison messages).
+ */
+export class UnstorableTextError extends Error {
+  /** SQLSTATE class 22 (data exception): untranslatable_character. */
+  readonly code = '22P05';
+  constructor(readonly paths: string[]) {
+    super(`text that cannot be stored (a NUL character or an unpaired surrogate) at ${paths.join(', ')}`);
+    this.name = 'UnstorableTextError';
+  }
+}
+
+/**
  * Record events a projection refuses on purpose (a data-quality rule, not a failure) in `agp_projection_dead_letters`
  * (subscription, position, event id, type, stream, `reason`), inside the projection's transaction, so the record
  * commits with the checkpoint that moves past them. Idempotent: a replay that refuses them again adds nothing.

@@ -7,8 +7,9 @@
  * in the same order. A catch-up subscription that reads `position > checkpoint` therefore never skips an
  * event that commits later with a smaller position (the classic bigserial gap problem).
  */
-import { WrongExpectedVersionError } from '@agp/runtime';
+import { WrongExpectedVersionError, unstorableTextPaths } from '@agp/runtime';
 import { splitDuplicates, storedEventIds } from './append-plan.js';
+import { UnstorableTextError } from './data-errors.js';
 import { CatchUpSubscription, DEFAULT_IDLE_POLL_MS, type CatchUpSource } from './catch-up.js';
 import { CHECKPOINTS_DDL, initCheckpoint, lockCheckpoints, saveCheckpoints, setCheckpoint } from './checkpoints.js';
 import { migrateSchema } from './schema.js';
@@ -17,7 +18,12 @@ import type { AppendOptions, AppendRequest, AppendResult, EventStore, InlineProj
 /** Advisory lock key serialising appends ("AGPEVNTS" folded to 32 bits). */
 const APPEND_LOCK = 0x41475045;
 
-/** DDL of the store's own tables (the checkpoint tables are `checkpoints.ts`'s). Idempotent. */
+/**
+ * DDL of the store's own tables (the checkpoint tables are `checkpoints.ts`'s). Idempotent. `data` and `metadata` are
+ * `json` (the text as written: no query looks inside them, and storing and reading json costs PostgreSQL less than
+ * jsonb); a table created when they were `jsonb` keeps them (the append statement follows the column type, see
+ * {@link SqlEventStore.migrate}). Source: docs/decisions.md (Event store).
+ */
 export const EVENT_STORE_DDL = `
 CREATE TABLE IF NOT EXISTS agp_events (
   global_position bigserial PRIMARY KEY,
@@ -25,8 +31,8 @@ CREATE TABLE IF NOT EXISTS agp_events (
   stream_id text NOT NULL,
   stream_version integer NOT NULL,
   event_type text NOT NULL,
-  data jsonb NOT NULL,
-  metadata jsonb NOT NULL,
+  data json NOT NULL,
+  metadata json NOT NULL,
   organization_id text NOT NULL,
   recorded_at timestamptz NOT NULL DEFAULT now(),
   UNIQUE (stream_id, stream_version)
@@ -66,6 +72,23 @@ class InlineProjectionFailed extends Error {
     super(`inline projection ${name} failed: ${String((cause as Error)?.message ?? cause)}`, { cause });
   }
 }
+
+/**
+ * The append's INSERT of its events, read from ONE JSON array: `json_to_recordset` into `json` columns (each document
+ * is copied as sent), or for an events table created with `jsonb` columns `jsonb_to_recordset` (one jsonb parse of the
+ * batch; json_to_recordset into jsonb columns would parse each document twice). Only the columns the database assigns
+ * come back.
+ */
+const insertEvents = (type: 'json' | 'jsonb') => `INSERT INTO agp_events (event_id, stream_id, stream_version, event_type, data, metadata, organization_id)
+         SELECT x.event_id, x.stream_id, x.stream_version, x.event_type, x.data, x.metadata, x.organization_id
+           FROM ${type}_to_recordset($1::${type}) AS x(event_id text, stream_id text, stream_version integer, event_type text, data ${type}, metadata ${type}, organization_id text)
+         RETURNING global_position::text AS global_position, event_id, floor(extract(epoch FROM recorded_at) * 1000)::float8 AS recorded_ms`;
+
+/**
+ * Escapes that may spell text PostgreSQL cannot store, in a `JSON.stringify` output (which escapes NUL and every
+ * unpaired surrogate, and nothing else in this range): the exact check runs only when one is present.
+ */
+const MAYBE_UNSTORABLE = /\\u(?:0000|[dD][89a-fA-F])/;
 
 const byPosition = (a: StoredEvent, b: StoredEvent) => (a.global_position < b.global_position ? -1 : a.global_position > b.global_position ? 1 : 0);
 
@@ -137,6 +160,8 @@ export class SqlEventStore implements EventStore, CatchUpSource {
   private readonly subscriptions = new Set<CatchUpSubscription>();
   /** Appends apply {@link AppendOptions.inline} projections in their transaction. */
   readonly canInline = true;
+  /** The append's INSERT for the events table's document columns (json, or jsonb in a table created before). */
+  private insertEventsSql = insertEvents('json');
 
   /** `sql` holds both the events and, shared with the read models, the checkpoints. */
   constructor(
@@ -152,6 +177,12 @@ export class SqlEventStore implements EventStore, CatchUpSource {
   async migrate(): Promise<void> {
     // Several processes may start at once; the lock makes CREATE ... IF NOT EXISTS race-free.
     await migrateSchema(this.sql, EVENT_STORE_DDL + CHECKPOINTS_DDL);
+    // A table created with jsonb documents keeps them (no rewrite of the log at start); its appends parse the batch
+    // as jsonb once. Without migrate() the json statement is used, which also stores into jsonb columns (a cast).
+    const { rows } = await this.sql.query<{ data_type: string }>(
+      "SELECT data_type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'agp_events' AND column_name = 'data'",
+    );
+    this.insertEventsSql = insertEvents(rows[0]?.data_type === 'jsonb' ? 'jsonb' : 'json');
   }
 
   async append(requests: AppendRequest[], options: AppendOptions = {}): Promise<AppendResult[]> {
@@ -199,7 +230,7 @@ export class SqlEventStore implements EventStore, CatchUpSource {
       if (r.version === null) seen.add(r.id);
       else versions.set(r.id, r.version);
     }
-    // The new rows, sent as ONE JSON array read by `jsonb_to_recordset` (one `JSON.stringify` of the batch: no
+    // The new rows, sent as ONE JSON array read by `json_to_recordset` (one `JSON.stringify` of the batch: no
     // per-event data string and no array-literal escaping of it, which measured as the append's largest allocation).
     const rows: Array<{ event_id: string; stream_id: string; stream_version: number; event_type: string; data: unknown; metadata: unknown; organization_id: string }> = [];
     const fresh: NewEvent[] = [];
@@ -225,15 +256,14 @@ export class SqlEventStore implements EventStore, CatchUpSource {
 
     const stored: StoredEvent[] = new Array(fresh.length);
     if (fresh.length > 0) {
+      const text = JSON.stringify(rows);
+      // json columns keep any text; refuse what jsonb (and text) cannot hold, as a data error, as before.
+      if (MAYBE_UNSTORABLE.test(text)) {
+        const paths = unstorableTextPaths(rows, 'events');
+        if (paths.length > 0) throw new UnstorableTextError(paths);
+      }
       // Only the columns the database assigns come back; the rest is what was sent (no JSON round trip).
-      let { rows: inserted } = await tx.query<{ global_position: string; event_id: string; recorded_ms: number | string }>(
-        `INSERT INTO agp_events (event_id, stream_id, stream_version, event_type, data, metadata, organization_id)
-         SELECT x.event_id, x.stream_id, x.stream_version, x.event_type, x.data, x.metadata, x.organization_id
-           FROM jsonb_to_recordset($1::jsonb) AS x(event_id text, stream_id text, stream_version integer, event_type text, data jsonb, metadata jsonb, organization_id text)
-         RETURNING global_position::text AS global_position, event_id, floor(extract(epoch FROM recorded_at) * 1000)::float8 AS recorded_ms`,
-        [JSON.stringify(rows)],
-        { prepare: true },
-      );
+      let { rows: inserted } = await tx.query<{ global_position: string; event_id: string; recorded_ms: number | string }>(this.insertEventsSql, [text], { prepare: true });
       // RETURNING lists the rows in the order the SELECT produced them, the array's: row i is fresh[i]. Checked,
       // not assumed: any other order is put back by event id.
       if (inserted.some((r, i) => r.event_id !== rows[i].event_id)) {

@@ -154,6 +154,8 @@ export class InterventionsService {
     const requests: AppendRequest[] = [];
     for (const msg of batch) {
       const env = msg.payload;
+      // One metadata object for the envelope's events (they share it; nothing writes to it).
+      const metadata = ingestMetadata(env);
       for (const ev of env.events) {
         // intervention.create as it is; approval.request as an escalated approval_required record (architecture §4, Approvals).
         const parsed = parseIngestedIntervention(ev, this.approvals.ttlSeconds);
@@ -173,7 +175,7 @@ export class InterventionsService {
               event_id: ingestedEventId(env.organization_id, ev.id),
               type: InterventionEvents.Recorded,
               data: data as unknown as Record<string, unknown>,
-              metadata: ingestMetadata(env),
+              metadata,
             },
           ],
         });

@@ -73,15 +73,14 @@ export async function applyApprovalEvents(events: StoredEvent[], tx: SqlExecutor
   const upserts = [...changed].map((id) => current.get(id)).filter((a): a is ApprovalRecord => !!a);
   const deletes = [...changed].filter((id) => !current.get(id)).map(approvalId);
   if (upserts.length) {
-    const col = <T>(f: (a: ApprovalRecord) => T) => upserts.map(f);
+    // ONE JSON array with each record nested as `doc` (one parse as jsonb, no per-row document string and no
+    // array-literal escaping of it: docs/decisions.md, Set-based statements on the write path).
     await tx.query(
       `INSERT INTO agp_approvals (id, intervention_id, organization_id, status, agent_id, run_id, requested_at, expires_at, doc)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::timestamptz[], $9::jsonb[])
+       SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id text, intervention_id text, organization_id text, status text, agent_id text, run_id text, requested_at timestamptz, expires_at timestamptz, doc jsonb)
        ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, expires_at = EXCLUDED.expires_at, doc = EXCLUDED.doc`,
-      [
-        col((a) => a.id), col((a) => a.intervention_id), col((a) => a.organization_id), col((a) => a.status), col((a) => a.agent_id),
-        col((a) => a.run_id), col((a) => a.requested_at), col((a) => a.expires_at), col((a) => JSON.stringify(a)),
-      ],
+      [JSON.stringify(upserts.map((a) => ({ id: a.id, intervention_id: a.intervention_id, organization_id: a.organization_id, status: a.status, agent_id: a.agent_id, run_id: a.run_id, requested_at: a.requested_at, expires_at: a.expires_at, doc: a })))],
+      { prepare: true },
     );
   }
   if (deletes.length) await tx.query('DELETE FROM agp_approvals WHERE id = ANY($1::text[])', [deletes]);

@@ -61,16 +61,18 @@ export function decideRecord(
   source: InterventionRecordedData['source'],
   ingestEventId?: string,
 ): InterventionRecordedData {
-  const { timestamp, context, ...rest } = body;
-  const data: InterventionRecordedData = {
-    ...rest,
+  // Copied onto a fresh object with Object.assign. Not `{ ...rest, id, … }` after an object rest: on bodies that
+  // JSON.parse made, V8 took ~14 µs per event for that (a spread copy keeps the source object's layout and every
+  // field added to it goes the slow way), against ~1 µs for this (docs/decisions.md, The consuming side). The stored
+  // data's key order carries no meaning.
+  const data: InterventionRecordedData = Object.assign({}, body, {
     id: meta.id,
-    timestamp: timestamp ? new Date(timestamp).toISOString() : meta.now,
+    timestamp: body.timestamp ? new Date(body.timestamp).toISOString() : meta.now,
     created_at: meta.now,
     cost_prevented_usd: costPrevented(body),
     source,
-  };
-  if (context) data.context = maskContext(context);
+  });
+  if (body.context) data.context = maskContext(body.context);
   if (ingestEventId !== undefined) data.ingest_event_id = ingestEventId;
   if (body.outcome === 'escalated' && meta.approval_ttl_seconds !== undefined) {
     data.approval_expires_at = new Date(Date.parse(meta.now) + meta.approval_ttl_seconds * 1000).toISOString();

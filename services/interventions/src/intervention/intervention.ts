@@ -31,7 +31,8 @@ export interface InterventionState {
  * records stored before it existed, so both give the same text.
  */
 export function recordFromRecorded(d: InterventionRecordedData, organizationId: string): InterventionRecord {
-  const rec: Omit<InterventionRecord, 'purpose'> = {
+  // One object, its last fields added in place (no copy of the whole record to put `purpose` after `context`).
+  const rec = {
     id: d.id,
     type: d.type,
     outcome: d.outcome,
@@ -54,9 +55,10 @@ export function recordFromRecorded(d: InterventionRecordedData, organizationId: 
     organization_id: organizationId,
     created_at: d.created_at,
     remediation_payload: { suggested_rewrite: d.remediation_payload?.suggested_rewrite ?? null },
-  };
+  } as InterventionRecord;
   if (d.context) rec.context = d.context;
-  return { ...rec, purpose: purposeOf(d.purpose, d.run_id) };
+  rec.purpose = purposeOf(d.purpose, d.run_id);
+  return rec;
 }
 
 /**
