@@ -45,12 +45,9 @@ const body = (marker: string, over: Record<string, unknown> = {}) => ({
  * for an id already stored (docs/ingest.md, Ingest answers); returns how long it took (ms).
  */
 async function ingest(p: { url: string; writeKey: string }, marker: string, over: Record<string, unknown> = {}, eventId = `ev-${marker}`, expected: 'created' | 'duplicate' = 'created') {
-  const started = performance.now();
   const r = await call(p, 'POST', '/api/v1/ingest/', { key: p.writeKey, body: { batch: [{ id: eventId, type: 'intervention.create', timestamp: new Date().toISOString(), body: body(marker, over) }] } });
-  const ms = performance.now() - started;
   expect(r.status).toBe(207);
   expect(r.body.successes).toEqual([expected === 'created' ? { id: eventId, status: 201, result: 'created' } : { id: eventId, status: 200, result: 'duplicate' }]);
-  return { ms };
 }
 
 /** The id of the one intervention of agent `marker`, once the read model has it. */
@@ -302,22 +299,18 @@ describeModes(
       for (const m of markers) expect((await settled(p, await idOf(p, m))).enrichment_status).toBe('enriched');
     });
 
-    it('answers ingest at its usual speed while the provider stalls for 5 s', async () => {
+    it('answers ingest while the provider stalls for 5 s, without waiting for it', async () => {
       const p = platform();
-      // The usual speed, with the provider answering at once.
-      const usual: number[] = [];
-      for (let i = 0; i < 3; i++) usual.push((await ingest(p, uniq())).ms);
       const slow = uniq();
       fake.script(slow, reply.stall(5000, reply.ok(DEFAULT_ANSWER)));
       await ingest(p, slow);
       await eventually(async () => fake.inFlight(slow) === 1);
-      const stalledAt = Date.now();
-      const during: number[] = [];
-      for (let i = 0; i < 5; i++) during.push((await ingest(p, uniq())).ms);
-      expect(Date.now() - stalledAt).toBeLessThan(4000); // all measured while the provider was still stalled
-      expect(fake.inFlight(slow)).toBe(1);
-      for (const ms of during) expect(ms).toBeLessThan(1000);
-      expect(Math.max(...during)).toBeLessThan(Math.max(...usual) * 3 + 250);
+      // Five more requests, each answered 207 while the stalled call is still in flight: ingest does not wait for
+      // the provider (speed itself is the benchmarks' business, not a test's).
+      for (let i = 0; i < 5; i++) {
+        await ingest(p, uniq()); // asserts the 207 and `created`
+        expect(fake.inFlight(slow)).toBe(1);
+      }
       const d = await settled(p, await idOf(p, slow), 15_000);
       expect(d.enrichment_status).toBe('enriched');
     });
