@@ -404,7 +404,7 @@ async function ingestBench(): Promise<void> {
   const profile = process.env.BENCH_PROFILE;
   const p = await startIngestPlatform();
   try {
-    const { result: ing, perRequest: ingestCpu, perRequestAtMark: acceptCpu } = await withCpu(p, (mark) => agpIngest(p, mark));
+    const { result: ing, perRequest: ingestCpu, perRequestAtMark: acceptCpu, acceptingAtMark } = await withCpu(p, (mark) => agpIngest(p, mark));
     // CPU per 100-event HTTP batch over (c) and (d) together (accepting, then storing and projecting every event); the
     // warm-up batches ran inside the measured work too, so they count. The first line stops when the last batch is
     // accepted (the consumers may still be behind); the second includes the wait until every event is queryable,
@@ -412,6 +412,13 @@ async function ingestBench(): Promise<void> {
     const batchesRun = Math.ceil(EVENTS / 100) + WARM_BATCHES;
     console.log(`CPU per 100-event batch (µs), until (c) accepted: ${acceptCpu(batchesRun)}`);
     console.log(`CPU per 100-event batch (µs), (c)+(d): ${ingestCpu(batchesRun)}`);
+    // (c) runs while the consumers store and project the events (they compete for the same cores): their share is
+    // printed apart, with the accepting side's own CPU per event and the rate that CPU alone would allow per core.
+    const a = acceptingAtMark();
+    const perEvent = (a.acceptingMs * 1000) / (batchesRun * 100);
+    console.log(
+      `until (c) accepted: accepting side (gateway, ingest, NATS, load generator) ${(a.acceptingMs / a.wallMs).toFixed(2)} cores, consumers and other platform processes (PostgreSQL: this database's backends) ${(a.othersMs / a.wallMs).toFixed(2)} cores; accepting side ${perEvent.toFixed(1)} µs CPU per event = ${fmt(1e6 / perEvent)} events/s per core`,
+    );
     if (profile || process.env.BENCH_ONLY === 'cd') {
       console.log(`(c) ${fmt(ing.accepted)} events/s vs (a) ${fmt(js)} msg/s; (d) ${fmt(ing.queryable)} events/s vs (b) ${fmt(pgRate)} rows/s; ${profile ? `profiles in ${profile} ` : ''}(the rest is skipped)`);
       return;
@@ -483,17 +490,26 @@ function postgresBackendsOf(db: string): number[] {
  * Where the CPU went while `work` ran: ms of CPU per service process, PostgreSQL (all backends and server processes,
  * and `postgres: this db`, the backends connected to the platform's database), nats-server and
  * this process (the load generator). `shares` is each as a share of the wall time (1.00 = one core busy);
- * `perRequest(n)` is each in µs per request when the work answered `n` requests. Profiling aid (docs/performance.md (`pnpm bench ingest`)).
+ * `perRequest(n)` is each in µs per request when the work answered `n` requests; `acceptingAtMark()` the CPU ms of the
+ * accepting side (gateway, ingest, nats-server, load generator) and of the other platform processes (PostgreSQL: the
+ * backends of the platform's database) until the mark, with the wall ms until it. Profiling aid (docs/performance.md (`pnpm bench ingest`)).
  */
-async function withCpu<T>(p: DistributedRun, work: (mark: () => void) => Promise<T>): Promise<{ result: T; shares: string; perRequest(n: number): string; perRequestAtMark(n: number): string }> {
+async function withCpu<T>(
+  p: DistributedRun,
+  work: (mark: () => void) => Promise<T>,
+): Promise<{ result: T; shares: string; perRequest(n: number): string; perRequestAtMark(n: number): string; acceptingAtMark(): { acceptingMs: number; othersMs: number; wallMs: number } }> {
   const db = new URL(p.databaseUrl).pathname.slice(1);
   const groups = (): Record<string, number[]> => ({ ...Object.fromEntries(Object.entries(p.pids).map(([k, v]) => [k, [v]])), postgres: pidsNamed('postgres'), 'postgres: this db': postgresBackendsOf(db), nats: pidsNamed('nats-server'), 'load generator': [process.pid] });
   const t0 = new Map(Object.values(groups()).flat().map((pid) => [pid, cpuMsOf(pid)]));
   // A process that started during the work (a new PostgreSQL backend) counts from 0.
   const usage = () => Object.entries(groups()).map(([k, ps]) => [k, ps.reduce((sum, pid) => sum + cpuMsOf(pid) - (t0.get(pid) ?? 0), 0)] as const);
   let marked: ReturnType<typeof usage> = [];
+  let markedWall = 0;
   const started = performance.now();
-  const result = await work(() => void (marked = usage()));
+  const result = await work(() => {
+    marked = usage();
+    markedWall = performance.now() - started;
+  });
   const wall = performance.now() - started;
   const used = usage();
   const list = (of: typeof used, f: (ms: number) => number, digits: number, min: number) =>
@@ -506,6 +522,12 @@ async function withCpu<T>(p: DistributedRun, work: (mark: () => void) => Promise
     shares: list(used, (ms) => ms / wall, 2, 0.01),
     perRequest: (n) => list(used, (ms) => (ms * 1000) / n, 0, 10),
     perRequestAtMark: (n) => list(marked, (ms) => (ms * 1000) / n, 0, 10),
+    acceptingAtMark: () => {
+      const accepting = new Set(['gateway', 'ingest', 'nats', 'load generator']);
+      const sum = (pick: (k: string) => boolean) => marked.filter(([k]) => pick(k)).reduce((a, [, ms]) => a + ms, 0);
+      // PostgreSQL: the backends of the platform's database only (the server may serve other work too).
+      return { acceptingMs: sum((k) => accepting.has(k)), othersMs: sum((k) => !accepting.has(k) && k !== 'postgres'), wallMs: markedWall };
+    },
   };
 }
 

@@ -161,9 +161,15 @@ export interface InProcessClientOptions {
   broker?: InProcessBroker;
 }
 
-/** A JSON round trip, which is what crossing NATS does to a value (Dates become strings, undefined fields vanish). */
+/**
+ * A JSON round trip, which is what crossing NATS does to a value (Dates become strings, undefined fields vanish); a
+ * request body that is bytes (`WireBytesSchema` in @agp/contracts, sent as the NATS payload) is copied instead.
+ */
 function wire<T>(value: T): T {
-  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
+  if (value === undefined) return value;
+  const body = (value as { body?: unknown } | null)?.body;
+  if (body instanceof Uint8Array) return { ...(JSON.parse(JSON.stringify({ ...value, body: null })) as T), body: new Uint8Array(body) };
+  return JSON.parse(JSON.stringify(value)) as T;
 }
 
 /**

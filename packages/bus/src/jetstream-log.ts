@@ -177,7 +177,9 @@ export class JetStreamIngestLog implements IngestLog {
     const owns = !nc;
     const logger = options.logger ?? createLogger('bus');
     try {
-      nc ??= await connect({ ...NATS_RECONNECT_OPTIONS, servers: options.servers, name: `agp-ingest-log-${options.streamName}` });
+      // noAsyncTraces: every JetStream publish is a NATS request, which otherwise makes an Error (its stack) per
+      // message to name the caller should it fail; a failed publish is logged with its subject instead.
+      nc ??= await connect({ ...NATS_RECONNECT_OPTIONS, servers: options.servers, name: `agp-ingest-log-${options.streamName}`, noAsyncTraces: true });
     } catch (err) {
       throw unavailable(`connecting to ${String(options.servers)}`, err);
     }

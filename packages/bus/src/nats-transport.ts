@@ -4,8 +4,8 @@
  * subscribes `${prefix}.interventions.list` in the service's queue group, and the client publishes
  * to the same prefixed subject. Source: architecture §1 (Framework), §2 (Distributed).
  */
-import { ClientNats, ServerNats, type NatsOptions, type PacketId, type ReadPacket, type WritePacket } from '@nestjs/microservices';
-import type { NatsConnection } from '@nats-io/transport-node';
+import { ClientNats, NatsRequestJSONDeserializer, ServerNats, type NatsOptions, type PacketId, type ReadPacket, type WritePacket } from '@nestjs/microservices';
+import { headers as natsHeaders, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { NATS_RECONNECT_OPTIONS, notConnectedHealth, watchNatsConnection, type NatsConnectionHealth, type NatsLogger } from './nats-connection.js';
 import { assertSubjectPrefix, prefixedSubject } from './subjects.js';
 
@@ -22,6 +22,57 @@ export interface NatsWatchOptions {
   /** Called when the connection closes for good without `close()` (see `watchNatsConnection`). */
   onClosed?: (err: Error | undefined) => void;
 }
+
+/**
+ * Header of a request whose body is bytes (a wire row whose request is `WireBytesSchema` in @agp/contracts, e.g.
+ * `ingest.raw`): the NATS payload is the body's bytes as they are, and this header holds the rest of Nest's packet as
+ * JSON (`{pattern, id, data: {ctx, body: null}}`). Every other request is Nest's JSON packet as before.
+ * Source: docs/decisions.md (The gateway forwards the ingest body's bytes).
+ */
+export const WIRE_BYTES_HEADER = 'Agp-Rpc';
+
+/** The shape of what a Nest NATS serializer returns (Nest does not export its type). */
+interface NatsSerialized {
+  data: string | Uint8Array;
+  headers?: MsgHdrs;
+}
+
+/**
+ * Nest serializer of the prefixed client and server: a packet whose request body is a `Uint8Array` is sent as those
+ * bytes with the rest of the packet in the {@link WIRE_BYTES_HEADER} header (no copy, no escaping); anything else
+ * (every other request, every reply) as Nest's JSON packet. Pure.
+ */
+export const wireSerializer = {
+  serialize(packet: { data?: { body?: unknown } } & Record<string, unknown>): NatsSerialized {
+    const body = packet?.data?.body;
+    if (!(body instanceof Uint8Array)) return { data: JSON.stringify(packet) };
+    const h = natsHeaders();
+    h.set(WIRE_BYTES_HEADER, JSON.stringify({ ...packet, data: { ...packet.data, body: null } }));
+    return { data: body, headers: h };
+  },
+};
+
+/**
+ * Nest deserializer of the prefixed server: a message with the {@link WIRE_BYTES_HEADER} header is that header's
+ * packet with the payload (copied out of the connection's read buffer) as the request body; anything else is read as
+ * Nest's JSON packet.
+ * @throws SyntaxError when the header is not JSON (Nest logs it; the request then times out at the caller).
+ */
+export class WireRequestDeserializer extends NatsRequestJSONDeserializer {
+  override deserialize(value: { data: Uint8Array; headers?: MsgHdrs; json(): unknown }, options?: Record<string, unknown>) {
+    const meta = value.headers?.get(WIRE_BYTES_HEADER);
+    if (!meta) return super.deserialize(value, options);
+    const packet = JSON.parse(meta) as { data: { body: unknown } };
+    packet.data.body = new Uint8Array(value.data);
+    return packet as ReturnType<NatsRequestJSONDeserializer['deserialize']>;
+  }
+}
+
+/**
+ * How long the connection keeps the reply slot of a request open, in ms: longer than any caller waits (the longest
+ * route timeout is 120 s), so the caller's timeout is the one that answers; only then is the slot freed.
+ */
+export const MUX_REQUEST_BACKSTOP_MS = 600_000;
 
 /** Options of {@link PrefixedNatsServer}: Nest's NATS options plus the subject prefix and queue group. */
 export interface PrefixedNatsServerOptions extends NestNatsOptions, NatsWatchOptions {
@@ -78,7 +129,7 @@ export class PrefixedNatsServer extends ServerNats {
 
   constructor(options: PrefixedNatsServerOptions) {
     const { prefix = 'agp', logger, onClosed, ...nats } = options;
-    super({ ...NATS_RECONNECT_OPTIONS, ...nats });
+    super({ ...NATS_RECONNECT_OPTIONS, serializer: wireSerializer, deserializer: new WireRequestDeserializer(), ...nats });
     this.prefix = assertSubjectPrefix(prefix);
     this.queue = options.queue;
     this.watch = { logger, onClosed };
@@ -100,6 +151,14 @@ export class PrefixedNatsServer extends ServerNats {
   override async close(): Promise<void> {
     this.connection.closing();
     await super.close();
+  }
+
+  /**
+   * The handler key of a subject's pattern: the pattern itself (string patterns only). Nest's own first tries
+   * `JSON.parse` on it, which throws (an Error with its stack) on every request for a pattern such as `ingest.raw`.
+   */
+  override getRouteFromPattern(pattern: string): string {
+    return pattern;
   }
 
   /** Bind the subscriptions, then wait for the server to have registered them. */
@@ -146,7 +205,8 @@ export class PrefixedNatsClient extends ClientNats {
 
   constructor(options: PrefixedNatsClientOptions = {}) {
     const { prefix = 'agp', logger, onClosed, ...nats } = options;
-    super({ ...NATS_RECONNECT_OPTIONS, ...nats });
+    // noAsyncTraces: no Error (its stack) made per request to name the caller should it fail.
+    super({ ...NATS_RECONNECT_OPTIONS, noAsyncTraces: true, serializer: wireSerializer, ...nats });
     this.prefix = assertSubjectPrefix(prefix);
     this.watch = { logger, onClosed };
   }
@@ -167,6 +227,37 @@ export class PrefixedNatsClient extends ClientNats {
   override async close(): Promise<void> {
     this.connection.closing();
     await super.close();
+  }
+
+  /**
+   * Send a request through the connection's one muxed reply subscription (nats.js `request`), not Nest's fresh inbox
+   * subscription per request (a SUB and an UNSUB for the server to process on every call). The reply is handed to
+   * Nest's handler as before; the caller's own timeout (`callRpc`) still decides when to give up, the connection's
+   * is only a backstop ({@link MUX_REQUEST_BACKSTOP_MS}) that frees the reply slot of a request nobody answered.
+   * A subject nobody serves fails at once with {@link NoRespondersError}.
+   */
+  protected override publish(partialPacket: ReadPacket, callback: (packet: WritePacket) => unknown): () => void {
+    const packet = this.assignPacketId(partialPacket);
+    const subject = this.normalizePattern(partialPacket.pattern);
+    let live = true;
+    try {
+      const serialized = this.serializer.serialize(packet) as NatsSerialized;
+      const handle = this.createSubscriptionHandler(packet, callback);
+      const nc = this.natsClient as unknown as { request(subject: string, data: string | Uint8Array, opts: { timeout: number; headers?: MsgHdrs }): Promise<unknown> };
+      nc.request(subject, serialized.data, { timeout: MUX_REQUEST_BACKSTOP_MS, ...(serialized.headers ? { headers: serialized.headers } : {}) }).then(
+        (msg) => live && handle(null, msg as Record<string, unknown>),
+        (err: Error & { cause?: { name?: string } }) => {
+          if (!live) return;
+          const noResponders = err?.name === 'NoRespondersError' || err?.cause?.name === 'NoRespondersError';
+          callback({ err: noResponders ? new NoRespondersError(subject) : err, isDisposed: true });
+        },
+      );
+    } catch (err) {
+      callback({ err, isDisposed: true });
+    }
+    return () => {
+      live = false;
+    };
   }
 
   protected override normalizePattern(pattern: Parameters<ClientNats['normalizePattern']>[0]): string {

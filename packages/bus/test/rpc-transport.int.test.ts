@@ -5,6 +5,7 @@ import { NotFoundError, ServiceUnavailableError, type RpcRequest } from '@agp/ru
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { infra, runSuffix, skipIntegration } from '../../../test/support/infra.js';
 import {
+  call,
   callRpc,
   createBusClient,
   createBusServer,
@@ -50,6 +51,18 @@ function echoHandlers(instance: string): WireHandlers<'stats'> {
   };
 }
 
+/**
+ * The ingest service's subjects answered by an echo of what arrived: `ingest.raw` (a body that is bytes, sent as the
+ * NATS payload with the context in a header) answers one success whose id holds the bytes (hex), the caller's key
+ * name and organisation, so a test sees both parts arrive unchanged.
+ */
+function bytesEchoHandlers(): WireHandlers<'ingest'> {
+  return {
+    'ingest.raw': (c, bytes) => ({ successes: [{ id: `${Buffer.from(bytes).toString('hex')}|${c.key_name}|${c.organization_id}|${bytes instanceof Uint8Array}`, status: 201, result: 'created' }], errors: [] }),
+    'ingest.batch': () => ({ successes: [], errors: [] }),
+  };
+}
+
 async function startService(strategy: BusServer, instance: string, logger: RpcLogger): Promise<INestMicroservice> {
   const app = await NestFactory.createMicroservice(serveRpc('stats', echoHandlers(instance), logger), { strategy, logger: false });
   await app.listen();
@@ -80,6 +93,9 @@ function transportContract(name: string, setup: () => TransportSetup) {
       logger = new CapturingLogger();
       apps.push(await startService(t.server('a'), 'a', logger));
       apps.push(await startService(t.server('b'), 'b', logger));
+      const bytesApp = await NestFactory.createMicroservice(serveRpc('ingest', bytesEchoHandlers(), logger), { strategy: t.server('bytes'), logger: false });
+      await bytesApp.listen();
+      apps.push(bytesApp);
       client = t.client();
       await client.connect();
     });
@@ -92,6 +108,15 @@ function transportContract(name: string, setup: () => TransportSetup) {
     it('replies with the handler data, JSON round-tripped', async () => {
       const data = await callRpc<{ id: string; org: string; at: string }>(client, 'stats.agent', agent('x1'));
       expect(data).toMatchObject({ id: 'x1', org: 'acme', at: '1970-01-01T00:00:00.000Z' });
+    });
+
+    it('carries a body that is bytes unchanged (any byte, not only UTF-8), with the context beside it', async () => {
+      const bytes = Buffer.from([0x7b, 0x00, 0xff, 0x0d, 0x0a, 0x22, 0x5c, 0xc3, 0x28, 0x7d]);
+      const withName = { ...ctx, key_name: 'clé "ingest"\r\nline two' };
+      const reply = await call(client, 'ingest.raw', withName, bytes);
+      expect(reply.successes[0].id).toBe(`${bytes.toString('hex')}|${withName.key_name}|acme|true`);
+      const empty = await call(client, 'ingest.raw', ctx, new Uint8Array(0));
+      expect(empty.successes[0].id).toBe('|undefined|acme|true');
     });
 
     it('turns a thrown NotFoundError into a RemoteProblemError carrying the 404 problem', async () => {

@@ -168,18 +168,29 @@ export const IngestChunkSchema = z.strictObject({ events: z.array(z.unknown()), 
 export type IngestChunk = z.infer<typeof IngestChunkSchema>;
 
 /**
- * Largest `POST /api/v1/ingest/` body the gateway forwards as its bytes (`ingest.raw`), in bytes: the body travels as
- * a JSON string, whose escaping at most doubles it, so 448 KiB stays under NATS's 1 MiB `max_payload`. A larger body
- * is parsed at the gateway and split into `ingest.batch` chunks. Source: docs/decisions.md (The gateway forwards the
- * ingest body's bytes).
+ * Largest `POST /api/v1/ingest/` body the gateway forwards as its bytes (`ingest.raw`), in bytes. The bytes are the
+ * NATS message's payload (no escaping; the request's context travels in a header: {@link WireBytesSchema}), so
+ * anything under NATS's 1 MiB `max_payload` less the header would fit; 448 KiB keeps the margin of the earlier
+ * encoding (the body as a JSON string, whose escaping could double it). A larger body is parsed at the gateway and
+ * split into `ingest.batch` chunks. Source: docs/decisions.md (The gateway forwards the ingest body's bytes).
  */
 export const INGEST_RAW_MAX_BYTES = 448 * 1024;
 
 /**
- * Body of `ingest.raw`: the text of a whole `POST /api/v1/ingest/` body (`{"batch": [...]}`), unparsed, at most
- * {@link INGEST_RAW_MAX_BYTES} bytes as UTF-8. The ingest service parses it once (400 malformed JSON, 422 envelope).
+ * A request body that is bytes, not a JSON value: on NATS such a message's payload is the bytes as they are and the
+ * rest of the request (the pattern, the caller's context) travels as JSON in the `Agp-Rpc` header (packages/bus,
+ * nats-transport.ts); in process the bytes are copied. A `Buffer` is a `Uint8Array` and passes.
+ * Source: docs/decisions.md (The gateway forwards the ingest body's bytes).
  */
-export const IngestRawSchema = z.strictObject({ json: z.string() });
+export const WireBytesSchema = z.custom<Uint8Array>((v) => v instanceof Uint8Array, { message: 'expected bytes (a Uint8Array)' });
+
+/**
+ * Body of `ingest.raw`: the bytes of a whole `POST /api/v1/ingest/` body (`{"batch": [...]}`, UTF-8), unparsed, at
+ * most {@link INGEST_RAW_MAX_BYTES}; empty when the request had no body. The ingest service decodes and parses them
+ * once (400 malformed JSON, 422 envelope).
+ */
+export const IngestRawSchema = WireBytesSchema.refine((b) => b.length <= INGEST_RAW_MAX_BYTES, { message: `at most ${INGEST_RAW_MAX_BYTES} bytes` });
+/** See {@link IngestRawSchema}. */
 export type IngestRaw = z.infer<typeof IngestRawSchema>;
 
 /** Reply of `evals.submit`: the stored run, and whether this submission stored it (false: its id was seen before). */
@@ -213,7 +224,7 @@ export const Wire = {
     scope: 'write',
     request: IngestRawSchema,
     reply: IngestResponseSchema,
-    summary: 'parse an ingest request body sent as its text, validate it event by event and publish the valid events to the ingest log',
+    summary: 'parse an ingest request body sent as its bytes, validate it event by event and publish the valid events to the ingest log',
   }),
 
   'interventions.create': row({

@@ -92,6 +92,9 @@ export class InterventionsController {
 /** What the ingest route answers when the ingest service could not be asked at all: a 503 for the whole request. */
 const INGEST_UNAVAILABLE = 'the ingest service is unavailable; nothing was accepted';
 
+/** The `ingest.raw` body of a request that had none (the ingest service answers it as it answers `null`: 422). */
+const EMPTY_BODY = new Uint8Array(0);
+
 /** `POST /api/v1/ingest/`: a batch of up to 1000 events, answered 207 per event. */
 @Controller('api/v1/ingest')
 export class IngestController {
@@ -100,7 +103,7 @@ export class IngestController {
   /**
    * Authenticated and size-checked at the edge (edge.ts: 401/403, 413 over 5 MiB, 415), the body arrives here as its
    * bytes. A body of at most INGEST_RAW_MAX_BYTES (448 KiB; the common case, 100 events of ~800 B) is forwarded
-   * unparsed as one `ingest.raw` message: the ingest service parses it once and answers per event (400 malformed
+   * unparsed and undecoded as one `ingest.raw` message (the bytes are its NATS payload): the ingest service parses it once and answers per event (400 malformed
    * JSON and 422 for the envelope come back from it unchanged). A larger body cannot travel as one bus message: it is
    * parsed here and split ({@link ingestChunked}). docs/decisions.md (The gateway forwards the ingest body's bytes).
    * @throws ServiceUnavailableError (503) when the ingest service cannot be asked or accepted nothing.
@@ -112,7 +115,7 @@ export class IngestController {
     const bytes = Buffer.isBuffer(body) ? body : undefined;
     if (bytes && bytes.length > INGEST_RAW_MAX_BYTES) return this.ingestChunked(ctx, bytes);
     try {
-      return await call(this.bus, 'ingest.raw', ctx, { json: bytes?.length ? bytes.toString('utf8') : 'null' });
+      return await call(this.bus, 'ingest.raw', ctx, bytes ?? EMPTY_BODY);
     } catch (err) {
       if (err instanceof RemoteProblemError && err.status < 500) throw err;
       throw new ServiceUnavailableError(INGEST_UNAVAILABLE, { cause: err });

@@ -186,8 +186,8 @@ export class IngestService {
   }
 
   /**
-   * Accept a whole ingest request body sent as its text (`ingest.raw`, docs/decisions.md: The gateway forwards the
-   * ingest body's bytes): parse it once, check the envelope (`{batch: [...]}` of at most 1000, else 422 naming
+   * Accept a whole ingest request body sent as its bytes (`ingest.raw`, docs/decisions.md: The gateway forwards the
+   * ingest body's bytes): decode it as UTF-8 and parse it once (no bytes: `null`), check the envelope (`{batch: [...]}` of at most 1000, else 422 naming
    * `body.batch`), then answer as {@link accept} does for one chunk holding the whole batch. No event can hold a NUL
    * or an unpaired surrogate when the text has no `\u0000` or `\uD…` escape (JSON carries them only escaped; bytes
    * that are not UTF-8 were decoded to U+FFFD), so then only the nesting limit is checked per event.
@@ -196,8 +196,10 @@ export class IngestService {
    * @throws ServiceUnavailableError as {@link accept}.
    */
   async acceptRaw(ctx: RequestContext, raw: IngestRaw): Promise<IngestResponse> {
-    const { batch } = parseJsonBody(IngestBatchSchema, raw.json);
-    return this.accept(ctx, { offset: 0, events: batch }, { text: MAYBE_UNSTORABLE.test(raw.json) });
+    // Bytes that are not UTF-8 decode to U+FFFD, as the gateway's JSON parser decodes them; no body reads as `null`.
+    const json = raw.length ? Buffer.from(raw.buffer, raw.byteOffset, raw.length).toString('utf8') : 'null';
+    const { batch } = parseJsonBody(IngestBatchSchema, json);
+    return this.accept(ctx, { offset: 0, events: batch }, { text: MAYBE_UNSTORABLE.test(json) });
   }
 
   /** The ids of `clientIds` already stored; the empty set (logged and counted) when the event store cannot be asked. */
@@ -260,7 +262,8 @@ const describe = (errors: Array<{ path: string; message: string }>) => errors.ma
  * and event ids give the same id, so a retried request is the identical message. SHA-256, hex.
  */
 function messageId(org: string, target: string, events: Valid[]): string {
-  const h = createHash('sha256').update(org).update('\u0000').update(target);
-  for (const { event } of events) h.update('\u0000').update(event.id);
-  return h.digest('hex');
+  // One `update` of the joined text: the same digest as one update per part, without two native calls per event.
+  let text = `${org}\u0000${target}`;
+  for (const { event } of events) text += `\u0000${event.id}`;
+  return createHash('sha256').update(text).digest('hex');
 }

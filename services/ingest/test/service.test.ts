@@ -92,12 +92,12 @@ describe('IngestService: created and duplicate answers', () => {
 
   it('parses a whole body sent as text once: 400 when malformed, 422 for the envelope, per-event answers otherwise', async () => {
     const [a, b] = [uid(), uid()];
-    await expect(svc.acceptRaw(ctx(), { json: '{"batch": [' })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/^malformed JSON: /) });
-    await expect(svc.acceptRaw(ctx(), { json: '{"events": []}' })).rejects.toMatchObject({ status: 422 });
-    await expect(svc.acceptRaw(ctx(), { json: 'null' })).rejects.toMatchObject({ status: 422 });
+    await expect(svc.acceptRaw(ctx(), Buffer.from('{"batch": ['))).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/^malformed JSON: /) });
+    await expect(svc.acceptRaw(ctx(), Buffer.from('{"events": []}'))).rejects.toMatchObject({ status: 422 });
+    await expect(svc.acceptRaw(ctx(), Buffer.from('null'))).rejects.toMatchObject({ status: 422 });
     const bad = { id: b, type: 'run.start', timestamp: '2026-01-02T03:04:05Z', body: { run_id: 'r', agent_id: 7, extra: 1 } };
     const nul = { ...ev(uid()), body: { ...ev('x').body, reason: 'bad\u0000' } };
-    const r = await svc.acceptRaw(ctx(), { json: JSON.stringify({ batch: [ev(a), bad, nul, { id: 'c', type: 'no.such', timestamp: 'x', body: {} }] }) });
+    const r = await svc.acceptRaw(ctx(), Buffer.from(JSON.stringify({ batch: [ev(a), bad, nul, { id: 'c', type: 'no.such', timestamp: 'x', body: {} }] })));
     expect(r.successes).toEqual([{ id: a, ...INGEST_CREATED }]);
     expect(r.errors).toEqual([
       { id: b, status: 422, message: 'batch[1].body.agent_id: Invalid input: expected string, received number; batch[1].body.extra: unknown field' },
@@ -169,10 +169,10 @@ describe.skipIf(skipIntegration())('IngestService on JetStream with a tiny dedup
       const c: RequestContext = { organization_id: 'acme', scope: 'write', key_id: 'k1', correlation_id: 'c1' };
       const id = `ev-${suffix}`;
       const event = { id, type: 'intervention.create', timestamp: '2026-01-02T03:04:05Z', body: { type: 'hard_block', outcome: 'blocked', action_name: 'x', agent_id: 'a1' } };
-      expect((await svc.acceptRaw(c, { json: JSON.stringify({ batch: [event] }) })).successes).toEqual([{ id, ...INGEST_CREATED }]);
+      expect((await svc.acceptRaw(c, Buffer.from(JSON.stringify({ batch: [event] })))).successes).toEqual([{ id, ...INGEST_CREATED }]);
       await new Promise((r) => setTimeout(r, 600)); // three dedupe windows later
       await store.append([{ stream_id: `test-${id}`, expected_version: 'any', events: [{ event_id: deterministicId('acme', 'ingest', id), type: 'Test', data: {}, metadata: { organization_id: 'acme', actor: 'test', schema_version: 1 } }] }]);
-      expect((await svc.acceptRaw(c, { json: JSON.stringify({ batch: [event, event] }) })).successes).toEqual([
+      expect((await svc.acceptRaw(c, Buffer.from(JSON.stringify({ batch: [event, event] })))).successes).toEqual([
         { id, ...INGEST_DUPLICATE },
         { id, ...INGEST_DUPLICATE },
       ]);
