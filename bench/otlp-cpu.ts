@@ -18,6 +18,7 @@ const { decodeTraceRequest } = await load('decode.ts');
 const { mapSpans } = await load('mapping.ts');
 const prices = await load('prices.ts');
 const table = prices.SHIPPED_PRICE_TABLE ?? null;
+await prices.loadPriceDatabase?.(); // loaded on the first export since it is lazy; earlier checkouts import it statically
 
 const body = Buffer.from(ProtobufTraceSerializer.serializeRequest(await benchSpans())!);
 const once = () => mapSpans('acme', decodeTraceRequest(body, 'protobuf'), table);

@@ -13,13 +13,14 @@ import { execFileSync } from 'node:child_process';
 import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { decodeTraceRequest, type OtlpEncoding } from '../services/gateway/src/otlp/decode.js';
 import { mapSpans } from '../services/gateway/src/otlp/mapping.js';
-import { GENAI_PRICES_SOURCE, priceCall, type PriceTable } from '../services/gateway/src/otlp/prices.js';
+import { GENAI_PRICES_SOURCE, loadPriceDatabase, priceCall, type PriceTable } from '../services/gateway/src/otlp/prices.js';
 import { benchSpans } from './otlp-spans.js';
 
 const ROUNDS = Number(process.env.BENCH_OTLP_ROUNDS ?? 200);
 /** An operator table that prices the benchmark's model itself (the price database is then not asked). */
 const OPERATOR_TABLE: PriceTable = { version: 'bench', models: { 'gpt-4o': { input_usd_per_1m: 2.5, output_usd_per_1m: 10 } } };
 
+await loadPriceDatabase();
 const spans = await benchSpans();
 
 /** Mean ms of `fn` over {@link ROUNDS} runs after 20 warm-up runs. */

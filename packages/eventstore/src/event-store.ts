@@ -7,7 +7,7 @@
  * in the same order. A catch-up subscription that reads `position > checkpoint` therefore never skips an
  * event that commits later with a smaller position (the classic bigserial gap problem).
  */
-import { WrongExpectedVersionError, unstorableTextPaths } from '@agp/runtime';
+import { WrongExpectedVersionError, mayHoldUnstorableText, unstorableTextPaths } from '@agp/runtime';
 import { splitDuplicates, storedEventIds } from './append-plan.js';
 import { UnstorableTextError } from './data-errors.js';
 import { CatchUpSubscription, DEFAULT_IDLE_POLL_MS, type CatchUpSource } from './catch-up.js';
@@ -83,12 +83,6 @@ const insertEvents = (type: 'json' | 'jsonb') => `INSERT INTO agp_events (event_
          SELECT x.event_id, x.stream_id, x.stream_version, x.event_type, x.data, x.metadata, x.organization_id
            FROM ${type}_to_recordset($1::${type}) AS x(event_id text, stream_id text, stream_version integer, event_type text, data ${type}, metadata ${type}, organization_id text)
          RETURNING global_position::text AS global_position, event_id, floor(extract(epoch FROM recorded_at) * 1000)::float8 AS recorded_ms`;
-
-/**
- * Escapes that may spell text PostgreSQL cannot store, in a `JSON.stringify` output (which escapes NUL and every
- * unpaired surrogate, and nothing else in this range): the exact check runs only when one is present.
- */
-const MAYBE_UNSTORABLE = /\\u(?:0000|[dD][89a-fA-F])/;
 
 const byPosition = (a: StoredEvent, b: StoredEvent) => (a.global_position < b.global_position ? -1 : a.global_position > b.global_position ? 1 : 0);
 
@@ -258,7 +252,7 @@ export class SqlEventStore implements EventStore, CatchUpSource {
     if (fresh.length > 0) {
       const text = JSON.stringify(rows);
       // json columns keep any text; refuse what jsonb (and text) cannot hold, as a data error, as before.
-      if (MAYBE_UNSTORABLE.test(text)) {
+      if (mayHoldUnstorableText(text)) {
         const paths = unstorableTextPaths(rows, 'events');
         if (paths.length > 0) throw new UnstorableTextError(paths);
       }

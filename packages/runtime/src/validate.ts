@@ -240,6 +240,22 @@ export function unstorableTextPaths(value: unknown, where: string, max = 10): st
   return jsonInputErrors(value, where, { maxDepth: Infinity, max }).map((e) => e.path);
 }
 
+/**
+ * The JSON escapes that may spell text PostgreSQL cannot store: `\u0000` and the UTF-16 surrogates `\ud800`–`\udfff`.
+ * JSON can carry a NUL or a lone surrogate only escaped, so a JSON text (or its UTF-8 bytes) holding none of these
+ * cannot hold such text, and the exact, per-value check ({@link unstorableTextPaths}) can be skipped. A text holding
+ * one may still be fine (a paired surrogate, an escaped backslash before `u0000`). Source: docs/decisions.md (Text
+ * PostgreSQL cannot store, and poison messages).
+ */
+export const UNSTORABLE_TEXT_ESCAPES: readonly string[] = ['\\u0000', '\\ud', '\\uD'];
+
+const MAYBE_UNSTORABLE = /\\u(?:0000|[dD])/;
+
+/** Whether JSON text `json` holds one of {@link UNSTORABLE_TEXT_ESCAPES}: false proves it holds no unstorable text. Pure. */
+export function mayHoldUnstorableText(json: string): boolean {
+  return MAYBE_UNSTORABLE.test(json);
+}
+
 /** The field error of unstorable text at `path`. */
 export const unstorableTextError = (path: string): FieldError => ({ path, message: 'NUL characters (\\u0000) and unpaired UTF-16 surrogates are not allowed' });
 

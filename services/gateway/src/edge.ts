@@ -9,7 +9,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { trace } from '@opentelemetry/api';
 import { INGEST_MAX_BYTES, MAX_JSON_DEPTH, matchHttpRoute, routeOperation, scopeAllows, type Scope } from '@agp/contracts';
 import type { KeyResolver, Principal } from '@agp/auth';
-import { counter, describeJsonInputErrors, histogram, jsonInputErrors, jsonNestingDepth, jsonPathPastDepth, nestingError, problem, retryAfterHeaders, type Problem, type RequestContext } from '@agp/runtime';
+import { counter, describeJsonInputErrors, histogram, jsonInputErrors, jsonNestingDepth, jsonPathPastDepth, nestingError, problem, retryAfterHeaders, UNSTORABLE_TEXT_ESCAPES, type Problem, type RequestContext } from '@agp/runtime';
 
 /**
  * What the auth middleware attaches (absent on public routes): the request context sent to services, and the key's
@@ -141,8 +141,8 @@ export function authenticate(keys: KeyResolver) {
   };
 }
 
-/** Escapes that may spell text PostgreSQL cannot store: `\u0000` and surrogates `\ud800`–`\udfff`. */
-const MAYBE_UNSTORABLE = ['\\u0000', '\\ud', '\\uD'].map((s) => Buffer.from(s));
+/** The escapes that may spell text PostgreSQL cannot store, as bytes (searched in the raw body). */
+const MAYBE_UNSTORABLE = UNSTORABLE_TEXT_ESCAPES.map((s) => Buffer.from(s));
 
 /** A body size for a message: `900 KiB`, `5 MiB`, or bytes. */
 const sizeText = (bytes: number) => (bytes % 1048576 === 0 ? `${bytes / 1048576} MiB` : bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`);

@@ -23,6 +23,7 @@ import {
   counter,
   fieldErrors,
   jsonInputErrors,
+  mayHoldUnstorableText,
   newId,
   parseJsonBody,
   type Logger,
@@ -51,8 +52,6 @@ type Valid = { index: number; event: ValidIngestEvent };
  */
 type InputScan = { text: boolean };
 
-/** Escapes that may spell text PostgreSQL cannot store: `\\u0000` and surrogates `\\ud800`–`\\udfff`. */
-const MAYBE_UNSTORABLE = /\\u(?:0000|[dD])/;
 
 /** What became of one event of a chunk, by its index in the client's batch. */
 type Outcome = { index: number } & ({ success: IngestSuccess } | { error: IngestError });
@@ -199,7 +198,7 @@ export class IngestService {
     // Bytes that are not UTF-8 decode to U+FFFD, as the gateway's JSON parser decodes them; no body reads as `null`.
     const json = raw.length ? Buffer.from(raw.buffer, raw.byteOffset, raw.length).toString('utf8') : 'null';
     const { batch } = parseJsonBody(IngestBatchSchema, json);
-    return this.accept(ctx, { offset: 0, events: batch }, { text: MAYBE_UNSTORABLE.test(json) });
+    return this.accept(ctx, { offset: 0, events: batch }, { text: mayHoldUnstorableText(json) });
   }
 
   /** The ids of `clientIds` already stored; the empty set (logged and counted) when the event store cannot be asked. */

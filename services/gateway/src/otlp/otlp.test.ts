@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import protobuf from 'protobufjs';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeTraceRequest, encodeTraceResponse, OtlpDecodeError, otlpEncodingOf, type OtlpSpan } from './decode.js';
 import { mapSpans, otlpEventId } from './mapping.js';
-import { GENAI_PRICES_SOURCE, loadPriceTable, priceCall, priceOf, tokenCostUsd, type PriceTable } from './prices.js';
+import { GENAI_PRICES_SOURCE, loadPriceDatabase, loadPriceTable, priceCall, priceOf, tokenCostUsd, type PriceTable } from './prices.js';
 
 const TRACE = 'a'.repeat(32);
 const NS = 1_767_225_600_000_000_000n; // 2026-01-01T00:00:00Z
@@ -18,6 +18,8 @@ function span(spanId: string, attributes: Record<string, unknown>, o: Partial<Ot
 }
 
 const TABLE: PriceTable = { version: 'v-test', models: { 'gpt-4o': { input_usd_per_1m: 2.5, output_usd_per_1m: 10 }, 'gpt-4o-mini': { input_usd_per_1m: 0.15, output_usd_per_1m: 0.6 } } };
+
+beforeAll(loadPriceDatabase);
 
 describe('prices', () => {
   const at = new Date('2026-01-01T00:00:00Z');

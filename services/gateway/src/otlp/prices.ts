@@ -8,7 +8,7 @@
  * (OTLP trace ingest: prices).
  */
 import { readFileSync } from 'node:fs';
-import { calcPrice, findProvider, type PriceCalculation } from '@pydantic/genai-prices';
+import type { PriceCalculation } from '@pydantic/genai-prices';
 import { z } from 'zod';
 import { UsdSchema } from '@agp/contracts';
 
@@ -17,6 +17,18 @@ import { UsdSchema } from '@agp/contracts';
  * version (a unit test checks it): updating the dependency updates the prices and this string together.
  */
 export const GENAI_PRICES_SOURCE = 'genai-prices@0.1.8';
+
+/** The price database's module, once {@link loadPriceDatabase} has loaded it. */
+let database: typeof import('@pydantic/genai-prices') | null = null;
+
+/**
+ * Load the price database (once; later calls resolve at once). It is loaded on the first OTLP export, not at start:
+ * importing it costs ~44 ms and ~17 MB of RSS, which a platform that never receives OTLP traces should not pay
+ * (docs/decisions.md, OTLP trace ingest: prices). {@link priceCall} needs it loaded.
+ */
+export async function loadPriceDatabase(): Promise<void> {
+  database ??= await import('@pydantic/genai-prices');
+}
 
 /** One model's price: USD per 1 million input (prompt) and output (completion) tokens. */
 export const ModelPriceSchema = z.strictObject({ input_usd_per_1m: UsdSchema, output_usd_per_1m: UsdSchema });
@@ -115,6 +127,8 @@ function rate(v: unknown): unknown {
  * provider, else matched on the model name alone. Null when the database has no price for it.
  */
 function databasePrice(call: ModelCall): PriceCalculation | null {
+  if (database === null) throw new Error('the price database is not loaded: await loadPriceDatabase() first');
+  const { calcPrice, findProvider } = database;
   const slash = call.model.lastIndexOf('/');
   const name = call.model.slice(slash + 1);
   const prefix = slash > 0 ? call.model.slice(0, slash) : undefined;
@@ -134,6 +148,7 @@ function databasePrice(call: ModelCall): PriceCalculation | null {
  * (`AGP_OTLP_PRICE_TABLE` or `genai-prices@<version>`), `price_table_version` (the operator's table),
  * `price_provider` (the database's provider id), `price_model` (the entry that matched) and the two rates in USD per
  * 1M tokens (a database rate may be tiered: `{base, tiers}`). Pure (the database is the bundled data).
+ * @throws Error when the price database is not loaded and the table does not price the model ({@link loadPriceDatabase}).
  */
 export function priceCall(table: PriceTable | null, call: ModelCall): CallPricing {
   const hasTokens = call.inputTokens !== undefined || call.outputTokens !== undefined;

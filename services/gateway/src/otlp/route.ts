@@ -13,7 +13,7 @@ import { ctxOf, submitIngestBatch } from '../controllers.js';
 import { parseFailure, sendProblem, type AuthedRequest } from '../edge.js';
 import { OtlpDecodeError, decodeTraceRequest, encodeTraceResponse, otlpEncodingOf, type ExportOutcome, type OtlpEncoding } from './decode.js';
 import { mapSpans, type SpanRejection } from './mapping.js';
-import type { PriceTable } from './prices.js';
+import { loadPriceDatabase, type PriceTable } from './prices.js';
 
 /** The path of the endpoint (the OTLP/HTTP default `/v1/traces` under `/api/v1/otlp`). */
 export const OTLP_TRACES_PATH = '/api/v1/otlp/v1/traces';
@@ -98,12 +98,10 @@ export function otlpTracesEndpoint(opts: OtlpTracesOptions) {
         return refusal && !res.headersSent ? sendProblem(res, refusal) : undefined;
       }
       // Nothing may escape this callback (it runs in the body stream's event handler, where a throw would end the
-      // process): an unexpected error is answered like any route's.
-      try {
-        answer(req as AuthedRequest, res, encoding);
-      } catch (e) {
-        opts.answerError(res, e);
-      }
+      // process): an unexpected error is answered like any route's. The price database loads on the first export.
+      loadPriceDatabase()
+        .then(() => answer(req as AuthedRequest, res, encoding))
+        .catch((e: unknown) => opts.answerError(res, e));
     });
   };
 }
