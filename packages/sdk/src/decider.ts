@@ -13,7 +13,7 @@
 import { POLICY_DECISIONS, type KillSwitchOverview } from '@agp/contracts';
 import { decide, PreparedPolicies, RULE_RISK, type DecisionContext, type PolicyAction, type RecentCall } from '@agp/policy-engine';
 import type { GovernanceDecision } from './errors.js';
-import type { Moderated } from './moderation.js';
+import type { Moderated } from './moderation-scores.js';
 import type { ActionSchemas } from './schema.js';
 import type { SnapshotSource } from './snapshot.js';
 

@@ -11,11 +11,12 @@ import { performance } from 'node:perf_hooks';
 import { STOPPING_DECISIONS } from '@agp/contracts';
 import type { RecentCall } from '@agp/policy-engine';
 import { copyArgs, isPlainObject, jsonSafe } from './args.js';
-import { failClosed, type Decider, type RunState } from './decider.js';
+import { failClosed, type Decider } from './decider.js';
 import { ActionBlockedError, ApprovalRejectedError, type BlockedResult, type GovernanceDecision } from './errors.js';
 import type { ApprovalOutcome, Escalations } from './escalation.js';
 import { argumentsHash } from './hash.js';
-import { scoreArguments, type Moderated, type ModerationProvider } from './moderation.js';
+import type { ModerationProvider } from './moderation.js';
+import { scoreArguments, type Moderated } from './moderation-scores.js';
 import { idPart, nonce, type ReportedCall, type Reports } from './reports.js';
 import type { ResultCache } from './result-cache.js';
 import type { ActionSchemas } from './schema.js';
@@ -57,7 +58,7 @@ export interface DecisionEvent {
   approved: boolean;
 }
 
-/** What a {@link Run} needs of its governor. */
+/** @internal What a {@link Run} needs of its governor. */
 export interface RunDeps {
   agentId: string;
   schemas: ActionSchemas;
@@ -80,7 +81,7 @@ export interface RunDeps {
  * One run of the agent. `act` governs each action; `end` records how the run finished. Spend (USD) and the recent
  * calls of the run feed budgets and rate limits; a session's spend is shared by the runs of this governor that name it.
  */
-export class Run implements RunState {
+export class Run {
   /** @internal USD spent (actual cost where reported, else the estimate) by actions of this run that executed. */
   spendUsd = 0;
   /** @internal Executed calls (for rate limits and loop detection), oldest first. */
