@@ -214,6 +214,31 @@ describe('connect registers the agent before it returns', () => {
   });
 });
 
+describe('registration when the platform is away or refuses', () => {
+  it('without actions, a registration the platform could not take is tried again in the background until it is done', async () => {
+    const p = new MemoryPlatform();
+    let down = true;
+    const flaky = (async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
+      if (down && String(input).includes('/api/v1/agents/agent-1') && !String(input).includes('/governance')) return new Response('{}', { status: 503 });
+      return p.fetch(input, init);
+    }) as typeof fetch;
+    const gov = await Governor.connect({ url: 'http://agp.test', key: 'k', agentId: p.agentId, fetch: flaky, onReportError: () => undefined });
+    govs.push(gov);
+    expect(p.agents.has(p.agentId)).toBe(false);
+    down = false;
+    await until(() => p.agents.has(p.agentId), 4000);
+  });
+
+  it('a key the registry refuses (403) fails connect, naming the answer', async () => {
+    const p = new MemoryPlatform();
+    const readOnly = (async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
+      if (init?.method === 'POST' && String(input).endsWith('/api/v1/agents')) return new Response(JSON.stringify({ type: 'about:blank', title: 'Forbidden', status: 403, detail: 'a read key cannot write' }), { status: 403, headers: { 'content-type': 'application/problem+json' } });
+      return p.fetch(input, init);
+    }) as typeof fetch;
+    await expect(Governor.connect({ url: 'http://agp.test', key: 'k', agentId: p.agentId, fetch: readOnly, actions: [{ name: 'a' }], onReportError: () => undefined })).rejects.toThrow(/refused the key .*403 Forbidden/);
+  });
+});
+
 describe('the spool bound', () => {
   it('past maxSpoolBytes new actions are refused (fail closed, counted); once delivered they run again', async () => {
     const { p, gov, run } = await connected([], { maxSpoolBytes: 2000 });
