@@ -1,7 +1,7 @@
 /**
  * The SDK with no platform: `Governor` and `Run` against the in-memory transport (./memory-platform.ts), for every
  * decision kind (allow, block, escalate approved and rejected, rate limit, budget and its warning, downgrade, kill
- * switch, idempotent replay, a guardrail with its context, fail closed), what each reports (a blocked action's ledger
+ * switch, idempotent replay, the PII, loop and moderation guardrails with their context, fail closed), what each reports (a blocked action's ledger
  * entry carries no cost), the registration at connect, the spool's bound, and the push channel: reconnects resumed
  * with Last-Event-ID, and an event name the SDK does not know ignored with the stream kept open.
  * Source: docs/sdk.md.
@@ -168,6 +168,17 @@ describe('Governor against an in-memory platform', () => {
     expect(await run.act('poll', { n: 1 }, () => 1, { onBlocked: 'return' })).toMatchObject({ blocked: true, decision: { decision: 'loop_detected' } });
     const [pii] = await delivered(gov, p, 'intervention.create');
     expect(pii.body).toMatchObject({ type: 'pii_blocked', context: { guardrail: 'pii', fields: ['to'] } });
+  });
+
+  it("moderation: content_blocked from the provider's scores; a provider that fails makes the guardrail fail closed", async () => {
+    const pol = policyRecord({ guardrails: { moderation: { mode: 'block', threshold: 0.5 } } });
+    const asked: string[][] = [];
+    const { run } = await connected([pol], { moderation: { moderate: async (texts) => (asked.push(texts), texts.map((t) => ({ violence: t.includes('hurt') ? 0.9 : 0.01 }))) } });
+    expect(await run.act('reply', { text: 'hello' }, () => 'sent')).toBe('sent');
+    expect(await run.act('reply', { text: 'I will hurt you' }, () => 'sent', { onBlocked: 'return' })).toMatchObject({ blocked: true, decision: { decision: 'content_blocked', context: { guardrail: 'moderation' } } });
+    expect(asked).toEqual([['hello'], ['I will hurt you']]);
+    const failing = await connected([pol], { moderation: { moderate: async () => Promise.reject(new Error('provider down')) } });
+    expect(await failing.run.act('reply', { text: 'hello' }, () => 'sent', { onBlocked: 'return' })).toMatchObject({ blocked: true, decision: { decision: 'block', rule: 'moderation_guardrail', reason: expect.stringMatching(/provider down/) } });
   });
 
   it('fail modes: no snapshot blocks under closed and allows under open', async () => {
