@@ -2,7 +2,8 @@
  * The agent SDK (`@agp/sdk`, from source: the repository resolves it to packages/sdk/src) against a real embedded platform over HTTP: allow, block (throw and
  * `onBlocked: 'return'`), warn, escalate approved and rejected through the approvals API (resumed by the push channel:
  * the fallback poll is set to a minute), a kill switch engaged through the API blocking the next act (20 trials) and a
- * policy PATCH applying through the push channel (the snapshot poll set to a minute), a garbled push channel (dropped, resumed, polled), the platform unreachable after a snapshot (acts go on
+ * policy PATCH applying through the push channel (the snapshot poll set to a minute), the agent registered by connect (the registry
+ * and its kill switch know it at once), a run's cost counting only what ran, a garbled push channel (dropped, resumed, polled), the platform unreachable after a snapshot (acts go on
  * under the cached policies; every report arrives afterwards, counted), bad arguments (TypeError naming the field),
  * fail modes without a snapshot, and an answer the SDK does not understand (fails closed naming the server's version).
  * Source: docs/sdk.md.
@@ -278,6 +279,43 @@ describeModes('@agp/sdk', (platform, mode) => {
       expect(entries).toHaveLength(1);
     });
 
+    it('connect registers the agent before it returns, with or without actions: the registry and its kill switch know it at once', async () => {
+      const bare = await connect({ agent: { name: 'Bare bot' } });
+      const got = await call(p, 'GET', `/api/v1/agents/${bare.agentId}`, { key: p.readKey });
+      expect(got.status, JSON.stringify(got.body)).toBe(200);
+      expect(got.body).toMatchObject({ agent_id: bare.agentId, name: 'Bare bot', actions: [] });
+      const ks = await call(p, 'PUT', `/api/v1/kill-switches/agents/${bare.agentId}`, { key: p.writeKey, body: { engaged: true, reason: 'stop it' } });
+      expect(ks.status, JSON.stringify(ks.body)).toBe(200);
+      const actions = [{ name: 'refund_payment', risk_level: 'high' as const, typical_cost_usd: 0.02 }];
+      const full = await connect({ actions });
+      const reg = await call(p, 'GET', `/api/v1/agents/${full.agentId}`, { key: p.readKey });
+      expect(reg.status).toBe(200);
+      expect(reg.body.actions).toMatchObject(actions);
+      // Connecting again without actions leaves the registered definition as it is.
+      await full.close();
+      await connect({ agentId: full.agentId });
+      expect((await call(p, 'GET', `/api/v1/agents/${full.agentId}`, { key: p.readKey })).body.actions).toMatchObject(actions);
+    });
+
+    it("a run's cost counts what ran: three executed actions of 0.02 USD and a blocked one cost 0.06; the blocked one's 0.02 is prevented", async () => {
+      const agentId = `sdk-${uniq()}`;
+      await policy({ agent_ids: [agentId], denied_actions: ['send_wire'] });
+      const gov = await connect({ agentId, onBlocked: 'return' });
+      const run = gov.startRun();
+      for (let i = 0; i < 3; i++) expect(await run.act('lookup', { i }, () => i, { estimatedCostUsd: 0.02 })).toBe(i);
+      expect(await run.act('send_wire', { amount: 1 }, () => 'sent', { estimatedCostUsd: 0.02 })).toMatchObject({ blocked: true });
+      await run.end({ status: 'completed' });
+      await gov.close();
+      expect(await ledger(run.runId, 4)).toHaveLength(4);
+      const r = await eventually(async () => {
+        const res = await call(p, 'GET', `/api/v1/runs/${run.runId}`, { key: p.readKey });
+        return res.body.status === 'completed' && res.body.actions.length === 4 ? res.body : null;
+      });
+      expect(r.cost_usd).toBeCloseTo(0.06, 9);
+      const [blocked] = await interventions(agentId, 1);
+      expect(blocked).toMatchObject({ action_name: 'send_wire', run_id: run.runId, cost_prevented_usd: 0.02 });
+    });
+
     it('a report the platform can never take is set aside, counted and passed to onReportError, never silently dropped', async () => {
       const dir = mkdtempSync(join(tmpdir(), 'agp-sdk-rej-'));
       const errors: string[] = [];
@@ -422,7 +460,8 @@ describeModes('@agp/sdk', (platform, mode) => {
           const n = seen.streams++;
           seen.lastEventIds.push(req.headers['last-event-id'] as string | undefined);
           res.writeHead(200, { 'content-type': 'text/event-stream' });
-          // In turn: a data line that is not JSON; a good `ready` then an unknown event; bytes that never end a line.
+          // In turn: a data line that is not JSON; a good `ready`, an event name the SDK does not know (ignored), then
+          // the end of the stream; bytes that never end a line.
           if (n % 3 === 0) return res.end('event: ready\ndata: {not json\n\n');
           if (n % 3 === 1) return res.end(`id: 7\nevent: ready\ndata: ${JSON.stringify({ agent_id: agentId, position: '7' })}\n\nevent: surprise\ndata: {}\n\n`);
           return res.end('\u0000\u0001garbage without a newline');
@@ -437,7 +476,7 @@ describeModes('@agp/sdk', (platform, mode) => {
         await eventually(async () => seen.streams >= 4 && gov.status().channel.state === 'polling');
         expect(await run.act('x', {}, () => 1)).toBe(1);
         expect(gov.status()).toMatchObject({ snapshotLoaded: true, failingClosed: false, channel: { state: 'polling' } });
-        expect(gov.status().channel.lastError).toMatch(/not JSON|unknown event|ended/);
+        expect(gov.status().channel.lastError).toMatch(/not JSON|ended|line/);
         // The stream that got as far as `ready` (id 7) is resumed from it.
         expect(seen.lastEventIds.slice(2)).toContain('7');
         // Polling goes on (a 304 while nothing changed), and applies a kill switch.

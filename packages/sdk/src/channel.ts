@@ -7,14 +7,17 @@
  * - `policy.changed`: the snapshot is refetched.
  * - `approval.decided`: a waiting escalation is woken (it then reads its approval).
  * - `: heartbeat` comments (every 15 s) and any other bytes keep it live; nothing for `livenessMs` → reconnect.
- * A stream that says something the SDK does not understand (a non-JSON `data:`, a shape that does not parse, an
- * unknown event name) is dropped and reconnected: it never throws into the agent. Reconnects wait a jittered
+ * An event name the SDK does not know (a newer platform's) is ignored, as the SSE format and every long-lived client
+ * expect: the stream stays open, and each unknown name is logged once at debug (`NODE_DEBUG=agp-sdk`). A known event
+ * the SDK does not understand (a non-JSON `data:`, a shape that does not parse) drops the stream, which is
+ * reconnected: it never throws into the agent. Reconnects wait a jittered
  * exponential back-off (250 ms doubling to 30 s; a 429's Retry-After when longer) and resume with `Last-Event-ID`.
  * While the stream is down the snapshot is polled every `pollIntervalMs` (ETag makes a poll of an unchanged snapshot
  * a 304); while it is up, only when the last refetch failed. Source: docs/sdk.md §Live updates; docs/decisions.md (governance snapshot and push channel).
  */
 import { GovernanceApprovalDecidedSchema, GovernanceKillSwitchChangedSchema, GovernancePolicyChangedSchema, GovernanceReadySchema } from '@agp/contracts';
 import type { z } from 'zod';
+import { debuglog } from 'node:util';
 import { readSse, type SseEvent } from './sse.js';
 import type { SnapshotSource } from './snapshot.js';
 import type { ChannelState } from './status.js';
@@ -38,10 +41,16 @@ export interface ChannelOptions {
   onApproval(a: ApprovalDecided): void;
 }
 
+/** The events the SDK acts on; any other is ignored. */
+const KNOWN_EVENTS: ReadonlySet<string> = new Set(['ready', 'kill_switch.changed', 'policy.changed', 'approval.decided']);
+
 const BACKOFF_BASE_MS = 250;
 const BACKOFF_MAX_MS = 30_000;
 
-/** An event the SDK does not understand: the stream is dropped. */
+/** Debug log of the SDK (`NODE_DEBUG=agp-sdk`). */
+const debug = debuglog('agp-sdk');
+
+/** A known event the SDK does not understand: the stream is dropped. */
 class StreamGarbage extends Error {}
 
 /** See the module docs. */
@@ -56,6 +65,8 @@ export class GovernanceChannel {
   /** When the current stream sent `ready` (ms since the epoch), or 0. */
   private connectedAt = 0;
   private pollGen = 0;
+  /** Unknown event names already logged (each once). */
+  private readonly unknownEvents = new Set<string>();
   private abort: AbortController | null = null;
   private pollTimer: NodeJS.Timeout | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
@@ -120,6 +131,15 @@ export class GovernanceChannel {
   }
 
   private onEvent(e: SseEvent): void {
+    if (!KNOWN_EVENTS.has(e.event)) {
+      const name = e.event.slice(0, 64);
+      if (this.unknownEvents.size < 100 && !this.unknownEvents.has(name)) {
+        this.unknownEvents.add(name);
+        debug('the push channel sent an event this SDK does not know, %j: ignored', name);
+      }
+      if (e.id !== null) this.lastEventId = e.id;
+      return;
+    }
     let data: unknown;
     try {
       data = JSON.parse(e.data);
@@ -150,8 +170,6 @@ export class GovernanceChannel {
       case 'approval.decided':
         this.opts.onApproval(parse(GovernanceApprovalDecidedSchema));
         break;
-      default:
-        throw new StreamGarbage(`the push channel sent an unknown event ${JSON.stringify(e.event.slice(0, 64))}`);
     }
     if (e.id !== null) this.lastEventId = e.id;
   }

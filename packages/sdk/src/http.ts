@@ -19,6 +19,8 @@ import {
   type InterventionStats,
   type InterventionType,
   type KillSwitchOverview,
+  type Agent,
+  type AgentRegister,
   type ApprovalRecord,
   type Policy,
   type Problem,
@@ -269,6 +271,26 @@ export class AgpClient {
    */
   async getPolicy(id: string): Promise<Policy> {
     return this.json<Policy>('GET', `/api/v1/policies/${encodeURIComponent(id)}`);
+  }
+
+  /**
+   * `POST /api/v1/agents`: register an agent and its actions, or re-register it (its whole definition is replaced,
+   * actions included; an identical one changes nothing). Resolves with the agent once the registry shows it (201
+   * registered, 200 re-registered). Source: docs/api.md (Agents).
+   * @throws AgpHttpError 422 naming every invalid field, 403 for a read key.
+   * @throws AgpNetworkError when the gateway is unreachable.
+   */
+  async registerAgent(body: AgentRegister): Promise<Agent> {
+    return this.json<Agent>('POST', '/api/v1/agents', JSON.stringify(body));
+  }
+
+  /**
+   * `GET /api/v1/agents/{id}`: one registered agent with its actions and kill switch. Unvalidated.
+   * @throws AgpHttpError 404 for an agent never registered (or another organisation's).
+   * @throws AgpNetworkError when the gateway is unreachable.
+   */
+  async getAgent(id: string): Promise<Agent> {
+    return this.json<Agent>('GET', `/api/v1/agents/${encodeURIComponent(id)}`);
   }
 
   /**

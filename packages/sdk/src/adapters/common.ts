@@ -2,7 +2,7 @@
  * What the framework adapters of `@agp/sdk` share: the part of a run they use, and how they tell a stopped call from
  * a result. Source: docs/sdk.md §Framework adapters.
  */
-import type { ActOptions, Run } from '../governor.js';
+import type { ActOptions, Run } from '../run.js';
 import type { GovernanceDecision } from '../errors.js';
 import { isBlockedResult, refusalText, type RefusalFn } from '../refusal.js';
 
