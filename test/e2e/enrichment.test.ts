@@ -113,7 +113,7 @@ describeModes(
       expect(await p.streamEventTypes(`intervention-${id}`)).toEqual(['InterventionRecorded', 'InterventionEnriched']);
 
       if (mode === 'embedded') {
-        const metrics = (await call(p, 'GET', '/metrics')).body as string;
+        const metrics = (await call(p, 'GET', '/metrics', { key: p.adminKey })).body as string;
         expect(metrics).toMatch(/^agp_enrichment_enriched_total [1-9]/m);
         expect(metrics).toMatch(/^agp_enrichment_provider_latency_seconds_count\{status="200"\} [1-9]/m);
         expect(metrics).toMatch(/^agp_enrichment_queue_pending \d/m);
@@ -358,9 +358,9 @@ describeModes(
 
 describe('LLM enrichment on its own embedded platform (replay, timeouts)', () => {
   let p: EmbeddedPlatform;
-  const keys = { writeKey: 'agp_test_write_key_0001', readKey: 'agp_test_read_key_0001' };
+  const keys = { writeKey: 'agp_test_write_key_0001', readKey: 'agp_test_read_key_0001', adminKey: 'agp_test_admin_key_001' };
   beforeAll(async () => {
-    p = await startEmbedded({ port: 0, host: '127.0.0.1', dataDir: 'memory', initOrg: 'acme', initWriteKey: keys.writeKey, initReadKey: keys.readKey, env: { ...llmEnv(), AGP_LLM_TIMEOUT_MS: '1500' } });
+    p = await startEmbedded({ port: 0, host: '127.0.0.1', dataDir: 'memory', initOrg: 'acme', initWriteKey: keys.writeKey, initReadKey: keys.readKey, initAdminKey: keys.adminKey, env: { ...llmEnv(), AGP_LLM_TIMEOUT_MS: '1500' } });
   }, 60_000);
   afterAll(async () => {
     await p?.stop();
@@ -372,7 +372,7 @@ describe('LLM enrichment on its own embedded platform (replay, timeouts)', () =>
     await ingest(bp, m);
     const id = await idOf(bp, m);
     await settled(bp, id);
-    const skippedBefore = skippedTotal(await call(bp, 'GET', '/metrics'));
+    const skippedBefore = skippedTotal(await call(bp, 'GET', '/metrics', { key: keys.adminKey }));
 
     // Replay: reset the checkpoint, then move the log so the subscription notices and reads from 0 again.
     await p.sql.query(`UPDATE agp_checkpoints SET position = 0 WHERE name = 'interventions-enrichment'`);
@@ -380,7 +380,7 @@ describe('LLM enrichment on its own embedded platform (replay, timeouts)', () =>
     await ingest(bp, next);
     await settled(bp, await idOf(bp, next));
     // The replayed job was queued and finished without a provider call (the stream already had InterventionEnriched).
-    await eventually(async () => skippedTotal(await call(bp, 'GET', '/metrics')) > skippedBefore);
+    await eventually(async () => skippedTotal(await call(bp, 'GET', '/metrics', { key: keys.adminKey })) > skippedBefore);
     await eventually(async () => (await p.sql.query<{ n: number }>('SELECT count(*)::int AS n FROM agp_enrichment_jobs')).rows[0].n === 0);
 
     const { rows } = await p.sql.query<{ event_type: string }>('SELECT event_type FROM agp_events WHERE stream_id = $1 ORDER BY stream_version', [`intervention-${id}`]);

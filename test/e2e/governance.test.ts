@@ -254,8 +254,11 @@ describeModes(
       const [a, b] = await Promise.all([main.next((x) => x.event === 'kill_switch.changed', mainFrom), resumed.next((x) => x.event === 'kill_switch.changed', resumedFrom)]);
       expect(a.data.engaged).toBe(true);
       expect(b.id).toBe(a.id);
+      const released = main.events.length;
       expect((await setSwitch(p, false)).status).toBe(200);
       expectProblem(await call(p, 'GET', `/api/v1/agents/${agent}/governance/events`, { key: p.readKey, headers: { 'last-event-id': 'yesterday' } }), 422, ['header.last-event-id']);
+      // The release has been tailed (the main stream has it) before the next stream opens, so it comes before `ready`.
+      await main.next((x) => x.event === 'kill_switch.changed' && x.data.engaged === false, released);
       // An id past the log's head (the platform's data was reset) starts live instead of skipping what comes.
       const reset = await SseStream.open(p, agent, p.readKey, '999999999999');
       const live = await reset.next((e) => e.event === 'ready');

@@ -314,7 +314,7 @@ export function platformScenarios(mode: string, boot: () => Promise<BootedPlatfo
         expect((await call(p, 'GET', '/docs')).status).toBe(200);
         expect((await call(p, 'GET', '/healthz')).status).toBe(200);
         expect((await call(p, 'GET', '/readyz')).status).toBe(200);
-        const metrics = await call(p, 'GET', '/metrics');
+        const metrics = await call(p, 'GET', '/metrics', { key: p.adminKey });
         expect(String(metrics.body)).toContain('agp_http_requests_total');
       });
     });

@@ -74,6 +74,21 @@ export class WireRequestDeserializer extends NatsRequestJSONDeserializer {
  */
 export const MUX_REQUEST_BACKSTOP_MS = 600_000;
 
+/**
+ * Header of a responder probe: a request on a service's subject that the prefixed server answers at once (empty
+ * reply) without running the handler. The client sends one while a request waits for its reply, to learn whether the
+ * subject still has a responder ({@link PrefixedNatsClient}).
+ */
+export const PROBE_HEADER = 'Agp-Probe';
+
+/**
+ * How long a request waits for its reply before the client probes whether its subject still has a responder, and the
+ * interval of the probes while requests wait, in ms. A responder killed after it took a request leaves that request
+ * without a reply; a probe answered "no responders" fails it (503) within about this long instead of at the caller's
+ * timeout (10 s by default).
+ */
+export const RESPONDER_PROBE_MS = 500;
+
 /** Options of {@link PrefixedNatsServer}: Nest's NATS options plus the subject prefix and queue group. */
 export interface PrefixedNatsServerOptions extends NestNatsOptions, NatsWatchOptions {
   /** Subject prefix, `AGP_SUBJECT_PREFIX`. @default agp */
@@ -91,6 +106,34 @@ export interface PrefixedNatsClientOptions extends NestNatsOptions, NatsWatchOpt
   prefix?: string;
 }
 
+/** One request of the prefixed client waiting for its reply: when it was sent, and how to fail it for want of a responder. */
+interface WaitingRequest {
+  sentAt: number;
+  fail(): void;
+}
+
+/** The requests waiting on one subject, and that subject's probe: planned (`timer`) or under way (`probing`). */
+interface WaitingRequests {
+  requests: Set<WaitingRequest>;
+  timer: NodeJS.Timeout | undefined;
+  probing: boolean;
+}
+
+/** The body of a responder probe. */
+const PROBE_BODY = new Uint8Array(0);
+
+/** A request's rejection as nats.js gives it: a `RequestError` whose cause says why. */
+type NatsRequestError = Error & { cause?: { name?: string }; isNoResponders?: () => boolean };
+
+/**
+ * Whether nats.js rejected a request for want of a responder: a `RequestError` that says so (`isNoResponders()`, its
+ * cause named `NoResponders`), or a NoRespondersError.
+ */
+function isNoResponders(err: NatsRequestError | undefined): boolean {
+  if (typeof err?.isNoResponders === 'function' && err.isNoResponders()) return true;
+  return [err?.name, err?.cause?.name].some((n) => n === 'NoRespondersError' || n === 'NoResponders');
+}
+
 /** Error a NATS request fails with when no server subscribes to its subject. */
 export class NoRespondersError extends Error {
   constructor(readonly subject: string) {
@@ -102,8 +145,13 @@ export class NoRespondersError extends Error {
 interface NatsSubscription {
   unsubscribe(): void;
 }
+/** The part of a received NATS message the server's probe answer reads. */
+interface NatsMsgLike {
+  headers?: MsgHdrs;
+  respond(data?: Uint8Array): boolean;
+}
 interface NatsConnectionLike {
-  subscribe(subject: string, opts: { queue?: string; callback: (err: Error | null, msg: unknown) => unknown }): NatsSubscription;
+  subscribe(subject: string, opts: { queue?: string; callback: (err: Error | null, msg: NatsMsgLike) => unknown }): NatsSubscription;
   flush(): Promise<void>;
 }
 
@@ -174,14 +222,18 @@ export class PrefixedNatsServer extends ServerNats {
       .then(() => callback(), callback);
   }
 
-  /** Subscribe `${prefix}.${pattern}` in the queue group for each handler; the handler lookup uses `pattern`. */
+  /**
+   * Subscribe `${prefix}.${pattern}` in the queue group for each handler; the handler lookup uses `pattern`. A
+   * responder probe ({@link PROBE_HEADER}) is answered at once with an empty reply, never handed to the handler.
+   */
   override bindEvents(client: NatsConnectionLike): void {
     const subscriptions = (this as unknown as { subscriptions: NatsSubscription[] }).subscriptions;
     for (const [pattern, handler] of this.messageHandlers) {
       const queue: string = handler.extras?.queue ?? this.queue;
+      const handle = this.getMessageHandler(pattern).bind(this) as (err: Error | null, msg: NatsMsgLike) => unknown;
       const sub = client.subscribe(prefixedSubject(this.prefix, pattern), {
         queue,
-        callback: this.getMessageHandler(pattern).bind(this) as (err: Error | null, msg: unknown) => unknown,
+        callback: (err, msg) => (!err && msg?.headers?.has(PROBE_HEADER) ? msg.respond() : handle(err, msg)),
       });
       subscriptions.push(sub);
     }
@@ -229,35 +281,117 @@ export class PrefixedNatsClient extends ClientNats {
     await super.close();
   }
 
+  /** Requests waiting for their reply, by subject, with the subject's probe state ({@link RESPONDER_PROBE_MS}). */
+  private readonly waiting = new Map<string, WaitingRequests>();
+
   /**
    * Send a request through the connection's one muxed reply subscription (nats.js `request`), not Nest's fresh inbox
    * subscription per request (a SUB and an UNSUB for the server to process on every call). The reply is handed to
    * Nest's handler as before; the caller's own timeout (`callRpc`) still decides when to give up, the connection's
    * is only a backstop ({@link MUX_REQUEST_BACKSTOP_MS}) that frees the reply slot of a request nobody answered.
-   * A subject nobody serves fails at once with {@link NoRespondersError}.
+   * A subject nobody serves fails at once with {@link NoRespondersError}; so does a request whose responder went away
+   * after it took the request (killed), as soon as a probe of its subject finds no responder ({@link RESPONDER_PROBE_MS}).
    */
   protected override publish(partialPacket: ReadPacket, callback: (packet: WritePacket) => unknown): () => void {
     const packet = this.assignPacketId(partialPacket);
     const subject = this.normalizePattern(partialPacket.pattern);
     let live = true;
+    const request: WaitingRequest = {
+      sentAt: Date.now(),
+      fail: () => {
+        if (!live) return;
+        live = false;
+        callback({ err: new NoRespondersError(subject), isDisposed: true });
+      },
+    };
+    const settled = () => this.settled(subject, request);
     try {
       const serialized = this.serializer.serialize(packet) as NatsSerialized;
       const handle = this.createSubscriptionHandler(packet, callback);
-      const nc = this.natsClient as unknown as { request(subject: string, data: string | Uint8Array, opts: { timeout: number; headers?: MsgHdrs }): Promise<unknown> };
-      nc.request(subject, serialized.data, { timeout: MUX_REQUEST_BACKSTOP_MS, ...(serialized.headers ? { headers: serialized.headers } : {}) }).then(
-        (msg) => live && handle(null, msg as Record<string, unknown>),
-        (err: Error & { cause?: { name?: string } }) => {
-          if (!live) return;
-          const noResponders = err?.name === 'NoRespondersError' || err?.cause?.name === 'NoRespondersError';
-          callback({ err: noResponders ? new NoRespondersError(subject) : err, isDisposed: true });
-        },
-      );
+      this.wait(subject, request);
+      this.mux()
+        .request(subject, serialized.data, { timeout: MUX_REQUEST_BACKSTOP_MS, ...(serialized.headers ? { headers: serialized.headers } : {}) })
+        .then(
+          (msg) => {
+            settled();
+            if (live) handle(null, msg as Record<string, unknown>);
+          },
+          (err: NatsRequestError) => {
+            settled();
+            if (!live) return;
+            live = false;
+            callback({ err: isNoResponders(err) ? new NoRespondersError(subject) : err, isDisposed: true });
+          },
+        );
     } catch (err) {
+      settled();
       callback({ err, isDisposed: true });
     }
     return () => {
       live = false;
+      settled();
     };
+  }
+
+  /** The connection's request function (nats.js `request` over its muxed reply subscription). */
+  private mux(): { request(subject: string, data: string | Uint8Array, opts: { timeout: number; headers?: MsgHdrs }): Promise<unknown> } {
+    return this.natsClient as unknown as ReturnType<PrefixedNatsClient['mux']>;
+  }
+
+  /** Count `request` as waiting on `subject`, and plan the subject's next probe when none is planned. */
+  private wait(subject: string, request: WaitingRequest): void {
+    let w = this.waiting.get(subject);
+    if (!w) this.waiting.set(subject, (w = { requests: new Set(), timer: undefined, probing: false }));
+    w.requests.add(request);
+    this.planProbe(subject, w);
+  }
+
+  /** `request` has its answer (or was given up): it waits no more; a subject with nothing waiting is not probed. */
+  private settled(subject: string, request: WaitingRequest): void {
+    const w = this.waiting.get(subject);
+    if (!w?.requests.delete(request) || w.requests.size || w.probing) return;
+    clearTimeout(w.timer);
+    this.waiting.delete(subject);
+  }
+
+  /** Probe `subject` {@link RESPONDER_PROBE_MS} from now, unless a probe is planned or under way. */
+  private planProbe(subject: string, w: WaitingRequests): void {
+    if (w.timer || w.probing) return;
+    w.timer = setTimeout(() => this.probe(subject, w), RESPONDER_PROBE_MS);
+    w.timer.unref();
+  }
+
+  /**
+   * Ask whether `subject` still has a responder (a {@link PROBE_HEADER} request, which a prefixed server answers at
+   * once). "No responders" means every process that took a request of it before the probe is gone: those requests can
+   * never be answered, so they fail now with {@link NoRespondersError} (503). An answer, or no answer within the
+   * interval (a busy responder), leaves them waiting; the subject is probed again while any waits.
+   */
+  private probe(subject: string, w: WaitingRequests): void {
+    w.timer = undefined;
+    if (!w.requests.size) {
+      this.waiting.delete(subject);
+      return;
+    }
+    w.probing = true;
+    const probedAt = Date.now();
+    const h = natsHeaders();
+    h.set(PROBE_HEADER, '1');
+    const done = () => {
+      w.probing = false;
+      if (w.requests.size) this.planProbe(subject, w);
+      else this.waiting.delete(subject);
+    };
+    let sent: Promise<unknown>;
+    try {
+      sent = this.mux().request(subject, PROBE_BODY, { timeout: RESPONDER_PROBE_MS, headers: h });
+    } catch {
+      return done();
+    }
+    sent.then(done, (err: NatsRequestError) => {
+      if (isNoResponders(err)) for (const r of [...w.requests]) if (r.sentAt <= probedAt) r.fail();
+      done();
+    });
   }
 
   protected override normalizePattern(pattern: Parameters<ClientNats['normalizePattern']>[0]): string {

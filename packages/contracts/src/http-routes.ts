@@ -1,9 +1,9 @@
 /**
  * The HTTP route table: one row per `/api/v1` route of the gateway, naming the {@link Wire} message it becomes on
- * the bus and everything the OpenAPI document says about it. The gateway's scope check (a read key may not call a
- * write message), the document's `paths` (openapi.ts) and the gateway's plain forwarding routes (rows with `forward`)
- * are derived from it; test/http-routes.test.ts checks that the gateway's hand-written handlers are exactly the other
- * rows. The query, body and reply schemas come from the wire row
+ * the bus and everything the OpenAPI document says about it. It is the gateway's router: the gateway matches each
+ * request to its row once, checks the caller's scope, reads the body as the row says, and forwards the row (`forward`)
+ * or calls the row's handler (one typed map keyed by {@link HandledOperationId}); the document's `paths` (openapi.ts),
+ * test/http-routes.test.ts and the cross-tenant matrix read the same rows. The query, body and reply schemas come from the wire row
  * (`request.shape.query`, `request.shape.body`, `reply` without its RawJson alternative); a row overrides them only
  * where the HTTP shape differs from the wire shape.
  * Source: the spec; docs/decisions.md (One typed wire registry); architecture §4 (Auth, Errors).
@@ -113,6 +113,22 @@ export interface HttpRoute {
   errorBodies?: Readonly<Record<number, HttpErrorBody>>;
   /** Statuses of {@link alsoReturns} answered without a body (the MCP endpoint's 202). */
   noBody?: readonly number[];
+  /**
+   * How the gateway reads the request body. `json` (the default): parsed, at most {@link maxBodyBytes}, refused whole
+   * (422) when nested too deep or holding text PostgreSQL cannot store. `bytes`: read whole as bytes (5 MiB) and sent
+   * on unparsed, never refused whole for its depth or text (ingest: the ingest service answers per event). `handler`:
+   * left unread for the route's handler (the MCP endpoint answers JSON-RPC errors, OTLP reads protobuf).
+   */
+  bodyAs?: 'json' | 'bytes' | 'handler';
+  /**
+   * A success of this route changes what the governance push channel streams (policies, kill switches, approval
+   * decisions): the gateway wakes its feed as soon as it has answered, so its own streams do not wait for the next poll.
+   */
+  wakesGovernance?: true;
+  /** Other paths that answer exactly as this one (the un-prefixed tool gateway lists, `/mcp/tools`); not in the document. */
+  alsoAt?: readonly string[];
+  /** The handler answers every method on this path (the MCP endpoint: its protocol answers 405 itself); the document lists {@link method}. */
+  anyMethod?: true;
 }
 
 /** One entry of {@link HttpRoute.errorBodies}. */
@@ -248,8 +264,8 @@ const IngestHttpBodySchema = IngestBatchSchema.extend({ batch: z.array(IngestEve
 const EVAL_DATA_NOTE =
   'Eval data (runs, actions and interventions recorded by an eval harness, `purpose: "eval"`) is left out unless `purpose` asks for it: `purpose=eval`, `purpose=production,eval` or `purpose=all`.';
 
-/** Every `/api/v1` route of the gateway (not /api/v1/openapi.json, which is public). Source: docs/decisions.md (One typed wire registry). */
-export const HTTP_ROUTES: readonly HttpRoute[] = [
+/** The rows of {@link HTTP_ROUTES} with their literal types (operation ids, `forward`), for {@link HandledOperationId}. */
+const ROUTES = [
   // Interventions and ingest (services/interventions, services/ingest)
   {
     method: 'GET',
@@ -317,6 +333,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'POST',
     path: '/api/v1/ingest',
     message: 'ingest.raw',
+    bodyAs: 'bytes',
     status: 207,
     operationId: 'ingest',
     tags: ['Ingest'],
@@ -333,6 +350,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'POST',
     path: '/api/v1/otlp/v1/traces',
     message: 'ingest.batch',
+    bodyAs: 'handler',
     status: 200,
     operationId: 'otlpTraces',
     tags: ['Ingest'],
@@ -357,6 +375,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'POST',
     path: '/api/v1/approvals/{id}/approve',
     message: 'approvals.approve',
+    wakesGovernance: true,
     forward: true,
     status: 200,
     operationId: 'approveApproval',
@@ -370,6 +389,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'POST',
     path: '/api/v1/approvals/{id}/reject',
     message: 'approvals.reject',
+    wakesGovernance: true,
     forward: true,
     status: 200,
     operationId: 'rejectApproval',
@@ -386,6 +406,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'POST',
     path: '/api/v1/policies',
     message: 'policies.create',
+    wakesGovernance: true,
     status: 201,
     operationId: 'createPolicy',
     tags: ['Policies'],
@@ -412,6 +433,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'PATCH',
     path: '/api/v1/policies/{id}',
     message: 'policies.update',
+    wakesGovernance: true,
     status: 200,
     operationId: 'updatePolicy',
     tags: ['Policies'],
@@ -474,6 +496,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'PUT',
     path: '/api/v1/kill-switches/organization',
     message: 'kill-switches.set',
+    wakesGovernance: true,
     forward: true,
     status: 200,
     operationId: 'setOrganizationKillSwitch',
@@ -487,6 +510,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'PUT',
     path: '/api/v1/kill-switches/agents/{agent_id}',
     message: 'kill-switches.set',
+    wakesGovernance: true,
     forward: true,
     status: 200,
     operationId: 'setAgentKillSwitch',
@@ -865,6 +889,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'GET',
     path: '/api/v1/mcp/tools',
     message: 'mcp.catalog',
+    alsoAt: ['/mcp/tools'],
     status: 200,
     operationId: 'listMcpTools',
     tags: ['Tool gateway'],
@@ -892,6 +917,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'GET',
     path: '/api/v1/mcp/resources',
     message: 'mcp.catalog',
+    alsoAt: ['/mcp/resources'],
     status: 200,
     operationId: 'listMcpResources',
     tags: ['Tool gateway'],
@@ -918,6 +944,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'GET',
     path: '/api/v1/mcp/prompts',
     message: 'mcp.catalog',
+    alsoAt: ['/mcp/prompts'],
     status: 200,
     operationId: 'listMcpPrompts',
     tags: ['Tool gateway'],
@@ -944,6 +971,8 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     method: 'POST',
     path: '/api/v1/mcp',
     message: 'mcp.http',
+    bodyAs: 'handler',
+    anyMethod: true,
     status: 200,
     operationId: 'mcpEndpoint',
     tags: ['Tool gateway'],
@@ -966,8 +995,23 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
       503: { description: 'The tool gateway (a JSON-RPC error) or the key store (problem details) is unavailable; retry', content: { 'application/json': JsonRpcErrorResponseSchema }, problem: true },
     },
   },
-];
+] as const satisfies readonly HttpRoute[];
 
+/**
+ * Every route of the gateway (not /api/v1/openapi.json, which is public), declared once: the gateway's router, its
+ * scope check, its metrics labels, the OpenAPI document and the route tests all read these rows.
+ * Source: docs/decisions.md (One typed wire registry).
+ */
+export const HTTP_ROUTES: readonly HttpRoute[] = ROUTES;
+
+/** One row of {@link HTTP_ROUTES} with its literal types. */
+export type HttpRouteRow = (typeof ROUTES)[number];
+
+/**
+ * The operation id of every row the gateway does not simply forward (no `forward`): each has exactly one handler in the
+ * gateway's route map, which the compiler checks against this type.
+ */
+export type HandledOperationId = Exclude<HttpRouteRow, { forward: unknown }>['operationId'];
 
 /** A path turned into a matcher: its regular expression and, per segment, whether it is literal (for precedence). */
 interface CompiledRoute {
@@ -976,19 +1020,29 @@ interface CompiledRoute {
   literals: boolean[];
 }
 
-let compiled: Map<string, CompiledRoute[]> | null = null;
+let compiled: { byMethod: Map<string, CompiledRoute[]>; anyMethod: CompiledRoute[] } | null = null;
 
-/** The table's routes by method, compiled once, each method's list with literal segments before parameters. */
-function compiledRoutes(): Map<string, CompiledRoute[]> {
+/** A path pattern (`/api/v1/policies/{id}`) of `route` as a matcher. */
+function compile(route: HttpRoute, path: string): CompiledRoute {
+  const segments = path.split('/').slice(1);
+  const literals = segments.map((s) => !/^\{[^}]+\}$/.test(s));
+  const source = segments.map((s, i) => (literals[i] ? s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : '[^/]+')).join('/');
+  return { route, regex: new RegExp(`^/${source}$`), literals };
+}
+
+/**
+ * The table's routes by method (each row's path and its {@link HttpRoute.alsoAt} paths), compiled once, each method's
+ * list with literal segments before parameters; and the rows that answer any method ({@link HttpRoute.anyMethod}).
+ */
+function compiledRoutes(): NonNullable<typeof compiled> {
   if (compiled) return compiled;
   const byMethod = new Map<string, CompiledRoute[]>();
+  const anyMethod: CompiledRoute[] = [];
   for (const route of HTTP_ROUTES) {
-    const segments = route.path.split('/').slice(1);
-    const literals = segments.map((s) => !/^\{[^}]+\}$/.test(s));
-    const source = segments.map((s, i) => (literals[i] ? s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : '[^/]+')).join('/');
     const list = byMethod.get(route.method) ?? [];
-    list.push({ route, regex: new RegExp(`^/${source}$`), literals });
+    for (const path of [route.path, ...(route.alsoAt ?? [])]) list.push(compile(route, path));
     byMethod.set(route.method, list);
+    if (route.anyMethod) anyMethod.push(compile(route, route.path));
   }
   // `/api/v1/interventions/stats` wins over `/api/v1/interventions/{id}`: at the first segment where two paths differ
   // in kind, the literal one comes first.
@@ -997,7 +1051,7 @@ function compiledRoutes(): Map<string, CompiledRoute[]> {
     return 0;
   };
   for (const list of byMethod.values()) list.sort(rank);
-  compiled = byMethod;
+  compiled = { byMethod, anyMethod };
   return compiled;
 }
 
@@ -1016,14 +1070,14 @@ export function httpRouteParams(route: HttpRoute, path: string): Record<string, 
 }
 
 /**
- * The route of {@link HTTP_ROUTES} that answers `method` on `path`, or undefined when none does.
- * @param method the HTTP method, upper case (`POST`).
+ * The route of {@link HTTP_ROUTES} that answers `method` on `path` (at its path or one of its `alsoAt` paths; a row
+ * with `anyMethod` by every method), or undefined when none does. The gateway calls it once per request.
+ * @param method the HTTP method, upper case (`POST`); HEAD is matched as GET.
  * @param path the request path without the query (`/api/v1/policies/p-1`); a trailing slash is ignored; ids are
  *   matched as sent (still percent-encoded).
  */
 export function matchHttpRoute(method: string, path: string): HttpRoute | undefined {
   const p = path.replace(/\/+$/, '') || '/';
-  return compiledRoutes()
-    .get(method)
-    ?.find((c) => c.regex.test(p))?.route;
+  const { byMethod, anyMethod } = compiledRoutes();
+  return (byMethod.get(method === 'HEAD' ? 'GET' : method)?.find((c) => c.regex.test(p)) ?? anyMethod.find((c) => c.regex.test(p)))?.route;
 }

@@ -140,3 +140,30 @@ export function isTransientInfraError(err: unknown, depth = 0): boolean {
   if (Array.isArray(e.errors) && e.errors.some((x) => isTransientInfraError(x, depth + 1))) return true;
   return isTransientInfraError(e.cause, depth + 1);
 }
+
+/** SQLSTATE of a table that does not exist: a query module's table its owning service has not created (migrated) yet. */
+const UNDEFINED_TABLE = '42P01';
+
+/**
+ * Whether a database call failed because the database cannot answer now, not because the query is wrong: a transient
+ * infrastructure failure ({@link isTransientInfraError}: down, restarting, overloaded, unreachable) or a table its
+ * owning service has not created yet (SQLSTATE 42P01, a service still starting). The one classification of
+ * unavailable database errors; such a failure is answered 503 with `Retry-After`.
+ * Source: architecture §4 (Errors: transient infrastructure failure = 503).
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  return isTransientInfraError(err) || (err as { code?: unknown } | null)?.code === UNDEFINED_TABLE;
+}
+
+/**
+ * A `catch` handler for a database call: a failure {@link isDatabaseUnavailable} calls unavailable becomes a
+ * {@link ServiceUnavailableError} (503) naming `what` cannot be read now (`the key store`, `the interventions read
+ * model`); anything else is rethrown as it is (a 500, or the domain error it is).
+ * @example await keys.page(org, q).catch(databaseUnavailable('the key store'));
+ */
+export function databaseUnavailable(what: string): (err: unknown) => never {
+  return (err) => {
+    if (isDatabaseUnavailable(err)) throw new ServiceUnavailableError(`${what} cannot be read now; retry`, { cause: err });
+    throw err;
+  };
+}

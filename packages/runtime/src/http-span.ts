@@ -32,11 +32,11 @@ const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT'
 export interface HttpServerSpanOptions {
   /**
    * The route template of a request (`http.route`, e.g. `/api/v1/runs/{id}`), or undefined when none is known; called
-   * only for recorded requests, with the method and the path without its query. The span is named
-   * `<method> <route>`, or `<method>` alone without one. Must not throw.
+   * only for recorded requests, with the method, the path without its query and the request (whose route an earlier
+   * middleware may have matched). The span is named `<method> <route>`, or `<method>` alone without one. Must not throw.
    * @default no route: every span is named by its method
    */
-  route?: (method: string, path: string) => string | undefined;
+  route?: (method: string, path: string, req: IncomingMessage) => string | undefined;
   /**
    * Paths (without the query) that get no span at all; their handler runs in the server's context. Must not throw.
    * @default `/metrics`, `/healthz` and `/readyz`
@@ -86,7 +86,7 @@ export function httpServerSpan(opts: HttpServerSpanOptions = {}): HttpServerSpan
 
 /** Describe a recorded request's span and end it with the answer's status when the response is done. */
 function record(span: Span, req: IncomingMessage, res: ServerResponse, method: string, original: string, path: string, routeOf: HttpServerSpanOptions['route']): void {
-  const route = routeOf?.(original, path);
+  const route = routeOf?.(original, path, req);
   if (route) span.updateName(`${method === '_OTHER' ? 'HTTP' : method} ${route}`);
   const socket = req.socket as IncomingMessage['socket'] & { encrypted?: boolean };
   const attributes: Attributes = {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { matchHttpRoute } from '@agp/contracts';
 import { authenticate, requiredScope, routeLabel } from './edge.js';
 
 describe('routeLabel', () => {
@@ -47,7 +48,7 @@ describe('requiredScope (the scope of the route in the HTTP route table)', () =>
     ['GET', '/api/v1/keys', 'admin'],
     ['POST', '/api/v1/keys/', 'admin'],
     ['DELETE', '/api/v1/keys/0190abcd', 'admin'],
-    // No route: the method decides, as before the table (a read key's write is a 403, anything else the 404).
+    // No route: the method decides (a read key's write is a 403, anything else the 404).
     ['POST', '/api/v1/nowhere', 'write'],
     ['DELETE', '/api/v1/policies/p-1', 'write'],
     ['PUT', '/api/v1/stats', 'write'],
@@ -55,14 +56,14 @@ describe('requiredScope (the scope of the route in the HTTP route table)', () =>
     ['HEAD', '/api/v1/policies', 'read'],
     ['OPTIONS', '/api/v1/policies', 'read'],
   ])('%s %s -> %s', (method, path, scope) => {
-    expect(requiredScope(method, path)).toBe(scope);
+    expect(requiredScope(method, matchHttpRoute(method, path))).toBe(scope);
   });
 });
 
 describe('authenticate: the scope check', () => {
   /** Run the middleware on a fake request with a key of `scope`; resolves to the answer, or 'next' when it passed. */
   async function run(scope: 'read' | 'write' | 'admin', method: string, path: string) {
-    const req = { method, path, get: (h: string) => (h.toLowerCase() === 'authorization' ? 'Bearer agp_test' : undefined) };
+    const req = { method, path, agpRoute: matchHttpRoute(method, path), get: (h: string) => (h.toLowerCase() === 'authorization' ? 'Bearer agp_test' : undefined) };
     const out: { status?: number; headers?: Record<string, string>; body?: string; next?: boolean } = {};
     const res = {
       locals: { requestId: 'req-1' },
@@ -83,7 +84,7 @@ describe('authenticate: the scope check', () => {
     return out;
   }
 
-  it('refuses a read key a write route with the same 403 problem as before', async () => {
+  it('refuses a read key a write route with a 403 problem naming the scope it needs', async () => {
     const out = await run('read', 'PATCH', '/api/v1/policies/p-1/');
     expect(out.status).toBe(403);
     expect(out.headers).toEqual({ 'content-type': 'application/problem+json' });
@@ -91,7 +92,7 @@ describe('authenticate: the scope check', () => {
     expect(out.next).toBeUndefined();
   });
 
-  it('refuses a read key a write method on an unknown route (403, as before)', async () => {
+  it('refuses a read key a write method on an unknown route (403)', async () => {
     const out = await run('read', 'POST', '/api/v1/nowhere');
     expect(out.status).toBe(403);
     expect(JSON.parse(out.body!).detail).toBe('a read key cannot POST /api/v1/nowhere; use a write key');

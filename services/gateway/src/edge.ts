@@ -1,21 +1,59 @@
 /**
- * The gateway's edge middleware, in front of the Nest controllers: request ids and trace context,
- * HTTP metrics, API-key authentication and scope checks, and the JSON body parser with the error answers
- * architecture §4 lists (400 malformed JSON, 401, 403, 413 over 5 MiB, 415 not JSON).
+ * The gateway's edge middleware, in front of its router (./router.ts): the one match of a request to its row of the
+ * route table, request ids and trace context, HTTP metrics, API-key authentication and scope checks, and the body
+ * reader with the error answers architecture §4 lists (400 malformed JSON, 401, 403, 413 over 5 MiB, 415 not JSON).
  * Source: spec §Authentication, architecture §4 (Errors, Auth).
  */
 import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { trace } from '@opentelemetry/api';
-import { INGEST_MAX_BYTES, MAX_JSON_DEPTH, matchHttpRoute, routeOperation, scopeAllows, type Scope } from '@agp/contracts';
+import { INGEST_MAX_BYTES, MAX_JSON_DEPTH, httpRouteParams, matchHttpRoute, routeOperation, scopeAllows, type HttpRoute, type Scope } from '@agp/contracts';
 import type { KeyResolver, Principal } from '@agp/auth';
-import { counter, describeJsonInputErrors, histogram, jsonInputErrors, jsonNestingDepth, jsonPathPastDepth, nestingError, problem, retryAfterHeaders, UNSTORABLE_TEXT_ESCAPES, type Problem, type RequestContext } from '@agp/runtime';
+import { BadRequestError, counter, describeJsonInputErrors, UnauthorizedError, histogram, jsonInputErrors, jsonNestingDepth, jsonPathPastDepth, nestingError, problem, retryAfterHeaders, UNSTORABLE_TEXT_ESCAPES, type Problem, type RequestContext } from '@agp/runtime';
 
 /**
- * What the auth middleware attaches (absent on public routes): the request context sent to services, and the key's
- * principal (with its expiry) for the routes the gateway answers itself.
+ * What the edge attaches to a request: its row of the route table (`agpRoute`, matched once by {@link matchRoute};
+ * absent when no row answers it), and, from the auth middleware (absent on public paths), the request context sent to
+ * services and the key's principal (with its expiry) for the routes the gateway answers itself.
  */
-export type AuthedRequest = Request & { agp?: RequestContext; agpKey?: Principal };
+export type AuthedRequest = Request & { agp?: RequestContext; agpKey?: Principal; agpRoute?: HttpRoute };
+
+/** The caller's context, attached by the auth middleware. @throws UnauthorizedError when absent. */
+export function ctxOf(req: AuthedRequest): RequestContext {
+  if (!req.agp) throw new UnauthorizedError('missing API key');
+  return req.agp;
+}
+
+/**
+ * The `{name}` parameters of `route` in `req`'s path, percent-decoded, by name.
+ * @throws BadRequestError (400) naming a parameter that is not valid percent-encoding.
+ */
+export function pathParams(route: HttpRoute, req: AuthedRequest): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, raw] of Object.entries(httpRouteParams(route, req.path))) {
+    try {
+      out[name] = decodeURIComponent(raw);
+    } catch {
+      throw new BadRequestError(`path parameter ${name} is not valid percent-encoding: ${raw}`);
+    }
+  }
+  return out;
+}
+
+/**
+ * The first middleware of the gateway: matches the request to its row of the route table once (`matchHttpRoute`,
+ * HEAD as GET) and keeps it on the request (`agpRoute`) for everything after it: the span's route, the metrics label,
+ * the scope check, the body reader and the router. A resource URI sent raw in the path
+ * (`/api/v1/mcp/resources/platform://stats/dashboard`) is percent-encoded first (`rewrite`), so it matches its row.
+ * @param rewrite turns a request URL into the URL to route (./routes/mcp.ts, `rawResourceUrl`).
+ */
+export function matchRoute(rewrite: (method: string, url: string) => string = (_m, url) => url) {
+  return (req: AuthedRequest, _res: Response, next: NextFunction) => {
+    req.url = rewrite(req.method, req.url);
+    req.agpRoute = matchHttpRoute(req.method, req.path);
+    next();
+  };
+}
 
 /** Send problem details with `application/problem+json`. */
 export function sendProblem(res: Response, p: Problem, headers: Record<string, string> = {}): void {
@@ -45,11 +83,11 @@ export function routeLabel(path: string): string {
 }
 
 /**
- * The `http.route` of a request's server span (`httpServerSpan` in `@agp/runtime`): the route table's path pattern
- * (`/api/v1/ingest`, `/api/v1/runs/{id}`), else the metrics label ({@link routeLabel}).
+ * The `http.route` of a request's server span (`httpServerSpan` in `@agp/runtime`) and its metrics label: the path
+ * pattern of its row (`/api/v1/ingest`, `/api/v1/runs/{id}`), else {@link routeLabel}.
  */
-export function spanRoute(method: string, path: string): string {
-  return matchHttpRoute(method, path)?.path ?? routeLabel(path);
+export function spanRoute(req: AuthedRequest, path: string): string {
+  return req.agpRoute?.path ?? routeLabel(path);
 }
 
 /**
@@ -57,7 +95,7 @@ export function spanRoute(method: string, path: string): string {
  * the request's server span is recording, gives it the request id (`agp.request_id`).
  */
 export function requestIdAndMetrics() {
-  return (req: Request, res: Response, next: NextFunction) => {
+  return (req: AuthedRequest, res: Response, next: NextFunction) => {
     const incoming = req.get('x-request-id');
     const id = incoming && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
     res.locals.requestId = id;
@@ -66,7 +104,7 @@ export function requestIdAndMetrics() {
     if (span?.isRecording()) span.setAttribute('agp.request_id', id);
     const end = httpDuration.startTimer();
     res.on('finish', () => {
-      const route = routeLabel(req.path);
+      const route = spanRoute(req, req.path);
       httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
       end({ method: req.method, route });
     });
@@ -76,19 +114,20 @@ export function requestIdAndMetrics() {
 
 /** Paths under /api/v1 that need no key. */
 const PUBLIC = new Set(['/api/v1/openapi.json']);
+/** The Prometheus scrape path of the gateway's public port: it needs an admin key (docs/operations.md, Health, readiness and metrics). */
+export const METRICS_PATH = '/metrics';
 /** Methods that need a write key on a path no route of the table matches (it answers 404 to a write key). */
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
- * The scope a request needs: the scope of the wire message or gateway operation its route names (`HTTP_ROUTES` in
- * `@agp/contracts`, matched by method and path pattern), or, for a request no route matches, `write` when its method
- * writes (POST, PUT, PATCH, DELETE), so an unknown route answers a read key's write with 403 and anything else with
- * the 404 as before. Source: the route table; architecture §4 (Auth).
+ * The scope a request needs: the scope of the wire message or gateway operation its row names (`HTTP_ROUTES` in
+ * `@agp/contracts`), or, for a request no row answers, `write` when its method writes (POST, PUT, PATCH, DELETE), so
+ * an unknown route answers a read key's write with 403 and anything else with 404. Source: the route table;
+ * architecture §4 (Auth).
  * @param method the HTTP method, upper case.
- * @param path the request path without the query; a trailing slash is ignored.
+ * @param route the request's row ({@link matchRoute}), or undefined.
  */
-export function requiredScope(method: string, path: string): Scope {
-  const route = matchHttpRoute(method, path);
+export function requiredScope(method: string, route: HttpRoute | undefined): Scope {
   return route ? routeOperation(route.message).scope : WRITE_METHODS.has(method) ? 'write' : 'read';
 }
 
@@ -103,8 +142,9 @@ export function presentedKey(req: Request): string | null {
 }
 
 /**
- * Resolves the key of every `/api/v1` request (but the OpenAPI document) and of the un-prefixed tool gateway lists
- * (`/mcp/*`, docs/mcp.md): 401 without a key or with an
+ * Resolves the key of every `/api/v1` request (but the OpenAPI document) and of every request a row of the route
+ * table answers (the un-prefixed tool gateway lists `/mcp/*` too, docs/mcp.md), and of `/metrics`, which needs an
+ * admin key: 401 without a key or with an
  * unknown, revoked or expired one; 403 when the key's scope is below the scope the route needs
  * ({@link requiredScope}: a read key on a write route, a read or write key on a key-management route). Runs before the body is parsed, so an unauthenticated client cannot make the gateway
  * parse 5 MiB.
@@ -112,7 +152,9 @@ export function presentedKey(req: Request): string | null {
 export function authenticate(keys: KeyResolver) {
   return async (req: AuthedRequest, res: Response, next: NextFunction) => {
     const path = req.path.replace(/\/+$/, '');
-    if (!(path.startsWith('/api/v1') || path === '/mcp' || path.startsWith('/mcp/')) || PUBLIC.has(path)) return next();
+    const route = req.agpRoute;
+    const metrics = path === METRICS_PATH;
+    if (!(route || metrics || path.startsWith('/api/v1')) || PUBLIC.has(path)) return next();
     const key = presentedKey(req);
     const challenge = { 'www-authenticate': 'Bearer realm="agp"' };
     if (!key) return sendProblem(res, problem(401, 'Unauthorized', 'send an API key as "Authorization: Bearer <key>" or "X-API-Key: <key>"'), challenge);
@@ -123,7 +165,7 @@ export function authenticate(keys: KeyResolver) {
       return sendProblem(res, problem(503, 'Service Unavailable', 'the key store is unavailable; retry'), retryAfterHeaders(503));
     }
     if (!principal) return sendProblem(res, problem(401, 'Unauthorized', 'unknown, revoked or expired API key'), challenge);
-    const need = requiredScope(req.method, path);
+    const need = metrics ? 'admin' : requiredScope(req.method, route);
     if (!scopeAllows(principal.scope, need)) {
       return sendProblem(res, problem(403, 'Forbidden', `a ${principal.scope} key cannot ${req.method} ${path}; use ${need === 'admin' ? 'an admin' : 'a write'} key`));
     }
@@ -152,12 +194,11 @@ export type ScannedRequest = Request & { agpMaybeNul?: boolean; agpDepth?: numbe
 
 /**
  * The refusal of a parsed JSON body, or null: nested deeper than MAX_JSON_DEPTH (64), or holding text PostgreSQL
- * cannot store (NUL, unpaired surrogates) — 422 naming each path and the limit. The ingest route is left to its
- * controller and the ingest service, which answer per event (207), not for the whole batch. Never throws: the walk
- * is iterative (`jsonInputErrors` in `@agp/runtime`).
+ * cannot store (NUL, unpaired surrogates) — 422 naming each path and the limit. A body read as bytes (a row with
+ * `bodyAs: 'bytes'`, ingest) is never scanned, so never refused whole: the ingest service answers per event (207).
+ * Never throws: the walk is iterative (`jsonInputErrors` in `@agp/runtime`).
  */
 export function bodyRefusal(req: ScannedRequest): Problem | null {
-  if (req.path.startsWith('/api/v1/ingest')) return null;
   if (!req.agpMaybeNul && (req.agpDepth ?? 0) <= MAX_JSON_DEPTH) return null;
   const errors = jsonInputErrors(req.body, 'body', { text: req.agpMaybeNul === true });
   return errors.length ? problem(422, 'Unprocessable Content', describeJsonInputErrors(errors), errors) : null;
@@ -184,17 +225,18 @@ export function parseFailure(err: unknown, req: Request, limit: number): Problem
 }
 
 /**
- * The JSON body parser: requests with a body must be `application/json` (or `+json`), at most 5 MiB — or the smaller
- * `maxBodyBytes` of their route in `HTTP_ROUTES` (an eval run submission: 900 KiB, one bus message) — well-formed,
- * nested at most MAX_JSON_DEPTH (64) levels and free of unstorable text ({@link bodyRefusal}). The depth is read from
- * the bytes first (`jsonNestingDepth`), so a body too deep is refused (422, with the path from `jsonPathPastDepth`)
- * before the parser builds it — but on ingest, whose controller answers per event. The ingest route
- * (`ingest.raw` in `HTTP_ROUTES`) is read as bytes, not parsed: its controller forwards them to the ingest service,
- * which parses them once (docs/decisions.md, The gateway forwards the ingest body's bytes). Errors are answered here as
- * problem details, before any controller runs. Nothing the checks throw escapes the parser's callback (an
- * exception there would be uncaught and end the process): it is answered as a 400.
+ * The body reader, as the request's row says (`bodyAs` in `HTTP_ROUTES`). A row whose handler reads its own body
+ * (`handler`: the MCP endpoint, OTLP) is passed on untouched. Otherwise a request with a body must be
+ * `application/json` (or `+json`), at most 5 MiB. `json` (the default, and a request no row answers): at most the
+ * row's smaller `maxBodyBytes` (an eval run submission: 900 KiB, one bus message), well-formed, nested at most
+ * MAX_JSON_DEPTH (64) levels and free of unstorable text ({@link bodyRefusal}); the depth is read from the bytes
+ * first (`jsonNestingDepth`), so a body too deep is refused (422, with the path from `jsonPathPastDepth`) before the
+ * parser builds it. `bytes` (ingest): read as bytes, UTF-8 only, never parsed here; its handler forwards them to the
+ * ingest service, which parses them once and answers per event (docs/decisions.md, The gateway forwards the ingest
+ * body's bytes). Errors are answered here as problem details, before any handler runs. Nothing the checks throw
+ * escapes the parser's callback (an exception there would be uncaught and end the process): it is answered as a 400.
  */
-export function jsonBody() {
+export function readBody() {
   // PostgreSQL cannot store U+0000 or an unpaired surrogate. JSON carries either only as an escape (`\u0000`,
   // `\ud800`; raw bytes that are not UTF-8 decode to U+FFFD), so a raw-bytes search (fast) flags the rare body
   // that needs the exact check after parsing; likewise the nesting depth is read from the bytes (a few ms for 5 MiB),
@@ -207,8 +249,8 @@ export function jsonBody() {
       verify: (req, _res, buf) => {
         const r = req as ScannedRequest;
         r.agpDepth = jsonNestingDepth(buf);
-        // Too deep, on a route that answers for the whole body: refused before the parser builds the structure.
-        if (r.agpDepth > MAX_JSON_DEPTH && !r.path.startsWith('/api/v1/ingest')) {
+        // Too deep: refused before the parser builds the structure.
+        if (r.agpDepth > MAX_JSON_DEPTH) {
           throw Object.assign(new Error('nested too deep'), { type: TOO_DEEP, agpPath: jsonPathPastDepth(buf, MAX_JSON_DEPTH) ?? [] });
         }
         if (MAYBE_UNSTORABLE.some((needle) => buf.includes(needle))) r.agpMaybeNul = true;
@@ -217,7 +259,9 @@ export function jsonBody() {
   // The ingest route's body is forwarded as its bytes (`ingest.raw`): read, size-limited, inflated, never parsed here.
   const rawParser = express.raw({ limit: INGEST_MAX_BYTES, type: () => true });
   const parsers = new Map([[INGEST_MAX_BYTES, parser(INGEST_MAX_BYTES)]]);
-  return (req: Request, res: Response, next: NextFunction) => {
+  return (req: AuthedRequest, res: Response, next: NextFunction) => {
+    const route = req.agpRoute;
+    if (route?.bodyAs === 'handler') return next();
     if (/%00/i.test(req.originalUrl)) return sendProblem(res, problem(400, 'Bad Request', 'the URL contains a NUL character (%00), which is not allowed'));
     const length = req.get('content-length');
     const hasBody = req.get('transfer-encoding') !== undefined || (length !== undefined && length !== '0');
@@ -227,11 +271,10 @@ export function jsonBody() {
       req.resume();
       return sendProblem(res, problem(415, 'Unsupported Media Type', `send the body as application/json (got ${type || 'no content type'})`));
     }
-    const route = matchHttpRoute(req.method, req.path);
     const limit = route?.maxBodyBytes ?? INGEST_MAX_BYTES;
     let parse = parsers.get(limit);
     if (!parse) parsers.set(limit, (parse = parser(limit)));
-    if (route?.message === 'ingest.raw') {
+    if (route?.bodyAs === 'bytes') {
       const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(req.get('content-type') ?? '')?.[1]?.toLowerCase();
       if (charset && charset !== 'utf-8' && charset !== 'utf8') {
         req.resume();

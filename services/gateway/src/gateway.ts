@@ -1,68 +1,35 @@
 /**
- * The HTTP gateway: a NestJS 12 application on express. It authenticates every `/api/v1` request, turns
- * routes into bus requests to the owning services (but `GET /api/v1/interventions`, read in-process with the
- * interventions service's query module: docs/decisions.md (The read path)), and answers every error as RFC 9457 problem
- * details.
- * Also serves `/api/v1/openapi.json`, `/docs`, `/healthz`, `/readyz`, `/metrics`, and the web console's built files
- * (`/`, the console routes, `/assets/*`: ./console.ts), and receives OTLP/HTTP trace exports (./otlp/route.ts).
+ * The HTTP gateway: express, routed by the route table. Every request is matched to its row of `HTTP_ROUTES` once
+ * (./edge.ts), authenticated and scope-checked from it, its body read as the row says, then forwarded to the owning
+ * service over the bus or answered by the row's handler (./router.ts, ./handlers.ts; `GET /api/v1/interventions` is
+ * read in-process with the interventions service's query module: docs/decisions.md (The read path)); every error is
+ * answered as RFC 9457 problem details.
+ * Also serves `/api/v1/openapi.json`, `/docs`, `/healthz`, `/readyz`, `/metrics` (admin key), and the web console's
+ * built files (`/`, the console routes, `/assets/*`: ./console.ts).
  * Source: the spec; architecture §1 (gateway), §4 (Errors, Auth), §5 (operations).
  */
+import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
-import { Catch, Controller, Get, Header, Module, NotFoundException, type ArgumentsHost, type DynamicModule, type ExceptionFilter, HttpException } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { ExpressAdapter } from '@nestjs/platform-express';
-import type { ClientProxy } from '@nestjs/microservices';
-import express, { type Response } from 'express';
-import { buildOpenApiDocument, matchHttpRoute } from '@agp/contracts';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { buildOpenApiDocument } from '@agp/contracts';
 import { CachedKeyResolver, type KeyResolver, type KeyStore } from '@agp/auth';
-import { problemOf } from '@agp/bus';
+import { problemOf, type Sender } from '@agp/bus';
 import { eventStoreReadiness, type EventStore, type SqlExecutor } from '@agp/eventstore';
 import { DEFAULT_LISTEN_HOST, collectDefaultMetrics, httpServerSpan, metricsRegistry, problem, readinessOf, retryAfterHeaders, type Logger, type ReadinessCheck } from '@agp/runtime';
-import { BUS, IngestController, InterventionsController, LIST_READER } from './controllers.js';
 import { InterventionListReader } from '@agp/interventions/read-models';
-import { authenticate, jsonBody, requestIdAndMetrics, sendProblem, spanRoute } from './edge.js';
-import { forwardRoutes } from './forward.js';
+import { METRICS_PATH, authenticate, matchRoute, readBody, requestIdAndMetrics, sendProblem, spanRoute, type AuthedRequest } from './edge.js';
 import { consoleAssets } from './console.js';
-import { evalsControllers } from './routes/evals.js';
-import { KEY_ADMIN, keysControllers, type KeyAdmin } from './routes/keys.js';
-import { replayControllers } from './routes/replay.js';
-import { mcpControllers, mcpEndpoint, rawResourceUris } from './routes/mcp.js';
-import { policiesControllers } from './routes/policies.js';
-import { GOVERNANCE_FEED, GovernanceController, type GovernanceStreams } from './routes/governance.js';
+import { ROUTE_HANDLERS } from './handlers.js';
+import { serveRoutes, type RouteDeps } from './router.js';
+import { rawResourceUrl } from './routes/mcp.js';
+import type { GovernanceStreams } from './routes/governance.js';
 import { GovernanceFeed, type GovernanceLog } from './governance-feed.js';
-import { statsControllers } from './routes/stats.js';
-import { OTLP_TRACES_PATH, otlpTracesEndpoint } from './otlp/route.js';
+import { otlpTracesEndpoint } from './otlp/route.js';
 import type { PriceTable } from './otlp/prices.js';
 
 /**
- * The Nest controllers of the routes that do more than forward (every row of `HTTP_ROUTES` without `forward` but
- * `POST /api/v1/mcp`, an express handler of the protocol); the forwarded rows are answered by ./forward.ts.
- */
-export const HANDWRITTEN_CONTROLLERS = [InterventionsController, IngestController, ...policiesControllers, GovernanceController, ...statsControllers, ...evalsControllers, ...replayControllers, ...mcpControllers, ...keysControllers];
-
-/** Wire messages whose success changes what the governance push channel streams (policies, kill switches, approval decisions). */
-const WAKES_GOVERNANCE = /^(policies\.(create|update)|kill-switches\.set|approvals\.(approve|reject))$/;
-
-/** Maps anything a route throws to problem details; 5xx are logged with the request id. */
-@Catch()
-class ProblemFilter implements ExceptionFilter {
-  constructor(private readonly logger: Logger) {}
-
-  catch(err: unknown, host: ArgumentsHost): void {
-    const res = host.switchToHttp().getResponse<Response>();
-    if (res.headersSent) return;
-    let p;
-    if (err instanceof HttpException) {
-      const status = err.getStatus();
-      p = problem(status, err.name.replace(/Exception$/, '').replace(/([a-z])([A-Z])/g, '$1 $2') || 'Error', err instanceof NotFoundException ? 'no such route' : err.message);
-    } else p = problemOf(err);
-    answerProblem(this.logger, res, err, p);
-  }
-}
-
-/**
  * Answer `err` as problem details `p` (by default `problemOf(err)`), unless the headers are out already; 5xx are
- * logged with the request id. The one error answer of the gateway's routes, forwarded or hand-written.
+ * logged with the request id. The one error answer of the gateway's routes, forwarded or handled.
  */
 function answerProblem(logger: Logger, res: Response, err: unknown, p = problemOf(err)): void {
   if (res.headersSent) return;
@@ -84,7 +51,7 @@ const DOCS_HTML = `<!doctype html>
 /** Options of {@link createGateway}. */
 export interface GatewayOptions {
   /** Bus client the routes send requests with (NATS or in-process). */
-  bus: Pick<ClientProxy, 'send'>;
+  bus: Sender;
   /**
    * The key store: where keys resolve (wrapped in a short-lived cache), and where `/api/v1/keys` creates, lists and
    * revokes them.
@@ -132,8 +99,8 @@ export interface Gateway {
 }
 
 /**
- * Build the gateway application.
- * @throws when Nest cannot initialise the module (a programming error).
+ * Build the gateway application (nothing listens until {@link Gateway.listen}).
+ * @throws Error when the route map does not serve exactly the route table (a programming error).
  */
 export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   collectDefaultMetrics();
@@ -145,10 +112,13 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
     heartbeatMs: opts.governanceHeartbeatMs,
     open: new Set(),
   };
+  const fail = (res: Response, err: unknown) => answerProblem(opts.logger, res, err);
   server.disable('x-powered-by');
   server.set('etag', false);
-  // The request's server span first (docs/decisions.md, Tracing: OpenTelemetry export), then everything else under it.
-  server.use(httpServerSpan({ route: spanRoute }));
+  // The request's row of the route table, matched once; then the request's server span (docs/decisions.md, Tracing:
+  // OpenTelemetry export), and everything else under it.
+  server.use(matchRoute(rawResourceUrl));
+  server.use(httpServerSpan({ route: (_method, path, req) => spanRoute(req as AuthedRequest, path) }));
   server.use(requestIdAndMetrics());
   server.get(['/healthz', '/healthz/'], (_req, res) => void res.json({ status: 'ok', service: 'gateway' }));
   // Not ready without the bus (nothing works); PostgreSQL down only degrades the gateway: ingest goes on accepting
@@ -166,9 +136,6 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
       (err: Error) => sendProblem(res, problem(503, 'Service Unavailable', err.message), retryAfterHeaders(503)),
     );
   });
-  server.get(['/metrics', '/metrics/'], (_req, res) => {
-    metricsRegistry.metrics().then((m) => res.type(metricsRegistry.contentType).send(m), (err: Error) => sendProblem(res, problem(503, 'Service Unavailable', err.message)));
-  });
   let openapi: string | null = null;
   server.get(['/api/v1/openapi.json', '/api/v1/openapi.json/'], (_req, res) => {
     openapi ??= JSON.stringify(buildOpenApiDocument('/'));
@@ -181,77 +148,58 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   // The console's files are public (its data comes from the authenticated API); only browser navigations to console
   // routes and /assets/* are answered here, so no API path is shadowed.
   server.use(consoleAssets({ dir: opts.consoleDir }));
+  server.get('/', (_req, res) => void res.json({ name: 'AGP, the Agent Governance Platform', openapi: '/api/v1/openapi.json', docs: '/docs' }));
   const keyCache = new CachedKeyResolver(opts.keys, opts.keyCacheMs ?? 10_000, { staleMs: opts.keyStaleMs });
   server.use(authenticate(keyCache));
-  const keyAdmin: KeyAdmin = {
-    createKey: (o) => opts.keys.createKey(o),
-    page: (org, q) => opts.keys.page(org, q),
-    revoke: (id, org) => opts.keys.revoke(id, org),
-    invalidate: (id) => keyCache.invalidate(id),
-  };
-  // The MCP endpoint reads its own body (a malformed one is a JSON-RPC parse error, not a problem document).
-  const mcp = mcpEndpoint(opts.bus);
-  server.post(['/api/v1/mcp', '/api/v1/mcp/'], mcp);
-  // GET and DELETE (2025 session operations) reach the protocol too, which answers 405 (it is stateless).
-  server.use((req, res, next) => (req.path.replace(/\/+$/, '') === '/api/v1/mcp' ? mcp(req, res) : next()));
-  // The OTLP trace receiver reads its own body (protobuf or JSON, gzip) and answers in OTLP's encodings (./otlp/route.ts).
-  server.post([OTLP_TRACES_PATH, `${OTLP_TRACES_PATH}/`], otlpTracesEndpoint({ bus: opts.bus, prices: opts.otlpPrices ?? null, logger: opts.logger, answerError: (res, err) => answerProblem(opts.logger, res, err) }));
-  server.use(rawResourceUris());
-  server.use(jsonBody());
-  // A change written through this gateway wakes the push channel's tailer as soon as it is answered (it is committed
-  // by then), so this gateway's streams get it without waiting for the next poll; other gateways poll.
-  server.use((req, res, next) => {
-    if (req.method !== 'GET' && WAKES_GOVERNANCE.test(matchHttpRoute(req.method, req.path)?.message ?? '')) {
-      res.once('finish', () => res.statusCode < 300 && governance.feed.wake());
-    }
-    next();
+  // Prometheus metrics: an admin key only (authenticate), since they describe the whole platform's traffic.
+  server.get([METRICS_PATH, `${METRICS_PATH}/`], (_req, res) => {
+    metricsRegistry.metrics().then((m) => res.type(metricsRegistry.contentType).send(m), (err: Error) => sendProblem(res, problem(503, 'Service Unavailable', err.message)));
   });
-  // The plain forwarding routes, generated from the route table; the rest are the Nest controllers below.
-  server.use(forwardRoutes(opts.bus, (res, err) => answerProblem(opts.logger, res, err)));
-
-  @Controller()
-  class FallbackController {
-    @Get()
-    @Header('content-type', 'application/json')
-    root() {
-      return { name: 'AGP, the Agent Governance Platform', openapi: '/api/v1/openapi.json', docs: '/docs' };
-    }
-  }
-
-  // The list read model is read here, through its owning service's query module (docs/decisions.md (The read path)).
-  const listReader = new InterventionListReader(opts.sql, opts.listCacheEntries ?? 256);
-
-  @Module({})
-  class GatewayModule {
-    static register(): DynamicModule {
-      return { module: GatewayModule, controllers: [...HANDWRITTEN_CONTROLLERS, FallbackController], providers: [{ provide: BUS, useValue: opts.bus }, { provide: KEY_ADMIN, useValue: keyAdmin }, { provide: LIST_READER, useValue: listReader }, { provide: GOVERNANCE_FEED, useValue: governance }] };
-    }
-  }
-
-  const app = await NestFactory.create(GatewayModule.register(), new ExpressAdapter(server), { bodyParser: false, logger: false });
-  app.useGlobalFilters(new ProblemFilter(opts.logger));
-  await app.init();
-  let httpServer: import('node:http').Server | null = null;
+  server.use(readBody());
+  const deps: RouteDeps = {
+    bus: opts.bus,
+    keys: {
+      createKey: (o) => opts.keys.createKey(o),
+      page: (org, q) => opts.keys.page(org, q),
+      revoke: (id, org) => opts.keys.revoke(id, org),
+      invalidate: (id) => keyCache.invalidate(id),
+    },
+    // The list read model is read here, through its owning service's query module (docs/decisions.md (The read path)).
+    interventions: new InterventionListReader(opts.sql, opts.listCacheEntries ?? 256),
+    governance,
+    // The OTLP trace receiver reads its own body (protobuf or JSON, gzip) and answers in OTLP's encodings (./otlp/route.ts).
+    otlp: otlpTracesEndpoint({ bus: opts.bus, prices: opts.otlpPrices ?? null, logger: opts.logger, answerError: fail }),
+  };
+  server.use(serveRoutes(ROUTE_HANDLERS, deps, fail));
+  server.use((_req: Request, res: Response) => sendProblem(res, problem(404, 'Not Found', 'no such route')));
+  // Anything a middleware throws synchronously.
+  server.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => fail(res, err));
+  const httpServer: Server = createServer(server);
+  httpServer.keepAliveTimeout = 65_000;
+  let listening = false;
   return {
     async listen(port, host = DEFAULT_LISTEN_HOST) {
-      httpServer = app.getHttpServer() as import('node:http').Server;
-      httpServer.keepAliveTimeout = 65_000;
       await new Promise<void>((resolve, reject) => {
-        httpServer!.once('error', reject);
-        httpServer!.listen(port, host, () => resolve());
+        httpServer.once('error', reject);
+        httpServer.listen(port, host, () => resolve());
       });
+      listening = true;
       const addr = httpServer.address();
       return typeof addr === 'object' && addr ? addr.port : port;
     },
     address() {
-      const addr = httpServer?.address();
+      const addr = httpServer.address();
       return typeof addr === 'object' && addr ? { address: addr.address, port: addr.port } : null;
     },
     async close() {
       // Open push-channel streams never end by themselves: end them, or the HTTP server would wait for them.
       for (const end of [...governance.open]) end();
       governance.feed.close();
-      await app.close();
+      if (!listening) return;
+      await new Promise<void>((resolve) => {
+        httpServer.close(() => resolve());
+        httpServer.closeIdleConnections();
+      });
     },
   };
 }

@@ -26,7 +26,7 @@ describe('the gateway serves the console without shadowing the API', () => {
     sql = await createPgliteSql();
     const keys = new KeyStore(sql);
     await keys.migrate();
-    await keys.ensureInit({ org: 'acme', writeKey: 'agp_console_write_key_0001', readKey: 'agp_console_read_key_00001' });
+    await keys.ensureInit({ org: 'acme', writeKey: 'agp_console_write_key_0001', readKey: 'agp_console_read_key_00001', adminKey: 'agp_console_admin_key_0001' });
     gateway = await createGateway({ bus: new InProcessClient({ broker: new InProcessBroker() }), keys, sql, store: createEventStore(sql), logger: createLogger('gateway', 'silent'), consoleDir: dir });
     url = `http://127.0.0.1:${await gateway.listen(0, '127.0.0.1')}`;
   });
@@ -56,7 +56,7 @@ describe('the gateway serves the console without shadowing the API', () => {
   it('leaves the OpenAPI document, health, metrics, docs and the JSON root of API clients alone', async () => {
     expect(await (await fetch(`${url}/api/v1/openapi.json`, { headers: HTML })).json()).toMatchObject({ openapi: expect.stringMatching(/^3\.1/) });
     expect(await (await fetch(`${url}/healthz`, { headers: HTML })).json()).toEqual({ status: 'ok', service: 'gateway' });
-    expect(await (await fetch(`${url}/metrics`, { headers: HTML })).text()).toContain('agp_http_requests_total');
+    expect(await (await fetch(`${url}/metrics`, { headers: { ...HTML, authorization: 'Bearer agp_console_admin_key_0001' } })).text()).toContain('agp_http_requests_total');
     const docs = await fetch(`${url}/docs`, { headers: HTML });
     expect(await docs.text()).toContain('SwaggerUIBundle');
     expect(await (await fetch(`${url}/`, { headers: { accept: 'application/json' } })).json()).toMatchObject({ openapi: '/api/v1/openapi.json' });

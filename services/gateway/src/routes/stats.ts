@@ -3,15 +3,10 @@
  * `/api/v1/agents/{id}/stats`, are forwarded as the route table says: ../forward.ts).
  * Source: spec §Stats, export_ledger.
  */
-import { Controller, Get, Inject, Query, Req, Res } from '@nestjs/common';
-import type { ClientProxy } from '@nestjs/microservices';
 import type { Response } from 'express';
 import { LEDGER_CSV_COLUMNS, type WireReply } from '@agp/contracts';
 import { callUnchecked } from '@agp/bus';
-import { BUS, ctxOf } from '../controllers.js';
-import type { AuthedRequest } from '../edge.js';
-
-type Bus = Pick<ClientProxy, 'send'>;
+import type { RouteCall } from '../router.js';
 
 const CONTENT_TYPES = { json: 'application/json', jsonl: 'application/x-ndjson', csv: 'text/csv; charset=utf-8' } as const;
 
@@ -40,39 +35,29 @@ export function write(res: Response, text: string): Promise<void> {
  * (never a truncated 200); then each keyset page is written as it arrives while the next is already requested, with
  * backpressure, so memory stays flat at any row count. A failure after the first byte aborts the response.
  */
-@Controller('api/v1/ledger')
-export class LedgerController {
-  constructor(@Inject(BUS) private readonly bus: Bus) {}
-
-  @Get('export')
-  async export(@Req() req: AuthedRequest, @Query() query: Record<string, unknown>, @Res() res: Response): Promise<void> {
-    const ctx = ctxOf(req);
-    const page = (cursor: WireReply<'ledger.export-page'>['next_cursor']) => callUnchecked(this.bus, 'ledger.export-page', ctx, { query, cursor }, 30_000);
-    let current = await page(null);
-    const format = current.format;
-    const stamp = new Date().toISOString().slice(0, 10);
-    res.status(200).set({ 'content-type': CONTENT_TYPES[format], 'content-disposition': `attachment; filename="ledger-${stamp}.${format}"`, 'cache-control': 'no-store' });
-    try {
-      await write(res, format === 'json' ? '[' : format === 'csv' ? `${LEDGER_CSV_COLUMNS.join(',')}\r\n` : '');
-      let first = true;
-      for (;;) {
-        const next = current.next_cursor ? page(current.next_cursor) : null;
-        next?.catch(() => {}); // observed below; avoid an unhandled rejection while this page is written
-        if (current.text) {
-          await write(res, format === 'json' && !first ? `,${current.text}` : current.text);
-          first = false;
-        }
-        if (!next) break;
-        current = await next;
+export async function exportLedger({ req, res, ctx, deps }: RouteCall): Promise<void> {
+  const page = (cursor: WireReply<'ledger.export-page'>['next_cursor']) => callUnchecked(deps.bus, 'ledger.export-page', ctx, { query: req.query, cursor }, 30_000);
+  let current = await page(null);
+  const format = current.format;
+  const stamp = new Date().toISOString().slice(0, 10);
+  res.status(200).set({ 'content-type': CONTENT_TYPES[format], 'content-disposition': `attachment; filename="ledger-${stamp}.${format}"`, 'cache-control': 'no-store' });
+  try {
+    await write(res, format === 'json' ? '[' : format === 'csv' ? `${LEDGER_CSV_COLUMNS.join(',')}\r\n` : '');
+    let first = true;
+    for (;;) {
+      const next = current.next_cursor ? page(current.next_cursor) : null;
+      next?.catch(() => {}); // observed below; avoid an unhandled rejection while this page is written
+      if (current.text) {
+        await write(res, format === 'json' && !first ? `,${current.text}` : current.text);
+        first = false;
       }
-      if (format === 'json') await write(res, ']');
-      res.end();
-    } catch {
-      // Headers and part of the body are out: the only honest signal left is an aborted response.
-      res.destroy();
+      if (!next) break;
+      current = await next;
     }
+    if (format === 'json') await write(res, ']');
+    res.end();
+  } catch {
+    // Headers and part of the body are out: the only honest signal left is an aborted response.
+    res.destroy();
   }
 }
-
-/** The ledger-export route, registered by the gateway module. */
-export const statsControllers = [LedgerController];
