@@ -9,7 +9,7 @@ import { useState } from 'react';
 import { Link } from 'react-router';
 import { useQueryClient } from '@tanstack/react-query';
 import type { ProblemError } from '../../api/client.js';
-import { PageHeader } from '../../app/Layout.js';
+import { PageHeader } from '../../components/PageHeader.js';
 import { useApiMutation, useApiQuery } from '../../api/hooks.js';
 import { APPROVAL_STATUSES, type ApprovalRecord, type Page } from '../../api/types.js';
 import { Pagination } from '../../components/DataTable.js';

@@ -6,7 +6,7 @@
  */
 import { useState } from 'react';
 import { useNavigate } from 'react-router';
-import { PageHeader } from '../../app/Layout.js';
+import { PageHeader } from '../../components/PageHeader.js';
 import { useApiMutation, useApiQuery } from '../../api/hooks.js';
 import type { Agent, KillSwitchOverview, KillSwitchState, Page, Policy } from '../../api/types.js';
 import { ConfirmDialog } from '../../components/ConfirmDialog.js';

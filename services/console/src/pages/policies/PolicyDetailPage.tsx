@@ -5,7 +5,7 @@
  */
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
-import { PageHeader } from '../../app/Layout.js';
+import { PageHeader } from '../../components/PageHeader.js';
 import { useApiQuery } from '../../api/hooks.js';
 import type { Policy, PolicyHistory } from '../../api/types.js';
 import type { PolicyField } from '@agp/contracts';

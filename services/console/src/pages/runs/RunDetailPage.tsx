@@ -4,7 +4,7 @@
  * (the URL's `skip`). Source: spec §Stats; docs/api.md (Runs and the action ledger).
  */
 import { Link, useParams } from 'react-router';
-import { PageHeader } from '../../app/Layout.js';
+import { PageHeader } from '../../components/PageHeader.js';
 import { useApiQuery } from '../../api/hooks.js';
 import type { RunDetail } from '../../api/types.js';
 import { DataTable, Pagination } from '../../components/DataTable.js';
