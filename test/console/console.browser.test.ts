@@ -294,7 +294,7 @@ describeConsole(
       await reader.getByRole('heading', { name: `Policy: ${p.name}` }).waitFor();
       const diff = reader.getByRole('table', { name: `Version ${p.version} compared with version ${p.version + 1}` });
       await diff.waitFor();
-      expect(await diff.locator('tr[data-changed="yes"] th').allTextContents()).toEqual(['description (changed)', 'run budget (changed)']);
+      expect(await diff.locator('tr[data-changed="yes"] th').allTextContents()).toEqual(['Description (changed)', 'Run budget (changed)']);
       expect(await reader.getByRole('list', { name: 'Policy history' }).locator('li').count()).toBe(p.version + 1);
       // The change made with the write key shows the key's name beside its id.
       expect(await reader.getByRole('list', { name: 'Policy history' }).locator('li').last().locator('.actor-name').textContent()).toBe('AGP_INIT_WRITE_KEY');

@@ -19,6 +19,8 @@ export interface Column<T> {
   numeric?: boolean;
   /** Free text that may wrap over several lines (a description); other cells stay on one line. */
   wrap?: boolean;
+  /** A short list of names (actions, agents) or a name that may wrap between words, in a narrower column than `wrap`'s. */
+  list?: boolean;
   /** Takes the width the other columns leave (at least 6rem; shared with other `fill` columns); its cells render `<Truncate width="fill">`. */
   fill?: boolean;
 }
@@ -57,7 +59,7 @@ export function DataTable<T>({ caption, columns, rows, rowKey, rowHref }: DataTa
           {rows.map((row) => (
             <tr key={rowKey(row)}>
               {columns.map((c, i) => (
-                <td key={c.key} className={c.numeric ? 'num' : c.wrap ? 'wrap' : c.fill ? 'fill' : undefined} style={c.fill ? fillWidth : undefined}>
+                <td key={c.key} className={c.numeric ? 'num' : c.wrap ? 'wrap' : c.list ? 'list' : c.fill ? 'fill' : undefined} style={c.fill ? fillWidth : undefined}>
                   {i === 0 && rowHref ? <Link to={rowHref(row)}>{c.cell(row)}</Link> : c.cell(row)}
                 </td>
               ))}
