@@ -206,6 +206,8 @@ describeConsole(
       expect(await changes.locator('tr[data-field="rate_limits"] td').nth(1).locator('mark').allTextContents()).toEqual(['all actions together: at most 50 calls per 60 s']);
       expect(await changes.textContent()).not.toMatch(/[{[]/);
       await ctx().screenshot(page, 'policy-scoped-history');
+      // docs/screenshots/console-policy.png: the summary and the comparison of the two versions.
+      await page.screenshot({ path: join(ARTIFACTS_DIR, 'policy-scoped-1280.png'), fullPage: true, clip: { x: 0, y: 0, width: 1280, height: 1200 } });
       expect(ctx().pageErrors).toEqual([]);
     });
   },
