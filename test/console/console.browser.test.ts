@@ -175,7 +175,8 @@ describeConsole(
       for (const path of [`/interventions/${encodeURIComponent(id)}`, '/interventions?agent_id=agent-xss', '/approvals?agent_id=agent-xss']) {
         const page = await ctx().open(path, { viewport: PHONE });
         await page.getByText('agent-xss').first().waitFor();
-        // The list shows the reason, which enrichment may have rewritten by now; the detail and the approval card show
+        if (path.startsWith('/approvals')) await page.locator('button.row-toggle').first().click(); // the inputs are in the row's details
+        // The list shows the reason, which enrichment may have rewritten by now; the detail and the approval's details show
         // the original inputs, which hold the payload whatever enrichment did.
         if (!path.startsWith('/interventions?')) expect(await page.getByText('<img src=x onerror=', { exact: false }).count(), path).toBeGreaterThan(0);
         expect(await horizontalOverflow(page), path).toBe(0);
@@ -225,7 +226,7 @@ describeConsole(
       expect(pending.length).toBeGreaterThan(3);
 
       const reader = await ctx().open('/approvals');
-      await reader.locator('.approval-card').first().waitFor();
+      await reader.getByRole('table', { name: 'Approvals' }).waitFor();
       const readApprove = reader.getByRole('button', { name: 'Approve' }).first();
       expect(await readApprove.isDisabled()).toBe(true);
       expect(await readApprove.getAttribute('title')).toMatch(/read key/);
@@ -234,45 +235,100 @@ describeConsole(
       await ctx().screenshot(reader, 'approvals-read-key');
 
       const page = await ctx().open(`/approvals?agent_id=${encodeURIComponent(pending[0].agent_id)}`, { key: ctx().platform.writeKey });
-      const card = page.locator(`[data-approval-id="${pending[0].id}"]`);
-      await card.waitFor();
-      await card.getByLabel('Approver email').fill('reviewer@example.com');
-      await card.getByLabel('Notes').fill('checked the invoice <b>by hand</b>');
-      await card.getByRole('button', { name: 'Approve' }).click();
+      // One click on the row, then the confirmation asks the approver's email and notes.
+      const row = page.locator(`tr[data-row-id="${pending[0].id}"]`);
+      await row.getByRole('button', { name: 'Approve' }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.getByLabel('Approver email').fill('reviewer@example.com');
+      await dialog.getByLabel('Notes').fill('checked the invoice <b>by hand</b>');
+      await ctx().expectAccessible(page, 'approval confirmation');
+      await dialog.getByRole('button', { name: 'Approve', exact: true }).click();
       await page.getByRole('status').filter({ hasText: 'approved by reviewer@example.com' }).waitFor();
       const after = (await ctx().api('GET', `/api/v1/approvals/${encodeURIComponent(pending[0].id)}`)).body;
       expect(after).toMatchObject({ status: 'approved', approver_email: 'reviewer@example.com', notes: 'checked the invoice <b>by hand</b>', actor: expect.stringMatching(/^key:/), actor_name: 'AGP_INIT_WRITE_KEY' });
       // The decided approval names the key that decided, beside its id.
       await page.goto(`/approvals?status=approved&agent_id=${encodeURIComponent(pending[0].agent_id)}`);
-      await page.locator(`[data-approval-id="${pending[0].id}"] .actor-name`).filter({ hasText: 'AGP_INIT_WRITE_KEY' }).waitFor();
+      await page.locator(`tr[data-row-id="${pending[0].id}"] button.row-toggle`).click();
+      await page.locator(`tr[data-detail-of="${pending[0].id}"] .actor-name`).filter({ hasText: 'AGP_INIT_WRITE_KEY' }).waitFor();
       expect((await ctx().api('GET', `/api/v1/interventions/${encodeURIComponent(pending[0].intervention_id)}`)).body.outcome).toBe('approved_after_review');
       await ctx().screenshot(page, 'approvals-approved');
 
       // Rejecting works the same way.
       const third = pending[2];
       const page3 = await ctx().open(`/approvals?agent_id=${encodeURIComponent(third.agent_id)}`, { key: ctx().platform.writeKey });
-      const card3 = page3.locator(`[data-approval-id="${third.id}"]`);
-      await card3.getByLabel('Approver email').fill('reviewer@example.com');
-      await card3.getByRole('button', { name: 'Reject' }).click();
+      await page3.locator(`tr[data-row-id="${third.id}"]`).getByRole('button', { name: 'Reject' }).click();
+      const dialog3 = page3.getByRole('dialog');
+      await dialog3.getByRole('button', { name: 'Reject', exact: true }).click(); // no email yet: said next to the field, nothing sent
+      await dialog3.getByText('Enter the approver email').waitFor();
+      expect(await dialog3.getByLabel('Approver email').getAttribute('aria-invalid')).toBe('true');
+      expect((await ctx().api('GET', `/api/v1/approvals/${encodeURIComponent(third.id)}`)).body.status).toBe('pending');
+      await dialog3.getByLabel('Approver email').fill('reviewer@example.com');
+      await dialog3.getByRole('button', { name: 'Reject', exact: true }).click();
       await page3.getByRole('status').filter({ hasText: 'rejected by reviewer@example.com' }).waitFor();
       expect((await ctx().api('GET', `/api/v1/approvals/${encodeURIComponent(third.id)}`)).body).toMatchObject({ status: 'rejected', approver_email: 'reviewer@example.com', notes: null });
 
       // Decided elsewhere while the page shows it pending: the 409 is a message, and the list refreshes.
       const other = pending[1];
       const page2 = await ctx().open(`/approvals?agent_id=${encodeURIComponent(other.agent_id)}`, { key: ctx().platform.writeKey });
-      const card2 = page2.locator(`[data-approval-id="${other.id}"]`);
-      await card2.waitFor();
+      const row2 = page2.locator(`tr[data-row-id="${other.id}"]`);
+      await row2.waitFor();
       expect((await ctx().api('POST', `/api/v1/approvals/${encodeURIComponent(other.id)}/reject`, { body: { approver_email: 'someone@example.com' } })).status).toBe(200);
-      await card2.getByLabel('Approver email').fill('late@example.com');
-      await card2.getByRole('button', { name: 'Approve' }).click();
+      await row2.getByRole('button', { name: 'Approve' }).click();
+      await page2.getByRole('dialog').getByLabel('Approver email').fill('late@example.com');
+      await page2.getByRole('dialog').getByRole('button', { name: 'Approve', exact: true }).click();
       const conflict = page2.locator('.problem').filter({ hasText: 'already decided' });
       await conflict.waitFor();
       expect(await conflict.textContent()).toContain('Conflict');
-      await expect.poll(() => card2.count()).toBe(0);
+      await expect.poll(() => row2.count()).toBe(0);
       expect((await ctx().api('GET', `/api/v1/approvals/${encodeURIComponent(other.id)}`)).body.status).toBe('rejected');
       await ctx().expectAccessible(page2, 'approvals after a 409');
       await ctx().screenshot(page2, 'approvals-409');
       expect(await horizontalOverflow(page2)).toBe(0);
+    });
+
+    it('keeps an inbox of 20 pending approvals a screen high: one line a row, the details on demand', T, async () => {
+      const agent = 'agent-inbox';
+      for (let i = 0; i < 20; i++) {
+        const r = await ctx().api('POST', '/api/v1/interventions', {
+          body: { type: 'approval_required', outcome: 'escalated', action_name: `wire_transfer_${i}`, agent_id: agent, reason: `transfer ${i} of ${'a large amount '.repeat(10)}needs a human`, agent_intent: `pay invoice ${i}`, original_inputs: { amount: 1000 + i, iban: 'DE89370400440532013000', memo: 'x'.repeat(300) } },
+        });
+        expect(r.status, JSON.stringify(r.body)).toBe(201);
+      }
+      await eventually(async () => (await ctx().api('GET', `/api/v1/approvals?status=pending&agent_id=${agent}&limit=1`)).body?.total === 20, 30_000);
+
+      const page = await ctx().open(`/approvals?agent_id=${agent}`, { key: ctx().platform.writeKey });
+      const rows = page.locator('tr[data-row-id]');
+      await expect.poll(() => rows.count()).toBe(20);
+      // As cards, 19 made a 12,000 px page; as rows the whole inbox fits a 1280×900 screen and a bit.
+      const height = Number(await page.evaluate('document.documentElement.scrollHeight'));
+      expect(height).toBeLessThan(1400);
+      for (const h of await rows.evaluateAll((trs) => trs.map((tr) => tr.getBoundingClientRect().height))) expect(h).toBeLessThan(40);
+      expect(await page.getByText('pay invoice 3', { exact: true }).count()).toBe(0); // details are not drawn until asked for
+      await ctx().screenshot(page, 'approvals-inbox-20');
+
+      // One row's details open under it (and close again); approve stays one click and a confirmation.
+      const first = (await ctx().api('GET', `/api/v1/approvals?status=pending&agent_id=${agent}&limit=1`)).body.approvals[0];
+      const toggle = page.locator(`tr[data-row-id="${first.id}"] button.row-toggle`);
+      expect(await toggle.getAttribute('aria-expanded')).toBe('false');
+      await toggle.click();
+      const detail = page.locator(`[id="${await toggle.getAttribute('aria-controls')}"]`);
+      await detail.getByText(first.agent_intent, { exact: true }).waitFor();
+      expect(await toggle.getAttribute('aria-expanded')).toBe('true');
+      expect(await detail.textContent()).toContain('DE89370400440532013000');
+      await ctx().expectAccessible(page, 'approvals inbox with a row open');
+      await detail.getByRole('button', { name: `Approve ${first.action_name}` }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+      expect((await ctx().api('GET', `/api/v1/approvals/${encodeURIComponent(first.id)}`)).body.status).toBe('pending');
+      await toggle.click();
+      await expect.poll(() => detail.count()).toBe(0);
+
+      // On a phone the rows stay one line too, and the page never scrolls sideways.
+      const phone = await ctx().open(`/approvals?agent_id=${agent}`, { viewport: PHONE });
+      const phoneRows = phone.locator('tr[data-row-id]');
+      await expect.poll(() => phoneRows.count()).toBe(20);
+      for (const h of await phoneRows.evaluateAll((trs) => trs.map((tr) => tr.getBoundingClientRect().height))) expect(h).toBeLessThan(40);
+      expect(await horizontalOverflow(phone)).toBe(0);
+      await ctx().screenshot(phone, 'approvals-inbox-390');
     });
 
     it('lists policies with their version history as a diff, and engages a kill switch only after confirming', T, async () => {
@@ -284,6 +340,17 @@ describeConsole(
       const reader = await ctx().open('/policies');
       await reader.getByRole('table', { name: 'Policies' }).waitFor();
       expect(await reader.getByRole('table', { name: 'Policies' }).locator('tbody tr').count()).toBe(policies.length);
+      // At 1280 px every column fits: the table does not scroll sideways, and "Needs approval" is whole inside its box.
+      const box = reader.locator('.table-scroll', { has: reader.getByRole('table', { name: 'Policies' }) });
+      expect(await box.evaluate((el) => el.scrollWidth - el.clientWidth)).toBe(0);
+      const boxRect = (await box.boundingBox())!;
+      for (const header of ['Needs approval', 'Agents', 'Updated']) {
+        const th = (await reader.getByRole('columnheader', { name: header, exact: true }).boundingBox())!;
+        expect(th.x + th.width, header).toBeLessThanOrEqual(boxRect.x + boxRect.width + 0.5);
+      }
+      for (const cell of await reader.getByRole('table', { name: 'Policies' }).locator('tbody td:nth-child(8)').all()) {
+        expect(await cell.evaluate((el) => el.scrollWidth - el.clientWidth)).toBe(0); // its names wrap, never cut
+      }
       expect(await reader.getByRole('button', { name: 'Engage the organisation kill switch' }).isDisabled()).toBe(true);
       await reader.getByLabel('Enabled').selectOption('false');
       await reader.waitForURL(/enabled=false/);
@@ -294,10 +361,10 @@ describeConsole(
       await reader.getByRole('heading', { name: `Policy: ${p.name}` }).waitFor();
       const diff = reader.getByRole('table', { name: `Version ${p.version} compared with version ${p.version + 1}` });
       await diff.waitFor();
-      expect(await diff.locator('tr[data-changed="yes"] th').allTextContents()).toEqual(['description (changed)', 'run budget (changed)']);
-      expect(await reader.getByRole('list', { name: 'Policy history' }).locator('li').count()).toBe(p.version + 1);
+      expect(await diff.locator('tr[data-changed="yes"] th').allTextContents()).toEqual(['Description (changed)', 'Run budget (changed)']);
+      expect(await reader.getByRole('list', { name: 'Policy history' }).locator(':scope > li').count()).toBe(p.version + 1);
       // The change made with the write key shows the key's name beside its id.
-      expect(await reader.getByRole('list', { name: 'Policy history' }).locator('li').last().locator('.actor-name').textContent()).toBe('AGP_INIT_WRITE_KEY');
+      expect(await reader.getByRole('list', { name: 'Policy history' }).locator(':scope > li').last().locator('.actor-name').textContent()).toBe('AGP_INIT_WRITE_KEY');
       await ctx().expectAccessible(reader, 'policy detail');
       await ctx().screenshot(reader, 'policy-history');
 
@@ -351,6 +418,30 @@ describeConsole(
       expect(await ledger.locator('tbody tr').count()).toBe(Math.min(100, run.action_count));
       await ctx().expectAccessible(page, 'run detail');
       await ctx().screenshot(page, 'run-ledger');
+    });
+
+    it('draws a run ledger on a phone one line a row, its inputs and outputs in full on demand and in view', T, async () => {
+      const run = (await ctx().api('GET', '/api/v1/runs?limit=100')).body.runs.find((r: { action_count: number }) => r.action_count >= 3);
+      const detail = (await ctx().api('GET', `/api/v1/runs/${encodeURIComponent(run.id)}`)).body;
+      const page = await ctx().open(`/runs/${encodeURIComponent(run.id)}`, { viewport: PHONE });
+      const ledger = page.getByRole('table', { name: `Actions of run ${run.id}` });
+      await ledger.waitFor();
+      const rows = ledger.locator('tr[data-row-id]');
+      expect(await rows.count()).toBe(Math.min(100, run.action_count));
+      // Inputs and outputs drawn in full made each row hundreds of pixels of blank space; a row is one line now.
+      for (const h of await rows.evaluateAll((trs) => trs.map((tr) => tr.getBoundingClientRect().height))) expect(h).toBeLessThan(40);
+      const entry = detail.actions[0];
+      await ledger.locator(`tr[data-row-id="${entry.id}"] button.row-toggle`).click();
+      const open = ledger.locator(`tr[data-detail-of="${entry.id}"]`);
+      await open.waitFor();
+      const inputs = open.locator('pre').first();
+      expect(JSON.parse((await inputs.textContent())!)).toEqual(entry.inputs);
+      const box = (await inputs.boundingBox())!;
+      expect(box.x).toBeGreaterThanOrEqual(0);
+      expect(box.x + box.width).toBeLessThanOrEqual(PHONE.width); // pinned in view though the table scrolls sideways
+      expect(await horizontalOverflow(page)).toBe(0);
+      await ctx().expectAccessible(page, 'run ledger at 390 px with a row open');
+      await ctx().screenshot(page, 'run-ledger-390');
     });
 
     it('lays out every page at 390 px without sideways overflow, with the navigation to all nine pages', T, async () => {

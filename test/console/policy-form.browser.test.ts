@@ -1,13 +1,22 @@
 import { expect, it } from 'vitest';
 import { join } from 'node:path';
-import { ARTIFACTS_DIR, describeConsole } from './support.js';
+import { ARTIFACTS_DIR, describeConsole, type ConsoleContext } from './support.js';
 
 /**
  * The policy form in Chromium against the embedded platform: a policy created with an action budget, a downgrade
  * rule and a PII guardrail through the form, shown on its detail page as sentences, edited (action budget raised,
  * moderation added), the change seen in the version history; and a bad value (moderation threshold 2) answered by
- * the API's 422 with the field's message shown next to that input, nothing written.
+ * the API's 422 with the field's message shown next to that input, nothing written. A second policy is authored with
+ * an agent scope, denied, allowed and approval-required actions and rate limits, and the policy engine
+ * (`POST /api/v1/policies/evaluate`) then blocks, escalates and scopes actions by name as it says.
  */
+
+/** The decision of the platform's policy engine on `action` by `agent` (through the API, as an SDK would ask). */
+async function decide(ctx: () => ConsoleContext, agent: string, action: string): Promise<{ decision: string; rule: string | null; policy_id: string | null; triggered: Array<{ policy_id: string | null; rule: string }> }> {
+  const r = await ctx().api('POST', '/api/v1/policies/evaluate', { body: { agent_id: agent, action_name: action } });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body;
+}
 
 const T = { timeout: 240_000 };
 
@@ -49,9 +58,9 @@ describeConsole(
       });
 
       // The detail shows them as sentences.
-      expect(await page.getByTestId('action-budget').textContent()).toBe('$5.00 per action');
-      expect(await page.getByRole('list', { name: 'Downgrade rules' }).locator('li').allTextContents()).toEqual(['refund_payment: amount capped at 100']);
-      expect(await page.getByRole('list', { name: 'Guardrails' }).locator('li').allTextContents()).toEqual(['PII redact: email, payment card']);
+      expect(await page.getByTestId('policy-action-budget').textContent()).toBe('$5.00 per action');
+      expect(await page.getByTestId('policy-downgrades').locator('li').allTextContents()).toEqual(['refund_payment: amount capped at 100']);
+      expect(await page.getByTestId('policy-guardrails').locator('li').allTextContents()).toEqual(['PII: redact email, payment card']);
       await ctx().expectAccessible(page, 'policy detail with rules');
 
       // Edit: raise the action budget and add moderation with a threshold out of range → the API's 422 message next to the field.
@@ -79,17 +88,20 @@ describeConsole(
       await threshold.fill('0.8');
       await edit.getByRole('button', { name: 'Save changes' }).click();
       await page.getByRole('button', { name: 'Edit policy' }).waitFor();
-      await expect.poll(() => page.getByTestId('action-budget').textContent()).toBe('$7.50 per action');
-      expect(await page.getByRole('list', { name: 'Guardrails' }).locator('li').allTextContents()).toEqual(['PII redact: email, payment card', 'Moderation block at a score of 0.8 or more: all categories']);
+      await expect.poll(() => page.getByTestId('policy-action-budget').textContent()).toBe('$7.50 per action');
+      expect(await page.getByTestId('policy-guardrails').locator('li').allTextContents()).toEqual(['PII: redact email, payment card', 'Moderation: block at a score of 0.8 or more, all categories']);
       const updated = (await ctx().api('GET', `/api/v1/policies/${created.id}`)).body;
       expect(updated).toMatchObject({ version: 2, action_budget: 7.5, downgrades: created.downgrades, guardrails: { pii: created.guardrails.pii, moderation: { mode: 'block', threshold: 0.8 } } });
       const changes = page.getByRole('table', { name: 'Changes of version 2' });
       await changes.waitFor();
-      expect((await changes.locator('tbody th').allTextContents()).sort()).toEqual(['action budget', 'guardrails']);
-      expect(await changes.locator('tbody tr', { has: page.locator('th', { hasText: 'action budget' }) }).locator('td').allTextContents()).toEqual(['5', '7.5']);
-      expect(await changes.locator('tbody tr', { has: page.locator('th', { hasText: 'guardrails' }) }).locator('td').nth(1).textContent()).toContain('"threshold": 0.8');
+      // The history and the version diff say it in words, field by field, the added line marked.
+      expect(await changes.locator('tbody th').allTextContents()).toEqual(['Action budget (changed)', 'Guardrails (changed)']);
+      expect(await changes.locator('tr[data-field="action_budget"] td').allTextContents()).toEqual(['$5.00 per action', '$7.50 per action']);
+      expect(await changes.locator('tr[data-field="guardrails"] td').nth(1).locator('li').allTextContents()).toEqual(['PII: redact email, payment card', 'Moderation: block at a score of 0.8 or more, all categories']);
+      expect(await changes.locator('tr[data-field="guardrails"] td').nth(1).locator('mark').allTextContents()).toEqual(['Moderation: block at a score of 0.8 or more, all categories']);
+      expect(await changes.textContent()).not.toContain('{');
       const diff = page.getByRole('table', { name: 'Version 1 compared with version 2' });
-      expect(await diff.locator('tr[data-changed="yes"] th').allTextContents()).toEqual(['action budget (changed)', 'guardrails (changed)']);
+      expect(await diff.locator('tr[data-changed="yes"] th').allTextContents()).toEqual(['Action budget (changed)', 'Guardrails (changed)']);
       await ctx().screenshot(page, 'policy-form-saved');
 
       // A substitution of two values is two rows in the form, saved back as one rule when the list is edited.
@@ -103,7 +115,99 @@ describeConsole(
       await again.getByRole('button', { name: 'Save changes' }).click();
       await page.getByRole('button', { name: 'Edit policy' }).waitFor();
       expect((await ctx().api('GET', `/api/v1/policies/${created.id}`)).body).toMatchObject({ version: 4, downgrades: [{ action: 'refund_payment', argument: 'amount', max: 80 }, multi] });
-      await expect.poll(() => page.getByRole('list', { name: 'Downgrade rules' }).locator('li').allTextContents()).toEqual(['refund_payment: amount capped at 80', 'every action: model gpt-4 → gpt-4o-mini, gpt-4o → gpt-4o-mini'] /* the stored order (jsonb: shorter keys first) */);
+      await expect.poll(() => page.getByTestId('policy-downgrades').locator('li').allTextContents()).toEqual(['refund_payment: amount capped at 80', 'every action: model gpt-4 → gpt-4o-mini, gpt-4o → gpt-4o-mini'] /* the stored order (jsonb: shorter keys first) */);
+      expect(ctx().pageErrors).toEqual([]);
+    });
+
+    it('authors an agent scope, denied, allowed and approval-required actions and rate limits through the form; the engine then applies them by name', T, async () => {
+      const page = await ctx().open('/policies', { key: ctx().platform.writeKey, viewport: { width: 1280, height: 800 } });
+      await page.getByRole('button', { name: 'New policy' }).click();
+      const form = page.getByRole('form', { name: 'New policy' });
+      await form.getByLabel('Name', { exact: true }).fill('Console: scoped actions');
+      await form.getByLabel('Applies to agents', { exact: true }).fill('agent-console-a, agent-console-b');
+      await form.getByLabel('Denied actions', { exact: true }).fill('wipe_disk, drop_database');
+      await form.getByLabel('Actions that need approval', { exact: true }).fill('wire_transfer');
+      await form.getByLabel('Allow only listed actions (an allow-list)').check();
+      await form.getByLabel('Allowed actions', { exact: true }).fill('read_ticket, send_reply, wire_transfer');
+      await form.getByRole('button', { name: 'Add a rate limit' }).click();
+      expect(await form.getByLabel('Limit 1: action', { exact: true }).inputValue()).toBe('*');
+      await form.getByLabel('Limit 1: calls', { exact: true }).fill('100');
+      await form.getByLabel('Limit 1: window (s)', { exact: true }).fill('60');
+      await form.getByRole('button', { name: 'Add a rate limit' }).click();
+
+      // Two limits on one action cannot be sent (the body holds one per action): said next to the action, nothing sent.
+      await form.getByLabel('Limit 2: action', { exact: true }).fill('*');
+      await form.getByRole('button', { name: 'Create policy' }).click();
+      const action2 = form.getByLabel('Limit 2: action', { exact: true });
+      await expect.poll(() => action2.getAttribute('aria-invalid')).toBe('true');
+      expect(await page.locator(`[id="${(await action2.getAttribute('aria-describedby'))!.split(' ').find((id) => id.endsWith('-error'))}"]`).textContent()).toContain('limit 1 already names this action');
+
+      // A limit of 0 calls: the API's 422 message next to that input, nothing written.
+      await action2.fill('send_reply');
+      await form.getByLabel('Limit 2: calls', { exact: true }).fill('0');
+      await form.getByLabel('Limit 2: window (s)', { exact: true }).fill('3600');
+      await form.getByRole('button', { name: 'Create policy' }).click();
+      const calls2 = form.getByLabel('Limit 2: calls', { exact: true });
+      await expect.poll(() => calls2.getAttribute('aria-invalid')).toBe('true');
+      const bad = await ctx().api('POST', '/api/v1/policies', { body: { name: 'probe', rate_limits: { send_reply: { max_calls: 0, window_seconds: 3600 } } } });
+      expect(bad.status).toBe(422);
+      const message = (bad.body.errors as Array<{ path: string; message: string }>).find((e) => e.path === 'body.rate_limits.send_reply.max_calls')!.message;
+      expect(await page.locator(`[id="${(await calls2.getAttribute('aria-describedby'))!.split(' ').find((id) => id.endsWith('-error'))}"]`).textContent()).toBe(message);
+      expect(await action2.getAttribute('aria-invalid')).toBeNull();
+      expect((await ctx().api('GET', `/api/v1/policies?name=${encodeURIComponent('Console: scoped actions')}`)).body.total).toBe(0);
+      await ctx().expectAccessible(page, 'new policy form with a rate-limit error');
+
+      await calls2.fill('5');
+      await form.getByRole('button', { name: 'Create policy' }).click();
+      await page.getByRole('heading', { name: 'Policy: Console: scoped actions' }).waitFor();
+      const created = (await ctx().api('GET', `/api/v1/policies?name=${encodeURIComponent('Console: scoped actions')}`)).body.policies[0];
+      expect(created).toMatchObject({
+        version: 1,
+        agent_ids: ['agent-console-a', 'agent-console-b'],
+        denied_actions: ['wipe_disk', 'drop_database'],
+        allowed_actions: ['read_ticket', 'send_reply', 'wire_transfer'],
+        approval_required_actions: ['wire_transfer'],
+        rate_limits: { '*': { max_calls: 100, window_seconds: 60 }, send_reply: { max_calls: 5, window_seconds: 3600 } },
+      });
+
+      // The engine applies it by name, to the agents it names only.
+      expect(await decide(ctx, 'agent-console-a', 'wipe_disk')).toMatchObject({ decision: 'block', rule: 'denied_action', policy_id: created.id });
+      expect(await decide(ctx, 'agent-console-b', 'format_everything')).toMatchObject({ decision: 'block', rule: 'not_in_allowed_actions', policy_id: created.id });
+      expect(await decide(ctx, 'agent-console-a', 'wire_transfer')).toMatchObject({ decision: 'escalate', rule: 'approval_required', policy_id: created.id });
+      expect((await decide(ctx, 'agent-console-a', 'read_ticket')).triggered.filter((t) => t.policy_id === created.id)).toEqual([]);
+      expect((await decide(ctx, 'agent-elsewhere', 'wipe_disk')).triggered.filter((t) => t.policy_id === created.id)).toEqual([]);
+
+      // The summary says every field in words.
+      expect(await page.getByTestId('policy-agent-ids').locator('li').allTextContents()).toEqual(['agent-console-a', 'agent-console-b']);
+      expect(await page.getByTestId('policy-denied-actions').locator('li').allTextContents()).toEqual(['wipe_disk', 'drop_database']);
+      expect(await page.getByTestId('policy-allowed-actions').locator('li').allTextContents()).toEqual(['read_ticket', 'send_reply', 'wire_transfer']);
+      expect(await page.getByTestId('policy-approval-required-actions').locator('li').allTextContents()).toEqual(['wire_transfer']);
+      expect(await page.getByTestId('policy-rate-limits').locator('li').allTextContents()).toEqual(['all actions together: at most 100 calls per 60 s', 'send_reply: at most 5 calls per 3600 s']);
+      expect(await page.getByTestId('policy-run-budget').textContent()).toBe('none');
+      expect(await page.locator('.policy-rules').textContent()).not.toMatch(/[{[]/);
+      await ctx().expectAccessible(page, 'policy summary with every field');
+
+      // Edit: one action no longer denied, the shared limit lowered, the allow-list dropped; the history says so in words.
+      await page.getByRole('button', { name: 'Edit policy' }).click();
+      const edit = page.getByRole('form', { name: 'Edit policy Console: scoped actions' });
+      expect(await edit.getByLabel('Limit 2: action', { exact: true }).inputValue()).toBe('send_reply');
+      await edit.getByLabel('Denied actions', { exact: true }).fill('wipe_disk');
+      await edit.getByLabel('Limit 1: calls', { exact: true }).fill('50');
+      await edit.getByLabel('Allow only listed actions (an allow-list)').uncheck();
+      await edit.getByRole('button', { name: 'Save changes' }).click();
+      await page.getByRole('button', { name: 'Edit policy' }).waitFor();
+      expect((await ctx().api('GET', `/api/v1/policies/${created.id}`)).body).toMatchObject({ version: 2, denied_actions: ['wipe_disk'], allowed_actions: null, rate_limits: { '*': { max_calls: 50, window_seconds: 60 }, send_reply: created.rate_limits.send_reply }, agent_ids: created.agent_ids });
+      expect((await decide(ctx, 'agent-console-b', 'format_everything')).triggered.filter((t) => t.policy_id === created.id)).toEqual([]);
+      const changes = page.getByRole('table', { name: 'Changes of version 2' });
+      await changes.waitFor();
+      expect(await changes.locator('tbody th').allTextContents()).toEqual(['Denied actions (changed)', 'Allowed actions (changed)', 'Rate limits (changed)']);
+      expect(await changes.locator('tr[data-field="denied_actions"] td').first().locator('mark').allTextContents()).toEqual(['drop_database']);
+      expect(await changes.locator('tr[data-field="allowed_actions"] td').nth(1).textContent()).toBe('every action that is not denied');
+      expect(await changes.locator('tr[data-field="rate_limits"] td').nth(1).locator('mark').allTextContents()).toEqual(['all actions together: at most 50 calls per 60 s']);
+      expect(await changes.textContent()).not.toMatch(/[{[]/);
+      await ctx().screenshot(page, 'policy-scoped-history');
+      // docs/screenshots/console-policy.png: the summary and the comparison of the two versions.
+      await page.screenshot({ path: join(ARTIFACTS_DIR, 'policy-scoped-1280.png'), fullPage: true, clip: { x: 0, y: 0, width: 1280, height: 1200 } });
       expect(ctx().pageErrors).toEqual([]);
     });
   },

@@ -14,19 +14,10 @@ import { detectCi } from './ci.js';
 import { gitBranch } from './git.js';
 import { GATE_EXIT, UsageError, buildSubmission, evaluateGate, fitSubmission, percent, type GateExitCode } from './gate.js';
 import { importResults } from './import.js';
+import type { EvalsIo } from './io.js';
 import { renderComparison, renderScorecard, renderVerdict } from './render.js';
 import { RESULTS_FORMATS, ResultsParseError, type ResultsFormat } from './results.js';
 import { registerRunCommand } from './run.js';
-
-/** Where the command reads its environment and writes (the CLI's `CliIo`). */
-export interface EvalsIo {
-  /** Environment: AGP_URL, AGP_KEY (or AGP_API_KEY), and the CI variables read by `detectCi`. */
-  env: Record<string, string | undefined>;
-  /** The directory whose git branch an upload without one is filed under. @default process.cwd() */
-  cwd?: string;
-  out: (text: string) => void;
-  err: (text: string) => void;
-}
 
 /** The flags of `agp evals gate`, as commander parses them. */
 interface GateOptions {

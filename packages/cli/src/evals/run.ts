@@ -33,7 +33,7 @@ import {
 import { isBlockingDecision, parseScenarioFiles, resolveTimeTokens, scenarioStatus, type ScenarioFile } from '@agp/scenario-file';
 import { ValidationError } from '@agp/runtime';
 import { AgpClient, AgpHttpError, AgpNetworkError, parseRetryAfter } from '@agp/sdk/http';
-import type { EvalsIo } from './command.js';
+import type { EvalsIo } from './io.js';
 import { UsageError, percent } from './gate.js';
 
 /** Exit codes of `agp evals run`: 0 every scenario ran (whatever it scored); 3 usage, parse or HTTP error. */

@@ -7,7 +7,8 @@ import { Route, Routes, useLocation } from 'react-router';
 import { SignInPage } from '../auth/SignInPage.js';
 import { useSession } from '../auth/session.js';
 import { Empty, Loading, ProblemMessage } from '../components/States.js';
-import { Layout, PageHeader } from './Layout.js';
+import { PageHeader } from '../components/PageHeader.js';
+import { Layout } from './Layout.js';
 import { ROUTES } from './routes.js';
 
 /** Catches a render error of one page (reset when the route changes). */

@@ -2,7 +2,7 @@
  * The shell around every page: the header (product name, the key's name and scope, sign out), the navigation to the nine
  * pages, and the main region. Also renders, once, the hidden text that disabled write controls point at.
  */
-import { useEffect, type ReactNode } from 'react';
+import type { ReactNode } from 'react';
 import { NavLink } from 'react-router';
 import { useSession, type Scope } from '../auth/session.js';
 import { READ_ONLY_REASON_ID } from '../components/WriteButton.js';
@@ -50,19 +50,6 @@ export function Layout({ children }: { children: ReactNode }) {
       <span id={READ_ONLY_REASON_ID} className="visually-hidden">
         {readOnlyReason ?? ''}
       </span>
-    </div>
-  );
-}
-
-/** A page's heading (its `h1`) and document title, with an optional line under it. */
-export function PageHeader({ title, children }: { title: string; children?: ReactNode }) {
-  useEffect(() => {
-    document.title = `${title} · AGP console`;
-  }, [title]);
-  return (
-    <div className="page-header">
-      <h1>{title}</h1>
-      {children ? <div className="page-lede">{children}</div> : null}
     </div>
   );
 }

@@ -7,7 +7,7 @@
 import { useMemo } from 'react';
 import { Link } from 'react-router';
 import type { EvalBenchmarks } from '@agp/contracts';
-import { PageHeader } from '../../app/Layout.js';
+import { PageHeader } from '../../components/PageHeader.js';
 import { useApiQuery } from '../../api/hooks.js';
 import { Chart, type ChartSeries } from '../../components/Chart.js';
 import { DataTable, Pagination } from '../../components/DataTable.js';

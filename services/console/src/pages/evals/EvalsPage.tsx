@@ -13,7 +13,7 @@
 import { useState } from 'react';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
 import type { EvalComparison, EvalRun, EvalRunDetail } from '@agp/contracts';
-import { PageHeader } from '../../app/Layout.js';
+import { PageHeader } from '../../components/PageHeader.js';
 import { useApiQuery } from '../../api/hooks.js';
 import type { Page } from '../../api/types.js';
 import { DataTable, Pagination, type Column } from '../../components/DataTable.js';

@@ -5,7 +5,7 @@
  * Enrichment; architecture §3 (the stream is the audit trail).
  */
 import { Link, useParams } from 'react-router';
-import { PageHeader } from '../../app/Layout.js';
+import { PageHeader } from '../../components/PageHeader.js';
 import { useApiQuery } from '../../api/hooks.js';
 import type { AuditTrailEntry, InterventionDetail } from '../../api/types.js';
 import { ChangeTable, valueText } from '../../components/ChangeTable.js';

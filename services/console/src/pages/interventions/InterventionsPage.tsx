@@ -3,7 +3,7 @@
  * action_name, agent_id, run_id, policy_id, risk_level, start_date, end_date), all in the URL, paged server-side
  * (skip / limit). Each row links to its detail view. Source: spec §Interventions, List query parameters.
  */
-import { PageHeader } from '../../app/Layout.js';
+import { PageHeader } from '../../components/PageHeader.js';
 import { INTERVENTION_OUTCOMES, INTERVENTION_TYPES, RISK_LEVELS, type InterventionRecord } from '../../api/types.js';
 import type { FilterField } from '../../components/FilterBar.js';
 import { FilteredList } from '../../components/FilteredList.js';

@@ -16,7 +16,7 @@ import { useMemo, useState, type ReactNode } from 'react';
 import type { UseQueryResult } from '@tanstack/react-query';
 import { Link, useSearchParams } from 'react-router';
 import type { McpPromptDescriptor, McpPromptResult, McpResourceContent, McpResourceDescriptor, McpResourceTemplateDescriptor, McpToolDescriptor, McpToolEnvelope } from '@agp/contracts';
-import { PageHeader } from '../../app/Layout.js';
+import { PageHeader } from '../../components/PageHeader.js';
 import { useSession } from '../../auth/session.js';
 import { ProblemError } from '../../api/client.js';
 import { useApiMutation, useApiQuery } from '../../api/hooks.js';

@@ -6,7 +6,7 @@
  */
 import { useMemo } from 'react';
 import { Link } from 'react-router';
-import { PageHeader } from '../../app/Layout.js';
+import { PageHeader } from '../../components/PageHeader.js';
 import { useApiQuery } from '../../api/hooks.js';
 import { INTERVENTION_TYPES, type DashboardStats, type InterventionStats, type McpResourceContent, type StatsDaily } from '../../api/types.js';
 import { Chart, type ChartSeries } from '../../components/Chart.js';

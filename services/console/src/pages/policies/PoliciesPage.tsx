@@ -6,7 +6,7 @@
  */
 import { useState } from 'react';
 import { useNavigate } from 'react-router';
-import { PageHeader } from '../../app/Layout.js';
+import { PageHeader } from '../../components/PageHeader.js';
 import { useApiMutation, useApiQuery } from '../../api/hooks.js';
 import type { Agent, KillSwitchOverview, KillSwitchState, Page, Policy } from '../../api/types.js';
 import { ConfirmDialog } from '../../components/ConfirmDialog.js';
@@ -14,6 +14,7 @@ import { DataTable } from '../../components/DataTable.js';
 import type { FilterField } from '../../components/FilterBar.js';
 import { FilteredList } from '../../components/FilteredList.js';
 import { usd, when } from '../../components/format.js';
+import { Time } from '../../components/Cells.js';
 import { LongText } from '../../components/LongText.js';
 import { QueryState } from '../../components/States.js';
 import { WriteButton } from '../../components/WriteButton.js';
@@ -179,16 +180,16 @@ export function PoliciesPage() {
           rowKey={(p) => p.id}
           rowHref={(p) => `/policies/${encodeURIComponent(p.id)}`}
           columns={[
-            { key: 'name', header: 'Name', cell: (p) => p.name },
+            { key: 'name', header: 'Name', cell: (p) => p.name, list: true },
             { key: 'enabled', header: 'State', cell: (p) => <span className={`tag tag-${p.enabled ? 'enabled' : 'disabled'}`}>{p.enabled ? 'enabled' : 'disabled'}</span> },
             { key: 'version', header: 'Version', cell: (p) => p.version, numeric: true },
             { key: 'run', header: 'Run budget', cell: (p) => usd(p.run_budget), numeric: true },
             { key: 'session', header: 'Session budget', cell: (p) => usd(p.session_budget), numeric: true },
             { key: 'action', header: 'Action budget', cell: (p) => usd(p.action_budget), numeric: true },
-            { key: 'denied', header: 'Denied actions', cell: (p) => (p.denied_actions.length ? p.denied_actions.join(', ') : '—') },
-            { key: 'approval', header: 'Needs approval', cell: (p) => (p.approval_required_actions.length ? p.approval_required_actions.join(', ') : '—') },
-            { key: 'agents', header: 'Agents', cell: (p) => (p.agent_ids.length ? p.agent_ids.join(', ') : 'all') },
-            { key: 'updated', header: 'Updated', cell: (p) => when(p.updated_at) },
+            { key: 'denied', header: 'Denied actions', cell: (p) => (p.denied_actions.length ? p.denied_actions.join(', ') : '—'), list: true },
+            { key: 'approval', header: 'Needs approval', cell: (p) => (p.approval_required_actions.length ? p.approval_required_actions.join(', ') : '—'), list: true },
+            { key: 'agents', header: 'Agents', cell: (p) => (p.agent_ids.length ? p.agent_ids.join(', ') : 'all'), list: true },
+            { key: 'updated', header: 'Updated', cell: (p) => <Time iso={p.updated_at} /> },
           ]}
         />
       </section>

@@ -1,33 +1,25 @@
 /**
- * One policy (`/policies/:id`): its current settings (`GET /api/v1/policies/{id}`), a field-by-field diff of any two
- * versions (`?version=N` for each, chosen in the URL as `from` and `to`; default the previous and the current one), and
- * the version history (`GET /api/v1/policies/{id}/history`), each change as from → to. Source: docs/console.md (Policies).
+ * One policy (`/policies/:id`): every field of its current settings in words (`GET /api/v1/policies/{id}`), the form
+ * that edits them, a field-by-field diff of any two versions (`?version=N` for each, chosen in the URL as `from` and
+ * `to`; default the previous and the current one), and the version history (`GET /api/v1/policies/{id}/history`), each
+ * change as before → after, in words. Source: docs/console.md (Policies).
  */
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
-import { PageHeader } from '../../app/Layout.js';
+import { PageHeader } from '../../components/PageHeader.js';
 import { useApiQuery } from '../../api/hooks.js';
-import type { Policy, PolicyHistory } from '../../api/types.js';
-import type { PolicyField } from '@agp/contracts';
-import { ChangeTable, valueText } from '../../components/ChangeTable.js';
-import { label, when } from '../../components/format.js';
-import { LongText } from '../../components/LongText.js';
+import type { Policy, PolicyHistory, PolicyHistoryEntry } from '../../api/types.js';
+import { when } from '../../components/format.js';
 import { QueryState } from '../../components/States.js';
 import { Tag } from '../../components/Tag.js';
 import { useUrlFilters } from '../../components/url.js';
 import { WriteButton } from '../../components/WriteButton.js';
 import { PolicyForm } from './PolicyForm.js';
-import { PolicyRules } from './rules.js';
+import { POLICY_FIELDS } from './policy-text.js';
+import { PolicyDiffTable, PolicySummary } from './rules.js';
 import { Actor } from '../../components/Actor.js';
 
-/** The policy fields, in the contract's display order (POLICY_FIELDS). */
-const POLICY_FIELDS = ['name', 'description', 'enabled', 'session_budget', 'run_budget', 'denied_actions', 'allowed_actions', 'approval_required_actions', 'rate_limits', 'agent_ids', 'action_budget', 'downgrades', 'guardrails'] as const;
-
-// Compile-time: the list holds exactly the contract's POLICY_FIELDS.
-const sameFields: [PolicyField] extends [(typeof POLICY_FIELDS)[number]] ? ([(typeof POLICY_FIELDS)[number]] extends [PolicyField] ? true : false) : false = true;
-void sameFields;
-
-/** Field-by-field diff of two versions of a policy: changed fields marked, unchanged ones shown once. */
+/** Field-by-field diff of two versions of a policy, in words: changed fields marked, unchanged ones shown once. */
 function VersionDiff({ id, from, to }: { id: string; from: number; to: number }) {
   const a = useApiQuery<Policy>(`/api/v1/policies/${encodeURIComponent(id)}`, { version: from });
   const b = useApiQuery<Policy>(`/api/v1/policies/${encodeURIComponent(id)}`, { version: to });
@@ -35,47 +27,18 @@ function VersionDiff({ id, from, to }: { id: string; from: number; to: number })
     <QueryState query={a} what={`version ${from}`}>
       {(pa) => (
         <QueryState query={b} what={`version ${to}`}>
-          {(pb) => (
-            <div className="table-scroll">
-              <table className="change-table">
-                <caption className="visually-hidden">
-                  Version {from} compared with version {to}
-                </caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Field</th>
-                    <th scope="col">Version {from}</th>
-                    <th scope="col">Version {to}</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {POLICY_FIELDS.map((f) => {
-                    const x = valueText(pa[f]);
-                    const y = valueText(pb[f]);
-                    const changed = x !== y;
-                    return (
-                      <tr key={f} data-changed={changed ? 'yes' : 'no'}>
-                        <th scope="row">
-                          {label(f)}
-                          {changed ? <span className="visually-hidden"> (changed)</span> : null}
-                        </th>
-                        <td className={changed ? 'diff-from' : undefined}>
-                          <LongText text={x} foldAt={300} />
-                        </td>
-                        <td className={changed ? 'diff-to' : undefined}>
-                          <LongText text={y} foldAt={300} />
-                        </td>
-                      </tr>
-                    );
-                  })}
-                </tbody>
-              </table>
-            </div>
-          )}
+          {(pb) => <PolicyDiffTable caption={`Version ${from} compared with version ${to}`} headers={[`Version ${from}`, `Version ${to}`]} rows={POLICY_FIELDS.map((field) => ({ field, from: pa[field], to: pb[field] }))} />}
         </QueryState>
       )}
     </QueryState>
   );
+}
+
+/** One history entry's changes, in words: a creation as the settings it was created with, a change as before → after. */
+function HistoryChanges({ e }: { e: PolicyHistoryEntry }) {
+  const rows = POLICY_FIELDS.filter((f) => f in e.changes).map((field) => ({ field, from: e.changes[field]?.from, to: e.changes[field]?.to }));
+  if (rows.length === 0) return null;
+  return <PolicyDiffTable caption={`Changes of version ${e.version}`} headers={e.event === 'PolicyCreated' ? ['Created with'] : ['Before', 'After']} rows={rows} />;
 }
 
 /** The policy detail view. */
@@ -98,12 +61,12 @@ export function PolicyDetailPage() {
               <Link to={`/interventions?policy_id=${encodeURIComponent(p.id)}`}>its interventions</Link> · <Link to="/policies">all policies</Link>
             </PageHeader>
             <section className="panel" aria-labelledby="rules-heading">
-              <h2 id="rules-heading">{editing ? 'Edit policy' : 'Action budget, downgrades and guardrails'}</h2>
+              <h2 id="rules-heading">{editing ? 'Edit policy' : 'Rules'}</h2>
               {editing ? (
                 <PolicyForm key={p.version} policy={p} onSaved={() => setEditing(false)} onCancel={() => setEditing(false)} />
               ) : (
                 <>
-                  <PolicyRules p={p} />
+                  <PolicySummary p={p} />
                   <div className="actions-row">
                     <WriteButton onClick={() => setEditing(true)}>Edit policy</WriteButton>
                   </div>
@@ -146,7 +109,7 @@ export function PolicyDetailPage() {
                         <div className="muted">
                           <time dateTime={e.at}>{when(e.at)}</time> by <Actor id={e.actor} name={e.actor_name} />
                         </div>
-                        {Object.keys(e.changes).length ? <ChangeTable caption={`Changes of version ${e.version}`} changes={e.changes} headers={['Before', 'After']} /> : null}
+                        <HistoryChanges e={e} />
                       </li>
                     ))}
                   </ol>

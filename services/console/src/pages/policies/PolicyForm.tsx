@@ -1,9 +1,11 @@
 /**
  * The policy form: creates a policy (`POST /api/v1/policies`) or edits one (`PATCH /api/v1/policies/{id}`, only the
- * changed fields, so lists, rate limits and the agent scope it does not show stay as they are). It edits the name,
- * description, enabled flag, the session, run and action budgets (USD), the downgrade rules (a numeric cap or a value
- * substitution on a dotted argument path, `*` = every action) and the four guardrails (pii, moderation, loop,
- * idempotency), in the contract's shapes (packages/contracts/src/policy.ts).
+ * changed fields, so an edit never rewrites what it did not touch). It edits every field of a policy, in the
+ * contract's shapes (packages/contracts/src/policy.ts): name, description, enabled flag, the agent scope (empty =
+ * every agent), the denied, allowed (an allow-list, or none = every action not denied) and approval-required
+ * actions, the session, run and action budgets (USD), the rate limits (per action or `*`, calls per window in
+ * seconds), the downgrade rules (a numeric cap or a value substitution on a dotted argument path, `*` = every action)
+ * and the four guardrails (pii, moderation, loop, idempotency).
  *
  * The platform validates: a 422's field errors (`body.guardrails.moderation.threshold`, `body.downgrades.0.max`) are
  * shown next to the field they name (the input marked `aria-invalid` and described by the message), and the whole
@@ -16,7 +18,7 @@ import type { ProblemError, ProblemFieldError } from '../../api/client.js';
 import type { Policy } from '../../api/types.js';
 import { ProblemMessage } from '../../components/States.js';
 import { WriteButton } from '../../components/WriteButton.js';
-import { GUARDRAIL_MODES, MODERATION_CATEGORIES, PII_CATEGORIES, PII_GUARDRAIL_MODES } from './rules.js';
+import { ANY_ACTION, GUARDRAIL_MODES, MODERATION_CATEGORIES, PII_CATEGORIES, PII_GUARDRAIL_MODES } from './policy-text.js';
 
 /** One downgrade rule as the form holds it: texts as typed; `kind` picks `max` or one `from → to` substitution. */
 interface DowngradeDraft {
@@ -32,11 +34,25 @@ interface DowngradeDraft {
   loadedRule?: number;
 }
 
+/** One rate limit as the form holds it: the action (or `*`) and the two numbers as typed. */
+interface RateLimitDraft {
+  action: string;
+  max_calls: string;
+  window_seconds: string;
+}
+
 /** The form's state: every input's text, guardrails switched on or off. */
 interface Draft {
   name: string;
   description: string;
   enabled: boolean;
+  /** Agent ids, comma- or newline-separated; empty = every agent. */
+  agent_ids: string;
+  denied_actions: string;
+  /** `restrict` off = no allow-list (every action not denied); on = only `actions` (none listed = nothing allowed). */
+  allowed: { restrict: boolean; actions: string };
+  approval_required_actions: string;
+  rate_limits: RateLimitDraft[];
   session_budget: string;
   run_budget: string;
   action_budget: string;
@@ -61,6 +77,11 @@ function draftOf(p?: Policy): Draft {
     name: p?.name ?? '',
     description: p?.description ?? '',
     enabled: p?.enabled ?? true,
+    agent_ids: (p?.agent_ids ?? []).join(', '),
+    denied_actions: (p?.denied_actions ?? []).join(', '),
+    allowed: { restrict: Array.isArray(p?.allowed_actions), actions: (p?.allowed_actions ?? []).join(', ') },
+    approval_required_actions: (p?.approval_required_actions ?? []).join(', '),
+    rate_limits: Object.entries(p?.rate_limits ?? {}).map(([action, l]) => ({ action, max_calls: text(l.max_calls), window_seconds: text(l.window_seconds) })),
     session_budget: text(p?.session_budget),
     run_budget: text(p?.run_budget),
     action_budget: text(p?.action_budget),
@@ -120,6 +141,11 @@ function bodyOf(d: Draft): Record<string, unknown> {
     name: d.name.trim(),
     description: d.description.trim() ? d.description : null,
     enabled: d.enabled,
+    agent_ids: list(d.agent_ids),
+    denied_actions: list(d.denied_actions),
+    allowed_actions: d.allowed.restrict ? list(d.allowed.actions) : null,
+    approval_required_actions: list(d.approval_required_actions),
+    rate_limits: Object.fromEntries(d.rate_limits.map((r) => [r.action.trim(), { max_calls: num(r.max_calls), window_seconds: num(r.window_seconds) }])),
     session_budget: num(d.session_budget, null),
     run_budget: num(d.run_budget, null),
     action_budget: num(d.action_budget, null),
@@ -133,6 +159,19 @@ function changedFields(prev: Record<string, unknown>, next: Record<string, unkno
   return Object.fromEntries(Object.entries(next).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(prev[k])));
 }
 
+/** For each rate-limit row, the number of an earlier row naming the same action (a policy has one limit per action), else undefined. */
+function repeatedRateLimits(rows: RateLimitDraft[]): Array<number | undefined> {
+  return rows.map((r, i) => {
+    const j = rows.findIndex((o) => o.action.trim() === r.action.trim());
+    return j < i ? j + 1 : undefined;
+  });
+}
+
+/** The errors of a list's fieldset that no row's inputs show (`rowPaths`: each row's body path). */
+function unclaimed(errors: ProblemFieldError[], path: string, rowPaths: string[]): ProblemFieldError[] {
+  return errorsAt(errors, path).filter((e) => !rowPaths.some((r) => e.path === `body.${r}` || e.path.startsWith(`body.${r}.`)));
+}
+
 /** The 422 field errors at `path` (a body field path such as `guardrails.loop.threshold`) or inside it. */
 function errorsAt(errors: ProblemFieldError[], path: string): ProblemFieldError[] {
   const full = `body.${path}`;
@@ -143,17 +182,21 @@ function errorsAt(errors: ProblemFieldError[], path: string): ProblemFieldError[
 interface FieldProps {
   id: string;
   label: string;
-  /** The body path whose 422 errors show under the input. */
+  /** The body path whose 422 errors show under the input (errors inside it too, unless `exact`). */
   path: string;
   errors: ProblemFieldError[];
+  /** Show only the errors at `path` itself, not those inside it (a rate limit's action, whose numbers have their own inputs). */
+  exact?: boolean;
+  /** A message of the form's own (a row it cannot send), shown like the API's. */
+  local?: string;
   hint?: string;
   /** The input, given the attributes that tie it to the label, hint and errors. */
   children: (a: { id: string; 'aria-invalid'?: true; 'aria-describedby'?: string }) => ReactNode;
 }
 
 /** A labelled input with its hint and, after a 422, the API's messages for its path (announced with the input). */
-function Field({ id, label, path, errors, hint, children }: FieldProps) {
-  const mine = errorsAt(errors, path);
+function Field({ id, label, path, errors, exact, local, hint, children }: FieldProps) {
+  const mine = [...(exact ? errors.filter((e) => e.path === `body.${path}`) : errorsAt(errors, path)), ...(local ? [{ path, message: local }] : [])];
   const described = [hint ? `${id}-hint` : '', mine.length ? `${id}-error` : ''].filter(Boolean).join(' ');
   return (
     <div className="form-row">
@@ -220,7 +263,11 @@ export function PolicyForm({ policy, onSaved, onCancel }: PolicyFormProps) {
   const setRule = (i: number, v: Partial<DowngradeDraft>) => setD((s) => ({ ...s, downgrades: s.downgrades.map((r, j) => (j === i ? { ...r, ...v } : r)) }));
   const p = policy ? 'edit' : 'new';
 
+  const repeated = repeatedRateLimits(d.rate_limits);
+  const setLimit = (i: number, v: Partial<RateLimitDraft>) => setD((s) => ({ ...s, rate_limits: s.rate_limits.map((r, j) => (j === i ? { ...r, ...v } : r)) }));
+
   const submit = () => {
+    if (repeated.some((r) => r !== undefined)) return; // shown next to the repeated action; the body could hold only one of them
     const body = bodyOf(d);
     const sent = policy ? changedFields(bodyOf(draftOf(policy)), body) : body;
     if (Object.keys(sent).length === 0) {
@@ -253,6 +300,32 @@ export function PolicyForm({ policy, onSaved, onCancel }: PolicyFormProps) {
         </label>
       </div>
 
+      <Field id={`${p}-agent-ids`} label="Applies to agents" path="agent_ids" errors={errors} hint="comma-separated agent ids; empty = every agent of the organisation">
+        {(a) => <input {...a} type="text" value={d.agent_ids} onChange={(e) => up('agent_ids', e.target.value)} />}
+      </Field>
+
+      <fieldset>
+        <legend>Actions (comma-separated action names)</legend>
+        <Field id={`${p}-denied`} label="Denied actions" path="denied_actions" errors={errors} hint="always blocked, whatever else the policy says">
+          {(a) => <input {...a} type="text" value={d.denied_actions} onChange={(e) => up('denied_actions', e.target.value)} />}
+        </Field>
+        <Field id={`${p}-approval`} label="Actions that need approval" path="approval_required_actions" errors={errors} hint="escalated: they wait in the approvals inbox for a human decision">
+          {(a) => <input {...a} type="text" value={d.approval_required_actions} onChange={(e) => up('approval_required_actions', e.target.value)} />}
+        </Field>
+        <div className="check-row">
+          <label>
+            <input type="checkbox" checked={d.allowed.restrict} onChange={(e) => up('allowed', { restrict: e.target.checked })} /> Allow only listed actions (an allow-list)
+          </label>
+        </div>
+        {d.allowed.restrict ? (
+          <Field id={`${p}-allowed`} label="Allowed actions" path="allowed_actions" errors={errors} hint="every other action is blocked; an empty list blocks every action">
+            {(a) => <input {...a} type="text" value={d.allowed.actions} onChange={(e) => up('allowed', { actions: e.target.value })} />}
+          </Field>
+        ) : (
+          <p className="muted field-hint">No allow-list: every action that is not denied is allowed.</p>
+        )}
+      </fieldset>
+
       <fieldset>
         <legend>Budgets (USD; empty = none)</legend>
         <div className="form-grid">
@@ -269,6 +342,38 @@ export function PolicyForm({ policy, onSaved, onCancel }: PolicyFormProps) {
       </fieldset>
 
       <fieldset>
+        <legend>Rate limits (calls per sliding window)</legend>
+        {unclaimed(errors, 'rate_limits', d.rate_limits.map((r) => `rate_limits.${r.action.trim()}`)).map((e, i) => (
+          <span key={i} className="field-error">
+            {e.path}: {e.message}
+          </span>
+        ))}
+        {d.rate_limits.length === 0 ? <p className="muted">No rate limits.</p> : null}
+        {d.rate_limits.map((r, i) => {
+          const at = `rate_limits.${r.action.trim()}`;
+          return (
+            <div key={i} className="rule-row" role="group" aria-label={`Rate limit ${i + 1}`}>
+              <Field id={`${p}-rl-${i}-action`} label={`Limit ${i + 1}: action`} path={at} exact errors={errors} local={repeated[i] ? `limit ${repeated[i]} already names this action: a policy has one limit per action` : undefined} hint="* = all actions together">
+                {(a) => <input {...a} type="text" value={r.action} onChange={(e) => setLimit(i, { action: e.target.value })} />}
+              </Field>
+              <Field id={`${p}-rl-${i}-calls`} label={`Limit ${i + 1}: calls`} path={`${at}.max_calls`} errors={errors} hint="at most this many calls">
+                {(a) => <input {...a} type="text" inputMode="numeric" value={r.max_calls} onChange={(e) => setLimit(i, { max_calls: e.target.value })} />}
+              </Field>
+              <Field id={`${p}-rl-${i}-window`} label={`Limit ${i + 1}: window (s)`} path={`${at}.window_seconds`} errors={errors} hint="a sliding window, in seconds">
+                {(a) => <input {...a} type="text" inputMode="decimal" value={r.window_seconds} onChange={(e) => setLimit(i, { window_seconds: e.target.value })} />}
+              </Field>
+              <button type="button" className="link-button" onClick={() => setD((s) => ({ ...s, rate_limits: s.rate_limits.filter((_, j) => j !== i) }))}>
+                Remove limit {i + 1}
+              </button>
+            </div>
+          );
+        })}
+        <button type="button" onClick={() => setD((s) => ({ ...s, rate_limits: [...s.rate_limits, { action: s.rate_limits.some((x) => x.action.trim() === ANY_ACTION) ? '' : ANY_ACTION, max_calls: '', window_seconds: '' }] }))}>
+          Add a rate limit
+        </button>
+      </fieldset>
+
+      <fieldset>
         <legend>Downgrades (change an argument instead of blocking; applied in order)</legend>
         {errorsAt(errors, 'downgrades')
           .filter((e) => !/^body\.downgrades\.\d+\./.test(e.path))
@@ -279,7 +384,7 @@ export function PolicyForm({ policy, onSaved, onCancel }: PolicyFormProps) {
           ))}
         {d.downgrades.length === 0 ? <p className="muted">No downgrade rules.</p> : null}
         {d.downgrades.map((r, i) => (
-          <div key={i} className="downgrade-rule" role="group" aria-label={`Downgrade rule ${i + 1}`}>
+          <div key={i} className="rule-row" role="group" aria-label={`Downgrade rule ${i + 1}`}>
             <Field id={`${p}-dg-${i}-action`} label={`Rule ${i + 1}: action`} path={`downgrades.${i}.action`} errors={errors} hint="* = every action">
               {(a) => <input {...a} type="text" value={r.action} onChange={(e) => setRule(i, { action: e.target.value })} />}
             </Field>
@@ -313,7 +418,7 @@ export function PolicyForm({ policy, onSaved, onCancel }: PolicyFormProps) {
             </button>
           </div>
         ))}
-        <button type="button" onClick={() => setD((s) => ({ ...s, downgrades: [...s.downgrades, { action: '*', argument: '', kind: 'max', max: '', from: '', to: '' }] }))}>
+        <button type="button" onClick={() => setD((s) => ({ ...s, downgrades: [...s.downgrades, { action: ANY_ACTION, argument: '', kind: 'max', max: '', from: '', to: '' }] }))}>
           Add a downgrade rule
         </button>
       </fieldset>

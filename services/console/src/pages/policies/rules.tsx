@@ -1,83 +1,106 @@
 /**
- * A policy's action budget, downgrades and guardrails: the enum values the form offers (plain arrays, checked
- * against the contract's types at compile time, since importing `@agp/contracts` at run time would bundle zod) and
- * {@link PolicyRules}, which shows them as sentences. Source: packages/contracts/src/policy.ts; docs/decisions.md
- * (The policy engine's action budget, downgrades and guardrails).
+ * A policy in words on its page: {@link PolicySummary}, every field as text (lists one item a line), and
+ * {@link PolicyDiffTable}, two versions of its fields side by side with the lines each side lacks marked, which the
+ * version comparison and each history entry use. The words come from `policy-text.ts`. Source: docs/console.md
+ * (Policies).
  */
-import type { DowngradeRule, Guardrails, ModerationCategory, PiiCategory, Policy } from '@agp/contracts';
-import { usd } from '../../components/format.js';
+import { Fragment } from 'react';
+import type { Policy, PolicyField } from '@agp/contracts';
+import { ABSENT, diffLines, FIELD_LABELS, NONE, fieldLines, POLICY_FIELDS, type DiffLine } from './policy-text.js';
 
-type SameUnion<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** Fields whose lines are names (actions, agents), printed on one line, comma-separated. */
+const NAME_LISTS = new Set<PolicyField>(['denied_actions', 'allowed_actions', 'approval_required_actions', 'agent_ids']);
 
-/** The PII categories (contract PII_CATEGORIES). */
-export const PII_CATEGORIES = ['email', 'phone', 'payment_card', 'iban', 'us_ssn', 'ip_address', 'secret'] as const;
-/** The moderation categories (contract MODERATION_CATEGORIES). */
-export const MODERATION_CATEGORIES = ['harassment', 'harassment/threatening', 'hate', 'hate/threatening', 'illicit', 'illicit/violent', 'self-harm', 'self-harm/intent', 'self-harm/instructions', 'sexual', 'sexual/minors', 'violence', 'violence/graphic'] as const;
-/** Modes of the moderation and loop guardrails. */
-export const GUARDRAIL_MODES = ['block', 'warn'] as const;
-/** Modes of the PII guardrail. */
-export const PII_GUARDRAIL_MODES = ['block', 'warn', 'redact'] as const;
+/** Fields whose lines are rules (one sentence each), listed even when there is one. */
+const RULE_LISTS = new Set<PolicyField>(['rate_limits', 'downgrades', 'guardrails']);
 
-const sameAsContract: [
-  SameUnion<(typeof PII_CATEGORIES)[number], PiiCategory>,
-  SameUnion<(typeof MODERATION_CATEGORIES)[number], ModerationCategory>,
-  SameUnion<(typeof PII_GUARDRAIL_MODES)[number], NonNullable<Guardrails['pii']>['mode']>,
-  SameUnion<(typeof GUARDRAIL_MODES)[number], NonNullable<Guardrails['loop']>['mode']>,
-] = [true, true, true, true];
-void sameAsContract;
-
-/** One downgrade rule as a sentence: `refund_payment: amount capped at 100`, `every action: model gpt-4o → gpt-4o-mini`. */
-export function downgradeText(r: DowngradeRule): string {
-  const who = r.action === '*' ? 'every action' : r.action;
-  if (r.replace) return `${who}: ${r.argument} ${Object.entries(r.replace).map(([from, to]) => `${from} → ${String(to)}`).join(', ')}`;
-  return `${who}: ${r.argument} capped at ${r.max}`;
+/** A field's lines: a list named after the field for names and rules (unless there are none), else text. */
+function Lines({ field, lines, testId }: { field: PolicyField; lines: DiffLine[]; testId?: string }) {
+  const single = lines.length === 1 && (!RULE_LISTS.has(field) || lines[0].text === NONE || lines[0].text === ABSENT);
+  if (single && !NAME_LISTS.has(field)) {
+    const [l] = lines;
+    return l.changed ? <mark data-testid={testId}>{l.text}</mark> : <span data-testid={testId}>{l.text}</span>;
+  }
+  return (
+    <ul className={NAME_LISTS.has(field) ? 'value-lines names' : 'value-lines'} aria-label={FIELD_LABELS[field]} data-testid={testId}>
+      {lines.map((l, i) => (
+        <li key={i}>{l.changed ? <mark>{l.text}</mark> : l.text}</li>
+      ))}
+    </ul>
+  );
 }
 
-const cats = (c: readonly string[] | undefined) => (c ? c.join(', ').replace(/_/g, ' ') : 'all categories');
+const plain = (field: PolicyField, v: unknown): DiffLine[] => fieldLines(field, v).map((text) => ({ text, changed: false }));
 
-/** Each configured guardrail as a [name, sentence] pair, in the contract's order. */
-export function guardrailTexts(g: Guardrails): Array<[string, string]> {
-  const out: Array<[string, string]> = [];
-  if (g.pii) out.push(['PII', `${g.pii.mode}: ${cats(g.pii.categories)}`]);
-  if (g.moderation) out.push(['Moderation', `${g.moderation.mode} at a score of ${g.moderation.threshold} or more: ${cats(g.moderation.categories)}`]);
-  if (g.loop) out.push(['Loop', `${g.loop.mode} after ${g.loop.threshold} identical calls within ${g.loop.window_seconds} s`]);
-  if (g.idempotency) out.push(['Idempotency', `${g.idempotency.actions.join(', ')}: a repeat within ${g.idempotency.ttl_seconds} s returns the first result`]);
-  return out;
-}
-
-/** The action budget, downgrade rules and guardrails of a policy, as a description list. */
-export function PolicyRules({ p }: { p: Policy }) {
-  const guards = guardrailTexts(p.guardrails ?? {});
+/** Every field of a policy as a description list (the name is the page's title, so it is left out). */
+export function PolicySummary({ p }: { p: Policy }) {
   return (
     <dl className="policy-rules">
-      <dt>Action budget</dt>
-      <dd data-testid="action-budget">{p.action_budget === null || p.action_budget === undefined ? 'none' : `${usd(p.action_budget)} per action`}</dd>
-      <dt>Downgrades</dt>
-      <dd>
-        {p.downgrades?.length ? (
-          <ol aria-label="Downgrade rules">
-            {p.downgrades.map((r, i) => (
-              <li key={i}>{downgradeText(r)}</li>
-            ))}
-          </ol>
-        ) : (
-          'none'
-        )}
-      </dd>
-      <dt>Guardrails</dt>
-      <dd>
-        {guards.length ? (
-          <ul aria-label="Guardrails">
-            {guards.map(([name, t]) => (
-              <li key={name}>
-                <strong>{name}</strong> {t}
-              </li>
-            ))}
-          </ul>
-        ) : (
-          'none'
-        )}
-      </dd>
+      {POLICY_FIELDS.filter((f) => f !== 'name').map((f) => (
+        <Fragment key={f}>
+          <dt>{FIELD_LABELS[f]}</dt>
+          <dd>
+            <Lines field={f} lines={plain(f, p[f])} testId={`policy-${f.replace(/_/g, '-')}`} />
+          </dd>
+        </Fragment>
+      ))}
     </dl>
+  );
+}
+
+/** Props of {@link PolicyDiffTable}. */
+export interface PolicyDiffTableProps {
+  /** What is compared, for screen readers (visually hidden caption). */
+  caption: string;
+  /** The column headers of the two versions; one header for a creation, which has no before (one column, nothing marked). */
+  headers: [string, string] | [string];
+  /** The fields to show, each with its two values. */
+  rows: Array<{ field: PolicyField; from: unknown; to: unknown }>;
+}
+
+/**
+ * Fields of two versions of a policy side by side, in words. A changed field's row is marked `data-changed="yes"`
+ * (and "(changed)" for screen readers); within it, the lines one side lacks are highlighted (`<mark>`).
+ */
+export function PolicyDiffTable({ caption, headers, rows }: PolicyDiffTableProps) {
+  const created = headers.length === 1;
+  return (
+    <div className="table-scroll">
+      <table className="change-table">
+        <caption className="visually-hidden">{caption}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Field</th>
+            {headers.map((h) => (
+              <th key={h} scope="col">
+                {h}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map(({ field, from, to }) => {
+            const d = created ? { from: [], to: plain(field, to), changed: false } : diffLines(field, from, to);
+            const tone = (side: string) => (d.changed ? side : undefined);
+            return (
+              <tr key={field} data-changed={d.changed ? 'yes' : 'no'} data-field={field}>
+                <th scope="row">
+                  {FIELD_LABELS[field]}
+                  {d.changed ? <span className="visually-hidden"> (changed)</span> : null}
+                </th>
+                {created ? null : (
+                  <td className={tone('diff-from')}>
+                    <Lines field={field} lines={d.from} />
+                  </td>
+                )}
+                <td className={tone('diff-to')}>
+                  <Lines field={field} lines={d.to} />
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
   );
 }

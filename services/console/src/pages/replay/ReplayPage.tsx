@@ -11,7 +11,7 @@
 import { useMemo } from 'react';
 import { Link, useParams } from 'react-router';
 import type { ReplayAggregates, ReplayAnalysis, ReplayHistoryPage, ReplaySubmission } from '@agp/contracts';
-import { PageHeader } from '../../app/Layout.js';
+import { PageHeader } from '../../components/PageHeader.js';
 import { useApiQuery } from '../../api/hooks.js';
 import { Chart, type ChartSeries } from '../../components/Chart.js';
 import { DataTable, Pagination, type Column } from '../../components/DataTable.js';

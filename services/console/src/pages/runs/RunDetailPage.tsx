@@ -1,10 +1,11 @@
 /**
  * One run (`/runs/:id`, `GET /api/v1/runs/{id}`): its totals and its ledger — every recorded action, oldest first,
  * with estimated and actual cost (USD), duration, inputs and outputs — paged with `actions_skip` / `actions_limit`
- * (the URL's `skip`). Source: spec §Stats; docs/api.md (Runs and the action ledger).
+ * (the URL's `skip`). A ledger row is one line at any width (inputs and outputs as one-line previews); the action's
+ * button opens its inputs, outputs and error in full under it. Source: spec §Stats; docs/api.md (Runs and the action ledger).
  */
 import { Link, useParams } from 'react-router';
-import { PageHeader } from '../../app/Layout.js';
+import { PageHeader } from '../../components/PageHeader.js';
 import { useApiQuery } from '../../api/hooks.js';
 import type { RunDetail } from '../../api/types.js';
 import { DataTable, Pagination } from '../../components/DataTable.js';
@@ -16,7 +17,13 @@ import { StatCard, StatCards } from '../../components/StatCard.js';
 import { Tag } from '../../components/Tag.js';
 import { usePaging } from '../../components/url.js';
 
-/** The run detail view with its ledger. */
+/** A JSON value on one line (a ledger cell's preview; the whole value is in the row's detail); null for none. */
+function oneLine(v: unknown): string | null {
+  if (v === null || v === undefined) return null;
+  return JSON.stringify(v);
+}
+
+/** The run detail view with its ledger: one line an action, its inputs, outputs and error in full on demand. */
 export function RunDetailPage() {
   const { id = '' } = useParams();
   const { skip, limit, setSkip } = usePaging(100);
@@ -57,16 +64,33 @@ export function RunDetailPage() {
                 rows={r.actions}
                 rowKey={(a) => a.id}
                 columns={[
-                  { key: 'time', header: 'Time', cell: (a) => <Time iso={a.timestamp} /> },
                   { key: 'action', header: 'Action', cell: (a) => <Truncate text={a.action_name} /> },
+                  { key: 'time', header: 'Time', cell: (a) => <Time iso={a.timestamp} /> },
                   { key: 'status', header: 'Status', cell: (a) => <Tag value={a.status} /> },
                   { key: 'estimated', header: 'Estimated', cell: (a) => usd(a.cost_usd), numeric: true },
                   { key: 'actual', header: 'Actual', cell: (a) => usd(a.actual_cost_usd), numeric: true },
                   { key: 'duration', header: 'Duration', cell: (a) => duration(a.duration_ms), numeric: true },
-                  { key: 'inputs', wrap: true, header: 'Inputs', cell: (a) => <JsonView value={a.inputs} foldAt={200} /> },
-                  { key: 'outputs', wrap: true, header: 'Outputs', cell: (a) => <JsonView value={a.outputs} foldAt={200} /> },
-                  { key: 'error', wrap: true, header: 'Error', cell: (a) => <LongText text={a.error} foldAt={200} /> },
+                  { key: 'inputs', fill: true, header: 'Inputs', cell: (a) => <Truncate text={oneLine(a.inputs)} width="fill" mono /> },
+                  { key: 'outputs', fill: true, header: 'Outputs', cell: (a) => <Truncate text={oneLine(a.outputs)} width="fill" mono /> },
+                  { key: 'error', header: 'Error', cell: (a) => <Truncate text={a.error} width="text" /> },
                 ]}
+                rowId={(a) => a.id}
+                detail={(a) => (
+                  <dl className="fields">
+                    <dt>Inputs</dt>
+                    <dd>
+                      <JsonView value={a.inputs} />
+                    </dd>
+                    <dt>Outputs</dt>
+                    <dd>
+                      <JsonView value={a.outputs} />
+                    </dd>
+                    <dt>Error</dt>
+                    <dd>
+                      <LongText text={a.error} />
+                    </dd>
+                  </dl>
+                )}
               />
               <Pagination total={r.actions_total} skip={r.actions_skip} limit={r.actions_limit} onSkip={setSkip} />
             </>

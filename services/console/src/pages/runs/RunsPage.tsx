@@ -5,7 +5,7 @@
  * over the six fixed skew buckets. Source: spec §Stats, list_runs; architecture §4 (Estimation accuracy).
  */
 import { Link } from 'react-router';
-import { PageHeader } from '../../app/Layout.js';
+import { PageHeader } from '../../components/PageHeader.js';
 import { useApiQuery } from '../../api/hooks.js';
 import { RUN_STATUSES, type EstimationAccuracy, type Run } from '../../api/types.js';
 import { DataTable } from '../../components/DataTable.js';
