@@ -254,7 +254,10 @@ describeModes(
       const [a, b] = await Promise.all([main.next((x) => x.event === 'kill_switch.changed', mainFrom), resumed.next((x) => x.event === 'kill_switch.changed', resumedFrom)]);
       expect(a.data.engaged).toBe(true);
       expect(b.id).toBe(a.id);
+      const releasedFrom = main.events.length;
       expect((await setSwitch(p, false)).status).toBe(200);
+      // The feed has handed the release out: a stream opened now starts after it.
+      await main.next((x) => x.event === 'kill_switch.changed', releasedFrom);
       expectProblem(await call(p, 'GET', `/api/v1/agents/${agent}/governance/events`, { key: p.readKey, headers: { 'last-event-id': 'yesterday' } }), 422, ['header.last-event-id']);
       // An id past the log's head (the platform's data was reset) starts live instead of skipping what comes.
       const reset = await SseStream.open(p, agent, p.readKey, '999999999999');
