@@ -52,6 +52,14 @@ describe('OpenAPI document', () => {
     expect([...used].filter((name) => !schemas[name])).toEqual([]);
   });
 
+  it("describes each mode a guardrail takes: the PII guardrail's redact too", () => {
+    const guardrails = (schemas.Policy.properties.guardrails as Json).properties as Record<string, Json>;
+    const pii = guardrails.pii.properties.mode as Json;
+    expect(pii.enum).toEqual(['block', 'warn', 'redact']);
+    for (const mode of pii.enum) expect(pii.description).toContain(mode);
+    expect(guardrails.moderation.properties.mode.description).toBe('How the guardrail acts: block or warn.');
+  });
+
   it('declares a licence with a name and an SPDX identifier or url', () => {
     expect(doc.info.license).toEqual(OPENAPI_LICENSE);
     expect(typeof doc.info.license.name).toBe('string');

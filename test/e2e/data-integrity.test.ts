@@ -108,19 +108,22 @@ describeModes('data integrity: concurrent kill switches, CSV formula cells, run 
   describe('run consistency', () => {
     const getRun = (id: string) => call(p(), 'GET', `/api/v1/runs/${id}`, { key: p().readKey });
 
-    it('refuses at ingest, per event, a run.end before its run.start and a second run.start of another agent in the same batch', async () => {
+    it("refuses at ingest, per event, a run.end before its run.start, and a second run.start or an action of another agent in the same batch", async () => {
       const run = `rc-${uniq()}`;
       const start = ev('run.start', { run_id: run, agent_id: 'agent-a', started_at: '2030-01-01T10:00:00.000Z' });
       const other = ev('run.start', { run_id: run, agent_id: 'agent-b' });
       const early = ev('run.end', { run_id: run, agent_id: 'agent-a', status: 'completed', ended_at: '2030-01-01T09:00:00.000Z' });
-      const r = await ingest([start, other, early]);
-      expect(r.successes.map((s) => s.id)).toEqual([start.id]);
+      const foreign = ev('action.record', { run_id: run, agent_id: 'agent-b', action_name: 'search', status: 'success', cost_usd: 1 });
+      const own = ev('action.record', { run_id: run, agent_id: 'agent-a', action_name: 'search', status: 'success', cost_usd: 0.5 });
+      const r = await ingest([start, other, early, foreign, own]);
+      expect(r.successes.map((s) => s.id)).toEqual([start.id, own.id]);
       expect(r.errors).toEqual([
         { id: other.id, status: 409, message: expect.stringMatching(/^batch\[1\]\.body\.agent_id: run \S+ belongs to agent agent-a/) },
         { id: early.id, status: 422, message: expect.stringMatching(/^batch\[2\]\.body\.ended_at: 2030-01-01T09:00:00.000Z is before the run's started_at 2030-01-01T10:00:00.000Z/) },
+        { id: foreign.id, status: 409, message: expect.stringMatching(/^batch\[3\]\.body\.agent_id: run \S+ belongs to agent agent-a \(run\.start \S+ in this batch\)/) },
       ]);
       const shown = await eventually(async () => ((await getRun(run)).status === 200 ? (await getRun(run)).body : null), 20_000);
-      expect(shown).toMatchObject({ agent_id: 'agent-a', status: 'running', duration_ms: null });
+      expect(shown).toMatchObject({ agent_id: 'agent-a', status: 'running', duration_ms: null, action_count: 1, cost_usd: 0.5 });
     });
 
     it('across batches: no negative duration anywhere, and the contradicting events are refused with a reason an operator can read', async () => {
@@ -137,22 +140,25 @@ describeModes('data integrity: concurrent kill switches, CSV formula cells, run 
       const lateStart = ev('run.start', { run_id: endFirst, agent_id: 'agent-a', started_at: '9999-01-01T00:00:00.000Z' });
       const earlyEnd = ev('run.end', { run_id: startFirst, agent_id: 'agent-a', status: 'failed', ended_at: '2030-01-01T09:00:00.000Z' });
       const second = ev('run.start', { run_id: agentRun, agent_id: 'agent-b' });
-      expect((await ingest([lateStart, earlyEnd, second])).errors).toEqual([]);
+      const foreign = ev('action.record', { run_id: agentRun, agent_id: 'agent-b', action_name: 'search', status: 'success', cost_usd: 1 });
+      expect((await ingest([lateStart, earlyEnd, second, foreign])).errors).toEqual([]);
 
       const refused = await eventually(async () => {
         const rows = (await p().projectionDeadLetters()).filter((d) => d.subscription === 'stats-read-model' && d.error.startsWith('refused:'));
-        const mine = [lateStart, earlyEnd, second].map((e) => rows.find((d) => d.error.includes(e.id === second.id ? 'agent-b' : e.id === lateStart.id ? '9999-01-01' : '2030-01-01T09:00')));
+        const marks = ['9999-01-01', '2030-01-01T09:00', `run.start names agent agent-b, but run ${agentRun}`, `action.record names agent agent-b, but run ${agentRun}`];
+        const mine = marks.map((m) => rows.find((d) => d.error.includes(m)));
         return mine.every(Boolean) ? mine : null;
       }, 20_000);
       expect(refused.map((d) => [d!.event_type, d!.error])).toEqual([
         ['RunStarted', "refused: run.start started_at 9999-01-01T00:00:00.000Z is after the run's ended_at 1001-01-01T00:00:00.000Z"],
         ['RunEnded', "refused: run.end ended_at 2030-01-01T09:00:00.000Z is before the run's started_at 2030-01-01T10:00:00.000Z"],
         ['RunStarted', `refused: run.start names agent agent-b, but run ${agentRun} belongs to agent agent-a`],
+        ['ActionRecorded', `refused: action.record names agent agent-b, but run ${agentRun} belongs to agent agent-a`],
       ]);
 
       expect((await getRun(endFirst)).body).toMatchObject({ status: 'completed', started_at: null, ended_at: '1001-01-01T00:00:00.000Z', duration_ms: null });
       expect((await getRun(startFirst)).body).toMatchObject({ status: 'running', started_at: '2030-01-01T10:00:00.000Z', ended_at: null, duration_ms: null });
-      expect((await getRun(agentRun)).body).toMatchObject({ agent_id: 'agent-a' });
+      expect((await getRun(agentRun)).body).toMatchObject({ agent_id: 'agent-a', action_count: 0, cost_usd: 0 });
       // Nowhere a negative duration: the runs list, each run, the stats.
       const runs = (await call(p(), 'GET', '/api/v1/runs?limit=100', { key: p().readKey })).body.runs as Array<{ duration_ms: number | null }>;
       expect(runs.filter((r) => r.duration_ms !== null && r.duration_ms < 0)).toEqual([]);

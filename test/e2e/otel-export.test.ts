@@ -63,6 +63,22 @@ function expectIngestChain(spans: ReceivedSpan[], services: { gateway: string; i
   return consumed;
 }
 
+/**
+ * Assert that the consumer's database writes are database client spans (`pg.query:…`) of scope `scope` under
+ * `consumed`, with `db.system.name` postgresql and the statement's text, and no argument value (the ingested action name).
+ */
+function expectDatabaseSpans(spans: ReceivedSpan[], consumed: ReceivedSpan, scope: string): void {
+  const byId = new Map(spans.map((s) => [s.spanId, s]));
+  const under = (s: ReceivedSpan, ancestor: string): boolean => s.parentSpanId === ancestor || (byId.has(s.parentSpanId) && under(byId.get(s.parentSpanId)!, ancestor));
+  const queries = spans.filter((s) => s.scope === scope && s.name.startsWith('pg.query') && s.service === consumed.service && under(s, consumed.spanId));
+  expect(queries.length).toBeGreaterThan(0);
+  for (const q of queries) {
+    expect(q.kind).toBe(SPAN_KIND.client);
+    expect(q.attributes).toMatchObject({ 'db.system.name': 'postgresql', 'db.query.text': expect.any(String) });
+  }
+  expect(JSON.stringify(queries.map((q) => q.attributes))).not.toContain('delete_records');
+}
+
 describe.skipIf(skipIntegration())('trace export (distributed)', () => {
   let receiver: OtlpReceiver;
   let run: DistributedRun | undefined;
@@ -87,12 +103,7 @@ describe.skipIf(skipIntegration())('trace export (distributed)', () => {
     const spans = await traceOf(receiver, traceId, (s) => s.some((x) => x.service === 'agp-interventions' && x.scope === '@opentelemetry/instrumentation-pg'));
     const consumed = expectIngestChain(spans, { gateway: 'agp-gateway', ingest: 'agp-ingest', interventions: 'agp-interventions' });
     // The consumer's writes are PostgreSQL spans (the maintained pg instrumentation) under it, without argument values.
-    const byId = new Map(spans.map((s) => [s.spanId, s]));
-    const under = (s: ReceivedSpan, ancestor: string): boolean => s.parentSpanId === ancestor || (byId.has(s.parentSpanId) && under(byId.get(s.parentSpanId)!, ancestor));
-    const queries = spans.filter((s) => s.scope === '@opentelemetry/instrumentation-pg' && s.service === 'agp-interventions' && under(s, consumed.spanId));
-    expect(queries.length).toBeGreaterThan(0);
-    expect(queries[0].attributes).toMatchObject({ 'db.system.name': 'postgresql' });
-    expect(JSON.stringify(queries.map((q) => q.attributes))).not.toContain('delete_records');
+    expectDatabaseSpans(spans, consumed, '@opentelemetry/instrumentation-pg');
     expect(receiver.encodings).toMatchObject({ protobuf: 0 });
   });
 });
@@ -110,10 +121,13 @@ describe('trace export (embedded)', () => {
     await receiver?.close();
   });
 
-  it('exports the same trace shape from one process (service.name agp), in protobuf by default', async () => {
+  it('exports the same trace shape from one process (service.name agp), in protobuf by default, its database statements included', async () => {
     const traceId = randomBytes(16).toString('hex');
     await ingestOne({ url }, 'agp_otel_write_key_001', 'agp_otel_read_key_0001', traceId);
-    expectIngestChain(await traceOf(receiver, traceId), { gateway: 'agp', ingest: 'agp', interventions: 'agp' });
+    const spans = await traceOf(receiver, traceId, (s) => s.some((x) => x.scope === 'agp.pglite'));
+    const consumed = expectIngestChain(spans, { gateway: 'agp', ingest: 'agp', interventions: 'agp' });
+    // The embedded database's statements are the same database client spans as PostgreSQL's in distributed mode.
+    expectDatabaseSpans(spans, consumed, 'agp.pglite');
     expect(receiver.encodings).toMatchObject({ json: 0 });
   });
 

@@ -462,17 +462,39 @@ describeModes('policies, agents and kill switches', (platform) => {
       expect(await p().streamEventTypes(`killswitch-${deterministicId(reg.body.organization_id, 'agent', agent)}`)).toEqual(['KillSwitchEngaged', 'KillSwitchReleased']);
     });
 
-    it('answers 404 when engaging the switch of an unregistered agent', async () => {
-      expectProblem(await call(p(), 'PUT', `/api/v1/kill-switches/agents/ghost-${uniq()}`, { key: p().writeKey, body: { engaged: true } }), 404);
+    it('engages the switch of an agent the registry does not know: listed, and its decisions blocked until released', async () => {
+      const agent = `ghost-${uniq()}`;
+      const decide = async () => {
+        const r = await call(p(), 'POST', '/api/v1/policies/evaluate', { key: p().writeKey, body: { agent_id: agent, action_name: 'search' } });
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        return r.body;
+      };
+      expect(await decide()).toMatchObject({ decision: 'allow' });
+      const on = await call(p(), 'PUT', `/api/v1/kill-switches/agents/${agent}`, { key: p().writeKey, body: { engaged: true, reason: 'unknown agent spending' } });
+      expect(on.status, JSON.stringify(on.body)).toBe(200);
+      expect(on.body).toMatchObject({ scope: 'agent', agent_id: agent, engaged: true, reason: 'unknown agent spending', version: 1 });
+      expect((await call(p(), 'GET', '/api/v1/kill-switches', { key: p().readKey })).body.agents).toContainEqual(on.body);
+      expect(await decide()).toMatchObject({ decision: 'block', rule: 'agent_kill_switch' });
+      // The registry still does not know it: the switch did not register it.
+      expectProblem(await call(p(), 'GET', `/api/v1/agents/${agent}`, { key: p().readKey }), 404);
+      const off = await call(p(), 'PUT', `/api/v1/kill-switches/agents/${agent}`, { key: p().writeKey, body: { engaged: false } });
+      expect(off.body).toMatchObject({ engaged: false, version: 2 });
+      expect((await call(p(), 'GET', '/api/v1/kill-switches', { key: p().readKey })).body.agents.map((a: { agent_id: string }) => a.agent_id)).not.toContain(agent);
+      expect(await decide()).toMatchObject({ decision: 'allow' });
     });
 
-    it('answers 404 for another organisation\'s agent and leaves its switch alone', async () => {
+    it("sets only the caller's organisation's switch of an agent id another organisation registered", async () => {
       const agent = `theirs-${uniq()}`;
       expect((await register({ agent_id: agent })).status).toBe(201);
-      expectProblem(await call(p(), 'PUT', `/api/v1/kill-switches/agents/${agent}`, { key: p().otherOrgWriteKey, body: { engaged: true } }), 404);
-      expect((await call(p(), 'GET', `/api/v1/agents/${agent}`, { key: p().readKey })).body.kill_switch.engaged).toBe(false);
+      const theirs = await call(p(), 'PUT', `/api/v1/kill-switches/agents/${agent}`, { key: p().otherOrgWriteKey, body: { engaged: true } });
+      expect(theirs.status).toBe(200);
+      try {
+        expect((await call(p(), 'GET', `/api/v1/agents/${agent}`, { key: p().readKey })).body.kill_switch.engaged).toBe(false);
+        expect((await call(p(), 'GET', '/api/v1/kill-switches', { key: p().readKey })).body.agents.map((a: { agent_id: string }) => a.agent_id)).not.toContain(agent);
+      } finally {
+        await call(p(), 'PUT', `/api/v1/kill-switches/agents/${agent}`, { key: p().otherOrgWriteKey, body: { engaged: false } });
+      }
     });
-
     it('refuses a read key with 403 and changes nothing', async () => {
       const agent = `ro-ks-${uniq()}`;
       expect((await register({ agent_id: agent })).status).toBe(201);

@@ -87,9 +87,12 @@ describe('agp replay: the built CLI against the embedded platform', () => {
     const r = await agp(['replay', run, '--url', p.url, '--key', p.writeKey, '--handlers', HANDLERS, '--submission-id', `sub-${run}`]);
     expect(r.code, r.err + r.out).toBe(1);
     expect(r.err).toContain('verified');
-    expect(r.err).toMatch(/\[1\/3\] add: match/);
-    expect(r.err).toMatch(/\[2\/3\] uppercase: DIVERGED/);
-    expect(r.err).toMatch(/\[3\/3\] current_time: skipped \(non-deterministic\)/);
+    // Steps are numbered from 0 in the progress and in the summary alike.
+    expect(r.err).toContain('3 actions: steps 0–2');
+    expect(r.err).toMatch(/step 0 add: match/);
+    expect(r.err).toMatch(/step 1 uppercase: DIVERGED/);
+    expect(r.err).toMatch(/step 2 current_time: skipped \(non-deterministic\)/);
+    expect(r.out).toMatch(/step 1 uppercase: expected/);
     expect(r.out).toContain(`replay of run ${run}: partial`);
     expect(r.out).toContain(`submitted: sub-${run}`);
     const h = await eventually(async () => {

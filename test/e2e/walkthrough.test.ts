@@ -9,7 +9,7 @@ import { startQuickstart, stopQuickstart } from '../support/quickstart.js';
 /**
  * docs/walkthrough.md, run as written: the embedded platform started as `npm run quickstart` starts it (a first start
  * in a fresh data folder, which creates the organisation and saves its keys to first-run-keys.json), then
- * `bash examples/walkthrough.sh` against it, given only the platform's URL (`AGP`) and its data folder
+ * `bash examples/walkthrough.sh` against it, given only the platform's URL (`AGP_URL`) and its data folder
  * (`AGP_DATA_DIR`): the script takes the keys from first-run-keys.json, as on a reader's machine. Checks that
  * - the script exits 0 (it stops at the first failing command: `set -euo pipefail`);
  * - every command the page shows (its ```bash blocks) is in the script, in the page's order;
@@ -55,8 +55,9 @@ describe('docs/walkthrough.md: examples/walkthrough.sh on a fresh quickstart', (
     const started = await startQuickstart(cwd);
     platform = started.child;
     run = await new Promise((resolve, reject) => {
-      const env: NodeJS.ProcessEnv = { ...process.env, AGP: started.url, AGP_DATA_DIR: join(cwd, 'data') };
-      for (const name of ['WRITE_KEY', 'READ_KEY', 'AGP_KEY', 'AGP_URL']) delete env[name];
+      const env: NodeJS.ProcessEnv = { ...process.env, AGP_DATA_DIR: join(cwd, 'data') };
+      for (const name of ['WRITE_KEY', 'READ_KEY', 'AGP_KEY', 'AGP']) delete env[name];
+      env.AGP_URL = started.url;
       const child = spawn('bash', [join(REPO_ROOT, 'examples/walkthrough.sh')], { cwd, env });
       let out = '';
       let err = '';

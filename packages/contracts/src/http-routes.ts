@@ -515,7 +515,7 @@ const ROUTES = [
     status: 200,
     operationId: 'setAgentKillSwitch',
     tags: ['Kill switches'],
-    summary: 'Engage or release one agent’s kill switch (the agent must be registered)',
+    summary: 'Engage or release one agent’s kill switch (any agent id, registered or not)',
     description: KILL_SWITCH_PUT,
     returns: 'The new state',
     problems: { 409: CONCURRENT_CONFLICT('The kill switch') },

@@ -23,5 +23,6 @@ export * from './decision-span.js';
 export * from './replay.js';
 export * from './canonical.js';
 export * from './governance.js';
+export * from './governance-feed.js';
 export * from './numbers.js';
 export * from './key-order.js';

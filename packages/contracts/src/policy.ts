@@ -112,7 +112,7 @@ export const PII_GUARDRAIL_MODES = ['block', 'warn', 'redact'] as const;
 
 /** Personal-data guardrail. `categories` omitted = all of {@link PII_CATEGORIES}; `mode` defaults to block. */
 export const PiiGuardrailSchema = z.strictObject({
-  mode: z.enum(PII_GUARDRAIL_MODES).default('block'),
+  mode: z.enum(PII_GUARDRAIL_MODES).default('block').describe('How the guardrail acts: block stops the action, warn lets it run with a warning, redact masks each match in the arguments and lets it run.'),
   categories: z.array(z.enum(PII_CATEGORIES)).min(1, 'list at least one category, or omit categories for all').max(PII_CATEGORIES.length).optional(),
 });
 

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
-import { isTransientInfraError } from '@agp/runtime';
+import { dbStatementSpan, isTransientInfraError } from '@agp/runtime';
 import type { QueryOptions, Sql, SqlExecutor } from './types.js';
 
 /** The part of a (pino) logger {@link createPgSql} uses. */
@@ -153,32 +153,39 @@ await db.close();`;
   if (r.status !== 0) throw new Error(`initialising the embedded database in ${dataDir} failed: ${r.stderr || r.error?.message}`);
 }
 
+/** The database PGlite serves (its `current_database()`): `db.namespace` of its statements' spans. */
+const PGLITE_DATABASE = 'postgres';
+
 /**
- * A {@link Sql} over PGlite. PGlite runs one statement at a time, so transactions serialise.
+ * A {@link Sql} over PGlite. PGlite runs one statement at a time, so transactions serialise. Each statement runs in
+ * a database client span of the pg instrumentation's shape (`dbStatementSpan` of `@agp/runtime`: `db.system.name`
+ * `postgresql`, its text, no parameter values) when the active span is recording, so an embedded trace shows its
+ * database work as a distributed one does (PGlite's own `BEGIN` and `COMMIT` of a transaction have no span).
  * @param dataDir folder holding the database files (created on first use); omitted keeps it in memory.
  */
 export async function createPgliteSql(dataDir?: string): Promise<Sql> {
   const { PGlite } = await import('@electric-sql/pglite');
   if (dataDir) initPgliteDataDir(dataDir);
   const db = await PGlite.create({ ...(dataDir ? { dataDir } : {}), postgresqlconf: PGLITE_CONF });
+  const traced = <T>(text: string, fn: () => Promise<T>) => dbStatementSpan(PGLITE_DATABASE, text, fn);
   return {
     kind: 'pglite',
     async query<R>(text: string, params?: unknown[]) {
-      const res = await db.query<R>(text, params);
+      const res = await traced(text, () => db.query<R>(text, params));
       return { rows: res.rows };
     },
     async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
       return db.transaction(async (t) =>
         fn({
           async query<R>(text: string, params?: unknown[]) {
-            const res = await t.query<R>(text, params);
+            const res = await traced(text, () => t.query<R>(text, params));
             return { rows: res.rows };
           },
         }),
       );
     },
     async exec(text: string) {
-      await db.exec(text);
+      await traced(text, () => db.exec(text));
     },
     async close() {
       if (!db.closed) await db.close();

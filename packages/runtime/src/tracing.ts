@@ -18,7 +18,7 @@
  * imports the application bundle `dist/app.js`. Source: architecture §5 (operations), docs/operations.md (Tracing).
  */
 import { createRequire } from 'node:module';
-import { context, isSpanContextValid, trace } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, context, isSpanContextValid, trace, type Attributes } from '@opentelemetry/api';
 
 /** The environment variables tracing reads (the OpenTelemetry SDK's standard ones). */
 export type TracingEnv = Record<string, string | undefined>;
@@ -89,4 +89,46 @@ export function activeTraceIds(): { trace_id?: string; span_id?: string } {
   const sc = trace.getSpan(context.active())?.spanContext();
   if (!sc || !isSpanContextValid(sc) || !(sc.traceFlags & 1)) return {};
   return { trace_id: sc.traceId, span_id: sc.spanId };
+}
+
+/** Scope of the database client spans of the embedded database (PGlite); the `pg` driver's are the pg instrumentation's. */
+export const DB_SPAN_SCOPE = 'agp.pglite';
+
+/**
+ * The operation of a statement as the pg instrumentation names it: its first word in upper case, without a trailing
+ * `;` (`SELECT`, `INSERT`, `BEGIN`). Pure.
+ */
+export function statementOperation(text: string): string {
+  const trimmed = text.trim();
+  const space = trimmed.search(/\s/);
+  const word = (space === -1 ? trimmed : trimmed.slice(0, space)).toUpperCase();
+  return word.endsWith(';') ? word.slice(0, -1) : word;
+}
+
+/**
+ * Run database statement `text` in a database client span of the shape the pg instrumentation
+ * (`@opentelemetry/instrumentation-pg` 0.76) gives a `pg` query, so that a trace reads the same whichever database
+ * serves it: name `pg.query:<OPERATION> <database>`, kind CLIENT, `db.system.name` `postgresql`, `db.namespace` the
+ * database, `db.query.text` the statement's text. Never the parameter values (as the instrumentation without
+ * `enhancedDatabaseReporting`). A failure sets the span's status to ERROR with the error's message and `error.type` its
+ * SQLSTATE (`code`) when it has one, and is rethrown. As {@link pgSpansOnlyUnderRecordingParent} for `pg`: no span
+ * unless the active span is recording (tracing off, no request, or a request sampled out cost one context lookup).
+ * Used by the embedded database's adapter (`createPgliteSql` of `@agp/eventstore`). Source: docs/operations.md (Tracing).
+ * @param database the database's name (`db.namespace`).
+ */
+export function dbStatementSpan<T>(database: string, text: string, fn: () => Promise<T>): Promise<T> {
+  if (!trace.getSpan(context.active())?.isRecording()) return fn();
+  const attributes: Attributes = { 'db.system.name': 'postgresql', 'db.namespace': database, 'db.query.text': text };
+  return trace.getTracer(DB_SPAN_SCOPE).startActiveSpan(`pg.query:${statementOperation(text)} ${database}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    try {
+      return await fn();
+    } catch (err) {
+      const code = (err as { code?: unknown } | null)?.code;
+      if (typeof code === 'string') span.setAttribute('error.type', code);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
 }

@@ -12,30 +12,12 @@
  * Source: the SDK's live policies, kill switches and approvals; architecture §3 (event store: global positions
  * are committed in order).
  */
-import {
-  APPROVAL_EXPIRED_REASON,
-  GOVERNANCE_SOURCE_EVENT_TYPES,
-  InterventionEvents,
-  KillSwitchEvents,
-  PolicyEvents,
-  type GovernanceSseEvent,
-  type InterventionOutcomeChangedData,
-  type KillSwitchChangedData,
-} from '@agp/contracts';
+import { GOVERNANCE_SOURCE_EVENT_TYPES, governanceFeedEventOf, governanceFeedNeedsStream, type GovernanceFeedEvent } from '@agp/contracts';
 import type { EventStore, StoredEvent } from '@agp/eventstore';
 import type { Logger } from '@agp/runtime';
 
-/** One event of the feed, as a stream sends it. */
-export interface FeedEvent {
-  /** The event store's global position: the SSE `id:`. */
-  position: bigint;
-  organization_id: string;
-  event: Exclude<GovernanceSseEvent, 'ready'>;
-  /** The SSE `data:` object. */
-  data: Record<string, unknown>;
-  /** The agents it concerns; null = every agent of the organisation. */
-  agents: readonly string[] | null;
-}
+/** One event of the feed, as a stream sends it (see `GovernanceFeedEvent` of `@agp/contracts`). */
+export type FeedEvent = GovernanceFeedEvent;
 
 /** A stream's end of the feed. */
 export interface FeedSubscriber {
@@ -45,80 +27,6 @@ export interface FeedSubscriber {
   deliver(event: FeedEvent): void;
 }
 
-/**
- * A feed event as read from the log, with what scoping needs from its stream: an outcome change's agent (its
- * intervention's first event), and a policy's agent scope as of that event (the latest `agent_ids` its stream set at
- * or before it).
- */
-export interface FeedRow {
-  position: string;
-  event_type: string;
-  data: unknown;
-  organization_id: string;
-  actor: string | null;
-  stream_version: number;
-  recorded_at: unknown;
-  approval_agent: string | null;
-  policy_scope: unknown;
-}
-
-const parse = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T;
-const iso = (v: unknown): string => (v instanceof Date ? v.toISOString() : String(v));
-const POLICY_CHANGE: Record<string, 'created' | 'updated' | 'enabled' | 'disabled'> = {
-  [PolicyEvents.Created]: 'created',
-  [PolicyEvents.Updated]: 'updated',
-  [PolicyEvents.Enabled]: 'enabled',
-  [PolicyEvents.Disabled]: 'disabled',
-};
-
-/**
- * A row as a feed event, or null when it is none (an outcome change that decides no approval).
- * - Policy events: `policy.changed`, concerning every agent when the policy's scope is (or was, before an update of
- *   `agent_ids`) empty, else the agents in its scope before and after.
- * - Kill-switch events: `kill_switch.changed`, the organisation's concerning every agent.
- * - An outcome change from `escalated`: `approval.decided` (approved, rejected, or expired when its reason is
- *   `expired`), concerning the intervention's agent.
- */
-export function feedEventOf(r: FeedRow): FeedEvent | null {
-  const position = BigInt(r.position);
-  const data = parse<Record<string, unknown>>(r.data);
-  const base = { position, organization_id: r.organization_id };
-  const actor = r.actor ?? 'system';
-  const change = POLICY_CHANGE[r.event_type];
-  if (change) {
-    const after = (parse<string[] | null>(r.policy_scope) ?? []) as string[];
-    const changes = (data.changes ?? {}) as Record<string, { from?: unknown; to?: unknown }>;
-    const before = Array.isArray(changes.agent_ids?.from) ? (changes.agent_ids.from as string[]) : after;
-    const agents = after.length === 0 || before.length === 0 ? null : [...new Set([...before, ...after])];
-    return {
-      ...base,
-      event: 'policy.changed',
-      agents,
-      data: { policy_id: String(data.id), version: r.stream_version, change, fields: change === 'updated' ? Object.keys(changes) : [], agent_ids: after, actor, at: typeof data.at === 'string' ? data.at : iso(r.recorded_at) },
-    };
-  }
-  if (r.event_type === KillSwitchEvents.Engaged || r.event_type === KillSwitchEvents.Released) {
-    const d = data as unknown as KillSwitchChangedData;
-    return {
-      ...base,
-      event: 'kill_switch.changed',
-      agents: d.scope === 'organization' ? null : [d.agent_id ?? ''],
-      data: { scope: d.scope, agent_id: d.agent_id, engaged: r.event_type === KillSwitchEvents.Engaged, reason: d.reason, changed_by: actor, at: d.at },
-    };
-  }
-  if (r.event_type === InterventionEvents.OutcomeChanged && r.approval_agent !== null) {
-    const d = data as unknown as InterventionOutcomeChangedData;
-    const status = d.to === 'approved_after_review' ? 'approved' : d.reason === APPROVAL_EXPIRED_REASON ? 'expired' : 'rejected';
-    return {
-      ...base,
-      event: 'approval.decided',
-      agents: [r.approval_agent],
-      data: { approval_id: `apr-${d.id}`, intervention_id: d.id, agent_id: r.approval_agent, status, decided_by: actor, notes: d.notes ?? null, at: iso(r.recorded_at) },
-    };
-  }
-  return null;
-}
-
 /** Whether `e` concerns `s`: the same organisation, and the agent among those it concerns (or every agent). */
 export const concerns = (e: FeedEvent, s: Pick<FeedSubscriber, 'organization_id' | 'agent_id'>) =>
   e.organization_id === s.organization_id && (e.agents === null || e.agents.includes(s.agent_id));
@@ -126,48 +34,24 @@ export const concerns = (e: FeedEvent, s: Pick<FeedSubscriber, 'organization_id'
 /** What the feed reads of the event store. */
 export type GovernanceLog = Pick<EventStore, 'readAll' | 'readStream' | 'headPosition'>;
 
-/** The policy scope (`agent_ids`) stream `events` set at or before version `version`, or null when none did. */
-function policyScopeAt(events: readonly StoredEvent[], version: number): unknown {
-  let scope: unknown = null;
-  for (const p of events) {
-    if (p.stream_version > version) break;
-    const changes = p.data.changes as Record<string, { to?: unknown }> | undefined;
-    if (p.type === PolicyEvents.Created) scope = p.data.agent_ids ?? null;
-    else if (changes && typeof changes === 'object' && 'agent_ids' in changes) scope = changes.agent_ids?.to ?? p.data.agent_ids ?? null;
-  }
-  return scope;
-}
-
 /**
- * The feed rows of `events` (feed event types, in position order): each with its approval agent or policy scope,
- * read from its stream (each stream once per call).
+ * The feed events of `events` (feed source event types, in position order), mapped by `governanceFeedEventOf` of
+ * `@agp/contracts`, with the stream each needs read from `log` (each stream once per call). Events that are no feed
+ * event are left out.
  */
-export async function feedRowsOf(log: Pick<EventStore, 'readStream'>, events: readonly StoredEvent[]): Promise<FeedRow[]> {
+export async function feedEventsOf(log: Pick<EventStore, 'readStream'>, events: readonly StoredEvent[]): Promise<FeedEvent[]> {
   const streams = new Map<string, Promise<StoredEvent[]>>();
   const streamOf = (id: string) => {
     let s = streams.get(id);
     if (!s) streams.set(id, (s = log.readStream(id)));
     return s;
   };
-  const rows: FeedRow[] = [];
+  const out: FeedEvent[] = [];
   for (const e of events) {
-    const decidesApproval = e.type === InterventionEvents.OutcomeChanged && e.data.from === 'escalated';
-    const isPolicy = e.type.startsWith('Policy');
-    const stream = decidesApproval || isPolicy ? await streamOf(e.stream_id) : [];
-    const first = stream.find((x) => x.stream_version === 1);
-    rows.push({
-      position: String(e.global_position),
-      event_type: e.type,
-      data: e.data,
-      organization_id: e.metadata.organization_id,
-      actor: e.metadata.actor ?? null,
-      stream_version: e.stream_version,
-      recorded_at: e.recorded_at,
-      approval_agent: decidesApproval && typeof first?.data.agent_id === 'string' ? first.data.agent_id : null,
-      policy_scope: isPolicy ? policyScopeAt(stream, e.stream_version) : null,
-    });
+    const mapped = governanceFeedEventOf(e, governanceFeedNeedsStream(e) ? await streamOf(e.stream_id) : []);
+    if (mapped) out.push(mapped);
   }
-  return rows;
+  return out;
 }
 
 /** Options of {@link GovernanceFeed}. */
@@ -255,11 +139,10 @@ export class GovernanceFeed {
   async replay(organizationId: string, from: bigint, each: (e: FeedEvent) => boolean): Promise<bigint> {
     let at = from;
     for (;;) {
-      const { rows, last, full } = await this.read(at, organizationId);
-      for (const r of rows) {
-        at = BigInt(r.position);
-        const e = feedEventOf(r);
-        if (e && !each(e)) return at;
+      const { events, last, full } = await this.read(at, organizationId);
+      for (const e of events) {
+        at = e.position;
+        if (!each(e)) return at;
       }
       at = last;
       if (!full) return at;
@@ -295,13 +178,13 @@ export class GovernanceFeed {
   }
 
   /**
-   * A page of feed events after `from` (at most `batchSize` read), kept to `organizationId`'s when not null: the rows,
+   * A page of feed events after `from` (at most `batchSize` read), kept to `organizationId`'s when not null: the feed events,
    * the position of the last event read (or `from`), and whether the page was full (more may follow).
    */
-  private async read(from: bigint, organizationId: string | null): Promise<{ rows: FeedRow[]; last: bigint; full: boolean }> {
+  private async read(from: bigint, organizationId: string | null): Promise<{ events: FeedEvent[]; last: bigint; full: boolean }> {
     const events = await this.opts.store.readAll(from, this.batchSize, [...GOVERNANCE_SOURCE_EVENT_TYPES]);
     const kept = organizationId === null ? events : events.filter((e) => e.metadata.organization_id === organizationId);
-    return { rows: await feedRowsOf(this.opts.store, kept), last: events.at(-1)?.global_position ?? from, full: events.length === this.batchSize };
+    return { events: await feedEventsOf(this.opts.store, kept), last: events.at(-1)?.global_position ?? from, full: events.length === this.batchSize };
   }
 
   private schedule(delay = this.pollMs): void {
@@ -324,11 +207,9 @@ export class GovernanceFeed {
     try {
       const from = this.pos;
       const head = await this.head();
-      const { rows, last, full } = head > from ? await this.read(from, null) : { rows: [], last: from, full: false };
+      const { events, last, full } = head > from ? await this.read(from, null) : { events: [], last: from, full: false };
       if (this.pos !== from) return; // stopped and restarted meanwhile
-      for (const r of rows) {
-        const e = feedEventOf(r);
-        if (!e) continue;
+      for (const e of events) {
         for (const s of this.subscribers) if (concerns(e, s)) s.deliver(e);
       }
       this.pos = !full ? (head > last ? head : last) : last;

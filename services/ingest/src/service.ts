@@ -215,9 +215,9 @@ export class IngestService {
 }
 
 /**
- * The run.start / run.end events of one chunk that contradict another event of the same run in it, by batch index,
- * with the per-event error to answer. The first run.start of a run in the chunk (batch order) stands for it:
- * - a run.start or run.end naming another agent: 409 (a run belongs to one agent);
+ * The run.start / run.end / action.record events of one chunk that contradict another event of the same run in it, by
+ * batch index, with the per-event error to answer. The first run.start of a run in the chunk (batch order) stands for it:
+ * - a run.start, run.end or action.record naming another agent: 409 (a run belongs to one agent);
  * - a run.end whose `ended_at` (default: its `timestamp`) is before that run.start's `started_at` (default: its
  *   `timestamp`): 422 naming `body.ended_at`.
  * Across chunks and batches the order events arrive in is not known here; the stats projection applies the same
@@ -227,21 +227,22 @@ export function runContradictions(valid: ReadonlyArray<{ index: number; event: V
   const starts = new Map<string, { id: string; agent_id: string; started_at: string }>();
   for (const { event } of valid) {
     if (event.type !== 'run.start') continue;
-    const b = event.body as { run_id: string; agent_id: string; started_at?: string };
+    const b = event.body;
     if (!starts.has(b.run_id)) starts.set(b.run_id, { id: event.id, agent_id: b.agent_id, started_at: b.started_at ?? event.timestamp });
   }
   const out = new Map<number, IngestError>();
   for (const { index, event } of valid) {
-    if (event.type !== 'run.start' && event.type !== 'run.end') continue;
-    const b = event.body as { run_id: string; agent_id: string; ended_at?: string };
+    if (event.type !== 'run.start' && event.type !== 'run.end' && event.type !== 'action.record') continue;
+    const b = event.body;
     const start = starts.get(b.run_id);
     if (!start || start.id === event.id) continue;
     if (b.agent_id !== start.agent_id) {
       out.set(index, { id: event.id, status: 409, message: `batch[${index}].body.agent_id: run ${b.run_id} belongs to agent ${start.agent_id} (run.start ${start.id} in this batch); a run belongs to one agent` });
       continue;
     }
-    const ended = b.ended_at ?? event.timestamp;
-    if (event.type === 'run.end' && Date.parse(ended) < Date.parse(start.started_at)) {
+    if (event.type !== 'run.end') continue;
+    const ended = event.body.ended_at ?? event.timestamp;
+    if (Date.parse(ended) < Date.parse(start.started_at)) {
       out.set(index, { id: event.id, status: 422, message: `batch[${index}].body.ended_at: ${ended} is before the run's started_at ${start.started_at} (run.start ${start.id} in this batch); a run cannot end before it starts` });
     }
   }

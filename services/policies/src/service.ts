@@ -244,17 +244,14 @@ export class PoliciesService {
    * Setting the state the switch already has appends nothing. Returns the new state. A PUT of a state is
    * idempotent, so a concurrent change of the same switch makes it read and decide again ({@link retryOnConflict}):
    * concurrent PUTs all answer 200 with the state they left.
-   * @param agentId the agent whose switch to set, or undefined for the organisation's.
+   * @param agentId the agent whose switch to set, or undefined for the organisation's. Any agent id, registered or
+   *   not: stopping an agent the registry does not know (one that connected without registering, or not yet) is when
+   *   a switch is needed most; the switch applies to its decisions all the same.
    * @param change the body, parsed by `SetKillSwitchSchema`.
-   * @throws NotFoundError (404) for an agent that is not registered in the organisation; ConflictError (409) only
-   *   after 10 concurrent changes of the same switch in a row.
+   * @throws ConflictError (409) only after 10 concurrent changes of the same switch in a row.
    */
   async setKillSwitch(ctx: RequestContext, agentId: string | undefined, change: SetKillSwitch): Promise<KillSwitchState> {
     const scope = agentId === undefined ? 'organization' : 'agent';
-    if (agentId !== undefined) {
-      const agent = foldAgent(await this.deps.store.readStream(agentStream(ctx.organization_id, agentId)));
-      if (!agent) throw new NotFoundError(`agent ${agentId} not found`);
-    }
     const stream = killSwitchStream(ctx.organization_id, scope, agentId ?? null);
     return retryOnConflict('the kill switch', async () => {
       const state = foldKillSwitch(scope, agentId ?? null, await this.deps.store.readStream(stream));

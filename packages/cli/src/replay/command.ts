@@ -52,7 +52,9 @@ export function registerReplayCommand(program: Command, io: ReplayIo): Command {
     .command('replay')
     .description("replay a recorded run locally: download and verify its bundle, run its actions against your handler module, report divergences and submit the summary")
     .argument('<run_id>', 'the run to replay')
-    .requiredOption('--handlers <module>', 'ES module with the replay handlers (see examples/replay-handlers.mjs)')
+    // Required: the usage line and its description say so (commander lists a required option among the options).
+    .requiredOption('--handlers <module>', 'required: ES module with the replay handlers (see examples/replay-handlers.mjs)')
+    .usage('--handlers <module> [options] <run_id>')
     .option('--url <url>', 'platform base URL (default: env AGP_URL, else http://127.0.0.1:8080)')
     .option('--key <key>', 'API key; a write key to submit (default: env AGP_KEY)')
     .option('--submission-id <id>', 'idempotency key of the submission (default: replay-<run id>-<hash of the handler path and start time>)')
@@ -103,14 +105,11 @@ export async function runReplay(runId: string, o: ReplayFlags, io: ReplayIo, fet
   if (!res.ok) throw await problemError(res);
   const raw: unknown = await res.json().catch(() => null);
   const bundle = verifyBundle(raw, res.headers.get('etag'));
-  io.err(`bundle of run ${runId} verified (sha256 ${bundle.sha256.slice(0, 12)}…, ${bundle.actions.length} actions)\n`);
+  const total = bundle.actions.length;
+  io.err(`bundle of run ${runId} verified (sha256 ${bundle.sha256.slice(0, 12)}…, ${total} actions${total ? `: steps 0–${total - 1}` : ''})\n`);
 
   const startedAt = new Date().toISOString();
-  const total = bundle.actions.length;
-  const width = String(total).length;
-  const result = await replayBundle(bundle, mod, (step, action, outcome) => {
-    io.err(`[${String(step + 1).padStart(width)}/${total}] ${action.action_name}: ${OUTCOME_TEXT[outcome]}\n`);
-  });
+  const result = await replayBundle(bundle, mod, (step, action, outcome) => io.err(progressLine(step, total, action.action_name, outcome)));
   const completedAt = new Date().toISOString();
 
   let submitted: { id: string; created: boolean } | null = null;
@@ -133,7 +132,16 @@ const OUTCOME_TEXT: Record<StepOutcome, string> = {
   'skipped-nondeterministic': 'skipped (non-deterministic)',
 };
 
-/** The human summary. */
+/**
+ * The progress line of one replayed step (stderr): `step <step> <action>: <outcome>`, the step padded to the width of
+ * the last one. Steps are numbered as everywhere else (the summary, `divergence_details`, the console): from 0, the
+ * action's index in the bundle.
+ */
+export function progressLine(step: number, total: number, actionName: string, outcome: StepOutcome): string {
+  return `step ${String(step).padStart(String(Math.max(total - 1, 0)).length)} ${actionName}: ${OUTCOME_TEXT[outcome]}\n`;
+}
+
+/** The human summary; a divergence is named by its step (from 0, as {@link progressLine}). */
 export function formatSummary(runId: string, r: ReplayResult, submitted: { id: string; created: boolean } | null): string {
   const lines = [
     `replay of run ${runId}: ${r.status}`,

@@ -18,11 +18,15 @@ export const MODEL_OPERATIONS = ['chat', 'text_completion', 'generate_content', 
 /** Every `gen_ai.operation.name` the mapping turns into events. */
 export const MAPPED_OPERATIONS = ['invoke_agent', 'execute_tool', ...MODEL_OPERATIONS] as const;
 /**
- * `gen_ai.operation.name` values accepted and not stored: `create_agent` records that a program created an agent
- * definition at a provider (an OpenAI assistant, a Bedrock agent), not work done in a run (docs/decisions.md, OTLP
- * trace ingest: create_agent).
+ * `gen_ai.operation.name` values accepted and not stored:
+ * - `create_agent` records that a program created an agent definition at a provider (an OpenAI assistant, a Bedrock
+ *   agent), not work done in a run (docs/decisions.md, OTLP trace ingest: create_agent);
+ * - `agent_step` is one step of an agent's loop as the Vercel AI SDK's OpenTelemetry integration (`@ai-sdk/otel`)
+ *   traces it (`step <n>`, under its `invoke_agent` span): it groups that step's `chat` and `execute_tool` spans,
+ *   which are mapped themselves, so storing it would count their work twice (docs/decisions.md, OTLP trace ingest:
+ *   the AI SDK's spans).
  */
-export const IGNORED_OPERATIONS = ['create_agent'] as const;
+export const IGNORED_OPERATIONS = ['create_agent', 'agent_step'] as const;
 
 /** The events one span becomes (stored all or none), in the order they are sent. */
 export interface SpanEvents {

@@ -137,6 +137,24 @@ describe('mapping GenAI spans to ingest events', () => {
     });
   });
 
+  it("accepts the Vercel AI SDK's spans of one generateText call (invoke_agent, agent_step, chat, execute_tool): the run and its calls stored, the step not, nothing refused", () => {
+    // The attributes @ai-sdk/otel 1.0 sets on each span kind (its OpenTelemetry integration for ai 7).
+    const { mapped, rejected, ignored } = mapSpans('acme', [
+      span('0000000000000011', { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-4o', 'gen_ai.usage.input_tokens': 30, 'gen_ai.usage.output_tokens': 12 }),
+      span('0000000000000012', { 'gen_ai.operation.name': 'agent_step' }),
+      span('0000000000000013', { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-4o', 'gen_ai.usage.input_tokens': 30, 'gen_ai.usage.output_tokens': 12 }),
+      span('0000000000000014', { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'lookup_order', 'gen_ai.tool.call.id': 'call_1' }),
+    ], TABLE);
+    expect(rejected).toEqual([]);
+    expect(ignored).toBe(1);
+    expect(mapped.flatMap((m) => m.events.map((e) => [e.type, (e.body as { action_name?: string }).action_name]))).toEqual([
+      ['run.start', undefined],
+      ['run.end', undefined],
+      ['action.record', 'chat gpt-4o'],
+      ['action.record', 'lookup_order'],
+    ]);
+  });
+
   it('refuses a span with bad usage, bad times or ids, an unmapped operation or no service.name, and ignores spans without gen_ai attributes', () => {
     const { mapped, rejected, ignored } = mapSpans('acme', [
       span('0000000000000004', { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o', 'gen_ai.usage.input_tokens': -1 }),
@@ -154,7 +172,7 @@ describe('mapping GenAI spans to ingest events', () => {
       'gen_ai.usage.input_tokens must be a non-negative integer (got -1)',
       'endTimeUnixNano is before startTimeUnixNano',
       'spanId must be 8 bytes, not all zero',
-      'gen_ai.operation.name "rerank" is not mapped; mapped: invoke_agent, execute_tool, chat, text_completion, generate_content, embeddings; accepted and not stored: create_agent',
+      'gen_ai.operation.name "rerank" is not mapped; mapped: invoke_agent, execute_tool, chat, text_completion, generate_content, embeddings; accepted and not stored: create_agent, agent_step',
       'has gen_ai.* attributes but no gen_ai.operation.name',
       'names no agent: the resource has no service.name',
       expect.stringMatching(/^run\.start body\.agent_id: .*; run\.end body\.agent_id: /),

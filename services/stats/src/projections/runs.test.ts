@@ -159,4 +159,13 @@ describe('runEventRejection', () => {
     expect(runEventRejection(endedFirst, start('a', '1000-06-01T00:00:00.000Z'))).toBeNull();
     expect(runEventRejection(null, start('b', '2030-01-01T10:00:00.000Z'))).toBeNull();
   });
+
+  it("refuses an action naming another agent than its run's, and only for that", () => {
+    const act = (agent: string) => ({ type: RunEvents.ActionRecorded, data: { id: 'x', run_id: 'r', agent_id: agent, action_name: 'a', status: 'success', timestamp: '2030-01-01T12:00:00.000Z' }, metadata: meta });
+    const started = evolveRun(null, start('a', '2030-01-01T10:00:00.000Z'));
+    expect(runEventRejection(started, act('b'))).toBe('action.record names agent b, but run r belongs to agent a');
+    expect(runEventRejection(started, act('a'))).toBeNull();
+    // An action before its run's start makes the run its agent's.
+    expect(runEventRejection(evolveRun(null, act('b')), start('a', '2030-01-01T10:00:00.000Z'))).toMatch(/^run.start names agent a, but run r belongs to agent b/);
+  });
 });

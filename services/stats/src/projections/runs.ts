@@ -50,8 +50,9 @@ export function runTs(r: RunRow): string {
 /**
  * Why the projection refuses to fold run event `e` into the run row, or null when it applies. Two rules keep a run
  * row consistent whatever order its events arrive in (docs/decisions.md, Run data quality):
- * - a run belongs to one agent: the agent of the first event stored for it. A run.start or run.end naming another
- *   agent is refused (it would otherwise be silently ignored or silently move the run);
+ * - a run belongs to one agent: the agent of the first event stored for it. A run.start, run.end or action.record
+ *   naming another agent is refused (it would otherwise be silently ignored, silently move the run, or count one
+ *   agent's action in another agent's run);
  * - a run never ends before it starts: a run.end whose `ended_at` is before the run's `started_at`, or a run.start
  *   whose `started_at` is after the run's `ended_at` (a run.end came first), is refused, so `duration_ms` is never
  *   negative. The run keeps what it had (e.g. `running` with its start; or ended with no start, `duration_ms` null);
@@ -61,10 +62,11 @@ export function runTs(r: RunRow): string {
  * in `agp_projection_dead_letters`. Pure.
  */
 export function runEventRejection(row: RunRow | null, e: RunEventLike): string | null {
-  if (!row || (e.type !== RunEvents.Started && e.type !== RunEvents.Ended)) return null;
+  if (!row || (e.type !== RunEvents.Started && e.type !== RunEvents.Ended && e.type !== RunEvents.ActionRecorded)) return null;
   const d = e.data as { run_id: string; agent_id: string };
-  const what = e.type === RunEvents.Started ? 'run.start' : 'run.end';
+  const what = e.type === RunEvents.Started ? 'run.start' : e.type === RunEvents.Ended ? 'run.end' : 'action.record';
   if (d.agent_id !== row.agent_id) return `${what} names agent ${d.agent_id}, but run ${row.run_id} belongs to agent ${row.agent_id}`;
+  if (e.type === RunEvents.ActionRecorded) return null;
   const stated = (e.data as { purpose?: Purpose }).purpose;
   if (stated !== undefined && stated !== row.purpose) return `${what} states purpose ${stated}, but run ${row.run_id} has purpose ${row.purpose}`;
   if (e.type === RunEvents.Started) {

@@ -25,8 +25,9 @@ interface RunDbRow extends Omit<RunRow, 'started_at' | 'ended_at' | 'first_actio
 /**
  * Apply a batch of run events inside the subscription's transaction (its checkpoint commits with these writes):
  * read the touched run rows once (locked), fold the batch into them, write them back with one upsert, insert the
- * batch's ledger rows with one statement, and flush the aggregate deltas with one upsert per table. A run.start or
- * run.end that breaks a run's consistency (`runEventRejection`) is not folded; it is recorded with its reason in
+ * batch's ledger rows with one statement, and flush the aggregate deltas with one upsert per table. A run.start,
+ * run.end or action.record that breaks a run's consistency (`runEventRejection`) is not folded (nor, for an action, put
+ * in the ledger); it is recorded with its reason in
  * `agp_projection_dead_letters` in the same transaction.
  * Source: spec §Stats; architecture §3 (Projections).
  */
