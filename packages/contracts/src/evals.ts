@@ -294,6 +294,13 @@ export const EvalBenchmarksSchema = z.object({
 });
 export type EvalBenchmarks = z.infer<typeof EvalBenchmarksSchema>;
 
+/**
+ * How long a caller (the gateway's route) waits for `evals.generate-scenarios`, in ms. The service's semantic pass
+ * stops 10 s before it (`SEMANTIC_PASS_DEADLINE_MS` of @agp/evals), leaving that for the reads and the template pass;
+ * the bus default (10 s) is too short when a model is configured.
+ */
+export const GENERATE_SCENARIOS_TIMEOUT_MS = 60_000;
+
 /** Body of `POST /api/v1/evals/generate-scenarios`. */
 export const GenerateScenariosSchema = z.strictObject({
   agent_id: OpaqueIdSchema,

@@ -12,7 +12,8 @@ import {
 } from '@agp/contracts';
 import { startEventSourcedService, type RunningEventSourcedService, type Sender } from '@agp/bus';
 import { requestMetadata, waitForProjections, type EventStore, type Sql } from '@agp/eventstore';
-import { ConflictError, NotFoundError, counter, newId, type BaseEnv, type Logger, type RequestContext } from '@agp/runtime';
+import { ConflictError, NotFoundError, counter, newId, type Logger, type RequestContext } from '@agp/runtime';
+import type { EvalsSettings } from './env.js';
 import { decideSubmit, evalRunEventId, evalRunStream, foldEvalRun } from './evalrun/evalRun.js';
 import { generateScenarios } from './generation/index.js';
 import { EVALS_READ_MODEL, EVALS_READ_MODEL_EVENT_TYPES, applyEvalRunEvents } from './projections/evalRuns.js';
@@ -29,7 +30,7 @@ export interface EvalsDeps {
   bus: Sender;
   logger: Logger;
   /** Settings read from the environment (the LLM settings of the semantic scenario pass); absent ones take their defaults. */
-  env?: Partial<BaseEnv>;
+  env?: Partial<EvalsSettings>;
   /** Clock; injectable for tests. */
   now?: () => Date;
   /** How long a submission waits for the read model to have applied it, in ms. @default 3000 */

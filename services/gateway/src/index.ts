@@ -3,3 +3,4 @@ export * from './gateway.js';
 export { chunkBatch, MAX_CHUNK_BYTES, MAX_EVENT_BYTES } from './chunks.js';
 export { FORWARDED_ROUTES } from './forward.js';
 export { loadPriceTable, priceOf, type PriceTable } from './otlp/prices.js';
+export * from './env.js';

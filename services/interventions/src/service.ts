@@ -16,7 +16,8 @@ import {
 } from '@agp/contracts';
 import { startEventSourcedService, tracedProjection, type IngestDelivery, type IngestLogConsumer, type RunningEventSourcedService } from '@agp/bus';
 import { ProjectionAnswerCache, ingestMetadata, ingestedEventId, requestMetadata, retryOnConflict, waitForProjections, type AppendRequest, type EventStore, type InlineProjection, type Subscription, type Sql } from '@agp/eventstore';
-import { NotFoundError, newId, type BaseEnv, type Logger, type RawJson, type RequestContext } from '@agp/runtime';
+import { DEFAULT_ANSWER_CACHE_ENTRIES, NotFoundError, newId, type Logger, type RawJson, type RequestContext } from '@agp/runtime';
+import type { InterventionsSettings } from './env.js';
 import { decideDelete, decideRecord } from './intervention/decide.js';
 import { auditTrail, fold, recordFromRecorded } from './intervention/intervention.js';
 import { READ_MODEL_EVENT_TYPES, READ_MODEL_PROJECTION, applyInterventionEvents } from './projections/interventionReadModel.js';
@@ -50,9 +51,9 @@ export interface InterventionsDeps {
   ingestAppendChunk?: number;
   /**
    * Settings read from the environment (AGP_LLM_* for enrichment, AGP_ENRICHMENT_*, AGP_APPROVAL_TTL_SECONDS).
-   * Absent settings take their defaults from `baseEnvSchema`.
+   * Absent settings take the defaults of `interventionsSettings` (./env.ts).
    */
-  env?: Partial<BaseEnv>;
+  env?: Partial<InterventionsSettings>;
 }
 
 
@@ -83,8 +84,9 @@ export class InterventionsService {
 
   constructor(private readonly deps: InterventionsDeps) {
     this.now = deps.now ?? (() => new Date());
-    this.answers = new ProjectionAnswerCache(deps.env?.AGP_ANSWER_CACHE_ENTRIES ?? 256);
-    this.listReader = new InterventionListReader(deps.db, deps.env?.AGP_ANSWER_CACHE_ENTRIES ?? 256);
+    const cacheEntries = deps.env?.AGP_ANSWER_CACHE_ENTRIES ?? DEFAULT_ANSWER_CACHE_ENTRIES;
+    this.answers = new ProjectionAnswerCache(cacheEntries);
+    this.listReader = new InterventionListReader(deps.db, cacheEntries);
     this.approvals = new Approvals(deps, () => [this.running?.subscriptions.get(APPROVALS_PROJECTION), this.subscription], () => this.inline);
     this.enrichment = new EnrichmentWorker(deps, () => this.inline);
     this.inline = [readModelProjection, this.approvals.projection].map((p) => tracedProjection(p));

@@ -27,7 +27,8 @@ import {
 } from '@agp/contracts';
 import { call, startEventSourcedService, type IngestDelivery, type IngestLogConsumer, type RunningEventSourcedService } from '@agp/bus';
 import { ProjectionAnswerCache, ingestMetadata, ingestedEventId, type AppendRequest, type EventStore, type Sql } from '@agp/eventstore';
-import { NotFoundError, deterministicId, iso, type BaseEnv, type Logger, type RequestContext } from '@agp/runtime';
+import { NotFoundError, deterministicId, iso, type Logger, type RequestContext } from '@agp/runtime';
+import type { StatsSettings } from './env.js';
 import { STATS_EVENT_TYPES, STATS_PROJECTION, applyStatsEvents } from './projections/statsReadModel.js';
 import { migrateStatsReadModels } from './projections/schema.js';
 import { agentTotals, agentWindowTotals, emptyAgentTotals, estimationAccuracy, getRun, ledgerExportPage, listRuns, runActions, statsDaily, statsPeriod, statsSummary } from './queries.js';
@@ -48,7 +49,7 @@ export interface StatsDeps {
   /** Clock; injectable for tests. */
   now?: () => Date;
   /** Settings read from the environment (AGP_ANSWER_CACHE_ENTRIES); absent ones take their defaults. */
-  env?: Partial<BaseEnv>;
+  env?: Partial<StatsSettings>;
   /** Max events appended per transaction by the ingest consumer. @default 5000 */
   ingestAppendChunk?: number;
 }
@@ -101,7 +102,7 @@ export class StatsService {
 
   constructor(private readonly deps: StatsDeps) {
     this.now = deps.now ?? (() => new Date());
-    this.answers = new ProjectionAnswerCache(deps.env?.AGP_ANSWER_CACHE_ENTRIES ?? 256);
+    this.answers = new ProjectionAnswerCache(deps.env?.AGP_ANSWER_CACHE_ENTRIES);
   }
 
   /**

@@ -1,6 +1,7 @@
 import { InterventionEvents, interventionStream, type EnrichmentCoverage, type InterventionEnrichedData, type InterventionEnrichmentFailedData } from '@agp/contracts';
 import { EVENT_SCHEMA_VERSION, type InlineProjection, type StoredEvent, type Subscription } from '@agp/eventstore';
-import { ConflictError, NotFoundError, WrongExpectedVersionError, counter, gauge, isTransientInfraError, newId, type RequestContext } from '@agp/runtime';
+import { ConflictError, DEFAULT_LLM_TIMEOUT_MS, NotFoundError, WrongExpectedVersionError, counter, gauge, isTransientInfraError, newId, type RequestContext } from '@agp/runtime';
+import { DEFAULT_ENRICHMENT_CONCURRENCY, DEFAULT_ENRICHMENT_MAX_ATTEMPTS } from '../env.js';
 import { llmSettings } from '@agp/runtime/llm';
 import type { InterventionsDeps } from '../service.js';
 import { fold, type InterventionState } from '../intervention/intervention.js';
@@ -62,8 +63,8 @@ export class EnrichmentWorker {
     private readonly inline: () => readonly InlineProjection[] = () => [],
   ) {
     const env = deps.env ?? {};
-    this.concurrency = env.AGP_ENRICHMENT_CONCURRENCY ?? 4;
-    this.maxAttempts = env.AGP_ENRICHMENT_MAX_ATTEMPTS ?? 5;
+    this.concurrency = env.AGP_ENRICHMENT_CONCURRENCY ?? DEFAULT_ENRICHMENT_CONCURRENCY;
+    this.maxAttempts = env.AGP_ENRICHMENT_MAX_ATTEMPTS ?? DEFAULT_ENRICHMENT_MAX_ATTEMPTS;
     this.settings = llmSettings(env) ?? undefined;
   }
 
@@ -140,7 +141,7 @@ export class EnrichmentWorker {
   private async runPump(): Promise<void> {
     const { db, logger } = this.deps;
     // A lease covers a whole run: every attempt may take the timeout plus the longest SDK backoff (8 s), plus margin.
-    const leaseMs = this.maxAttempts * ((this.settings?.timeoutMs ?? 30_000) + 8_000) + 60_000;
+    const leaseMs = this.maxAttempts * ((this.settings?.timeoutMs ?? DEFAULT_LLM_TIMEOUT_MS) + 8_000) + 60_000;
     let storeDownSince = 0;
     while (!this.stopped) {
       try {
