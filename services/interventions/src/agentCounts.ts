@@ -1,4 +1,4 @@
-import { DEFAULT_PURPOSE, INTERVENTION_OUTCOMES, INTERVENTION_TYPES, endExclusive, type AgentInterventionCounts, type AgentInterventionCountsQuery } from '@agp/contracts';
+import { DEFAULT_PURPOSE, INTERVENTION_OUTCOMES, INTERVENTION_TYPES, endExclusive, roundUsd, type AgentInterventionCounts, type AgentInterventionCountsQuery } from '@agp/contracts';
 import type { SqlExecutor } from '@agp/eventstore';
 
 /**
@@ -36,5 +36,5 @@ export async function agentInterventionCounts(db: SqlExecutor, org: string, agen
     total += n;
     cost += Number(r.cost ?? 0);
   }
-  return { total, by_type, by_outcome, cost_prevented_usd: Math.round(cost * 1e6) / 1e6 };
+  return { total, by_type, by_outcome, cost_prevented_usd: roundUsd(cost) };
 }

@@ -13,6 +13,7 @@ import {
   type StatsDaily,
   type StatsPeriod,
   type StatsSummary,
+  roundUsd,
 } from '@agp/contracts';
 import { pageWithTotal, type SqlExecutor } from '@agp/eventstore';
 import { isoOrNull } from '@agp/runtime';
@@ -28,8 +29,8 @@ import { LEDGER_COST } from './projections/schema.js';
 
 const DAY_MS = 86_400_000;
 const isoDay = (d: Date) => d.toISOString().slice(0, 10);
-/** USD rounded to 1e-6 so float sums print cleanly. */
-const usd = (v: unknown) => Math.round(Number(v ?? 0) * 1e6) / 1e6;
+/** A USD sum read from the database (a number or numeric text), rounded by `roundUsd`. */
+const usd = (v: unknown) => roundUsd(Number(v ?? 0));
 /** Fractions and milliseconds rounded to 1e-6. */
 const frac = (v: number) => Math.round(v * 1e6) / 1e6;
 const num = (v: unknown) => Number(v ?? 0);

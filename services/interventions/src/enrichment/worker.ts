@@ -10,6 +10,7 @@ import { claimJobs, enqueueJobs, enqueueRerun, finishJob, jobState, migrateJobs,
 import { buildPrompt, PROMPT_VERSION } from './prompt.js';
 import { enrichmentCoverage } from './coverage.js';
 import { ProviderError, complete, type ProviderSettings } from './provider.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Durable name of the enrichment subscription (its checkpoint row). */
 export const ENRICHMENT_SUBSCRIPTION = 'interventions-enrichment';
@@ -26,8 +27,6 @@ const invalidTotal = counter('agp_enrichment_invalid_answers_total', 'Model answ
 const skippedTotal = counter('agp_enrichment_skipped_total', 'Jobs finished without a provider call: already enriched or failed (a redelivered or replayed event), or deleted.');
 const queuePending = gauge('agp_enrichment_queue_pending', 'Enrichment jobs queued or running (all replicas).');
 const queueOldest = gauge('agp_enrichment_queue_oldest_seconds', 'Age of the oldest queued enrichment job, in seconds (0 when the queue is empty).');
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
  * The enrichment worker: a catch-up subscriber on InterventionRecorded that asks a language model for
