@@ -35,7 +35,6 @@ const db = await createDatabase(DATABASE_URL, 'agp_sqlexp');
 const c = new pg.Client({ connectionString: db.url });
 await c.connect();
 const pid = (await c.query('SELECT pg_backend_pid() AS p')).rows[0].p;
-let pos = 0;
 /** 100 records: each an event row and its list row. */
 function batch() {
   const pad = randomBytes(225).toString('hex');

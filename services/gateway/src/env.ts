@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { DEFAULT_KEY_STALE_MS } from '@agp/auth';
 import { GOVERNANCE_HEARTBEAT_MS, GOVERNANCE_MAX_STREAMS_PER_ORG } from '@agp/contracts';
-import { answerCacheEnv, databaseEnv, eventStoreEnv, initKeysEnv, listenEnv, logEnv, natsEnv, type EnvOf } from '@agp/runtime';
+import { answerCacheEnv, databaseEnv, eventStoreEnv, initKeysEnv, listenEnv, logEnv, natsEnv } from '@agp/runtime';
 
 /** How often the governance push channel reads the event log while a stream is open, when AGP_GOVERNANCE_POLL_MS is unset, in ms. */
 export const DEFAULT_GOVERNANCE_POLL_MS = 100;
@@ -32,9 +32,6 @@ export const gatewaySettings = {
    */
   AGP_OTLP_PRICE_TABLE: z.string().min(1).optional(),
 };
-
-/** The gateway's settings, parsed. */
-export type GatewaySettings = EnvOf<typeof gatewaySettings>;
 
 /**
  * The gateway process of distributed mode: its own settings, the listener, NATS, PostgreSQL, the event store it tails

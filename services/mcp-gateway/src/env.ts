@@ -4,7 +4,6 @@
  */
 import { z } from 'zod';
 import { serviceProcessEnv } from '@agp/bus';
-import type { EnvOf } from '@agp/runtime';
 
 /** A comma-separated list, trimmed, empty items dropped; unset is the empty list. */
 const commaList = z
@@ -30,9 +29,6 @@ export const mcpSettings = {
    */
   AGP_MCP_ALLOWED_HOSTS: commaList,
 };
-
-/** The mcp service's settings, parsed. */
-export type McpSettings = EnvOf<typeof mcpSettings>;
 
 /** The mcp process of distributed mode (ops port 9465). */
 export const mcpEnvSchema = z.object({ ...serviceProcessEnv(9465), ...mcpSettings });

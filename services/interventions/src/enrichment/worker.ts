@@ -202,7 +202,7 @@ export class EnrichmentWorker {
 
   /** One enrichment run: check the stream, ask the model within the attempt budget, append the outcome. */
   private async runJob(job: EnrichmentJob, signal: AbortSignal): Promise<void> {
-    const { logger, store, db } = this.deps;
+    const { logger, db } = this.deps;
     const { events, state } = await this.load(job.intervention_id, job.organization_id);
     if (!state || state.deleted || (!job.force && state.enrichment_status)) {
       skippedTotal.inc();
