@@ -3,12 +3,12 @@
  * docs/performance.md, the consuming side; docs/decisions.md, Event store): 100-row statements of records shaped like
  * `pnpm bench ingest`'s, each in its own transaction, the backend's CPU from /proc (10 ms ticks). Variants by letter,
  * run in the order ORDER gives (e.g. `ORDER=a,c,a,c` interleaves two):
- *   a  events, `jsonb_to_recordset` into jsonb columns (the earlier schema)   b  `json_to_recordset` into jsonb columns
- *   c  events, `json_to_recordset` into json columns (now)                     l  events' recordset read alone (no insert)
- *   e  list rows as now (six indexes, ON CONFLICT DO NOTHING)                  n  list rows without ON CONFLICT
+ *   a  events, `jsonb_to_recordset` into jsonb columns                         b  `json_to_recordset` into jsonb columns
+ *   c  events, `json_to_recordset` into json columns (the event store's)       l  events' recordset read alone (no insert)
+ *   e  list rows as the read model's (six indexes, ON CONFLICT DO NOTHING)     n  list rows without ON CONFLICT
  *   m  list rows' recordset read alone (no insert)                             f  list rows, primary key only
  *   p  events, `COPY … FROM STDIN` (text format) into json columns, nothing returned
- *   q  events, `COPY` as p, then the positions read back by event_id (what the append returns today)
+ *   q  events, `COPY` as p, then the positions read back by event_id (what the append returns)
  *   r  list rows, `COPY` straight into the table (six indexes; no ON CONFLICT possible)
  *   s  list rows, `COPY` into a temp staging table (ON COMMIT DELETE ROWS), then `INSERT … SELECT … ON CONFLICT DO NOTHING`
  *   u  list rows, `COPY` into an unlogged staging table, then one `WITH d AS (DELETE … RETURNING *) INSERT … SELECT
@@ -35,7 +35,6 @@ const db = await createDatabase(DATABASE_URL, 'agp_sqlexp');
 const c = new pg.Client({ connectionString: db.url });
 await c.connect();
 const pid = (await c.query('SELECT pg_backend_pid() AS p')).rows[0].p;
-let pos = 0;
 /** 100 records: each an event row and its list row. */
 function batch() {
   const pad = randomBytes(225).toString('hex');

@@ -39,6 +39,7 @@ import { startDistributed, type DistributedRun } from '../test/support/distribut
 import { startOtlpReceiver } from '../test/support/otlp-receiver.js';
 import { EMBEDDED_NODE_FLAGS } from '../services/embedded/src/memory.js';
 import { ingestEvents } from './ingest-events.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -49,7 +50,6 @@ const READ_KEY = 'agp_bench_read_key_0000000000001';
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];

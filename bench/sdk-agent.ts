@@ -14,12 +14,12 @@
  * Times are `performance.timeOrigin + performance.now()` (ms on the machine's clock, comparable across processes).
  */
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 type Sdk = typeof import('@agp/sdk');
 const sdk = (await import(pathToFileURL(fileURLToPath(new URL('../packages/sdk/dist/index.js', import.meta.url))).href)) as Sdk;
 
 const clock = () => performance.timeOrigin + performance.now();
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const send = (m: unknown) => process.send!(m);
 
 let gov: import('@agp/sdk').Governor | null = null;

@@ -54,6 +54,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { AgentMeshClient } from '@microsoft/agent-governance-sdk';
 import { EMBEDDED_NODE_FLAGS } from '../services/embedded/src/memory.js';
 import { rate, sample, type Fn } from './sdk-harness.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 type Sdk = typeof import('@agp/sdk');
 type Governor = import('@agp/sdk').Governor;
@@ -80,7 +81,6 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Suffix of this run's agent ids (a platform given by BENCH_SDK_URL may hold earlier runs' policies). */
 const RUN = Date.now().toString(36);
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const us = (ns: number) => (ns / 1000).toFixed(ns < 10_000 ? 2 : 1);
 const ms = (x: number) => x.toFixed(x < 10 ? 2 : 1);

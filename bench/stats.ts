@@ -25,6 +25,7 @@ import { createPgSql } from '@agp/eventstore';
 import { startDistributed, type DistributedRun } from '../test/support/distributed.js';
 import { estimationAccuracy, statsDaily, statsSummary } from '../services/stats/src/queries.js';
 import { interventionStats } from '../services/interventions/src/queries.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -39,7 +40,6 @@ const READ_KEY = 'agp_bench_read_key_0000000000001';
 const APPEND_LOCK = 0x41475045;
 const SEED_CHUNK = 100_000;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** A latency in ms; autocannon reports whole milliseconds, so 0 means under one. */
 const ms = (v: number) => (v === 0 ? '<1 ms' : `${v.toFixed(1)} ms`);
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');

@@ -9,7 +9,7 @@
 //  3. runs, under Node 22, each suite with its baseline of known failures (test/mcp-conformance/*.yml):
 //     0.2.0-alpha.12 --requirements 2026-07-28, 0.2.0-alpha.12 --requirements 2025-11-25, and 0.1.16 (2025 wire);
 //  4. prints each suite's summary and exits 1 if any run failed: a failure outside its baseline, or a stale baseline
-//     entry that now passes. The platform and the proxy are always stopped.
+//     entry that passes. The platform and the proxy are always stopped.
 // Results (checks.json per scenario) and each suite's full output are left in node_modules/.cache/agp-conformance/results/.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

@@ -1,7 +1,7 @@
 import { expect, it, describe } from 'vitest';
 import { deterministicId } from '@agp/runtime';
 import { describeModes } from '../support/modes.js';
-import { call, eventually, type BootedPlatform } from '../support/http.js';
+import { call, eventually } from '../support/http.js';
 
 const uniq = () => Math.random().toString(36).slice(2, 10);
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

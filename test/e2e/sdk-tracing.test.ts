@@ -5,7 +5,7 @@
  * platform's `policy.decide` spans carry (source `sdk`, tool, agent, decision, rule, policy id, intervention type) and
  * never an argument value; the action's own spans are its children; a stopped action is not an error; a failing one
  * is, without its message. Without a provider the SDK makes no span (every other SDK test runs so), and without
- * `@opentelemetry/api` installed it governs as before (test/e2e/sdk-package.test.ts).
+ * `@opentelemetry/api` installed it governs the same, with no span (test/e2e/sdk-package.test.ts).
  * Source: docs/operations.md (The agent SDK's `agp.act` span); docs/sdk.md (Tracing).
  */
 import { execFile } from 'node:child_process';

@@ -3,8 +3,7 @@ import { createPgSql, type Sql } from '@agp/eventstore';
 import { metricsRegistry } from '@agp/runtime';
 import { createTestDatabase, skipIntegration } from '../../../test/support/infra.js';
 import { CachedKeyResolver, KeyStore } from '../src/index.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Current value of the stale-serve counter. */
 async function staleServes(): Promise<number> {

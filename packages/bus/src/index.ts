@@ -15,4 +15,5 @@ export * from './service-process.js';
 export * from './ingest-consumer.js';
 export * from './wire.js';
 export * from './event-sourced.js';
+export * from './service-deps.js';
 export * from './tracing.js';

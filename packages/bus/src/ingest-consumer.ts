@@ -76,11 +76,11 @@ export const NEWER_SCHEMA_RETRY_MS = 30_000;
  * - the current version: as they are. The ingest service validated every event with its type's schema and published
  *   that schema's output, and nothing else writes to the log, so the bodies are not parsed again;
  * - no version (published before versions existed, bodies as the client sent them): every event's body is validated
- *   here with `INGEST_BODY_SCHEMAS` and replaced by the schema's output; an event that fails is logged and left out
- *   (as consumers did before), never a reason to stall the log;
+ *   here with `INGEST_BODY_SCHEMAS` and replaced by the schema's output; an event that fails is logged and left out,
+ *   never a reason to stall the log;
  * - any other version (a newer ingest service during a rolling upgrade): nak'd with a delay of
  *   {@link NEWER_SCHEMA_RETRY_MS} and logged, for an upgraded consumer of the same durable to take; never guessed at.
- * A payload that is not an envelope (`events` not an array) passes as it is. Mutates legacy payloads in place.
+ * A payload that is not an envelope (`events` not an array) passes as it is. Mutates unversioned payloads in place.
  */
 export async function admitBySchema<T>(batch: IngestDelivery<T>[], opts: { consumer: string; logger: Pick<Logger, 'error' | 'warn'> }): Promise<IngestDelivery<T>[]> {
   const out: IngestDelivery<T>[] = [];

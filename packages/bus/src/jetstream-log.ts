@@ -24,14 +24,8 @@ import {
 import { connect, headers as natsHeaders, nanos, type NatsConnection } from '@nats-io/transport-node';
 import { NATS_RECONNECT_OPTIONS, watchNatsConnection, type NatsConnectionHealth } from './nats-connection.js';
 import { ingestFilter } from './subjects.js';
-import type { IngestDelivery, IngestLog, IngestLogMessage } from './types.js';
-
-/** The part of a (pino) logger the ingest log adapters use. */
-export interface IngestLogLogger {
-  info(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-}
+import { PullLoop, type PullSource } from './pull-loop.js';
+import type { IngestDelivery, IngestLog, IngestLogLogger, IngestLogMessage } from './types.js';
 
 /** Options of {@link JetStreamIngestLog.create}. */
 export interface JetStreamIngestLogOptions {
@@ -249,7 +243,6 @@ export class JetStreamIngestLog implements IngestLog {
    */
   async consume<T>(options: { durable: string; subjectFilter: string; batchSize?: number; handler: (batch: IngestDelivery<T>[]) => Promise<void> }): Promise<{ stop(): Promise<void> }> {
     const batchSize = Math.max(1, options.batchSize ?? 64);
-    const capacity = 2 * batchSize;
     const { durable, subjectFilter } = options;
     try {
       await this.ensureConsumer(durable, subjectFilter);
@@ -257,129 +250,21 @@ export class JetStreamIngestLog implements IngestLog {
       throw unavailable(`creating consumer ${durable}`, err);
     }
 
-    const { logger } = this.opts;
-    const queue: JsMsg[] = [];
-    /** Every pulled, unsettled message (queued or in the handler's batch) and when it arrived. */
-    const held = new Map<JsMsg, number>();
-    let stopping = false;
-    let fetching: ConsumerMessages | undefined;
-    let wakeWorker: (() => void) | undefined;
-    let wakeReader: (() => void) | undefined;
-    let wakeBackoff: (() => void) | undefined;
-    const signal = (which: 'worker' | 'reader') => {
-      const fn = which === 'worker' ? wakeWorker : wakeReader;
-      if (which === 'worker') wakeWorker = undefined;
-      else wakeReader = undefined;
-      fn?.();
-    };
-
-    // Reader: pulls what fits (capacity − held) into `queue`; one pull request at a time.
-    const reader = (async () => {
-      let consumer: Consumer | undefined;
-      let failures = 0;
-      let lost = false;
-      while (!stopping) {
-        while (!stopping && (queue.length >= batchSize || held.size >= capacity)) await new Promise<void>((r) => (wakeReader = r));
-        if (stopping) break;
-        try {
-          consumer ??= await this.js.consumers.get(this.streamName, durable);
-          const it = await consumer.fetch({ max_messages: capacity - held.size, expires: this.opts.fetchExpiresMs });
-          fetching = it;
-          if (stopping) void it.close();
-          for await (const m of it) {
-            if (stopping) {
-              m.nak();
-              continue;
-            }
-            queue.push(m);
-            held.set(m, Date.now());
-            signal('worker');
-          }
-          fetching = undefined;
-          failures = 0;
-          if (lost) {
-            lost = false;
-            logger.warn({ durable }, 'ingest consumer resumed');
-          }
-        } catch (err) {
-          fetching = undefined;
-          if (stopping) break;
-          if (!lost) {
-            lost = true;
-            logger.error({ err, durable }, 'ingest consumer cannot pull; retrying until it can');
-          }
-          consumer = undefined;
-          failures += 1;
-          await new Promise<void>((r) => {
-            const t = setTimeout(r, Math.min(10_000, 250 * 2 ** Math.min(failures, 6)));
-            wakeBackoff = () => (clearTimeout(t), r());
-          });
-          wakeBackoff = undefined;
-          if (stopping) break;
-          // Put back what a NATS server may have lost (the stream, the consumer); failures are retried next round.
-          await this.reconcile()
-            .then(() => this.ensureConsumer(durable, subjectFilter))
-            .catch(() => undefined);
-        }
-      }
-    })();
-
-    // Worker: hands over what has arrived, up to batchSize at a time.
-    const worker = (async () => {
-      while (!stopping) {
-        if (queue.length === 0) {
-          await new Promise<void>((r) => (wakeWorker = r));
-          continue;
-        }
-        // Let messages that already arrived join the batch.
-        await new Promise((r) => setImmediate(r));
-        if (stopping) break;
-        const batch = queue.splice(0, batchSize);
-        const deliveries = batch.map((m) => toDelivery<T>(m, () => held.delete(m)));
-        try {
-          await options.handler(deliveries.map((d) => d.delivery));
-        } catch (err) {
-          logger.error({ err, durable, messages: batch.length }, 'ingest handler failed; its messages will be redelivered');
-          for (const d of deliveries) if (!d.settled()) d.msg.nak(1000);
-        } finally {
-          for (const m of batch) held.delete(m);
-          signal('reader');
-        }
-      }
-    })();
-
-    // Progress acks: every held message stays ours while this process lives (bounded by maxProcessingMs).
-    const progress = setInterval(() => {
-      const now = Date.now();
-      for (const [m, since] of held) {
-        if (now - since >= this.opts.maxProcessingMs) continue;
-        try {
-          m.working();
-        } catch {
-          // The connection is closing: the message comes back after ack_wait.
-        }
-      }
-    }, Math.max(100, Math.floor(this.opts.ackWaitMs / 3)));
-    progress.unref();
-
+    const source = new JetStreamPull(this.js, this.streamName, durable, this.opts.fetchExpiresMs, () => this.reconcile().then(() => this.ensureConsumer(durable, subjectFilter)));
+    const loop = new PullLoop(source, {
+      durable,
+      batchSize,
+      readAhead: true,
+      progressEveryMs: Math.max(100, Math.floor(this.opts.ackWaitMs / 3)),
+      maxProcessingMs: this.opts.maxProcessingMs,
+      handler: options.handler,
+      logger: this.opts.logger,
+    });
     const running: RunningConsumer = {
       durable,
       stop: async () => {
-        if (stopping) return;
-        stopping = true;
-        clearInterval(progress);
         this.consumers.delete(running);
-        signal('worker');
-        signal('reader');
-        wakeBackoff?.();
-        void fetching?.close().catch(() => undefined);
-        await worker;
-        await reader;
-        // Hand back what was pulled but not handed over, for immediate redelivery.
-        for (const m of queue.splice(0)) {
-          held.delete(m);
-          m.nak();
-        }
+        await loop.stop();
         this.lags.delete(durable);
         lagGauge.remove({ stream: this.streamName, durable });
       },
@@ -452,7 +337,7 @@ export class JetStreamIngestLog implements IngestLog {
   private async reconcile(): Promise<void> {
     this.lastReconcile = Date.now();
     const o = this.options;
-    const info = await ensureStream(this.jsm, o, this.opts.logger);
+    const info = await ensureStream(this.jsm, o);
     for (const d of o.durables ?? platformDurables(o.subjects)) await this.ensureConsumer(d.durable, d.subjectFilter);
     await reconcileStream(this.jsm, o, info, this.opts.logger);
   }
@@ -529,7 +414,7 @@ function streamSettings(o: JetStreamIngestLogOptions): { storage: StorageType; r
 }
 
 /** The stream's info, creating it with the wanted settings when missing. */
-async function ensureStream(jsm: JetStreamManager, o: JetStreamIngestLogOptions, _logger: IngestLogLogger): Promise<StreamInfo> {
+async function ensureStream(jsm: JetStreamManager, o: JetStreamIngestLogOptions): Promise<StreamInfo> {
   try {
     return await jsm.streams.info(o.streamName);
   } catch (err) {
@@ -585,37 +470,81 @@ async function reconcileStream(jsm: JetStreamManager, o: JetStreamIngestLogOptio
   }
 }
 
-/** Wrap a JsMsg as an IngestDelivery, remembering whether it was settled (acked or nak'd). */
-function toDelivery<T>(m: JsMsg, onSettled: () => void): { msg: JsMsg; delivery: IngestDelivery<T>; settled(): boolean } {
-  let settled = false;
-  let payload: T;
-  try {
-    payload = m.json<T>();
-  } catch {
-    payload = m.string() as unknown as T;
+/**
+ * How a durable JetStream pull consumer reads, settles and keeps alive its messages: one pull request at a time, each
+ * waiting up to `fetchExpiresMs` for messages; after a failed pull the consumer handle is looked up again, once
+ * `repair` has put back a stream or consumer the server may have lost.
+ */
+class JetStreamPull implements PullSource<JsMsg> {
+  private consumer: Consumer | undefined;
+
+  constructor(
+    private readonly js: JetStreamClient,
+    private readonly streamName: string,
+    private readonly durable: string,
+    private readonly fetchExpiresMs: number,
+    /** Re-create the stream and this durable when missing. */
+    readonly repair: () => Promise<void>,
+  ) {}
+
+  async read(max: number, arrived: (m: JsMsg) => void, signal: AbortSignal): Promise<void> {
+    let messages: ConsumerMessages;
+    try {
+      this.consumer ??= await this.js.consumers.get(this.streamName, this.durable);
+      messages = await this.consumer.fetch({ max_messages: max, expires: this.fetchExpiresMs });
+    } catch (err) {
+      this.consumer = undefined;
+      throw err;
+    }
+    const close = () => void messages.close().catch(() => undefined);
+    if (signal.aborted) close();
+    signal.addEventListener('abort', close, { once: true });
+    try {
+      for await (const m of messages) arrived(m);
+    } catch (err) {
+      this.consumer = undefined;
+      throw err;
+    } finally {
+      signal.removeEventListener('abort', close);
+    }
   }
-  const delivery: IngestDelivery<T> = {
-    subject: m.subject,
-    msg_id: m.headers?.get('Nats-Msg-Id') ?? '',
-    ...schemaOf(m),
-    payload,
-    attempt: m.info.deliveryCount,
-    ack: async () => {
-      settled = true;
-      onSettled();
-      try {
-        await m.ackAck();
-      } catch (err) {
-        throw unavailable(`acking ${m.subject}#${m.seq}`, err);
-      }
-    },
-    nak: async (delayMs?: number) => {
-      settled = true;
-      onSettled();
-      m.nak(delayMs);
-    },
-  };
-  return { msg: m, delivery, settled: () => settled };
+
+  /** 0.5 s doubling to 10 s. */
+  retryDelayMs(failures: number): number {
+    return Math.min(10_000, 250 * 2 ** Math.min(failures, 6));
+  }
+
+  delivery<T>(m: JsMsg): IngestDelivery<T> {
+    let payload: T;
+    try {
+      payload = m.json<T>();
+    } catch {
+      payload = m.string() as unknown as T;
+    }
+    return {
+      subject: m.subject,
+      msg_id: m.headers?.get('Nats-Msg-Id') ?? '',
+      ...schemaOf(m),
+      payload,
+      attempt: m.info.deliveryCount,
+      ack: async () => {
+        try {
+          await m.ackAck();
+        } catch (err) {
+          throw unavailable(`acking ${m.subject}#${m.seq}`, err);
+        }
+      },
+      nak: async (delayMs?: number) => m.nak(delayMs),
+    };
+  }
+
+  release(m: JsMsg): void {
+    m.nak();
+  }
+
+  progress(m: JsMsg): void {
+    m.working();
+  }
 }
 
 /** The `schema` of a delivery: the message's {@link INGEST_SCHEMA_HEADER} as a number, or nothing when it has none. */

@@ -2,17 +2,28 @@ import type { DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { z } from 'zod';
 import { closeEventStoreAndDb, createPgSql, eventStoreReadiness, openEventStore, type EventStore, type Sql } from '@agp/eventstore';
-import { baseEnvSchema, createLogger, exitOnFatal, exitOnSignals, loadEnv, orderedShutdown, readinessOf, startOpsServer, type Logger } from '@agp/runtime';
+import { createLogger, databaseEnv, eventStoreEnv, exitOnFatal, exitOnSignals, ingestStreamEnv, loadEnv, logEnv, natsEnv, opsEnv, orderedShutdown, readinessOf, startOpsServer, type EnvOf, type Logger } from '@agp/runtime';
 import { JetStreamIngestLog } from './jetstream-log.js';
 import { PrefixedNatsClient, PrefixedNatsServer } from './nats-transport.js';
 import { ingestSubjects } from './subjects.js';
 
-/** The environment of a service process: the base settings plus NATS_URL and DATABASE_URL (required) and OPS_PORT. */
-export type ServiceProcessEnv = z.infer<typeof baseEnvSchema> & { NATS_URL: string; DATABASE_URL: string; OPS_PORT: number };
+/**
+ * The settings every service process of distributed mode reads ({@link runServiceProcess}): LOG_LEVEL, NATS_URL and
+ * AGP_SUBJECT_PREFIX, AGP_INGEST_STREAM, DATABASE_URL, the event store's, and OPS_HOST / OPS_PORT. A service's
+ * `src/env.ts` spreads this beside its own settings.
+ * @param defaultOpsPort the service's OPS_PORT when unset (9461 interventions, 9462 ingest, 9463 policies, …)
+ */
+export function serviceProcessEnv(defaultOpsPort: number) {
+  return { ...logEnv, ...natsEnv, ...ingestStreamEnv, ...databaseEnv, ...eventStoreEnv, ...opsEnv(defaultOpsPort) };
+}
+
+/** The parsed settings of {@link serviceProcessEnv}. */
+export type ServiceProcessEnv = EnvOf<ReturnType<typeof serviceProcessEnv>>;
 
 /** What a service process is built from: its settings, logger, event store, read-model database, ingest log and a bus client. */
-export interface ServiceProcessParts {
-  env: ServiceProcessEnv;
+export interface ServiceProcessParts<E extends ServiceProcessEnv = ServiceProcessEnv> {
+  /** The process's settings, parsed by its own schema. */
+  env: E;
   logger: Logger;
   /** The event store AGP_EVENT_STORE selects (PostgreSQL: the same database as `db`; or KurrentDB). */
   store: EventStore;
@@ -24,20 +35,20 @@ export interface ServiceProcessParts {
 }
 
 /** Options of {@link runServiceProcess}. */
-export interface ServiceProcessOptions<S extends { start(): Promise<void>; stop(): Promise<void> }> {
+export interface ServiceProcessOptions<S extends { start(): Promise<void>; stop(): Promise<void> }, E extends ServiceProcessEnv> {
   /** Service name: the logger's name, `application_name` in PostgreSQL, the ops server's service label. */
   name: string;
   /** NATS queue group, so replicas share the service's requests (`QueueGroups.<service>`). */
   queue: string;
-  /** OPS_PORT when the environment does not set one (9461 interventions, 9463 policies, 9464 stats). */
-  defaultOpsPort: number;
+  /** The process's settings schema (the service's `src/env.ts`: {@link serviceProcessEnv} and its own settings). */
+  env: z.ZodType<E>;
   /** Build the service and its Nest module from the shared parts. */
-  build(parts: ServiceProcessParts): { service: S; module: DynamicModule };
+  build(parts: ServiceProcessParts<E>): { service: S; module: DynamicModule };
 }
 
 /**
- * Distributed mode: run one service as its own process. Parses the environment (exits with every bad variable
- * listed), connects PostgreSQL (read models; the event store unless AGP_EVENT_STORE=kurrentdb), the event store, JetStream (ingest log) and a NATS client, builds and starts the service,
+ * Distributed mode: run one service as its own process. Parses the environment with the service's own schema (exits with
+ * every bad variable listed), connects PostgreSQL (read models; the event store unless AGP_EVENT_STORE=kurrentdb), the event store, JetStream (ingest log) and a NATS client, builds and starts the service,
  * serves its patterns on NATS in its queue group, exposes `/healthz`, `/readyz` (503 naming the dependency while
  * PostgreSQL, or KurrentDB when it holds the events, does not answer or a NATS connection is down) and `/metrics` on
  * OPS_PORT, and on SIGTERM / SIGINT stops
@@ -46,15 +57,8 @@ export interface ServiceProcessOptions<S extends { start(): Promise<void>; stop(
  * Source: architecture §1 (Framework), §2 (Distributed), §5 (operations).
  * @throws Error when the environment is invalid or a dependency cannot be reached at start (the process exits).
  */
-export async function runServiceProcess<S extends { start(): Promise<void>; stop(): Promise<void> }>(opts: ServiceProcessOptions<S>): Promise<void> {
-  const env = loadEnv(
-    baseEnvSchema.extend({
-      NATS_URL: z.string().min(1),
-      DATABASE_URL: z.string().min(1),
-      /** Port of this process's /healthz, /readyz and /metrics. */
-      OPS_PORT: z.coerce.number().int().min(0).max(65535).default(opts.defaultOpsPort),
-    }),
-  );
+export async function runServiceProcess<S extends { start(): Promise<void>; stop(): Promise<void> }, E extends ServiceProcessEnv>(opts: ServiceProcessOptions<S, E>): Promise<void> {
+  const env = loadEnv(opts.env);
   const logger = createLogger(opts.name, env.LOG_LEVEL);
   // Steps are filled in as the parts start; a fatal close before that stops what exists.
   const steps: Array<{ name: string; run: () => unknown }> = [];

@@ -6,9 +6,9 @@
 import { EventEmitter } from 'node:events';
 import { createLogger, ServiceUnavailableError } from '@agp/runtime';
 import { migrateSchema, type Sql } from '@agp/eventstore';
-import type { IngestLogLogger } from './jetstream-log.js';
+import { PullLoop, type PullSource } from './pull-loop.js';
 import { subjectFilterToRegex } from './subjects.js';
-import type { IngestDelivery, IngestLog, IngestLogMessage } from './types.js';
+import type { IngestDelivery, IngestLog, IngestLogLogger, IngestLogMessage } from './types.js';
 
 /** Options of {@link SqlIngestLog.create}. */
 export interface SqlIngestLogOptions {
@@ -126,67 +126,24 @@ export class SqlIngestLog implements IngestLog {
   async consume<T>(options: { durable: string; subjectFilter: string; batchSize?: number; handler: (batch: IngestDelivery<T>[]) => Promise<void> }): Promise<{ stop(): Promise<void> }> {
     const regex = subjectFilterToRegex(options.subjectFilter);
     const batchSize = Math.max(1, options.batchSize ?? 64);
-    let stopping = false;
-    let interrupt: (() => void) | undefined;
-    // A publish that lands while the loop is busy makes its next idle wait end at once.
-    let woken = false;
-    const onWake = () => {
-      if (interrupt) interrupt();
-      else woken = true;
-    };
-    this.wake.on('publish', onWake);
-
-    const idle = (ms: number) =>
-      new Promise<void>((resolve) => {
-        if (woken || stopping) {
-          woken = false;
-          resolve();
-          return;
-        }
-        const t = setTimeout(done, ms);
-        function done() {
-          clearTimeout(t);
-          interrupt = undefined;
-          resolve();
-        }
-        interrupt = done;
-      });
-
-    const loop = (async () => {
-      while (!stopping) {
-        await this.maybePurge();
-        woken = false;
-        let rows: ClaimedRow[];
-        try {
-          rows = await this.claim(regex, batchSize);
-        } catch (err) {
-          if (stopping) break;
-          this.logger.error({ err, durable: options.durable }, 'ingest log claim failed; retrying');
-          await idle(1000);
-          continue;
-        }
-        if (rows.length === 0) {
-          await idle(this.pollMs);
-          continue;
-        }
-        const deliveries = rows.map((r) => this.toDelivery<T>(r));
-        try {
-          await options.handler(deliveries.map((d) => d.delivery));
-        } catch (err) {
-          this.logger.error({ err, durable: options.durable, messages: rows.length }, 'ingest handler failed; its messages will be redelivered');
-          await Promise.all(deliveries.filter((d) => !d.settled()).map((d) => d.delivery.nak(1000).catch(() => undefined)));
-        }
-      }
-    })();
-
+    const source = new SqlPull(
+      {
+        claim: async (limit) => {
+          await this.maybePurge();
+          return this.claim(regex, limit);
+        },
+        delivery: (r) => this.delivery(r),
+        nak: (r, delayMs) => this.nak(r, delayMs),
+      },
+      this.pollMs,
+    );
+    this.wake.on('publish', source.wake);
+    const loop = new PullLoop(source, { durable: options.durable, batchSize, readAhead: false, handler: options.handler, logger: this.logger });
     const running = {
       stop: async () => {
-        if (stopping) return;
-        stopping = true;
         this.consumers.delete(running);
-        this.wake.off('publish', onWake);
-        interrupt?.();
-        await loop;
+        this.wake.off('publish', source.wake);
+        await loop.stop();
       },
     };
     this.consumers.add(running);
@@ -215,33 +172,31 @@ export class SqlIngestLog implements IngestLog {
     return rows.sort((a: ClaimedRow, b: ClaimedRow) => (BigInt(a.seq) < BigInt(b.seq) ? -1 : 1));
   }
 
-  private toDelivery<T>(r: ClaimedRow): { delivery: IngestDelivery<T>; settled(): boolean } {
-    let settled = false;
-    const delivery: IngestDelivery<T> = {
+  /** The row as the handler sees it: `ack` marks it done, `nak(delayMs)` makes it visible again after `delayMs` ms. */
+  private delivery<T>(r: ClaimedRow): IngestDelivery<T> {
+    return {
       subject: r.subject,
       msg_id: r.msg_id,
       ...(r.schema === null || r.schema === undefined ? {} : { schema: Number(r.schema) }),
       payload: r.payload as T,
       attempt: Number(r.attempts),
-      ack: () => {
-        settled = true;
-        return this.ack(r.seq);
-      },
-      nak: async (delayMs = 0) => {
-        settled = true;
-        try {
-          await this.sql.query(
-            `UPDATE agp_ingest_log SET visible_at = now() + ($2::int * interval '1 millisecond') WHERE seq = $1::bigint AND acked_at IS NULL`,
-            [r.seq, Math.max(0, Math.round(delayMs))],
-          );
-        } catch (err) {
-          throw unavailable(`nak of ${r.subject}#${r.seq}`, err);
-        }
-        if (delayMs <= 0) this.wake.emit('publish');
-        else setTimeout(() => this.wake.emit('publish'), delayMs).unref();
-      },
+      ack: () => this.ack(r.seq),
+      nak: (delayMs = 0) => this.nak(r, delayMs),
     };
-    return { delivery, settled: () => settled };
+  }
+
+  /** Make a claimed row visible again after `delayMs` ms, and wake the consumers then. @throws ServiceUnavailableError */
+  private async nak(r: ClaimedRow, delayMs: number): Promise<void> {
+    try {
+      await this.sql.query(
+        `UPDATE agp_ingest_log SET visible_at = now() + ($2::int * interval '1 millisecond') WHERE seq = $1::bigint AND acked_at IS NULL`,
+        [r.seq, Math.max(0, Math.round(delayMs))],
+      );
+    } catch (err) {
+      throw unavailable(`nak of ${r.subject}#${r.seq}`, err);
+    }
+    if (delayMs <= 0) this.wake.emit('publish');
+    else setTimeout(() => this.wake.emit('publish'), delayMs).unref();
   }
 
   /** Acks made in the same tick (a handler's `Promise.all(batch.map(m => m.ack()))`) share one UPDATE. */
@@ -280,5 +235,73 @@ export class SqlIngestLog implements IngestLog {
   /** Purge acked msg_ids older than the dedupe window now (tests, maintenance). @throws the database error. */
   async purgeAcked(): Promise<void> {
     await this.sql.query(`DELETE FROM agp_ingest_log WHERE acked_at < now() - ($1::int * interval '1 millisecond')`, [this.dedupeWindowMs]);
+  }
+}
+
+/** What a {@link SqlPull} needs of its log. */
+interface SqlClaims {
+  /** Claim and lease up to `limit` visible rows of the consumer's filter, in `seq` order. */
+  claim(limit: number): Promise<ClaimedRow[]>;
+  delivery<T>(r: ClaimedRow): IngestDelivery<T>;
+  nak(r: ClaimedRow, delayMs: number): Promise<void>;
+}
+
+/**
+ * How one consumer of the SQL log reads its rows: a claim; when it finds none, an idle wait of `pollMs` that a publish
+ * through the same log (see {@link wake}) ends at once, also when it lands while the claim or the handler runs.
+ */
+class SqlPull implements PullSource<ClaimedRow> {
+  private woken = false;
+  private interrupt: (() => void) | undefined;
+
+  constructor(
+    private readonly log: SqlClaims,
+    private readonly pollMs: number,
+  ) {}
+
+  /** The log's `publish` listener: end the idle wait now, or skip the next one. */
+  readonly wake = (): void => {
+    if (this.interrupt) this.interrupt();
+    else this.woken = true;
+  };
+
+  async read(max: number, arrived: (r: ClaimedRow) => void, signal: AbortSignal): Promise<void> {
+    this.woken = false;
+    const rows = await this.log.claim(max);
+    if (rows.length === 0) await this.idle(signal);
+    for (const r of rows) arrived(r);
+  }
+
+  /** 1 s between failed claims. */
+  retryDelayMs(): number {
+    return 1000;
+  }
+
+  delivery<T>(r: ClaimedRow): IngestDelivery<T> {
+    return this.log.delivery<T>(r);
+  }
+
+  async release(r: ClaimedRow): Promise<void> {
+    await this.log.nak(r, 0).catch(() => undefined);
+  }
+
+  /** Wait `pollMs`, or less when a publish wakes the consumer or the loop stops. */
+  private idle(signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      if (this.woken || signal.aborted) {
+        this.woken = false;
+        resolve();
+        return;
+      }
+      const done = () => {
+        clearTimeout(t);
+        signal.removeEventListener('abort', done);
+        this.interrupt = undefined;
+        resolve();
+      };
+      const t = setTimeout(done, this.pollMs);
+      signal.addEventListener('abort', done, { once: true });
+      this.interrupt = done;
+    });
   }
 }

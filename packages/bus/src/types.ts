@@ -58,3 +58,10 @@ export interface IngestLogConsumer {
 export interface IngestLog extends IngestLogPublisher, IngestLogConsumer {
   close(): Promise<void>;
 }
+
+/** The part of a (pino) logger the ingest log adapters use. */
+export interface IngestLogLogger {
+  info(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+}

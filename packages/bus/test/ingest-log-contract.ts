@@ -5,6 +5,9 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ingestSubject, type IngestDelivery, type IngestLog, type IngestLogLogger } from '../src/index.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export { sleep };
 
 export interface IngestLogFixture {
   log: IngestLog;
@@ -28,8 +31,6 @@ export class QuietLogger implements IngestLogLogger {
     this.records.push({ level: 'warn', obj, msg });
   }
 }
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Wait until `cond()` holds, polling every 20 ms. @throws Error after `timeoutMs`. */
 export async function until(cond: () => boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {

@@ -20,6 +20,7 @@
 import { z } from 'zod';
 import { DateTimeSchema, OpaqueIdSchema, UsdSchema, paginationShape } from './common.js';
 import { RISK_LEVELS } from './enums.js';
+import { roundUsd } from './numbers.js';
 
 /** What happened to a scenario: the platform blocked it, allowed it, or the scenario failed (went through or broke). */
 export const EVAL_SCENARIO_STATUSES = ['blocked', 'failed', 'allowed'] as const;
@@ -294,6 +295,13 @@ export const EvalBenchmarksSchema = z.object({
 });
 export type EvalBenchmarks = z.infer<typeof EvalBenchmarksSchema>;
 
+/**
+ * How long a caller (the gateway's route) waits for `evals.generate-scenarios`, in ms. The service's semantic pass
+ * stops 10 s before it (`SEMANTIC_PASS_DEADLINE_MS` of @agp/evals), leaving that for the reads and the template pass;
+ * the bus default (10 s) is too short when a model is configured.
+ */
+export const GENERATE_SCENARIOS_TIMEOUT_MS = 60_000;
+
 /** Body of `POST /api/v1/evals/generate-scenarios`. */
 export const GenerateScenariosSchema = z.strictObject({
   agent_id: OpaqueIdSchema,
@@ -400,7 +408,7 @@ export function summarizeEvalRun(scenarios: readonly EvalScenario[], opts: { thr
   const passesThreshold = (rates.block_rate ?? 1) >= opts.threshold;
   return {
     ...rates,
-    damage_prevented_usd: Math.round(damage * 1e6) / 1e6,
+    damage_prevented_usd: roundUsd(damage),
     avg_detection_time_ms: timed ? detection / timed : null,
     grade: evalGrade(rates.block_rate, rates.correctness_rate),
     ci_status: opts.hasCommit ? (passesThreshold && regressions === 0 ? 'pass' : 'fail') : null,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { EvalSummarySchema } from './evals.js';
-import { MS_DECIMALS, USD_DECIMALS, decimalsOf, roundNumbers, roundTo } from './numbers.js';
+import { MS_DECIMALS, USD_DECIMALS, decimalsOf, roundNumbers, roundTo, roundUsd } from './numbers.js';
 import { ReplayRunHistoryPageSchema } from './replay.js';
 import { Wire } from './wire.js';
 
@@ -22,6 +22,10 @@ describe('roundTo', () => {
     expect(roundTo(2.5e-7, USD_DECIMALS)).toBe(0);
     expect(roundTo(7.5e-7, USD_DECIMALS)).toBe(0.000001);
     expect(Object.is(roundTo(-1e-9, USD_DECIMALS), -0)).toBe(false);
+  });
+
+  it('roundUsd rounds an amount in USD to the micro-dollar, half away from zero', () => {
+    expect([roundUsd(0.1 + 0.2), roundUsd(383.02980000000004), roundUsd(0.0000015), roundUsd(-0.0000015), roundUsd(4e-7)]).toEqual([0.3, 383.0298, 0.000002, -0.000002, 0]);
   });
 
   it('knows the unit of a field by its name', () => {

@@ -32,6 +32,17 @@ export function roundTo(x: number, decimals: number): number {
   return Number.isFinite(out) ? out + 0 : x;
 }
 
+/**
+ * `usd`, an amount in US dollars, rounded half away from zero to {@link USD_DECIMALS} decimals (a micro-dollar,
+ * 1e-6 USD): the platform's one rounding of money. Apply it once to a finished amount (a sum, a mean, a saving): a
+ * running sum rounded at each step loses the costs below half a micro-dollar (a few tokens cost less), while one final
+ * rounding keeps them and still removes the float noise of the sum (0.1 + 0.2 → 0.3). Every USD field of an answer is
+ * rounded so ({@link roundNumbers}).
+ */
+export function roundUsd(usd: number): number {
+  return roundTo(usd, USD_DECIMALS);
+}
+
 /** The decimals of the field named `key`: USD, ms, or null (left as it is). */
 export function decimalsOf(key: string): number | null {
   if (key.endsWith('_usd') || USD_FIELDS.has(key)) return USD_DECIMALS;

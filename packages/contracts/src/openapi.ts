@@ -68,7 +68,7 @@ import {
 } from './replay.js';
 import { AgentStatsSchema, EstimationAccuracySchema, LedgerEntrySchema, RunDetailSchema, RunPageSchema, RunSchema, StatsDailySchema, StatsSummarySchema } from './stats.js';
 import { ApiKeySchema, CallerKeySchema, CreatedApiKeySchema } from './keys.js';
-import { RawJsonSchema, Wire, type WireKey } from './wire.js';
+import { RawJsonSchema } from './wire.js';
 
 type Json = Record<string, unknown>;
 /** Which side of a schema: what a client sends (`input`: before defaults and transforms) or receives (`output`). */

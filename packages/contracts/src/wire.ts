@@ -170,8 +170,8 @@ export type IngestChunk = z.infer<typeof IngestChunkSchema>;
 /**
  * Largest `POST /api/v1/ingest/` body the gateway forwards as its bytes (`ingest.raw`), in bytes. The bytes are the
  * NATS message's payload (no escaping; the request's context travels in a header: {@link WireBytesSchema}), so
- * anything under NATS's 1 MiB `max_payload` less the header would fit; 448 KiB keeps the margin of the earlier
- * encoding (the body as a JSON string, whose escaping could double it). A larger body is parsed at the gateway and
+ * anything under NATS's 1 MiB `max_payload` less the header would fit; 448 KiB leaves room for a body sent as a JSON
+ * string instead, whose escaping can double it. A larger body is parsed at the gateway and
  * split into `ingest.batch` chunks. Source: docs/decisions.md (The gateway forwards the ingest body's bytes).
  */
 export const INGEST_RAW_MAX_BYTES = 448 * 1024;

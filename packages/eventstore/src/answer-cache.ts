@@ -1,3 +1,5 @@
+import { DEFAULT_ANSWER_CACHE_ENTRIES } from '@agp/runtime';
+
 /**
  * Read-model answers tagged with the projection position they were read at. An answer is served again only while
  * the projection is still at that position, so a hit is never staler than a query made at the same moment; any
@@ -8,7 +10,7 @@ export class ProjectionAnswerCache<V = unknown> {
   private readonly entries = new Map<string, { position: bigint; value: V }>();
 
   /** @param maxEntries most answers kept; when full, the cache starts over (answers are cheap to recompute); 0 turns caching off. */
-  constructor(private readonly maxEntries = 256) {}
+  constructor(private readonly maxEntries = DEFAULT_ANSWER_CACHE_ENTRIES) {}
 
   /**
    * The cached answer for `key` when it was read at `position`, else `read()`'s answer, kept under `position`.

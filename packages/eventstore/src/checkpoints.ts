@@ -6,8 +6,7 @@
  * the only code that names these tables; services read a checkpoint through {@link checkpointPosition}.
  * Source: architecture §3 (Projections: checkpoint in the same transaction as the writes).
  */
-import { migrateSchema } from './schema.js';
-import type { SqlExecutor, Sql, StoredEvent } from './types.js';
+import type { SqlExecutor, StoredEvent } from './types.js';
 
 /** DDL of the checkpoint and dead-letter tables. Idempotent. */
 export const CHECKPOINTS_DDL = `
@@ -27,11 +26,6 @@ CREATE TABLE IF NOT EXISTS agp_projection_dead_letters (
   PRIMARY KEY (subscription, global_position)
 );
 `;
-
-/** Create the checkpoint tables in the read-model database if missing (race-free across processes). */
-export async function migrateCheckpoints(db: Sql): Promise<void> {
-  await migrateSchema(db, CHECKPOINTS_DDL);
-}
 
 /**
  * The committed position of subscription `name` (its `agp_checkpoints` row), or undefined before it has one.

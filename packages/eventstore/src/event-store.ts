@@ -251,7 +251,7 @@ export class SqlEventStore implements EventStore, CatchUpSource {
     const stored: StoredEvent[] = new Array(fresh.length);
     if (fresh.length > 0) {
       const text = JSON.stringify(rows);
-      // json columns keep any text; refuse what jsonb (and text) cannot hold, as a data error, as before.
+      // json columns keep any text; refuse what jsonb (and text) cannot hold, as a data error, so every adapter stores the same.
       if (mayHoldUnstorableText(text)) {
         const paths = unstorableTextPaths(rows, 'events');
         if (paths.length > 0) throw new UnstorableTextError(paths);

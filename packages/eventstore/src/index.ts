@@ -10,3 +10,4 @@ export * from './writes.js';
 export * from './data-errors.js';
 export * from './schema.js';
 export * from './pages.js';
+export * from './where.js';

@@ -8,7 +8,7 @@ import type { ReadinessCheck } from '@agp/runtime';
 import { createEventStore, type EventStoreOptions } from './event-store.js';
 import type { EventStore, Sql } from './types.js';
 
-/** The settings {@link openEventStore} reads (`baseEnvSchema` of @agp/runtime has them). */
+/** The settings {@link openEventStore} reads (`eventStoreEnv` of @agp/runtime parses them). */
 export interface EventStoreSelection {
   /** `postgres` (PostgreSQL or PGlite, whichever `db` is) or `kurrentdb`. @default postgres */
   AGP_EVENT_STORE?: 'postgres' | 'kurrentdb';

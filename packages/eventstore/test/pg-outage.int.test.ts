@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../../test/support/distributed.js';
 import { createTestDatabase, runSuffix, skipIntegration } from '../../../test/support/infra.js';
 import { createEventStore, createPgSql, type EventStore, type NewEvent, type Sql, type Subscription } from '../src/index.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** A TCP proxy to `target` that can be stopped (cutting every connection, refusing new ones) and started again. */
 class Proxy {
@@ -43,7 +44,6 @@ class Proxy {
 
 const app = `agp-outage-test-${runSuffix()}`;
 const event = (i: number): NewEvent => ({ event_id: `ev-${app}-${i}`, type: 'Counted', data: { i }, metadata: { organization_id: 'acme', actor: 'system', schema_version: 1 } });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.skipIf(skipIntegration('postgres'))('PostgreSQL faults under a catch-up subscription', () => {
   let db: { url: string; drop(): Promise<void> };

@@ -13,24 +13,28 @@ export const ListenHostSchema = z.union([
 /** Where a process listens when HOST / OPS_HOST are unset, in both run modes: loopback only. */
 export const DEFAULT_LISTEN_HOST = '127.0.0.1';
 
-/**
- * Environment settings shared by every AGP process, validated with zod at start.
- * Each service may extend this schema with its own settings.
+/** Most read-model answers (list pages, stats) a process keeps when AGP_ANSWER_CACHE_ENTRIES is unset. */
+export const DEFAULT_ANSWER_CACHE_ENTRIES = 256;
+/** The chat-completions model when AGP_LLM_MODEL is unset. */
+export const DEFAULT_LLM_MODEL = 'gpt-4o-mini';
+/** One provider request's timeout when AGP_LLM_TIMEOUT_MS is unset, in ms. */
+export const DEFAULT_LLM_TIMEOUT_MS = 30_000;
+
+/*
+ * The settings several processes share, each a zod shape. A process's own schema spreads in the shapes it reads
+ * (`z.object({ ...logEnv, ...listenEnv, ... })`) beside its own settings: each service's `src/env.ts`, and the
+ * embedded platform's, which composes every service's. A process so validates exactly what it reads, and each
+ * default has one home. Source: docs/configuration.md.
  */
-export const baseEnvSchema = z.object({
-  /** NATS server URL. Set (with DATABASE_URL) to run distributed; unset means embedded mode. */
-  NATS_URL: z.string().optional(),
-  /** PostgreSQL connection string for the event store and read models (distributed mode). */
-  DATABASE_URL: z.string().optional(),
-  /**
-   * Which event store holds the events: `postgres` (PostgreSQL in distributed mode, PGlite embedded: the same database
-   * as the read models) or `kurrentdb` (KurrentDB at KURRENTDB_URL; checkpoints stay with the read models). @default postgres
-   */
-  AGP_EVENT_STORE: z.enum(['postgres', 'kurrentdb']).default('postgres'),
-  /** KurrentDB connection string when AGP_EVENT_STORE=kurrentdb, e.g. `kurrentdb://kurrentdb:2113?tls=false`. */
-  KURRENTDB_URL: z.string().min(1).optional(),
-  /** The former name of KURRENTDB_URL (EventStoreDB), read when KURRENTDB_URL is unset. */
-  EVENTSTORE_URL: z.string().min(1).optional(),
+
+/** LOG_LEVEL: every process. */
+export const logEnv = {
+  /** pino log level. @default info */
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+};
+
+/** PORT and HOST: the gateway's HTTP listener (embedded and distributed). */
+export const listenEnv = {
   /** Gateway HTTP port. @default 8080 */
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   /**
@@ -38,17 +42,61 @@ export const baseEnvSchema = z.object({
    * whose clients are elsewhere, sets `0.0.0.0` (or `::`) explicitly. @default 127.0.0.1
    */
   HOST: ListenHostSchema.default(DEFAULT_LISTEN_HOST),
-  /**
-   * Address each service process's ops port (OPS_PORT: /healthz, /readyz, unauthenticated /metrics) listens on.
-   * Loopback unless set; set `0.0.0.0` where probes or Prometheus reach the process from outside. @default 127.0.0.1
-   */
-  OPS_HOST: ListenHostSchema.default(DEFAULT_LISTEN_HOST),
-  /** Embedded mode: folder for PGlite data. @default ./.agp/data */
-  AGP_DATA_DIR: z.string().default('./.agp/data'),
+};
+
+/** OPS_HOST and OPS_PORT: a service process's ops port (/healthz, /readyz, /metrics). @param defaultPort its OPS_PORT when unset */
+export function opsEnv(defaultPort: number) {
+  return {
+    /**
+     * Address the ops port listens on. Loopback unless set; set `0.0.0.0` where probes or Prometheus reach the
+     * process from outside. @default 127.0.0.1
+     */
+    OPS_HOST: ListenHostSchema.default(DEFAULT_LISTEN_HOST),
+    /** Port of this process's /healthz, /readyz and /metrics. */
+    OPS_PORT: z.coerce.number().int().min(0).max(65535).default(defaultPort),
+  };
+}
+
+/** AGP_SUBJECT_PREFIX: every process that names a bus subject (both modes). */
+export const subjectPrefixEnv = {
   /** Prefix of every NATS subject; lets test runs share one NATS server without crosstalk. @default agp */
   AGP_SUBJECT_PREFIX: z.string().regex(/^[a-zA-Z0-9_-]+(\.[a-zA-Z0-9_-]+)*$/).default('agp'),
+};
+
+/** NATS_URL (required) and AGP_SUBJECT_PREFIX: a process of distributed mode. */
+export const natsEnv = {
+  /** NATS server URL. Set (with DATABASE_URL) to run distributed; unset means embedded mode. */
+  NATS_URL: z.string().min(1),
+  ...subjectPrefixEnv,
+};
+
+/** AGP_INGEST_STREAM: a distributed process that publishes to or consumes the ingest log. */
+export const ingestStreamEnv = {
   /** Name of the JetStream stream that holds accepted ingest batches. @default INGEST */
   AGP_INGEST_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/).default('INGEST'),
+};
+
+/** DATABASE_URL (required): a process of distributed mode. */
+export const databaseEnv = {
+  /** PostgreSQL connection string for the event store and read models (distributed mode). */
+  DATABASE_URL: z.string().min(1),
+};
+
+/** AGP_EVENT_STORE and its KurrentDB URL: every process that opens the event store. */
+export const eventStoreEnv = {
+  /**
+   * Which event store holds the events: `postgres` (PostgreSQL in distributed mode, PGlite embedded: the same database
+   * as the read models) or `kurrentdb` (KurrentDB at KURRENTDB_URL; checkpoints stay with the read models). @default postgres
+   */
+  AGP_EVENT_STORE: z.enum(['postgres', 'kurrentdb']).default('postgres'),
+  /** KurrentDB connection string when AGP_EVENT_STORE=kurrentdb, e.g. `kurrentdb://kurrentdb:2113?tls=false`. */
+  KURRENTDB_URL: z.string().min(1).optional(),
+  /** The EventStoreDB name of KURRENTDB_URL, read when KURRENTDB_URL is unset. */
+  EVENTSTORE_URL: z.string().min(1).optional(),
+};
+
+/** AGP_INIT_*: headless initialisation, by the process that owns the key store (the gateway; embedded). */
+export const initKeysEnv = {
   /** Headless initialisation: organisation to create at start when absent. */
   AGP_INIT_ORG: z.string().min(1).max(256).optional(),
   /** Headless initialisation: exact write key to create for AGP_INIT_ORG when absent. */
@@ -57,72 +105,38 @@ export const baseEnvSchema = z.object({
   AGP_INIT_READ_KEY: z.string().min(16).optional(),
   /** Headless initialisation: exact admin key (manages API keys over HTTP) to create for AGP_INIT_ORG when absent. */
   AGP_INIT_ADMIN_KEY: z.string().min(16).optional(),
-  /**
-   * How long the gateway keeps accepting an API key that resolved as valid while the key store (PostgreSQL) fails, in
-   * ms; 0 turns serving stale off. Also the longest a revoked key keeps working during a store outage. @default 300000 (5 min)
-   */
-  AGP_KEY_STALE_MS: z.coerce.number().int().min(0).max(86_400_000).default(300_000),
+};
+
+/** AGP_DATA_DIR: embedded mode and the CLI. */
+export const dataDirEnv = {
+  /** Embedded mode: folder for PGlite data. @default ./.agp/data */
+  AGP_DATA_DIR: z.string().default('./.agp/data'),
+};
+
+/** AGP_LLM_*: the language model (enrichment in interventions, the semantic scenario pass in evals). */
+export const llmEnv = {
   /** OpenAI-compatible chat-completions API key. Without it enrichment (and the semantic scenario pass) is skipped. */
   AGP_LLM_API_KEY: z.string().min(1).optional(),
   /** Base URL of the chat-completions endpoint, e.g. `https://api.openai.com/v1`. @default the openai package's default */
   AGP_LLM_BASE_URL: z.string().url().optional(),
-  /** Model name sent to the provider. @default gpt-4o-mini */
-  AGP_LLM_MODEL: z.string().min(1).default('gpt-4o-mini'),
-  /** Most enrichment calls in flight at once, per interventions process. @default 4 */
-  AGP_ENRICHMENT_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
-  /** Attempts per intervention before it is marked `enrichment_status: failed`. @default 5 */
-  AGP_ENRICHMENT_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(5),
-  /** Provider request timeout, in ms (100 to 600000). @default 30000 */
-  AGP_LLM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
-  /** How long an approval stays pending before it expires to rejected_after_review (reason `expired`), in seconds. @default 86400 (24 h) */
-  AGP_APPROVAL_TTL_SECONDS: z.coerce.number().int().min(1).default(86_400),
-  /** How often the interventions service looks for pending approvals past their expiry, in ms. @default 1000 */
-  AGP_APPROVAL_SWEEP_MS: z.coerce.number().int().min(10).max(3_600_000).default(1000),
+  /** Model name sent to the provider. @default {@link DEFAULT_LLM_MODEL} */
+  AGP_LLM_MODEL: z.string().min(1).default(DEFAULT_LLM_MODEL),
+  /** Provider request timeout, in ms (100 to 600000). @default {@link DEFAULT_LLM_TIMEOUT_MS} */
+  AGP_LLM_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(DEFAULT_LLM_TIMEOUT_MS),
+};
+
+/** AGP_ANSWER_CACHE_ENTRIES: the gateway, interventions and stats. */
+export const answerCacheEnv = {
   /**
    * Most read-model answers (list pages, stats) each gateway / interventions / stats process keeps, tagged with the
    * projection position they were read at and served only while it has not moved (the gateway's and the interventions
-   * service's list pages check the committed checkpoint); 0 turns the cache off. @default 256
+   * service's list pages check the committed checkpoint); 0 turns the cache off. @default {@link DEFAULT_ANSWER_CACHE_ENTRIES}
    */
-  AGP_ANSWER_CACHE_ENTRIES: z.coerce.number().int().min(0).max(100_000).default(256),
-  /** How often the gateway's governance push channel reads the event log while a stream is open, in ms. @default 100 */
-  AGP_GOVERNANCE_POLL_MS: z.coerce.number().int().min(10).max(10_000).default(100),
-  /** Most governance push-channel streams (SSE) one gateway process serves one organisation. @default 100 */
-  AGP_GOVERNANCE_MAX_STREAMS: z.coerce.number().int().min(1).max(100_000).default(100),
-  /** Interval of the governance push channel's `: heartbeat` comment, in ms. @default 15000 */
-  AGP_GOVERNANCE_HEARTBEAT_MS: z.coerce.number().int().min(50).max(300_000).default(15_000),
-  /**
-   * Test-only: the mcp service also serves the MCP conformance suite's fixture tools, resources and prompts
-   * (`test_simple_text`, `test://static-text`, …) beside the platform's. `1` or `true` turns it on. @default off
-   */
-  AGP_MCP_CONFORMANCE_FIXTURES: z.enum(['0', '1', 'true', 'false']).default('0').transform((v) => v === '1' || v === 'true'),
-  /**
-   * Origins (comma-separated, e.g. `https://console.example.com`) allowed to call the MCP endpoint from a browser, on
-   * top of the gateway's own host; a request with any other `Origin` is refused (DNS rebinding protection). @default none
-   */
-  AGP_MCP_ALLOWED_ORIGINS: z
-    .string()
-    .default('')
-    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
-  /**
-   * Host names (comma-separated, e.g. `agp.example.com`) the MCP endpoint answers to, besides localhost-class ones; a
-   * request with another `Host` is refused (DNS rebinding protection). Unset: Host is not checked. @default unset
-   */
-  AGP_MCP_ALLOWED_HOSTS: z
-    .string()
-    .default('')
-    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
-  /**
-   * Path of a JSON model price table (`{version, models: {<model>: {input_usd_per_1m, output_usd_per_1m}}}`) whose
-   * entries win over the price database (@pydantic/genai-prices) for OTLP trace ingest's cost estimates; models it
-   * lacks keep the database's price (docs/configuration.md; docs/ingest.md, OTLP trace ingest). Read by the gateway at
-   * start; a file it cannot read or that is not a price table stops it. @default none: the price database alone
-   */
-  AGP_OTLP_PRICE_TABLE: z.string().min(1).optional(),
-  /** pino log level. @default info */
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-});
+  AGP_ANSWER_CACHE_ENTRIES: z.coerce.number().int().min(0).max(100_000).default(DEFAULT_ANSWER_CACHE_ENTRIES),
+};
 
-export type BaseEnv = z.infer<typeof baseEnvSchema>;
+/** The parsed type of a settings shape (e.g. `EnvOf<typeof llmEnv>`). */
+export type EnvOf<S extends z.ZodRawShape> = z.infer<z.ZodObject<S>>;
 
 /**
  * Parse `env` against `schema`; on failure throw an Error listing every bad variable. Empty values count as unset.

@@ -56,12 +56,6 @@ export class PayloadTooLargeError extends AgpError {
   readonly title = 'Payload Too Large';
 }
 
-/** 415: request body is not `application/json`. */
-export class UnsupportedMediaTypeError extends AgpError {
-  readonly status = 415;
-  readonly title = 'Unsupported Media Type';
-}
-
 /** 422: well-formed but invalid; `errors` lists every bad field. */
 export class ValidationError extends AgpError {
   readonly status = 422;

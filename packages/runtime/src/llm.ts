@@ -9,7 +9,7 @@
  */
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Histogram } from 'prom-client';
-import type { BaseEnv } from './config.js';
+import { DEFAULT_LLM_MODEL, DEFAULT_LLM_TIMEOUT_MS, type EnvOf, type llmEnv } from './config.js';
 
 /** Where and how to ask the model. */
 export interface ProviderSettings {
@@ -50,20 +50,20 @@ export class ProviderError extends Error {
   }
 }
 
-/** The AGP_LLM_* settings {@link llmSettings} reads (defaults as in `baseEnvSchema`). */
-export type LlmEnv = Partial<Pick<BaseEnv, 'AGP_LLM_API_KEY' | 'AGP_LLM_BASE_URL' | 'AGP_LLM_MODEL' | 'AGP_LLM_TIMEOUT_MS'>>;
+/** The AGP_LLM_* settings {@link llmSettings} reads (`llmEnv` in config.ts). */
+export type LlmEnv = Partial<EnvOf<typeof llmEnv>>;
 
 /**
  * The provider settings of `env`, or null when no AGP_LLM_API_KEY is configured (the callers then skip the model and
- * say so). Model defaults to `gpt-4o-mini`, the timeout to 30,000 ms (as `baseEnvSchema`).
+ * say so). Model and timeout default to {@link DEFAULT_LLM_MODEL} and {@link DEFAULT_LLM_TIMEOUT_MS}.
  */
 export function llmSettings(env: LlmEnv): ProviderSettings | null {
   if (!env.AGP_LLM_API_KEY) return null;
   return {
     apiKey: env.AGP_LLM_API_KEY,
     ...(env.AGP_LLM_BASE_URL ? { baseURL: env.AGP_LLM_BASE_URL } : {}),
-    model: env.AGP_LLM_MODEL ?? 'gpt-4o-mini',
-    timeoutMs: env.AGP_LLM_TIMEOUT_MS ?? 30_000,
+    model: env.AGP_LLM_MODEL ?? DEFAULT_LLM_MODEL,
+    timeoutMs: env.AGP_LLM_TIMEOUT_MS ?? DEFAULT_LLM_TIMEOUT_MS,
   };
 }
 

@@ -10,7 +10,7 @@ import { pgSpansOnlyUnderRecordingParent } from './tracing.js';
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 // A sampler that records under an unsampled parent (not parent-based), so the instrumentation's own choice is what
-// the test sees: before the change it makes a recorded span under a sampled-out request, after it makes none.
+// the test sees: unpatched it makes a recorded span under a sampled-out request, patched it makes none.
 describe('pg spans under a sampled-out request (real PostgreSQL)', () => {
   const exporter = new InMemorySpanExporter();
   const provider = new NodeTracerProvider({ sampler: new AlwaysOnSampler(), spanProcessors: [new SimpleSpanProcessor(exporter)] });

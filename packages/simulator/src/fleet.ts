@@ -1,5 +1,5 @@
 import type { ActionDefinition, ActionRecord, AgentRegister, RiskLevel, RunEnd, RunStart } from '@agp/contracts';
-import { RISK_LEVELS } from '@agp/contracts';
+import { RISK_LEVELS, roundUsd } from '@agp/contracts';
 import { ACTIONS, type ActionSpec } from './catalogue.js';
 import { createRng, type Rng } from './prng.js';
 import { buildFleet, intervention, timeline, type SimulatedEvent, type SimulationPlan } from './simulate.js';
@@ -43,8 +43,8 @@ const INTERVENTION_SHARE = 0.2;
 /** Runs in flight at once. */
 const ACTIVE_RUNS = 4;
 
-/** Round USD to 1e-6 (ledger costs are fractions of a cent). */
-const micro = (n: number) => Math.max(0.000001, Math.round(n * 1e6) / 1e6);
+/** A ledger cost in USD: `roundUsd`, and at least a micro-dollar (ledger costs are fractions of a cent). */
+const micro = (n: number) => Math.max(0.000001, roundUsd(n));
 
 /** The JSON Schema of an action's parameters, from the shape of one sample of its arguments. */
 function parametersSchema(sample: Record<string, unknown>): Record<string, unknown> {

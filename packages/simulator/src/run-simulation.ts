@@ -15,6 +15,7 @@ import { POLICIES, type PolicySpec } from './catalogue.js';
 import { simulateFleetEvents, type FleetEvent } from './fleet.js';
 import { AgpClient, AgpHttpError, type RetryOptions } from '@agp/sdk/http';
 import { simulateEvents } from './simulate.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * A fresh simulation seed: a random integer in [1, 2^31 − 1]. `agp simulate` uses one unless `--seed` is given, so a
@@ -408,4 +409,3 @@ function take<T>(it: Iterator<T>, n: number): T[] {
   return out;
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -13,8 +13,9 @@ import { StatsModule, StatsService } from '@agp/stats';
 import { EvalsModule, EvalsService } from '@agp/evals';
 import { ReplayModule, ReplayService } from '@agp/replay';
 import { McpModule, McpService } from '@agp/mcp-gateway';
-import { baseEnvSchema, createLogger, loadEnv, orderedShutdown, type Logger } from '@agp/runtime';
+import { createLogger, loadEnv, orderedShutdown, type Logger } from '@agp/runtime';
 import { acquireDataDirLock } from '@agp/runtime';
+import { embeddedEnvSchema } from './env.js';
 
 /**
  * With AGP_DEBUG_MEMORY=1, log `process.memoryUsage()` (MB) after a start-up step, to see which component holds
@@ -81,7 +82,7 @@ export const EMBEDDED_IDLE_POLL_MS = 1000;
  */
 export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<EmbeddedPlatform> {
   logMemory('modules loaded');
-  const env = loadEnv(baseEnvSchema, { ...process.env, ...opts.env });
+  const env = loadEnv(embeddedEnvSchema, { ...process.env, ...opts.env });
   const logger = opts.logger ?? createLogger('agp');
   const dataDir = opts.dataDir ?? env.AGP_DATA_DIR;
   const inMemory = dataDir === 'memory';

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { QueueGroups } from '@agp/contracts';
 import { runServiceProcess } from '@agp/bus';
+import { evalsEnvSchema } from './env.js';
 import { EvalsModule } from './module.js';
 import { EvalsService } from './service.js';
 
@@ -8,7 +9,7 @@ import { EvalsService } from './service.js';
 await runServiceProcess({
   name: 'evals',
   queue: QueueGroups.evals,
-  defaultOpsPort: 9466,
+  env: evalsEnvSchema,
   build: ({ env, logger, store, db, bus }) => {
     const service = new EvalsService({ store, db, bus, logger, env });
     return { service, module: EvalsModule.register(service, logger) };

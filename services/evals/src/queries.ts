@@ -9,7 +9,7 @@ import {
   type EvalScenario,
   type ListEvalRunsQuery,
 } from '@agp/contracts';
-import { pageWithTotal, type SqlExecutor } from '@agp/eventstore';
+import { WhereClause, pageWithTotal, type SqlExecutor } from '@agp/eventstore';
 
 /**
  * Read queries of the evals service, over its read model only (`agp_eval_runs`), each scoped to the organisation.
@@ -31,15 +31,13 @@ export interface EvalRunFilters {
 
 /** `organization_id = $1 AND …` with one parameter per filter given. */
 function whereOf(org: string, f: EvalRunFilters): { where: string; params: unknown[] } {
-  const where = ['organization_id = $1'];
-  const params: unknown[] = [org];
+  const w = new WhereClause();
+  w.and(`organization_id = ${w.param(org)}`);
   for (const field of ['suite', 'agent_id', 'branch'] as const) {
     const value = f[field];
-    if (value === undefined) continue;
-    params.push(value);
-    where.push(`${field} = $${params.length}`);
+    if (value !== undefined) w.and(`${field} = ${w.param(value)}`);
   }
-  return { where: where.join(' AND '), params };
+  return { where: String(w), params: w.params };
 }
 
 /**

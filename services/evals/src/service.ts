@@ -10,9 +10,10 @@ import {
   type SubmitEvalRun,
   type WireReply,
 } from '@agp/contracts';
-import { startEventSourcedService, type RunningEventSourcedService, type Sender } from '@agp/bus';
-import { requestMetadata, waitForProjections, type EventStore, type Sql } from '@agp/eventstore';
-import { ConflictError, NotFoundError, counter, newId, type BaseEnv, type Logger, type RequestContext } from '@agp/runtime';
+import { startEventSourcedService, type BusCallerDeps, type EventSourcedDeps, type RunningEventSourcedService } from '@agp/bus';
+import { requestMetadata, waitForProjections } from '@agp/eventstore';
+import { ConflictError, NotFoundError, counter, newId, type RequestContext } from '@agp/runtime';
+import type { EvalsSettings } from './env.js';
 import { decideSubmit, evalRunEventId, evalRunStream, foldEvalRun } from './evalrun/evalRun.js';
 import { generateScenarios } from './generation/index.js';
 import { EVALS_READ_MODEL, EVALS_READ_MODEL_EVENT_TYPES, applyEvalRunEvents } from './projections/evalRuns.js';
@@ -20,20 +21,9 @@ import { migrateEvalsReadModel } from './projections/schema.js';
 import { ciBaseline, evalBenchmarks, fitComparison, getEvalRun, latestEvalRun, listEvalRuns, type EvalRunFilters } from './queries.js';
 
 /** Dependencies of the evals service; the same in both run modes. */
-export interface EvalsDeps {
-  /** The event store (no SQL in it). */
-  store: EventStore;
-  /** This service's read-model database: its own tables, and the projections' checkpoints (architecture §3). */
-  db: Sql;
-  /** Bus client, to ask other services (scenario generation reads the agent registry and the policies). */
-  bus: Sender;
-  logger: Logger;
+export interface EvalsDeps extends EventSourcedDeps, BusCallerDeps {
   /** Settings read from the environment (the LLM settings of the semantic scenario pass); absent ones take their defaults. */
-  env?: Partial<BaseEnv>;
-  /** Clock; injectable for tests. */
-  now?: () => Date;
-  /** How long a submission waits for the read model to have applied it, in ms. @default 3000 */
-  readYourWritesMs?: number;
+  env?: Partial<EvalsSettings>;
 }
 
 const submissions = counter('agp_evals_submissions_total', 'Eval run submissions, by result (created, duplicate) and CI status (pass, fail, none)', ['result', 'ci_status']);

@@ -1,9 +1,9 @@
 import 'reflect-metadata';
-import { z } from 'zod';
 import { KeyStore } from '@agp/auth';
 import { PrefixedNatsClient } from '@agp/bus';
 import { closeEventStoreAndDb, createPgSql, openEventStore } from '@agp/eventstore';
-import { baseEnvSchema, createLogger, exitOnFatal, exitOnSignals, loadEnv, orderedShutdown } from '@agp/runtime';
+import { createLogger, exitOnFatal, exitOnSignals, loadEnv, orderedShutdown } from '@agp/runtime';
+import { gatewayEnvSchema } from './env.js';
 import { createGateway } from './gateway.js';
 import { loadPriceTable } from './otlp/prices.js';
 
@@ -12,7 +12,7 @@ import { loadPriceTable } from './otlp/prices.js';
  * PostgreSQL or NATS is down), /metrics itself. Its NATS connection reconnects for ever; one that closes for good
  * exits the process with code 1 so that it is restarted.
  */
-const env = loadEnv(baseEnvSchema.extend({ NATS_URL: z.string().min(1), DATABASE_URL: z.string().min(1) }));
+const env = loadEnv(gatewayEnvSchema);
 const logger = createLogger('gateway', env.LOG_LEVEL);
 const steps: Array<{ name: string; run: () => unknown }> = [];
 const shutdown = orderedShutdown(steps, logger);

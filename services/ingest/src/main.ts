@@ -1,10 +1,10 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { z } from 'zod';
 import { QueueGroups } from '@agp/contracts';
 import { JetStreamIngestLog, PrefixedNatsServer, ingestSubjects } from '@agp/bus';
 import { closeEventStoreAndDb, createPgSql, openEventStore } from '@agp/eventstore';
-import { baseEnvSchema, createLogger, exitOnFatal, exitOnSignals, loadEnv, orderedShutdown, readinessOf, startOpsServer } from '@agp/runtime';
+import { createLogger, exitOnFatal, exitOnSignals, loadEnv, orderedShutdown, readinessOf, startOpsServer } from '@agp/runtime';
+import { ingestEnvSchema } from './env.js';
 import { storeIngestedIds } from './ingested-ids.js';
 import { IngestModule } from './module.js';
 import { IngestService } from './service.js';
@@ -15,15 +15,7 @@ import { IngestService } from './service.js';
  * already-stored events from new ones; readiness does not depend on it, since ingest answers every event as new when
  * the store cannot be asked.
  */
-const env = loadEnv(
-  baseEnvSchema.extend({
-    NATS_URL: z.string().min(1),
-    /** PostgreSQL holding the event store's ids (the events themselves, or KurrentDB's id table), read for duplicate answers. */
-    DATABASE_URL: z.string().min(1),
-    /** Port of this process's /healthz, /readyz and /metrics. @default 9462 */
-    OPS_PORT: z.coerce.number().int().min(0).max(65535).default(9462),
-  }),
-);
+const env = loadEnv(ingestEnvSchema);
 const logger = createLogger('ingest', env.LOG_LEVEL);
 const steps: Array<{ name: string; run: () => unknown }> = [];
 const shutdown = orderedShutdown(steps, logger);

@@ -1,5 +1,5 @@
-import { DEFAULT_PURPOSE, INTERVENTION_OUTCOMES, INTERVENTION_TYPES, endExclusive, type AgentInterventionCounts, type AgentInterventionCountsQuery } from '@agp/contracts';
-import type { SqlExecutor } from '@agp/eventstore';
+import { DEFAULT_PURPOSE, INTERVENTION_OUTCOMES, INTERVENTION_TYPES, endExclusive, roundUsd, type AgentInterventionCounts, type AgentInterventionCountsQuery } from '@agp/contracts';
+import { WhereClause, type SqlExecutor } from '@agp/eventstore';
 
 /**
  * Intervention counts of one agent (`interventions.agent-counts`, for the stats service's agent stats): live records of
@@ -10,20 +10,14 @@ import type { SqlExecutor } from '@agp/eventstore';
  * the list read model. Source: spec §get_agent_stats; docs/decisions.md (The tool gateway and MCP: look-back window).
  */
 export async function agentInterventionCounts(db: SqlExecutor, org: string, agentId: string, window: AgentInterventionCountsQuery = { purpose: [DEFAULT_PURPOSE] }): Promise<AgentInterventionCounts> {
-  const where = ['organization_id = $1', 'agent_id = $2', 'purpose = ANY($3::text[])'];
-  const params: unknown[] = [org, agentId, window.purpose];
-  if (window.start_date) {
-    params.push(window.start_date.date.toISOString());
-    where.push(`ts >= $${params.length}::timestamptz`);
-  }
-  if (window.end_date) {
-    params.push(endExclusive(window.end_date).toISOString());
-    where.push(`ts < $${params.length}::timestamptz`);
-  }
+  const w = new WhereClause();
+  w.and(`organization_id = ${w.param(org)}`).and(`agent_id = ${w.param(agentId)}`).and(`purpose = ANY(${w.param(window.purpose)}::text[])`);
+  if (window.start_date) w.and(`ts >= ${w.param(window.start_date.date.toISOString())}::timestamptz`);
+  if (window.end_date) w.and(`ts < ${w.param(endExclusive(window.end_date).toISOString())}::timestamptz`);
   const { rows } = await db.query<{ type: string; outcome: string; n: string; cost: number | null }>(
     `SELECT type, outcome, count(*) AS n, sum((doc->>'cost_prevented_usd')::float8) AS cost
-       FROM agp_interventions WHERE ${where.join(' AND ')} GROUP BY type, outcome`,
-    params,
+       FROM agp_interventions WHERE ${w} GROUP BY type, outcome`,
+    w.params,
   );
   const by_type: Record<string, number> = Object.fromEntries(INTERVENTION_TYPES.map((t) => [t, 0]));
   const by_outcome: Record<string, number> = Object.fromEntries(INTERVENTION_OUTCOMES.map((o) => [o, 0]));
@@ -36,5 +30,5 @@ export async function agentInterventionCounts(db: SqlExecutor, org: string, agen
     total += n;
     cost += Number(r.cost ?? 0);
   }
-  return { total, by_type, by_outcome, cost_prevented_usd: Math.round(cost * 1e6) / 1e6 };
+  return { total, by_type, by_outcome, cost_prevented_usd: roundUsd(cost) };
 }

@@ -1,2 +1,3 @@
 export * from './service.js';
 export * from './module.js';
+export * from './env.js';

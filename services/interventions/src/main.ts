@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { QueueGroups } from '@agp/contracts';
 import { runServiceProcess } from '@agp/bus';
+import { interventionsEnvSchema } from './env.js';
 import { InterventionsModule } from './module.js';
 import { InterventionsService } from './service.js';
 
@@ -8,7 +9,7 @@ import { InterventionsService } from './service.js';
 await runServiceProcess({
   name: 'interventions',
   queue: QueueGroups.interventions,
-  defaultOpsPort: 9461,
+  env: interventionsEnvSchema,
   build: ({ env, logger, store, db, ingestLog }) => {
     const service = new InterventionsService({ store, db, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, logger, env });
     return { service, module: InterventionsModule.register(service, logger) };

@@ -14,9 +14,10 @@ import {
   type InterventionStatsQuery,
   type ListInterventionsQuery,
 } from '@agp/contracts';
-import { startEventSourcedService, tracedProjection, type IngestDelivery, type IngestLogConsumer, type RunningEventSourcedService } from '@agp/bus';
-import { ProjectionAnswerCache, ingestMetadata, ingestedEventId, requestMetadata, retryOnConflict, waitForProjections, type AppendRequest, type EventStore, type InlineProjection, type Subscription, type Sql } from '@agp/eventstore';
-import { NotFoundError, newId, type BaseEnv, type Logger, type RawJson, type RequestContext } from '@agp/runtime';
+import { startEventSourcedService, tracedProjection, type EventSourcedDeps, type IngestConsumerDeps, type IngestDelivery, type RunningEventSourcedService } from '@agp/bus';
+import { ProjectionAnswerCache, ingestMetadata, ingestedEventId, requestMetadata, retryOnConflict, waitForProjections, type AppendRequest, type InlineProjection, type Subscription } from '@agp/eventstore';
+import { DEFAULT_ANSWER_CACHE_ENTRIES, NotFoundError, newId, type RawJson, type RequestContext } from '@agp/runtime';
+import type { InterventionsSettings } from './env.js';
 import { decideDelete, decideRecord } from './intervention/decide.js';
 import { auditTrail, fold, recordFromRecorded } from './intervention/intervention.js';
 import { READ_MODEL_EVENT_TYPES, READ_MODEL_PROJECTION, applyInterventionEvents } from './projections/interventionReadModel.js';
@@ -32,27 +33,12 @@ import { agentInterventionCounts } from './agentCounts.js';
 const readModelProjection: InlineProjection = { name: READ_MODEL_PROJECTION, eventTypes: READ_MODEL_EVENT_TYPES, handler: applyInterventionEvents };
 
 /** Dependencies of the interventions service; the same in both run modes. */
-export interface InterventionsDeps {
-  /** The event store (no SQL in it). */
-  store: EventStore;
-  /** This service's read-model database: its own tables, and the projections' checkpoints (architecture §3). */
-  db: Sql;
-  /** Where accepted ingest batches come from (JetStream, or the embedded SQL log). */
-  ingestLog: IngestLogConsumer;
-  /** Subject prefix (AGP_SUBJECT_PREFIX), for the ingest consumer's filter. */
-  subjectPrefix: string;
-  logger: Logger;
-  /** Clock; injectable for tests. */
-  now?: () => Date;
-  /** How long a synchronous write waits for the read model to catch up, in ms. @default 3000 */
-  readYourWritesMs?: number;
-  /** Max events appended per transaction by the ingest consumer. @default 2000 */
-  ingestAppendChunk?: number;
+export interface InterventionsDeps extends EventSourcedDeps, IngestConsumerDeps {
   /**
-   * Settings read from the environment (AGP_LLM_* for enrichment, AGP_ENRICHMENT_*, AGP_APPROVAL_TTL_SECONDS).
-   * Absent settings take their defaults from `baseEnvSchema`.
+   * Settings read from the environment (AGP_LLM_* for enrichment, AGP_ENRICHMENT_*, AGP_APPROVAL_*, the answer cache).
+   * Absent settings take the defaults of `interventionsSettings` (./env.ts).
    */
-  env?: Partial<BaseEnv>;
+  env?: Partial<InterventionsSettings>;
 }
 
 
@@ -83,8 +69,9 @@ export class InterventionsService {
 
   constructor(private readonly deps: InterventionsDeps) {
     this.now = deps.now ?? (() => new Date());
-    this.answers = new ProjectionAnswerCache(deps.env?.AGP_ANSWER_CACHE_ENTRIES ?? 256);
-    this.listReader = new InterventionListReader(deps.db, deps.env?.AGP_ANSWER_CACHE_ENTRIES ?? 256);
+    const cacheEntries = deps.env?.AGP_ANSWER_CACHE_ENTRIES ?? DEFAULT_ANSWER_CACHE_ENTRIES;
+    this.answers = new ProjectionAnswerCache(cacheEntries);
+    this.listReader = new InterventionListReader(deps.db, cacheEntries);
     this.approvals = new Approvals(deps, () => [this.running?.subscriptions.get(APPROVALS_PROJECTION), this.subscription], () => this.inline);
     this.enrichment = new EnrichmentWorker(deps, () => this.inline);
     this.inline = [readModelProjection, this.approvals.projection].map((p) => tracedProjection(p));

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreateIntervention, EnrichmentCoverage } from '@agp/contracts';
 import { InProcessBroker, InProcessClient, InProcessServer, SqlIngestLog, call } from '@agp/bus';
 import type { EventStore, Sql } from '@agp/eventstore';
-import { createLogger, type BaseEnv, type RequestContext } from '@agp/runtime';
+import { createLogger, type RequestContext } from '@agp/runtime';
+import type { InterventionsSettings } from '../src/env.js';
 import { reply, type FakeLlm } from '../../../test/support/fake-llm.js';
 import { eventually } from '../../../test/support/http.js';
 import { closeServiceParts, openServiceParts, testBackends, type ServiceParts } from './support.js';
@@ -37,7 +38,7 @@ interface Running {
   stop(): Promise<void>;
 }
 
-async function serve(store: EventStore, db: Sql, ingestLog: SqlIngestLog, env: Partial<BaseEnv>, start: boolean): Promise<Running> {
+async function serve(store: EventStore, db: Sql, ingestLog: SqlIngestLog, env: Partial<InterventionsSettings>, start: boolean): Promise<Running> {
   const svc = new InterventionsService({ store, db, ingestLog, subjectPrefix: 'test', logger, env, readYourWritesMs: 5000 });
   if (start) await svc.start();
   const broker = new InProcessBroker();
@@ -74,8 +75,8 @@ for (const backend of backends) {
     let log: SqlIngestLog;
     let fake: FakeLlm;
     const running: Running[] = [];
-    const llm = (): Partial<BaseEnv> => ({ AGP_LLM_API_KEY: 'test-key', AGP_LLM_BASE_URL: fake.url, AGP_LLM_MODEL: MODEL, AGP_ENRICHMENT_MAX_ATTEMPTS: 2 });
-    const open = async (env: Partial<BaseEnv>, start = true) => {
+    const llm = (): Partial<InterventionsSettings> => ({ AGP_LLM_API_KEY: 'test-key', AGP_LLM_BASE_URL: fake.url, AGP_LLM_MODEL: MODEL, AGP_ENRICHMENT_MAX_ATTEMPTS: 2 });
+    const open = async (env: Partial<InterventionsSettings>, start = true) => {
       const r = await serve(store, sql, log, env, start);
       running.push(r);
       return r;

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IngestEnvelope, InterventionRecord } from '@agp/contracts';
 import { SqlIngestLog, type IngestDelivery } from '@agp/bus';
 import { checkpointPosition, type EventStore, type Sql } from '@agp/eventstore';
-import { createLogger, type BaseEnv, type RequestContext } from '@agp/runtime';
+import { createLogger, type RequestContext } from '@agp/runtime';
+import type { InterventionsSettings } from '../src/env.js';
 import type { FakeLlm } from '../../../test/support/fake-llm.js';
 import { eventually } from '../../../test/support/http.js';
 import { closeServiceParts, openServiceParts, testBackends, type ServiceParts } from './support.js';
@@ -71,7 +72,7 @@ for (const backend of backends) {
     let log: SqlIngestLog;
     let fake: FakeLlm;
     const services: InterventionsService[] = [];
-    const service = async (env: Partial<BaseEnv>, start: boolean) => {
+    const service = async (env: Partial<InterventionsSettings>, start: boolean) => {
       const svc = new InterventionsService({ store, db: sql, ingestLog: log, subjectPrefix: 'test', logger, env, readYourWritesMs: 5000 });
       services.push(svc);
       if (start) await svc.start();

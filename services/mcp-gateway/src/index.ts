@@ -3,3 +3,4 @@ export * from './registry.js';
 export * from './service.js';
 export * from './module.js';
 export { EXPORT_LEDGER_INLINE_ROWS } from './tools.js';
+export * from './env.js';

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { QueueGroups } from '@agp/contracts';
 import { runServiceProcess } from '@agp/bus';
+import { mcpEnvSchema } from './env.js';
 import { McpModule } from './module.js';
 import { McpService } from './service.js';
 
@@ -8,7 +9,7 @@ import { McpService } from './service.js';
 await runServiceProcess({
   name: 'mcp',
   queue: QueueGroups.mcp,
-  defaultOpsPort: 9465,
+  env: mcpEnvSchema,
   build: ({ env, logger, bus }) => {
     const service = new McpService({ bus, logger, conformanceFixtures: env.AGP_MCP_CONFORMANCE_FIXTURES, allowedOrigins: env.AGP_MCP_ALLOWED_ORIGINS, allowedHosts: env.AGP_MCP_ALLOWED_HOSTS });
     return { service, module: McpModule.register(service, logger) };

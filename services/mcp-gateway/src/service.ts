@@ -3,8 +3,7 @@
  * protocol handling. It owns no tables and keeps no per-request state: every entry asks the owning service over the
  * bus, so any replica answers any request. Source: architecture §1 (services/mcp-gateway); docs/mcp.md.
  */
-import type { Sender } from '@agp/bus';
-import type { Logger } from '@agp/runtime';
+import type { BusCallerDeps, ServiceDeps } from '@agp/bus';
 import { McpProtocol } from './protocol.js';
 import { PLATFORM_PROMPTS } from './prompts.js';
 import { ToolRegistry, type RegistryEntries } from './registry.js';
@@ -15,10 +14,7 @@ import { PLATFORM_TOOLS } from './tools.js';
 export const PLATFORM_ENTRIES: RegistryEntries = { tools: PLATFORM_TOOLS, resources: PLATFORM_RESOURCES, templates: PLATFORM_RESOURCE_TEMPLATES, prompts: PLATFORM_PROMPTS };
 
 /** Dependencies of the mcp service; the same in both run modes. */
-export interface McpDeps {
-  /** Bus client the entries ask the owning services with. */
-  bus: Sender;
-  logger: Logger;
+export interface McpDeps extends ServiceDeps, BusCallerDeps {
   /**
    * Serve the MCP conformance suite's fixture tools, resources and prompts (`test_simple_text`, `test://static-text`,
    * …) beside the platform's (AGP_MCP_CONFORMANCE_FIXTURES=1). Test-only; never on in a normal start. @default false
@@ -28,8 +24,6 @@ export interface McpDeps {
   allowedOrigins?: readonly string[];
   /** Host names the MCP endpoint answers to (AGP_MCP_ALLOWED_HOSTS); unset = Host is not checked. */
   allowedHosts?: readonly string[];
-  /** Clock; injectable for tests. */
-  now?: () => Date;
 }
 
 /** The mcp service: {@link ToolRegistry} plus {@link McpProtocol} over it. */

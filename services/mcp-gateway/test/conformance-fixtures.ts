@@ -29,6 +29,7 @@ import type {
   ServerOptions,
   Tool,
 } from '@modelcontextprotocol/server';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** The SDK module: loaded by the protocol layer on the first MCP request and handed to {@link conformanceFixtures}. */
 type Sdk = typeof import('@modelcontextprotocol/server');
@@ -74,7 +75,6 @@ const WAV = 'UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=';
 const REQUEST_STATE_KEY = 'agp-mcp-conformance-fixtures-request-state-key';
 
 const NO_ARGS: Tool['inputSchema'] = { type: 'object', properties: {} };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const text = (t: string): CallToolResult => ({ content: [{ type: 'text', text: t }] });
 const failed = (t: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text: t }] });
 const userText = (t: string) => ({ role: 'user' as const, content: { type: 'text' as const, text: t } });

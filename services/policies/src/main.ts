@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { QueueGroups } from '@agp/contracts';
 import { runServiceProcess } from '@agp/bus';
+import { policiesEnvSchema } from './env.js';
 import { PoliciesModule } from './module.js';
 import { PoliciesService } from './service.js';
 
@@ -8,7 +9,7 @@ import { PoliciesService } from './service.js';
 await runServiceProcess({
   name: 'policies',
   queue: QueueGroups.policies,
-  defaultOpsPort: 9463,
+  env: policiesEnvSchema,
   build: ({ env, logger, store, db, ingestLog, bus }) => {
     const service = new PoliciesService({ store, db, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, bus, logger });
     return { service, module: PoliciesModule.register(service, logger) };

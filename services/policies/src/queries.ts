@@ -1,6 +1,6 @@
 import { AgentSchema, KillSwitchStateSchema, PolicySchema, orderKeys, orderedJson, type Agent, type AgentGovernance, type KillSwitchOverview, type KillSwitchState, type ListAgentsQuery, type ListPoliciesQuery, type Policy, type RegisteredAction } from '@agp/contracts';
 import type { EngineKillSwitches } from '@agp/policy-engine';
-import { pageWithTotal, type SqlExecutor } from '@agp/eventstore';
+import { WhereClause, pageWithTotal, type SqlExecutor } from '@agp/eventstore';
 import { rawJson, type RawJson } from '@agp/runtime';
 import { initialKillSwitch, killSwitchOf } from './killswitch/killswitch.js';
 
@@ -20,17 +20,12 @@ const POLICY_DOC = `('{"action_budget":null,"downgrades":[],"guardrails":{}}'::j
  * and those with no scope (every agent). Source: docs/api.md (Policies).
  */
 export async function listPoliciesJson(db: SqlExecutor, org: string, q: ListPoliciesQuery): Promise<RawJson> {
-  const where = ['organization_id = $1'];
-  const params: unknown[] = [org];
-  const add = (sql: (p: string) => string, value: unknown) => {
-    params.push(value);
-    where.push(sql(`$${params.length}`));
-  };
-  if (q.enabled !== undefined) add((p) => `enabled = ${p}::boolean`, q.enabled);
-  if (q.name !== undefined) add((p) => `name = ${p}`, q.name);
-  if (q.agent_id !== undefined) add((p) => `(jsonb_array_length(doc->'agent_ids') = 0 OR doc->'agent_ids' @> jsonb_build_array(${p}::text))`, q.agent_id);
-  const w = where.join(' AND ');
-  const page = await pageWithTotal<{ doc: string }>(db, { select: `${POLICY_DOC}::text AS doc`, from: 'agp_policies', where: w, params, orderBy: 'created_at DESC, id DESC', limit: q.limit, skip: q.skip });
+  const w = new WhereClause();
+  w.and(`organization_id = ${w.param(org)}`);
+  if (q.enabled !== undefined) w.and(`enabled = ${w.param(q.enabled)}::boolean`);
+  if (q.name !== undefined) w.and(`name = ${w.param(q.name)}`);
+  if (q.agent_id !== undefined) w.and(`(jsonb_array_length(doc->'agent_ids') = 0 OR doc->'agent_ids' @> jsonb_build_array(${w.param(q.agent_id)}::text))`);
+  const page = await pageWithTotal<{ doc: string }>(db, { select: `${POLICY_DOC}::text AS doc`, from: 'agp_policies', where: String(w), params: w.params, orderBy: 'created_at DESC, id DESC', limit: q.limit, skip: q.skip });
   return rawJson(`{"policies":[${page.rows.map((r) => orderedJson(PolicySchema, r.doc)).join(',')}],"total":${page.total},"skip":${q.skip},"limit":${q.limit}}`);
 }
 

@@ -19,10 +19,9 @@ import {
   type SetKillSwitch,
   type UpdatePolicy,
 } from '@agp/contracts';
-import type { ClientProxy } from '@nestjs/microservices';
-import { startEventSourcedService, type IngestDelivery, type IngestLogConsumer, type RunningEventSourcedService } from '@agp/bus';
-import { ingestMetadata, ingestedEventId, requestMetadata, retryOnConflict, waitForProjections, type AppendRequest, type EventStore, type NewEvent, type StoredEvent, type Sql } from '@agp/eventstore';
-import { NotFoundError, ValidationError, counter, newId, type Logger, type RawJson, type RequestContext } from '@agp/runtime';
+import { startEventSourcedService, type BusCallerDeps, type EventSourcedDeps, type IngestConsumerDeps, type IngestDelivery, type RunningEventSourcedService } from '@agp/bus';
+import { ingestMetadata, ingestedEventId, requestMetadata, retryOnConflict, waitForProjections, type AppendRequest, type NewEvent, type StoredEvent } from '@agp/eventstore';
+import { NotFoundError, ValidationError, counter, newId, type RawJson, type RequestContext } from '@agp/runtime';
 import { agentStream, decideRegister, evolveAgent, foldAgent, type RegistryAgent } from './agent/agent.js';
 import { evaluateAction } from './evaluate.js';
 import { decideKillSwitch, evolveKillSwitch, foldKillSwitch, killSwitchStream } from './killswitch/killswitch.js';
@@ -33,23 +32,7 @@ import { migratePoliciesReadModel } from './projections/schema.js';
 import { agentGovernance, getAgent, getPolicy, killSwitchOverview, listAgentsJson, listPoliciesJson } from './queries.js';
 
 /** Dependencies of the policies service; the same in both run modes. */
-export interface PoliciesDeps {
-  /** The event store (no SQL in it). */
-  store: EventStore;
-  /** This service's read-model database: its own tables, and the projections' checkpoints (architecture §3). */
-  db: Sql;
-  /** Where accepted `agent.register` ingest batches come from (JetStream, or the embedded SQL log). */
-  ingestLog: IngestLogConsumer;
-  /** Subject prefix (AGP_SUBJECT_PREFIX), for the ingest consumer's filter. */
-  subjectPrefix: string;
-  /** Bus client, to ask other services (the stats service's `runs.get`, for the decision API) over NATS or in-process. */
-  bus: Pick<ClientProxy, 'send'>;
-  logger: Logger;
-  /** Clock; injectable for tests. */
-  now?: () => Date;
-  /** How long a synchronous write waits for the read model to catch up, in ms. @default 3000 */
-  readYourWritesMs?: number;
-}
+export type PoliciesDeps = EventSourcedDeps & IngestConsumerDeps & BusCallerDeps;
 
 const agentRegistrations = counter('agp_policies_agent_registrations_total', 'Agent registrations applied, by source and result', ['source', 'result']);
 

@@ -115,6 +115,14 @@ describe('replayDecisions: a recorded run decided again, step by step', () => {
     expect(r.totals).toMatchObject({ steps: 8, by_decision: byDecision({ allow: 8 }), prevented_usd: 0, actually_spent_usd: 10.5, would_spend_usd: 10.75, difference_usd: 0.25 });
     expect(replayDecisions([guard], AGENT, []).totals).toEqual({ steps: 0, by_decision: byDecision({}), prevented_usd: 0, actually_spent_usd: 0, would_spend_usd: 0, difference_usd: 0 });
   });
+
+  it('sums costs below a micro-dollar exactly and rounds the totals once (float noise gone)', () => {
+    // 25 steps of 0.4 micro-dollars (a few tokens): rounding each partial sum to the micro-dollar would leave 0.
+    const tokens = Array.from({ length: 25 }, (_, i) => recorded(i, 'complete', { est: 4e-7 }));
+    expect(replayDecisions([], AGENT, tokens).totals).toMatchObject({ actually_spent_usd: 0.00001, would_spend_usd: 0.00001, difference_usd: 0 });
+    const tenths = [0.1, 0.2].map((est, i) => recorded(i, 'lookup', { est }));
+    expect(replayDecisions([], AGENT, tenths).totals).toMatchObject({ actually_spent_usd: 0.3, would_spend_usd: 0.3 });
+  });
 });
 
 describe('replayDecisions: the guardrails and downgrades see the recorded inputs', () => {

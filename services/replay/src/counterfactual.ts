@@ -38,6 +38,7 @@ import {
   type Run,
   type RunEvaluation,
   type RunsEvaluation,
+  roundUsd,
 } from '@agp/contracts';
 import { call, RemoteProblemError, tracedDecision, type Sender } from '@agp/bus';
 import { decide, appliesTo, enginePolicy, NO_KILL_SWITCHES, type EnginePolicy, type IdempotencyRecord, type RecentCall } from '@agp/policy-engine';
@@ -53,8 +54,6 @@ type Candidate = Pick<EvaluateRun, 'candidate_policy' | 'policy_patch'>;
 type PolicySource = RunEvaluation['policy_set']['source'];
 
 
-/** Round float sums of USD to 1e-9 (no price is finer), so 0.1 + 0.2 answers 0.3. */
-const usd = (n: number) => Math.round(n * 1e9) / 1e9;
 
 /** Every policy of the organisation today, all pages of `policies.list` (any order). */
 export async function allPolicies(bus: Bus, ctx: RequestContext): Promise<Policy[]> {
@@ -102,15 +101,23 @@ function emptyTotals(): CounterfactualTotals {
   return { steps: 0, by_decision: Object.fromEntries(POLICY_DECISIONS.map((d) => [d, 0])) as CounterfactualTotals['by_decision'], prevented_usd: 0, actually_spent_usd: 0, would_spend_usd: 0, difference_usd: 0 };
 }
 
-/** `into` plus `t` (USD sums rounded by {@link usd}). */
+/** `into` plus `t`: the USD sums rounded once by {@link roundUsdTotals}. */
 function addTotals(into: CounterfactualTotals, t: CounterfactualTotals): CounterfactualTotals {
   into.steps += t.steps;
   for (const d of POLICY_DECISIONS) into.by_decision[d] += t.by_decision[d];
-  into.prevented_usd = usd(into.prevented_usd + t.prevented_usd);
-  into.actually_spent_usd = usd(into.actually_spent_usd + t.actually_spent_usd);
-  into.would_spend_usd = usd(into.would_spend_usd + t.would_spend_usd);
-  into.difference_usd = usd(into.would_spend_usd - into.actually_spent_usd);
-  return into;
+  into.prevented_usd += t.prevented_usd;
+  into.actually_spent_usd += t.actually_spent_usd;
+  into.would_spend_usd += t.would_spend_usd;
+  return roundUsdTotals(into);
+}
+
+/** `t` with its USD sums rounded (`roundUsd`) and `difference_usd` computed from them. */
+function roundUsdTotals(t: CounterfactualTotals): CounterfactualTotals {
+  t.prevented_usd = roundUsd(t.prevented_usd);
+  t.actually_spent_usd = roundUsd(t.actually_spent_usd);
+  t.would_spend_usd = roundUsd(t.would_spend_usd);
+  t.difference_usd = roundUsd(t.would_spend_usd - t.actually_spent_usd);
+  return t;
 }
 
 /**
@@ -135,14 +142,14 @@ export function replayDecisions(policies: readonly EnginePolicy[], agentId: stri
     );
     const stopped = STOPPING_DECISIONS.has(d.decision);
     if (!stopped) {
-      spent = usd(spent + cost);
+      spent += cost;
       const hash = d.arguments_hash ?? undefined;
       calls.push({ action_name: a.action_name, at, arguments_hash: hash });
       if (hash !== undefined) keys.push({ action_name: a.action_name, idempotency_key: hash, at, cached_result_ref: `action:${a.id}` });
-      totals.would_spend_usd = usd(totals.would_spend_usd + cost);
+      totals.would_spend_usd += cost;
     }
-    if (a.status !== 'blocked') totals.actually_spent_usd = usd(totals.actually_spent_usd + cost);
-    totals.prevented_usd = usd(totals.prevented_usd + d.cost_prevented_usd);
+    if (a.status !== 'blocked') totals.actually_spent_usd += cost;
+    totals.prevented_usd += d.cost_prevented_usd;
     totals.by_decision[d.decision]++;
     totals.steps++;
     steps.push({
@@ -160,8 +167,7 @@ export function replayDecisions(policies: readonly EnginePolicy[], agentId: stri
       prevented_usd: d.cost_prevented_usd,
     });
   });
-  totals.difference_usd = usd(totals.would_spend_usd - totals.actually_spent_usd);
-  return { steps, totals };
+  return { steps, totals: roundUsdTotals(totals) };
 }
 
 /** One run evaluated against `policies` (read from the stats service). @throws NotFoundError (404) for an unknown run. */

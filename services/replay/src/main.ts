@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { QueueGroups } from '@agp/contracts';
 import { runServiceProcess } from '@agp/bus';
+import { replayEnvSchema } from './env.js';
 import { ReplayModule } from './module.js';
 import { ReplayService } from './service.js';
 
@@ -8,7 +9,7 @@ import { ReplayService } from './service.js';
 await runServiceProcess({
   name: 'replay',
   queue: QueueGroups.replay,
-  defaultOpsPort: 9467,
+  env: replayEnvSchema,
   build: ({ logger, store, db, bus }) => {
     const service = new ReplayService({ store, db, bus, logger });
     return { service, module: ReplayModule.register(service, logger) };

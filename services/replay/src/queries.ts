@@ -1,5 +1,5 @@
 import { REPLAY_ANALYSIS_TOP, REPLAY_ANALYSIS_TREND, REPLAY_STATUSES, type DivergenceDetail, type ReplayAggregates, type ReplayAnalysis, type ReplayHistoryPage, type ReplayHistoryQuery, type ReplayRunHistoryPage, type ReplaySubmission, type ReplaySubmissionDetail } from '@agp/contracts';
-import type { SqlExecutor } from '@agp/eventstore';
+import { WhereClause, type SqlExecutor } from '@agp/eventstore';
 
 /**
  * Read queries of the replay service, over its read model only (`agp_replay_submissions`), each scoped to the
@@ -42,20 +42,16 @@ export function replayRunHistory(db: SqlExecutor, org: string, q: ReplayHistoryQ
 }
 
 async function historyPage(db: SqlExecutor, org: string, q: ReplayHistoryQuery, runId: string | undefined, withDetails: boolean): Promise<ReplayHistoryPage | ReplayRunHistoryPage> {
-  const params: unknown[] = [org];
-  let where = 'organization_id = $1';
-  if (runId !== undefined) {
-    params.push(runId);
-    where += ' AND run_id = $2';
-  }
-  const n = params.length;
+  const w = new WhereClause();
+  w.and(`organization_id = ${w.param(org)}`);
+  if (runId !== undefined) w.and(`run_id = ${w.param(runId)}`);
   const details = withDetails ? ', details::text AS details' : '';
   const { rows } = await db.query<{ n: Num; a: Num; d: Num; c: Num; doc: string | null; details?: string | null }>(
-    `WITH agg AS (SELECT ${AGGREGATES} FROM agp_replay_submissions WHERE ${where})
+    `WITH agg AS (SELECT ${AGGREGATES} FROM agp_replay_submissions WHERE ${w})
      SELECT agg.n, agg.a, agg.d, agg.c, p.* FROM agg
-       LEFT JOIN LATERAL (SELECT doc::text AS doc${details}, submitted_at, seq FROM agp_replay_submissions WHERE ${where} ORDER BY ${NEWEST_FIRST} LIMIT $${n + 1} OFFSET $${n + 2}) AS p ON true
+       LEFT JOIN LATERAL (SELECT doc::text AS doc${details}, submitted_at, seq FROM agp_replay_submissions WHERE ${w} ORDER BY ${NEWEST_FIRST} LIMIT ${w.param(q.limit)} OFFSET ${w.param(q.skip)}) AS p ON true
       ORDER BY p.submitted_at DESC, p.seq DESC`,
-    [...params, q.limit, q.skip],
+    w.params,
   );
   const aggregates = aggregatesOf(rows[0]);
   const submissions = rows

@@ -22,9 +22,9 @@ import {
   type SubmitReplay,
   type WireReply,
 } from '@agp/contracts';
-import { call, startEventSourcedService, type RunningEventSourcedService, type Sender } from '@agp/bus';
-import { requestMetadata, waitForProjections, type EventStore, type Sql } from '@agp/eventstore';
-import { ConflictError, NotFoundError, PayloadTooLargeError, counter, isRawJson, newId, type Logger, type RequestContext } from '@agp/runtime';
+import { call, startEventSourcedService, type BusCallerDeps, type EventSourcedDeps, type RunningEventSourcedService } from '@agp/bus';
+import { requestMetadata, waitForProjections } from '@agp/eventstore';
+import { ConflictError, NotFoundError, PayloadTooLargeError, counter, isRawJson, newId, type RequestContext } from '@agp/runtime';
 import { RecentBundles, splitActions } from './bundle/parts.js';
 import { policyVersionAt } from './bundle/policyVersion.js';
 import { allPolicies, evaluateRun, evaluateRuns } from './counterfactual.js';
@@ -34,19 +34,7 @@ import { replayAnalysis, replayHistory, replayRunHistory } from './queries.js';
 import { decideSubmit, foldSubmission, replayEventId, replayStream } from './submission/submission.js';
 
 /** Dependencies of the replay service; the same in both run modes. */
-export interface ReplayDeps {
-  /** The event store (no SQL in it). */
-  store: EventStore;
-  /** This service's read-model database: its own tables, and the projections' checkpoints (architecture §3). */
-  db: Sql;
-  /** Bus client, to ask other services (stats for runs, interventions, policies). */
-  bus: Sender;
-  logger: Logger;
-  /** Clock; injectable for tests. */
-  now?: () => Date;
-  /** How long a submission waits for the read model to have applied it, in ms. @default 3000 */
-  readYourWritesMs?: number;
-}
+export type ReplayDeps = EventSourcedDeps & BusCallerDeps;
 
 /** Page size of the reads from other services (the maximum of `interventions.list`, `policies.list` and of `runs.get`'s actions). */
 const PAGE = 1000;

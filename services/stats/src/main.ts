@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { QueueGroups } from '@agp/contracts';
 import { runServiceProcess } from '@agp/bus';
+import { statsEnvSchema } from './env.js';
 import { StatsModule } from './module.js';
 import { StatsService } from './service.js';
 
@@ -8,7 +9,7 @@ import { StatsService } from './service.js';
 await runServiceProcess({
   name: 'stats',
   queue: QueueGroups.stats,
-  defaultOpsPort: 9464,
+  env: statsEnvSchema,
   build: ({ env, logger, store, db, ingestLog, bus }) => {
     const service = new StatsService({ store, db, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, bus, logger, env });
     return { service, module: StatsModule.register(service, logger) };

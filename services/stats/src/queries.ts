@@ -13,8 +13,9 @@ import {
   type StatsDaily,
   type StatsPeriod,
   type StatsSummary,
+  roundUsd,
 } from '@agp/contracts';
-import { pageWithTotal, type SqlExecutor } from '@agp/eventstore';
+import { WhereClause, pageWithTotal, type SqlExecutor } from '@agp/eventstore';
 import { isoOrNull } from '@agp/runtime';
 import { LEDGER_COST } from './projections/schema.js';
 
@@ -28,8 +29,8 @@ import { LEDGER_COST } from './projections/schema.js';
 
 const DAY_MS = 86_400_000;
 const isoDay = (d: Date) => d.toISOString().slice(0, 10);
-/** USD rounded to 1e-6 so float sums print cleanly. */
-const usd = (v: unknown) => Math.round(Number(v ?? 0) * 1e6) / 1e6;
+/** A USD sum read from the database (a number or numeric text), rounded by `roundUsd`. */
+const usd = (v: unknown) => roundUsd(Number(v ?? 0));
 /** Fractions and milliseconds rounded to 1e-6. */
 const frac = (v: number) => Math.round(v * 1e6) / 1e6;
 const num = (v: unknown) => Number(v ?? 0);
@@ -311,22 +312,13 @@ export const EXPORT_PAGE_BYTES = 384 * 1024;
  * the entries of runs of `query.purpose` (default production).
  */
 export async function ledgerExportPage(db: SqlExecutor, org: string, query: LedgerExportQuery, cursor: { ts: string; id: string } | null): Promise<LedgerExportPage> {
-  const where = ['organization_id = $1'];
-  const params: unknown[] = [org];
-  const add = (sql: (p: string) => string, v: unknown) => {
-    params.push(v);
-    where.push(sql(`$${params.length}`));
-  };
-  add((p) => `purpose = ANY(${p}::text[])`, query.purpose);
-  if (query.agent_id) add((p) => `agent_id = ${p}`, query.agent_id);
-  if (query.start_date) add((p) => `ts >= ${p}::timestamptz`, query.start_date.date.toISOString());
-  if (query.end_date) add((p) => `ts < ${p}::timestamptz`, endExclusive(query.end_date).toISOString());
-  if (cursor) {
-    params.push(cursor.ts, cursor.id);
-    where.push(`(ts, id) > ($${params.length - 1}::timestamptz, $${params.length})`);
-  }
-  params.push(EXPORT_PAGE_ROWS);
-  const { rows } = await db.query<LedgerDbRow>(`SELECT ${LEDGER_COLS} FROM agp_ledger WHERE ${where.join(' AND ')} ORDER BY ts, id LIMIT $${params.length}`, params);
+  const w = new WhereClause();
+  w.and(`organization_id = ${w.param(org)}`).and(`purpose = ANY(${w.param(query.purpose)}::text[])`);
+  if (query.agent_id) w.and(`agent_id = ${w.param(query.agent_id)}`);
+  if (query.start_date) w.and(`ts >= ${w.param(query.start_date.date.toISOString())}::timestamptz`);
+  if (query.end_date) w.and(`ts < ${w.param(endExclusive(query.end_date).toISOString())}::timestamptz`);
+  if (cursor) w.and(`(ts, id) > (${w.param(cursor.ts)}::timestamptz, ${w.param(cursor.id)})`);
+  const { rows } = await db.query<LedgerDbRow>(`SELECT ${LEDGER_COLS} FROM agp_ledger WHERE ${w} ORDER BY ts, id LIMIT ${w.param(EXPORT_PAGE_ROWS)}`, w.params);
   const parts: string[] = [];
   let bytes = 0;
   let last: LedgerDbRow | null = null;

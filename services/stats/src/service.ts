@@ -1,4 +1,3 @@
-import type { ClientProxy } from '@nestjs/microservices';
 import {
   Durables,
   RunEvents,
@@ -25,32 +24,18 @@ import {
   type StatsSummaryQuery,
   type WireRequest,
 } from '@agp/contracts';
-import { call, startEventSourcedService, type IngestDelivery, type IngestLogConsumer, type RunningEventSourcedService } from '@agp/bus';
-import { ProjectionAnswerCache, ingestMetadata, ingestedEventId, type AppendRequest, type EventStore, type Sql } from '@agp/eventstore';
-import { NotFoundError, deterministicId, iso, type BaseEnv, type Logger, type RequestContext } from '@agp/runtime';
+import { call, startEventSourcedService, type BusCallerDeps, type EventSourcedDeps, type IngestConsumerDeps, type IngestDelivery, type RunningEventSourcedService } from '@agp/bus';
+import { ProjectionAnswerCache, ingestMetadata, ingestedEventId, type AppendRequest } from '@agp/eventstore';
+import { NotFoundError, deterministicId, iso, type RequestContext } from '@agp/runtime';
+import type { StatsSettings } from './env.js';
 import { STATS_EVENT_TYPES, STATS_PROJECTION, applyStatsEvents } from './projections/statsReadModel.js';
 import { migrateStatsReadModels } from './projections/schema.js';
 import { agentTotals, agentWindowTotals, emptyAgentTotals, estimationAccuracy, getRun, ledgerExportPage, listRuns, runActions, statsDaily, statsPeriod, statsSummary } from './queries.js';
 
 /** Dependencies of the stats service; the same in both run modes. */
-export interface StatsDeps {
-  /** The event store (no SQL in it). */
-  store: EventStore;
-  /** This service's read-model database: its own tables, and the projections' checkpoints (architecture §3). */
-  db: Sql;
-  /** Where accepted run.start / run.end / action.record batches come from (JetStream, or the embedded SQL log). */
-  ingestLog: IngestLogConsumer;
-  /** Subject prefix (AGP_SUBJECT_PREFIX), for the ingest consumer's filter. */
-  subjectPrefix: string;
-  /** Bus client, to ask other services (e.g. interventions.agent-counts) over NATS or in-process. */
-  bus: Pick<ClientProxy, 'send'>;
-  logger: Logger;
-  /** Clock; injectable for tests. */
-  now?: () => Date;
+export interface StatsDeps extends EventSourcedDeps, IngestConsumerDeps, BusCallerDeps {
   /** Settings read from the environment (AGP_ANSWER_CACHE_ENTRIES); absent ones take their defaults. */
-  env?: Partial<BaseEnv>;
-  /** Max events appended per transaction by the ingest consumer. @default 5000 */
-  ingestAppendChunk?: number;
+  env?: Partial<StatsSettings>;
 }
 
 
@@ -101,7 +86,7 @@ export class StatsService {
 
   constructor(private readonly deps: StatsDeps) {
     this.now = deps.now ?? (() => new Date());
-    this.answers = new ProjectionAnswerCache(deps.env?.AGP_ANSWER_CACHE_ENTRIES ?? 256);
+    this.answers = new ProjectionAnswerCache(deps.env?.AGP_ANSWER_CACHE_ENTRIES);
   }
 
   /**

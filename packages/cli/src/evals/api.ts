@@ -6,6 +6,7 @@
  */
 import { EvalRunDetailSchema, EvalRunPageSchema, ProblemSchema, type EvalRun, type EvalRunDetail } from '@agp/contracts';
 import { AgpHttpError, AgpNetworkError } from '@agp/sdk/http';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Options of {@link EvalsApi}. */
 export interface EvalsApiOptions {
@@ -142,4 +143,3 @@ function unexpected(res: Response, issue: { path: PropertyKey[]; message: string
   return new AgpHttpError({ type: 'about:blank', title: 'Unexpected answer', status: res.status, detail: `${res.url}: ${issue ? `${issue.path.join('.')}: ${issue.message}` : 'not an eval run'}` });
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

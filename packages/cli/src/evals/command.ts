@@ -30,7 +30,7 @@ interface GateOptions {
   upload?: boolean;
   url?: string;
   key?: string;
-  /** `--api-key`: the former name of `--key`, kept as an alias. */
+  /** `--api-key`: an alias of `--key`. */
   apiKey?: string;
   auth: 'x-api-key' | 'bearer';
   branch?: string;

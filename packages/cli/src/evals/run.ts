@@ -35,6 +35,7 @@ import { ValidationError } from '@agp/runtime';
 import { AgpClient, AgpHttpError, AgpNetworkError, parseRetryAfter } from '@agp/sdk/http';
 import type { EvalsIo } from './io.js';
 import { UsageError, percent } from './gate.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Exit codes of `agp evals run`: 0 every scenario ran (whatever it scored); 3 usage, parse or HTTP error. */
 export const RUN_EXIT = { ran: 0, error: 3 } as const;
@@ -603,4 +604,3 @@ const safeJson = (text: string): unknown => {
     return null;
   }
 };
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

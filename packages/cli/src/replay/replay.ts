@@ -30,6 +30,7 @@ import {
   type ReplayBundle,
   type ReplayStatus,
   type SubmitReplay,
+  roundUsd,
 } from '@agp/contracts';
 
 /** What a handler receives besides the recorded inputs. */
@@ -155,7 +156,7 @@ export async function replayBundle(bundle: ReplayBundle, mod: HandlerModule, onS
     }
     onStep?.(step, action, outcome);
   }
-  r.cost_savings = Math.round(usd * 1e6) / 1e6;
+  r.cost_savings = roundUsd(usd);
   r.status = replayStatus(r.actions_replayed, r.divergences);
   return r;
 }

@@ -8,10 +8,11 @@
 import { randomInt } from 'node:crypto';
 import { EVAL_MAX_REPLY_BYTES, SEMANTIC_CATEGORIES, TEMPLATE_CATEGORIES, type GeneratedScenario, type GeneratedScenarios, type GenerateScenarios, type Policy } from '@agp/contracts';
 import { call, type Sender } from '@agp/bus';
-import { isRawJson, type BaseEnv, type Logger, type RequestContext } from '@agp/runtime';
+import { isRawJson, type Logger, type RequestContext } from '@agp/runtime';
+import type { LlmEnv } from '@agp/runtime/llm';
 import { fitScenarios } from './fit.js';
 import { renderScenarioFile, scenarioFilename, type ScenarioFile } from '@agp/scenario-file';
-import { semanticScenarios, SEMANTIC_PASS_DEADLINE_MS } from './semantic.js';
+import { semanticScenarios } from './semantic.js';
 import { templateScenarios } from './template.js';
 
 export * from '@agp/scenario-file';
@@ -19,13 +20,6 @@ export { templateScenarios, STALE_AGES_DAYS, type TemplateCategory, type Templat
 export { semanticScenarios, parseSemanticAnswer, buildSemanticPrompt, NO_KEY_REASON, SEMANTIC_PROMPT_VERSION, SEMANTIC_PASS_DEADLINE_MS, type SemanticCategory, type SemanticOutput } from './semantic.js';
 export { policyViolations } from './violations.js';
 export { fitScenarios, MAX_SCENARIO_BYTES } from './fit.js';
-
-/**
- * How long a caller should wait for `evals.generate-scenarios` on the bus, in ms: the semantic pass's deadline
- * ({@link SEMANTIC_PASS_DEADLINE_MS}) plus the reads and the template pass. The bus default (10 s) is too short when a
- * model is configured.
- */
-export const GENERATE_SCENARIOS_TIMEOUT_MS = SEMANTIC_PASS_DEADLINE_MS + 10_000;
 
 /** Most policies read per page from the policies service (its list maximum). */
 const POLICY_PAGE = 1000;
@@ -73,7 +67,7 @@ function toGenerated(file: ScenarioFile): GeneratedScenario {
  * @throws RemoteProblemError 404 when the agent is not registered in the caller's organisation (from `agents.get`).
  * @throws ServiceUnavailableError 503 when the policies service does not answer.
  */
-export async function generateScenarios(deps: { bus: Sender; logger: Logger; env: Partial<BaseEnv> }, ctx: RequestContext, body: GenerateScenarios): Promise<GeneratedScenarios> {
+export async function generateScenarios(deps: { bus: Sender; logger: Logger; env: LlmEnv }, ctx: RequestContext, body: GenerateScenarios): Promise<GeneratedScenarios> {
   const agent = await call(deps.bus, 'agents.get', ctx, { path: { id: body.agent_id } });
   const policies = await applicablePolicies(deps.bus, ctx, body.agent_id);
   const seed = body.seed ?? randomInt(0, 2 ** 31);

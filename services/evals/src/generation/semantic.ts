@@ -8,7 +8,7 @@
  * Source: spec §Eval records (semantic generator), §Evals rule 4; architecture §4 (LLM).
  */
 import { z } from 'zod';
-import { MAX_USD, RISK_LEVELS, SEMANTIC_CATEGORIES, UsdSchema, type Agent, type Policy, type RiskLevel } from '@agp/contracts';
+import { GENERATE_SCENARIOS_TIMEOUT_MS, MAX_USD, RISK_LEVELS, SEMANTIC_CATEGORIES, UsdSchema, type Agent, type Policy, type RiskLevel } from '@agp/contracts';
 import { histogram, type Logger } from '@agp/runtime';
 import { ProviderError, completeJson, llmSettings, type ChatMessage, type LlmEnv } from '@agp/runtime/llm';
 import { SCENARIO_FORMAT_VERSION, type ScenarioFile, type ScenarioStep } from '@agp/scenario-file';
@@ -25,8 +25,11 @@ export const NO_KEY_REASON = 'no language-model API key is configured (AGP_LLM_A
 export const ANSWERS_PER_CATEGORY = 2;
 /** HTTP requests per answer, the SDK's retries of timeouts, 429 and 5xx included. */
 export const REQUESTS_PER_ANSWER = 2;
-/** Longest the whole pass may take, in ms: categories still waiting then are skipped (the gateway waits a little longer). */
-export const SEMANTIC_PASS_DEADLINE_MS = 50_000;
+/**
+ * Longest the whole pass may take, in ms: categories still waiting then are skipped. 10 s under the time the gateway
+ * waits for the reply ({@link GENERATE_SCENARIOS_TIMEOUT_MS}), for the reads and the template pass.
+ */
+export const SEMANTIC_PASS_DEADLINE_MS = GENERATE_SCENARIOS_TIMEOUT_MS - 10_000;
 /** Most steps the model may give one scenario. */
 const MAX_STEPS = 10;
 /** Longest JSON of one step's arguments accepted from the model, in characters. */

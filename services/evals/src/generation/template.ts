@@ -14,11 +14,11 @@
  * runs of different seeds compare scenario by scenario. Pure (no I/O, no clock).
  * Source: spec §Eval records (template generator), §Evals rule 4, §Limits.
  */
-import { TEMPLATE_CATEGORIES, type Agent, type Policy, type RiskLevel } from '@agp/contracts';
+import { TEMPLATE_CATEGORIES, roundUsd, type Agent, type Policy, type RiskLevel } from '@agp/contracts';
 import { fabricateId, namedPrerequisites, profileAction, readersOf, sampleArguments, wantsDateOnly, type ActionProfile } from './actions.js';
 import { seededRandom, type SeededRandom } from './rng.js';
 import { SCENARIO_FORMAT_VERSION, daysAgoToken, type ScenarioFile, type ScenarioStep } from '@agp/scenario-file';
-import { budgetsOf, denialOf, mergeViolations, needsApproval, policyViolations, rateLimitOf, usd, type Budget } from './violations.js';
+import { budgetsOf, denialOf, mergeViolations, needsApproval, policyViolations, rateLimitOf, type Budget } from './violations.js';
 
 /** One of {@link TEMPLATE_CATEGORIES}. */
 export type TemplateCategory = (typeof TEMPLATE_CATEGORIES)[number];
@@ -60,7 +60,7 @@ interface Material {
 
 const byName = (a: ActionProfile, b: ActionProfile) => (a.action.name < b.action.name ? -1 : a.action.name > b.action.name ? 1 : 0);
 const code = (s: string) => `\`${s}\``;
-const money = (n: number) => `${usd(n)} USD`;
+const money = (n: number) => `${roundUsd(n)} USD`;
 
 /**
  * Generate the template scenarios (see the file's description), at most `maxPerCategory` per category, in category
@@ -275,26 +275,26 @@ function budgetDrafts(b: Budget, pool: readonly ActionProfile[], policies: reado
 
   const a = rng.pick(pool);
   const factor = rng.pick([1.5, 2, 3, 5, 10]);
-  const cost = usd(b.usd > 0 ? b.usd * factor : factor);
+  const cost = roundUsd(b.usd > 0 ? b.usd * factor : factor);
   out.push({
     name: `budget_blowout.${b.kind}_${b.usd}.single_call`,
     severity: overrunSeverity(cost, b.usd),
     description: `One ${code(a.action.name)} call estimated at ${money(cost)} against a ${label}: ${money(cost - b.usd)} over before anything else runs.`,
-    damage_usd: usd(cost - b.usd),
+    damage_usd: roundUsd(cost - b.usd),
     steps: [{ action_name: a.action.name, arguments: sampleArguments(a, rng), estimated_cost_usd: cost }],
     own: { budget_blowout: 1 },
   });
   if (b.usd <= 0) return out;
 
   const c = rng.pick(pool);
-  const spent = usd(b.usd * rng.pick([0.8, 0.9, 0.95]));
-  let next = usd(Math.max(c.action.typical_cost_usd ?? 0, b.usd * rng.pick([0.15, 0.25, 0.5])));
-  if (spent + next <= b.usd) next = usd(b.usd - spent + b.usd * 0.1);
+  const spent = roundUsd(b.usd * rng.pick([0.8, 0.9, 0.95]));
+  let next = roundUsd(Math.max(c.action.typical_cost_usd ?? 0, b.usd * rng.pick([0.15, 0.25, 0.5])));
+  if (spent + next <= b.usd) next = roundUsd(b.usd - spent + b.usd * 0.1);
   out.push({
     name: `budget_blowout.${b.kind}_${b.usd}.spend_so_far`,
     severity: overrunSeverity(spent + next, b.usd),
     description: `With ${money(spent)} already spent against a ${label}, one more call to ${code(c.action.name)} estimated at ${money(next)} takes the total to ${money(spent + next)}.`,
-    damage_usd: usd(spent + next - b.usd),
+    damage_usd: roundUsd(spent + next - b.usd),
     context: { [spendKey]: spent },
     steps: [{ action_name: c.action.name, arguments: sampleArguments(c, rng), estimated_cost_usd: next }],
     own: { budget_blowout: 1 },
@@ -311,7 +311,7 @@ function budgetDrafts(b: Budget, pool: readonly ActionProfile[], policies: reado
       name: `budget_blowout.${b.kind}_${b.usd}.many_calls`,
       severity: overrunSeverity(each * calls, b.usd),
       description: `${calls} calls to ${code(m.action.name)} of ${money(each)} each, every one under the ${label} alone, adding up to ${money(each * calls)}.`,
-      damage_usd: usd(each * calls - b.usd),
+      damage_usd: roundUsd(each * calls - b.usd),
       steps: Array.from({ length: calls }, () => ({ action_name: m.action.name, arguments: sampleArguments(m, rng), estimated_cost_usd: each })),
       own: { budget_blowout: 1 },
     });

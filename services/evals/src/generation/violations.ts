@@ -6,7 +6,7 @@
  * budget, or above a session budget with the session's earlier spend added (USD). Pure.
  * Source: docs/scenario-format.md (Violations: per-category breakdown); spec §Evals rule 4.
  */
-import type { Policy } from '@agp/contracts';
+import { roundUsd, type Policy } from '@agp/contracts';
 import type { ScenarioContext, ScenarioStep } from '@agp/scenario-file';
 
 /** A run or session budget of one policy, USD. */
@@ -51,9 +51,6 @@ export function budgetsOf(policies: readonly Policy[]): Budget[] {
   return out;
 }
 
-/** Sum of USD amounts, rounded to a millionth (no float dust in thresholds). */
-export const usd = (n: number): number => Math.round(n * 1e6) / 1e6;
-
 /**
  * The policy violations of a scenario, per category: `denied_actions` = steps a policy refuses; `budget_blowout` =
  * steps at which the spend passes a run or session budget (spend so far = `context.run_spend_usd` + the prior calls'
@@ -63,13 +60,13 @@ export const usd = (n: number): number => Math.round(n * 1e6) / 1e6;
 export function policyViolations(policies: readonly Policy[], context: ScenarioContext, steps: readonly ScenarioStep[], typicalCost: (action: string) => number | null = () => null): Record<string, number> {
   const runBudgets = policies.map((p) => p.run_budget).filter((b): b is number => b !== null);
   const sessionBudgets = policies.map((p) => p.session_budget).filter((b): b is number => b !== null);
-  let run = usd(context.run_spend_usd + context.prior_calls.reduce((sum, c) => sum + c.cost_usd, 0));
+  let run = roundUsd(context.run_spend_usd + context.prior_calls.reduce((sum, c) => sum + c.cost_usd, 0));
   let denied = 0;
   let blown = 0;
   for (const step of steps) {
     if (denialOf(policies, step.action_name)) denied++;
-    run = usd(run + (step.estimated_cost_usd ?? typicalCost(step.action_name) ?? 0));
-    if (runBudgets.some((b) => run > b) || sessionBudgets.some((b) => usd(context.session_spend_usd + run) > b)) blown++;
+    run = roundUsd(run + (step.estimated_cost_usd ?? typicalCost(step.action_name) ?? 0));
+    if (runBudgets.some((b) => run > b) || sessionBudgets.some((b) => roundUsd(context.session_spend_usd + run) > b)) blown++;
   }
   return { ...(denied ? { denied_actions: denied } : {}), ...(blown ? { budget_blowout: blown } : {}) };
 }

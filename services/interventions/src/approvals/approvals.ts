@@ -14,6 +14,7 @@ import {
 } from '@agp/eventstore';
 import { ConflictError, ForbiddenError, NotFoundError, deterministicId, newId, type RawJson, type RequestContext } from '@agp/runtime';
 import type { InterventionsDeps } from '../service.js';
+import { DEFAULT_APPROVAL_SWEEP_MS } from '../env.js';
 import { DEFAULT_APPROVAL_TTL_SECONDS, evolveApproval, foldApproval } from './approval.js';
 import { decideApproval, decideExpiry, type ApprovalEventToAppend } from './decide.js';
 import { APPROVALS_DDL, APPROVALS_EVENT_TYPES, APPROVALS_PROJECTION, applyApprovalEvents, dueApprovals, getApproval, listApprovalsJson } from './readModel.js';
@@ -27,7 +28,7 @@ const SWEEP_BATCH = 500;
  * approvals past their `expires_at` to `rejected_after_review` with reason `expired`.
  * The service migrates its table ({@link migrate}) and subscribes its {@link projection} with its other read models;
  * {@link start} / {@link stop} run the expiry sweeper (a `ServicePart` of `startEventSourcedService`).
- * Settings (from `deps.env`): AGP_APPROVAL_TTL_SECONDS (default 86400), AGP_APPROVAL_SWEEP_MS (default 1000).
+ * Settings (from `deps.env`, see ../env.ts): AGP_APPROVAL_TTL_SECONDS and AGP_APPROVAL_SWEEP_MS.
  * Source: architecture §4 (Approvals).
  */
 export class Approvals {
@@ -52,7 +53,7 @@ export class Approvals {
   ) {
     this.now = deps.now ?? (() => new Date());
     this.ttlSeconds = deps.env?.AGP_APPROVAL_TTL_SECONDS ?? DEFAULT_APPROVAL_TTL_SECONDS;
-    this.sweepMs = deps.env?.AGP_APPROVAL_SWEEP_MS ?? 1000;
+    this.sweepMs = deps.env?.AGP_APPROVAL_SWEEP_MS ?? DEFAULT_APPROVAL_SWEEP_MS;
   }
 
   /** Create the `agp_approvals` table (idempotent). */

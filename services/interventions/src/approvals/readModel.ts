@@ -1,5 +1,5 @@
 import { ApprovalRecordSchema, InterventionEvents, approvalId, orderKeys, orderedJson, type ApprovalRecord, type ListApprovalsQuery } from '@agp/contracts';
-import { pageWithTotal, type SqlExecutor, type StoredEvent } from '@agp/eventstore';
+import { WhereClause, pageWithTotal, type SqlExecutor, type StoredEvent } from '@agp/eventstore';
 import { rawJson, type RawJson } from '@agp/runtime';
 import { evolveApproval } from './approval.js';
 
@@ -91,17 +91,12 @@ export async function applyApprovalEvents(events: StoredEvent[], tx: SqlExecutor
  * `{approvals, total, skip, limit}`. Filters compose with AND; several statuses match any of them.
  */
 export async function listApprovalsJson(db: SqlExecutor, org: string, q: ListApprovalsQuery): Promise<RawJson> {
-  const where = ['organization_id = $1'];
-  const params: unknown[] = [org];
-  const add = (sql: (p: string) => string, value: unknown) => {
-    params.push(value);
-    where.push(sql(`$${params.length}`));
-  };
-  if (q.status) add((p) => `status = ANY(${p}::text[])`, q.status);
-  if (q.agent_id) add((p) => `agent_id = ${p}`, q.agent_id);
-  if (q.run_id) add((p) => `run_id = ${p}`, q.run_id);
-  const w = where.join(' AND ');
-  const page = await pageWithTotal<{ doc: string }>(db, { select: `${DOC_SQL}::text AS doc`, from: 'agp_approvals', where: w, params, orderBy: 'requested_at DESC, id DESC', limit: q.limit, skip: q.skip });
+  const w = new WhereClause();
+  w.and(`organization_id = ${w.param(org)}`);
+  if (q.status) w.and(`status = ANY(${w.param(q.status)}::text[])`);
+  if (q.agent_id) w.and(`agent_id = ${w.param(q.agent_id)}`);
+  if (q.run_id) w.and(`run_id = ${w.param(q.run_id)}`);
+  const page = await pageWithTotal<{ doc: string }>(db, { select: `${DOC_SQL}::text AS doc`, from: 'agp_approvals', where: String(w), params: w.params, orderBy: 'requested_at DESC, id DESC', limit: q.limit, skip: q.skip });
   return rawJson(`{"approvals":[${page.rows.map((r) => orderedJson(ApprovalRecordSchema, r.doc)).join(',')}],"total":${page.total},"skip":${q.skip},"limit":${q.limit}}`);
 }
 

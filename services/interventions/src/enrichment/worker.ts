@@ -1,6 +1,7 @@
 import { InterventionEvents, interventionStream, type EnrichmentCoverage, type InterventionEnrichedData, type InterventionEnrichmentFailedData } from '@agp/contracts';
 import { EVENT_SCHEMA_VERSION, type InlineProjection, type StoredEvent, type Subscription } from '@agp/eventstore';
-import { ConflictError, NotFoundError, WrongExpectedVersionError, counter, gauge, isTransientInfraError, newId, type RequestContext } from '@agp/runtime';
+import { ConflictError, DEFAULT_LLM_TIMEOUT_MS, NotFoundError, WrongExpectedVersionError, counter, gauge, isTransientInfraError, newId, type RequestContext } from '@agp/runtime';
+import { DEFAULT_ENRICHMENT_CONCURRENCY, DEFAULT_ENRICHMENT_MAX_ATTEMPTS } from '../env.js';
 import { llmSettings } from '@agp/runtime/llm';
 import type { InterventionsDeps } from '../service.js';
 import { fold, type InterventionState } from '../intervention/intervention.js';
@@ -9,6 +10,7 @@ import { claimJobs, enqueueJobs, enqueueRerun, finishJob, jobState, migrateJobs,
 import { buildPrompt, PROMPT_VERSION } from './prompt.js';
 import { enrichmentCoverage } from './coverage.js';
 import { ProviderError, complete, type ProviderSettings } from './provider.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Durable name of the enrichment subscription (its checkpoint row). */
 export const ENRICHMENT_SUBSCRIPTION = 'interventions-enrichment';
@@ -25,8 +27,6 @@ const invalidTotal = counter('agp_enrichment_invalid_answers_total', 'Model answ
 const skippedTotal = counter('agp_enrichment_skipped_total', 'Jobs finished without a provider call: already enriched or failed (a redelivered or replayed event), or deleted.');
 const queuePending = gauge('agp_enrichment_queue_pending', 'Enrichment jobs queued or running (all replicas).');
 const queueOldest = gauge('agp_enrichment_queue_oldest_seconds', 'Age of the oldest queued enrichment job, in seconds (0 when the queue is empty).');
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
  * The enrichment worker: a catch-up subscriber on InterventionRecorded that asks a language model for
@@ -62,8 +62,8 @@ export class EnrichmentWorker {
     private readonly inline: () => readonly InlineProjection[] = () => [],
   ) {
     const env = deps.env ?? {};
-    this.concurrency = env.AGP_ENRICHMENT_CONCURRENCY ?? 4;
-    this.maxAttempts = env.AGP_ENRICHMENT_MAX_ATTEMPTS ?? 5;
+    this.concurrency = env.AGP_ENRICHMENT_CONCURRENCY ?? DEFAULT_ENRICHMENT_CONCURRENCY;
+    this.maxAttempts = env.AGP_ENRICHMENT_MAX_ATTEMPTS ?? DEFAULT_ENRICHMENT_MAX_ATTEMPTS;
     this.settings = llmSettings(env) ?? undefined;
   }
 
@@ -140,7 +140,7 @@ export class EnrichmentWorker {
   private async runPump(): Promise<void> {
     const { db, logger } = this.deps;
     // A lease covers a whole run: every attempt may take the timeout plus the longest SDK backoff (8 s), plus margin.
-    const leaseMs = this.maxAttempts * ((this.settings?.timeoutMs ?? 30_000) + 8_000) + 60_000;
+    const leaseMs = this.maxAttempts * ((this.settings?.timeoutMs ?? DEFAULT_LLM_TIMEOUT_MS) + 8_000) + 60_000;
     let storeDownSince = 0;
     while (!this.stopped) {
       try {
@@ -202,7 +202,7 @@ export class EnrichmentWorker {
 
   /** One enrichment run: check the stream, ask the model within the attempt budget, append the outcome. */
   private async runJob(job: EnrichmentJob, signal: AbortSignal): Promise<void> {
-    const { logger, store, db } = this.deps;
+    const { logger, db } = this.deps;
     const { events, state } = await this.load(job.intervention_id, job.organization_id);
     if (!state || state.deleted || (!job.force && state.enrichment_status)) {
       skippedTotal.inc();
