@@ -26,7 +26,7 @@ export interface NatsWatchOptions {
 /**
  * Header of a request whose body is bytes (a wire row whose request is `WireBytesSchema` in @agp/contracts, e.g.
  * `ingest.raw`): the NATS payload is the body's bytes as they are, and this header holds the rest of Nest's packet as
- * JSON (`{pattern, id, data: {ctx, body: null}}`). Every other request is Nest's JSON packet as before.
+ * JSON (`{pattern, id, data: {ctx, body: null}}`). Every other request is Nest's JSON packet.
  * Source: docs/decisions.md (The gateway forwards the ingest body's bytes).
  */
 export const WIRE_BYTES_HEADER = 'Agp-Rpc';
@@ -287,7 +287,7 @@ export class PrefixedNatsClient extends ClientNats {
   /**
    * Send a request through the connection's one muxed reply subscription (nats.js `request`), not Nest's fresh inbox
    * subscription per request (a SUB and an UNSUB for the server to process on every call). The reply is handed to
-   * Nest's handler as before; the caller's own timeout (`callRpc`) still decides when to give up, the connection's
+   * Nest's handler; the caller's own timeout (`callRpc`) still decides when to give up, the connection's
    * is only a backstop ({@link MUX_REQUEST_BACKSTOP_MS}) that frees the reply slot of a request nobody answered.
    * A subject nobody serves fails at once with {@link NoRespondersError}; so does a request whose responder went away
    * after it took the request (killed), as soon as a probe of its subject finds no responder ({@link RESPONDER_PROBE_MS}).

@@ -9,7 +9,7 @@
  * Source: the spec; docs/decisions.md (One typed wire registry); architecture §4 (Auth, Errors).
  */
 import { z } from 'zod';
-import { EVAL_MAX_BODY_BYTES, EVAL_MAX_SCENARIOS, EvalRunDetailSchema } from './evals.js';
+import { EVAL_MAX_BODY_BYTES, EVAL_MAX_SCENARIOS, EvalRunDetailSchema, GENERATE_SCENARIOS_TIMEOUT_MS } from './evals.js';
 import { INGEST_MAX_EVENTS, IngestBatchSchema, IngestEventSchema } from './ingest.js';
 import { MCP_MAX_BODY_BYTES, MCP_TOOL_ERROR_STATUS, McpPromptListSchema, McpResourceListSchema, McpToolEnvelopeSchema, McpToolListSchema, type McpToolErrorCode } from './mcp.js';
 import { GOVERNANCE_MAX_STREAMS_PER_ORG, GovernanceEventDataSchema } from './governance.js';
@@ -711,7 +711,7 @@ const ROUTES = [
     method: 'POST',
     path: '/api/v1/evals/generate-scenarios',
     message: 'evals.generate-scenarios',
-    forward: { timeoutMs: 120_000 },
+    forward: { timeoutMs: GENERATE_SCENARIOS_TIMEOUT_MS },
     status: 200,
     operationId: 'generateEvalScenarios',
     tags: ['Evals'],

@@ -70,7 +70,7 @@ export async function startTracing(serviceName: string, env: TracingEnv = proces
  * all the same: ~40 ms of CPU per 20,000 ingested events in ingest and in interventions (docs/performance.md, the
  * cost of tracing). The instrumentation has no option for it (its hooks run after the span is started), so its one
  * predicate, `shouldSkipInstrumentation` of its `utils` module (instrumentation-pg 0.76, read on every query and
- * connect), is replaced; if a later version no longer has it, nothing is changed and queries are traced as before.
+ * connect), is replaced; if a later version no longer has it, nothing is changed and every query is traced.
  * Called by {@link startTracing}; idempotent. Has no effect on spans other than the pg instrumentation's.
  */
 export function pgSpansOnlyUnderRecordingParent(): void {

@@ -15,7 +15,7 @@ import { buildOpenApiDocument } from '@agp/contracts';
 import { CachedKeyResolver, type KeyResolver, type KeyStore } from '@agp/auth';
 import { problemOf, type Sender } from '@agp/bus';
 import { eventStoreReadiness, type EventStore, type SqlExecutor } from '@agp/eventstore';
-import { DEFAULT_LISTEN_HOST, collectDefaultMetrics, httpServerSpan, metricsRegistry, problem, readinessOf, retryAfterHeaders, type Logger, type ReadinessCheck } from '@agp/runtime';
+import { DEFAULT_ANSWER_CACHE_ENTRIES, DEFAULT_LISTEN_HOST, collectDefaultMetrics, httpServerSpan, metricsRegistry, problem, readinessOf, retryAfterHeaders, type Logger, type ReadinessCheck } from '@agp/runtime';
 import { InterventionListReader } from '@agp/interventions/read-models';
 import { METRICS_PATH, authenticate, matchRoute, readBody, requestIdAndMetrics, sendProblem, spanRoute, type AuthedRequest } from './edge.js';
 import { consoleAssets } from './console.js';
@@ -75,7 +75,7 @@ export interface GatewayOptions {
   keyCacheMs?: number;
   /** Serve-stale window of the key cache while the key store fails, in ms (`AGP_KEY_STALE_MS`); 0 turns it off. @default 300000 */
   keyStaleMs?: number;
-  /** List pages the in-process interventions reader keeps (AGP_ANSWER_CACHE_ENTRIES); 0 reads each from the database. @default 256 */
+  /** List pages the in-process interventions reader keeps (AGP_ANSWER_CACHE_ENTRIES); 0 reads each from the database. @default {@link DEFAULT_ANSWER_CACHE_ENTRIES} */
   listCacheEntries?: number;
   /** How often the governance push channel reads the event log while a stream is open, in ms (AGP_GOVERNANCE_POLL_MS). @default 100 */
   governancePollMs?: number;
@@ -165,7 +165,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
       invalidate: (id) => keyCache.invalidate(id),
     },
     // The list read model is read here, through its owning service's query module (docs/decisions.md (The read path)).
-    interventions: new InterventionListReader(opts.sql, opts.listCacheEntries ?? 256),
+    interventions: new InterventionListReader(opts.sql, opts.listCacheEntries ?? DEFAULT_ANSWER_CACHE_ENTRIES),
     governance,
     // The OTLP trace receiver reads its own body (protobuf or JSON, gzip) and answers in OTLP's encodings (./otlp/route.ts).
     otlp: otlpTracesEndpoint({ bus: opts.bus, prices: opts.otlpPrices ?? null, logger: opts.logger, answerError: fail }),

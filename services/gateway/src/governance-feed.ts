@@ -15,6 +15,7 @@
 import { GOVERNANCE_SOURCE_EVENT_TYPES, governanceFeedEventOf, governanceFeedNeedsStream, type GovernanceFeedEvent } from '@agp/contracts';
 import type { EventStore, StoredEvent } from '@agp/eventstore';
 import type { Logger } from '@agp/runtime';
+import { DEFAULT_GOVERNANCE_POLL_MS } from './env.js';
 
 /** One event of the feed, as a stream sends it (see `GovernanceFeedEvent` of `@agp/contracts`). */
 export type FeedEvent = GovernanceFeedEvent;
@@ -80,7 +81,7 @@ export class GovernanceFeed {
   private readonly batchSize: number;
 
   constructor(private readonly opts: GovernanceFeedOptions) {
-    this.pollMs = opts.pollMs ?? 100;
+    this.pollMs = opts.pollMs ?? DEFAULT_GOVERNANCE_POLL_MS;
     this.batchSize = opts.batchSize ?? 500;
   }
 

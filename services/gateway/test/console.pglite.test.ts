@@ -11,7 +11,7 @@ import { createGateway, type Gateway } from '../src/gateway.js';
 
 /**
  * The console inside the real gateway (PGlite, no services): browser navigations reach the console, while the API,
- * the un-prefixed /mcp/* lists (which need a key), the OpenAPI document, health, metrics and docs answer as before.
+ * the un-prefixed /mcp/* lists (which need a key), the OpenAPI document, health, metrics and docs answer as API routes.
  */
 describe('the gateway serves the console without shadowing the API', () => {
   let sql: Sql;

@@ -17,7 +17,7 @@ import {
   type ValidIngestEnvelope,
   type ValidIngestEvent,
 } from '@agp/contracts';
-import { ingestSubject, withPublishSpan, type IngestLogPublisher } from '@agp/bus';
+import { ingestSubject, withPublishSpan, type IngestLogPublisher, type ServiceDeps } from '@agp/bus';
 import {
   ServiceUnavailableError,
   counter,
@@ -26,7 +26,6 @@ import {
   mayHoldUnstorableText,
   newId,
   parseJsonBody,
-  type Logger,
   type RequestContext,
 } from '@agp/runtime';
 import type { IngestedIds } from './ingested-ids.js';
@@ -35,13 +34,13 @@ import type { IngestedIds } from './ingested-ids.js';
  * Dependencies of the ingest service: the durable log it publishes to, a read-only view of which event ids are
  * already stored (docs/ingest.md, Ingest answers), the subject prefix, a logger, a clock.
  */
-export interface IngestDeps {
+export interface IngestDeps extends ServiceDeps {
+  /** The durable ingest log accepted events are published to. */
   log: IngestLogPublisher;
   /** Which client event ids are already in the event store (see {@link IngestedIds}); asked once per chunk. */
   ingested: IngestedIds;
+  /** Subject prefix (AGP_SUBJECT_PREFIX) of the ingest subjects. */
   subjectPrefix: string;
-  logger: Logger;
-  now?: () => Date;
 }
 
 type Valid = { index: number; event: ValidIngestEvent };

@@ -89,12 +89,12 @@ export function priceOf(table: PriceTable, model: string): PriceMatch | null {
   return best;
 }
 
-/** USD rounded to 1e-10 (no float noise in stored costs). Pure. */
-const roundUsd = (usd: number) => Math.round(usd * 1e10) / 1e10;
+/** A single call's USD rounded to 1e-10: finer than `roundUsd`'s micro-dollar, which would zero a call of a few tokens; removes float noise only. Pure. */
+const roundCallUsd = (usd: number) => Math.round(usd * 1e10) / 1e10;
 
 /** Cost in USD of `inputTokens` and `outputTokens` at `price`, rounded to 1e-10 USD (no float noise). Pure. */
 export function tokenCostUsd(price: ModelPrice, inputTokens: number, outputTokens: number): number {
-  return roundUsd((inputTokens * price.input_usd_per_1m + outputTokens * price.output_usd_per_1m) / 1e6);
+  return roundCallUsd((inputTokens * price.input_usd_per_1m + outputTokens * price.output_usd_per_1m) / 1e6);
 }
 
 /** A model call to price: the model name, `gen_ai.provider.name` when the span has one, token counts, when it ran. */
@@ -166,7 +166,7 @@ export function priceCall(table: PriceTable | null, call: ModelCall): CallPricin
       ...(db.model_price.input_mtok !== undefined ? { input_usd_per_1m: rate(db.model_price.input_mtok) } : {}),
       ...(db.model_price.output_mtok !== undefined ? { output_usd_per_1m: rate(db.model_price.output_mtok) } : {}),
     };
-    return { pricing, ...(hasTokens ? { cost_usd: roundUsd(db.total_price) } : {}) };
+    return { pricing, ...(hasTokens ? { cost_usd: roundCallUsd(db.total_price) } : {}) };
   }
   const where = `${table ? `AGP_OTLP_PRICE_TABLE ${table.version} or ` : ''}${GENAI_PRICES_SOURCE}`;
   return { pricing: { price_source: where, unpriced: `no price for model ${call.model}${call.provider ? ` (provider ${call.provider})` : ''} in ${where}` } };
