@@ -13,6 +13,7 @@ import type { ApprovalDecided } from './channel.js';
 import type { ApprovalEnd } from './errors.js';
 import { argumentsHash } from './hash.js';
 import type { SnapshotSource } from './snapshot.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** How a wait for an approval ended: approved (with arguments hashing as the call's), or not, with the record when one was read. */
 export type ApprovalOutcome = { approved: true; record: ApprovalRecord } | { approved: false; status: ApprovalEnd; record?: ApprovalRecord };
@@ -20,7 +21,6 @@ export type ApprovalOutcome = { approved: true; record: ApprovalRecord } | { app
 /** Approval decisions heard on the channel that are remembered, so one heard before its wait began counts. */
 const DECIDED_KEPT = 1000;
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** See the module docs. One per governor. */
 export class Escalations {

@@ -26,6 +26,7 @@ import {
   type Problem,
   type RiskLevel,
 } from '@agp/contracts';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * Retry policy of {@link AgpClient.ingest}. Only 429, 503 and network errors (including timeouts) are retried;
@@ -378,4 +379,3 @@ function describeCause(cause: unknown): string {
   return code ? `${cause.message} (${code})` : cause.message;
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

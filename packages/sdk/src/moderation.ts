@@ -16,6 +16,7 @@
  * Source: docs/sdk.md §Moderation provider; spec §Guardrail context payload.
  */
 import { MODERATION_CATEGORIES } from '@agp/contracts';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * Scores content for the moderation guardrail: for each text, a score in [0, 1] per category (e.g. `harassment`,
@@ -72,7 +73,6 @@ export function moderationCategory(name: string): string | null {
 }
 
 const RETRYABLE = new Set([408, 409, 429]);
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
  * A {@link ModerationProvider} for an OpenAI-compatible `/v1/moderations` endpoint (see the module docs for the
