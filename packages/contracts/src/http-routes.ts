@@ -262,6 +262,7 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     description: EVAL_DATA_NOTE,
     queryDocs: { purpose: PURPOSE_QUERY_DOC },
     returns: 'A page',
+    problems: { 400: 'A `cursor` this list did not issue, or `cursor` with `skip`; a malformed JSON body; a NUL (%00) in the URL' },
   },
   {
     method: 'POST',

@@ -7,7 +7,7 @@ import {
   type InterventionStatsQuery,
   type ListInterventionsQuery,
 } from '@agp/contracts';
-import { ProjectionAnswerCache, checkpointPosition, pageWithTotal, type SqlExecutor } from '@agp/eventstore';
+import { ProjectionAnswerCache, checkpointPosition, pageStart, pageWithTotal, type SqlExecutor } from '@agp/eventstore';
 import { READ_MODEL_PROJECTION } from './projections/interventionReadModel.js';
 import { rawJson, type RawJson } from '@agp/runtime';
 
@@ -15,14 +15,18 @@ const parseDoc = (doc: unknown): InterventionRecord => (typeof doc === 'string' 
 
 /**
  * One page of the list read model, newest first (timestamp, then id), scoped to the organisation, as JSON text
- * `{interventions, total, skip, limit}`: the records are read as their stored JSON text (`doc`, a json column) and
- * joined, so a page is never parsed and re-serialised on its way to the client. Filters compose with AND; an enum
- * filter with several values matches any of them; `purpose` (default production) is always applied. `total` counts
- * every match: for a list filtered by purpose alone it comes from the totals projection (O(purposes)).
+ * `{interventions, total, skip, limit, next_cursor}`: the records are read as their stored JSON text (`doc`, a json
+ * column) and joined, so a page is never parsed and re-serialised on its way to the client. Filters compose with AND;
+ * an enum filter with several values matches any of them; `purpose` (default production) is always applied. `total`
+ * counts every match: for a list filtered by purpose alone it comes from the totals projection (O(purposes)).
+ * The page starts at `skip`, or after the row `cursor` names (a keyset page: an index range scan however deep the
+ * walk); `next_cursor` names its last row (null on the last page).
  * Comes with the read model's projection position as of the same snapshot (undefined before the projection has a
- * checkpoint), for {@link InterventionListReader}'s cache. Source: spec §GET /api/v1/interventions.
+ * checkpoint), for {@link InterventionListReader}'s cache. Source: spec §GET /api/v1/interventions; docs/api.md (Pagination).
+ * @throws BadRequestError (400) for `cursor` with `skip`, or a cursor this list did not issue.
  */
 export async function listInterventionsPage(db: SqlExecutor, org: string, q: ListInterventionsQuery): Promise<{ value: RawJson; position: bigint | undefined }> {
+  const { skip, after } = pageStart(q);
   const where = ['organization_id = $1', 'purpose = ANY($2::text[])'];
   const params: unknown[] = [org, q.purpose];
   const add = (sql: (p: string) => string, value: unknown) => {
@@ -47,13 +51,14 @@ export async function listInterventionsPage(db: SqlExecutor, org: string, q: Lis
     params,
     orderBy: 'ts DESC, id DESC',
     limit: q.limit,
-    skip: q.skip,
+    skip,
     ...(filtered ? {} : { totalSql: 'SELECT coalesce(sum(total), 0) FROM agp_intervention_totals WHERE organization_id = $1 AND purpose = ANY($2::text[])' }),
     checkpoint: READ_MODEL_PROJECTION,
     key: 'id',
+    keyset: { sort: 'ts', key: 'id', after },
   });
   return {
-    value: rawJson(`{"interventions":[${page.rows.map((r) => r.doc).join(',')}],"total":${page.total},"skip":${q.skip},"limit":${q.limit}}`),
+    value: rawJson(`{"interventions":[${page.rows.map((r) => r.doc).join(',')}],"total":${page.total},"skip":${skip},"limit":${q.limit},"next_cursor":${JSON.stringify(page.nextCursor ?? null)}}`),
     position: page.position,
   };
 }
@@ -79,8 +84,9 @@ export class InterventionListReader {
   }
 
   /**
-   * One page `{interventions, total, skip, limit}` as JSON text. `q` is the query as the `interventions.list` wire
-   * row parsed it (defaults applied).
+   * One page `{interventions, total, skip, limit, next_cursor}` as JSON text. `q` is the query as the
+   * `interventions.list` wire row parsed it (defaults applied).
+   * @throws BadRequestError (400) for `cursor` with `skip`, or a cursor this list did not issue.
    * @throws the driver's error when the database cannot be asked.
    */
   list(org: string, q: ListInterventionsQuery): Promise<RawJson> {
