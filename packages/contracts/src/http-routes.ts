@@ -554,10 +554,11 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
       min_cost: 'Minimum run cost_usd, USD (per action the actual cost where reported, else the estimate)',
       agent_id: 'Agent id',
       purpose: PURPOSE_QUERY_DOC,
-      skip: 'Offset; default 0',
+      skip: 'Offset; absent: 0. Not together with `cursor`',
       limit: 'Page size; default 50, maximum 1000',
     },
     returns: 'A page of runs',
+    problems: { 400: 'A `cursor` this list did not issue, or `cursor` with `skip`; a malformed JSON body; a NUL (%00) in the URL' },
   },
   {
     method: 'GET',

@@ -10,11 +10,12 @@ import {
   type ListRunsQuery,
   type Purpose,
   type Run,
+  type RunPage,
   type StatsDaily,
   type StatsPeriod,
   type StatsSummary,
 } from '@agp/contracts';
-import { pageWithTotal, type SqlExecutor } from '@agp/eventstore';
+import { pageStart, pageWithTotal, type SqlExecutor } from '@agp/eventstore';
 import { isoOrNull } from '@agp/runtime';
 import { LEDGER_COST } from './projections/schema.js';
 
@@ -200,9 +201,12 @@ function toRun(r: RunDbRow): Run {
 /**
  * `GET /api/v1/runs`: a page newest first (run time, then id); filters AND (`purpose`: the runs of those purposes);
  * `total` counts every match. `min_cost` (USD) compares with the run's `cost_usd` (actual where reported, else
- * estimated).
+ * estimated). The page starts at `skip` or after the run `cursor` names; `next_cursor` names its last run (null on
+ * the last page). docs/api.md (Pagination).
+ * @throws BadRequestError (400) for `cursor` with `skip`, or a cursor this list did not issue.
  */
-export async function listRuns(db: SqlExecutor, org: string, q: ListRunsQuery): Promise<{ runs: Run[]; total: number; skip: number; limit: number }> {
+export async function listRuns(db: SqlExecutor, org: string, q: ListRunsQuery): Promise<RunPage> {
+  const { skip, after } = pageStart(q);
   const where = ['organization_id = $1'];
   const params: unknown[] = [org];
   const add = (sql: (p: string) => string, v: unknown) => {
@@ -214,8 +218,8 @@ export async function listRuns(db: SqlExecutor, org: string, q: ListRunsQuery): 
   if (q.agent_id) add((p) => `agent_id = ${p}`, q.agent_id);
   if (q.min_cost !== undefined) add((p) => `cost_usd >= ${p}::float8`, q.min_cost);
   const w = where.join(' AND ');
-  const page = await pageWithTotal<RunDbRow>(db, { select: RUN_COLS, from: 'agp_runs', where: w, params, orderBy: 'ts DESC, run_id DESC', limit: q.limit, skip: q.skip });
-  return { runs: page.rows.map(toRun), total: page.total, skip: q.skip, limit: q.limit };
+  const page = await pageWithTotal<RunDbRow>(db, { select: RUN_COLS, from: 'agp_runs', where: w, params, orderBy: 'ts DESC, run_id DESC', limit: q.limit, skip, keyset: { sort: 'ts', key: 'run_id', after } });
+  return { runs: page.rows.map(toRun), total: page.total, skip, limit: q.limit, next_cursor: page.nextCursor ?? null };
 }
 
 /** One run of the organisation (whatever its purpose), or null. */
