@@ -28,7 +28,8 @@ export interface PageQuery {
    * Keyset pagination ({@link keysetPage}): the list is ordered by a timestamptz column, then a unique text key, both
    * descending (`orderBy` must say the same), and each page comes with the cursor of the page after it. `after` (a
    * decoded cursor) answers the rows after that one: `(sort, key) < (after)`, a range scan of an index on the WHERE
-   * columns then `sort DESC, key DESC`, whatever the depth. `skip` must then be 0.
+   * columns then `sort DESC, key DESC`, whatever the depth. `skip` must then be 0. `from` must be one table's name
+   * (`select`, `where` and `orderBy` name its columns unqualified): the page is read as a sub-select of its rows.
    */
   keyset?: { sort: string; key: string; after?: CursorKey };
 }
@@ -63,9 +64,15 @@ export async function pageWithTotal<R extends object>(db: SqlExecutor, q: PageQu
   const limit = ks ? q.limit + 1 : q.limit;
   const keysetSql = ks ? `, to_char(${ks.sort} AT TIME ZONE 'UTC', ${CURSOR_TIME_FORMAT}) AS __sort, ${ks.key} AS __after` : '';
   const deferred = q.key !== undefined && q.skip >= DEFERRED_JOIN_SKIP;
+  const page = `WHERE ${where} ORDER BY ${q.orderBy} LIMIT $${m + 1} OFFSET $${m + 2}`;
+  // A keyset page's rows are chosen by a sub-select of whole rows (a scan that projects nothing), and `select` and the
+  // cursor's `to_char` are evaluated on them alone: with `LIMIT … OFFSET`, PostgreSQL evaluates the expressions of the
+  // scan's target list for every row it skips too (a `to_char` of each of the 500 rows before a page at skip 500).
   const from = deferred
-    ? `${q.from} JOIN (SELECT ${q.key} AS __key FROM ${q.from} WHERE ${where} ORDER BY ${q.orderBy} LIMIT $${m + 1} OFFSET $${m + 2}) AS __page ON ${q.from}.${q.key} = __page.__key ORDER BY ${q.orderBy}`
-    : `${q.from} WHERE ${where} ORDER BY ${q.orderBy} LIMIT $${m + 1} OFFSET $${m + 2}`;
+    ? `${q.from} JOIN (SELECT ${q.key} AS __key FROM ${q.from} ${page}) AS __page ON ${q.from}.${q.key} = __page.__key ORDER BY ${q.orderBy}`
+    : ks
+      ? `(SELECT * FROM ${q.from} ${page}) AS ${q.from} ORDER BY ${q.orderBy}`
+      : `${q.from} ${page}`;
   const { rows } = await db.query<R & { __total: string | number | null; __position?: string | null; __sort?: string; __after?: string }>(
     `SELECT (${totalSql}) AS __total${positionSql}${keysetSql}, ${q.select} FROM ${from}`,
     [...params, limit, q.skip],
