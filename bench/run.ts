@@ -7,7 +7,8 @@
  *   (c) AGP ingest accepted durably over HTTP (batches of 100 events of ~800 B)   vs (a)
  *   (d) AGP ingest -> queryable (events visible via GET), then projection lag p50/p99 at half that load  vs (b)
  *   (e) GET /api/v1/interventions at 50 connections over 100k interventions, vs a bare node:http server
- *       answering the same bytes (the HTTP ceiling of this machine)
+ *       answering the same bytes (the HTTP ceiling of this machine), after `VACUUM ANALYZE` (the steady state, as
+ *       `pnpm bench list` measures it: steadyState)
  *   (f) embedded process idle RSS, vs a bare `node` process
  *
  * Needs DATABASE_URL (a server where it may create a database) and NATS_URL; defaults to the local ones.
@@ -237,8 +238,33 @@ async function cannon(url: string, headers: Record<string, string> = {}, varySki
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx, requests: r.requests.total };
 }
 
-/** (e) GET list at 50 connections, and a bare node:http server returning the same bytes. */
+/**
+ * Bring the platform's database to the steady state a long-running server is in before a read row is measured:
+ * `VACUUM ANALYZE` of every table. Autovacuum vacuums and analyzes a freshly filled table within about a minute, but
+ * a server may run with it off (this machine's does), and until then PostgreSQL has no statistics (a prepared page
+ * query may be planned as a sort of the whole organisation) and no visibility map (the deferred join's index-only
+ * scan fetches every heap row). Both benches' read rows ({@link listLoad}) start with it, so `bench list` and
+ * `bench ingest` measure the read path the same way whatever came before. Returns the ms it took.
+ */
+async function steadyState(p: DistributedRun): Promise<number> {
+  const started = performance.now();
+  const c = new pg.Client({ connectionString: p.databaseUrl });
+  await c.connect();
+  try {
+    await c.query('VACUUM ANALYZE');
+  } finally {
+    await c.end();
+  }
+  return performance.now() - started;
+}
+
+/**
+ * (e) GET list at 50 connections, and a bare node:http server returning the same bytes; the database brought to its
+ * steady state first ({@link steadyState}). The read rows of both `bench ingest` and `bench list`.
+ */
 async function listLoad(p: DistributedRun): Promise<{ agp: Awaited<ReturnType<typeof cannon>>; uncached: Awaited<ReturnType<typeof cannon>>; bare: Awaited<ReturnType<typeof cannon>>; bareProcess: Awaited<ReturnType<typeof cannon>>; total: number; bytes: Buffer; cpu: { same: string; distinct: string } }> {
+  const vacuumMs = await steadyState(p);
+  console.log(`steady state: VACUUM ANALYZE of the platform database took ${fmt(vacuumMs)} ms`);
   const path = '/api/v1/interventions';
   const sample = await fetch(new URL(path, p.url), { headers: { authorization: `Bearer ${READ_KEY}` } });
   const bytes = Buffer.from(await sample.arrayBuffer());
@@ -602,13 +628,6 @@ async function listBench(): Promise<void> {
   });
   try {
     await fill(p, target);
-    // Steady state: autovacuum vacuums and analyzes freshly filled tables within about a minute; until then PostgreSQL
-    // has no statistics (it planned deep pages as a sort of the whole organisation, ~90 ms at 20,000 rows) and no
-    // visibility map (the deferred join's index-only scan fetches every heap row). Vacuum and analyze every table now.
-    const c = new pg.Client({ connectionString: p.databaseUrl });
-    await c.connect();
-    await c.query('VACUUM ANALYZE');
-    await c.end();
     const list = await listLoad(p);
     // Warm-up at the same rate, not counted: the first second opens the load generator's sockets (measured p99 ~400 ms
     // in that second alone, then 20-60 ms).

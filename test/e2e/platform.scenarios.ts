@@ -160,6 +160,64 @@ export function platformScenarios(mode: string, boot: () => Promise<BootedPlatfo
       });
     });
 
+    describe('GET /api/v1/interventions by cursor', () => {
+      const agent = `agent-${uniq()}`;
+      const blocks: string[] = [];
+      beforeAll(async () => {
+        // 11 hard blocks (five share one timestamp: the id breaks the tie) among warnings the filter leaves out.
+        for (let i = 0; i < 14; i++) {
+          const type = i % 4 === 3 ? 'warning' : 'hard_block';
+          const timestamp = `2026-02-0${1 + Math.min(i, 8)}T10:00:00.123456Z`;
+          const r = await call(p, 'POST', '/api/v1/interventions', { key: p.writeKey, body: base({ agent_id: agent, type, outcome: type === 'warning' ? 'warned' : 'blocked', timestamp }) });
+          expect(r.status).toBe(201);
+          if (type === 'hard_block') blocks.push(r.body.id);
+        }
+      });
+      const page = async (query: string) => {
+        const r = await call(p, 'GET', `/api/v1/interventions?agent_id=${agent}&type=hard_block&${query}`, { key: p.readKey });
+        expect(r.status, query).toBe(200);
+        return r.body as { interventions: Array<{ id: string; timestamp: string; type: string }>; total: number; skip: number; limit: number; next_cursor: string | null };
+      };
+      it('walks a filtered list by next_cursor: every record exactly once, newest first, even while records arrive', async () => {
+        const whole = await page('limit=1000');
+        expect(whole.next_cursor).toBeNull();
+        expect(new Set(whole.interventions.map((i) => i.id))).toEqual(new Set(blocks));
+        const seen: string[] = [];
+        let cursor: string | null = null;
+        for (let n = 0; n < 10; n++) {
+          const pg = await page(`limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+          expect(pg).toMatchObject({ total: blocks.length + (n > 0 ? 1 : 0), skip: 0, limit: 3 });
+          expect(pg.interventions.every((i) => i.type === 'hard_block')).toBe(true);
+          seen.push(...pg.interventions.map((i) => i.id));
+          // A newer record arriving mid-walk shifts every offset by one; the cursor's next page is unmoved by it.
+          if (n === 0) expect((await call(p, 'POST', '/api/v1/interventions', { key: p.writeKey, body: base({ agent_id: agent, timestamp: '2026-03-01T00:00:00Z' }) })).status).toBe(201);
+          cursor = pg.next_cursor;
+          if (!cursor) break;
+          expect(cursor).toMatch(/^[A-Za-z0-9_-]+$/);
+        }
+        expect(seen).toEqual(whole.interventions.map((i) => i.id));
+      });
+      it('answers next_cursor on a page asked by skip too, and null on the last page', async () => {
+        const first = await page('skip=0&limit=2');
+        expect(first.next_cursor).toEqual(expect.any(String));
+        const next = await page(`limit=2&cursor=${first.next_cursor}`);
+        expect(next.interventions.map((i) => i.id)).toEqual((await page('skip=2&limit=2')).interventions.map((i) => i.id));
+        const last = await page(`skip=${blocks.length - 1}&limit=5`);
+        expect(last.next_cursor).toBeNull();
+      });
+      it.each([
+        ['a cursor with skip', async () => `cursor=${(await page('limit=1')).next_cursor}&skip=0`],
+        ['a cursor that is not base64url', async () => 'cursor=not*a*cursor'],
+        ['a cursor that is not ours', async () => `cursor=${Buffer.from('{"after":1}').toString('base64url')}`],
+        ['a cursor naming no real instant', async () => `cursor=${Buffer.from('["2026-02-31T00:00:00.000000Z","x"]').toString('base64url')}`],
+        ['an empty cursor', async () => 'cursor='],
+      ])('refuses %s with 400', async (_what, query) => {
+        const r = await call(p, 'GET', `/api/v1/interventions?${await query()}`, { key: p.readKey });
+        expectProblem(r, 400);
+        expect(r.body.detail).toMatch(/query\.cursor/);
+      });
+    });
+
     describe('GET /api/v1/interventions/stats', () => {
       it('aggregates by type, outcome, cost, high-risk blocks, day, action and policy', async () => {
         const before = (await call(p, 'GET', '/api/v1/interventions/stats?start_date=2025-03-01&end_date=2025-03-31', { key: p.readKey })).body;

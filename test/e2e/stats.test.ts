@@ -236,6 +236,40 @@ describeModes('stats, runs, agent stats and the ledger export', (platform) => {
       expect(paged.body.runs.map((x: any) => x.id)).toEqual([runs[1]]);
     });
 
+    it('walks the runs of a filter by next_cursor, each exactly once and in order; a bad cursor or one with skip is a 400', async () => {
+      const p = platform();
+      const agent = `agent-${uniq()}`;
+      // Seven runs, three of them started in the same instant (the run id breaks the tie), and one of another agent.
+      const runs = Array.from({ length: 7 }, (_, i) => `c${i}-${uniq()}`);
+      await ingest(p, [
+        ...runs.map((run_id, i) => ev('run.start', { run_id, agent_id: agent, started_at: at(2, Math.min(i, 4)) })),
+        ev('run.start', { run_id: `other-${uniq()}`, agent_id: `other-${agent}`, started_at: at(2, 3) }),
+      ]);
+      const whole = await eventually(async () => {
+        const r = await call(p, 'GET', `/api/v1/runs?agent_id=${agent}&limit=1000`, { key: p.readKey });
+        return r.body.total === runs.length ? r.body : null;
+      });
+      expect(whole.next_cursor).toBeNull();
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      for (let n = 0; n < 10; n++) {
+        const r = await call(p, 'GET', `/api/v1/runs?agent_id=${agent}&limit=2${cursor ? `&cursor=${cursor}` : ''}`, { key: p.readKey });
+        expect(r.status).toBe(200);
+        expect(r.body).toMatchObject({ total: runs.length, skip: 0, limit: 2 });
+        seen.push(...r.body.runs.map((x: any) => x.id));
+        cursor = r.body.next_cursor;
+        if (!cursor) break;
+      }
+      expect(seen).toEqual(whole.runs.map((x: any) => x.id));
+      expect(new Set(seen)).toEqual(new Set(runs));
+      const first = await call(p, 'GET', `/api/v1/runs?agent_id=${agent}&limit=1`, { key: p.readKey });
+      for (const query of [`cursor=${first.body.next_cursor}&skip=1`, 'cursor=%E2%9C%93', `cursor=${Buffer.from('["yesterday","r"]').toString('base64url')}`]) {
+        const r = await call(p, 'GET', `/api/v1/runs?agent_id=${agent}&${query}`, { key: p.readKey });
+        expectProblem(r, 400);
+        expect(r.body.detail, query).toMatch(/query\.cursor/);
+      }
+    });
+
     it('costs a run per action at the actual cost where reported, else the estimate, and min_cost filters on it', async () => {
       const p = platform();
       const agent = `agent-${uniq()}`;

@@ -61,3 +61,29 @@ export function paginationShape(defaultLimit: number, maxLimit: number) {
       .default(defaultLimit),
   };
 }
+
+
+/** Longest `cursor` a list accepts, in characters (one this platform issues is under 100); a longer one is a 400. */
+export const MAX_CURSOR_LENGTH = 512;
+
+/**
+ * Pagination of a list that also walks by keyset: `limit` as {@link paginationShape}, and either `skip` (an offset,
+ * absent = 0) or `cursor` (the opaque `next_cursor` of the page before: the page that follows it, at the cost of the
+ * first page however deep the walk). `skip` has no default here so that a query giving both can be refused (400, by
+ * the list's query code, which also decodes the cursor: a cursor it did not issue is a 400). Source: spec §Limits;
+ * docs/api.md (Pagination).
+ */
+export function keysetPaginationShape(defaultLimit: number, maxLimit: number) {
+  const { limit } = paginationShape(defaultLimit, maxLimit);
+  return {
+    skip: z.coerce.number().int('expected an integer').min(0, 'must be 0 or more').optional().describe('How many matching records to skip (the offset); absent: 0. Not together with `cursor`.'),
+    cursor: z
+      .string()
+      .optional()
+      .describe('Opaque: the `next_cursor` of the page before. Answers the page after it (newest first), with the same filters. Not together with `skip`.'),
+    limit,
+  };
+}
+
+/** `next_cursor` of a list page: the `cursor` of the page after this one; null on the last page. */
+export const NextCursorSchema = z.string().nullable().describe('Pass as `cursor` (with the same filters) for the page after this one; null on the last page.');

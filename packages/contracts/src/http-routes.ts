@@ -278,6 +278,7 @@ const ROUTES = [
     description: EVAL_DATA_NOTE,
     queryDocs: { purpose: PURPOSE_QUERY_DOC },
     returns: 'A page',
+    problems: { 400: 'A `cursor` this list did not issue, or `cursor` with `skip`; a malformed JSON body; a NUL (%00) in the URL' },
   },
   {
     method: 'POST',
@@ -577,10 +578,11 @@ const ROUTES = [
       min_cost: 'Minimum run cost_usd, USD (per action the actual cost where reported, else the estimate)',
       agent_id: 'Agent id',
       purpose: PURPOSE_QUERY_DOC,
-      skip: 'Offset; default 0',
+      skip: 'Offset; absent: 0. Not together with `cursor`',
       limit: 'Page size; default 50, maximum 1000',
     },
     returns: 'A page of runs',
+    problems: { 400: 'A `cursor` this list did not issue, or `cursor` with `skip`; a malformed JSON body; a NUL (%00) in the URL' },
   },
   {
     method: 'GET',

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DateFilterSchema, DateTimeSchema, OpaqueIdSchema, UsdSchema, enumFilter, paginationShape } from './common.js';
+import { DateFilterSchema, DateTimeSchema, NextCursorSchema, OpaqueIdSchema, UsdSchema, enumFilter, keysetPaginationShape } from './common.js';
 import { INTERVENTION_OUTCOMES, INTERVENTION_TYPES, InterventionOutcomeSchema, InterventionTypeSchema, RISK_LEVELS, RiskLevelSchema } from './enums.js';
 import { GuardrailContextSchema } from './guardrail.js';
 import { PurposeFilterSchema, PurposeSchema } from './purpose.js';
@@ -92,8 +92,9 @@ export type CreateIntervention = z.infer<typeof CreateInterventionSchema>;
 /**
  * Query of `GET /api/v1/interventions`. Enum filters take one value or a comma-separated list (OR);
  * different filters compose with AND. Dates: `YYYY-MM-DD` or ISO date-time; an `end_date` given as a date
- * includes that whole day. Unknown parameters are rejected (422).
- * Source: spec §List query parameters, Limits.
+ * includes that whole day. Unknown parameters are rejected (422). Paged by `skip` (absent = 0) or by `cursor` (the
+ * `next_cursor` of the page before; not both: 400).
+ * Source: spec §List query parameters, Limits; docs/api.md (Pagination).
  */
 export const ListInterventionsQuerySchema = z
   .strictObject({
@@ -107,7 +108,7 @@ export const ListInterventionsQuerySchema = z
     start_date: DateFilterSchema.optional(),
     end_date: DateFilterSchema.optional(),
     purpose: PurposeFilterSchema,
-    ...paginationShape(50, 1000),
+    ...keysetPaginationShape(50, 1000),
   })
   .superRefine((q, ctx) => {
     if (q.start_date && q.end_date && q.start_date.date > endExclusive(q.end_date)) {
@@ -121,12 +122,16 @@ export function endExclusive(d: { date: Date; dateOnly: boolean }): Date {
   return d.dateOnly ? new Date(d.date.getTime() + 86_400_000) : new Date(d.date.getTime() + 1);
 }
 
-/** A page of the list. Source: spec §Interventions. */
+/**
+ * A page of the list: the spec's `{interventions, total, skip, limit}` (`skip` 0 on a page asked by `cursor`) and
+ * `next_cursor`. Source: spec §Interventions; docs/api.md (Pagination).
+ */
 export const InterventionPageSchema = z.object({
   interventions: z.array(InterventionRecordSchema),
   total: z.number().int(),
   skip: z.number().int(),
   limit: z.number().int(),
+  next_cursor: NextCursorSchema,
 });
 export type InterventionPage = z.infer<typeof InterventionPageSchema>;
 

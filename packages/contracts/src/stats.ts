@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DateFilterSchema, OpaqueIdSchema, paginationShape } from './common.js';
+import { DateFilterSchema, NextCursorSchema, OpaqueIdSchema, keysetPaginationShape, paginationShape } from './common.js';
 import { ACTION_STATUSES, RunStatusSchema } from './fleet.js';
 import { endExclusive } from './intervention.js';
 import { PurposeFilterSchema, PurposeSchema } from './purpose.js';
@@ -201,15 +201,16 @@ export const EstimationAccuracySchema = z.object({
 export type EstimationAccuracy = z.infer<typeof EstimationAccuracySchema>;
 
 /**
- * Query of `GET /api/v1/runs`: the list_runs filters (AND) plus skip; newest first. `min_cost` in USD, compared with
- * the run's `cost_usd` (actual where reported, else estimated; see {@link RunSchema}).
+ * Query of `GET /api/v1/runs`: the list_runs filters (AND), newest first, paged by `skip` or `cursor` (not both: 400;
+ * docs/api.md (Pagination)). `min_cost` in USD, compared with the run's `cost_usd` (actual where reported, else
+ * estimated; see {@link RunSchema}).
  */
 export const ListRunsQuerySchema = z.strictObject({
   status: RunStatusSchema.optional(),
   min_cost: z.coerce.number({ message: 'expected a number' }).finite().min(0, 'must be 0 or more').optional(),
   agent_id: OpaqueIdSchema.optional(),
   purpose: PurposeFilterSchema,
-  ...paginationShape(50, 1000),
+  ...keysetPaginationShape(50, 1000),
 });
 export type ListRunsQuery = z.infer<typeof ListRunsQuerySchema>;
 
@@ -238,8 +239,9 @@ export const RunSchema = z.object({
 });
 export type Run = z.infer<typeof RunSchema>;
 
-/** A page of runs `{runs, total, skip, limit}`. */
-export const RunPageSchema = z.object({ runs: z.array(RunSchema), total: z.number().int(), skip: z.number().int(), limit: z.number().int() });
+/** A page of runs `{runs, total, skip, limit, next_cursor}` (`skip` 0 on a page asked by `cursor`). */
+export const RunPageSchema = z.object({ runs: z.array(RunSchema), total: z.number().int(), skip: z.number().int(), limit: z.number().int(), next_cursor: NextCursorSchema });
+export type RunPage = z.infer<typeof RunPageSchema>;
 
 /** One ledger entry (one action) as the API and the export return it. USD costs, `duration_ms` in ms. */
 export const LedgerEntrySchema = z.object({

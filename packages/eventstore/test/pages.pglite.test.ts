@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFERRED_JOIN_SKIP, alterColumnType, checkpointPosition, createPgliteSql, migrateSchema, pageWithTotal, type Sql } from '../src/index.js';
+import { BadRequestError } from '@agp/runtime';
+import { DEFERRED_JOIN_SKIP, alterColumnType, checkpointPosition, createPgliteSql, decodeCursor, encodeCursor, migrateSchema, pageStart, pageWithTotal, type CursorKey, type Sql } from '../src/index.js';
 
 describe('pageWithTotal (PGlite)', () => {
   let sql: Sql;
@@ -59,6 +60,49 @@ describe('pageWithTotal with a deferred join for deep pages (PGlite)', () => {
       expect((await read(2496, 'id')).rows).toHaveLength(4);
     } finally {
       await sql.close();
+    }
+  });
+});
+
+describe('pageWithTotal by keyset (PGlite)', () => {
+  it('walks every row once, in order, from the first page or from a deep page read with the deferred join', async () => {
+    const sql = await createPgliteSql();
+    try {
+      await sql.exec('CREATE TABLE rows (id text PRIMARY KEY, org text NOT NULL, ts timestamptz NOT NULL); CREATE INDEX rows_org_ts ON rows (org, ts DESC, id DESC)');
+      // 1,300 rows of org a, three per microsecond-distinct instant (ties broken by id), and rows of org b that never show.
+      await sql.query("INSERT INTO rows SELECT 'a' || g, 'a', timestamptz '2026-01-01T00:00:00Z' + (g / 3) * interval '1 microsecond' FROM generate_series(1, 1300) g");
+      await sql.query("INSERT INTO rows SELECT 'b' || g, 'b', timestamptz '2026-01-01T00:00:00Z' + g * interval '1 microsecond' FROM generate_series(1, 50) g");
+      const read = (limit: number, skip: number, after?: CursorKey) =>
+        pageWithTotal<{ id: string }>(sql, { select: 'id', from: 'rows', where: 'org = $1', params: ['a'], orderBy: 'ts DESC, id DESC', limit, skip, key: 'id', keyset: { sort: 'ts', key: 'id', after } });
+      const all = (await read(1300, 0)).rows.map((r) => r.id);
+      expect(all).toHaveLength(1300);
+      const walked: string[] = [];
+      let page = await read(97, 0);
+      for (;;) {
+        expect(page.total).toBe(1300);
+        walked.push(...page.rows.map((r) => r.id));
+        if (!page.nextCursor) break;
+        page = await read(97, 0, decodeCursor(page.nextCursor));
+      }
+      expect(walked).toEqual(all);
+      // A page past DEFERRED_JOIN_SKIP names its last row as a plain page does.
+      const deep = await read(5, DEFERRED_JOIN_SKIP + 3);
+      expect(deep.rows.map((r) => r.id)).toEqual(all.slice(DEFERRED_JOIN_SKIP + 3, DEFERRED_JOIN_SKIP + 8));
+      expect((await read(4, 0, decodeCursor(deep.nextCursor!))).rows.map((r) => r.id)).toEqual(all.slice(DEFERRED_JOIN_SKIP + 8, DEFERRED_JOIN_SKIP + 12));
+      expect((await read(5, 1295)).nextCursor).toBeNull();
+    } finally {
+      await sql.close();
+    }
+  });
+
+  it('takes skip or cursor, and refuses both, or a cursor it did not issue, with a 400', () => {
+    const cursor = encodeCursor({ sort: '2026-01-01T00:00:00.000001Z', key: 'a1' });
+    expect(pageStart({ skip: 3 })).toEqual({ skip: 3 });
+    expect(pageStart({})).toEqual({ skip: 0 });
+    expect(pageStart({ cursor })).toEqual({ skip: 0, after: { sort: '2026-01-01T00:00:00.000001Z', key: 'a1' } });
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+    for (const q of [{ cursor, skip: 0 }, { cursor: '' }, { cursor: 'not a cursor' }, { cursor: 'x'.repeat(600) }, { cursor: b64({ sort: 1 }) }, { cursor: b64(['2026-02-30T00:00:00.000000Z', 'a']) }, { cursor: b64(['2026-01-01', 'a']) }, { cursor: b64(['2026-01-01T00:00:00.000000Z', '']) }, { cursor: b64(['2026-01-01T00:00:00.000000Z', 'a\u0000']) }]) {
+      expect(() => pageStart(q), JSON.stringify(q)).toThrow(BadRequestError);
     }
   });
 });

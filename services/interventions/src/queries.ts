@@ -2,58 +2,59 @@ import {
   INTERVENTION_OUTCOMES,
   INTERVENTION_TYPES,
   endExclusive,
+  roundUsd,
   type InterventionRecord,
   type InterventionStats,
   type InterventionStatsQuery,
   type ListInterventionsQuery,
 } from '@agp/contracts';
-import { ProjectionAnswerCache, checkpointPosition, pageWithTotal, type SqlExecutor } from '@agp/eventstore';
+import { ProjectionAnswerCache, WhereClause, checkpointPosition, pageStart, pageWithTotal, type SqlExecutor } from '@agp/eventstore';
 import { READ_MODEL_PROJECTION } from './projections/interventionReadModel.js';
-import { rawJson, type RawJson } from '@agp/runtime';
+import { DEFAULT_ANSWER_CACHE_ENTRIES, rawJson, type RawJson } from '@agp/runtime';
 
 const parseDoc = (doc: unknown): InterventionRecord => (typeof doc === 'string' ? JSON.parse(doc) : doc) as InterventionRecord;
 
 /**
  * One page of the list read model, newest first (timestamp, then id), scoped to the organisation, as JSON text
- * `{interventions, total, skip, limit}`: the records are read as their stored JSON text (`doc`, a json column) and
- * joined, so a page is never parsed and re-serialised on its way to the client. Filters compose with AND; an enum
- * filter with several values matches any of them; `purpose` (default production) is always applied. `total` counts
- * every match: for a list filtered by purpose alone it comes from the totals projection (O(purposes)).
+ * `{interventions, total, skip, limit, next_cursor}`: the records are read as their stored JSON text (`doc`, a json
+ * column) and joined, so a page is never parsed and re-serialised on its way to the client. Filters compose with AND;
+ * an enum filter with several values matches any of them; `purpose` (default production) is always applied. `total`
+ * counts every match: for a list filtered by purpose alone it comes from the totals projection (O(purposes)).
+ * The page starts at `skip`, or after the row `cursor` names (a keyset page: an index range scan however deep the
+ * walk); `next_cursor` names its last row (null on the last page).
  * Comes with the read model's projection position as of the same snapshot (undefined before the projection has a
- * checkpoint), for {@link InterventionListReader}'s cache. Source: spec §GET /api/v1/interventions.
+ * checkpoint), for {@link InterventionListReader}'s cache. Source: spec §GET /api/v1/interventions; docs/api.md (Pagination).
+ * @throws BadRequestError (400) for `cursor` with `skip`, or a cursor this list did not issue.
  */
 export async function listInterventionsPage(db: SqlExecutor, org: string, q: ListInterventionsQuery): Promise<{ value: RawJson; position: bigint | undefined }> {
-  const where = ['organization_id = $1', 'purpose = ANY($2::text[])'];
-  const params: unknown[] = [org, q.purpose];
-  const add = (sql: (p: string) => string, value: unknown) => {
-    params.push(value);
-    where.push(sql(`$${params.length}`));
-  };
-  if (q.type) add((p) => `type = ANY(${p}::text[])`, q.type);
-  if (q.outcome) add((p) => `outcome = ANY(${p}::text[])`, q.outcome);
-  if (q.risk_level) add((p) => `risk_level = ANY(${p}::text[])`, q.risk_level);
-  if (q.action_name) add((p) => `action_name = ${p}`, q.action_name);
-  if (q.agent_id) add((p) => `agent_id = ${p}`, q.agent_id);
-  if (q.run_id) add((p) => `run_id = ${p}`, q.run_id);
-  if (q.policy_id) add((p) => `policy_id = ${p}`, q.policy_id);
-  if (q.start_date) add((p) => `ts >= ${p}::timestamptz`, q.start_date.date.toISOString());
-  if (q.end_date) add((p) => `ts < ${p}::timestamptz`, endExclusive(q.end_date).toISOString());
-  const filtered = where.length > 2;
-  const whereSql = where.join(' AND ');
+  const { skip, after } = pageStart(q);
+  const w = new WhereClause();
+  w.and(`organization_id = ${w.param(org)}`).and(`purpose = ANY(${w.param(q.purpose)}::text[])`);
+  if (q.type) w.and(`type = ANY(${w.param(q.type)}::text[])`);
+  if (q.outcome) w.and(`outcome = ANY(${w.param(q.outcome)}::text[])`);
+  if (q.risk_level) w.and(`risk_level = ANY(${w.param(q.risk_level)}::text[])`);
+  if (q.action_name) w.and(`action_name = ${w.param(q.action_name)}`);
+  if (q.agent_id) w.and(`agent_id = ${w.param(q.agent_id)}`);
+  if (q.run_id) w.and(`run_id = ${w.param(q.run_id)}`);
+  if (q.policy_id) w.and(`policy_id = ${w.param(q.policy_id)}`);
+  if (q.start_date) w.and(`ts >= ${w.param(q.start_date.date.toISOString())}::timestamptz`);
+  if (q.end_date) w.and(`ts < ${w.param(endExclusive(q.end_date).toISOString())}::timestamptz`);
+  const filtered = w.size > 2;
   const page = await pageWithTotal<{ doc: string }>(db, {
     select: 'doc::text AS doc',
     from: 'agp_interventions',
-    where: whereSql,
-    params,
+    where: w.toString(),
+    params: w.params,
     orderBy: 'ts DESC, id DESC',
     limit: q.limit,
-    skip: q.skip,
+    skip,
     ...(filtered ? {} : { totalSql: 'SELECT coalesce(sum(total), 0) FROM agp_intervention_totals WHERE organization_id = $1 AND purpose = ANY($2::text[])' }),
     checkpoint: READ_MODEL_PROJECTION,
     key: 'id',
+    keyset: { sort: 'ts', key: 'id', after },
   });
   return {
-    value: rawJson(`{"interventions":[${page.rows.map((r) => r.doc).join(',')}],"total":${page.total},"skip":${q.skip},"limit":${q.limit}}`),
+    value: rawJson(`{"interventions":[${page.rows.map((r) => r.doc).join(',')}],"total":${page.total},"skip":${skip},"limit":${q.limit},"next_cursor":${JSON.stringify(page.nextCursor ?? null)}}`),
     position: page.position,
   };
 }
@@ -73,14 +74,15 @@ export class InterventionListReader {
   /** @param maxEntries pages kept (AGP_ANSWER_CACHE_ENTRIES); 0 reads every page from the database. */
   constructor(
     private readonly db: SqlExecutor,
-    maxEntries = 256,
+    maxEntries = DEFAULT_ANSWER_CACHE_ENTRIES,
   ) {
     this.pages = new ProjectionAnswerCache<RawJson>(maxEntries);
   }
 
   /**
-   * One page `{interventions, total, skip, limit}` as JSON text. `q` is the query as the `interventions.list` wire
-   * row parsed it (defaults applied).
+   * One page `{interventions, total, skip, limit, next_cursor}` as JSON text. `q` is the query as the
+   * `interventions.list` wire row parsed it (defaults applied).
+   * @throws BadRequestError (400) for `cursor` with `skip`, or a cursor this list did not issue.
    * @throws the driver's error when the database cannot be asked.
    */
   list(org: string, q: ListInterventionsQuery): Promise<RawJson> {
@@ -179,19 +181,17 @@ export async function interventionStats(db: SqlExecutor, org: string, q: Interve
   for (let t = seriesStart.getTime(); t <= seriesEnd.getTime(); t += DAY_MS) {
     const day = isoDay(new Date(t));
     const d = perDay.get(day);
-    time_series.push({ date: day, interventions: d?.n ?? 0, cost_prevented_usd: d ? round(d.cost) : 0, by_type: d?.by_type ?? {} });
+    time_series.push({ date: day, interventions: d?.n ?? 0, cost_prevented_usd: d ? roundUsd(d.cost) : 0, by_type: d?.by_type ?? {} });
   }
   return {
     total_interventions: total,
     by_type,
     by_outcome,
-    cost_prevented_usd: round(cost),
+    cost_prevented_usd: roundUsd(cost),
     high_risk_blocks: hr,
     time_series,
-    top_blocked_actions: actions.rows.map((r) => ({ action_name: r.action_name, count: Number(r.n), cost_prevented_usd: round(Number(r.cost)) })),
+    top_blocked_actions: actions.rows.map((r) => ({ action_name: r.action_name, count: Number(r.n), cost_prevented_usd: roundUsd(Number(r.cost)) })),
     top_triggering_policies: policies.rows.map((r) => ({ policy_id: r.policy_id, policy_name: r.policy_name, count: Number(r.n) })),
   };
 }
 
-/** USD rounded to 1e-6 so float sums print cleanly. */
-const round = (usd: number) => Math.round(usd * 1e6) / 1e6;

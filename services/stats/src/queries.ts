@@ -10,12 +10,13 @@ import {
   type ListRunsQuery,
   type Purpose,
   type Run,
+  type RunPage,
   type StatsDaily,
   type StatsPeriod,
   type StatsSummary,
   roundUsd,
 } from '@agp/contracts';
-import { WhereClause, pageWithTotal, type SqlExecutor } from '@agp/eventstore';
+import { WhereClause, pageStart, pageWithTotal, type SqlExecutor } from '@agp/eventstore';
 import { isoOrNull } from '@agp/runtime';
 import { LEDGER_COST } from './projections/schema.js';
 
@@ -201,22 +202,19 @@ function toRun(r: RunDbRow): Run {
 /**
  * `GET /api/v1/runs`: a page newest first (run time, then id); filters AND (`purpose`: the runs of those purposes);
  * `total` counts every match. `min_cost` (USD) compares with the run's `cost_usd` (actual where reported, else
- * estimated).
+ * estimated). The page starts at `skip` or after the run `cursor` names; `next_cursor` names its last run (null on
+ * the last page). docs/api.md (Pagination).
+ * @throws BadRequestError (400) for `cursor` with `skip`, or a cursor this list did not issue.
  */
-export async function listRuns(db: SqlExecutor, org: string, q: ListRunsQuery): Promise<{ runs: Run[]; total: number; skip: number; limit: number }> {
-  const where = ['organization_id = $1'];
-  const params: unknown[] = [org];
-  const add = (sql: (p: string) => string, v: unknown) => {
-    params.push(v);
-    where.push(sql(`$${params.length}`));
-  };
-  add((p) => `purpose = ANY(${p}::text[])`, q.purpose);
-  if (q.status) add((p) => `status = ${p}`, q.status);
-  if (q.agent_id) add((p) => `agent_id = ${p}`, q.agent_id);
-  if (q.min_cost !== undefined) add((p) => `cost_usd >= ${p}::float8`, q.min_cost);
-  const w = where.join(' AND ');
-  const page = await pageWithTotal<RunDbRow>(db, { select: RUN_COLS, from: 'agp_runs', where: w, params, orderBy: 'ts DESC, run_id DESC', limit: q.limit, skip: q.skip });
-  return { runs: page.rows.map(toRun), total: page.total, skip: q.skip, limit: q.limit };
+export async function listRuns(db: SqlExecutor, org: string, q: ListRunsQuery): Promise<RunPage> {
+  const { skip, after } = pageStart(q);
+  const w = new WhereClause();
+  w.and(`organization_id = ${w.param(org)}`).and(`purpose = ANY(${w.param(q.purpose)}::text[])`);
+  if (q.status) w.and(`status = ${w.param(q.status)}`);
+  if (q.agent_id) w.and(`agent_id = ${w.param(q.agent_id)}`);
+  if (q.min_cost !== undefined) w.and(`cost_usd >= ${w.param(q.min_cost)}::float8`);
+  const page = await pageWithTotal<RunDbRow>(db, { select: RUN_COLS, from: 'agp_runs', where: w.toString(), params: w.params, orderBy: 'ts DESC, run_id DESC', limit: q.limit, skip, keyset: { sort: 'ts', key: 'run_id', after } });
+  return { runs: page.rows.map(toRun), total: page.total, skip, limit: q.limit, next_cursor: page.nextCursor ?? null };
 }
 
 /** One run of the organisation (whatever its purpose), or null. */
