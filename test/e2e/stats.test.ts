@@ -308,6 +308,47 @@ describeModes('stats, runs, agent stats and the ledger export', (platform) => {
       const stats = await call(p, 'GET', `/api/v1/agents/${agent}/stats`, { key: p.readKey });
       expect(stats.body).toMatchObject({ total_cost_usd: 2 * n + 2 + 3.5, total_estimated_cost_usd: n + 2 + 2, total_actual_cost_usd: 2 * n + 2.5 });
     });
+
+    it('counts only the actions that ran in a run\'s cost and the stats; a blocked entry\'s estimate stays in the ledger and the prevented figure is its own', async () => {
+      const p = platform();
+      const agent = `agent-${uniq()}`;
+      const run = `blocked-${uniq()}`;
+      const act = (name: string, s: number, status: string, cost: Record<string, number>) =>
+        ev('action.record', { run_id: run, agent_id: agent, action_name: name, status, timestamp: at(0, s), ...cost }, at(0, s));
+      await ingest(p, [
+        ev('run.start', { run_id: run, agent_id: agent, started_at: at(0, 600) }),
+        act('search', 601, 'success', { cost_usd: 0.02 }),
+        act('search', 602, 'success', { cost_usd: 0.02, actual_cost_usd: 0.02 }),
+        act('send_email', 603, 'error', { cost_usd: 0.02 }),
+        // A client that records a blocked action with its estimate (and even a charge): it did not run, so it spent nothing.
+        act('delete_db', 604, 'blocked', { cost_usd: 0.02, actual_cost_usd: 0.02 }),
+        { id: `ev-${uniq()}`, type: 'intervention.create', timestamp: at(0, 604), body: { type: 'hard_block', outcome: 'blocked', action_name: 'delete_db', agent_id: agent, run_id: run, estimated_cost_usd: 0.02 } },
+        ev('run.end', { run_id: run, agent_id: agent, status: 'completed', ended_at: at(0, 605) }),
+      ]);
+      const r = await eventually(async () => {
+        const x = await call(p, 'GET', `/api/v1/agents/${agent}/stats`, { key: p.readKey });
+        return x.status === 200 && x.body.total_actions === 4 && x.body.runs_by_status.completed === 1 && x.body.interventions.total === 1 ? x : null;
+      });
+      expect(r.body).toMatchObject({ total_runs: 1, total_actions: 4, total_cost_usd: 0.06, total_estimated_cost_usd: 0.06, total_actual_cost_usd: 0.02, avg_cost_per_run_usd: 0.06 });
+      expect(r.body.top_actions).toEqual([
+        { action: 'search', count: 2, cost: 0.04 },
+        { action: 'delete_db', count: 1, cost: 0 },
+        { action: 'send_email', count: 1, cost: 0.02 },
+      ]);
+      expect(r.body.interventions).toMatchObject({ total: 1, cost_prevented_usd: 0.02 });
+      // The window reads the ledger rows themselves: the same rule.
+      const window = await call(p, 'GET', `/api/v1/agents/${agent}/stats?days=1`, { key: p.readKey });
+      expect(window.body).toMatchObject({ total_actions: 4, total_cost_usd: 0.06, total_estimated_cost_usd: 0.06, total_actual_cost_usd: 0.02 });
+      const detail = await getRun(p, run);
+      expect(detail.body.cost_usd).toBeCloseTo(0.06, 9);
+      expect(detail.body.estimated_cost_usd).toBeCloseTo(0.06, 9);
+      expect(detail.body.actual_cost_usd).toBeCloseTo(0.02, 9);
+      expect(detail.body.action_count).toBe(4);
+      expect(detail.body.actions.find((a: any) => a.status === 'blocked')).toMatchObject({ action_name: 'delete_db', cost_usd: 0.02 });
+      const min = async (usd: number) => (await call(p, 'GET', `/api/v1/runs?agent_id=${agent}&min_cost=${usd}`, { key: p.readKey })).body.runs.map((x: any) => x.id);
+      expect(await min(0.07)).toEqual([]);
+      expect(await min(0.06)).toEqual([run]);
+    });
   });
 
   describe('GET /api/v1/agents/{id}/stats', () => {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DateFilterSchema, DateTimeSchema, NextCursorSchema, OpaqueIdSchema, UsdSchema, enumFilter, keysetPaginationShape } from './common.js';
-import { INTERVENTION_OUTCOMES, INTERVENTION_TYPES, InterventionOutcomeSchema, InterventionTypeSchema, RISK_LEVELS, RiskLevelSchema } from './enums.js';
+import { GUARDRAIL_FOR_TYPE, INTERVENTION_OUTCOMES, INTERVENTION_TYPES, InterventionOutcomeSchema, InterventionTypeSchema, RISK_LEVELS, RiskLevelSchema } from './enums.js';
 import { GuardrailContextSchema } from './guardrail.js';
 import { PurposeFilterSchema, PurposeSchema } from './purpose.js';
 
@@ -80,9 +80,9 @@ export const CreateInterventionFieldsSchema = z.strictObject({
 
 /** {@link CreateInterventionFieldsSchema} plus the check that a guardrail context matches the intervention type. */
 export const CreateInterventionSchema = CreateInterventionFieldsSchema.superRefine((body, ctx) => {
-  const expected = ({ pii_blocked: 'pii', content_blocked: 'moderation', loop_detected: 'loop', idempotent_replay: 'idempotency' } as Record<string, string>)[body.type];
+  const expected = GUARDRAIL_FOR_TYPE[body.type];
   if (body.context && !expected) {
-    ctx.addIssue({ code: 'custom', path: ['context'], message: `context is only accepted for guardrail types (pii_blocked, content_blocked, loop_detected, idempotent_replay), not ${body.type}` });
+    ctx.addIssue({ code: 'custom', path: ['context'], message: `context is only accepted for guardrail types (${Object.keys(GUARDRAIL_FOR_TYPE).join(', ')}), not ${body.type}` });
   } else if (body.context && body.context.guardrail !== expected) {
     ctx.addIssue({ code: 'custom', path: ['context', 'guardrail'], message: `type ${body.type} carries guardrail '${expected}', got '${body.context.guardrail}'` });
   }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DateFilterSchema, NextCursorSchema, OpaqueIdSchema, keysetPaginationShape, paginationShape } from './common.js';
-import { ACTION_STATUSES, RunStatusSchema } from './fleet.js';
+import { ACTION_STATUSES, RunStatusSchema, type ActionStatus } from './fleet.js';
 import { endExclusive } from './intervention.js';
 import { PurposeFilterSchema, PurposeSchema } from './purpose.js';
 
@@ -77,6 +77,16 @@ export function actionCostUsd(a: { cost_usd?: number | null; actual_cost_usd?: n
   return a.actual_cost_usd ?? a.cost_usd ?? 0;
 }
 
+/**
+ * What one recorded action spent, USD: {@link actionCostUsd} of an action that ran (status `success` or `error`), 0 for
+ * a `blocked` one, whatever estimate its ledger entry carries (an action that did not run spent nothing; what a block
+ * prevented is the intervention's `cost_prevented_usd`). The rule behind a run's `cost_usd` and every cost the stats
+ * sum. Pure. Source: docs/decisions.md (Run cost).
+ */
+export function actionSpentUsd(a: { status: ActionStatus; cost_usd?: number | null; actual_cost_usd?: number | null }): number {
+  return a.status === 'blocked' ? 0 : actionCostUsd(a);
+}
+
 /** Largest `days` look-back of `GET /api/v1/stats/` (ten years). */
 export const STATS_MAX_DAYS = 3650;
 
@@ -106,7 +116,7 @@ export const RunsByStatusSchema = z.object({ running: z.number().int(), complete
 
 /**
  * `GET /api/v1/stats/`. Runs are counted on the UTC day they started (or were first seen), actions and costs on
- * the day of the action. `total_cost_usd` = Σ {@link actionCostUsd} (each action's actual cost where the provider
+ * the day of the action. `total_cost_usd` = Σ {@link actionSpentUsd} (each executed action's actual cost where the provider
  * reported one, else its estimate); `avg_cost_per_action_usd` = total_cost_usd ÷ actions; `avg_duration_ms` = mean
  * `duration_ms` over actions that reported one. Averages are 0 when there is nothing to average. Source: docs/decisions.md
  * (Run cost).
@@ -216,7 +226,7 @@ export type ListRunsQuery = z.infer<typeof ListRunsQuerySchema>;
 
 /**
  * A run. `id` is the client's run id. `started_at` is null when run.start never arrived, `ended_at` null while running.
- * Costs in USD: `cost_usd` = Σ {@link actionCostUsd} over its actions (the provider-reported actual cost where there
+ * Costs in USD: `cost_usd` = Σ {@link actionSpentUsd} over its actions that ran (the provider-reported actual cost where there
  * is one, else the client's estimate); `estimated_cost_usd` = Σ of the estimates; `actual_cost_usd` = Σ of the
  * reported ones (actions without one add nothing to either). `duration_ms` = ended_at − started_at when both are
  * known, else null. Source: docs/decisions.md (Run cost); architecture §4 (Runs).

@@ -23,6 +23,7 @@
  */
 import {
   actionCostUsd,
+  actionSpentUsd,
   POLICY_DECISIONS,
   REPLAY_EVALUATE_MAX_RUNS,
   REPLAY_EVALUATE_MAX_STEPS,
@@ -148,7 +149,7 @@ export function replayDecisions(policies: readonly EnginePolicy[], agentId: stri
       if (hash !== undefined) keys.push({ action_name: a.action_name, idempotency_key: hash, at, cached_result_ref: `action:${a.id}` });
       totals.would_spend_usd += cost;
     }
-    if (a.status !== 'blocked') totals.actually_spent_usd += cost;
+    totals.actually_spent_usd += actionSpentUsd(a);
     totals.prevented_usd += d.cost_prevented_usd;
     totals.by_decision[d.decision]++;
     totals.steps++;

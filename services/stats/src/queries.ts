@@ -18,7 +18,7 @@ import {
 } from '@agp/contracts';
 import { WhereClause, pageStart, pageWithTotal, type SqlExecutor } from '@agp/eventstore';
 import { isoOrNull } from '@agp/runtime';
-import { LEDGER_COST } from './projections/schema.js';
+import { LEDGER_ACTUAL, LEDGER_COST, LEDGER_ESTIMATED } from './projections/schema.js';
 
 /**
  * Read queries of the stats service, over its read models only, each scoped to the organisation. The stats
@@ -397,7 +397,7 @@ export async function agentWindowTotals(db: SqlExecutor, org: string, agentId: s
       [org, agentId, from, to, purposes],
     ),
     db.query<{ action_name: string; actions: string; cost_usd: number | null; estimated: number | null; actual: number | null; dur: number | null; dur_n: string }>(
-      `SELECT action_name, count(*) AS actions, sum(${LEDGER_COST}) AS cost_usd, sum(cost_usd) AS estimated, sum(actual_cost_usd) AS actual, sum(duration_ms) AS dur, count(duration_ms) AS dur_n
+      `SELECT action_name, count(*) AS actions, sum(${LEDGER_COST}) AS cost_usd, sum(${LEDGER_ESTIMATED}) AS estimated, sum(${LEDGER_ACTUAL}) AS actual, sum(duration_ms) AS dur, count(duration_ms) AS dur_n
          FROM agp_ledger WHERE organization_id = $1 AND agent_id = $2 AND ts >= $3::timestamptz AND ts < $4::timestamptz AND purpose = ANY($5::text[])
         GROUP BY action_name ORDER BY count(*) DESC, action_name`,
       [org, agentId, from, to, purposes],

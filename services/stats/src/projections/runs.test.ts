@@ -35,6 +35,25 @@ describe('evolveRun', () => {
   });
 });
 
+describe('run cost: a blocked action spends nothing', () => {
+  const blocked = (at: string) => {
+    const e = action(at, 0.02, 0.02);
+    return { ...e, data: { ...e.data, action_name: 'delete_db', status: 'blocked' } };
+  };
+  it('counts the blocked action but not its cost in the run row and every aggregate', () => {
+    const events = [action('2026-01-02T00:00:01.000Z', 0.02), action('2026-01-02T00:00:02.000Z', 0.02, 0.02), blocked('2026-01-02T00:00:03.000Z')];
+    const r = fold(events);
+    expect(r).toMatchObject({ action_count: 3, estimated_cost_usd: 0.04, actual_cost_usd: 0.02 });
+    expect(r.cost_usd).toBeCloseTo(0.04, 12);
+    const d = new StatsDeltas();
+    for (const e of events) d.action('acme', 'production', e.data as never);
+    const [day] = [...d.daily.values()];
+    expect(day.t).toMatchObject({ actions: 3, estimated: 0.04, actual: 0.02 });
+    expect(day.t.cost).toBeCloseTo(0.04, 12);
+    expect(d.agentActions.get('acme\u0000production\u0000a\u0000delete_db')).toMatchObject({ n: 1, cost: 0, estimated: 0 });
+  });
+});
+
 describe('run cost: per action the actual cost where reported, else the estimate', () => {
   const at = (i: number) => `2026-01-02T00:00:0${i}.000Z`;
   it('a run estimated at 1 USD per action that cost 2 each costs 2×n, with n as estimated_cost_usd', () => {

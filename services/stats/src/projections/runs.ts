@@ -1,15 +1,25 @@
-import { RunEvents, actionCostUsd, purposeOf, skewBucketIndex, type ActionRecordedData, type Purpose, type RunEndedData, type RunStartedData, type RunStatus } from '@agp/contracts';
+import { RunEvents, actionSpentUsd, purposeOf, skewBucketIndex, type ActionRecordedData, type Purpose, type RunEndedData, type RunStartedData, type RunStatus } from '@agp/contracts';
 
 /**
  * Pure pieces of the stats projection: a run row folded from its events, and the deltas that runs and actions add
  * to the aggregate tables. Source: architecture §4 (Runs: `running → completed | failed`; a run's cost is the sum
- * of its actions' costs, each the actual cost where reported, else the estimate; Estimation accuracy);
+ * of the costs of the actions that ran, each the actual cost where reported, else the estimate; Estimation accuracy);
  * docs/decisions.md (Run cost).
  */
 
 /**
- * A run as the `agp_runs` row holds it. Times are ISO 8601 UTC; costs USD: `cost_usd` = Σ `actionCostUsd` (actual
- * where reported, else estimated), `estimated_cost_usd` = Σ estimates, `actual_cost_usd` = Σ reported costs.
+ * The USD one action adds to the cost sums (see {@link actionSpentUsd}): `cost` (actual where reported, else the
+ * estimate), `estimated` and `actual` of an action that ran; all 0 for a blocked one, whatever its entry carries.
+ */
+export function spentOf(a: Pick<ActionRecordedData, 'status' | 'cost_usd' | 'actual_cost_usd'>): { cost: number; estimated: number; actual: number } {
+  if (a.status === 'blocked') return { cost: 0, estimated: 0, actual: 0 };
+  return { cost: actionSpentUsd(a), estimated: a.cost_usd ?? 0, actual: a.actual_cost_usd ?? 0 };
+}
+
+/**
+ * A run as the `agp_runs` row holds it. Times are ISO 8601 UTC; costs USD over the actions that ran ({@link spentOf}):
+ * `cost_usd` = Σ `actionSpentUsd` (actual where reported, else estimated), `estimated_cost_usd` = Σ estimates,
+ * `actual_cost_usd` = Σ reported costs. `action_count` counts every action, blocked ones too.
  */
 export interface RunRow {
   organization_id: string;
@@ -120,9 +130,10 @@ export function evolveRun(row: RunRow | null, e: RunEventLike): RunRow {
     }
     case RunEvents.ActionRecorded: {
       const a = e.data as unknown as ActionRecordedData;
-      r.cost_usd += actionCostUsd(a);
-      r.estimated_cost_usd += a.cost_usd ?? 0;
-      r.actual_cost_usd += a.actual_cost_usd ?? 0;
+      const spent = spentOf(a);
+      r.cost_usd += spent.cost;
+      r.estimated_cost_usd += spent.estimated;
+      r.actual_cost_usd += spent.actual;
       r.action_count += 1;
       r.first_action_at = earliest(r.first_action_at, a.timestamp);
       break;
@@ -154,8 +165,9 @@ export function fineBucket(skew: number): number {
 
 
 /**
- * Counters of one daily or agent row. USD: `cost` = Σ `actionCostUsd` (actual where reported, else estimated),
- * `estimated` = Σ estimates, `actual` = Σ reported costs; `dur` ms over `durN` actions.
+ * Counters of one daily or agent row. USD over the actions that ran ({@link spentOf}): `cost` = Σ `actionSpentUsd`
+ * (actual where reported, else estimated), `estimated` = Σ estimates, `actual` = Σ reported costs; `actions` counts
+ * every action; `dur` ms over `durN` actions.
  */
 export interface Totals {
   runs: number;
@@ -180,7 +192,7 @@ const zero = (): Totals => ({ runs: 0, running: 0, completed: 0, failed: 0, acti
 export class StatsDeltas {
   readonly daily = new Map<string, { org: string; purpose: Purpose; day: string; t: Totals }>();
   readonly agents = new Map<string, { org: string; purpose: Purpose; agent: string; t: Totals }>();
-  /** Per agent and action: calls `n`, `cost` (actual where reported, else estimated) and `estimated`, USD. */
+  /** Per agent and action: calls `n` (blocked ones too), `cost` (actual where reported, else estimated) and `estimated` of those that ran, USD. */
   readonly agentActions = new Map<string, { org: string; purpose: Purpose; agent: string; action: string; n: number; cost: number; estimated: number }>();
   readonly skewActions = new Map<string, { org: string; purpose: Purpose; action: string; n: number; sum: number; abs: number; b: number[] }>();
   readonly skewHist = new Map<string, { org: string; purpose: Purpose; bucket: number; n: number; sum: number }>();
@@ -209,15 +221,15 @@ export class StatsDeltas {
 
   /**
    * Add (+1) or remove (−1) one action of a run of `purpose`: to its day, its agent, its agent and action, and (with
-   * both costs) the skew tables.
+   * both costs) the skew tables. Its costs count only when it ran ({@link spentOf}).
    */
   action(org: string, purpose: Purpose, a: ActionRecordedData, sign: 1 | -1 = 1): void {
-    const cost = actionCostUsd(a);
+    const { cost, estimated, actual } = spentOf(a);
     for (const t of [this.day(org, purpose, a.timestamp.slice(0, 10)), this.agent(org, purpose, a.agent_id)]) {
       t.actions += sign;
       t.cost += sign * cost;
-      t.estimated += sign * (a.cost_usd ?? 0);
-      t.actual += sign * (a.actual_cost_usd ?? 0);
+      t.estimated += sign * estimated;
+      t.actual += sign * actual;
       if (a.duration_ms !== undefined) {
         t.dur += sign * a.duration_ms;
         t.durN += sign;
@@ -227,7 +239,7 @@ export class StatsDeltas {
     const aa = this.agentActions.get(ak) ?? { org, purpose, agent: a.agent_id, action: a.action_name, n: 0, cost: 0, estimated: 0 };
     aa.n += sign;
     aa.cost += sign * cost;
-    aa.estimated += sign * (a.cost_usd ?? 0);
+    aa.estimated += sign * estimated;
     this.agentActions.set(ak, aa);
     const skew = skewOf(a);
     if (skew === null) return;

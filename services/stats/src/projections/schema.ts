@@ -16,10 +16,12 @@ import { flushStatsDeltas } from './statsReadModel.js';
  * - `agp_stats_skew_hist`: per organisation, 1-percentage-point skew buckets (clamped to -100..1000) with the count
  *   and the sum of skew in each, from which p50/p95 come in SQL.
  * Every endpoint therefore reads O(days), O(actions) or O(buckets) rows, never O(ledger rows).
- * Costs (USD) in `agp_runs`, `agp_stats_daily`, `agp_stats_agents` and `agp_stats_agent_actions`: `cost_usd` = Σ per
- * action of the actual cost where reported, else the estimate (`actionCostUsd`); `estimated_cost_usd` = Σ estimates;
- * `actual_cost_usd` = Σ reported costs (docs/decisions.md (Run cost); tables created before it are brought up to date by
- * {@link addEstimatedCostColumns}).
+ * Costs (USD) in `agp_runs`, `agp_stats_daily`, `agp_stats_agents` and `agp_stats_agent_actions`, over the actions that
+ * ran (a blocked action adds no cost, whatever its entry carries; `agp_ledger` keeps the entry as recorded): `cost_usd`
+ * = Σ per action of the actual cost where reported, else the estimate (`actionSpentUsd`); `estimated_cost_usd` = Σ
+ * estimates; `actual_cost_usd` = Σ reported costs (docs/decisions.md (Run cost); tables created before the estimate
+ * was split out are brought up to date by {@link addEstimatedCostColumns}; totals projected before blocked actions
+ * stopped counting stay as they were, docs/operations.md).
  * Purpose: every run and ledger row has the `purpose` of its run (`production` or `eval`), and every aggregate row is
  * kept per purpose (the column is part of each aggregate's key), so the stats of one purpose never read the other's.
  * Tables created before it are brought up to date by {@link addPurposeColumns}.
@@ -127,8 +129,15 @@ CREATE TABLE IF NOT EXISTS agp_stats_skew_hist (
 );
 `;
 
-/** One action's cost in SQL over an `agp_ledger` row: the same rule as `actionCostUsd` of `@agp/contracts`. */
-export const LEDGER_COST = 'coalesce(actual_cost_usd, cost_usd, 0)';
+/**
+ * One action's spent cost in SQL over an `agp_ledger` row: the same rule as `actionSpentUsd` of `@agp/contracts`
+ * (actual where reported, else the estimate, else 0; 0 for a blocked action, which did not run).
+ */
+export const LEDGER_COST = "CASE WHEN status = 'blocked' THEN 0 ELSE coalesce(actual_cost_usd, cost_usd, 0) END";
+/** The estimate an `agp_ledger` row adds to `estimated_cost_usd` sums: null (nothing) for a blocked action. */
+export const LEDGER_ESTIMATED = "CASE WHEN status = 'blocked' THEN NULL ELSE cost_usd END";
+/** The reported cost an `agp_ledger` row adds to `actual_cost_usd` sums: null (nothing) for a blocked action. */
+export const LEDGER_ACTUAL = "CASE WHEN status = 'blocked' THEN NULL ELSE actual_cost_usd END";
 
 /**
  * The tables holding a run or aggregate cost, with the `agp_ledger` columns their rows group by (a daily row's day is
