@@ -902,7 +902,7 @@ const ROUTES = [
       'Each with its reason, when it first and last failed, how often, and the event: an ingest dead letter holds the log message a consumer could never store (its events as ingest validated them); a projection dead letter holds the stored event a projection could never apply, or refused on a data-quality rule (`reason` starting with `refused:`). A projection that meets the event again (a replay) updates `last_seen` and `attempts`.',
     queryDocs: { skip: 'Offset; default 0', limit: 'Page size; default 50, maximum 200', kind: 'Only `ingest` or only `projection` dead letters', projection: 'Only the dead letters of this projection (e.g. `stats-read-model`); implies kind=projection' },
     returns: 'A page of dead letters',
-    problems: { 403: 'Not an admin key', 422: 'A bad query field, named: skip, limit, or a kind not among ingest, projection (listed as allowed)' },
+    problems: { 403: 'Not an admin key', 422: 'A bad query field, named: skip, limit, a kind not among ingest, projection (listed as allowed), or projection with kind=ingest' },
   },
   {
     method: 'POST',
