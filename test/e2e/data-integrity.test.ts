@@ -7,8 +7,9 @@ import { parseCsv } from '../support/csv.js';
  * Data integrity at the API's edges, over the real HTTP API in both run modes (one platform per mode):
  * concurrent kill-switch PUTs converge without a 409 and without internal names in any problem; the ledger CSV export
  * neutralises formula cells (OWASP CSV injection) while json keeps them unchanged; run events that contradict each
- * other never give a negative duration and a run's second run.start naming another agent is refused with a reason.
- * Source: docs/decisions.md (Concurrent writes; Ledger CSV export: formula cells; Run data quality).
+ * other never give a negative duration and a run's second run.start naming another agent is refused with a reason;
+ * an admin reads the dead letters over HTTP (their organisation's only) and retries an ingest dead letter through ingest.
+ * Source: docs/decisions.md (Concurrent writes; Ledger CSV export: formula cells; Run data quality; Dead letters over HTTP).
  */
 const uniq = () => `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
 
@@ -164,6 +165,69 @@ describeModes('data integrity: concurrent kill switches, CSV formula cells, run 
       expect(runs.filter((r) => r.duration_ms !== null && r.duration_ms < 0)).toEqual([]);
       expect((await call(p(), 'GET', '/api/v1/stats/', { key: p().readKey })).body.avg_duration_ms).toBeGreaterThanOrEqual(0);
       expect((await call(p(), 'GET', '/api/v1/agents/agent-b/stats', { key: p().readKey })).status).toBe(404);
+
+      // The operator reads the refused events over HTTP: an admin key of their organisation, with reason, times and the event.
+      const listed = (await call(p(), 'GET', '/api/v1/dead-letters?projection=stats-read-model&limit=200', { key: p().adminKey })).body;
+      for (const d of refused) {
+        const letter = listed.dead_letters.find((l: { reason: string }) => l.reason === d!.error);
+        expect(letter, d!.error).toMatchObject({ kind: 'projection', source: 'stats-read-model', attempts: 1, event: { type: d!.event_type, stream_id: d!.stream_id, metadata: { organization_id: 'acme' } } });
+        expect(letter.id).toMatch(/^projection-stats-read-model-[0-9]+$/);
+        expect(Date.parse(letter.last_seen)).toBeGreaterThanOrEqual(Date.parse(letter.first_seen));
+      }
+      expect(listed.total).toBeGreaterThanOrEqual(3);
+      // Another organisation's admin sees none of them; a write key is refused.
+      expect((await call(p(), 'GET', '/api/v1/dead-letters', { key: p().otherOrgAdminKey })).body).toEqual({ dead_letters: [], total: 0, skip: 0, limit: 50 });
+      expect((await call(p(), 'GET', '/api/v1/dead-letters', { key: p().writeKey })).status).toBe(403);
+    });
+  });
+
+  describe('dead letters over HTTP', () => {
+    const deadLetters = (query = '') => call(p(), 'GET', `/api/v1/dead-letters${query}`, { key: p().adminKey });
+    const retry = (id: string, key = p().adminKey) => call(p(), 'POST', `/api/v1/dead-letters/${id}/retry`, { key });
+
+    it('lists no ingest dead letters before the first one (no table yet), and refuses a bad kind naming the allowed values', async () => {
+      expect((await deadLetters('?kind=ingest')).body).toEqual({ dead_letters: [], total: 0, skip: 0, limit: 50 });
+      const bad = await deadLetters('?kind=poison');
+      expect(bad.status).toBe(422);
+      expect(JSON.stringify(bad.body)).toMatch(/query\.kind.*ingest.*projection/);
+    });
+
+    it('retries an ingest dead letter through ingest: refused again it stays with last_seen and attempts updated; accepted it is removed and stored', async () => {
+      const run = `dl-run-${uniq()}`;
+      const good = ev('run.start', { run_id: run, agent_id: 'agent-dl' });
+      const bad = ev('run.start', { run_id: `dl-bad-${uniq()}`, agent_id: 'agent\u0000dl' });
+      await p().deadLetterIngest('acme', [good]);
+      await p().deadLetterIngest('acme', [bad]);
+      const ingestLetters = (await deadLetters('?kind=ingest')).body.dead_letters as Array<{ id: string; kind: string; source: string; attempts: number; first_seen: string; last_seen: string; reason: string; event: { events: Array<{ id: string }> } }>;
+      const ofGood = ingestLetters.find((d) => d.event.events[0].id === good.id)!;
+      const ofBad = ingestLetters.find((d) => d.event.events[0].id === bad.id)!;
+      expect(ofGood).toMatchObject({ kind: 'ingest', source: 'stats-ingest', attempts: 1, reason: expect.stringContaining('0x00') });
+      expect(ofGood.id).toMatch(/^ingest-[0-9]+$/);
+
+      // Another organisation's admin cannot see or retry it; a write key cannot retry.
+      expect((await call(p(), 'GET', '/api/v1/dead-letters?kind=ingest', { key: p().otherOrgAdminKey })).body.total).toBe(0);
+      expect((await retry(ofGood.id, p().otherOrgAdminKey)).status).toBe(404);
+      expect((await retry(ofGood.id, p().writeKey)).status).toBe(403);
+      for (const unknown of ['ingest-999999999', 'nope', 'projection-stats-read-model-1']) {
+        const r = await retry(unknown);
+        expect({ status: r.status, type: r.headers.get('content-type') }).toEqual({ status: 404, type: expect.stringContaining('application/problem+json') });
+      }
+
+      // Ingest refuses the NUL again: 422 naming the event, the letter kept with last_seen and attempts moved.
+      const refused = await retry(ofBad.id);
+      expect(refused.status).toBe(422);
+      expect(refused.body.detail).toMatch(/refused 1 of 1 events/);
+      const kept = (await deadLetters('?kind=ingest')).body.dead_letters.find((d: { id: string }) => d.id === ofBad.id);
+      expect(kept).toMatchObject({ attempts: 2, reason: expect.stringMatching(/^retry refused: /) });
+      expect(Date.parse(kept.last_seen)).toBeGreaterThan(Date.parse(ofBad.last_seen));
+
+      // The good one goes through ingest: 200 with ingest's answer, the letter removed, the run stored.
+      const retried = await retry(ofGood.id);
+      expect(retried.status).toBe(200);
+      expect(retried.body).toEqual({ id: ofGood.id, result: 'retried', ingest: { successes: [{ id: good.id, status: 201, result: 'created' }], errors: [] } });
+      expect((await deadLetters('?kind=ingest')).body.dead_letters.map((d: { id: string }) => d.id)).not.toContain(ofGood.id);
+      await eventually(async () => (await call(p(), 'GET', `/api/v1/runs/${run}`, { key: p().readKey })).status === 200, 20_000);
+      expect((await retry(ofGood.id)).status).toBe(404);
     });
   });
 });

@@ -44,6 +44,7 @@ const BODIES: Readonly<Record<string, (a: OrgObjects) => unknown>> = {
   callMcpTool: (a) => ({ tool_name: 'get_run', arguments: { run_id: a.runId } }),
   getMcpPrompt: (a) => ({ arguments: { agent_id: a.agentId } }),
   createApiKey: () => ({ name: 'globex key', scope: 'read' }),
+  retryDeadLetter: () => ({}),
   // An OTLP/JSON export whose execute_tool span names A's agent (its service.name and gen_ai.agent.id) and carries A's run id as its conversation.
   otlpTraces: (a) => {
     const str = (key: string, value: string) => ({ key, value: { stringValue: value } });

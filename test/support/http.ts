@@ -1,6 +1,8 @@
 import { expect } from 'vitest';
 import { KeyStore } from '@agp/auth';
 import type { Sql } from '@agp/eventstore';
+import { settleIsolated } from '@agp/bus';
+import { INGEST_SCHEMA_VERSION } from '@agp/contracts';
 
 /** A booted platform as the end-to-end scenarios see it: only its URL, keys and a look at its event log. */
 export interface BootedPlatform {
@@ -25,6 +27,11 @@ export interface BootedPlatform {
   streamMetadata(streamId: string): Promise<Array<Record<string, unknown>>>;
   /** What an operator finds in `agp_projection_dead_letters`: events a projection parked or refused, with the reason. */
   projectionDeadLetters(): Promise<Array<{ subscription: string; event_type: string; stream_id: string; error: string }>>;
+  /**
+   * Dead-letter an ingest log message holding `events` of organisation `org`, as the stats consumer does with a
+   * message PostgreSQL refuses on its data (the real `settleIsolated` writes the row).
+   */
+  deadLetterIngest(org: string, events: Array<Record<string, unknown>>): Promise<void>;
   /** Distributed mode: the pid of each service process, by service name (the gateway included). */
   pids?: Record<string, number>;
   stop(): Promise<void>;
@@ -70,7 +77,7 @@ export async function eventually<T>(fn: () => Promise<T>, timeoutMs = 10_000, in
  * The parts of a {@link BootedPlatform} that read the platform's database directly: an admin key of the first
  * organisation, an admin, a write and a read key of a second organisation (`globex`, created here), a revoked key of the first, the event count and the event types of a stream.
  */
-export async function databaseHandles(sql: Sql): Promise<Pick<BootedPlatform, 'adminKey' | 'otherOrgAdminKey' | 'otherOrgWriteKey' | 'otherOrgReadKey' | 'revokedKey' | 'eventCount' | 'streamEventTypes' | 'streamMetadata' | 'projectionDeadLetters'>> {
+export async function databaseHandles(sql: Sql): Promise<Pick<BootedPlatform, 'adminKey' | 'otherOrgAdminKey' | 'otherOrgWriteKey' | 'otherOrgReadKey' | 'revokedKey' | 'eventCount' | 'streamEventTypes' | 'streamMetadata' | 'projectionDeadLetters' | 'deadLetterIngest'>> {
   const keys = new KeyStore(sql);
   await keys.createOrganization('globex');
   const other = await keys.createKey({ organizationId: 'globex', scope: 'write' });
@@ -102,6 +109,12 @@ export async function databaseHandles(sql: Sql): Promise<Pick<BootedPlatform, 'a
         'SELECT subscription, event_type, stream_id, error FROM agp_projection_dead_letters ORDER BY global_position',
       );
       return rows;
+    },
+    async deadLetterIngest(org, events) {
+      const payload = { organization_id: org, actor: 'key:test', received_at: new Date().toISOString(), events };
+      const message = { subject: `agp.ingest.${org}.stats`, msg_id: `dead-${Date.now()}-${Math.random()}`, schema: INGEST_SCHEMA_VERSION, payload, attempt: 1, ack: async () => {}, nak: async () => {} };
+      const refused = Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), { code: '22021' });
+      await settleIsolated([message], () => Promise.reject(refused), { consumer: 'stats-ingest', sql, logger: { error: () => {}, warn: () => {} } });
     },
   };
 }

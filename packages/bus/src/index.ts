@@ -13,6 +13,7 @@ export * from './jetstream-log.js';
 export * from './sql-log.js';
 export * from './service-process.js';
 export * from './ingest-consumer.js';
+export * from './ingest-dead-letters.js';
 export * from './wire.js';
 export * from './event-sourced.js';
 export * from './service-deps.js';

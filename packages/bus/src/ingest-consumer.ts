@@ -1,21 +1,10 @@
 import { INGEST_BODY_SCHEMAS, INGEST_SCHEMA_VERSION, type IngestEventType } from '@agp/contracts';
-import { isDataError, migrateSchema, type Sql } from '@agp/eventstore';
+import { isDataError, type Sql } from '@agp/eventstore';
+import { keepIngestDeadLetter } from './ingest-dead-letters.js';
 import type { Logger } from '@agp/runtime';
 import { ingestFilter } from './subjects.js';
 import { withConsumeSpan } from './tracing.js';
 import type { IngestDelivery, IngestLogConsumer } from './types.js';
-
-/** Where ingest messages that can never be stored are kept for an operator, with the error. */
-export const DEAD_LETTERS_DDL = `
-CREATE TABLE IF NOT EXISTS agp_ingest_dead_letters (
-  id bigserial PRIMARY KEY,
-  consumer text NOT NULL,
-  subject text NOT NULL,
-  msg_id text NOT NULL,
-  payload text NOT NULL,
-  error text NOT NULL,
-  dead_at timestamptz NOT NULL DEFAULT now()
-)`;
 
 /**
  * Settle a batch of ingest messages with `handle`, which acks what it stored and throws when it could not. A failure
@@ -49,14 +38,15 @@ export async function settleIsolated<T>(
         continue;
       }
       try {
-        await migrateSchema(opts.sql, DEAD_LETTERS_DDL);
-        await opts.sql.query('INSERT INTO agp_ingest_dead_letters (consumer, subject, msg_id, payload, error) VALUES ($1, $2, $3, $4, $5)', [
-          opts.consumer,
-          msg.subject,
-          msg.msg_id,
-          JSON.stringify(msg.payload),
-          String((err as Error).message ?? err),
-        ]);
+        const org = (msg.payload as { organization_id?: unknown } | null)?.organization_id;
+        await keepIngestDeadLetter(opts.sql, {
+          consumer: opts.consumer,
+          subject: msg.subject,
+          msg_id: msg.msg_id,
+          payload: msg.payload,
+          organizationId: typeof org === 'string' ? org : null,
+          error: String((err as Error).message ?? err),
+        });
         opts.logger.error({ err, consumer: opts.consumer, subject: msg.subject, msg_id: msg.msg_id }, 'ingest message can never be stored; kept in agp_ingest_dead_letters');
         await msg.ack();
       } catch (deadLetterErr) {

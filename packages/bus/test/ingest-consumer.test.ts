@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createEventStore, createPgliteSql, createPgSql, isDataError, type Sql } from '@agp/eventstore';
 import { createTestDatabase, infra, runSuffix, skipIntegration } from '../../../test/support/infra.js';
-import { JetStreamIngestLog, SqlIngestLog, ingestSubjects, settleIsolated, type IngestLog, type IngestDelivery } from '../src/index.js';
+import { JetStreamIngestLog, SqlIngestLog, ingestDeadLetterPage, ingestSubjects, settleIsolated, type IngestLog, type IngestDelivery } from '../src/index.js';
 import { QuietLogger, sleep } from './ingest-log-contract.js';
 
 /**
@@ -68,6 +68,27 @@ describe('settleIsolated', () => {
     expect(isDataError({ code: '08006' })).toBe(false);
     expect(isDataError(new Error('timeout'))).toBe(false);
     expect(isDataError(null)).toBe(false);
+  });
+  it('keeps a dead letter with its organisation; the same message failing again updates last_seen and attempts; no table yet reads as an empty page', async () => {
+    const sql = await createPgliteSql();
+    try {
+      expect(await ingestDeadLetterPage(sql, 'acme', { skip: 0, limit: 10 })).toEqual({ rows: [], total: 0 });
+      const message = { subject: 'agp.ingest.acme.stats', msg_id: 'm-1', payload: { organization_id: 'acme', events: [{ id: 'e1', text: 'bad\u0000' }] }, attempt: 1, ack: async () => {}, nak: async () => {} };
+      const refuse = () => Promise.reject(Object.assign(new Error('unsupported Unicode escape sequence'), { code: '22P05' }));
+      await settleIsolated([message], refuse, { consumer: 'stats-ingest', sql, logger: new QuietLogger() });
+      const first = await ingestDeadLetterPage(sql, 'acme', { skip: 0, limit: 10 });
+      expect(first.rows).toMatchObject([{ consumer: 'stats-ingest', msg_id: 'm-1', attempts: 1, error: 'unsupported Unicode escape sequence' }]);
+      expect(JSON.parse(first.rows[0].payload)).toEqual(message.payload);
+      await sleep(20);
+      await settleIsolated([message], refuse, { consumer: 'stats-ingest', sql, logger: new QuietLogger() });
+      const again = await ingestDeadLetterPage(sql, 'acme', { skip: 0, limit: 10 });
+      expect(again.total).toBe(1);
+      expect(again.rows[0]).toMatchObject({ id: first.rows[0].id, attempts: 2 });
+      expect(new Date(again.rows[0].last_seen).getTime()).toBeGreaterThan(new Date(first.rows[0].last_seen).getTime());
+      expect((await ingestDeadLetterPage(sql, 'globex', { skip: 0, limit: 10 })).total).toBe(0);
+    } finally {
+      await sql.close();
+    }
   });
   describe('on PGlite with the SQL ingest log (embedded)', () =>
     deadLetterSuite(async () => {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { OpaqueIdSchema } from './common.js';
 import { ApiKeyPageSchema, ApiKeySchema, CallerKeySchema, CreateApiKeySchema, CreatedApiKeySchema, ListApiKeysQuerySchema } from './keys.js';
+import { DeadLetterIdPathSchema, DeadLetterPageSchema, DeadLetterRetrySchema, ListDeadLettersQuerySchema } from './dead-letters.js';
 import type { WireMessage } from './wire.js';
 
 /**
@@ -8,7 +9,8 @@ import type { WireMessage } from './wire.js';
  * request's key), so API key management and "who am I" are answered where the keys live. Each row has the shape of a
  * {@link WireMessage} row without a service: the scope a caller's key needs, the request parts (`path`, `query`,
  * `body`) and the reply. The route table names these rows as it names wire messages, so the scope check and the
- * OpenAPI document treat both alike. Source: architecture §1 (gateway: auth), §4 (Auth); docs/decisions.md (Keys over HTTP).
+ * OpenAPI document treat both alike. The dead letters are read from the platform's database through the query modules of
+ * the packages that write them (@agp/eventstore, @agp/bus), as the interventions list is. Source: architecture §1 (gateway: auth), §4 (Auth); docs/decisions.md (Keys over HTTP).
  */
 export type GatewayOp<Req extends z.ZodType = z.ZodType, Res extends z.ZodType = z.ZodType> = Omit<WireMessage<Req, Res>, 'service'>;
 
@@ -39,6 +41,18 @@ export const GatewayOps = {
     request: z.object({}),
     reply: CallerKeySchema,
     summary: 'the calling key: its organisation, name, scope and expiry',
+  }),
+  'dead-letters.list': op({
+    scope: 'admin',
+    request: z.object({ query: ListDeadLettersQuerySchema }),
+    reply: DeadLetterPageSchema,
+    summary: "one page of the organisation's ingest and projection dead letters, the most recently failed first",
+  }),
+  'dead-letters.retry': op({
+    scope: 'admin',
+    request: z.object({ path: DeadLetterIdPathSchema }),
+    reply: DeadLetterRetrySchema,
+    summary: "re-submit an ingest dead letter's events through ingest; removed once ingest accepts them",
   }),
 } as const satisfies Record<string, GatewayOp>;
 

@@ -205,6 +205,11 @@ export const HTTP_TAGS = [
     name: 'Keys',
     description: `The organisation's API keys (scopes ${KEY_SCOPES.join(' ⊂ ')}): create (the secret is answered once), list (never the secret), revoke; managing keys needs an admin key. And the calling key itself (any key).`,
   },
+  {
+    name: 'Dead letters',
+    description:
+      'What the platform could never store or apply, kept with the reason for an operator (admin key): ingest messages a consumer could never store, and stored events a projection could never apply or refused on a data-quality rule. Ingest dead letters can be retried.',
+  },
 ] as const;
 
 /** A JSON-RPC 2.0 response the MCP endpoint answers with 200: a result, or an error object. Source: JSON-RPC 2.0 §5. */
@@ -884,6 +889,42 @@ const ROUTES = [
     params: { id: { description: 'Key id' } },
     returns: 'The revoked key',
     problems: { 403: 'Not an admin key', 404: 'Unknown key id (or another organisation’s)' },
+  },
+
+  // Dead letters (answered by the gateway from the platform's database, through the writers' query modules)
+  {
+    method: 'GET',
+    path: '/api/v1/dead-letters',
+    message: 'dead-letters.list',
+    status: 200,
+    operationId: 'listDeadLetters',
+    tags: ['Dead letters'],
+    summary: "The organisation's ingest and projection dead letters, the most recently failed first (admin key)",
+    description:
+      'Each with its reason, when it first and last failed, how often, and the event: an ingest dead letter holds the log message a consumer could never store (its events as ingest validated them); a projection dead letter holds the stored event a projection could never apply, or refused on a data-quality rule (`reason` starting with `refused:`). A projection that meets the event again (a replay) updates `last_seen` and `attempts`.',
+    queryDocs: { skip: 'Offset; default 0', limit: 'Page size; default 50, maximum 200', kind: 'Only `ingest` or only `projection` dead letters', projection: 'Only the dead letters of this projection (e.g. `stats-read-model`); implies kind=projection' },
+    returns: 'A page of dead letters',
+    problems: { 403: 'Not an admin key', 422: 'A bad query field, named: skip, limit, a kind not among ingest, projection (listed as allowed), or projection with kind=ingest' },
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/dead-letters/{id}/retry',
+    message: 'dead-letters.retry',
+    status: 200,
+    operationId: 'retryDeadLetter',
+    tags: ['Dead letters'],
+    summary: "Re-submit an ingest dead letter's events through ingest (admin key); removed once ingest accepts them all",
+    description:
+      "The events go through ingest's validation again, as the organisation's events, with the calling key as actor. All accepted: the dead letter is removed and the answer holds ingest's answer per event (a consumer that still cannot store them keeps them as a new dead letter). Any refused: 422 naming ingest's reasons, and the dead letter stays with `last_seen`, `attempts` and `reason` updated. Ingest answering an event as a duplicate (already stored, or the log still holds the original message: for 2 minutes after it was published) is a 409, the dead letter kept. Projection dead letters are not retried here: replaying the projection applies them again.",
+    params: { id: { description: 'Dead letter id (`ingest-<n>`)' } },
+    returns: "The retried dead letter's id and ingest's answer",
+    problems: {
+      403: 'Not an admin key',
+      404: 'No ingest dead letter with this id in the organisation (a projection dead letter, another organisation’s, or one already retried)',
+      409: 'Ingest answered an event as a duplicate; the dead letter is kept',
+      422: 'Ingest refused an event again; the dead letter is kept with last_seen updated',
+      503: 'Ingest or the database is unavailable; nothing changed',
+    },
   },
 
   // Tool gateway (services/mcp): the REST facade and the MCP endpoint

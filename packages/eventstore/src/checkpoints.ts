@@ -25,6 +25,11 @@ CREATE TABLE IF NOT EXISTS agp_projection_dead_letters (
   dead_at timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (subscription, global_position)
 );
+ALTER TABLE agp_projection_dead_letters ADD COLUMN IF NOT EXISTS organization_id text;
+ALTER TABLE agp_projection_dead_letters ADD COLUMN IF NOT EXISTS event text;
+ALTER TABLE agp_projection_dead_letters ADD COLUMN IF NOT EXISTS attempts integer NOT NULL DEFAULT 1;
+ALTER TABLE agp_projection_dead_letters ADD COLUMN IF NOT EXISTS last_seen timestamptz NOT NULL DEFAULT now();
+CREATE INDEX IF NOT EXISTS agp_projection_dead_letters_org ON agp_projection_dead_letters (organization_id, last_seen DESC)
 `;
 
 /**
@@ -93,9 +98,75 @@ export async function saveCheckpoint(tx: SqlExecutor, name: string, position: bi
 
 /** Inside the transaction that locked the checkpoint: keep `event` with the error that stops subscription `name` applying it. */
 export async function deadLetter(tx: SqlExecutor, name: string, event: StoredEvent, err: unknown): Promise<void> {
+  await keepProjectionDeadLetters(tx, name, [{ event, reason: String((err as Error)?.message ?? err) }]);
+}
+
+/**
+ * Keep events subscription `name` cannot apply (or refuses), each with its reason, its organisation and the event
+ * itself (JSON text). An event kept before (a replay meets it again) keeps its first row: `last_seen` moves to now,
+ * `attempts` counts up and `error` becomes the new reason. One statement for the whole list.
+ * @param tx the projection's transaction (the rows commit with the checkpoint that moves past the events).
+ */
+export async function keepProjectionDeadLetters(tx: SqlExecutor, name: string, letters: ReadonlyArray<{ event: StoredEvent; reason: string }>): Promise<void> {
+  if (letters.length === 0) return;
   await tx.query(
-    `INSERT INTO agp_projection_dead_letters (subscription, global_position, event_id, event_type, stream_id, error)
-     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
-    [name, String(event.global_position), event.event_id, event.type, event.stream_id, String((err as Error)?.message ?? err)],
+    `INSERT INTO agp_projection_dead_letters AS d (subscription, global_position, event_id, event_type, stream_id, error, organization_id, event)
+     SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+     ON CONFLICT (subscription, global_position) DO UPDATE SET last_seen = now(), attempts = d.attempts + 1, error = EXCLUDED.error`,
+    [
+      name,
+      letters.map((l) => String(l.event.global_position)),
+      letters.map((l) => l.event.event_id),
+      letters.map((l) => l.event.type),
+      letters.map((l) => l.event.stream_id),
+      letters.map((l) => l.reason),
+      letters.map((l) => l.event.metadata?.organization_id ?? null),
+      letters.map((l) => storedEventJson(l.event)),
+    ],
   );
+}
+
+/** A stored event as JSON text (its position as a decimal string). */
+function storedEventJson(e: StoredEvent): string {
+  return JSON.stringify({ event_id: e.event_id, type: e.type, stream_id: e.stream_id, stream_version: e.stream_version, global_position: String(e.global_position), recorded_at: e.recorded_at, data: e.data, metadata: e.metadata });
+}
+
+/** A projection dead letter as {@link projectionDeadLetterPage} reads it. */
+export interface ProjectionDeadLetterRow {
+  subscription: string;
+  /** Global position of the event, as a decimal string. */
+  global_position: string;
+  event_id: string;
+  event_type: string;
+  stream_id: string;
+  error: string;
+  first_seen: Date | string;
+  last_seen: Date | string;
+  attempts: number;
+  /** The stored event as JSON text; null on a row kept before events were kept with it. */
+  event: string | null;
+}
+
+/**
+ * One page of the projection dead letters of `organizationId` (optionally of one subscription), the most recently
+ * failed first, with the total. Rows without an organisation (kept before it was recorded) are nobody's.
+ * Source: docs/api.md (Dead letters).
+ * @throws the driver's error when the database is unavailable.
+ */
+export async function projectionDeadLetterPage(
+  db: SqlExecutor,
+  organizationId: string,
+  q: { skip: number; limit: number; subscription?: string },
+): Promise<{ rows: ProjectionDeadLetterRow[]; total: number }> {
+  const where = 'WHERE organization_id = $1 AND ($2::text IS NULL OR subscription = $2)';
+  const params = [organizationId, q.subscription ?? null];
+  const [page, count] = await Promise.all([
+    db.query<ProjectionDeadLetterRow>(
+      `SELECT subscription, global_position::text AS global_position, event_id, event_type, stream_id, error, dead_at AS first_seen, last_seen, attempts, event
+       FROM agp_projection_dead_letters ${where} ORDER BY last_seen DESC, subscription, global_position DESC OFFSET $3 LIMIT $4`,
+      [...params, q.skip, q.limit],
+    ),
+    db.query<{ n: number }>(`SELECT count(*)::int AS n FROM agp_projection_dead_letters ${where}`, params),
+  ]);
+  return { rows: page.rows, total: Number(count.rows[0]?.n ?? 0) };
 }

@@ -1,3 +1,6 @@
+import { keepProjectionDeadLetters } from './checkpoints.js';
+import type { SqlExecutor, StoredEvent } from './types.js';
+
 /**
  * Whether `err` is a PostgreSQL data exception (SQLSTATE class 22: untranslatable character, invalid text
  * representation, value out of range …): retrying the same data can never succeed. Connection failures, timeouts and
@@ -26,28 +29,12 @@ export class UnstorableTextError extends Error {
 
 /**
  * Record events a projection refuses on purpose (a data-quality rule, not a failure) in `agp_projection_dead_letters`
- * (subscription, position, event id, type, stream, `reason`), inside the projection's transaction, so the record
- * commits with the checkpoint that moves past them. Idempotent: a replay that refuses them again adds nothing.
- * Operators read them with SQL, as parked events. Source: docs/decisions.md (Text PostgreSQL cannot store, and poison
- * messages; Run data quality).
+ * with the reason `refused: <reason>`, inside the projection's transaction, so the record commits with the checkpoint
+ * that moves past them. A replay that refuses them again updates their `last_seen` and `attempts`, adding no row.
+ * Operators read them with `GET /api/v1/dead-letters`. Source: docs/decisions.md (Text PostgreSQL cannot store, and
+ * poison messages; Run data quality; Dead letters over HTTP).
  * @param tx the projection handler's transaction.
  */
-export async function recordRefusedEvents(
-  tx: { query: (text: string, params?: unknown[]) => Promise<unknown> },
-  subscription: string,
-  refused: Array<{ event: { global_position: bigint; event_id: string; type: string; stream_id: string }; reason: string }>,
-): Promise<void> {
-  if (refused.length === 0) return;
-  await tx.query(
-    `INSERT INTO agp_projection_dead_letters (subscription, global_position, event_id, event_type, stream_id, error)
-     SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[]) ON CONFLICT DO NOTHING`,
-    [
-      subscription,
-      refused.map((r) => String(r.event.global_position)),
-      refused.map((r) => r.event.event_id),
-      refused.map((r) => r.event.type),
-      refused.map((r) => r.event.stream_id),
-      refused.map((r) => `refused: ${r.reason}`),
-    ],
-  );
+export async function recordRefusedEvents(tx: SqlExecutor, subscription: string, refused: ReadonlyArray<{ event: StoredEvent; reason: string }>): Promise<void> {
+  await keepProjectionDeadLetters(tx, subscription, refused.map((r) => ({ event: r.event, reason: `refused: ${r.reason}` })));
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WrongExpectedVersionError, newId } from '@agp/runtime';
-import { checkpointPosition, createEventStore, type EventStore, type NewEvent, type Sql, type StoredEvent } from '../src/index.js';
+import { checkpointPosition, createEventStore, projectionDeadLetterPage, type EventStore, type NewEvent, type Sql, type StoredEvent } from '../src/index.js';
 
 /**
  * One contract, run against every adapter (PostgreSQL, PGlite, KurrentDB). `open` gives the store and the read-model
@@ -202,6 +202,22 @@ export function eventStoreContract(name: string, open: () => Promise<{ store: Ev
       const dead = await db.query<{ event_id: string; error: string }>('SELECT event_id, error FROM agp_projection_dead_letters WHERE subscription = $1', [name]);
       expect(dead.rows).toEqual([{ event_id: events[1].event_id, error: expect.stringMatching(/integer/) }]);
       expect(errors.some((e) => String((e as Error).message).includes('parked'))).toBe(true);
+
+      // A replay meets the event again: the same row, last_seen moved and attempts counted; its organisation and the event kept.
+      await store.resetCheckpoint(name, r.appended[0].global_position - 1n);
+      await db.query(`DELETE FROM ${table}`);
+      const again = store.subscribe({ name, idlePollMs: 20, eventTypes: ['Num'], handler: async (batch, tx) => {
+        for (const e of batch) await tx.query(`INSERT INTO ${table} (n) VALUES ($1::integer)`, [e.data.n]);
+      } });
+      await again.waitFor(r.appended.at(-1)!.global_position, 10000);
+      await again.stop();
+      const page = await projectionDeadLetterPage(db, 'acme', { skip: 0, limit: 10, subscription: name });
+      expect(page.total).toBe(1);
+      const [row] = page.rows;
+      expect(row).toMatchObject({ event_id: events[1].event_id, attempts: 2 });
+      expect(new Date(row.last_seen).getTime()).toBeGreaterThan(new Date(row.first_seen).getTime());
+      expect(JSON.parse(row.event!)).toMatchObject({ event_id: events[1].event_id, data: { n: 'two' }, metadata: { organization_id: 'acme' } });
+      expect((await projectionDeadLetterPage(db, 'globex', { skip: 0, limit: 10, subscription: name })).total).toBe(0);
     });
 
     it('inline projections: applied in the append\'s transaction with their checkpoint where the adapter can, by catch-up otherwise; each event once, in order', async () => {

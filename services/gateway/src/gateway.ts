@@ -57,7 +57,7 @@ export interface GatewayOptions {
    * revokes them.
    */
   keys: KeyResolver & Pick<KeyStore, 'createKey' | 'page' | 'revoke'>;
-  /** The platform's database: the readiness probe pings it, and the interventions list is read from it. */
+  /** The platform's database: the readiness probe pings it, and the interventions list and the dead letters are read from it. */
   sql: SqlExecutor;
   /**
    * The event store: the governance push channel tails its log; `/readyz` checks its server when it is not the
@@ -166,6 +166,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
     },
     // The list read model is read here, through its owning service's query module (docs/decisions.md (The read path)).
     interventions: new InterventionListReader(opts.sql, opts.listCacheEntries ?? DEFAULT_ANSWER_CACHE_ENTRIES),
+    database: opts.sql,
     governance,
     // The OTLP trace receiver reads its own body (protobuf or JSON, gzip) and answers in OTLP's encodings (./otlp/route.ts).
     otlp: otlpTracesEndpoint({ bus: opts.bus, prices: opts.otlpPrices ?? null, logger: opts.logger, answerError: fail }),

@@ -13,6 +13,7 @@ import { exportLedger } from './routes/stats.js';
 import { submitEvalRun } from './routes/evals.js';
 import { getReplayBundle, submitReplay } from './routes/replay.js';
 import { createApiKey, getCallerKey, listApiKeys, revokeApiKey } from './routes/keys.js';
+import { listDeadLetters, retryDeadLetter } from './routes/dead-letters.js';
 import { callMcpTool, listMcpPrompts, listMcpResources, listMcpTools, mcpEndpoint } from './routes/mcp.js';
 
 /** The gateway's route map: one handler per row of `HTTP_ROUTES` without `forward`. */
@@ -35,6 +36,8 @@ export const ROUTE_HANDLERS: RouteHandlers = {
   createApiKey,
   listApiKeys,
   revokeApiKey,
+  listDeadLetters,
+  retryDeadLetter,
   listMcpTools,
   callMcpTool,
   listMcpResources,

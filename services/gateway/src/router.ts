@@ -9,6 +9,7 @@
 import type { NextFunction, Response } from 'express';
 import { HTTP_ROUTES, type HandledOperationId, type HttpRoute } from '@agp/contracts';
 import type { Sender } from '@agp/bus';
+import type { SqlExecutor } from '@agp/eventstore';
 import type { InterventionListReader } from '@agp/interventions/read-models';
 import { isRawJson, type RequestContext } from '@agp/runtime';
 import { ctxOf, pathParams, type AuthedRequest } from './edge.js';
@@ -24,6 +25,8 @@ export interface RouteDeps {
   keys: KeyAdmin;
   /** The interventions list, read in this process through the interventions service's query module. */
   interventions: InterventionListReader;
+  /** The platform's database, where the dead letters are read (through @agp/bus and @agp/eventstore). */
+  database: SqlExecutor;
   /** The governance push channel's feed and bounds. */
   governance: GovernanceStreams;
   /** The OTLP trace receiver, an express handler that reads its own body (./otlp/route.ts). */

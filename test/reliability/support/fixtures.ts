@@ -1,7 +1,7 @@
 /**
  * Objects of every kind one organisation owns, created through the public API for the reliability suites: an agent
  * (with an engaged kill switch), a policy, an escalated intervention with its approval, a completed run with ledger
- * entries, an eval run, a replay submission of the run and an API key (never used). The fuzzer uses their ids as valid-ish path parameters;
+ * entries, an eval run, a replay submission of the run, an API key (never used) and an ingest dead letter. The fuzzer uses their ids as valid-ish path parameters;
  * the cross-tenant matrix calls every route with another organisation's key and these ids.
  * Source: the reliability suite (docs/reliability.md, "Fuzzing", "Cross-tenant matrix").
  */
@@ -20,6 +20,8 @@ export interface OrgObjects {
   replaySubmissionId: string;
   /** An API key of the organisation, created over HTTP with its admin key and never used. */
   keyId: string;
+  /** An ingest dead letter of the organisation (a message its stats consumer could not store), listed by the API. */
+  deadLetterId: string;
 }
 
 const uniq = () => Math.random().toString(36).slice(2, 10);
@@ -71,7 +73,12 @@ export async function createOrgObjects(p: BootedPlatform, key: string, adminKey:
   await eventually(async () => (await call(p, 'GET', `/api/v1/approvals/${approvalId}`, { key })).status === 200, 30_000);
   const replay = await ok(p, 'POST', `/api/v1/replay/${runId}/results`, key, { id: `sub-${tag}`, actions_replayed: 3, divergences: 1, cost_savings: 0.1, status: 'partial', started_at: at(10), completed_at: at(11), client_version: 'fuzz/1', divergence_details: [{ step: 1, action_name: 'lookup', expected: { note: secret }, actual: { ok: 2 } }] });
   const apiKey = await ok(p, 'POST', '/api/v1/keys', adminKey, { name: `key ${secret}`, scope: 'read' });
-  return { secret, agentId, policyId: policy.id, interventionId: intervention.id, approvalId, runId, evalRunId: evalRun.id, replaySubmissionId: replay.id, keyId: apiKey.id };
+  const { organization_id: org } = await ok(p, 'GET', '/api/v1/auth/key', key);
+  const deadEvent = ev('run.start', { run_id: `dead-${tag}`, agent_id: agentId, name: `dead ${secret}\u0000` }, 5);
+  await p.deadLetterIngest(org, [deadEvent]);
+  const letters = await ok(p, 'GET', '/api/v1/dead-letters?kind=ingest&limit=200', adminKey);
+  const deadLetterId = letters.dead_letters.find((d: { event: { events: Array<{ id: string }> } }) => d.event.events[0]?.id === deadEvent.id).id;
+  return { secret, agentId, policyId: policy.id, interventionId: intervention.id, approvalId, runId, evalRunId: evalRun.id, replaySubmissionId: replay.id, keyId: apiKey.id, deadLetterId };
 }
 
 /**
@@ -94,6 +101,7 @@ export const ID_RULES: Readonly<Record<string, (o: OrgObjects) => string>> = {
   'mcp:uri': (o) => `platform://runs/${o.runId}`,
   'mcp:name': () => 'analyze_agent_costs',
   'keys:id': (o) => o.keyId,
+  'dead-letters:id': (o) => o.deadLetterId,
 };
 
 /** The id of `objects` that fills `{param}` of OpenAPI path `path`. @throws Error when no rule names it. */
