@@ -29,17 +29,30 @@ export function orderedShutdown(steps: ShutdownStep[], logger?: Pick<Logger, 'er
 }
 
 /**
- * Run `shutdown` once on SIGTERM or SIGINT, then exit the process (0 when it succeeded, 1 otherwise).
+ * Run `shutdown` once on SIGTERM or SIGINT, then exit the process (0 when it succeeded, 1 otherwise). A shutdown that
+ * has not finished after `graceMs` exits with code 1 anyway: a process that cannot serve exits rather than lingers
+ * (the same bound as {@link exitOnFatal}).
  * Source: architecture §5 (operations).
+ * @param graceMs longest wait for the shutdown, in ms. @default 5000
  */
-export function exitOnSignals(shutdown: () => Promise<boolean>, logger: Pick<Logger, 'info'>): void {
+export function exitOnSignals(shutdown: () => Promise<boolean>, logger: Pick<Logger, 'info' | 'error'>, graceMs = SHUTDOWN_GRACE_MS): void {
   const onSignal = (signal: NodeJS.Signals) => {
     logger.info({ signal }, 'stopping');
-    void shutdown().then((ok) => process.exit(ok ? 0 : 1));
+    const timer = setTimeout(() => {
+      logger.error({ signal, graceMs }, 'shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, graceMs);
+    timer.unref();
+    void shutdown()
+      .catch(() => false)
+      .then((ok) => process.exit(ok ? 0 : 1));
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
 }
+
+/** Longest wait for an ordered shutdown before the process exits anyway (signals and fatal errors), in ms. */
+export const SHUTDOWN_GRACE_MS = 5_000;
 
 /**
  * A dependency connection closed for good (nothing in this process brings it back): log `reason` as fatal, run
@@ -48,7 +61,7 @@ export function exitOnSignals(shutdown: () => Promise<boolean>, logger: Pick<Log
  * Source: docs/reliability.md (NATS outages: a connection that closes for good).
  * @param graceMs longest wait for the shutdown, in ms. @default 5000
  */
-export function exitOnFatal(shutdown: () => Promise<boolean>, logger: Pick<Logger, 'fatal'>, graceMs = 5_000): (reason: string, err?: unknown) => void {
+export function exitOnFatal(shutdown: () => Promise<boolean>, logger: Pick<Logger, 'fatal'>, graceMs = SHUTDOWN_GRACE_MS): (reason: string, err?: unknown) => void {
   let exiting = false;
   return (reason, err) => {
     if (exiting) return;
