@@ -524,7 +524,7 @@ const ROUTES = [
     summary: 'Engage or release one agent’s kill switch (any agent id, registered or not)',
     description: KILL_SWITCH_PUT,
     returns: 'The new state',
-    problems: { 409: CONCURRENT_CONFLICT('The kill switch') },
+    problems: { 404: 'Not answered: every agent id has a switch in the caller’s organisation, registered or not (another organisation’s agent of the same id is not touched)', 409: CONCURRENT_CONFLICT('The kill switch') },
   },
 
   // Stats, runs, the ledger (services/stats)
