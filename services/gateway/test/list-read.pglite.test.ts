@@ -49,7 +49,7 @@ describe('GET /api/v1/interventions read in the gateway (PGlite, no intervention
   it('reads pages from the database once the read model exists, scoped to the key\'s organisation', async () => {
     await createEventStore(sql).migrate(); // the checkpoints: pages are cached against the projection's checkpoint
     await migrateReadModels(sql, createEventStore(sql));
-    expect((await get('/api/v1/interventions')).body).toEqual({ interventions: [], total: 0, skip: 0, limit: 50 });
+    expect((await get('/api/v1/interventions')).body).toEqual({ interventions: [], total: 0, skip: 0, limit: 50, next_cursor: null });
     const doc = (id: string, org: string, ts: string) => ({ id, organization_id: org, type: 'hard_block', outcome: 'blocked', action_name: 'a', agent_id: 'g', timestamp: ts });
     for (const [id, org, ts] of [['i1', 'acme', '2026-01-01T00:00:00Z'], ['i2', 'acme', '2026-01-02T00:00:00Z'], ['o1', 'other', '2026-01-03T00:00:00Z']]) {
       await sql.query(`INSERT INTO agp_interventions (id, organization_id, type, outcome, action_name, agent_id, ts, doc) VALUES ($1, $2, 'hard_block', 'blocked', 'a', 'g', $3, $4::json)`, [id, org, ts, JSON.stringify(doc(id, org, ts))]);
