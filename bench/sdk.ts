@@ -21,8 +21,8 @@
  *   (d) approval round trip: `POST /api/v1/approvals/{id}/approve` until the escalated `act` waiting in that other
  *       process resumes; beside the POST's own answer time;
  *   (e) throughput: guarded actions per second from one process (10 policies, reporting on: every ledger entry is sent
- *       to the platform), BENCH_SDK_THROUGHPUT_ACTS sequential `await run.act(...)`, then until the platform acknowledged
- *       every report (end to end); the baselines make as many calls.
+ *       to the platform), exactly BENCH_SDK_THROUGHPUT_ACTS sequential `await run.act(...)`, then until the platform
+ *       acknowledged every report (end to end); the baselines make at least as many calls, and for at least 1 s.
  *
  * Equivalent rules: AGP policy i (scoped to the agent) denies `drop_table_i` and `delete_records_i` and requires
  * approval for `wire_transfer_i`. AGT gets, per policy, two `deny` rules and a `review` rule, then `* → allow`
@@ -471,7 +471,9 @@ export async function sdkBench(): Promise<void> {
       const c = perSecond(await cedar.ask<{ n: number; ms: number }>({ cmd: 'rate', id: 'throughput', agentId, action: ACTION, context: ARGS, count: THROUGHPUT_ACTS }));
       const before = gov.status().reports.delivered;
       const t0 = performance.now();
-      const g = perSecond(await rate(() => run.act(ACTION, ARGS, work, { estimatedCostUsd: 0.02 }), THROUGHPUT_ACTS));
+      // Exactly THROUGHPUT_ACTS acts (no minimum time): each leaves a report to deliver, and acting on "for at least
+      // 1 s" at 100k+ acts/s would pile up reports to the spool's bound.
+      const g = perSecond(await rate(() => run.act(ACTION, ARGS, work, { estimatedCostUsd: 0.02 }), THROUGHPUT_ACTS, 0));
       const pendingAtEnd = gov.status().reports.pending;
       const { delivered, pending } = await gov.close({ timeoutMs: 600_000 });
       const allMs = performance.now() - t0;

@@ -48,8 +48,18 @@ export interface GovernorOptions {
   failMode?: 'closed' | 'open';
   /** Directory of the durable report spool. Absent: memory only (reports not yet delivered are lost if the process dies). */
   spoolDir?: string;
-  /** Bound of pending reports, bytes. Past it new actions are refused (fail closed). @default 64 MiB */
+  /**
+   * Bound of pending reports, bytes (as the spool counts them: 256 + the id's length per report in memory, the JSON
+   * line in a file; docs/sdk.md §The spool's bound). At the bound a new `act` waits until acknowledgements bring the
+   * pending bytes below 3/4 of it (backpressure: the agent slows to the platform's pace); it is refused (fail closed)
+   * only after `spoolStallMs` with no acknowledgement, or when the governor closes. @default 64 MiB
+   */
   maxSpoolBytes?: number;
+  /**
+   * How long an `act` waiting for room in the full spool may see no acknowledgement from the platform before it is
+   * refused (fail closed; later actions are then refused at once until the next acknowledgement). @default 30000 (ms)
+   */
+  spoolStallMs?: number;
   /** A snapshot older than this (ms since the platform last confirmed it) counts as none: `act` fails closed. @default Infinity */
   maxStaleness?: number;
   /** `throw` (default): a stopped action throws; `return`: `act` resolves `{blocked: true, decision}` instead. */
@@ -111,7 +121,7 @@ export interface GovernorStatus {
   reports: ReporterStats;
   /** The spool: durable (a file) or memory, its pending bytes and whether it is full. */
   spool: { durable: boolean; dir: string | null; pendingBytes: number; full: boolean };
-  /** Actions refused because the spool was full (not recorded: there was no room). */
+  /** Actions refused while the spool was full: nothing acknowledged for `spoolStallMs`, or the governor closing (not recorded: there was no room). */
   refusedSpoolFull: number;
 }
 
@@ -141,7 +151,13 @@ export class Governor {
     const maxBytes = opts.maxSpoolBytes ?? 64 * 1024 * 1024;
     const spool = opts.spoolDir ? new FileSpool(opts.spoolDir, maxBytes) : new MemorySpool(maxBytes);
     this.onError = opts.onReportError ?? ((m: string) => console.warn(`[@agp/sdk] ${m}`));
-    this.reporter = new Reporter(this.client, spool, { flushIntervalMs: opts.flushIntervalMs ?? 100, fsyncIntervalMs: opts.fsyncIntervalMs ?? 100, onError: this.onError });
+    this.reporter = new Reporter(this.client, spool, {
+      flushIntervalMs: opts.flushIntervalMs ?? 100,
+      fsyncIntervalMs: opts.fsyncIntervalMs ?? 100,
+      onError: this.onError,
+      lowWaterBytes: Math.floor(maxBytes * 0.75),
+      stallMs: opts.spoolStallMs ?? 30_000,
+    });
     this.reports = new Reports(this.reporter, opts.agentId);
     const base = opts.url.replace(/\/+$/, '');
     const fetchFn = opts.fetch ?? ((input: Parameters<typeof fetch>[0], init?: RequestInit) => globalThis.fetch(input, init));
@@ -191,7 +207,7 @@ export class Governor {
     if (options.agentId.length > 256) throw new TypeError('Governor.connect: agentId must be at most 256 characters');
     if (options.failMode !== undefined && options.failMode !== 'closed' && options.failMode !== 'open') throw new TypeError(`Governor.connect: failMode must be 'closed' or 'open', got ${JSON.stringify(options.failMode)}`);
     if (options.onBlocked !== undefined && options.onBlocked !== 'throw' && options.onBlocked !== 'return') throw new TypeError(`Governor.connect: onBlocked must be 'throw' or 'return', got ${JSON.stringify(options.onBlocked)}`);
-    for (const k of ['maxStaleness', 'approvalTimeoutMs', 'pollIntervalMs', 'maxSpoolBytes', 'flushIntervalMs', 'fsyncIntervalMs', 'approvalPollMs', 'channelLivenessMs'] as const) {
+    for (const k of ['maxStaleness', 'approvalTimeoutMs', 'pollIntervalMs', 'maxSpoolBytes', 'spoolStallMs', 'flushIntervalMs', 'fsyncIntervalMs', 'approvalPollMs', 'channelLivenessMs'] as const) {
       const v = options[k];
       if (v !== undefined && (typeof v !== 'number' || Number.isNaN(v) || v < 0)) throw new TypeError(`Governor.connect: ${k} must be a number ≥ 0 (ms${k === 'maxSpoolBytes' ? ', bytes' : ''}), got ${JSON.stringify(v)}`);
     }
@@ -268,6 +284,7 @@ export class Governor {
   async close(options: { timeoutMs?: number } = {}): Promise<{ delivered: number; pending: number }> {
     if (this.closed) return { delivered: this.reporter.stats().delivered, pending: this.reporter.stats().pending };
     this.channel.stop();
+    this.reporter.refuseWaiting('the governor is closing');
     const pending = await this.reporter.drain(options.timeoutMs ?? 30_000);
     await this.shutdown();
     const delivered = this.reporter.stats().delivered;

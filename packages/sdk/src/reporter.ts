@@ -10,7 +10,10 @@
  * - When the agent traces, each request is an `agp.report` span linked to the `agp.act` span of each report it carries
  *   and its context goes in the request's `traceparent` header ({@link withReportSpan}); a batch retried after a
  *   back-off is a new span with the same links (the client's own quick retries of one request share its span).
- * Source: docs/sdk.md §Reporting.
+ * - Backpressure: while the spool is at its bound, a new action waits ({@link Reporter.whenRoom}) in arrival order
+ *   until acknowledgements bring the pending bytes below the low-water mark; it is refused (fail closed) only when
+ *   nothing was acknowledged for `stallMs` while it waited (the platform is failing, not late) or the governor closes.
+ * Source: docs/sdk.md §Reporting, §The spool's bound.
  */
 import { AgpHttpError, AgpNetworkError, type AgpClient } from './http.js';
 import { INGEST_MAX_BYTES, INGEST_MAX_EVENTS, type IngestEvent } from '@agp/contracts';
@@ -41,11 +44,31 @@ export class Reporter {
   private stopped = false;
   /** Most events per request; halved after a whole request was answered 413, back to the full size after a success. */
   private batchEvents = BATCH_EVENTS;
+  /** Actions waiting for room in the spool, oldest first: each is settled with null (go on) or why it is refused. */
+  private waiters: Array<(refused: string | null) => void> = [];
+  /** When the oldest waiting action began to wait (ms since epoch). */
+  private waitingSince = 0;
+  /** When the platform last acknowledged (or refused for good) a report, or the reporter started (ms since epoch). */
+  private lastProgressAt = Date.now();
+  /** Why actions are refused at once: the platform stalled (cleared by the next acknowledgement) or the governor closes. */
+  private refusing: string | null = null;
+  private closing: string | null = null;
+  private stallTimer: NodeJS.Timeout | null = null;
+  /** Actions that waited for room, since connect. */
+  private waited = 0;
 
   constructor(
     private readonly client: AgpClient,
     readonly spool: Spool,
-    private readonly opts: { flushIntervalMs: number; fsyncIntervalMs: number; onError: (message: string, events?: SpoolEvent[]) => void },
+    private readonly opts: {
+      flushIntervalMs: number;
+      fsyncIntervalMs: number;
+      onError: (message: string, events?: SpoolEvent[]) => void;
+      /** Waiting actions go on once the spool's pending bytes fall below this (bytes). */
+      lowWaterBytes: number;
+      /** A waiting action is refused when nothing was acknowledged for this long (ms). */
+      stallMs: number;
+    },
   ) {
     for (const ev of spool.recovered()) {
       this.pending.push(ev);
@@ -68,14 +91,41 @@ export class Reporter {
     return this.pending.length - this.head;
   }
 
-  /** Whether the spool's bound is reached (new actions are then refused). */
-  full(): boolean {
-    return this.spool.full();
+  /**
+   * Whether a new action must wait for room ({@link whenRoom}): the spool is at its bound, or earlier actions wait.
+   * Synchronous and allocation-free: the path of every action while there is room.
+   */
+  mustWait(): boolean {
+    return this.waiters.length > 0 || this.spool.full();
+  }
+
+  /**
+   * Wait for room in the spool. Resolves with null once the pending bytes fell below the low-water mark (waiting
+   * actions go on in arrival order), or with why the action is refused: nothing was acknowledged for `stallMs` while
+   * it waited (then later actions are refused at once until the next acknowledgement), or the governor is closing.
+   * Woken by acknowledgements, never by polling.
+   */
+  whenRoom(): Promise<string | null> {
+    const refused = this.closing ?? this.refusing;
+    if (refused !== null) return Promise.resolve(refused);
+    if (!this.mustWait()) return Promise.resolve(null);
+    if (this.waiters.length === 0) this.waitingSince = Date.now();
+    this.waited++;
+    return new Promise((resolve) => {
+      this.waiters.push(resolve);
+      this.armStall();
+    });
+  }
+
+  /** Refuse every waiting action and every later one with `reason` (the governor is closing). */
+  refuseWaiting(reason: string): void {
+    this.closing = reason;
+    this.settleWaiters(reason);
   }
 
   /** Counters. */
   stats(): ReporterStats {
-    return { pending: this.size(), ...this.counters, last_error: this.lastError };
+    return { pending: this.size(), ...this.counters, waited: this.waited, last_error: this.lastError };
   }
 
   /**
@@ -96,6 +146,41 @@ export class Reporter {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     clearInterval(this.syncTimer);
+    this.refuseWaiting('the governor is closed');
+  }
+
+  /** The platform acknowledged (or refused for good) reports: the stall clock restarts; waiting actions go on below the low-water mark. */
+  private progressed(): void {
+    this.lastProgressAt = Date.now();
+    this.refusing = null;
+    if (this.waiters.length > 0 && this.spool.pendingBytes() < this.opts.lowWaterBytes) this.settleWaiters(null);
+  }
+
+  /** Settle every waiting action, oldest first, with `refused` (null: go on). */
+  private settleWaiters(refused: string | null): void {
+    if (this.stallTimer) {
+      clearTimeout(this.stallTimer);
+      this.stallTimer = null;
+    }
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const resolve of waiters) resolve(refused);
+  }
+
+  /**
+   * Check for a stall when the oldest waiting action has waited `stallMs` with no acknowledgement. The timer is not
+   * unref'd: a waiting action keeps the process alive until it is settled.
+   */
+  private armStall(): void {
+    if (this.stallTimer !== null || this.waiters.length === 0) return;
+    const due = Math.max(this.lastProgressAt, this.waitingSince) + this.opts.stallMs;
+    this.stallTimer = setTimeout(() => {
+      this.stallTimer = null;
+      if (this.waiters.length === 0) return;
+      if (Date.now() < Math.max(this.lastProgressAt, this.waitingSince) + this.opts.stallMs) return this.armStall();
+      this.refusing = `the report spool is full (${this.spool.pendingBytes()} bytes not yet acknowledged) and the platform acknowledged nothing for ${this.opts.stallMs} ms (${this.lastError ?? 'no error yet'}); new actions are refused until reports are delivered`;
+      this.settleWaiters(this.refusing);
+    }, Math.max(0, due - Date.now()));
   }
 
   private schedule(delayMs: number): void {
@@ -157,6 +242,7 @@ export class Reporter {
       this.counters.delivered += acked.length;
       if (refused.length) this.spool.reject(refused);
       this.settled(batch, [...acked, ...refused.map((r) => r.event.id)]);
+      if (acked.length > 0 || refused.length > 0) this.progressed();
       if (refused.length) {
         this.counters.rejected += refused.length;
         this.opts.onError(`the platform refused ${refused.length} report(s) for good: ${refused.map((r) => `${r.event.id} (${r.status} ${r.message})`).join('; ').slice(0, 2000)}`, refused.map((r) => r.event));
@@ -181,6 +267,7 @@ export class Reporter {
         this.spool.reject([{ event: batch[0], status: 413, message: err.message }]);
         this.settled(batch, [batch[0].id]);
         this.counters.rejected++;
+        this.progressed();
         this.opts.onError(`report ${batch[0].id} is too large to send: ${err.message}`, [batch[0]]);
         return;
       }

@@ -2,7 +2,7 @@
  * Reporting of one governor: the records `run.act`, `startRun`, `run.end` and `connect` report, built here and handed
  * to the reporter (./reporter.ts) in ONE place ({@link Reports.send}); the reporter spools each first and delivers
  * it through `POST /api/v1/ingest/` in the background. Whether a new action may be recorded at all is asked here
- * too ({@link Reports.admission}).
+ * too ({@link Reports.mustWait}, {@link Reports.admission}: an action waits while the spool is at its bound).
  * - `action.record` (the ledger entry): status `success`, `error` or `blocked`; `cost_usd` is the estimate of an action
  *   that ran. A blocked entry carries no cost: an action that did not run spent nothing, and a run's cost counts
  *   what ran. What a stopped action would have cost is its intervention's `cost_prevented_usd`.
@@ -60,7 +60,7 @@ export interface LedgerDetail {
 
 /** See the module docs. */
 export class Reports {
-  /** Actions refused because the spool was full (not recorded: there was no room). */
+  /** Actions refused because the spool stayed full (nothing acknowledged for the stall time) or the governor closed while they waited. */
   refusedSpoolFull = 0;
 
   constructor(
@@ -69,13 +69,22 @@ export class Reports {
   ) {}
 
   /**
-   * Whether a new action may be decided and recorded: null when it may, else why not (the spool is full; the action
-   * is then refused, fail closed, and counted in {@link refusedSpoolFull}).
+   * Whether a new action must first wait for room in the spool ({@link admission}); false while there is room
+   * (synchronous and allocation-free: the path of every action then).
    */
-  admission(): string | null {
-    if (!this.reporter.full()) return null;
-    this.refusedSpoolFull++;
-    return `the report spool is full (${this.reporter.spool.pendingBytes()} bytes not yet acknowledged by the platform: ${this.reporter.stats().last_error ?? 'no error yet'}); new actions are refused until reports are delivered`;
+  mustWait(): boolean {
+    return this.reporter.mustWait();
+  }
+
+  /**
+   * Wait until a new action may be decided and recorded: null when it may (acknowledgements made room), else why not
+   * (the platform acknowledged nothing for the stall time, or the governor is closing; the action is then refused,
+   * fail closed, and counted in {@link refusedSpoolFull}).
+   */
+  async admission(): Promise<string | null> {
+    const refused = await this.reporter.whenRoom();
+    if (refused !== null) this.refusedSpoolFull++;
+    return refused;
   }
 
   /**

@@ -162,12 +162,15 @@ export class Run {
     const inputs = copyArgs(name, args);
     const estimated = est ?? deps.schemas.definition(name)?.typical_cost_usd ?? 0;
     const seq = ++this.seq;
-    // Admission: whether the action may be recorded at all (the reporter's bound).
-    const refused = deps.reports.admission();
-    if (refused !== null) {
-      const d = failClosed(refused, estimated, 'high');
-      span?.decided(d, false);
-      return this.blocked(name, d, options);
+    // Admission (the reporter's bound): while the spool is full the action waits for acknowledgements (backpressure),
+    // and is refused only when the platform stalls or the governor closes.
+    if (deps.reports.mustWait()) {
+      const refused = await deps.reports.admission();
+      if (refused !== null) {
+        const d = failClosed(refused, estimated, 'high');
+        span?.decided(d, false);
+        return this.blocked(name, d, options);
+      }
     }
     // The arguments' hash, when a guardrail needs it (computing it costs a few µs).
     const hash = deps.decider.needsArgsHash() ? argumentsHash(inputs) : undefined;

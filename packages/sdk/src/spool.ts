@@ -12,9 +12,9 @@
  * survives a SIGKILL of the agent. fsync runs at most every `fsyncIntervalMs` (100 ms by default): a power loss or a
  * kernel crash can cost the reports of that last interval.
  *
- * Size bound: `maxBytes` of pending reports. Past it the spool says it is full; the governor then refuses new actions
- * (fail closed, counted in `status()`), while the records of actions already running are still written (the bound may
- * be overshot by them). Nothing is ever dropped silently. One process holds a spool at a time (a `LOCK` file with its
+ * Size bound: `maxBytes` of pending reports. Past it the spool says it is full; new actions then wait for room (the
+ * reporter's backpressure, ./reporter.ts) and are refused (fail closed, counted in `status()`) only when the platform
+ * stalls, while the records of actions already running are still written (the bound may be overshot by them). Nothing is ever dropped silently. One process holds a spool at a time (a `LOCK` file with its
  * pid; a lock whose process is gone, e.g. after a SIGKILL, is taken over).
  * Source: docs/sdk.md §Spool.
  */

@@ -10,6 +10,8 @@ export interface ReporterStats {
   rejected: number;
   /** Reports recovered from the spool at connect (left by an earlier process). */
   recovered: number;
+  /** Actions that waited for room in the spool (backpressure) since connect. */
+  waited: number;
   /** Why the last attempt to send failed, null after a success. */
   last_error: string | null;
 }

@@ -251,19 +251,56 @@ describe('registration when the platform is away or refuses', () => {
 });
 
 describe('the spool bound', () => {
-  it('past maxSpoolBytes new actions are refused (fail closed, counted); once delivered they run again', async () => {
-    const { p, gov, run } = await connected([], { maxSpoolBytes: 2000 });
+  it('at maxSpoolBytes acts wait for a slow platform\'s acknowledgements (backpressure), none refused, every report delivered', async () => {
+    const { p, gov, run } = await connected([], { maxSpoolBytes: 2000, spoolStallMs: 5000 });
+    p.ingestDelayMs = 40;
+    // In sequence, then 40 at once (they queue behind each other and go on in arrival order).
+    const order: number[] = [];
+    for (let i = 0; i < 30; i++) expect(await run.act('x', { i }, () => 'ok')).toBe('ok');
+    const all = await Promise.all(Array.from({ length: 40 }, (_, i) => run.act('y', { i }, () => (order.push(i), 'ok'))));
+    expect(all.every((r) => r === 'ok')).toBe(true);
+    expect(order).toEqual(Array.from({ length: 40 }, (_, i) => i));
+    expect(gov.status()).toMatchObject({ refusedSpoolFull: 0 });
+    expect(gov.status().reports.waited).toBeGreaterThan(0);
+    const entries = await delivered(gov, p, 'action.record');
+    expect(entries).toHaveLength(70);
+  });
+
+  it('a platform that acknowledges nothing: a waiting act is refused after spoolStallMs (fail closed, counted); once delivered acts run again', async () => {
+    const { p, gov, run } = await connected([], { maxSpoolBytes: 2000, spoolStallMs: 150 });
     p.ingestDown = true;
     let refused: unknown = null;
+    let at = 0;
     for (let i = 0; i < 50 && refused === null; i++) {
+      at = Date.now();
       const r = await run.act('x', { i }, () => 'ok', { onBlocked: 'return' });
       if (r !== 'ok') refused = r;
     }
-    expect(refused).toMatchObject({ blocked: true, decision: { decision: 'block', reason: expect.stringMatching(/spool is full/) } });
+    expect(Date.now() - at).toBeGreaterThanOrEqual(140);
+    expect(refused).toMatchObject({ blocked: true, decision: { decision: 'block', reason: expect.stringMatching(/spool is full .*acknowledged nothing for 150 ms/) } });
     expect(gov.status()).toMatchObject({ refusedSpoolFull: 1, spool: { full: true } });
+    // Stalled: the next act is refused at once.
+    const t0 = Date.now();
+    expect(await run.act('x', {}, () => 'ok', { onBlocked: 'return' })).toMatchObject({ blocked: true });
+    expect(Date.now() - t0).toBeLessThan(100);
     p.ingestDown = false;
     await until(() => !gov.status().spool.full, 5000);
     expect(await run.act('x', {}, () => 'ok')).toBe('ok');
+  });
+
+  it('an act waiting for room when the governor closes is refused, naming the close', async () => {
+    const { p, gov, run } = await connected([], { maxSpoolBytes: 2000, spoolStallMs: 60_000 });
+    p.ingestDown = true;
+    const results: unknown[] = [];
+    for (let i = 0; i < 20; i++) {
+      results.push(run.act('x', { i }, () => 'ok', { onBlocked: 'return' }));
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    expect(gov.status().reports.waited).toBeGreaterThan(0);
+    await gov.close({ timeoutMs: 50 }).catch(() => undefined);
+    const settled = await Promise.all(results);
+    expect(settled.filter((r) => r !== 'ok').length).toBeGreaterThan(0);
+    expect(settled.find((r) => r !== 'ok')).toMatchObject({ blocked: true, decision: { reason: expect.stringMatching(/governor is closing/) } });
   });
 });
 

@@ -45,6 +45,8 @@ export class MemoryPlatform {
   snapshotStatus = 200;
   /** Answer ingest 503 while true. */
   ingestDown = false;
+  /** Answer each ingest request only after this many ms (a slow platform). */
+  ingestDelayMs = 0;
   /** Answer the push channel with this status instead of a stream (e.g. 503). */
   streamStatus = 200;
   /** Reports stored, by id (each once). */
@@ -87,6 +89,7 @@ export class MemoryPlatform {
     }
     if (method === 'POST' && path === '/api/v1/ingest/') {
       if (this.ingestDown) return json(503, { type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'ingest down' });
+      if (this.ingestDelayMs > 0) await new Promise((r) => setTimeout(r, this.ingestDelayMs));
       const { batch } = JSON.parse(String(init?.body)) as { batch: StoredReport[] };
       const successes = batch.map((ev) => {
         const dup = this.reports.has(ev.id);
