@@ -20,6 +20,7 @@ import { INGEST_MAX_BYTES, INGEST_MAX_EVENTS, type IngestEvent } from '@agp/cont
 import type { Spool, SpoolEvent } from './spool.js';
 import type { ReporterStats } from './status.js';
 import { withReportSpan } from './tracing.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Most events per ingest request the reporter sends (the platform takes 1000). */
 const BATCH_EVENTS = Math.min(500, INGEST_MAX_EVENTS);
@@ -136,7 +137,7 @@ export class Reporter {
     while (this.size() > 0 && Date.now() < deadline) {
       if (this.inFlight) await this.inFlight;
       else if (Date.now() >= this.nextAttemptAt) await this.flushOnce();
-      else await sleep(Math.min(this.nextAttemptAt - Date.now(), deadline - Date.now(), 1000));
+      else await sleep(Math.max(0, Math.min(this.nextAttemptAt - Date.now(), deadline - Date.now(), 1000)));
     }
     return this.size();
   }
@@ -307,4 +308,3 @@ export class Reporter {
   }
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
