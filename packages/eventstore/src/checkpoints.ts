@@ -29,7 +29,7 @@ ALTER TABLE agp_projection_dead_letters ADD COLUMN IF NOT EXISTS organization_id
 ALTER TABLE agp_projection_dead_letters ADD COLUMN IF NOT EXISTS event text;
 ALTER TABLE agp_projection_dead_letters ADD COLUMN IF NOT EXISTS attempts integer NOT NULL DEFAULT 1;
 ALTER TABLE agp_projection_dead_letters ADD COLUMN IF NOT EXISTS last_seen timestamptz NOT NULL DEFAULT now();
-CREATE INDEX IF NOT EXISTS agp_projection_dead_letters_org ON agp_projection_dead_letters (organization_id, last_seen DESC)
+CREATE INDEX IF NOT EXISTS agp_projection_dead_letters_org ON agp_projection_dead_letters (organization_id, last_seen DESC);
 `;
 
 /**
