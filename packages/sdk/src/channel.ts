@@ -15,7 +15,7 @@
  * While the stream is down the snapshot is polled every `pollIntervalMs` (ETag makes a poll of an unchanged snapshot
  * a 304); while it is up, only when the last refetch failed. Source: docs/sdk.md §Live updates; docs/decisions.md (governance snapshot and push channel).
  */
-import { GovernanceApprovalDecidedSchema, GovernanceKillSwitchChangedSchema, GovernancePolicyChangedSchema, GovernanceReadySchema } from '@agp/contracts';
+import { GOVERNANCE_SSE_EVENTS, GovernanceApprovalDecidedSchema, GovernanceKillSwitchChangedSchema, GovernancePolicyChangedSchema, GovernanceReadySchema } from '@agp/contracts';
 import type { z } from 'zod';
 import { debuglog } from 'node:util';
 import { readSse, type SseEvent } from './sse.js';
@@ -41,8 +41,8 @@ export interface ChannelOptions {
   onApproval(a: ApprovalDecided): void;
 }
 
-/** The events the SDK acts on; any other is ignored. */
-const KNOWN_EVENTS: ReadonlySet<string> = new Set(['ready', 'kill_switch.changed', 'policy.changed', 'approval.decided']);
+/** The events the SDK acts on (the push channel's events, `GOVERNANCE_SSE_EVENTS` of @agp/contracts); any other is ignored. */
+const KNOWN_EVENTS: ReadonlySet<string> = new Set(GOVERNANCE_SSE_EVENTS);
 
 const BACKOFF_BASE_MS = 250;
 const BACKOFF_MAX_MS = 30_000;
