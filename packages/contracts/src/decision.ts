@@ -86,8 +86,9 @@ export const STOPPING_DECISIONS: ReadonlySet<PolicyDecisionKind> = new Set(POLIC
  * - `idempotency_guardrail` → idempotent_replay;
  * - `approval_required` (in `approval_required_actions`) → escalate;
  * - `action_budget` (the action's estimated cost > the budget), `run_budget`, `session_budget` (spend so far + the
- *   cost > the budget) → budget_exceeded;
- * - `rate_limit` (a `rate_limits` entry for the action or `*` is full in its sliding window) → rate_limited;
+ *   cost > the budget), `period_budget` (a `period_budgets` entry: the period's spend + the cost > `max_usd`; the
+ *   reason names the period) → budget_exceeded;
+ * - `rate_limit` (a `rate_limits` entry for the action or `*` is full in its window) → rate_limited;
  * - `loop_guardrail` → loop_detected (block), warn (warn);
  * - `downgrade` (a `downgrades` rule changed an argument) → downgrade;
  * - `budget_warning` (spend so far + the cost passes 80% of a budget) → warn.
@@ -104,6 +105,7 @@ export const DECISION_RULES = [
   'action_budget',
   'run_budget',
   'session_budget',
+  'period_budget',
   'rate_limit',
   'loop_guardrail',
   'downgrade',
@@ -185,10 +187,17 @@ export type ModerationScores = z.infer<typeof ModerationScoresSchema>;
  * - `idempotency_key`: the caller's key for the idempotency guardrail; absent = the arguments' hash.
  * - `moderation_scores`: a moderation provider's scores of the arguments' text (see the engine's
  *   `ModerationScoresSchema`); absent = not moderated (the moderation guardrail cannot trigger).
+ * - `session_id`: the session the run belongs to; session budgets count the fleet's spend under it.
+ * - `reserve`: decide and enforce (needs a write key): when the action may run, its estimate (and one call of each
+ *   shared rate limit) is drawn from the fleet's counters, and the answer's `reservations` name the leases holding it;
+ *   a caller that then does not act releases them (`POST /api/v1/quotas/leases`, report `spent: 0`, `release`).
+ *   Absent or false: a read that changes nothing.
  */
 export const EvaluateActionSchema = z.strictObject({
   agent_id: OpaqueIdSchema,
   run_id: OpaqueIdSchema.optional(),
+  session_id: OpaqueIdSchema.optional(),
+  reserve: z.boolean().optional(),
   action_name: ActionNameSchema,
   arguments: z.record(z.string(), z.unknown()).optional(),
   estimated_cost_usd: UsdSchema.optional(),
@@ -211,6 +220,14 @@ export const PolicyEvaluationSchema = PolicyDecisionSchema.extend({
     session_spend_usd: z.number(),
     recent_calls: z.number().int(),
     run_found: z.boolean().nullable(),
+    /** Each fleet-counted limit the decision read: what it had left for the fleet (USD or calls). */
+    quotas: z
+      .array(z.object({ policy_id: z.string(), limit: z.string(), scope_key: z.string(), limit_value: z.number(), remaining: z.number() }))
+      .describe('Each fleet-wide limit the decision counted (session, run and period budgets; agent- and organisation-scoped rate limits) with what it had left for the fleet'),
   }),
+  /** With `reserve: true` and an action that may run: the leases holding what it drew; else empty. */
+  reservations: z
+    .array(z.object({ lease_id: z.string(), policy_id: z.string(), limit: z.string(), scope_key: z.string(), amount: z.number() }))
+    .describe('With reserve: the leases holding what the action drew from each fleet-wide limit (release them with POST /api/v1/quotas/leases if the action does not run); empty otherwise'),
 });
 export type PolicyEvaluation = z.infer<typeof PolicyEvaluationSchema>;

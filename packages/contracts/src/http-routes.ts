@@ -206,6 +206,11 @@ export const HTTP_TAGS = [
     description: `The organisation's API keys (scopes ${KEY_SCOPES.join(' ⊂ ')}): create (the secret is answered once), list (never the secret), revoke; managing keys needs an admin key. And the calling key itself (any key).`,
   },
   {
+    name: 'Quotas',
+    description:
+      'Fleet-wide limits (session, run and period budgets; agent- and organisation-scoped rate limits): the counters the platform keeps, and the leases governing processes spend them through, deciding locally.',
+  },
+  {
     name: 'Dead letters',
     description:
       'What the platform could never store or apply, kept with the reason for an operator (admin key): ingest messages a consumer could never store, and stored events a projection could never apply or refused on a data-quality rule. Ingest dead letters can be retried.',
@@ -525,6 +530,37 @@ const ROUTES = [
     description: KILL_SWITCH_PUT,
     returns: 'The new state',
     problems: { 404: 'Not answered: every agent id has a switch in the caller’s organisation, registered or not (another organisation’s agent of the same id is not touched)', 409: CONCURRENT_CONFLICT('The kill switch') },
+  },
+
+  // Fleet-wide quotas (services/policies)
+  {
+    method: 'POST',
+    path: '/api/v1/quotas/leases',
+    message: 'quotas.leases',
+    forward: true,
+    status: 200,
+    operationId: 'leaseQuotas',
+    tags: ['Quotas'],
+    summary: 'Acquire, renew, report on and release leases of fleet-wide limits, for all of a holder’s limits in one call',
+    description:
+      'A governing process (the agent SDK, or any client deciding locally) asks for a slice of what is left of each limit it decides against and admits actions against it without asking again while the lease lasts. Reports are applied first (each `seq` once; `spent` is the total admitted against the lease, actual costs included; `release` returns the unspent rest at once), then acquisitions: `need` is granted whole or not at all (`exhausted`), and the platform may grant more, up to its slice rule (at most 5 % of the limit, and a fair share of the rest among the holders). An unrenewed lease expires after the lease TTL and its unspent quota returns. Counters are kept per organisation, policy, limit, scope key and window; two replicas never grant the same quota twice.',
+    returns: 'The leases, one per acquire item then one per report item still active, and the ids released',
+    problems: {
+      404: 'The policy (or a lease id) is not the organisation’s, or the policy has no such limit: nothing is granted',
+      409: 'A report names a lease of another holder, or one already released or expired: nothing of it is applied',
+      422: 'A bad field (the detail names each): a negative, non-finite or huge amount, a malformed limit, a session or run id missing for a session or run budget',
+    },
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/quotas',
+    message: 'quotas.list',
+    forward: true,
+    status: 200,
+    operationId: 'listQuotas',
+    tags: ['Quotas'],
+    summary: 'The organisation’s fleet-wide counters: each limit’s committed, spent and remaining quota per scope key and window',
+    returns: 'A page of counters, most recently changed first',
   },
 
   // Stats, runs, the ledger (services/stats)

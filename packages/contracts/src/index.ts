@@ -27,3 +27,4 @@ export * from './governance.js';
 export * from './governance-feed.js';
 export * from './numbers.js';
 export * from './key-order.js';
+export * from './quota.js';

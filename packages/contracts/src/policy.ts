@@ -17,14 +17,67 @@ export const ActionNameSchema = z.string().min(1).max(256);
 /** Wildcard key of `rate_limits`: the limit applies to every action the policy covers. */
 export const RATE_LIMIT_ANY_ACTION = '*';
 
-/** One rate limit: at most `max_calls` calls within a sliding window of `window_seconds` seconds. */
+/**
+ * Who a rate limit counts together (docs/sdk.md, Fleet-wide limits):
+ * - `agent`: every process of each agent the policy covers, counted per agent (the default for a new limit);
+ * - `organization`: all of the organisation's agents together;
+ * - `process`: each governing process alone (an SDK governor counts its own calls).
+ * `agent` and `organization` limits are counted by the platform and spent through leases, in fixed windows of
+ * `window_seconds` aligned to the Unix epoch; `process` limits keep a sliding window in the process.
+ */
+export const RATE_LIMIT_SCOPES = ['agent', 'organization', 'process'] as const;
+export type RateLimitScope = (typeof RATE_LIMIT_SCOPES)[number];
+
+/**
+ * The scope a rate limit stored without one has: `process`, what every limit meant before scopes existed.
+ * {@link withPolicyDefaults} fills it in; a limit written now without a scope gets `agent` (its schema's default).
+ */
+export const LEGACY_RATE_LIMIT_SCOPE: RateLimitScope = 'process';
+
+/**
+ * One rate limit: at most `max_calls` calls within a window of `window_seconds` seconds, counted over `scope`
+ * ({@link RATE_LIMIT_SCOPES}; absent in a request = `agent`).
+ */
 export const RateLimitSchema = z.strictObject({
   /** Calls allowed per window; an integer ≥ 1. */
   max_calls: z.number().int('expected an integer').min(1, 'must be 1 or more'),
   /** Window length in seconds; > 0 (fractions allowed). */
   window_seconds: z.number().finite().positive('must be greater than 0'),
+  scope: z.enum(RATE_LIMIT_SCOPES).default('agent').describe('Who the limit counts together: agent (every process of each agent, per agent; the default), organization (all agents together) or process (each process alone)'),
 });
 export type RateLimit = z.infer<typeof RateLimitSchema>;
+
+/** Who a period budget counts together: each agent the policy covers on its own, or the organisation's agents together. */
+export const PERIOD_BUDGET_SCOPES = ['agent', 'organization'] as const;
+export type PeriodBudgetScope = (typeof PERIOD_BUDGET_SCOPES)[number];
+
+/** Calendar periods of a period budget, in UTC: the clock hour, the day from 00:00, the month from its first day. */
+export const BUDGET_PERIODS = ['hour', 'day', 'month'] as const;
+export type BudgetPeriod = (typeof BUDGET_PERIODS)[number];
+
+/**
+ * One budget over time: at most `max_usd` USD spent within each calendar `period` (UTC), per agent or for the
+ * organisation (`scope`). Exceeding it is `budget_exceeded` (rule `period_budget`) naming the period.
+ */
+export const PeriodBudgetSchema = z.strictObject({
+  scope: z.enum(PERIOD_BUDGET_SCOPES).describe('agent (each agent the policy covers, on its own) or organization (all its agents together)'),
+  period: z.enum(BUDGET_PERIODS).describe('The calendar period in UTC: hour, day or month'),
+  max_usd: UsdSchema.describe('USD allowed within one period'),
+});
+export type PeriodBudget = z.infer<typeof PeriodBudgetSchema>;
+
+/** `period_budgets`: at most one per (scope, period) pair, so at most six. */
+export const PeriodBudgetsSchema = z
+  .array(PeriodBudgetSchema)
+  .max(PERIOD_BUDGET_SCOPES.length * BUDGET_PERIODS.length)
+  .superRefine((list, ctx) => {
+    const seen = new Set<string>();
+    list.forEach((b, i) => {
+      const key = `${b.scope}:${b.period}`;
+      if (seen.has(key)) ctx.addIssue({ code: 'custom', path: [i, 'period'], message: `a second ${b.scope} budget per ${b.period}: give each (scope, period) pair at most once` });
+      seen.add(key);
+    });
+  });
 
 /** `rate_limits`: action name (or `*` for every action) → its limit. */
 export const RateLimitsSchema = z.record(ActionNameSchema, RateLimitSchema);
@@ -165,6 +218,9 @@ export type Guardrails = z.infer<typeof GuardrailsSchema>;
  * - `action_budget`: USD ≥ 0 for one action; an action whose estimated cost is above it is budget_exceeded.
  * - `downgrades`: rules that change an action's arguments instead of blocking it (see {@link DowngradeRuleSchema}).
  * - `guardrails`: pii, moderation, loop and idempotency, each optional (see {@link GuardrailsSchema}).
+ * - `period_budgets`: USD per calendar hour, day or month, per agent or for the organisation ({@link PeriodBudgetSchema}).
+ * `session_budget`, `run_budget`, `period_budgets` and rate limits of scope `agent` or `organization` count every
+ * process of the fleet (the platform keeps the count; processes spend leases of it).
  */
 export const CreatePolicySchema = z.strictObject({
   name: z.string().min(1).max(256),
@@ -180,13 +236,14 @@ export const CreatePolicySchema = z.strictObject({
   action_budget: UsdSchema.nullable().optional(),
   downgrades: DowngradesSchema.optional(),
   guardrails: GuardrailsSchema.optional(),
+  period_budgets: PeriodBudgetsSchema.optional(),
 });
 export type CreatePolicy = z.infer<typeof CreatePolicySchema>;
 
 /**
  * Body of `PATCH /api/v1/policies/{id}` (JSON merge patch semantics, strict, at least one field). `null`
- * clears description, session_budget, run_budget, action_budget and allowed_actions; lists, rate_limits, downgrades
- * and guardrails are replaced whole (send `[]` / `{}` to empty them). `enabled` alone emits PolicyEnabled / PolicyDisabled.
+ * clears description, session_budget, run_budget, action_budget and allowed_actions; lists, rate_limits, downgrades,
+ * guardrails and period_budgets are replaced whole (send `[]` / `{}` to empty them). `enabled` alone emits PolicyEnabled / PolicyDisabled.
  */
 export const UpdatePolicySchema = z
   .strictObject({
@@ -203,6 +260,7 @@ export const UpdatePolicySchema = z
     action_budget: UsdSchema.nullable(),
     downgrades: DowngradesSchema,
     guardrails: GuardrailsSchema,
+    period_budgets: PeriodBudgetsSchema,
   })
   .partial()
   .refine((p) => Object.keys(p).length > 0, { message: 'at least one field to change is required' });
@@ -223,6 +281,7 @@ export const POLICY_FIELDS = [
   'action_budget',
   'downgrades',
   'guardrails',
+  'period_budgets',
 ] as const;
 export type PolicyField = (typeof POLICY_FIELDS)[number];
 
@@ -231,14 +290,32 @@ export interface LaterPolicyFields {
   action_budget: number | null;
   downgrades: DowngradeRule[];
   guardrails: Guardrails;
+  period_budgets: PeriodBudget[];
+}
+
+/**
+ * `rate_limits` as stored, each limit with its scope: one stored before scopes existed counted per process, and keeps
+ * that meaning ({@link LEGACY_RATE_LIMIT_SCOPE}). Returns the same object when every limit has a scope. Pure.
+ */
+export function withRateLimitScopes<T extends Record<string, { scope?: RateLimitScope }>>(limits: T): { [K in keyof T]: T[K] & { scope: RateLimitScope } } {
+  let out: Record<string, { scope?: RateLimitScope }> | null = null;
+  for (const [action, limit] of Object.entries(limits)) {
+    if (limit.scope !== undefined) continue;
+    out ??= { ...limits };
+    out[action] = { ...limit, scope: LEGACY_RATE_LIMIT_SCOPE };
+  }
+  return (out ?? limits) as { [K in keyof T]: T[K] & { scope: RateLimitScope } };
 }
 
 /**
  * A policy record (or settings, or PolicyCreated data) with the fields it predates filled in: no action budget
- * (null), no downgrades ([]), no guardrails ({}). Records written before those fields existed read through this.
+ * (null), no downgrades ([]), no guardrails ({}), no period budgets ([]), and a rate limit without a scope counted per
+ * process ({@link withRateLimitScopes}). Records written before those fields existed read through this.
  */
 export function withPolicyDefaults<T extends object>(p: T): T & LaterPolicyFields {
-  return { action_budget: null, downgrades: [], guardrails: {}, ...p } as T & LaterPolicyFields;
+  const out = { action_budget: null, downgrades: [], guardrails: {}, period_budgets: [], ...p } as T & LaterPolicyFields & { rate_limits?: Record<string, { scope?: RateLimitScope }> };
+  if (out.rate_limits !== undefined && out.rate_limits !== null) out.rate_limits = withRateLimitScopes(out.rate_limits);
+  return out;
 }
 
 /** A policy's settings with every optional one normalised (null / [] / {}). */
@@ -263,6 +340,8 @@ export const PolicySettingsSchema = z.object({
   downgrades: z.array(DowngradeRuleSchema),
   /** `{}` = none. */
   guardrails: GuardrailsSchema,
+  /** Empty = none. */
+  period_budgets: z.array(PeriodBudgetSchema),
 });
 export type PolicySettings = z.infer<typeof PolicySettingsSchema>;
 

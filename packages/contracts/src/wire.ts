@@ -41,6 +41,7 @@ import {
   McpToolOutcomeSchema,
 } from './mcp.js';
 import { IngestResponseSchema } from './ingest.js';
+import { LeaseAnswerSchema, LeaseRequestSchema, ListQuotasQuerySchema, QuotaCounterPageSchema } from './quota.js';
 import {
   EvaluateRunSchema,
   EvaluateRunsSchema,
@@ -395,6 +396,20 @@ export const Wire = {
     request: z.object({ path: z.strictObject({ agent_id: OpaqueIdSchema.optional() }), body: SetKillSwitchSchema }),
     reply: KillSwitchStateSchema,
     summary: "engage or release the organisation's kill switch (no agent_id) or one agent's",
+  }),
+  'quotas.leases': row({
+    service: 'policies',
+    scope: 'write',
+    request: z.object({ body: LeaseRequestSchema }),
+    reply: LeaseAnswerSchema,
+    summary: "acquire, renew, report on and release a holder's leases of fleet-wide limits",
+  }),
+  'quotas.list': row({
+    service: 'policies',
+    scope: 'read',
+    request: z.object({ query: ListQuotasQuerySchema }),
+    reply: QuotaCounterPageSchema,
+    summary: "one filtered page of the organisation's fleet-wide counters",
   }),
 
   'stats.summary': row({

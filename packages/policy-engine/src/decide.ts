@@ -18,10 +18,14 @@
  *       (a listed action repeats an idempotency key seen within `ttl_seconds`) → idempotent_replay (the caller
  *       returns the first call's result; nothing runs, so approval, budgets and limits do not apply to it);
  *    c. the action is in `approval_required_actions` → escalate (approval_required);
- *    d. budgets, action then run then session: the action's estimated cost > `action_budget`; run spend + cost >
- *       `run_budget`; session spend + cost > `session_budget` → budget_exceeded (equal to the budget is allowed);
+ *    d. budgets, action then run then session then period: the action's estimated cost > `action_budget`; run spend
+ *       + cost > `run_budget`; session spend + cost > `session_budget`; the cost > what is left of a `period_budgets`
+ *       entry this period → budget_exceeded (equal to the budget is allowed). With a quota view in the context
+ *       (fleet-wide counting, see {@link DecisionContext}), the run and session budgets compare the cost with what
+ *       the view has left of them;
  *    e. a `rate_limits` entry for the action, then the `*` entry, already holds `max_calls` calls within its window
- *       → rate_limited;
+ *       (for an `agent`- or `organization`-scoped limit with a quota view: less than one call left in its fixed
+ *       window) → rate_limited;
  *    f. `loop`: `threshold` calls of the action with the same arguments hash already within `window_seconds` →
  *       loop_detected (the (threshold+1)th call is stopped);
  *    g. `downgrades`: a rule for the action (or `*`) changes an argument → downgrade (modified);
@@ -48,6 +52,8 @@ import {
   POLICY_DECISIONS,
   RATE_LIMIT_ANY_ACTION,
   RiskLevelSchema,
+  periodBudgetLimit,
+  rateLimitLimit,
   STOPPING_DECISIONS,
   type DecisionRule,
   type DowngradeRule,
@@ -62,6 +68,7 @@ import {
   type TriggeredRule,
 } from '@agp/contracts';
 import { argumentsHash, getAt, pathSegments, setAt } from './arguments.js';
+import { fleetCounted, type EngineRateLimit, type QuotaView } from './quotas.js';
 import { maskText, redactPii, scanPii, type PiiScan } from './pii.js';
 
 /** A budget warns once spend so far + the action's cost passes this fraction of it (80%). */
@@ -92,6 +99,7 @@ export const RULE_RISK: Readonly<Record<DecisionRule, RiskLevel>> = {
   action_budget: 'medium',
   run_budget: 'medium',
   session_budget: 'medium',
+  period_budget: 'medium',
   rate_limit: 'medium',
   loop_guardrail: 'medium',
   downgrade: 'low',
@@ -100,17 +108,17 @@ export const RULE_RISK: Readonly<Record<DecisionRule, RiskLevel>> = {
 
 /**
  * The policy fields `decide` reads. A `Policy` record (current, or any version folded from its stream) fits;
- * budgets in USD, `rate_limits[*].window_seconds` in seconds. `action_budget`, `downgrades` and `guardrails` may be
- * absent (a policy recorded before they existed): none.
+ * budgets in USD, `rate_limits[*].window_seconds` in seconds. `action_budget`, `downgrades`, `guardrails` and
+ * `period_budgets` may be absent (a policy recorded before they existed): none; a rate limit without `scope` counts
+ * per process.
  */
 export interface EnginePolicy
-  extends Pick<
-    Policy,
-    'id' | 'name' | 'enabled' | 'created_at' | 'session_budget' | 'run_budget' | 'denied_actions' | 'allowed_actions' | 'approval_required_actions' | 'rate_limits' | 'agent_ids'
-  > {
+  extends Pick<Policy, 'id' | 'name' | 'enabled' | 'created_at' | 'session_budget' | 'run_budget' | 'denied_actions' | 'allowed_actions' | 'approval_required_actions' | 'agent_ids'> {
+  rate_limits: Readonly<Record<string, EngineRateLimit>>;
   action_budget?: Policy['action_budget'];
   downgrades?: Policy['downgrades'];
   guardrails?: Policy['guardrails'];
+  period_budgets?: Policy['period_budgets'];
 }
 
 /**
@@ -137,6 +145,7 @@ export function enginePolicy(id: string, createdAt: string, s: Pick<Policy, 'nam
     action_budget: s.action_budget ?? null,
     downgrades: s.downgrades ?? [],
     guardrails: s.guardrails ?? {},
+    period_budgets: s.period_budgets ?? [],
   };
 }
 
@@ -201,7 +210,15 @@ export const DecisionContextSchema = z.object({
   recent_calls: z.array(RecentCallSchema).optional(),
   idempotency_records: z.array(IdempotencyRecordSchema).optional(),
 });
-export type DecisionContext = z.infer<typeof DecisionContextSchema>;
+/**
+ * {@link DecisionContextSchema}'s fields, and `quota`: what the decider may still admit under each fleet-wide limit
+ * (session, run and period budgets; `agent`- and `organization`-scoped rate limits). With it, such a budget stops an
+ * action whose cost is above what the view has left, and such a rate limit one with less than a call left; without
+ * it (or where it answers undefined) budgets count the spend passed in, rate limits the calls passed in, and a period
+ * budget the action's cost alone. Not JSON: a function the caller supplies (the SDK's leases, the decision API's
+ * counters).
+ */
+export type DecisionContext = z.infer<typeof DecisionContextSchema> & { quota?: QuotaView };
 
 /** What a policy's rule found beyond the rule itself: the guardrail context, and whether the policy rewrites arguments. */
 interface PolicyHit {
@@ -329,10 +346,35 @@ const hit = (p: EnginePolicy, decision: PolicyDecisionKind, rule: DecisionRule, 
   downgrades: false,
 });
 
-/** Rule d for the run or session budget: spent + cost over it → budget_exceeded. */
-function budgetExceeded(p: EnginePolicy, d: DecisionInput, rule: DecisionRule, what: string, budget: number | null, spent: number): PolicyHit | null {
-  if (budget === null || !(spent + d.cost > budget + USD_TOLERANCE)) return null;
+/**
+ * Rule d for the run or session budget: spent + cost over it → budget_exceeded. With a {@link QuotaView} answering
+ * for the limit, the cost over what it has left of the fleet's budget.
+ */
+function budgetExceeded(p: EnginePolicy, d: DecisionInput, rule: 'run_budget' | 'session_budget', what: string, budget: number | null, spent: number): PolicyHit | null {
+  if (budget === null) return null;
+  const left = d.context.quota?.(p.id, rule);
+  if (left !== undefined) {
+    if (!(d.cost > left + USD_TOLERANCE)) return null;
+    return hit(p, 'budget_exceeded', rule, `${d.name} ${d.usd(d.cost)} would exceed the ${what} budget of ${d.usd(budget)} of ${quoted(p)}: ${d.usd(Math.max(0, left))} of it is left for the fleet`);
+  }
+  if (!(spent + d.cost > budget + USD_TOLERANCE)) return null;
   return hit(p, 'budget_exceeded', rule, `${what} spend ${d.usd(spent)} + ${d.name} ${d.usd(d.cost)} would exceed the ${what} budget of ${d.usd(budget)} of ${quoted(p)}`);
+}
+
+/**
+ * Rule d for the period budgets, in their order: the cost over what the {@link QuotaView} has left of one
+ * (without a view, the cost over the budget itself) → budget_exceeded, naming the period.
+ */
+function periodBudgetExceeded(p: EnginePolicy, d: DecisionInput): PolicyHit | null {
+  const budgets = p.period_budgets;
+  if (budgets === undefined || budgets.length === 0) return null;
+  for (const b of budgets) {
+    const left = d.context.quota?.(p.id, periodBudgetLimit(b.scope, b.period)) ?? b.max_usd;
+    if (!(d.cost > left + USD_TOLERANCE)) continue;
+    const whose = b.scope === 'agent' ? `agent ${d.action.agent_id}'s` : "the organisation's";
+    return hit(p, 'budget_exceeded', 'period_budget', `${d.name} ${d.usd(d.cost)} would exceed ${whose} budget of ${d.usd(b.max_usd)} per ${b.period} (UTC) of ${quoted(p)}: ${d.usd(Math.max(0, left))} of it is left this ${b.period}`);
+  }
+  return null;
 }
 
 /** Rule d for the action budget: the action's cost over it → budget_exceeded. */
@@ -342,13 +384,25 @@ function actionBudgetExceeded(p: EnginePolicy, d: DecisionInput): PolicyHit | nu
   return hit(p, 'budget_exceeded', 'action_budget', `${d.name} would cost an estimated ${d.usd(d.cost)}, above the action budget of ${d.usd(budget)} of ${quoted(p)}`);
 }
 
-/** Rule e for one `rate_limits` key (the action's name, or `*`): its window already full → rate_limited. */
+/**
+ * Rule e for one `rate_limits` key (the action's name, or `*`): its window already full → rate_limited. A limit of
+ * scope `agent` or `organization` with a {@link QuotaView} answering for it: less than one call left for the fleet in
+ * its fixed window; otherwise the calls in the context, in a sliding window.
+ */
 function rateLimited(p: EnginePolicy, d: DecisionInput, key: string): PolicyHit | null {
   if (!Object.hasOwn(p.rate_limits, key)) return null;
   const limit = p.rate_limits[key];
+  const of = key === RATE_LIMIT_ANY_ACTION ? 'calls of any action' : `calls of ${d.name}`;
+  if (d.context.quota !== undefined && fleetCounted(limit)) {
+    const left = d.context.quota(p.id, rateLimitLimit(key));
+    if (left !== undefined) {
+      if (left >= 1) return null;
+      const whose = limit.scope === 'agent' ? `agent ${d.action.agent_id}'s` : "the organisation's";
+      return hit(p, 'rate_limited', 'rate_limit', `${whose} ${of} reach the limit of ${limit.max_calls} per ${limit.window_seconds} s of ${quoted(p)} in this window`);
+    }
+  }
   const n = d.windows.count(key, limit.window_seconds);
   if (n < limit.max_calls) return null;
-  const of = key === RATE_LIMIT_ANY_ACTION ? 'calls of any action' : `calls of ${d.name}`;
   return hit(p, 'rate_limited', 'rate_limit', `${n} ${of} in the last ${limit.window_seconds} s reach the limit of ${limit.max_calls} of ${quoted(p)}`);
 }
 
@@ -503,7 +557,7 @@ function decidePolicy(p: EnginePolicy, d: DecisionInput): PolicyHit | null {
     if (g.idempotency !== undefined && stops((h = idempotencyGuardrail(p, g.idempotency, d)))) return h;
   }
   if (p.approval_required_actions.includes(name)) return hit(p, 'escalate', 'approval_required', `${name} requires human approval under ${quoted(p)}`);
-  h = actionBudgetExceeded(p, d) ?? budgetExceeded(p, d, 'run_budget', 'run', p.run_budget, d.run) ?? budgetExceeded(p, d, 'session_budget', 'session', p.session_budget, d.session) ?? rateLimited(p, d, name) ?? rateLimited(p, d, RATE_LIMIT_ANY_ACTION);
+  h = actionBudgetExceeded(p, d) ?? budgetExceeded(p, d, 'run_budget', 'run', p.run_budget, d.run) ?? budgetExceeded(p, d, 'session_budget', 'session', p.session_budget, d.session) ?? periodBudgetExceeded(p, d) ?? rateLimited(p, d, name) ?? rateLimited(p, d, RATE_LIMIT_ANY_ACTION);
   if (h !== null) return h;
   if (g?.loop !== undefined && stops((h = loopGuardrail(p, g.loop, d)))) return h;
   stops(downgradeRules(p, d));
@@ -572,6 +626,7 @@ function namesOnly(p: EnginePolicy): boolean {
   const g = p.guardrails;
   if (g !== undefined && (g.pii !== undefined || g.moderation !== undefined || g.idempotency !== undefined || g.loop !== undefined)) return false;
   if (p.allowed_actions !== null || p.action_budget != null || p.run_budget != null || p.session_budget != null) return false;
+  if (p.period_budgets !== undefined && p.period_budgets.length > 0) return false;
   if (p.rate_limits === null || typeof p.rate_limits !== 'object' || Object.hasOwn(p.rate_limits, RATE_LIMIT_ANY_ACTION)) return false;
   if (p.downgrades !== undefined && p.downgrades.some((r) => r.action === DOWNGRADE_ANY_ACTION)) return false;
   return true;
