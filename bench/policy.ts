@@ -39,7 +39,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import type { DecisionContext, EnginePolicy, PolicyAction, RecentCall } from '@agp/policy-engine';
+import type { DecisionContext, EnginePolicy, EngineRateLimit, PolicyAction, RecentCall } from '@agp/policy-engine';
 import { POLICY_DECISIONS, type PolicyDecisionKind } from '@agp/contracts';
 
 const SECONDS = Number(process.env.BENCH_POLICY_SECONDS ?? 1);
@@ -112,7 +112,7 @@ function makePolicies(n: number, seed: number): EnginePolicy[] {
     }
     const scope = rnd();
     const agent_ids = scope < 0.07 ? [] : scope < 0.15 ? [...pick(rnd, others, int(rnd, 1, 3)), AGENT] : pick(rnd, others, int(rnd, 1, 3));
-    const rate_limits: EnginePolicy['rate_limits'] = {};
+    const rate_limits: Record<string, EngineRateLimit> = {};
     if (rnd() < 0.6) rate_limits['*'] = { max_calls: int(rnd, 20, 120), window_seconds: 60 };
     if (rnd() < 0.5) for (const a of pick(rnd, ACTIONS, int(rnd, 1, 2))) rate_limits[a] = { max_calls: int(rnd, 2, 20), window_seconds: [10, 60, 300, 3600][int(rnd, 0, 3)] };
     out.push({

@@ -58,6 +58,7 @@ const NEUTRAL: Omit<PolicySettings, 'name' | 'description'> = {
   action_budget: null,
   downgrades: [],
   guardrails: {},
+  period_budgets: [],
 };
 
 /** A policy that stops nothing unless `settings` say so; `n` orders creation (p-1 is the oldest). */

@@ -129,7 +129,7 @@ export const POLICIES: readonly PolicySpec[] = [
     types: ['rate_limited', 'loop_detected', 'idempotent_replay'],
     settings: {
       description: 'Stops call storms, loops and replays (agp simulate).',
-      rate_limits: { '*': { max_calls: 60, window_seconds: 60 }, send_email: { max_calls: 20, window_seconds: 60 }, post_to_slack: { max_calls: 30, window_seconds: 60 } },
+      rate_limits: { '*': { max_calls: 60, window_seconds: 60, scope: 'agent' }, send_email: { max_calls: 20, window_seconds: 60, scope: 'agent' }, post_to_slack: { max_calls: 30, window_seconds: 60, scope: 'agent' } },
     },
   },
   {

@@ -59,6 +59,7 @@ export const policy = (id: string, over: Partial<Policy> = {}): Policy => ({
   action_budget: null,
   downgrades: [],
   guardrails: {},
+  period_budgets: [],
   ...over,
 });
 

@@ -10,9 +10,10 @@ const record = <T>(schema: Parameters<typeof orderKeys>[0], doc: unknown): T => 
 
 /**
  * A policy document as SQL, with the fields a policy recorded before they existed filled in (no action budget, no
- * downgrades, no guardrails: `withPolicyDefaults` of the contracts), so every read returns the whole record.
+ * downgrades, no guardrails, no period budgets: `withPolicyDefaults` of the contracts), so every read returns the whole
+ * record. Rate limits without a scope are given theirs by the read model's migration (`addPolicyScopesAndPeriods`).
  */
-const POLICY_DOC = `('{"action_budget":null,"downgrades":[],"guardrails":{}}'::jsonb || doc)`;
+const POLICY_DOC = `('{"action_budget":null,"downgrades":[],"guardrails":{},"period_budgets":[]}'::jsonb || doc)`;
 
 /**
  * One page of an organisation's policies, newest first (created_at, then id), as JSON text

@@ -120,7 +120,8 @@ class MemoryPlatform implements HarnessApi {
       modified_inputs: null,
       guardrail_context: null,
       arguments_hash: null,
-      context: { now: new Date().toISOString(), run_spend_usd: spend, session_spend_usd: spend, recent_calls: 0, run_found: run ? true : false },
+      context: { now: new Date().toISOString(), run_spend_usd: spend, session_spend_usd: spend, recent_calls: 0, run_found: run ? true : false, quotas: [] },
+      reservations: [],
     };
   }
 }
@@ -156,7 +157,7 @@ describe('setupEvents (harness step 2)', () => {
 });
 
 describe('ledgerLag', () => {
-  const ctx = (over: Partial<PolicyEvaluation['context']> = {}): PolicyEvaluation['context'] => ({ now: '', run_spend_usd: 0, session_spend_usd: 0, recent_calls: 0, run_found: true, ...over });
+  const ctx = (over: Partial<PolicyEvaluation['context']> = {}): PolicyEvaluation['context'] => ({ now: '', run_spend_usd: 0, session_spend_usd: 0, recent_calls: 0, run_found: true, quotas: [], ...over });
   it('waits for the run, its spend (within float rounding) and, when rate limits count calls, its calls', () => {
     expect(ledgerLag(ctx({ run_found: false }), { spend_usd: 0, calls: 0 })).toBe('the run is not visible yet');
     expect(ledgerLag(ctx({ run_found: null }), { spend_usd: 0, calls: 0 })).toBe('the run is not visible yet');

@@ -168,7 +168,11 @@ export function selectScenarios(loaded: readonly LoadedScenario[], agentId?: str
 export interface HarnessApi {
   /** `POST /api/v1/ingest/`: the 207 answer, each event accepted or rejected. */
   ingest(events: IngestEvent[]): Promise<IngestResponse>;
-  /** `POST /api/v1/policies/evaluate`: the decision with the state it was taken against (`context`). */
+  /**
+   * `POST /api/v1/policies/evaluate`: the decision with the state it was taken against (`context`, with
+   * `context.quotas`: what each fleet-wide limit had left) and `reservations` (always empty here: the harness asks
+   * without `reserve`, so deciding a step draws nothing from the fleet's counters).
+   */
   evaluate(body: EvaluateAction): Promise<PolicyEvaluation>;
 }
 

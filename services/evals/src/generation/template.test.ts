@@ -117,7 +117,7 @@ describe('template pass', () => {
   });
 
   it('makes no more calls than a rate limit allows in a many-calls budget scenario', () => {
-    const p = policy('p1', { run_budget: 10, rate_limits: { '*': { max_calls: 2, window_seconds: 60 } } });
+    const p = policy('p1', { run_budget: 10, rate_limits: { '*': { max_calls: 2, window_seconds: 60, scope: 'agent' } } });
     const r = templateScenarios({ agent: supportAgent(), policies: [p], seed: 5, maxPerCategory: 50 });
     expect(r.scenarios.find((s) => s.name === 'budget_blowout.run_budget_10.many_calls')?.steps.length).toBe(2);
   });

@@ -29,7 +29,10 @@ export interface Decided<D> {
 /** Remove repeated entries of a list, keeping the first of each. */
 const unique = (xs: string[]) => [...new Set(xs)];
 
-/** The create body with every optional setting normalised: null for "none", [] / {} for empty, lists de-duplicated. */
+/**
+ * The create body with every optional setting normalised: null for "none", [] / {} for empty, lists de-duplicated.
+ * Rate limits keep the scope the body parsed with (`agent` when it named none).
+ */
 export function normaliseSettings(body: CreatePolicy): PolicySettings {
   return {
     name: body.name,
@@ -45,6 +48,7 @@ export function normaliseSettings(body: CreatePolicy): PolicySettings {
     action_budget: body.action_budget ?? null,
     downgrades: body.downgrades ?? [],
     guardrails: body.guardrails ?? {},
+    period_budgets: body.period_budgets ?? [],
   };
 }
 

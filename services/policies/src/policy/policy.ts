@@ -8,12 +8,29 @@ import {
   type PolicySettings,
   type PolicyToggledData,
   type PolicyUpdatedData,
+  type RateLimit,
   withPolicyDefaults,
+  withRateLimitScopes,
 } from '@agp/contracts';
 import type { StoredEvent } from '@agp/eventstore';
 
 /** The parts of a stored event that folding needs (pure tests build these by hand). */
 export type PolicyEvent = Pick<StoredEvent, 'type' | 'data' | 'metadata' | 'stream_version'>;
+
+/**
+ * The changes of a PolicyUpdated as they read today: `rate_limits` (its `from` and `to`) with each limit's scope, a
+ * limit recorded before scopes existed counting per process (`withRateLimitScopes` of the contracts). Every other
+ * field as recorded. Pure.
+ */
+export function updatedChanges(d: PolicyUpdatedData): Record<string, FieldChange> {
+  const changes = { ...d.changes } as Record<string, FieldChange>;
+  const rl = changes.rate_limits;
+  if (rl !== undefined) changes.rate_limits = { from: scopedLimits(rl.from), to: scopedLimits(rl.to) };
+  return changes;
+}
+
+/** A recorded `rate_limits` value with each limit's scope filled in; a value that is not an object as it was. */
+const scopedLimits = (limits: unknown): unknown => (limits !== null && typeof limits === 'object' ? withRateLimitScopes(limits as Record<string, Partial<RateLimit>>) : limits);
 
 /** The settings of a policy record (its fields minus id, organisation, version and times). */
 export function settingsOf(p: Policy): PolicySettings {
@@ -28,7 +45,8 @@ export function settingsOf(p: Policy): PolicySettings {
 export function evolvePolicy(state: Policy | null, event: PolicyEvent): Policy | null {
   switch (event.type) {
     case PolicyEvents.Created: {
-      // A policy created before action_budget, downgrades and guardrails existed has none of them.
+      // A policy created before action_budget, downgrades, guardrails and period_budgets existed has none of them, and
+      // its rate limits count per process.
       const { id, at, ...settings } = withPolicyDefaults(event.data as unknown as PolicyCreatedData);
       return { id, organization_id: event.metadata.organization_id, ...settings, version: event.stream_version, created_at: at, updated_at: at };
     }
@@ -36,7 +54,7 @@ export function evolvePolicy(state: Policy | null, event: PolicyEvent): Policy |
       if (!state) return state;
       const d = event.data as unknown as PolicyUpdatedData;
       const next: Policy = { ...state, version: event.stream_version, updated_at: d.at };
-      for (const [field, change] of Object.entries(d.changes) as Array<[keyof PolicySettings, FieldChange]>) {
+      for (const [field, change] of Object.entries(updatedChanges(d)) as Array<[keyof PolicySettings, FieldChange]>) {
         (next as Record<string, unknown>)[field] = change.to;
       }
       return next;
@@ -60,7 +78,8 @@ export function foldPolicy(events: PolicyEvent[], upTo = Infinity): Policy | nul
 /**
  * The history of a policy: one entry per stream event, oldest first, with its version, time, actor (and the acting
  * key's name, as captured in the event's metadata when it was appended) and each
- * field it changed (`{from, to}`; PolicyCreated lists every field with `from: null`).
+ * field it changed (`{from, to}`; PolicyCreated lists every field with `from: null`). Events recorded before a field
+ * existed read with its default (`withPolicyDefaults`, {@link updatedChanges}).
  */
 export function policyHistory(events: Array<PolicyEvent & Pick<StoredEvent, 'recorded_at'>>): PolicyHistoryEntry[] {
   return events.map((e) => {
@@ -72,7 +91,7 @@ export function policyHistory(events: Array<PolicyEvent & Pick<StoredEvent, 'rec
         return { ...base, changes: Object.fromEntries(POLICY_FIELDS.map((f) => [f, { from: null, to: d[f] }])) };
       }
       case PolicyEvents.Updated:
-        return { ...base, changes: { ...(e.data as unknown as PolicyUpdatedData).changes } as Record<string, FieldChange> };
+        return { ...base, changes: updatedChanges(e.data as unknown as PolicyUpdatedData) };
       case PolicyEvents.Enabled:
         return { ...base, changes: { enabled: { from: false, to: true } } };
       case PolicyEvents.Disabled:

@@ -1,4 +1,5 @@
-import { migrateSchema, type Sql } from '@agp/eventstore';
+import { LEGACY_RATE_LIMIT_SCOPE } from '@agp/contracts';
+import { migrateSchema, type Sql, type SqlExecutor } from '@agp/eventstore';
 
 /**
  * Read-model tables of the policies service (it alone reads them); every row carries its organisation.
@@ -33,7 +34,27 @@ CREATE TABLE IF NOT EXISTS agp_kill_switches (
 );
 `;
 
-/** Create the read-model tables (idempotent). */
+/**
+ * Bring policy records projected before period budgets and rate-limit scopes existed up to what today's projection
+ * writes (`withPolicyDefaults` of the contracts): `period_budgets: []` where a record has none, and each rate limit
+ * without a scope given `scope: "process"` (what it meant then, `LEGACY_RATE_LIMIT_SCOPE`). Only records lacking one
+ * of them are rewritten, so it is a no-op on later starts and on fresh databases. For use as {@link migrateSchema}'s
+ * `then` step.
+ */
+export async function addPolicyScopesAndPeriods(tx: SqlExecutor): Promise<void> {
+  await tx.query(`UPDATE agp_policies SET doc = jsonb_set(doc, '{period_budgets}', '[]'::jsonb) WHERE NOT doc ? 'period_budgets'`);
+  await tx.query(
+    `UPDATE agp_policies p
+        SET doc = jsonb_set(p.doc, '{rate_limits}', (
+          SELECT jsonb_object_agg(e.key, CASE WHEN e.value ? 'scope' THEN e.value ELSE e.value || jsonb_build_object('scope', $1::text) END)
+            FROM jsonb_each(p.doc->'rate_limits') AS e))
+      WHERE jsonb_typeof(p.doc->'rate_limits') = 'object'
+        AND EXISTS (SELECT 1 FROM jsonb_each(p.doc->'rate_limits') AS e WHERE jsonb_typeof(e.value) = 'object' AND NOT e.value ? 'scope')`,
+    [LEGACY_RATE_LIMIT_SCOPE],
+  );
+}
+
+/** Create the read-model tables (idempotent), and bring records of an earlier version up to date ({@link addPolicyScopesAndPeriods}). */
 export async function migratePoliciesReadModel(sql: Sql): Promise<void> {
-  await migrateSchema(sql, POLICIES_READ_MODEL_DDL);
+  await migrateSchema(sql, POLICIES_READ_MODEL_DDL, addPolicyScopesAndPeriods);
 }
