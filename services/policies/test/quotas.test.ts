@@ -149,9 +149,12 @@ function scenarios(platform: () => Platform) {
     expect(l.held).toBe(5);
     const r1 = await lease('rep', [], [{ lease_id: l.lease_id, seq: 1, spent: 2 }]);
     expect(r1.leases[0]).toMatchObject({ lease_id: l.lease_id, spent: 2, held: 5 });
+    const beforeReplay = await counter(id);
+    expect(beforeReplay).toMatchObject({ committed: 5, spent: 2, overshoot: 0 });
+    clock += 1;
     const replay = await lease('rep', [], [{ lease_id: l.lease_id, seq: 1, spent: 4 }]);
     expect(replay.leases[0]).toMatchObject({ spent: 2 });
-    expect(await counter(id)).toMatchObject({ committed: 5, spent: 2, overshoot: 0 });
+    expect(await counter(id)).toEqual(beforeReplay);
     // Spent past held (an actual cost above its estimate): committed follows spent, the overshoot is recorded.
     await lease('rep', [], [{ lease_id: l.lease_id, seq: 2, spent: 6.5 }]);
     expect(await counter(id)).toMatchObject({ committed: 6.5, spent: 6.5, overshoot: 1.5, remaining: 93.5 });
