@@ -27,6 +27,9 @@ import { FileSpool, MemorySpool } from './spool.js';
 import type { ChannelState, LeaseStatus, ReporterStats } from './status.js';
 import { loadTracing } from './tracing.js';
 
+/** The policies while no snapshot was loaded (one array, so the leases see no change). */
+const NO_POLICIES: never[] = [];
+
 export { Run, SDK_VERSION, type ActContext, type ActOptions, type DecisionEvent } from './run.js';
 
 /** Options of {@link Governor.connect}. Durations in ms, money in USD. */
@@ -177,7 +180,7 @@ export class Governor {
     this.escalations = new Escalations(this.client, this.snapshot, opts.approvalPollMs);
     this.leases = new Leases({
       request: (body) => this.client.leaseQuotas(body),
-      policies: () => this.snapshot.current?.policies ?? [],
+      policies: () => this.snapshot.current?.policies ?? NO_POLICIES,
       agentId: opts.agentId,
       holder: `sdk:${randomUUID()}`,
       onError: this.onError,

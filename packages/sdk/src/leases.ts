@@ -429,6 +429,9 @@ export class Leases {
       this.current = p;
       try {
         return await this.send();
+      } catch (err) {
+        this.deps.onError(`fleet-wide limits: ${err instanceof Error ? err.message : String(err)}`);
+        return this.flights;
       } finally {
         if (this.current === p) this.current = null;
       }
