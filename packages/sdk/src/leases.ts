@@ -104,6 +104,8 @@ const RETRY_AFTER_MS = 1000;
 /** Most items of one kind in one request (`LeaseRequestSchema`). */
 const MAX_ITEMS = 100;
 const NO_NEEDS: readonly LeaseNeed[] = Object.freeze([]);
+/** Most actions (name, cost, run, session) whose needs are kept between calls. */
+const NEEDS_CACHE_SIZE = 1024;
 const TIMEOUT = Symbol('timeout');
 
 /** Whether policy `p` has any fleet-wide limit. */
@@ -122,6 +124,8 @@ export class Leases {
   private syncedOf: readonly LeasedPolicy[] | null = null;
   private byId = new Map<string, LeasedPolicy>();
   private fleet = false;
+  /** Needs computed for this snapshot, by action, cost, run and session, until the first of their windows ends. */
+  private readonly needsCache = new Map<string, { needs: readonly LeaseNeed[]; until: number }>();
   private current: Promise<number> | null = null;
   private next: Promise<number> | null = null;
   private flights = 0;
@@ -138,15 +142,29 @@ export class Leases {
   /**
    * What action `action` with estimated cost `costUsd` (USD) of run `runId` (in session `sessionId`, or none) needs
    * of each fleet-wide limit of the snapshot's policies, in the engine's order. An empty frozen array, with no
-   * allocation, while no policy has such a limit.
+   * allocation, while no policy has such a limit; the same array for the same action, cost, run and session until
+   * the snapshot changes or a window of theirs ends (read only).
    */
   needsOf(action: string, costUsd: number, runId: string, sessionId: string | null): readonly LeaseNeed[] {
     const policies = this.deps.policies();
     if (policies !== this.syncedOf) this.sync(policies);
     if (!this.fleet || this.closed) return NO_NEEDS;
+    const now = Date.now();
+    const cacheKey = `${action}\n${costUsd}\n${runId}\n${sessionId ?? ''}`;
+    const cached = this.needsCache.get(cacheKey);
+    if (cached !== undefined && now < cached.until) return cached.needs;
+    const needs = this.computeNeeds(policies, action, costUsd, runId, sessionId, now);
+    let until = Infinity;
+    for (const n of needs) if (n.window_end !== null && n.window_end < until) until = n.window_end;
+    if (this.needsCache.size >= NEEDS_CACHE_SIZE) this.needsCache.clear();
+    this.needsCache.set(cacheKey, { needs, until });
+    return needs;
+  }
+
+  /** {@link needsOf} without the cache: the engine's `quotaNeeds`, each with its counter. */
+  private computeNeeds(policies: readonly LeasedPolicy[], action: string, costUsd: number, runId: string, sessionId: string | null, now: number): readonly LeaseNeed[] {
     const raw = quotaNeeds(policies, this.deps.agentId, action, costUsd, { runId, sessionId });
     if (raw.length === 0) return NO_NEEDS;
-    const now = Date.now();
     return raw.map((q) => {
       const p = this.byId.get(q.policy_id) as LeasedPolicy;
       const w = quotaWindow(p, q.limit, now);
@@ -369,6 +387,7 @@ export class Leases {
   private sync(policies: readonly LeasedPolicy[]): void {
     this.syncedOf = policies;
     this.ignored.clear();
+    this.needsCache.clear();
     this.byId = new Map();
     this.fleet = false;
     for (const p of policies) {
