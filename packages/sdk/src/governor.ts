@@ -48,7 +48,11 @@ export interface GovernorOptions {
   actions?: ActionDefinition[];
   /** Registry details sent with `actions`. */
   agent?: { name?: string; description?: string; framework?: string; owner?: string; metadata?: Record<string, unknown> };
-  /** What `act` does while no policy snapshot was ever loaded: `closed` blocks (default), `open` allows. */
+  /**
+   * What `act` does while no policy snapshot was ever loaded: `closed` blocks (default), `open` allows. Also what an
+   * action does that needs a lease of a fleet-wide limit its leases do not hold while the platform cannot be reached:
+   * `closed` blocks it, `open` decides it counting in this process alone (docs/sdk.md §Fleet-wide limits).
+   */
   failMode?: 'closed' | 'open';
   /** Directory of the durable report spool. Absent: memory only (reports not yet delivered are lost if the process dies). */
   spoolDir?: string;

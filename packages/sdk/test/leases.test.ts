@@ -88,6 +88,13 @@ describe('fleet-wide limits', () => {
     expect(a.status().leases).toEqual([]);
   });
 
+  it('quotaWaitMs is checked like the other durations', async () => {
+    const p = new MemoryPlatform();
+    for (const bad of [-1, Number.NaN, '2000']) {
+      await expect(governor(p, { quotaWaitMs: bad as number })).rejects.toThrow(/quotaWaitMs must be a number ≥ 0 \(ms\)/);
+    }
+  });
+
   it('an action waits at most quotaWaitMs for a grant, then is budget_exceeded', async () => {
     const p = new MemoryPlatform();
     p.policies = [policyRecord({ session_budget: 1 })];
