@@ -254,6 +254,8 @@ describeConsole(
       expect(await form.getByLabel('Period budget 1: period', { exact: true }).getAttribute('aria-invalid')).toBeNull();
       expect((await ctx().api('GET', `/api/v1/policies?name=${encodeURIComponent('Console: fleet limits')}`)).body.total).toBe(0);
       await ctx().expectAccessible(page, 'new policy form with a repeated period budget');
+      await period2.scrollIntoViewIfNeeded();
+      await page.screenshot({ path: join(ARTIFACTS_DIR, 'policy-form-period-budgets-1280x800.png') });
 
       await form.getByLabel('Period budget 2: scope', { exact: true }).selectOption('organization');
       await period2.selectOption('month');
