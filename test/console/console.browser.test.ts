@@ -333,22 +333,25 @@ describeConsole(
 
     it('lists policies with their version history as a diff, and engages a kill switch only after confirming', T, async () => {
       const policies = (await ctx().api('GET', '/api/v1/policies?limit=100')).body.policies as Array<{ id: string; name: string; version: number }>;
-      // Give one policy a second version so the history has a change to diff.
+      // Give one policy a second version (a period budget among its changes) so the history has a change to diff.
       const p = policies[0];
-      expect((await ctx().api('PATCH', `/api/v1/policies/${p.id}`, { body: { run_budget: 123.45, description: 'raised by the console test' } })).status).toBe(200);
+      expect((await ctx().api('PATCH', `/api/v1/policies/${p.id}`, { body: { run_budget: 123.45, description: 'raised by the console test', period_budgets: [{ scope: 'organization', period: 'month', max_usd: 5000 }] } })).status).toBe(200);
 
       const reader = await ctx().open('/policies');
       await reader.getByRole('table', { name: 'Policies' }).waitFor();
       expect(await reader.getByRole('table', { name: 'Policies' }).locator('tbody tr').count()).toBe(policies.length);
+      expect(await reader.getByRole('table', { name: 'Policies' }).locator('tbody tr', { has: reader.locator(`a[href="/policies/${p.id}"]`) }).textContent()).toContain('$5,000.00 per UTC month for the organisation');
       // At 1280 px every column fits: the table does not scroll sideways, and "Needs approval" is whole inside its box.
       const box = reader.locator('.table-scroll', { has: reader.getByRole('table', { name: 'Policies' }) });
       expect(await box.evaluate((el) => el.scrollWidth - el.clientWidth)).toBe(0);
       const boxRect = (await box.boundingBox())!;
-      for (const header of ['Needs approval', 'Agents', 'Updated']) {
+      for (const header of ['Period budgets', 'Needs approval', 'Agents', 'Updated']) {
         const th = (await reader.getByRole('columnheader', { name: header, exact: true }).boundingBox())!;
         expect(th.x + th.width, header).toBeLessThanOrEqual(boxRect.x + boxRect.width + 0.5);
       }
-      for (const cell of await reader.getByRole('table', { name: 'Policies' }).locator('tbody td:nth-child(8)').all()) {
+      const approvalColumn = (await reader.getByRole('table', { name: 'Policies' }).locator('thead th').allTextContents()).indexOf('Needs approval') + 1;
+      expect(approvalColumn).toBeGreaterThan(0);
+      for (const cell of await reader.getByRole('table', { name: 'Policies' }).locator(`tbody td:nth-child(${approvalColumn})`).all()) {
         expect(await cell.evaluate((el) => el.scrollWidth - el.clientWidth)).toBe(0); // its names wrap, never cut
       }
       expect(await reader.getByRole('button', { name: 'Engage the organisation kill switch' }).isDisabled()).toBe(true);
@@ -361,7 +364,7 @@ describeConsole(
       await reader.getByRole('heading', { name: `Policy: ${p.name}` }).waitFor();
       const diff = reader.getByRole('table', { name: `Version ${p.version} compared with version ${p.version + 1}` });
       await diff.waitFor();
-      expect(await diff.locator('tr[data-changed="yes"] th').allTextContents()).toEqual(['Description (changed)', 'Run budget (changed)']);
+      expect(await diff.locator('tr[data-changed="yes"] th').allTextContents()).toEqual(['Description (changed)', 'Run budget (changed)', 'Period budgets (changed)']);
       expect(await reader.getByRole('list', { name: 'Policy history' }).locator(':scope > li').count()).toBe(p.version + 1);
       // The change made with the write key shows the key's name beside its id.
       expect(await reader.getByRole('list', { name: 'Policy history' }).locator(':scope > li').last().locator('.actor-name').textContent()).toBe('AGP_INIT_WRITE_KEY');

@@ -8,7 +8,10 @@ import { ARTIFACTS_DIR, describeConsole, type ConsoleContext } from './support.j
  * moderation added), the change seen in the version history; and a bad value (moderation threshold 2) answered by
  * the API's 422 with the field's message shown next to that input, nothing written. A second policy is authored with
  * an agent scope, denied, allowed and approval-required actions and rate limits, and the policy engine
- * (`POST /api/v1/policies/evaluate`) then blocks, escalates and scopes actions by name as it says.
+ * (`POST /api/v1/policies/evaluate`) then blocks, escalates and scopes actions by name as it says. A third is
+ * authored with rate-limit scopes and period budgets: a repeated (scope, period) pair is answered by the API's 422 next
+ * to that row, the budgets are kept by an edit of another field and diffed in words when changed, and the policy's
+ * fleet counters panel shows what `GET /api/v1/quotas` answers for it.
  */
 
 /** The decision of the platform's policy engine on `action` by `agent` (through the API, as an SDK would ask). */
@@ -167,7 +170,8 @@ describeConsole(
         denied_actions: ['wipe_disk', 'drop_database'],
         allowed_actions: ['read_ticket', 'send_reply', 'wire_transfer'],
         approval_required_actions: ['wire_transfer'],
-        rate_limits: { '*': { max_calls: 100, window_seconds: 60 }, send_reply: { max_calls: 5, window_seconds: 3600 } },
+        // A new limit counts per agent unless the form says otherwise.
+        rate_limits: { '*': { max_calls: 100, window_seconds: 60, scope: 'agent' }, send_reply: { max_calls: 5, window_seconds: 3600, scope: 'agent' } },
       });
 
       // The engine applies it by name, to the agents it names only.
@@ -182,7 +186,7 @@ describeConsole(
       expect(await page.getByTestId('policy-denied-actions').locator('li').allTextContents()).toEqual(['wipe_disk', 'drop_database']);
       expect(await page.getByTestId('policy-allowed-actions').locator('li').allTextContents()).toEqual(['read_ticket', 'send_reply', 'wire_transfer']);
       expect(await page.getByTestId('policy-approval-required-actions').locator('li').allTextContents()).toEqual(['wire_transfer']);
-      expect(await page.getByTestId('policy-rate-limits').locator('li').allTextContents()).toEqual(['all actions together: at most 100 calls per 60 s', 'send_reply: at most 5 calls per 3600 s']);
+      expect(await page.getByTestId('policy-rate-limits').locator('li').allTextContents()).toEqual(['all actions together: at most 100 calls per 60 s per agent', 'send_reply: at most 5 calls per 3600 s per agent']);
       expect(await page.getByTestId('policy-run-budget').textContent()).toBe('none');
       expect(await page.locator('.policy-rules').textContent()).not.toMatch(/[{[]/);
       await ctx().expectAccessible(page, 'policy summary with every field');
@@ -203,11 +207,132 @@ describeConsole(
       expect(await changes.locator('tbody th').allTextContents()).toEqual(['Denied actions (changed)', 'Allowed actions (changed)', 'Rate limits (changed)']);
       expect(await changes.locator('tr[data-field="denied_actions"] td').first().locator('mark').allTextContents()).toEqual(['drop_database']);
       expect(await changes.locator('tr[data-field="allowed_actions"] td').nth(1).textContent()).toBe('every action that is not denied');
-      expect(await changes.locator('tr[data-field="rate_limits"] td').nth(1).locator('mark').allTextContents()).toEqual(['all actions together: at most 50 calls per 60 s']);
+      expect(await changes.locator('tr[data-field="rate_limits"] td').nth(1).locator('mark').allTextContents()).toEqual(['all actions together: at most 50 calls per 60 s per agent']);
       expect(await changes.textContent()).not.toMatch(/[{[]/);
       await ctx().screenshot(page, 'policy-scoped-history');
       // docs/screenshots/console-policy.png: the summary and the comparison of the two versions.
       await page.screenshot({ path: join(ARTIFACTS_DIR, 'policy-scoped-1280.png'), fullPage: true, clip: { x: 0, y: 0, width: 1280, height: 1200 } });
+      expect(ctx().pageErrors).toEqual([]);
+    });
+
+    it('authors rate-limit scopes and period budgets, shows the 422 of a repeated (scope, period), keeps them on edit and diffs them; the counters panel says what the API answers', T, async () => {
+      const page = await ctx().open('/policies', { key: ctx().platform.writeKey, viewport: { width: 1280, height: 800 } });
+      await page.getByRole('button', { name: 'New policy' }).click();
+      const form = page.getByRole('form', { name: 'New policy' });
+      await form.getByLabel('Name', { exact: true }).fill('Console: fleet limits');
+      await form.getByLabel('Applies to agents', { exact: true }).fill('agent-fleet-a');
+      await form.getByRole('button', { name: 'Add a rate limit' }).click();
+      const scope1 = form.getByLabel('Limit 1: scope', { exact: true });
+      expect(await scope1.inputValue()).toBe('agent'); // the default of a new limit
+      await form.getByLabel('Limit 1: calls', { exact: true }).fill('100');
+      await form.getByLabel('Limit 1: window (s)', { exact: true }).fill('60');
+      await form.getByRole('button', { name: 'Add a rate limit' }).click();
+      await form.getByLabel('Limit 2: action', { exact: true }).fill('send_email');
+      await form.getByLabel('Limit 2: calls', { exact: true }).fill('10');
+      await form.getByLabel('Limit 2: window (s)', { exact: true }).fill('3600');
+      const scope2 = form.getByLabel('Limit 2: scope', { exact: true });
+      await scope2.selectOption('organization');
+      // The hint under the select says what the chosen scope counts together.
+      expect(await page.locator(`[id="${(await scope2.getAttribute('aria-describedby'))!.split(' ').find((id) => id.endsWith('-hint'))}"]`).textContent()).toContain("all of the organisation's agents share one limit");
+
+      // Two budgets per agent and day: the API's 422 names the second row's period, shown next to it; nothing written.
+      await form.getByRole('button', { name: 'Add a period budget' }).click();
+      await form.getByLabel('Period budget 1: period', { exact: true }).selectOption('day');
+      await form.getByLabel('Period budget 1: max USD', { exact: true }).fill('200');
+      await form.getByRole('button', { name: 'Add a period budget' }).click();
+      expect(await form.getByLabel('Period budget 2: scope', { exact: true }).inputValue()).toBe('agent');
+      expect(await form.getByLabel('Period budget 2: period', { exact: true }).inputValue()).toBe('hour'); // the first pair no row uses
+      const period2 = form.getByLabel('Period budget 2: period', { exact: true });
+      await period2.selectOption('day');
+      await form.getByLabel('Period budget 2: max USD', { exact: true }).fill('50');
+      await form.getByRole('button', { name: 'Create policy' }).click();
+      await expect.poll(() => period2.getAttribute('aria-invalid')).toBe('true');
+      const dup = await ctx().api('POST', '/api/v1/policies', { body: { name: 'probe', period_budgets: [{ scope: 'agent', period: 'day', max_usd: 200 }, { scope: 'agent', period: 'day', max_usd: 50 }] } });
+      expect(dup.status).toBe(422);
+      const dupMessage = (dup.body.errors as Array<{ path: string; message: string }>).find((e) => e.path === 'body.period_budgets.1.period')!.message;
+      expect(await page.locator(`[id="${(await period2.getAttribute('aria-describedby'))!.split(' ').find((id) => id.endsWith('-error'))}"]`).textContent()).toBe(dupMessage);
+      expect(await form.getByLabel('Period budget 1: period', { exact: true }).getAttribute('aria-invalid')).toBeNull();
+      expect((await ctx().api('GET', `/api/v1/policies?name=${encodeURIComponent('Console: fleet limits')}`)).body.total).toBe(0);
+      await ctx().expectAccessible(page, 'new policy form with a repeated period budget');
+      await period2.scrollIntoViewIfNeeded();
+      await page.screenshot({ path: join(ARTIFACTS_DIR, 'policy-form-period-budgets-1280x800.png') });
+
+      await form.getByLabel('Period budget 2: scope', { exact: true }).selectOption('organization');
+      await period2.selectOption('month');
+      await form.getByLabel('Period budget 2: max USD', { exact: true }).fill('5000');
+      await form.getByRole('button', { name: 'Create policy' }).click();
+      await page.getByRole('heading', { name: 'Policy: Console: fleet limits' }).waitFor();
+      const created = (await ctx().api('GET', `/api/v1/policies?name=${encodeURIComponent('Console: fleet limits')}`)).body.policies[0];
+      expect(created).toMatchObject({
+        version: 1,
+        rate_limits: { '*': { max_calls: 100, window_seconds: 60, scope: 'agent' }, send_email: { max_calls: 10, window_seconds: 3600, scope: 'organization' } },
+        period_budgets: [
+          { scope: 'agent', period: 'day', max_usd: 200 },
+          { scope: 'organization', period: 'month', max_usd: 5000 },
+        ],
+      });
+      expect(await page.getByTestId('policy-period-budgets').locator('li').allTextContents()).toEqual(['$200.00 per UTC day per agent', '$5,000.00 per UTC month for the organisation']);
+      expect(await page.getByTestId('policy-rate-limits').locator('li').allTextContents()).toEqual(['all actions together: at most 100 calls per 60 s per agent', 'send_email: at most 10 calls per 3600 s for the organisation']);
+      // The engine applies the budget the form wrote: an action estimated above a day's budget triggers it (other
+      // policies of the organisation may trigger too: the first policy's action budget applies to every agent).
+      const over = await ctx().api('POST', '/api/v1/policies/evaluate', { body: { agent_id: 'agent-fleet-a', action_name: 'fleet_probe', estimated_cost_usd: 250 } });
+      expect(over.status, JSON.stringify(over.body)).toBe(200);
+      expect(over.body.triggered).toContainEqual(expect.objectContaining({ policy_id: created.id, rule: 'period_budget' }));
+
+      // The counters panel shows what GET /api/v1/quotas answers for the policy: nothing has drawn on its limits yet
+      // (a decision without `reserve` changes nothing), so "no counters yet"; where the endpoint is not served, its problem.
+      const panel = page.getByTestId('quota-counters');
+      const counters = await ctx().api('GET', `/api/v1/quotas?policy_id=${encodeURIComponent(created.id)}`);
+      if (counters.status === 200) {
+        expect(counters.body.counters).toEqual([]);
+        await expect.poll(() => panel.locator('.state-empty').textContent()).toContain('No counters yet');
+        // A reservation through the decision API draws on the day's budget: the panel shows what is left of it.
+        const reserved = await ctx().api('POST', '/api/v1/policies/evaluate', { body: { agent_id: 'agent-fleet-a', action_name: 'fleet_probe', estimated_cost_usd: 2.5, reserve: true } });
+        expect(reserved.status, JSON.stringify(reserved.body)).toBe(200);
+        expect(reserved.body.reservations).toEqual(expect.arrayContaining([expect.objectContaining({ policy_id: created.id, limit: 'period_budget:agent:day', scope_key: 'agent-fleet-a', amount: 2.5 })]));
+        await page.reload();
+        const day = page.getByTestId('quota-counters').locator('tbody tr', { hasText: 'Period budget: per UTC day per agent' });
+        await day.waitFor();
+        expect(await day.textContent()).toContain('agent agent-fleet-a');
+        expect(await day.textContent()).toContain('$197.50 of $200.00');
+        expect(await page.getByTestId('quota-counters').locator('tbody tr', { hasText: 'Period budget: per UTC month for the organisation' }).textContent()).toContain('$4,997.50 of $5,000.00');
+      } else {
+        await expect.poll(() => panel.getByRole('alert').textContent()).toContain(`(${counters.status})`);
+      }
+      await ctx().expectAccessible(page, 'policy detail with period budgets and the counters panel');
+      await ctx().screenshot(page, 'policy-fleet-limits');
+
+      // An edit of another field keeps the period budgets and scopes as they are.
+      await page.getByRole('button', { name: 'Edit policy' }).click();
+      let edit = page.getByRole('form', { name: 'Edit policy Console: fleet limits' });
+      expect(await edit.getByLabel('Limit 2: scope', { exact: true }).inputValue()).toBe('organization');
+      expect(await edit.getByLabel('Period budget 2: max USD', { exact: true }).inputValue()).toBe('5000');
+      await edit.getByLabel('Limit 1: calls', { exact: true }).fill('80');
+      await edit.getByRole('button', { name: 'Save changes' }).click();
+      await page.getByRole('button', { name: 'Edit policy' }).waitFor();
+      const v2 = (await ctx().api('GET', `/api/v1/policies/${created.id}`)).body;
+      expect(v2).toMatchObject({ version: 2, rate_limits: { '*': { max_calls: 80, window_seconds: 60, scope: 'agent' }, send_email: created.rate_limits.send_email } });
+      expect(v2.period_budgets).toEqual(created.period_budgets);
+      await expect.poll(() => page.getByRole('table', { name: 'Changes of version 2' }).locator('tbody th').allTextContents()).toEqual(['Rate limits (changed)']);
+
+      // Lower the day's budget, drop the month's and count send_email per agent: the history says it in words.
+      await page.getByRole('button', { name: 'Edit policy' }).click();
+      edit = page.getByRole('form', { name: 'Edit policy Console: fleet limits' });
+      await edit.getByRole('button', { name: 'Remove period budget 2' }).click();
+      await edit.getByLabel('Period budget 1: max USD', { exact: true }).fill('150');
+      await edit.getByLabel('Limit 2: scope', { exact: true }).selectOption('agent');
+      await edit.getByRole('button', { name: 'Save changes' }).click();
+      await page.getByRole('button', { name: 'Edit policy' }).waitFor();
+      expect((await ctx().api('GET', `/api/v1/policies/${created.id}`)).body).toMatchObject({ version: 3, period_budgets: [{ scope: 'agent', period: 'day', max_usd: 150 }], rate_limits: { send_email: { scope: 'agent' } } });
+      const changes = page.getByRole('table', { name: 'Changes of version 3' });
+      await changes.waitFor();
+      expect(await changes.locator('tbody th').allTextContents()).toEqual(['Period budgets (changed)', 'Rate limits (changed)']);
+      const budgets = changes.locator('tr[data-field="period_budgets"] td');
+      expect(await budgets.first().locator('mark').allTextContents()).toEqual(['$200.00 per UTC day per agent', '$5,000.00 per UTC month for the organisation']);
+      expect(await budgets.nth(1).textContent()).toBe('$150.00 per UTC day per agent');
+      expect(await changes.locator('tr[data-field="rate_limits"] td').nth(1).locator('mark').allTextContents()).toEqual(['send_email: at most 10 calls per 3600 s per agent']);
+      expect(await changes.textContent()).not.toMatch(/[{[]/);
+      await ctx().screenshot(page, 'policy-fleet-limits-history');
       expect(ctx().pageErrors).toEqual([]);
     });
   },

@@ -2,7 +2,7 @@
  * Policies and kill switches (`/policies`): the kill switches (`GET /api/v1/kill-switches`; engaging or releasing
  * the organisation's or an agent's switch, `PUT /api/v1/kill-switches/organization|agents/{agent_id}`, always behind a
  * confirmation dialog with a reason) and the policy list (`GET /api/v1/policies`: enabled, name and agent filters in
- * the URL, paged). Each policy links to its version history. Source: docs/console.md (Policies).
+ * the URL, paged; its budgets, period budgets in words). Each policy links to its version history. Source: docs/console.md (Policies).
  */
 import { useState } from 'react';
 import { useNavigate } from 'react-router';
@@ -19,6 +19,7 @@ import { LongText } from '../../components/LongText.js';
 import { QueryState } from '../../components/States.js';
 import { WriteButton } from '../../components/WriteButton.js';
 import { PolicyForm } from './PolicyForm.js';
+import { periodBudgetText } from './policy-text.js';
 import { Actor } from '../../components/Actor.js';
 
 const FIELDS: FilterField[] = [
@@ -186,6 +187,7 @@ export function PoliciesPage() {
             { key: 'run', header: 'Run budget', cell: (p) => usd(p.run_budget), numeric: true },
             { key: 'session', header: 'Session budget', cell: (p) => usd(p.session_budget), numeric: true },
             { key: 'action', header: 'Action budget', cell: (p) => usd(p.action_budget), numeric: true },
+            { key: 'period', header: 'Period budgets', cell: (p) => (p.period_budgets?.length ? p.period_budgets.map(periodBudgetText).join('; ') : '—'), list: true },
             { key: 'denied', header: 'Denied actions', cell: (p) => (p.denied_actions.length ? p.denied_actions.join(', ') : '—'), list: true },
             { key: 'approval', header: 'Needs approval', cell: (p) => (p.approval_required_actions.length ? p.approval_required_actions.join(', ') : '—'), list: true },
             { key: 'agents', header: 'Agents', cell: (p) => (p.agent_ids.length ? p.agent_ids.join(', ') : 'all'), list: true },

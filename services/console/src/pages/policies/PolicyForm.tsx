@@ -3,8 +3,9 @@
  * changed fields, so an edit never rewrites what it did not touch). It edits every field of a policy, in the
  * contract's shapes (packages/contracts/src/policy.ts): name, description, enabled flag, the agent scope (empty =
  * every agent), the denied, allowed (an allow-list, or none = every action not denied) and approval-required
- * actions, the session, run and action budgets (USD), the rate limits (per action or `*`, calls per window in
- * seconds), the downgrade rules (a numeric cap or a value substitution on a dotted argument path, `*` = every action)
+ * actions, the session, run and action budgets (USD), the period budgets (USD per UTC hour, day or month, per agent or
+ * for the organisation; one per scope and period), the rate limits (per action or `*`, calls per window in seconds,
+ * counted per agent, for the organisation or per process), the downgrade rules (a numeric cap or a value substitution on a dotted argument path, `*` = every action)
  * and the four guardrails (pii, moderation, loop, idempotency).
  *
  * The platform validates: a 422's field errors (`body.guardrails.moderation.threshold`, `body.downgrades.0.max`) are
@@ -15,10 +16,10 @@
 import { useState, type ReactNode } from 'react';
 import { useApiMutation } from '../../api/hooks.js';
 import type { ProblemError, ProblemFieldError } from '../../api/client.js';
-import type { Policy } from '../../api/types.js';
+import type { BudgetPeriod, PeriodBudgetScope, Policy, RateLimitScope } from '../../api/types.js';
 import { ProblemMessage } from '../../components/States.js';
 import { WriteButton } from '../../components/WriteButton.js';
-import { ANY_ACTION, GUARDRAIL_MODES, MODERATION_CATEGORIES, PII_CATEGORIES, PII_GUARDRAIL_MODES } from './policy-text.js';
+import { ANY_ACTION, BUDGET_PERIODS, GUARDRAIL_MODES, LEGACY_RATE_LIMIT_SCOPE, MODERATION_CATEGORIES, PERIOD_BUDGET_SCOPES, PII_CATEGORIES, PII_GUARDRAIL_MODES, RATE_LIMIT_SCOPES } from './policy-text.js';
 
 /** One downgrade rule as the form holds it: texts as typed; `kind` picks `max` or one `from → to` substitution. */
 interface DowngradeDraft {
@@ -34,11 +35,38 @@ interface DowngradeDraft {
   loadedRule?: number;
 }
 
-/** One rate limit as the form holds it: the action (or `*`) and the two numbers as typed. */
+/** One rate limit as the form holds it: the action (or `*`), the two numbers as typed, and who it counts together. */
 interface RateLimitDraft {
   action: string;
   max_calls: string;
   window_seconds: string;
+  scope: RateLimitScope;
+}
+
+/** One period budget as the form holds it: its scope and period, and the USD amount as typed. */
+interface PeriodBudgetDraft {
+  scope: PeriodBudgetScope;
+  period: BudgetPeriod;
+  max_usd: string;
+}
+
+/** The hint under a rate limit's scope: what the chosen scope counts together. */
+const RATE_LIMIT_SCOPE_HINTS: Record<RateLimitScope, string> = {
+  agent: 'agent: every process of each agent counts toward one limit per agent',
+  organization: "organization: all of the organisation's agents share one limit",
+  process: 'process: each process counts its own calls alone (a fleet of n processes makes up to n times the calls)',
+};
+
+/** The hint under a period budget's scope: what the chosen scope counts together. */
+const PERIOD_BUDGET_SCOPE_HINTS: Record<PeriodBudgetScope, string> = {
+  agent: 'agent: each agent the policy covers has this budget on its own',
+  organization: "organization: the organisation's agents share this budget",
+};
+
+/** The first (scope, period) pair no row uses yet, for a new period budget row (the first pair when all are taken). */
+function freePeriodPair(rows: PeriodBudgetDraft[]): Pick<PeriodBudgetDraft, 'scope' | 'period'> {
+  for (const scope of PERIOD_BUDGET_SCOPES) for (const period of BUDGET_PERIODS) if (!rows.some((r) => r.scope === scope && r.period === period)) return { scope, period };
+  return { scope: PERIOD_BUDGET_SCOPES[0], period: BUDGET_PERIODS[0] };
 }
 
 /** The form's state: every input's text, guardrails switched on or off. */
@@ -53,6 +81,7 @@ interface Draft {
   allowed: { restrict: boolean; actions: string };
   approval_required_actions: string;
   rate_limits: RateLimitDraft[];
+  period_budgets: PeriodBudgetDraft[];
   session_budget: string;
   run_budget: string;
   action_budget: string;
@@ -81,7 +110,9 @@ function draftOf(p?: Policy): Draft {
     denied_actions: (p?.denied_actions ?? []).join(', '),
     allowed: { restrict: Array.isArray(p?.allowed_actions), actions: (p?.allowed_actions ?? []).join(', ') },
     approval_required_actions: (p?.approval_required_actions ?? []).join(', '),
-    rate_limits: Object.entries(p?.rate_limits ?? {}).map(([action, l]) => ({ action, max_calls: text(l.max_calls), window_seconds: text(l.window_seconds) })),
+    // A limit stored before scopes existed counts per process (the platform reads it so too).
+    rate_limits: Object.entries(p?.rate_limits ?? {}).map(([action, l]) => ({ action, max_calls: text(l.max_calls), window_seconds: text(l.window_seconds), scope: (l.scope as RateLimitScope | undefined) ?? LEGACY_RATE_LIMIT_SCOPE })),
+    period_budgets: (p?.period_budgets ?? []).map((b) => ({ scope: b.scope, period: b.period, max_usd: text(b.max_usd) })),
     session_budget: text(p?.session_budget),
     run_budget: text(p?.run_budget),
     action_budget: text(p?.action_budget),
@@ -145,7 +176,8 @@ function bodyOf(d: Draft): Record<string, unknown> {
     denied_actions: list(d.denied_actions),
     allowed_actions: d.allowed.restrict ? list(d.allowed.actions) : null,
     approval_required_actions: list(d.approval_required_actions),
-    rate_limits: Object.fromEntries(d.rate_limits.map((r) => [r.action.trim(), { max_calls: num(r.max_calls), window_seconds: num(r.window_seconds) }])),
+    rate_limits: Object.fromEntries(d.rate_limits.map((r) => [r.action.trim(), { max_calls: num(r.max_calls), window_seconds: num(r.window_seconds), scope: r.scope }])),
+    period_budgets: d.period_budgets.map((b) => ({ scope: b.scope, period: b.period, max_usd: num(b.max_usd) })),
     session_budget: num(d.session_budget, null),
     run_budget: num(d.run_budget, null),
     action_budget: num(d.action_budget, null),
@@ -265,6 +297,7 @@ export function PolicyForm({ policy, onSaved, onCancel }: PolicyFormProps) {
 
   const repeated = repeatedRateLimits(d.rate_limits);
   const setLimit = (i: number, v: Partial<RateLimitDraft>) => setD((s) => ({ ...s, rate_limits: s.rate_limits.map((r, j) => (j === i ? { ...r, ...v } : r)) }));
+  const setPeriodBudget = (i: number, v: Partial<PeriodBudgetDraft>) => setD((s) => ({ ...s, period_budgets: s.period_budgets.map((r, j) => (j === i ? { ...r, ...v } : r)) }));
 
   const submit = () => {
     if (repeated.some((r) => r !== undefined)) return; // shown next to the repeated action; the body could hold only one of them
@@ -339,10 +372,44 @@ export function PolicyForm({ policy, onSaved, onCancel }: PolicyFormProps) {
             {(a) => <input {...a} type="text" inputMode="decimal" value={d.action_budget} onChange={(e) => up('action_budget', e.target.value)} />}
           </Field>
         </div>
+        <p className="muted field-hint">Session and run budgets count every process that names the session or run.</p>
       </fieldset>
 
       <fieldset>
-        <legend>Rate limits (calls per sliding window)</legend>
+        <legend>Period budgets (USD per calendar hour, day or month, UTC)</legend>
+        {unclaimed(
+          errors,
+          'period_budgets',
+          d.period_budgets.map((_, i) => `period_budgets.${i}`),
+        ).map((e, i) => (
+          <span key={i} className="field-error">
+            {e.path}: {e.message}
+          </span>
+        ))}
+        {d.period_budgets.length === 0 ? <p className="muted">No period budgets.</p> : null}
+        {d.period_budgets.map((b, i) => (
+          <div key={i} className="rule-row" role="group" aria-label={`Period budget ${i + 1}`}>
+            <Field id={`${p}-pb-${i}-scope`} label={`Period budget ${i + 1}: scope`} path={`period_budgets.${i}.scope`} errors={errors} hint={PERIOD_BUDGET_SCOPE_HINTS[b.scope]}>
+              {(a) => <OptionSelect a={a} modes={PERIOD_BUDGET_SCOPES} value={b.scope} onChange={(scope) => setPeriodBudget(i, { scope })} />}
+            </Field>
+            <Field id={`${p}-pb-${i}-period`} label={`Period budget ${i + 1}: period`} path={`period_budgets.${i}.period`} errors={errors} hint="one budget per scope and period">
+              {(a) => <OptionSelect a={a} modes={BUDGET_PERIODS} value={b.period} onChange={(period) => setPeriodBudget(i, { period })} />}
+            </Field>
+            <Field id={`${p}-pb-${i}-max`} label={`Period budget ${i + 1}: max USD`} path={`period_budgets.${i}.max_usd`} errors={errors} hint="spent within one period; more is budget exceeded">
+              {(a) => <input {...a} type="text" inputMode="decimal" value={b.max_usd} onChange={(e) => setPeriodBudget(i, { max_usd: e.target.value })} />}
+            </Field>
+            <button type="button" className="link-button" onClick={() => setD((s) => ({ ...s, period_budgets: s.period_budgets.filter((_, j) => j !== i) }))}>
+              Remove period budget {i + 1}
+            </button>
+          </div>
+        ))}
+        <button type="button" disabled={d.period_budgets.length >= PERIOD_BUDGET_SCOPES.length * BUDGET_PERIODS.length} onClick={() => setD((s) => ({ ...s, period_budgets: [...s.period_budgets, { ...freePeriodPair(s.period_budgets), max_usd: '' }] }))}>
+          Add a period budget
+        </button>
+      </fieldset>
+
+      <fieldset>
+        <legend>Rate limits (calls per window)</legend>
         {unclaimed(errors, 'rate_limits', d.rate_limits.map((r) => `rate_limits.${r.action.trim()}`)).map((e, i) => (
           <span key={i} className="field-error">
             {e.path}: {e.message}
@@ -359,8 +426,11 @@ export function PolicyForm({ policy, onSaved, onCancel }: PolicyFormProps) {
               <Field id={`${p}-rl-${i}-calls`} label={`Limit ${i + 1}: calls`} path={`${at}.max_calls`} errors={errors} hint="at most this many calls">
                 {(a) => <input {...a} type="text" inputMode="numeric" value={r.max_calls} onChange={(e) => setLimit(i, { max_calls: e.target.value })} />}
               </Field>
-              <Field id={`${p}-rl-${i}-window`} label={`Limit ${i + 1}: window (s)`} path={`${at}.window_seconds`} errors={errors} hint="a sliding window, in seconds">
+              <Field id={`${p}-rl-${i}-window`} label={`Limit ${i + 1}: window (s)`} path={`${at}.window_seconds`} errors={errors} hint={r.scope === 'process' ? 'in seconds; a sliding window' : 'in seconds; fixed windows aligned to the clock'}>
                 {(a) => <input {...a} type="text" inputMode="decimal" value={r.window_seconds} onChange={(e) => setLimit(i, { window_seconds: e.target.value })} />}
+              </Field>
+              <Field id={`${p}-rl-${i}-scope`} label={`Limit ${i + 1}: scope`} path={`${at}.scope`} errors={errors} hint={RATE_LIMIT_SCOPE_HINTS[r.scope]}>
+                {(a) => <OptionSelect a={a} modes={RATE_LIMIT_SCOPES} value={r.scope} onChange={(scope) => setLimit(i, { scope })} />}
               </Field>
               <button type="button" className="link-button" onClick={() => setD((s) => ({ ...s, rate_limits: s.rate_limits.filter((_, j) => j !== i) }))}>
                 Remove limit {i + 1}
@@ -368,7 +438,7 @@ export function PolicyForm({ policy, onSaved, onCancel }: PolicyFormProps) {
             </div>
           );
         })}
-        <button type="button" onClick={() => setD((s) => ({ ...s, rate_limits: [...s.rate_limits, { action: s.rate_limits.some((x) => x.action.trim() === ANY_ACTION) ? '' : ANY_ACTION, max_calls: '', window_seconds: '' }] }))}>
+        <button type="button" onClick={() => setD((s) => ({ ...s, rate_limits: [...s.rate_limits, { action: s.rate_limits.some((x) => x.action.trim() === ANY_ACTION) ? '' : ANY_ACTION, max_calls: '', window_seconds: '', scope: RATE_LIMIT_SCOPES[0] }] }))}>
           Add a rate limit
         </button>
       </fieldset>
@@ -439,7 +509,7 @@ export function PolicyForm({ policy, onSaved, onCancel }: PolicyFormProps) {
           {d.pii.on ? (
             <>
               <Field id={`${p}-pii-mode`} label="PII mode" path="guardrails.pii.mode" errors={errors} hint="redact masks each match and lets the action run">
-                {(a) => <ModeSelect a={a} modes={PII_GUARDRAIL_MODES} value={d.pii.mode} onChange={(mode) => up('pii', { mode })} />}
+                {(a) => <OptionSelect a={a} modes={PII_GUARDRAIL_MODES} value={d.pii.mode} onChange={(mode) => up('pii', { mode })} />}
               </Field>
               <Categories id={`${p}-pii-categories`} legend="PII categories" all={d.pii.all} chosen={d.pii.categories} options={PII_CATEGORIES} errors={errors} path="guardrails.pii.categories" onChange={(all, categories) => up('pii', { all, categories })} />
             </>
@@ -453,7 +523,7 @@ export function PolicyForm({ policy, onSaved, onCancel }: PolicyFormProps) {
             <>
               <div className="form-grid">
                 <Field id={`${p}-moderation-mode`} label="Moderation mode" path="guardrails.moderation.mode" errors={errors}>
-                  {(a) => <ModeSelect a={a} modes={GUARDRAIL_MODES} value={d.moderation.mode} onChange={(mode) => up('moderation', { mode })} />}
+                  {(a) => <OptionSelect a={a} modes={GUARDRAIL_MODES} value={d.moderation.mode} onChange={(mode) => up('moderation', { mode })} />}
                 </Field>
                 <Field id={`${p}-moderation-threshold`} label="Moderation threshold" path="guardrails.moderation.threshold" errors={errors} hint="score from 0 to 1 at which it triggers">
                   {(a) => <input {...a} type="text" inputMode="decimal" value={d.moderation.threshold} onChange={(e) => up('moderation', { threshold: e.target.value })} />}
@@ -470,7 +540,7 @@ export function PolicyForm({ policy, onSaved, onCancel }: PolicyFormProps) {
           {d.loop.on ? (
             <div className="form-grid">
               <Field id={`${p}-loop-mode`} label="Loop mode" path="guardrails.loop.mode" errors={errors}>
-                {(a) => <ModeSelect a={a} modes={GUARDRAIL_MODES} value={d.loop.mode} onChange={(mode) => up('loop', { mode })} />}
+                {(a) => <OptionSelect a={a} modes={GUARDRAIL_MODES} value={d.loop.mode} onChange={(mode) => up('loop', { mode })} />}
               </Field>
               <Field id={`${p}-loop-threshold`} label="Loop threshold (identical calls that run)" path="guardrails.loop.threshold" errors={errors}>
                 {(a) => <input {...a} type="text" inputMode="numeric" value={d.loop.threshold} onChange={(e) => up('loop', { threshold: e.target.value })} />}
@@ -516,10 +586,10 @@ export function PolicyForm({ policy, onSaved, onCancel }: PolicyFormProps) {
   );
 }
 
-/** A mode select (block / warn / redact). */
-function ModeSelect({ a, modes, value, onChange }: { a: object; modes: readonly string[]; value: string; onChange: (m: string) => void }) {
+/** A select of a few enum values shown as they are (a guardrail mode, a rate limit's scope, a budget's period). */
+function OptionSelect<T extends string>({ a, modes, value, onChange }: { a: object; modes: readonly T[]; value: T; onChange: (m: T) => void }) {
   return (
-    <select {...a} value={value} onChange={(e) => onChange(e.target.value)}>
+    <select {...a} value={value} onChange={(e) => onChange(e.target.value as T)}>
       {modes.map((m) => (
         <option key={m} value={m}>
           {m}

@@ -9,10 +9,20 @@ describe('a policy in words', () => {
     expect(fieldLines('allowed_actions', [])).toEqual(['none: an empty allow-list blocks every action']);
     expect(fieldLines('denied_actions', ['run_shell'])).toEqual(['run_shell']);
     expect(fieldLines('approval_required_actions', [])).toEqual(['none']);
-    expect(fieldLines('rate_limits', { '*': { max_calls: 100, window_seconds: 60 }, send_email: { max_calls: 1, window_seconds: 3600 } })).toEqual([
-      'all actions together: at most 100 calls per 60 s',
-      'send_email: at most 1 call per 3600 s',
+    expect(fieldLines('rate_limits', { '*': { max_calls: 100, window_seconds: 60, scope: 'agent' }, send_email: { max_calls: 1, window_seconds: 3600, scope: 'organization' }, refund: { max_calls: 5, window_seconds: 60, scope: 'process' } })).toEqual([
+      'all actions together: at most 100 calls per 60 s per agent',
+      'send_email: at most 1 call per 3600 s for the organisation',
+      'refund: at most 5 calls per 60 s per process',
     ]);
+    // A limit stored before scopes existed counts per process, as the platform decides it.
+    expect(fieldLines('rate_limits', { send_email: { max_calls: 100, window_seconds: 60 } })).toEqual(['send_email: at most 100 calls per 60 s per process']);
+    expect(fieldLines('period_budgets', [
+      { scope: 'agent', period: 'day', max_usd: 200 },
+      { scope: 'organization', period: 'month', max_usd: 5000 },
+      { scope: 'agent', period: 'hour', max_usd: 12.5 },
+    ])).toEqual(['$200.00 per UTC day per agent', '$5,000.00 per UTC month for the organisation', '$12.50 per UTC hour per agent']);
+    expect(fieldLines('period_budgets', [])).toEqual(['none']);
+    expect(fieldLines('period_budgets', undefined)).toEqual(['—']);
     expect(fieldLines('rate_limits', {})).toEqual(['none']);
     expect(fieldLines('run_budget', 12.5)).toEqual(['$12.50 per run']);
     expect(fieldLines('session_budget', null)).toEqual(['none']);
@@ -38,5 +48,24 @@ describe('a policy in words', () => {
     });
     expect(diffLines('denied_actions', ['a', 'b'], ['b', 'a']).changed).toBe(true);
     expect(diffLines('agent_ids', [], []).changed).toBe(false);
+  });
+
+  it('diffs period budgets and rate-limit scopes line by line', () => {
+    const d = diffLines('period_budgets', [{ scope: 'agent', period: 'day', max_usd: 200 }], [
+      { scope: 'agent', period: 'day', max_usd: 200 },
+      { scope: 'organization', period: 'month', max_usd: 5000 },
+    ]);
+    expect(d).toEqual({
+      changed: true,
+      from: [{ text: '$200.00 per UTC day per agent', changed: false }],
+      to: [
+        { text: '$200.00 per UTC day per agent', changed: false },
+        { text: '$5,000.00 per UTC month for the organisation', changed: true },
+      ],
+    });
+    const scoped = diffLines('rate_limits', { send_email: { max_calls: 100, window_seconds: 60, scope: 'process' } }, { send_email: { max_calls: 100, window_seconds: 60, scope: 'agent' } });
+    expect(scoped.changed).toBe(true);
+    expect(scoped.from).toEqual([{ text: 'send_email: at most 100 calls per 60 s per process', changed: true }]);
+    expect(scoped.to).toEqual([{ text: 'send_email: at most 100 calls per 60 s per agent', changed: true }]);
   });
 });

@@ -6,7 +6,7 @@
  * importing `@agp/contracts` at run time would bundle zod. Source: packages/contracts/src/policy.ts; docs/decisions.md
  * (Policies, agents and kill switches; The policy engine's action budget, downgrades and guardrails).
  */
-import type { DowngradeRule, Guardrails, ModerationCategory, PiiCategory, PolicyField, RateLimit } from '@agp/contracts';
+import type { BudgetPeriod, DowngradeRule, Guardrails, ModerationCategory, PeriodBudget, PeriodBudgetScope, PiiCategory, PolicyField, RateLimit, RateLimitScope } from '@agp/contracts';
 import { usd } from '../../components/format.js';
 
 type SameUnion<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -23,9 +23,17 @@ export const PII_GUARDRAIL_MODES = ['block', 'warn', 'redact'] as const;
  * The policy fields (exactly the contract's POLICY_FIELDS, checked below) in the order the policy page and the form
  * show them: who it applies to, which actions, how much money, how often, then what it changes or guards.
  */
-export const POLICY_FIELDS = ['name', 'description', 'enabled', 'agent_ids', 'denied_actions', 'allowed_actions', 'approval_required_actions', 'session_budget', 'run_budget', 'action_budget', 'rate_limits', 'downgrades', 'guardrails'] as const;
+export const POLICY_FIELDS = ['name', 'description', 'enabled', 'agent_ids', 'denied_actions', 'allowed_actions', 'approval_required_actions', 'session_budget', 'run_budget', 'action_budget', 'period_budgets', 'rate_limits', 'downgrades', 'guardrails'] as const;
 /** The key of `rate_limits` and the `action` of a downgrade rule that mean every action (contract RATE_LIMIT_ANY_ACTION, DOWNGRADE_ANY_ACTION). */
 export const ANY_ACTION = '*';
+/** Who a rate limit counts together (contract RATE_LIMIT_SCOPES); the first is the default of a new limit. */
+export const RATE_LIMIT_SCOPES = ['agent', 'organization', 'process'] as const;
+/** The scope of a stored rate limit that has none: each process alone (contract LEGACY_RATE_LIMIT_SCOPE). */
+export const LEGACY_RATE_LIMIT_SCOPE: RateLimitScope = 'process';
+/** Who a period budget counts together (contract PERIOD_BUDGET_SCOPES). */
+export const PERIOD_BUDGET_SCOPES = ['agent', 'organization'] as const;
+/** The calendar periods of a period budget, in UTC (contract BUDGET_PERIODS). */
+export const BUDGET_PERIODS = ['hour', 'day', 'month'] as const;
 
 const sameAsContract: [
   SameUnion<(typeof PII_CATEGORIES)[number], PiiCategory>,
@@ -33,7 +41,10 @@ const sameAsContract: [
   SameUnion<(typeof PII_GUARDRAIL_MODES)[number], NonNullable<Guardrails['pii']>['mode']>,
   SameUnion<(typeof GUARDRAIL_MODES)[number], NonNullable<Guardrails['loop']>['mode']>,
   SameUnion<(typeof POLICY_FIELDS)[number], PolicyField>,
-] = [true, true, true, true, true];
+  SameUnion<(typeof RATE_LIMIT_SCOPES)[number], RateLimitScope>,
+  SameUnion<(typeof PERIOD_BUDGET_SCOPES)[number], PeriodBudgetScope>,
+  SameUnion<(typeof BUDGET_PERIODS)[number], BudgetPeriod>,
+] = [true, true, true, true, true, true, true, true];
 void sameAsContract;
 
 /** The name each field goes by on the policy page (summary, diff, history). */
@@ -51,6 +62,20 @@ export const FIELD_LABELS: Record<PolicyField, string> = {
   action_budget: 'Action budget',
   downgrades: 'Downgrade rules',
   guardrails: 'Guardrails',
+  period_budgets: 'Period budgets',
+};
+
+/** How each rate-limit scope reads after the limit: `… per 60 s per agent`. */
+const RATE_LIMIT_SCOPE_WORDS: Record<RateLimitScope, string> = {
+  agent: 'per agent',
+  organization: 'for the organisation',
+  process: 'per process',
+};
+
+/** How each period-budget scope reads after the budget: `$200.00 per UTC day per agent`. */
+const PERIOD_BUDGET_SCOPE_WORDS: Record<PeriodBudgetScope, string> = {
+  agent: 'per agent',
+  organization: 'for the organisation',
 };
 
 /** One downgrade rule as a sentence: `refund_payment: amount capped at 100`, `every action: model gpt-4o → gpt-4o-mini`. */
@@ -60,10 +85,19 @@ export function downgradeText(r: DowngradeRule): string {
   return `${who}: ${r.argument} capped at ${r.max}`;
 }
 
-/** One rate limit as a sentence: `refund_payment: at most 5 calls per 60 s`; `*` counts every action's calls together. */
-export function rateLimitText(action: string, l: RateLimit): string {
+/**
+ * One rate limit as a sentence: `refund_payment: at most 5 calls per 60 s per agent`; `*` counts every action's calls
+ * together; the scope says who shares the count (`per agent`, `for the organisation`, `per process`). A stored limit
+ * without a scope reads as {@link LEGACY_RATE_LIMIT_SCOPE}, as the platform decides it.
+ */
+export function rateLimitText(action: string, l: Omit<RateLimit, 'scope'> & { scope?: RateLimitScope }): string {
   const who = action === ANY_ACTION ? 'all actions together' : action;
-  return `${who}: at most ${l.max_calls} ${l.max_calls === 1 ? 'call' : 'calls'} per ${l.window_seconds} s`;
+  return `${who}: at most ${l.max_calls} ${l.max_calls === 1 ? 'call' : 'calls'} per ${l.window_seconds} s ${RATE_LIMIT_SCOPE_WORDS[l.scope ?? LEGACY_RATE_LIMIT_SCOPE]}`;
+}
+
+/** One period budget as a sentence: `$200.00 per UTC day per agent`, `$5,000.00 per UTC month for the organisation`. */
+export function periodBudgetText(b: PeriodBudget): string {
+  return `${usd(b.max_usd)} per UTC ${b.period} ${PERIOD_BUDGET_SCOPE_WORDS[b.scope]}`;
 }
 
 const cats = (c: readonly string[] | undefined) => (c ? c.join(', ').replace(/_/g, ' ') : 'all categories');
@@ -118,6 +152,8 @@ export function fieldLines(field: PolicyField, v: unknown): string[] {
       const entries = Object.entries((v ?? {}) as Record<string, RateLimit>);
       return entries.length ? entries.map(([a, l]) => rateLimitText(a, l)) : [NONE];
     }
+    case 'period_budgets':
+      return Array.isArray(v) && v.length ? (v as PeriodBudget[]).map(periodBudgetText) : [NONE];
     case 'downgrades':
       return Array.isArray(v) && v.length ? (v as DowngradeRule[]).map(downgradeText) : [NONE];
     case 'guardrails': {

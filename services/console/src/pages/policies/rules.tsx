@@ -12,7 +12,7 @@ import { ABSENT, diffLines, FIELD_LABELS, NONE, fieldLines, POLICY_FIELDS, type 
 const NAME_LISTS = new Set<PolicyField>(['denied_actions', 'allowed_actions', 'approval_required_actions', 'agent_ids']);
 
 /** Fields whose lines are rules (one sentence each), listed even when there is one. */
-const RULE_LISTS = new Set<PolicyField>(['rate_limits', 'downgrades', 'guardrails']);
+const RULE_LISTS = new Set<PolicyField>(['period_budgets', 'rate_limits', 'downgrades', 'guardrails']);
 
 /** A field's lines: a list named after the field for names and rules (unless there are none), else text. */
 function Lines({ field, lines, testId }: { field: PolicyField; lines: DiffLine[]; testId?: string }) {

@@ -24,7 +24,7 @@ import { Tag } from '../../components/Tag.js';
 import { WriteButton } from '../../components/WriteButton.js';
 
 /** The policy fields a PATCH may change (UpdatePolicySchema), in display order. */
-const EDITABLE = ['name', 'description', 'enabled', 'session_budget', 'run_budget', 'denied_actions', 'allowed_actions', 'approval_required_actions', 'rate_limits', 'agent_ids', 'action_budget', 'downgrades', 'guardrails'] as const;
+const EDITABLE = ['name', 'description', 'enabled', 'session_budget', 'run_budget', 'denied_actions', 'allowed_actions', 'approval_required_actions', 'rate_limits', 'agent_ids', 'action_budget', 'downgrades', 'guardrails', 'period_budgets'] as const;
 
 /** A starting point for a pasted candidate policy (the body of POST /api/v1/policies). */
 const CANDIDATE_TEMPLATE = JSON.stringify({ name: 'Candidate: stop risky spend', denied_actions: ['transfer_funds'], run_budget: 1 }, null, 2);
