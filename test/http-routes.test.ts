@@ -8,12 +8,20 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTE_HANDLERS, unservedRoutes } from '@agp/gateway';
-import { buildOpenApiDocument, GatewayOps, HTTP_ROUTES, HTTP_TAGS, matchHttpRoute, routeOperation, Wire, type RouteKey, type WireKey } from '@agp/contracts';
+import { buildOpenApiDocument, GatewayOps, HTTP_ROUTES, PROJECTION_OWNERS, HTTP_TAGS, matchHttpRoute, routeOperation, Wire, type RouteKey, type WireKey } from '@agp/contracts';
 import { bootEmbedded } from './support/modes.js';
 import type { BootedPlatform } from './support/http.js';
 
-/** Messages only services call, or the gateway calls behind another message's route (a bundle's parts): never a route. */
-const SERVICE_ONLY: ReadonlySet<WireKey> = new Set(['interventions.agent-counts', 'interventions.enrichment-coverage', 'replay.bundle-part']);
+/**
+ * Messages only services call, or the gateway calls behind another message's route (a bundle's parts; a projection
+ * dead letter's retry, sent to the projection's owner behind `dead-letters.retry`): never a route.
+ */
+const SERVICE_ONLY: ReadonlySet<WireKey> = new Set([
+  'interventions.agent-counts',
+  'interventions.enrichment-coverage',
+  'replay.bundle-part',
+  ...Object.values(PROJECTION_OWNERS).map((owner) => `${owner}.retry-projection-dead-letter` as const),
+]);
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /**
  * POSTs that any key may send: the spec fixes POST for a tool call and a prompt, and MCP speaks POST. A tool that

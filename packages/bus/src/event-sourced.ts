@@ -3,8 +3,9 @@
  * service's read models, subscribe its projections, start its durable ingest consumer, then any further parts
  * (approvals, enrichment); stop in the reverse order, once. Source: architecture §1, §3.
  */
-import type { EventStore, SubscriptionOptions, Subscription, Sql } from '@agp/eventstore';
-import { orderedShutdown, type Logger } from '@agp/runtime';
+import type { ProjectionRetried, RetryProjectionDeadLetter } from '@agp/contracts';
+import { retryProjectionDeadLetter, type EventStore, type SubscriptionOptions, type Subscription, type Sql } from '@agp/eventstore';
+import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError, databaseUnavailable, orderedShutdown, type Logger, type RequestContext } from '@agp/runtime';
 import { consumeIngest } from './ingest-consumer.js';
 import { tracedProjection } from './tracing.js';
 import type { IngestDelivery, IngestLogConsumer } from './types.js';
@@ -34,10 +35,55 @@ export interface EventSourcedServiceSpec<T> {
   parts?: ServicePart[];
 }
 
-/** A started event-sourced service: its subscriptions by name, and `stop()` (idempotent, ordered). */
+/** A started event-sourced service: its subscriptions by name, the retry of its projection dead letters, and `stop()` (idempotent, ordered). */
 export interface RunningEventSourcedService {
   subscriptions: Map<string, Subscription>;
+  /**
+   * `<service>.retry-projection-dead-letter`: apply the caller's organisation's dead letter of one of this service's
+   * projections again, through that projection's handler (`retryProjectionDeadLetter` in `@agp/eventstore`: its own
+   * transaction, the checkpoint locked and left where it is). Applied: the letter is removed and the event named.
+   * @throws NotFoundError (404) when this service runs no such projection, or the organisation has no such letter.
+   * @throws ConflictError (409) when the projection's checkpoint is before the event (its replay applies it), or the
+   * log no longer holds the event; nothing changed.
+   * @throws ValidationError (422, field `event`) with the new reason when the projection refused or failed to apply it
+   * again; the letter is kept with `last_seen`, `attempts` and its reason updated.
+   * @throws ServiceUnavailableError (503) when the database or the log is unavailable; nothing changed.
+   */
+  retryProjectionDeadLetter(ctx: RequestContext, body: RetryProjectionDeadLetter): Promise<ProjectionRetried>;
   stop(): Promise<void>;
+}
+
+/**
+ * What a service's `<service>.retry-projection-dead-letter` handler calls: the retry of `running` (the service as
+ * {@link startEventSourcedService} started it; undefined before it did).
+ * @throws ServiceUnavailableError (503) before the service started; otherwise as {@link RunningEventSourcedService.retryProjectionDeadLetter}.
+ */
+export function retryProjectionDeadLetterIn(running: RunningEventSourcedService | undefined, ctx: RequestContext, body: RetryProjectionDeadLetter): Promise<ProjectionRetried> {
+  if (!running) return Promise.reject(new ServiceUnavailableError('the service has not started its projections yet; retry'));
+  return running.retryProjectionDeadLetter(ctx, body);
+}
+
+/** {@link RunningEventSourcedService.retryProjectionDeadLetter} over `spec`'s projections. */
+async function retryDeadLetterOf(spec: Pick<EventSourcedServiceSpec<unknown>, 'name' | 'store' | 'db' | 'projections'>, ctx: RequestContext, body: RetryProjectionDeadLetter): Promise<ProjectionRetried> {
+  const projection = spec.projections.find((p) => p.name === body.projection);
+  const what = `dead letter of projection ${body.projection} at position ${body.global_position}`;
+  if (!projection) throw new NotFoundError(`the ${spec.name} service runs no projection ${body.projection}`);
+  const position = BigInt(body.global_position);
+  const outcome = await retryProjectionDeadLetter(spec.store, spec.db, projection, ctx.organization_id, position).catch(databaseUnavailable(`the ${what}`));
+  switch (outcome.result) {
+    case 'applied':
+      return { name: projection.name, event_id: outcome.event.event_id, global_position: String(outcome.event.global_position) };
+    case 'not_found':
+      throw new NotFoundError(`no ${what} in this organisation`);
+    case 'event_missing':
+      throw new ConflictError(`the log no longer holds the event of the ${what}; it is kept`);
+    case 'behind':
+      throw new ConflictError(`projection ${projection.name} has not passed position ${position} (its checkpoint is at ${outcome.checkpoint ?? 'none'}): it applies the event itself; the dead letter is kept`);
+    case 'failed':
+      throw new ValidationError(`projection ${projection.name} could not apply the event of the ${what} again (attempt ${outcome.attempts}): ${outcome.reason}; the dead letter is kept`, [
+        { path: 'event', message: outcome.reason },
+      ]);
+  }
 }
 
 /**
@@ -85,5 +131,5 @@ export async function startEventSourcedService<T>(spec: EventSourcedServiceSpec<
     await stop();
     throw err;
   }
-  return { subscriptions, stop: async () => void (await stop()) };
+  return { subscriptions, retryProjectionDeadLetter: (ctx, body) => retryDeadLetterOf(spec, ctx, body), stop: async () => void (await stop()) };
 }

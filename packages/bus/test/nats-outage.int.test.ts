@@ -40,6 +40,7 @@ const handlers: WireHandlers<'stats'> = {
   'stats.estimation-accuracy': nothing,
   'runs.list': nothing,
   'ledger.export-page': nothing,
+  'stats.retry-projection-dead-letter': nothing,
 };
 const ask = (id: string) => callRpc<{ id: string }>(client, 'stats.agent', { ctx, body: { path: { agent_id: id } } }, 2_000);
 

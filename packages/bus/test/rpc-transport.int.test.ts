@@ -48,6 +48,7 @@ function echoHandlers(instance: string): WireHandlers<'stats'> {
     'stats.estimation-accuracy': nothing,
     'runs.list': nothing,
     'ledger.export-page': nothing,
+    'stats.retry-projection-dead-letter': nothing,
   };
 }
 

@@ -20,6 +20,7 @@ const handlers: WireHandlers<'stats'> = {
   'stats.estimation-accuracy': nothing,
   'runs.list': nothing,
   'ledger.export-page': nothing,
+  'stats.retry-projection-dead-letter': nothing,
 };
 const server = new PrefixedNatsServer({ servers: process.env.NATS_URL!, prefix: process.env.AGP_SUBJECT_PREFIX!, queue: 'stats' });
 const app = await NestFactory.createMicroservice(serveRpc('stats', handlers, { error: () => {} }), { strategy: server, logger: false });

@@ -43,6 +43,9 @@ function statsHandlers(): WireHandlers<'stats'> {
       throw new Error('database password is hunter2');
     },
     'ledger.export-page': () => ({ format: 'csv', text: '', rows: 0, next_cursor: null }),
+    'stats.retry-projection-dead-letter': () => {
+      throw new NotFoundError('no dead letter');
+    },
   };
 }
 

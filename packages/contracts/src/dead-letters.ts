@@ -46,6 +46,26 @@ export type DeadLetterPage = z.infer<typeof DeadLetterPageSchema>;
 /** Path of `POST /api/v1/dead-letters/{id}/retry`. */
 export const DeadLetterIdPathSchema = z.strictObject({ id: OpaqueIdSchema });
 
-/** Answer of a retry that ingest accepted: the dead letter is removed; `ingest` is ingest's answer per event. */
-export const DeadLetterRetrySchema = z.object({ id: z.string(), result: z.literal('retried'), ingest: IngestResponseSchema });
+/**
+ * Body of `<service>.retry-projection-dead-letter`: which dead letter of the organisation (the caller's context) to
+ * apply again: the projection (subscription name) and the event's global position (a decimal string).
+ */
+export const RetryProjectionDeadLetterSchema = z.strictObject({
+  projection: z.string().min(1).max(200),
+  global_position: z.string().regex(/^[0-9]{1,19}$/, 'a global position: decimal digits'),
+});
+export type RetryProjectionDeadLetter = z.infer<typeof RetryProjectionDeadLetterSchema>;
+
+/** The event a projection applied on a retry: the projection, the event's id and its global position (decimal string). */
+export const ProjectionRetriedSchema = z.object({ name: z.string(), event_id: z.string(), global_position: z.string() });
+export type ProjectionRetried = z.infer<typeof ProjectionRetriedSchema>;
+
+/**
+ * Answer of a successful retry; the dead letter is removed. An ingest dead letter: `ingest` is ingest's answer per
+ * event. A projection dead letter: `projection` names the projection that applied the event, and the event.
+ */
+export const DeadLetterRetrySchema = z.union([
+  z.object({ id: z.string(), result: z.literal('retried'), ingest: IngestResponseSchema }),
+  z.object({ id: z.string(), result: z.literal('retried'), projection: ProjectionRetriedSchema }),
+]);
 export type DeadLetterRetry = z.infer<typeof DeadLetterRetrySchema>;

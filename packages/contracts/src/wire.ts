@@ -1,7 +1,7 @@
 /**
  * The wire registry: every request/reply message the services exchange, in one table. Each row gives the message's
  * subject (its key; on NATS `<AGP_SUBJECT_PREFIX>.<subject>`), the service that answers it, the scope a caller needs
- * (`read` or `write`; an `admin` key may call both), the zod schema of its request body and of its reply data, and a one-line summary.
+ * (`read`, `write` or `admin`; a key of a higher scope may call the lower), the zod schema of its request body and of its reply data, and a one-line summary.
  *
  * Request bodies mirror the HTTP request they come from: `path` (route parameters), `query`, `body` and `headers`,
  * so a field error's path (`query.limit`, `body.name`, `path.id`) is the same whichever side validates.
@@ -41,6 +41,7 @@ import {
   McpToolOutcomeSchema,
 } from './mcp.js';
 import { IngestResponseSchema } from './ingest.js';
+import { ProjectionRetriedSchema, RetryProjectionDeadLetterSchema } from './dead-letters.js';
 import { LeaseAnswerSchema, LeaseRequestSchema, ListQuotasQuerySchema, QuotaCounterPageSchema } from './quota.js';
 import {
   EvaluateRunSchema,
@@ -209,6 +210,20 @@ export const DeletedSchema = z.object({ id: z.string(), deleted: z.literal(true)
 export const EnrichQueuedSchema = z.object({ id: z.string(), enrichment_status: z.literal('pending') });
 
 /**
+ * The row `<service>.retry-projection-dead-letter` of each service that owns projections (`PROJECTION_OWNERS`): apply
+ * one of the organisation's projection dead letters again through the projection that dead-lettered it, in the
+ * owner (the gateway runs no service's projection code). The same row for each owner, answered for its own projections.
+ */
+const retryProjectionDeadLetter = <S extends ServiceName>(service: S) =>
+  row({
+    service,
+    scope: 'admin',
+    request: z.object({ body: RetryProjectionDeadLetterSchema }),
+    reply: ProjectionRetriedSchema,
+    summary: `apply one of the organisation's dead letters of a ${service} projection again (removed once applied; 404 unknown, 409 its checkpoint is before it, 422 refused or failed again)`,
+  });
+
+/**
  * Every request/reply message between services. The key is the subject. Source: docs/decisions.md (One typed wire registry).
  */
 export const Wire = {
@@ -284,6 +299,7 @@ export const Wire = {
     reply: EnrichmentCoverageSchema,
     summary: "the organisation's live interventions counted by enrichment status (for the tool gateway)",
   }),
+  'interventions.retry-projection-dead-letter': retryProjectionDeadLetter('interventions'),
   'approvals.list': row({
     service: 'interventions',
     scope: 'read',
@@ -411,6 +427,7 @@ export const Wire = {
     reply: QuotaCounterPageSchema,
     summary: "one filtered page of the organisation's fleet-wide counters",
   }),
+  'policies.retry-projection-dead-letter': retryProjectionDeadLetter('policies'),
 
   'stats.summary': row({
     service: 'stats',
@@ -461,6 +478,7 @@ export const Wire = {
     reply: LedgerExportPageSchema,
     summary: 'one keyset page of a ledger export, already formatted (the gateway streams the pages)',
   }),
+  'stats.retry-projection-dead-letter': retryProjectionDeadLetter('stats'),
 
   'evals.submit': row({
     service: 'evals',
@@ -511,6 +529,7 @@ export const Wire = {
     reply: GeneratedScenariosSchema,
     summary: "generate adversarial scenarios for an agent from its actions and policies (template pass) and an LLM (semantic pass)",
   }),
+  'evals.retry-projection-dead-letter': retryProjectionDeadLetter('evals'),
 
   'replay.submit': row({
     service: 'replay',
@@ -570,6 +589,7 @@ export const Wire = {
     reply: RunsEvaluationSchema,
     summary: "many recorded runs decided again by today's policies or a candidate, with totals in USD (changes nothing)",
   }),
+  'replay.retry-projection-dead-letter': retryProjectionDeadLetter('replay'),
 
   'mcp.catalog': row({
     service: 'mcp',

@@ -60,8 +60,16 @@ export async function initCheckpoint(db: SqlExecutor, name: string, position: bi
  */
 export async function lockCheckpoint(tx: SqlExecutor, name: string): Promise<bigint> {
   await tx.query(`INSERT INTO agp_checkpoints (name, position) VALUES ($1, 0) ON CONFLICT (name) DO NOTHING`, [name]);
+  return (await lockExistingCheckpoint(tx, name))!;
+}
+
+/**
+ * Inside a transaction: lock the checkpoint of subscription `name` until the transaction ends, without creating it,
+ * and return its position (undefined when it has none). Processes running the subscription wait for the lock.
+ */
+export async function lockExistingCheckpoint(tx: SqlExecutor, name: string): Promise<bigint | undefined> {
   const { rows } = await tx.query<{ position: string }>('SELECT position::text AS position FROM agp_checkpoints WHERE name = $1 FOR UPDATE', [name]);
-  return BigInt(rows[0].position);
+  return rows[0] ? BigInt(rows[0].position) : undefined;
 }
 
 /**
@@ -169,4 +177,32 @@ export async function projectionDeadLetterPage(
     db.query<{ n: number }>(`SELECT count(*)::int AS n FROM agp_projection_dead_letters ${where}`, params),
   ]);
   return { rows: page.rows, total: Number(count.rows[0]?.n ?? 0) };
+}
+
+/** One projection dead letter as {@link projectionDeadLetter} reads it. */
+export interface ProjectionDeadLetterState {
+  event_id: string;
+  event_type: string;
+  error: string;
+  attempts: number;
+}
+
+/**
+ * The projection dead letter of subscription `subscription` at global position `position` if it belongs to
+ * `organizationId` (a row without an organisation is nobody's, as in {@link projectionDeadLetterPage}).
+ * @param lock inside a transaction: lock the row until it ends (a concurrent retry of it waits).
+ * @throws the driver's error when the database is unavailable.
+ */
+export async function projectionDeadLetter(db: SqlExecutor, organizationId: string, subscription: string, position: bigint, lock = false): Promise<ProjectionDeadLetterState | undefined> {
+  const { rows } = await db.query<ProjectionDeadLetterState>(
+    `SELECT event_id, event_type, error, attempts FROM agp_projection_dead_letters
+     WHERE subscription = $1 AND global_position = $2 AND organization_id = $3${lock ? ' FOR UPDATE' : ''}`,
+    [subscription, String(position), organizationId],
+  );
+  return rows[0];
+}
+
+/** Remove the projection dead letter of subscription `subscription` at global position `position` (once applied). */
+export async function removeProjectionDeadLetter(tx: SqlExecutor, subscription: string, position: bigint): Promise<void> {
+  await tx.query('DELETE FROM agp_projection_dead_letters WHERE subscription = $1 AND global_position = $2', [subscription, String(position)]);
 }

@@ -8,6 +8,7 @@ export * from './open.js';
 export * from './answer-cache.js';
 export * from './writes.js';
 export * from './data-errors.js';
+export * from './dead-letter-retry.js';
 export * from './schema.js';
 export * from './pages.js';
 export * from './where.js';

@@ -10,6 +10,7 @@ import type { EvalsService } from './service.js';
 /** The handlers of the evals service's subjects, bound to `service`. */
 export function evalsHandlers(service: EvalsService): WireHandlers<'evals'> {
   return {
+    'evals.retry-projection-dead-letter': (ctx, { body }) => service.retryProjectionDeadLetter(ctx, body),
     'evals.submit': (ctx, { body }) => service.submit(ctx, body),
     'evals.list': (ctx, { query }) => service.list(ctx, query),
     'evals.latest': (ctx, { query }) => service.latest(ctx, query),

@@ -9,8 +9,10 @@ import {
   type ListEvalRunsQuery,
   type SubmitEvalRun,
   type WireReply,
+  type ProjectionRetried,
+  type RetryProjectionDeadLetter,
 } from '@agp/contracts';
-import { startEventSourcedService, type BusCallerDeps, type EventSourcedDeps, type RunningEventSourcedService } from '@agp/bus';
+import { retryProjectionDeadLetterIn, startEventSourcedService, type BusCallerDeps, type EventSourcedDeps, type RunningEventSourcedService } from '@agp/bus';
 import { requestMetadata, waitForProjections } from '@agp/eventstore';
 import { ConflictError, NotFoundError, counter, newId, type RequestContext } from '@agp/runtime';
 import type { EvalsSettings } from './env.js';
@@ -61,6 +63,14 @@ export class EvalsService {
   /** Stop the projection (an in-flight batch finishes first). Idempotent. */
   async stop(): Promise<void> {
     await this.running?.stop();
+  }
+
+  /**
+   * `evals.retry-projection-dead-letter`: apply the organisation's dead letter of one of this service's projections
+   * again through that projection (`retryProjectionDeadLetterIn` in @agp/bus: 404, 409, 422 or 503 as it says).
+   */
+  retryProjectionDeadLetter(ctx: RequestContext, body: RetryProjectionDeadLetter): Promise<ProjectionRetried> {
+    return retryProjectionDeadLetterIn(this.running, ctx, body);
   }
 
   /**

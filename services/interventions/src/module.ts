@@ -9,6 +9,7 @@ import type { InterventionsService } from './service.js';
  */
 export function interventionsHandlers(svc: InterventionsService): WireHandlers<'interventions'> {
   return {
+    'interventions.retry-projection-dead-letter': (ctx, { body }) => svc.retryProjectionDeadLetter(ctx, body),
     'interventions.create': (ctx, { body }) => svc.create(ctx, body),
     'interventions.list': (ctx, { query }) => svc.list(ctx, query),
     'interventions.get': (ctx, { path }) => svc.get(ctx, path.id),

@@ -13,8 +13,10 @@ import {
   type InterventionStats,
   type InterventionStatsQuery,
   type ListInterventionsQuery,
+  type ProjectionRetried,
+  type RetryProjectionDeadLetter,
 } from '@agp/contracts';
-import { startEventSourcedService, tracedProjection, type EventSourcedDeps, type IngestConsumerDeps, type IngestDelivery, type RunningEventSourcedService } from '@agp/bus';
+import { retryProjectionDeadLetterIn, startEventSourcedService, tracedProjection, type EventSourcedDeps, type IngestConsumerDeps, type IngestDelivery, type RunningEventSourcedService } from '@agp/bus';
 import { ProjectionAnswerCache, ingestMetadata, ingestedEventId, requestMetadata, retryOnConflict, waitForProjections, type AppendRequest, type InlineProjection, type Subscription } from '@agp/eventstore';
 import { DEFAULT_ANSWER_CACHE_ENTRIES, NotFoundError, newId, type RawJson, type RequestContext } from '@agp/runtime';
 import type { InterventionsSettings } from './env.js';
@@ -112,6 +114,14 @@ export class InterventionsService {
   /** Stop the ingest consumer, the enrichment worker, the approval sweeper, then the projections. Idempotent. */
   async stop(): Promise<void> {
     await this.running?.stop();
+  }
+
+  /**
+   * `interventions.retry-projection-dead-letter`: apply the organisation's dead letter of one of this service's projections
+   * again through that projection (`retryProjectionDeadLetterIn` in @agp/bus: 404, 409, 422 or 503 as it says).
+   */
+  retryProjectionDeadLetter(ctx: RequestContext, body: RetryProjectionDeadLetter): Promise<ProjectionRetried> {
+    return retryProjectionDeadLetterIn(this.running, ctx, body);
   }
 
   /**

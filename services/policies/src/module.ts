@@ -10,6 +10,7 @@ import type { PoliciesService } from './service.js';
 /** The handlers of the policies service's subjects, bound to `service`. */
 export function policiesHandlers(service: PoliciesService): WireHandlers<'policies'> {
   return {
+    'policies.retry-projection-dead-letter': (ctx, { body }) => service.retryProjectionDeadLetter(ctx, body),
     'policies.create': (ctx, { body }) => service.createPolicy(ctx, body),
     'policies.list': (ctx, { query }) => service.listPolicies(ctx, query),
     'policies.get': (ctx, { path, query }) => service.getPolicy(ctx, path.id, query),

@@ -23,8 +23,10 @@ import {
   type QuotaCounterPage,
   type SetKillSwitch,
   type UpdatePolicy,
+  type ProjectionRetried,
+  type RetryProjectionDeadLetter,
 } from '@agp/contracts';
-import { startEventSourcedService, type BusCallerDeps, type EventSourcedDeps, type IngestConsumerDeps, type IngestDelivery, type RunningEventSourcedService } from '@agp/bus';
+import { retryProjectionDeadLetterIn, startEventSourcedService, type BusCallerDeps, type EventSourcedDeps, type IngestConsumerDeps, type IngestDelivery, type RunningEventSourcedService } from '@agp/bus';
 import { ingestMetadata, ingestedEventId, requestMetadata, retryOnConflict, waitForProjections, type AppendRequest, type NewEvent, type StoredEvent } from '@agp/eventstore';
 import { NotFoundError, ValidationError, counter, newId, type RawJson, type RequestContext } from '@agp/runtime';
 import { agentStream, decideRegister, evolveAgent, foldAgent, type RegistryAgent } from './agent/agent.js';
@@ -103,6 +105,14 @@ export class PoliciesService {
   /** Stop the ingest consumer, then the projection (in-flight batches finish first). Idempotent. */
   async stop(): Promise<void> {
     await this.running?.stop();
+  }
+
+  /**
+   * `policies.retry-projection-dead-letter`: apply the organisation's dead letter of one of this service's projections
+   * again through that projection (`retryProjectionDeadLetterIn` in @agp/bus: 404, 409, 422 or 503 as it says).
+   */
+  retryProjectionDeadLetter(ctx: RequestContext, body: RetryProjectionDeadLetter): Promise<ProjectionRetried> {
+    return retryProjectionDeadLetterIn(this.running, ctx, body);
   }
 
   // ---------------------------------------------------------------------------------------------- policies

@@ -10,6 +10,7 @@ import type { ReplayService } from './service.js';
 /** The handlers of the replay service's subjects, bound to `service`. */
 export function replayHandlers(service: ReplayService): WireHandlers<'replay'> {
   return {
+    'replay.retry-projection-dead-letter': (ctx, { body }) => service.retryProjectionDeadLetter(ctx, body),
     'replay.submit': (ctx, { path, body }) => service.submit(ctx, path.run_id, body),
     'replay.history': (ctx, { query }) => service.history(ctx, query),
     'replay.run-history': (ctx, { path, query }) => service.runHistory(ctx, path.run_id, query),

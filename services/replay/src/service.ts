@@ -21,8 +21,10 @@ import {
   type RunsEvaluation,
   type SubmitReplay,
   type WireReply,
+  type ProjectionRetried,
+  type RetryProjectionDeadLetter,
 } from '@agp/contracts';
-import { call, startEventSourcedService, type BusCallerDeps, type EventSourcedDeps, type RunningEventSourcedService } from '@agp/bus';
+import { call, retryProjectionDeadLetterIn, startEventSourcedService, type BusCallerDeps, type EventSourcedDeps, type RunningEventSourcedService } from '@agp/bus';
 import { requestMetadata, waitForProjections } from '@agp/eventstore';
 import { ConflictError, NotFoundError, PayloadTooLargeError, counter, isRawJson, newId, type RequestContext } from '@agp/runtime';
 import { RecentBundles, splitActions } from './bundle/parts.js';
@@ -84,6 +86,14 @@ export class ReplayService {
   /** Stop the projection (an in-flight batch finishes first). Idempotent. */
   async stop(): Promise<void> {
     await this.running?.stop();
+  }
+
+  /**
+   * `replay.retry-projection-dead-letter`: apply the organisation's dead letter of one of this service's projections
+   * again through that projection (`retryProjectionDeadLetterIn` in @agp/bus: 404, 409, 422 or 503 as it says).
+   */
+  retryProjectionDeadLetter(ctx: RequestContext, body: RetryProjectionDeadLetter): Promise<ProjectionRetried> {
+    return retryProjectionDeadLetterIn(this.running, ctx, body);
   }
 
   /**

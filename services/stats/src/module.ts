@@ -9,6 +9,7 @@ import type { StatsService } from './service.js';
  */
 export function statsHandlers(service: StatsService): WireHandlers<'stats'> {
   return {
+    'stats.retry-projection-dead-letter': (ctx, { body }) => service.retryProjectionDeadLetter(ctx, body),
     'stats.summary': (ctx, { query }) => service.summary(ctx, query),
     'stats.daily': (ctx, { query }) => service.daily(ctx, query),
     'stats.estimation-accuracy': (ctx, { query }) => service.estimationAccuracy(ctx, query),

@@ -23,8 +23,10 @@ import {
   type StatsSummary,
   type StatsSummaryQuery,
   type WireRequest,
+  type ProjectionRetried,
+  type RetryProjectionDeadLetter,
 } from '@agp/contracts';
-import { call, startEventSourcedService, type BusCallerDeps, type EventSourcedDeps, type IngestConsumerDeps, type IngestDelivery, type RunningEventSourcedService } from '@agp/bus';
+import { call, retryProjectionDeadLetterIn, startEventSourcedService, type BusCallerDeps, type EventSourcedDeps, type IngestConsumerDeps, type IngestDelivery, type RunningEventSourcedService } from '@agp/bus';
 import { ProjectionAnswerCache, ingestMetadata, ingestedEventId, type AppendRequest } from '@agp/eventstore';
 import { NotFoundError, deterministicId, iso, type RequestContext } from '@agp/runtime';
 import type { StatsSettings } from './env.js';
@@ -109,6 +111,14 @@ export class StatsService {
   /** Stop the ingest consumer, then the projection (in-flight batches finish first). Idempotent. */
   async stop(): Promise<void> {
     await this.running?.stop();
+  }
+
+  /**
+   * `stats.retry-projection-dead-letter`: apply the organisation's dead letter of one of this service's projections
+   * again through that projection (`retryProjectionDeadLetterIn` in @agp/bus: 404, 409, 422 or 503 as it says).
+   */
+  retryProjectionDeadLetter(ctx: RequestContext, body: RetryProjectionDeadLetter): Promise<ProjectionRetried> {
+    return retryProjectionDeadLetterIn(this.running, ctx, body);
   }
 
   /**

@@ -1,14 +1,16 @@
 /**
- * `/api/v1/dead-letters`: the organisation's ingest and projection dead letters, and the retry of an ingest dead
- * letter through ingest, answered by the gateway from the platform's database through the query modules of the
- * packages that write them (`@agp/bus` for ingest, `@agp/eventstore` for projections), as the interventions list is
- * read. Admin keys only (checked at the edge from the route table); every query is scoped by the caller's
- * organisation, so another organisation's dead letter is a 404. Source: docs/api.md (Dead letters); docs/decisions.md
- * (Dead letters over HTTP).
+ * `/api/v1/dead-letters`: the organisation's ingest and projection dead letters, answered by the gateway from the
+ * platform's database through the query modules of the packages that write them (`@agp/bus` for ingest,
+ * `@agp/eventstore` for projections), as the interventions list is read; the retry of an ingest dead letter through
+ * ingest, and of a projection dead letter by the service that owns the projection
+ * (`<owner>.retry-projection-dead-letter`; the gateway runs no projection). Admin keys only (checked at the edge from
+ * the route table); every query is scoped by the caller's organisation, so another organisation's dead letter is a
+ * 404. Source: docs/api.md (Dead letters); docs/decisions.md (Dead letters over HTTP); docs/architecture.md
+ * (Projection dead letters).
  */
-import { GatewayOps, type DeadLetter, type DeadLetterPage, type DeadLetterRetry, type IngestResponse } from '@agp/contracts';
-import { ingestDeadLetter, ingestDeadLetterFailedAgain, ingestDeadLetterPage, removeIngestDeadLetter, RemoteProblemError, type IngestDeadLetterRow } from '@agp/bus';
-import { projectionDeadLetterPage, type ProjectionDeadLetterRow } from '@agp/eventstore';
+import { GatewayOps, projectionOwner, type DeadLetter, type DeadLetterPage, type DeadLetterRetry, type IngestResponse } from '@agp/contracts';
+import { call, ingestDeadLetter, ingestDeadLetterFailedAgain, ingestDeadLetterPage, removeIngestDeadLetter, RemoteProblemError, type IngestDeadLetterRow } from '@agp/bus';
+import { projectionDeadLetter, projectionDeadLetterPage, type ProjectionDeadLetterRow } from '@agp/eventstore';
 import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError, databaseUnavailable, parseOrThrow } from '@agp/runtime';
 import type { RouteAnswer, RouteCall } from '../router.js';
 import { submitIngestBatch } from './ingest.js';
@@ -64,20 +66,54 @@ export async function listDeadLetters({ req, ctx, deps }: RouteCall): Promise<Ro
 }
 
 /**
- * POST /api/v1/dead-letters/{id}/retry: re-submit an ingest dead letter's events through ingest (its validation, its
- * log), as the organisation's events with the calling key as actor. Every event accepted as created: the dead letter
- * is removed, 200 with ingest's answer. Otherwise the dead letter keeps only the events not accepted, with
- * `last_seen`, `attempts` and the reason updated, and the answer is 422 (ingest refused an event), 503 (ingest could
- * not take one) or 409 (ingest answered one as a duplicate: stored already, or its original message is still in the
- * log's dedupe window of 2 minutes).
+ * POST /api/v1/dead-letters/{id}/retry: an ingest dead letter (`ingest-<n>`) through ingest
+ * ({@link retryIngestDeadLetter}), a projection dead letter (`projection-<projection>-<position>`) through its
+ * projection ({@link retryProjectionDeadLetter}).
+ * @throws NotFoundError (404) for an id that is neither, or names no dead letter of the organisation.
+ */
+export async function retryDeadLetter(route: RouteCall): Promise<RouteAnswer> {
+  const { path } = parseOrThrow(GatewayOps['dead-letters.retry'].request, { path: { id: route.params.id } });
+  const projection = /^projection-(.+)-([0-9]{1,19})$/.exec(path.id);
+  if (projection) return retryProjectionDeadLetter(route, path.id, projection[1], projection[2]);
+  const n = /^ingest-([0-9]+)$/.exec(path.id)?.[1];
+  if (n === undefined) throw new NotFoundError(`no dead letter ${path.id} in this organisation: an id is ingest-<n> or projection-<projection>-<position>`);
+  return retryIngestDeadLetter(route, path.id, n);
+}
+
+/**
+ * A projection dead letter, applied again by the service that owns its projection (`PROJECTION_OWNERS`) through
+ * `<owner>.retry-projection-dead-letter`: the stored event through the projection's handler, in its transaction, its
+ * checkpoint left where it is. Applied: the letter is removed, 200 `{id, result: 'retried', projection: {name,
+ * event_id, global_position}}`. The owner's problem is answered as it is: 404 (no such letter of the organisation),
+ * 409 (the projection's checkpoint is before the event: its replay applies it), 422 (refused or failed again: the
+ * letter is kept with `last_seen`, `attempts` and the new reason), 503.
+ * @throws ConflictError (409) for a letter of a subscription no service applies again (the enrichment worker's).
+ */
+async function retryProjectionDeadLetter({ ctx, deps }: RouteCall, id: string, name: string, position: string): Promise<RouteAnswer> {
+  const owner = projectionOwner(name);
+  if (!owner) {
+    const letter = await projectionDeadLetter(deps.database, ctx.organization_id, name, BigInt(position)).catch(deadLettersUnavailable);
+    if (!letter) throw new NotFoundError(`no projection dead letter ${id} in this organisation`);
+    throw new ConflictError(`${name} is not a projection any service applies dead letters of again; replaying it (its checkpoint reset before position ${position}) meets the event again`);
+  }
+  const applied = await call(deps.bus, `${owner}.retry-projection-dead-letter`, ctx, { body: { projection: name, global_position: position } });
+  const body: DeadLetterRetry = { id, result: 'retried', projection: applied };
+  return { body };
+}
+
+/**
+ * An ingest dead letter, re-submitted through ingest (its validation, its log), as the organisation's events with the
+ * calling key as actor. Every event accepted as created: the dead letter is removed, 200 with ingest's answer.
+ * Otherwise the dead letter keeps only the events not accepted, with `last_seen`, `attempts` and the reason updated,
+ * and the answer is 422 (ingest refused an event), 503 (ingest could not take one) or 409 (ingest answered one as a
+ * duplicate: stored already, or its original message is still in the log's dedupe window of 2 minutes).
  * @throws NotFoundError (404) for an id that is not an ingest dead letter of the organisation.
  */
-export async function retryDeadLetter({ ctx, params, deps }: RouteCall): Promise<RouteAnswer> {
-  const { path } = parseOrThrow(GatewayOps['dead-letters.retry'].request, { path: { id: params.id } });
+async function retryIngestDeadLetter({ ctx, deps }: RouteCall, id: string, n: string): Promise<RouteAnswer> {
+  const path = { id };
   const org = ctx.organization_id;
-  const n = /^ingest-([0-9]+)$/.exec(path.id)?.[1];
-  const row = n === undefined ? undefined : await ingestDeadLetter(deps.database, org, n).catch(deadLettersUnavailable);
-  if (!row || n === undefined) throw new NotFoundError(`no ingest dead letter ${path.id} in this organisation (projection dead letters are applied again by replaying their projection)`);
+  const row = await ingestDeadLetter(deps.database, org, n).catch(deadLettersUnavailable);
+  if (!row) throw new NotFoundError(`no ingest dead letter ${path.id} in this organisation`);
   const message = JSON.parse(row.payload) as { events?: unknown };
   const events = Array.isArray(message.events) ? (message.events as Array<Record<string, unknown>>) : [];
   if (events.length === 0) throw new ConflictError(`dead letter ${path.id} holds no events to retry`);
