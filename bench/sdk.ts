@@ -22,7 +22,8 @@
  *       process resumes; beside the POST's own answer time;
  *   (e) throughput: guarded actions per second from one process (10 policies, reporting on: every ledger entry is sent
  *       to the platform), exactly BENCH_SDK_THROUGHPUT_ACTS sequential `await run.act(...)`, then until the platform
- *       acknowledged every report (end to end); the baselines make at least as many calls, and for at least 1 s.
+ *       acknowledged every report (end to end); the baselines make at least as many calls, and for at least 1 s. The
+ *       agent is a plain `node` process on the built SDK (bench/sdk-throughput.mjs), not this tsx-loaded runner.
  *
  * Equivalent rules: AGP policy i (scoped to the agent) denies `drop_table_i` and `delete_records_i` and requires
  * approval for `wire_transfer_i`. AGT gets, per policy, two `deny` rules and a `review` rule, then `* → allow`
@@ -53,7 +54,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { AgentMeshClient } from '@microsoft/agent-governance-sdk';
 import { EMBEDDED_NODE_FLAGS } from '../services/embedded/src/memory.js';
-import { rate, sample, type Fn } from './sdk-harness.js';
+import { CHUNK, rate, sample, type Fn } from './sdk-harness.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 type Sdk = typeof import('@agp/sdk');
@@ -218,6 +219,30 @@ async function connect(sdk: Sdk, p: Platform, agentId: string, policies: number,
   const gov = await sdk.Governor.connect({ url: p.url, key: WRITE_KEY, agentId, spoolDir: opts.spoolDir, onReportError: () => undefined, ...(opts.deferDelivery ? { flushIntervalMs: 24 * 3600_000 } : {}) });
   await until(`${agentId} connected`, async () => gov.status().policies === policies && gov.status().channel.state === 'connected');
   return gov;
+}
+
+/** What bench/sdk-throughput.mjs prints: acts made, ms acting and ms until every report was acknowledged, reports. */
+interface ThroughputOut {
+  n: number;
+  actMs: number;
+  allMs: number;
+  pendingAtEnd: number;
+  sent: number;
+  pending: number;
+}
+
+/**
+ * Row (e)'s agent: `count` sequential acts of agent `agentId` (its snapshot holding `policies` policies) in a plain
+ * `node` process on the built SDK. @throws when the process exits non-zero or prints no result.
+ */
+async function throughputAgent(url: string, agentId: string, policies: number, count: number, spec: { action: string; args: Record<string, unknown>; estimatedCostUsd: number }): Promise<ThroughputOut> {
+  const child = spawn(process.execPath, [join(ROOT, 'bench/sdk-throughput.mjs'), url, WRITE_KEY, agentId, String(policies), String(count), String(CHUNK), JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'], cwd: ROOT });
+  let stdout = '';
+  child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+  const code = await new Promise<number | null>((r) => child.once('exit', (c, signal) => r(c ?? (signal ? 128 : null))));
+  const last = stdout.trim().split('\n').pop() ?? '';
+  if (code !== 0 || !last.startsWith('{')) throw new Error(`the throughput agent exited with ${code}: ${stdout.slice(-500)}`);
+  return JSON.parse(last) as ThroughputOut;
 }
 
 /** AGT's client with the equivalent rules of `n` policies. */
@@ -460,8 +485,6 @@ export async function sdkBench(): Promise<void> {
     if (ONLY.has('throughput')) {
       const agentId = `bench-throughput-${RUN}`;
       await createPolicies(p, agentId, 10);
-      const gov = await connect(sdk, p, agentId, 10);
-      const run = gov.startRun();
       const client = agtClient(agt, agentId, 10);
       await cedar.prepare('throughput', agentId, 10);
       console.log(`measuring throughput (${fmt(THROUGHPUT_ACTS)} actions, then until every report is acknowledged) ...`);
@@ -469,15 +492,12 @@ export async function sdkBench(): Promise<void> {
       const bare = perSecond(await rate(async () => work(ARGS), THROUGHPUT_ACTS));
       const a = perSecond(await rate(agtCall(client, ACTION, ARGS, work), THROUGHPUT_ACTS));
       const c = perSecond(await cedar.ask<{ n: number; ms: number }>({ cmd: 'rate', id: 'throughput', agentId, action: ACTION, context: ARGS, count: THROUGHPUT_ACTS }));
-      const before = gov.status().reports.delivered;
-      const t0 = performance.now();
       // Exactly THROUGHPUT_ACTS acts (no minimum time): each leaves a report to deliver, and acting on "for at least
-      // 1 s" at 100k+ acts/s would pile up reports to the spool's bound.
-      const g = perSecond(await rate(() => run.act(ACTION, ARGS, work, { estimatedCostUsd: 0.02 }), THROUGHPUT_ACTS, 0));
-      const pendingAtEnd = gov.status().reports.pending;
-      const { delivered, pending } = await gov.close({ timeoutMs: 600_000 });
-      const allMs = performance.now() - t0;
-      const sent = delivered - before;
+      // 1 s" at 100k+ acts/s would pile up reports to the spool's bound. In a plain `node` process on the built SDK
+      // (bench/sdk-throughput.mjs): the SDK as an agent runs it, with no TypeScript loader in the process.
+      const out = await throughputAgent(p.url, agentId, 10, THROUGHPUT_ACTS, { action: ACTION, args: ARGS, estimatedCostUsd: 0.02 });
+      const g = perSecond({ n: out.n, ms: out.actMs });
+      const { pendingAtEnd, sent, pending, allMs } = out;
       if (pending > 0 || sent < g.n) throw new Error(`throughput: ${sent} of ${g.n} reports delivered, ${pending} pending`);
       lines.push([
         `(e) throughput, 10 policies, reporting on (${fmt(g.n)} sequential acts, one process)`,
