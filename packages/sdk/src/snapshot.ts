@@ -14,12 +14,18 @@
  * (with the server's version from `GET /api/v1/openapi.json`), and the governor fails closed until a refresh parses.
  * Source: docs/sdk.md §Fail modes, §Live updates; docs/decisions.md (governance snapshot and push channel).
  */
-import { AgentGovernanceSchema, PolicySchema } from '@agp/contracts';
+import { AgentGovernanceSchema, PolicySchema, withPolicyDefaults } from '@agp/contracts';
 import type { EngineKillSwitches, EnginePolicy } from '@agp/policy-engine';
 import { z } from 'zod';
 
-/** The snapshot as the SDK reads it; unknown policy fields are kept (a newer engine may read them). */
-const SnapshotBodySchema = AgentGovernanceSchema.extend({ policies: z.array(PolicySchema.loose()) });
+/**
+ * The snapshot as the SDK reads it; unknown policy fields are kept (a newer engine may read them). A policy from a
+ * platform older than some field reads through `withPolicyDefaults` first: no period budgets, and a rate limit without
+ * a scope counted per process, as that platform counts it (never `agent`, the default of a limit written now).
+ */
+const SnapshotBodySchema = AgentGovernanceSchema.extend({
+  policies: z.array(z.unknown().transform((p) => (p !== null && typeof p === 'object' ? withPolicyDefaults(p) : p)).pipe(PolicySchema.loose())),
+});
 
 /** The state decisions are taken against. */
 export interface Snapshot {

@@ -88,6 +88,19 @@ describe('fleet-wide limits', () => {
     expect(a.status().leases).toEqual([]);
   });
 
+  it("a policy from a platform older than scopes and period budgets: its rate limit counts per process, no lease asked", async () => {
+    const p = new MemoryPlatform();
+    const record = policyRecord({ rate_limits: { search: { max_calls: 3, window_seconds: 60 } } });
+    // As an older platform answers it: no period_budgets field, no scope on the limit.
+    delete record.period_budgets;
+    (record.rate_limits as Record<string, Record<string, unknown>>).search = { max_calls: 3, window_seconds: 60 };
+    p.policies = [record];
+    const gov = await governor(p);
+    await until(() => gov.status().policies === 1);
+    expect(await burst(gov.startRun(), 5, 0, 'search')).toBe(3);
+    expect(p.requests.filter((r) => r.path === '/api/v1/quotas/leases')).toHaveLength(0);
+  });
+
   it('quotaWaitMs is checked like the other durations', async () => {
     const p = new MemoryPlatform();
     for (const bad of [-1, Number.NaN, '2000']) {
