@@ -209,7 +209,7 @@ describeModes('data integrity: concurrent kill switches, CSV formula cells, run 
       expect((await call(p(), 'GET', '/api/v1/dead-letters?kind=ingest', { key: p().otherOrgAdminKey })).body.total).toBe(0);
       expect((await retry(ofGood.id, p().otherOrgAdminKey)).status).toBe(404);
       expect((await retry(ofGood.id, p().writeKey)).status).toBe(403);
-      for (const unknown of ['ingest-999999999', 'nope', 'projection-stats-read-model-1']) {
+      for (const unknown of ['ingest-999999999', 'ingest-99999999999999999999', 'nope', 'projection-stats-read-model-1']) {
         const r = await retry(unknown);
         expect({ status: r.status, type: r.headers.get('content-type') }).toEqual({ status: 404, type: expect.stringContaining('application/problem+json') });
       }
@@ -253,7 +253,7 @@ describeModes('data integrity: concurrent kill switches, CSV formula cells, run 
       // Another organisation's admin cannot retry it; a write key cannot; an unknown position is a 404.
       expect((await retry(ofEnd.id, p().otherOrgAdminKey)).status).toBe(404);
       expect((await retry(ofEnd.id, p().writeKey)).status).toBe(403);
-      expect((await retry('projection-stats-read-model-999999999')).status).toBe(404);
+      for (const unknown of ['projection-stats-read-model-999999999', 'projection-stats-read-model-9999999999999999999', 'projection-nope-1']) expect((await retry(unknown)).status, unknown).toBe(404);
 
       // The run still belongs to agent-a: refused again, 422 with the reason, the letter kept with last_seen and attempts moved.
       const again = await retry(ofForeign.id);
