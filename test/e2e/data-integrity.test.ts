@@ -8,7 +8,8 @@ import { parseCsv } from '../support/csv.js';
  * concurrent kill-switch PUTs converge without a 409 and without internal names in any problem; the ledger CSV export
  * neutralises formula cells (OWASP CSV injection) while json keeps them unchanged; run events that contradict each
  * other never give a negative duration and a run's second run.start naming another agent is refused with a reason;
- * an admin reads the dead letters over HTTP (their organisation's only) and retries an ingest dead letter through ingest.
+ * an admin reads the dead letters over HTTP (their organisation's only), retries an ingest dead letter through ingest
+ * and a projection dead letter through its projection (refused again it is kept; applied once its cause is fixed).
  * Source: docs/decisions.md (Concurrent writes; Ledger CSV export: formula cells; Run data quality; Dead letters over HTTP).
  */
 const uniq = () => `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
@@ -208,7 +209,7 @@ describeModes('data integrity: concurrent kill switches, CSV formula cells, run 
       expect((await call(p(), 'GET', '/api/v1/dead-letters?kind=ingest', { key: p().otherOrgAdminKey })).body.total).toBe(0);
       expect((await retry(ofGood.id, p().otherOrgAdminKey)).status).toBe(404);
       expect((await retry(ofGood.id, p().writeKey)).status).toBe(403);
-      for (const unknown of ['ingest-999999999', 'nope', 'projection-stats-read-model-1']) {
+      for (const unknown of ['ingest-999999999', 'ingest-99999999999999999999', 'nope', 'projection-stats-read-model-1']) {
         const r = await retry(unknown);
         expect({ status: r.status, type: r.headers.get('content-type') }).toEqual({ status: 404, type: expect.stringContaining('application/problem+json') });
       }
@@ -228,6 +229,50 @@ describeModes('data integrity: concurrent kill switches, CSV formula cells, run 
       expect((await deadLetters('?kind=ingest')).body.dead_letters.map((d: { id: string }) => d.id)).not.toContain(ofGood.id);
       await eventually(async () => (await call(p(), 'GET', `/api/v1/runs/${run}`, { key: p().readKey })).status === 200, 20_000);
       expect((await retry(ofGood.id)).status).toBe(404);
+    });
+
+    it('retries a projection dead letter through its projection: refused again it is kept and counted (422); applied once its cause is fixed, it is removed', async () => {
+      const getRun = (id: string) => call(p(), 'GET', `/api/v1/runs/${id}`, { key: p().readKey });
+      const run = `dl-pr-${uniq()}`;
+      expect((await ingest([ev('run.start', { run_id: run, agent_id: 'agent-a', started_at: '2030-01-01T10:00:00.000Z' })])).errors).toEqual([]);
+      await eventually(async () => (await getRun(run)).status === 200, 20_000);
+      // Stored, then refused by the stats projection: a run.end before the run's start, a run.start of another agent.
+      const earlyEnd = ev('run.end', { run_id: run, agent_id: 'agent-a', status: 'failed', ended_at: '2030-01-01T09:00:00.000Z' });
+      const foreign = ev('run.start', { run_id: run, agent_id: 'agent-b' });
+      expect((await ingest([earlyEnd])).errors).toEqual([]);
+      expect((await ingest([foreign])).errors).toEqual([]);
+      type Letter = { id: string; kind: string; source: string; attempts: number; first_seen: string; last_seen: string; reason: string; event: { event_id: string; data: { ingest_event_id: string } } };
+      const letterOf = async (e: Ev) => ((await deadLetters('?projection=stats-read-model&limit=200')).body.dead_letters as Letter[]).find((d) => d.event.data?.ingest_event_id === e.id);
+      const [ofEnd, ofForeign] = await eventually(async () => {
+        const both = [await letterOf(earlyEnd), await letterOf(foreign)];
+        return both.every(Boolean) ? (both as Letter[]) : null;
+      }, 20_000);
+      expect(ofEnd).toMatchObject({ kind: 'projection', source: 'stats-read-model', attempts: 1, reason: expect.stringMatching(/^refused: run\.end ended_at 2030-01-01T09:00:00\.000Z is before/) });
+      expect(ofForeign).toMatchObject({ attempts: 1, reason: `refused: run.start names agent agent-b, but run ${run} belongs to agent agent-a` });
+
+      // Another organisation's admin cannot retry it; a write key cannot; an unknown position is a 404.
+      expect((await retry(ofEnd.id, p().otherOrgAdminKey)).status).toBe(404);
+      expect((await retry(ofEnd.id, p().writeKey)).status).toBe(403);
+      for (const unknown of ['projection-stats-read-model-999999999', 'projection-stats-read-model-9999999999999999999', 'projection-nope-1']) expect((await retry(unknown)).status, unknown).toBe(404);
+
+      // The run still belongs to agent-a: refused again, 422 with the reason, the letter kept with last_seen and attempts moved.
+      const again = await retry(ofForeign.id);
+      expect({ status: again.status, type: again.headers.get('content-type') }).toEqual({ status: 422, type: expect.stringContaining('application/problem+json') });
+      expect(again.body.detail).toContain(`run.start names agent agent-b, but run ${run} belongs to agent agent-a`);
+      const kept = (await letterOf(foreign))!;
+      expect(kept).toMatchObject({ id: ofForeign.id, attempts: 2, reason: ofForeign.reason, first_seen: ofForeign.first_seen });
+      expect(Date.parse(kept.last_seen)).toBeGreaterThan(Date.parse(ofForeign.last_seen));
+
+      // The cause fixed: a run.start of the same agent with an earlier start (the run keeps the earliest). The run.end
+      // now applies: the letter is removed, the run ended at 09:00 and failed, one hour long.
+      expect((await ingest([ev('run.start', { run_id: run, agent_id: 'agent-a', started_at: '2030-01-01T08:00:00.000Z' })])).errors).toEqual([]);
+      await eventually(async () => (await getRun(run)).body.started_at === '2030-01-01T08:00:00.000Z', 20_000);
+      const retried = await retry(ofEnd.id);
+      expect(retried.status).toBe(200);
+      expect(retried.body).toEqual({ id: ofEnd.id, result: 'retried', projection: { name: 'stats-read-model', event_id: ofEnd.event.event_id, global_position: ofEnd.id.split('-').at(-1) } });
+      expect((await getRun(run)).body).toMatchObject({ status: 'failed', started_at: '2030-01-01T08:00:00.000Z', ended_at: '2030-01-01T09:00:00.000Z', duration_ms: 3_600_000 });
+      expect(await letterOf(earlyEnd)).toBeUndefined();
+      expect((await retry(ofEnd.id)).status).toBe(404);
     });
   });
 });

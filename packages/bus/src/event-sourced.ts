@@ -5,7 +5,7 @@
  */
 import type { ProjectionRetried, RetryProjectionDeadLetter } from '@agp/contracts';
 import { retryProjectionDeadLetter, type EventStore, type SubscriptionOptions, type Subscription, type Sql } from '@agp/eventstore';
-import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError, databaseUnavailable, orderedShutdown, type Logger, type RequestContext } from '@agp/runtime';
+import { ConflictError, ForbiddenError, NotFoundError, ServiceUnavailableError, ValidationError, databaseUnavailable, orderedShutdown, type Logger, type RequestContext } from '@agp/runtime';
 import { consumeIngest } from './ingest-consumer.js';
 import { tracedProjection } from './tracing.js';
 import type { IngestDelivery, IngestLogConsumer } from './types.js';
@@ -42,6 +42,7 @@ export interface RunningEventSourcedService {
    * `<service>.retry-projection-dead-letter`: apply the caller's organisation's dead letter of one of this service's
    * projections again, through that projection's handler (`retryProjectionDeadLetter` in `@agp/eventstore`: its own
    * transaction, the checkpoint locked and left where it is). Applied: the letter is removed and the event named.
+   * @throws ForbiddenError (403) for a key that is not an admin key (dead letters are an admin's, as over HTTP).
    * @throws NotFoundError (404) when this service runs no such projection, or the organisation has no such letter.
    * @throws ConflictError (409) when the projection's checkpoint is before the event (its replay applies it), or the
    * log no longer holds the event; nothing changed.
@@ -65,6 +66,7 @@ export function retryProjectionDeadLetterIn(running: RunningEventSourcedService 
 
 /** {@link RunningEventSourcedService.retryProjectionDeadLetter} over `spec`'s projections. */
 async function retryDeadLetterOf(spec: Pick<EventSourcedServiceSpec<unknown>, 'name' | 'store' | 'db' | 'projections'>, ctx: RequestContext, body: RetryProjectionDeadLetter): Promise<ProjectionRetried> {
+  if (ctx.scope !== 'admin') throw new ForbiddenError('retrying a dead letter needs an admin key');
   const projection = spec.projections.find((p) => p.name === body.projection);
   const what = `dead letter of projection ${body.projection} at position ${body.global_position}`;
   if (!projection) throw new NotFoundError(`the ${spec.name} service runs no projection ${body.projection}`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NotFoundError, ConflictError, ValidationError, type RequestContext } from '@agp/runtime';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError, type RequestContext } from '@agp/runtime';
 import { checkpointPosition, createEventStore, createPgliteSql, projectionDeadLetterPage, recordRefusedEvents, type SqlExecutor, type StoredEvent } from '@agp/eventstore';
 import { ingestSubject, SqlIngestLog, startEventSourcedService, type ServicePart } from '../src/index.js';
 import { QuietLogger, sleep } from './ingest-log-contract.js';
@@ -90,7 +90,7 @@ describe('startEventSourcedService on PGlite with the SQL ingest log', () => {
         else await tx.query('INSERT INTO demo_nums (n) VALUES ($1::integer)', [e.data.n]);
       }
     };
-    const ctx = (organization_id: string): RequestContext => ({ organization_id, scope: 'admin', key_id: 'k1', correlation_id: 'c1' });
+    const ctx = (organization_id: string, scope: RequestContext['scope'] = 'admin'): RequestContext => ({ organization_id, scope, key_id: 'k1', correlation_id: 'c1' });
     try {
       const running = await startEventSourcedService({
         name: 'demo',
@@ -125,7 +125,8 @@ describe('startEventSourcedService on PGlite with the SQL ingest log', () => {
         { event_id: 'n2', attempts: 2, error: expect.stringMatching(/integer/) },
       ]));
 
-      // Another organisation has no such letter; this service runs no such projection.
+      // A write key may not; another organisation has no such letter; this service runs no such projection.
+      await expect(running.retryProjectionDeadLetter(ctx('acme', 'write'), { projection: name, global_position: String(five.global_position) })).rejects.toBeInstanceOf(ForbiddenError);
       await expect(retry('other-org', five)).rejects.toBeInstanceOf(NotFoundError);
       await expect(retry('acme', five, 'other-read-model')).rejects.toBeInstanceOf(NotFoundError);
 

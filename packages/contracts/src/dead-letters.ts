@@ -46,13 +46,19 @@ export type DeadLetterPage = z.infer<typeof DeadLetterPageSchema>;
 /** Path of `POST /api/v1/dead-letters/{id}/retry`. */
 export const DeadLetterIdPathSchema = z.strictObject({ id: OpaqueIdSchema });
 
+/** The largest global position an event can have, and the largest dead-letter number (PostgreSQL's bigint). */
+export const MAX_GLOBAL_POSITION = 9223372036854775807n;
+
 /**
  * Body of `<service>.retry-projection-dead-letter`: which dead letter of the organisation (the caller's context) to
  * apply again: the projection (subscription name) and the event's global position (a decimal string).
  */
 export const RetryProjectionDeadLetterSchema = z.strictObject({
   projection: z.string().min(1).max(200),
-  global_position: z.string().regex(/^[0-9]{1,19}$/, 'a global position: decimal digits'),
+  global_position: z
+    .string()
+    .regex(/^[0-9]{1,19}$/, 'a global position: decimal digits')
+    .refine((v) => !/^[0-9]+$/.test(v) || BigInt(v) <= MAX_GLOBAL_POSITION, `a global position: at most ${MAX_GLOBAL_POSITION}`),
 });
 export type RetryProjectionDeadLetter = z.infer<typeof RetryProjectionDeadLetterSchema>;
 

@@ -52,7 +52,7 @@ export const GatewayOps = {
     scope: 'admin',
     request: z.object({ path: DeadLetterIdPathSchema }),
     reply: DeadLetterRetrySchema,
-    summary: "re-submit an ingest dead letter's events through ingest; removed once ingest accepts them",
+    summary: "re-submit an ingest dead letter's events through ingest, or apply a projection dead letter's event again through its projection (in the service that owns it); removed once accepted",
   }),
 } as const satisfies Record<string, GatewayOp>;
 

@@ -949,17 +949,18 @@ const ROUTES = [
     status: 200,
     operationId: 'retryDeadLetter',
     tags: ['Dead letters'],
-    summary: "Re-submit an ingest dead letter's events through ingest (admin key); removed once ingest accepts them all",
+    summary: "Retry a dead letter (admin key): an ingest dead letter's events through ingest, a projection dead letter's event through its projection; removed once accepted",
     description:
-      "The events go through ingest's validation again, as the organisation's events, with the calling key as actor. All accepted: the dead letter is removed and the answer holds ingest's answer per event (a consumer that still cannot store them keeps them as a new dead letter). Any refused: 422 naming ingest's reasons, and the dead letter stays with `last_seen`, `attempts` and `reason` updated. Ingest answering an event as a duplicate (already stored, or the log still holds the original message: for 2 minutes after it was published) is a 409, the dead letter kept. Projection dead letters are not retried here: replaying the projection applies them again.",
-    params: { id: { description: 'Dead letter id (`ingest-<n>`)' } },
-    returns: "The retried dead letter's id and ingest's answer",
+      "An ingest dead letter (`ingest-<n>`): the events go through ingest's validation again, as the organisation's events, with the calling key as actor. All accepted: the dead letter is removed and the answer holds ingest's answer per event (a consumer that still cannot store them keeps them as a new dead letter). Any refused: 422 naming ingest's reasons, and the dead letter stays with `last_seen`, `attempts` and `reason` updated. Ingest answering an event as a duplicate (already stored, or the log still holds the original message: for 2 minutes after it was published) is a 409, the dead letter kept. " +
+      "A projection dead letter (`projection-<projection>-<position>`): the service that owns the projection reads the stored event from the log and applies it through that projection alone, in the projection's transaction; the projection's checkpoint does not move. Applied: the dead letter is removed and the answer names the projection and the event. Refused again (a data-quality rule) or failed again: 422 with the new reason, the dead letter kept with `last_seen`, `attempts` and `reason` updated. The projection's checkpoint before the event (a replay under way, which applies it itself): 409, nothing changed.",
+    params: { id: { description: 'Dead letter id (`ingest-<n>` or `projection-<projection>-<position>`)' } },
+    returns: "The retried dead letter's id, and ingest's answer (ingest) or the projection and event applied (projection)",
     problems: {
       403: 'Not an admin key',
-      404: 'No ingest dead letter with this id in the organisation (a projection dead letter, another organisation’s, or one already retried)',
-      409: 'Ingest answered an event as a duplicate; the dead letter is kept',
-      422: 'Ingest refused an event again; the dead letter is kept with last_seen updated',
-      503: 'Ingest or the database is unavailable; nothing changed',
+      404: 'No dead letter with this id in the organisation (another organisation’s, or one already retried)',
+      409: 'Ingest answered an event as a duplicate; or the projection has not passed the event yet (it applies it itself), or the log no longer holds its event, or it is a subscription no service retries (the enrichment worker’s): replay it; the dead letter is kept',
+      422: 'Ingest refused an event again, or the projection refused or failed to apply the event again; the dead letter is kept with last_seen, attempts and reason updated',
+      503: 'Ingest, the service owning the projection or the database is unavailable; nothing changed',
     },
   },
 

@@ -1,7 +1,7 @@
 /**
  * The wire registry: every request/reply message the services exchange, in one table. Each row gives the message's
  * subject (its key; on NATS `<AGP_SUBJECT_PREFIX>.<subject>`), the service that answers it, the scope a caller needs
- * (`read`, `write` or `admin`; a key of a higher scope may call the lower), the zod schema of its request body and of its reply data, and a one-line summary.
+ * (`read` or `write`; an `admin` key may call both), the zod schema of its request body and of its reply data, and a one-line summary.
  *
  * Request bodies mirror the HTTP request they come from: `path` (route parameters), `query`, `body` and `headers`,
  * so a field error's path (`query.limit`, `body.name`, `path.id`) is the same whichever side validates.
@@ -213,11 +213,13 @@ export const EnrichQueuedSchema = z.object({ id: z.string(), enrichment_status: 
  * The row `<service>.retry-projection-dead-letter` of each service that owns projections (`PROJECTION_OWNERS`): apply
  * one of the organisation's projection dead letters again through the projection that dead-lettered it, in the
  * owner (the gateway runs no service's projection code). The same row for each owner, answered for its own projections.
+ * Scope `write` (it changes state); its only route (`POST /api/v1/dead-letters/{id}/retry`) needs an admin key, and the
+ * handler refuses any other (403).
  */
 const retryProjectionDeadLetter = <S extends ServiceName>(service: S) =>
   row({
     service,
-    scope: 'admin',
+    scope: 'write',
     request: z.object({ body: RetryProjectionDeadLetterSchema }),
     reply: ProjectionRetriedSchema,
     summary: `apply one of the organisation's dead letters of a ${service} projection again (removed once applied; 404 unknown, 409 its checkpoint is before it, 422 refused or failed again)`,

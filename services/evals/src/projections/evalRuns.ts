@@ -1,8 +1,8 @@
-import { EvalRunEvents, type EvalRunSubmittedData } from '@agp/contracts';
+import { EvalRunEvents, type EvalRunSubmittedData, type ProjectionName } from '@agp/contracts';
 import type { SqlExecutor, StoredEvent } from '@agp/eventstore';
 
 /** Name (and checkpoint key) of the projection. */
-export const EVALS_READ_MODEL = 'evals-read-model';
+export const EVALS_READ_MODEL = 'evals-read-model' satisfies ProjectionName;
 
 /** Event types it applies. */
 export const EVALS_READ_MODEL_EVENT_TYPES = Object.values(EvalRunEvents);

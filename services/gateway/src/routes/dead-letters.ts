@@ -8,7 +8,7 @@
  * 404. Source: docs/api.md (Dead letters); docs/decisions.md (Dead letters over HTTP); docs/architecture.md
  * (Projection dead letters).
  */
-import { GatewayOps, projectionOwner, type DeadLetter, type DeadLetterPage, type DeadLetterRetry, type IngestResponse } from '@agp/contracts';
+import { GatewayOps, MAX_GLOBAL_POSITION, projectionOwner, type DeadLetter, type DeadLetterPage, type DeadLetterRetry, type IngestResponse } from '@agp/contracts';
 import { call, ingestDeadLetter, ingestDeadLetterFailedAgain, ingestDeadLetterPage, removeIngestDeadLetter, RemoteProblemError, type IngestDeadLetterRow } from '@agp/bus';
 import { projectionDeadLetter, projectionDeadLetterPage, type ProjectionDeadLetterRow } from '@agp/eventstore';
 import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError, databaseUnavailable, parseOrThrow } from '@agp/runtime';
@@ -74,9 +74,9 @@ export async function listDeadLetters({ req, ctx, deps }: RouteCall): Promise<Ro
 export async function retryDeadLetter(route: RouteCall): Promise<RouteAnswer> {
   const { path } = parseOrThrow(GatewayOps['dead-letters.retry'].request, { path: { id: route.params.id } });
   const projection = /^projection-(.+)-([0-9]{1,19})$/.exec(path.id);
-  if (projection) return retryProjectionDeadLetter(route, path.id, projection[1], projection[2]);
-  const n = /^ingest-([0-9]+)$/.exec(path.id)?.[1];
-  if (n === undefined) throw new NotFoundError(`no dead letter ${path.id} in this organisation: an id is ingest-<n> or projection-<projection>-<position>`);
+  if (projection && BigInt(projection[2]) <= MAX_GLOBAL_POSITION) return retryProjectionDeadLetter(route, path.id, projection[1], projection[2]);
+  const n = /^ingest-([0-9]{1,19})$/.exec(path.id)?.[1];
+  if (n === undefined || BigInt(n) > MAX_GLOBAL_POSITION) throw new NotFoundError(`no dead letter ${path.id} in this organisation: an id is ingest-<n> or projection-<projection>-<position>`);
   return retryIngestDeadLetter(route, path.id, n);
 }
 

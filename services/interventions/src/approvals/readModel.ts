@@ -1,10 +1,10 @@
-import { ApprovalRecordSchema, InterventionEvents, approvalId, orderKeys, orderedJson, type ApprovalRecord, type ListApprovalsQuery } from '@agp/contracts';
+import { ApprovalRecordSchema, InterventionEvents, approvalId, orderKeys, orderedJson, type ApprovalRecord, type ListApprovalsQuery, type ProjectionName } from '@agp/contracts';
 import { WhereClause, pageWithTotal, type SqlExecutor, type StoredEvent } from '@agp/eventstore';
 import { rawJson, type RawJson } from '@agp/runtime';
 import { evolveApproval } from './approval.js';
 
 /** Name (and checkpoint key) of the approvals projection. */
-export const APPROVALS_PROJECTION = 'approvals-read-model';
+export const APPROVALS_PROJECTION = 'approvals-read-model' satisfies ProjectionName;
 
 /** Event types it applies: the ones that open, change or remove an approval. */
 export const APPROVALS_EVENT_TYPES: string[] = [InterventionEvents.Recorded, InterventionEvents.Enriched, InterventionEvents.OutcomeChanged, InterventionEvents.Deleted];

@@ -1,9 +1,9 @@
-import { HIGH_RISK_LEVELS, InterventionEvents, type InterventionRecord, type Purpose } from '@agp/contracts';
+import { HIGH_RISK_LEVELS, InterventionEvents, type InterventionRecord, type Purpose, type ProjectionName } from '@agp/contracts';
 import type { SqlExecutor, StoredEvent } from '@agp/eventstore';
 import { evolve, isBlocking, type InterventionState } from '../intervention/intervention.js';
 
 /** Name (and checkpoint key) of the projection. */
-export const READ_MODEL_PROJECTION = 'interventions-read-model';
+export const READ_MODEL_PROJECTION = 'interventions-read-model' satisfies ProjectionName;
 
 /** Event types it applies. */
 export const READ_MODEL_EVENT_TYPES = Object.values(InterventionEvents);

@@ -1,11 +1,11 @@
-import { AgentEvents, KillSwitchEvents, PolicyEvents, type KillSwitchChangedData, type KillSwitchState, type Policy } from '@agp/contracts';
+import { AgentEvents, KillSwitchEvents, PolicyEvents, type KillSwitchChangedData, type KillSwitchState, type Policy, type ProjectionName } from '@agp/contracts';
 import type { SqlExecutor, StoredEvent } from '@agp/eventstore';
 import { evolveAgent, type RegistryAgent } from '../agent/agent.js';
 import { evolveKillSwitch, initialKillSwitch } from '../killswitch/killswitch.js';
 import { evolvePolicy } from '../policy/policy.js';
 
 /** Name (and checkpoint key) of the projection. */
-export const POLICIES_READ_MODEL = 'policies-read-model';
+export const POLICIES_READ_MODEL = 'policies-read-model' satisfies ProjectionName;
 
 /** Event types it applies. */
 export const POLICIES_READ_MODEL_EVENT_TYPES = [...Object.values(PolicyEvents), ...Object.values(AgentEvents), ...Object.values(KillSwitchEvents)];

@@ -1,8 +1,8 @@
-import { ReplayEvents, type ReplaySubmittedData } from '@agp/contracts';
+import { ReplayEvents, type ReplaySubmittedData, type ProjectionName } from '@agp/contracts';
 import type { SqlExecutor, StoredEvent } from '@agp/eventstore';
 
 /** Name (and checkpoint key) of the projection. */
-export const REPLAY_READ_MODEL = 'replay-read-model';
+export const REPLAY_READ_MODEL = 'replay-read-model' satisfies ProjectionName;
 
 /** Event types it applies. */
 export const REPLAY_READ_MODEL_EVENT_TYPES = Object.values(ReplayEvents);

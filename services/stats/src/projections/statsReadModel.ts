@@ -1,4 +1,4 @@
-import { RunEvents, type ActionRecordedData, type Purpose } from '@agp/contracts';
+import { RunEvents, type ActionRecordedData, type Purpose, type ProjectionName } from '@agp/contracts';
 import { recordRefusedEvents, type SqlExecutor, type StoredEvent } from '@agp/eventstore';
 import { StatsDeltas, evolveRun, runEventRejection, runTs, type RunRow, type Totals } from './runs.js';
 import { counter, isoOrNull } from '@agp/runtime';
@@ -6,7 +6,7 @@ import { counter, isoOrNull } from '@agp/runtime';
 const refusedRunEvents = counter('agp_stats_run_events_refused_total', 'Run events the stats projection refused (recorded in agp_projection_dead_letters), by type', ['type']);
 
 /** Name (and checkpoint key) of the projection. */
-export const STATS_PROJECTION = 'stats-read-model';
+export const STATS_PROJECTION = 'stats-read-model' satisfies ProjectionName;
 
 /** Event types it applies. */
 export const STATS_EVENT_TYPES = Object.values(RunEvents);
