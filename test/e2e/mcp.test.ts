@@ -62,13 +62,13 @@ const STATUS_OF: Record<string, number> = { unknown_tool: 404, invalid_arguments
 
 /**
  * The spec's seven tools: argument types (a string type, an enum's values, or `string[]`) and required arguments.
- * create_policy also takes the engine's action_budget, downgrades and guardrails (optional).
+ * create_policy also takes the engine's action_budget, downgrades, guardrails and period_budgets (optional).
  */
 /** The values of the `purpose` argument of the tools that read runs, actions, interventions or stats. */
 const PURPOSE_ARG = ['production', 'eval', 'all'] as const;
 const SPEC_TOOLS: Record<string, { args: Record<string, string | readonly string[]>; required: string[] }> = {
   create_policy: {
-    args: { name: 'string', description: 'string', enabled: 'boolean', session_budget: 'number', run_budget: 'number', denied_actions: 'string[]', rate_limits: 'object', action_budget: 'number', downgrades: 'array', guardrails: 'object' },
+    args: { name: 'string', description: 'string', enabled: 'boolean', session_budget: 'number', run_budget: 'number', denied_actions: 'string[]', rate_limits: 'object', action_budget: 'number', downgrades: 'array', guardrails: 'object', period_budgets: 'array' },
     required: ['name'],
   },
   // `purpose` (production | eval | all) is an optional addition to the spec's arguments: eval data is left out unless asked for.
@@ -831,6 +831,21 @@ describeModes(
         expect(bad.code).toBe('invalid_arguments');
       });
 
+      it.each(SURFACES)('create_policy and update_policy over %s take period_budgets and rate-limit scopes; a repeated (scope, period) is invalid_arguments', async (s) => {
+        const p = platform();
+        const day = { scope: 'agent', period: 'day', max_usd: 200 };
+        const month = { scope: 'organization', period: 'month', max_usd: 5000 };
+        const created = await ok(s, p.writeKey, 'create_policy', { name: `mcp fleet ${s} ${uniq()}`, period_budgets: [day], rate_limits: { send_email: { max_calls: 100, window_seconds: 60 }, '*': { max_calls: 1000, window_seconds: 60, scope: 'organization' } } });
+        expect(created).toMatchObject({ version: 1, period_budgets: [day], rate_limits: { send_email: { max_calls: 100, window_seconds: 60, scope: 'agent' }, '*': { scope: 'organization' } } });
+        const updated = await ok(s, p.writeKey, 'update_policy', { policy_id: created.id, period_budgets: [day, month], rate_limits: { send_email: { max_calls: 100, window_seconds: 60, scope: 'process' } } });
+        expect(updated).toMatchObject({ version: 2, period_budgets: [day, month], rate_limits: { send_email: { scope: 'process' } } });
+        expect(await get(p, `/api/v1/policies/${created.id}`)).toEqual(updated);
+        const dup = await tool(s, p.writeKey, 'update_policy', { policy_id: created.id, period_budgets: [day, { ...day, max_usd: 1 }] });
+        expect(dup.code).toBe('invalid_arguments');
+        expect(dup.details.errors.map((e: any) => e.path)).toContain('arguments.period_budgets.1.period');
+        expect((await get(p, `/api/v1/policies/${created.id}`)).version).toBe(2);
+      });
+
       it.each(SURFACES)('approve_action and reject_action over %s set the intervention outcome; deciding twice is a conflict', async (s) => {
         const p = platform();
         const a = await escalate();
@@ -919,7 +934,7 @@ describeModes(
           policies: {
             active: 1,
             disabled: 1,
-            active_policies: [{ id: policy.id, name: 'Globex budget', version: 1, session_budget: null, run_budget: 25, denied_actions: [], approval_required_actions: [], rate_limited_actions: [], agent_ids: [] }],
+            active_policies: [{ id: policy.id, name: 'Globex budget', version: 1, session_budget: null, run_budget: 25, period_budgets: [], denied_actions: [], approval_required_actions: [], rate_limited_actions: [], agent_ids: [] }],
           },
           kill_switches: {
             organization: { engaged: true, reason: 'incident-42', changed_at: expect.any(String) },

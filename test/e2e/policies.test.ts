@@ -50,11 +50,12 @@ describeModes('policies, agents and kill switches', (platform) => {
         denied_actions: ['drop_table'],
         allowed_actions: null,
         approval_required_actions: [],
-        rate_limits: { '*': { max_calls: 100, window_seconds: 60 } },
+        rate_limits: { '*': { max_calls: 100, window_seconds: 60, scope: 'agent' } },
         agent_ids: ['a-1'],
         action_budget: null,
         downgrades: [],
         guardrails: {},
+        period_budgets: [],
       });
       expect(r.headers.get('location')).toBe(`/api/v1/policies/${r.body.id}`);
       expect(r.headers.get('etag')).toBe('"1"');
@@ -254,6 +255,78 @@ describeModes('policies, agents and kill switches', (platform) => {
 
     it('answers 404 for an unknown policy id', async () => {
       expectProblem(await call(p(), 'PATCH', `/api/v1/policies/01900000-0000-7000-8000-00000000dead`, { key: p().writeKey, body: { enabled: false } }), 404);
+    });
+  });
+
+  describe('period budgets and rate-limit scopes', () => {
+    const DAY = { scope: 'agent', period: 'day', max_usd: 200 };
+    const MONTH = { scope: 'organization', period: 'month', max_usd: 5000 };
+
+    it('answers them back on create, the record, the list and the governance snapshot; a limit without a scope counts per agent', async () => {
+      const agent = `fleet-bot-${uniq()}`;
+      const name = `fleet-${uniq()}`;
+      const created = await createPolicy({ name, agent_ids: [agent], period_budgets: [DAY, MONTH], rate_limits: { send_email: { max_calls: 100, window_seconds: 60, scope: 'organization' }, '*': { max_calls: 1000, window_seconds: 60 } } });
+      expect(created).toMatchObject({
+        version: 1,
+        period_budgets: [DAY, MONTH],
+        rate_limits: { send_email: { max_calls: 100, window_seconds: 60, scope: 'organization' }, '*': { max_calls: 1000, window_seconds: 60, scope: 'agent' } },
+      });
+      expect((await call(p(), 'GET', `/api/v1/policies/${created.id}`, { key: p().readKey })).body).toEqual(created);
+      expect((await call(p(), 'GET', `/api/v1/policies?name=${name}`, { key: p().readKey })).body.policies).toEqual([created]);
+      const snap = await call(p(), 'GET', `/api/v1/agents/${agent}/governance`, { key: p().readKey });
+      expect(snap.status).toBe(200);
+      expect(snap.body.policies.find((x: { id: string }) => x.id === created.id)).toEqual(created);
+      expect((await call(p(), 'GET', `/api/v1/policies/${created.id}/history`, { key: p().readKey })).body.history[0].changes).toMatchObject({
+        period_budgets: { from: null, to: [DAY, MONTH] },
+        rate_limits: { from: null, to: created.rate_limits },
+      });
+    });
+
+    it('refuses a second budget for one (scope, period) with 422 naming body.period_budgets.1.period, and creates nothing', async () => {
+      const name = `dup-${uniq()}`;
+      const r = await call(p(), 'POST', '/api/v1/policies', { key: p().writeKey, body: { name, period_budgets: [DAY, { ...DAY, max_usd: 1 }] } });
+      expectProblem(r, 422, ['body.period_budgets.1.period']);
+      expect(r.body.detail).toContain('body.period_budgets.1.period');
+      expect((await call(p(), 'GET', `/api/v1/policies?name=${name}`, { key: p().readKey })).body.total).toBe(0);
+    });
+
+    it('refuses a bad period, a bad budget scope, a bad rate-limit scope and a negative max_usd with 422 naming each and the allowed values', async () => {
+      const name = `bad-${uniq()}`;
+      const r = await call(p(), 'POST', '/api/v1/policies', {
+        key: p().writeKey,
+        body: { name, period_budgets: [{ scope: 'agent', period: 'week', max_usd: 5 }, { scope: 'team', period: 'day', max_usd: 5 }, { scope: 'agent', period: 'hour', max_usd: -1 }], rate_limits: { a: { max_calls: 1, window_seconds: 1, scope: 'cluster' } } },
+      });
+      expectProblem(r, 422, ['body.period_budgets.0.period', 'body.period_budgets.1.scope', 'body.period_budgets.2.max_usd', 'body.rate_limits.a.scope']);
+      const errors = r.body.errors as Array<{ path: string; message: string; allowed?: string[] }>;
+      expect(errors.find((e) => e.path === 'body.period_budgets.0.period')).toMatchObject({ allowed: ['hour', 'day', 'month'], message: expect.stringContaining('hour, day, month') });
+      expect(errors.find((e) => e.path === 'body.period_budgets.1.scope')?.allowed).toEqual(['agent', 'organization']);
+      expect(errors.find((e) => e.path === 'body.rate_limits.a.scope')?.allowed).toEqual(['agent', 'organization', 'process']);
+      expect((await call(p(), 'GET', `/api/v1/policies?name=${name}`, { key: p().readKey })).body.total).toBe(0);
+    });
+
+    it('PATCH replaces period_budgets whole and changes a scope; versions and the history show both', async () => {
+      const created = await createPolicy({ name: `patch-${uniq()}`, period_budgets: [DAY], rate_limits: { search: { max_calls: 5, window_seconds: 60 } } });
+      const hour = { scope: 'agent', period: 'hour', max_usd: 10 };
+      const p1 = await call(p(), 'PATCH', `/api/v1/policies/${created.id}`, { key: p().writeKey, body: { period_budgets: [hour, MONTH] } });
+      expect(p1.status, JSON.stringify(p1.body)).toBe(200);
+      expect(p1.body).toMatchObject({ version: 2, period_budgets: [hour, MONTH], rate_limits: created.rate_limits });
+      const p2 = await call(p(), 'PATCH', `/api/v1/policies/${created.id}`, { key: p().writeKey, body: { rate_limits: { search: { max_calls: 5, window_seconds: 60, scope: 'process' } } } });
+      expect(p2.body).toMatchObject({ version: 3, period_budgets: [hour, MONTH], rate_limits: { search: { max_calls: 5, window_seconds: 60, scope: 'process' } } });
+      const dup = await call(p(), 'PATCH', `/api/v1/policies/${created.id}`, { key: p().writeKey, body: { period_budgets: [MONTH, MONTH] } });
+      expectProblem(dup, 422, ['body.period_budgets.1.period']);
+      const p3 = await call(p(), 'PATCH', `/api/v1/policies/${created.id}`, { key: p().writeKey, body: { period_budgets: [] } });
+      expect(p3.body).toMatchObject({ version: 4, period_budgets: [] });
+
+      expect((await call(p(), 'GET', `/api/v1/policies/${created.id}?version=1`, { key: p().readKey })).body).toEqual(created);
+      expect((await call(p(), 'GET', `/api/v1/policies/${created.id}?version=2`, { key: p().readKey })).body.period_budgets).toEqual([hour, MONTH]);
+      const h = await call(p(), 'GET', `/api/v1/policies/${created.id}/history`, { key: p().readKey });
+      expect(h.body.history.map((e: { version: number; changes: unknown }) => [e.version, e.changes])).toEqual([
+        [1, expect.objectContaining({ period_budgets: { from: null, to: [DAY] } })],
+        [2, { period_budgets: { from: [DAY], to: [hour, MONTH] } }],
+        [3, { rate_limits: { from: { search: { max_calls: 5, window_seconds: 60, scope: 'agent' } }, to: { search: { max_calls: 5, window_seconds: 60, scope: 'process' } } } }],
+        [4, { period_budgets: { from: [hour, MONTH], to: [] } }],
+      ]);
+      expect(await policyEvents(created.id)).toEqual(['PolicyCreated', 'PolicyUpdated', 'PolicyUpdated', 'PolicyUpdated']);
     });
   });
 

@@ -699,7 +699,7 @@ export class PreparedPolicies {
  * @param context spend so far (USD), recent calls (with arguments hashes), idempotency keys seen and `now` (ms
  *   since the epoch).
  * @returns the winning decision (precedence in the module docs: kill switches; deny and allow lists; guardrails that
- *   block; approval; budgets — action, run, session; rate limits; loop; downgrade; warnings) with its rule, policy
+ *   block; approval; budgets — action, run, session, period; rate limits; loop; downgrade; warnings) with its rule, policy
  *   (null for a kill switch or allow), reason, risk level, the intervention type and outcome it would record,
  *   `cost_prevented_usd` (the estimated cost when the action is stopped — every `blocked` outcome — else 0), the
  *   number of policies evaluated, every triggered rule (most restrictive first), `modified_inputs` for a downgrade,

@@ -99,6 +99,7 @@ const RULES: RuleCase[] = [
   { name: 'action budget', settings: { action_budget: 5 }, decision: 'budget_exceeded', rule: 'action_budget', risk: 'medium', reason: /send_email would cost an estimated 10 USD, above the action budget of 5 USD/ },
   { name: 'run budget', settings: { run_budget: 15 }, decision: 'budget_exceeded', rule: 'run_budget', risk: 'medium', reason: /run spend 10 USD \+ send_email 10 USD would exceed the run budget of 15 USD/ },
   { name: 'session budget', settings: { session_budget: 15 }, decision: 'budget_exceeded', rule: 'session_budget', risk: 'medium', reason: /session spend 10 USD \+ send_email 10 USD would exceed the session budget of 15 USD/ },
+  { name: 'period budget', settings: { period_budgets: [{ scope: 'agent', period: 'day', max_usd: 5 }] }, decision: 'budget_exceeded', rule: 'period_budget', risk: 'medium', reason: /send_email 10 USD would exceed agent agent-1's budget of 5 USD per day \(UTC\)/ },
   { name: 'rate limit of the action', settings: { rate_limits: { [ACTION]: { max_calls: 2, window_seconds: 60 } } }, decision: 'rate_limited', rule: 'rate_limit', risk: 'medium', reason: /2 calls of send_email in the last 60 s reach the limit of 2/ },
   { name: 'rate limit of every action (*)', settings: { rate_limits: { '*': { max_calls: 3, window_seconds: 60 } } }, decision: 'rate_limited', rule: 'rate_limit', risk: 'medium', reason: /3 calls of any action in the last 60 s reach the limit of 3/ },
   { name: 'loop guardrail', settings: { guardrails: { loop: { mode: 'block', threshold: 2, window_seconds: 60 } } }, decision: 'loop_detected', rule: 'loop_guardrail', risk: 'medium', reason: /send_email with the same arguments would run for the 3th time in 60 s \(threshold 2\)/ },
@@ -177,8 +178,8 @@ const PAIRS = RULES.flatMap((a, i) => RULES.slice(i + 1).map((b) => ({ first: a,
 
 describe('decide: every precedence pair', () => {
   it('covers every pair of the rules', () => {
-    expect(RULES).toHaveLength(21);
-    expect(PAIRS).toHaveLength((21 * 20) / 2);
+    expect(RULES).toHaveLength(22);
+    expect(PAIRS).toHaveLength((22 * 21) / 2);
   });
 
   describe('met by one policy (or a kill switch and a policy): the earlier rule decides', () => {
@@ -424,5 +425,43 @@ describe('decide with a prepared policy set', () => {
     expect(got.decision).toBe('allow');
     expect(got.policies_evaluated).toBe(2);
     expect(decide(new PreparedPolicies(policies), NO_KILL_SWITCHES, action, context).decision).toBe('block');
+  });
+
+  it('evaluates a policy with period budgets for every action: its budgets name no action, so the fast answer cannot skip it', () => {
+    const budgets = [{ scope: 'organization' as const, period: 'month' as const, max_usd: 5 }];
+    for (const policies of [[policy(1, { period_budgets: budgets })], [policy(1, { denied_actions: ['drop_table'] }), policy(2, { period_budgets: budgets })]]) {
+      const prepared = new PreparedPolicies(policies);
+      const got = decide(prepared, NO_KILL_SWITCHES, { ...action, action_name: 'refund' }, context);
+      expect(got).toMatchObject({ decision: 'budget_exceeded', rule: 'period_budget', cost_prevented_usd: COST, policies_evaluated: policies.length });
+      expect(got).toEqual(decide(policies, NO_KILL_SWITCHES, { ...action, action_name: 'refund' }, context));
+    }
+    // Empty period budgets stop nothing: the fast answer stands.
+    expect(decide(new PreparedPolicies([policy(1, { period_budgets: [] })]), NO_KILL_SWITCHES, { ...action, action_name: 'refund' }, context)).toMatchObject({ decision: 'allow', policies_evaluated: 1 });
+  });
+});
+
+describe('decide: period budgets (USD per UTC calendar period, without a quota view)', () => {
+  const at = (cost: number | undefined, period_budgets: EnginePolicy['period_budgets']) => decide([policy(1, { period_budgets })], NO_KILL_SWITCHES, { ...action, estimated_cost_usd: cost }, { now: NOW, run_spend_usd: 1000, session_spend_usd: 1000 });
+
+  it.each([
+    { case: 'a cost equal to max_usd is allowed', cost: 10, max: 10, decision: 'allow' },
+    { case: 'a cent over is exceeded', cost: 10.01, max: 10, decision: 'budget_exceeded' },
+    { case: 'a missing cost counts as 0', cost: undefined, max: 0, decision: 'allow' },
+    { case: 'a zero budget stops any paid action', cost: 0.01, max: 0, decision: 'budget_exceeded' },
+  ])('$case', ({ cost, max, decision }) => {
+    for (const scope of ['agent', 'organization'] as const) for (const period of ['hour', 'day', 'month'] as const) expect(at(cost, [{ scope, period, max_usd: max }]).decision).toBe(decision);
+  });
+
+  it('names the period and whose budget it is, prevents the cost, and checks the budgets in their order', () => {
+    const got = at(10, [{ scope: 'agent', period: 'day', max_usd: 50 }, { scope: 'organization', period: 'hour', max_usd: 4 }, { scope: 'agent', period: 'month', max_usd: 3 }]);
+    expect(got).toMatchObject({ decision: 'budget_exceeded', rule: 'period_budget', intervention_type: 'budget_exceeded', outcome: 'blocked', cost_prevented_usd: 10, risk_level: 'medium' });
+    expect(got.reason).toBe('send_email 10 USD would exceed the organisation\'s budget of 4 USD per hour (UTC) of policy "policy 1": 4 USD of it is left this hour');
+  });
+
+  it('sits with the budgets: after the session budget, before the rate limits', () => {
+    const both = policy(1, { session_budget: 15, period_budgets: [{ scope: 'agent', period: 'day', max_usd: 5 }], rate_limits: { [ACTION]: { max_calls: 1, window_seconds: 60 } } });
+    expect(decide([both], NO_KILL_SWITCHES, action, context).rule).toBe('session_budget');
+    expect(decide([{ ...both, session_budget: null }], NO_KILL_SWITCHES, action, context).rule).toBe('period_budget');
+    expect(decide([{ ...both, session_budget: null, period_budgets: [] }], NO_KILL_SWITCHES, action, context).rule).toBe('rate_limit');
   });
 });

@@ -36,7 +36,9 @@ export const PLATFORM_PROMPTS: readonly PromptDefinition[] = [
         e.ask('runs.list', { query: { min_cost: budget_usd, limit: 5, ...(agent_id ? { agent_id } : {}) } }),
         e.ask('policies.list', { query: { enabled: 'true', limit: 1000, ...(agent_id ? { agent_id } : {}) } }),
       ]);
-      const budgetPolicies = existing.policies.filter((p) => p.run_budget !== null || p.session_budget !== null).map((p) => ({ id: p.id, name: p.name, run_budget: p.run_budget, session_budget: p.session_budget, agent_ids: p.agent_ids }));
+      const budgetPolicies = existing.policies
+        .filter((p) => p.run_budget !== null || p.session_budget !== null || p.period_budgets.length > 0)
+        .map((p) => ({ id: p.id, name: p.name, run_budget: p.run_budget, session_budget: p.session_budget, period_budgets: p.period_budgets, agent_ids: p.agent_ids }));
       const who = agent_id ? `agent ${agent_id}` : 'the organisation';
       const suggested = {
         name: agent_id ? `Run budget for ${agent_id}` : 'Organisation run budget',

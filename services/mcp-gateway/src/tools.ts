@@ -23,6 +23,7 @@ import {
   RateLimitsSchema,
   DowngradesSchema,
   GuardrailsSchema,
+  PeriodBudgetsSchema,
   type LedgerExportPage,
 } from '@agp/contracts';
 import { defineTool, type EntryContext, type ToolDefinition } from './registry.js';
@@ -34,6 +35,12 @@ const DateArg = (what: string) => z.string().min(1).max(64).describe(`${what}: a
 const Limit = (max: number, dflt: number) => z.number().int().min(1).max(max).describe(`Page size, 1 to ${max}; default ${dflt}`);
 const Skip = z.number().int().min(0).describe('Records to skip (offset); default 0');
 const ActionList = z.array(z.string().min(1).max(256)).max(1000);
+/** What `rate_limits` holds, for the tool descriptions: each limit's fields and the scope's values and default. */
+const RATE_LIMITS_TEXT =
+  'Action name (or "*") → {max_calls (integer ≥ 1), window_seconds (> 0), scope}: scope agent (the default: every process of each agent the policy covers, counted per agent), organization (all its agents together) or process (each process counts alone)';
+/** What `period_budgets` holds, for the tool descriptions. */
+const PERIOD_BUDGETS_TEXT =
+  'Budgets over calendar periods in UTC, [{scope: agent (each agent on its own) | organization (all agents together), period: hour | day | month, max_usd}], at most one per (scope, period); spending past one is budget_exceeded naming the period';
 /**
  * The `purpose` argument of the tools that read runs, actions, interventions or stats: production (the default), eval
  * (what eval harnesses recorded) or all. Passed on as the services' `purpose` filter.
@@ -93,7 +100,7 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
     name: 'create_policy',
     title: 'Create a policy',
     description:
-      'Create a governance policy (version 1) for the organisation. CHANGES STATE: the policy applies to every agent at once when enabled (default true). session_budget and run_budget are USD caps per agent session and per run, action_budget per single action; denied_actions lists action names no agent may run; rate_limits maps an action name (or "*" for every action) to {max_calls, window_seconds}; downgrades rewrite an argument instead of blocking ({action or "*", argument as a dotted path, max: a numeric cap, or replace: {from: to}}); guardrails: pii {mode block|warn|redact, categories}, moderation {mode, threshold 0-1, categories}, loop {mode, threshold, window_seconds}, idempotency {actions, ttl_seconds}. Returns the stored policy with its id and version.',
+      'Create a governance policy (version 1) for the organisation. CHANGES STATE: the policy applies to every agent at once when enabled (default true). session_budget and run_budget are USD caps per agent session and per run, action_budget per single action; denied_actions lists action names no agent may run; rate_limits maps an action name (or "*" for every action) to {max_calls, window_seconds, scope}, scope agent (the default: counted per agent across all its processes), organization (all agents together) or process (each process alone); period_budgets cap spend per UTC calendar hour, day or month, per agent or for the organisation ([{scope: agent|organization, period: hour|day|month, max_usd}]); session and run budgets and agent/organization limits count every process of the fleet; downgrades rewrite an argument instead of blocking ({action or "*", argument as a dotted path, max: a numeric cap, or replace: {from: to}}); guardrails: pii {mode block|warn|redact, categories}, moderation {mode, threshold 0-1, categories}, loop {mode, threshold, window_seconds}, idempotency {actions, ttl_seconds}. Returns the stored policy with its id and version.',
     input: z.strictObject({
       name: z.string().min(1).max(256).describe('Policy name, unique enough for a human to recognise'),
       description: z.string().max(10_000).optional().describe('What the policy is for'),
@@ -101,10 +108,11 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
       session_budget: Usd.optional().describe('Budget per agent session, USD'),
       run_budget: Usd.optional().describe('Budget per run, USD'),
       denied_actions: ActionList.optional().describe('Action names no agent may run'),
-      rate_limits: RateLimitsSchema.optional().describe('Action name (or "*") → {max_calls (integer ≥ 1), window_seconds (> 0)}'),
+      rate_limits: RateLimitsSchema.optional().describe(RATE_LIMITS_TEXT),
       action_budget: Usd.optional().describe('Budget per single action, USD: an action estimated above it is budget_exceeded'),
       downgrades: DowngradesSchema.optional().describe('Rules that modify an argument instead of blocking: {action (or "*"), argument (dotted path), max} or {action, argument, replace: {from: to}}'),
       guardrails: GuardrailsSchema.optional().describe('pii, moderation, loop and idempotency guardrails, each optional'),
+      period_budgets: PeriodBudgetsSchema.optional().describe(`${PERIOD_BUDGETS_TEXT}, USD`),
     }),
     calls: ['policies.create'],
     run: async (e, args) => e.ask('policies.create', { body: defined(args) }),
@@ -258,7 +266,7 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
     name: 'update_policy',
     title: 'Update a policy',
     description:
-      'Change a policy (JSON merge patch): only the fields given change, null clears description, session_budget, run_budget, action_budget or allowed_actions, and lists, downgrades and guardrails replace the old ones whole. CHANGES STATE: creates a new version on the policy’s history. expected_version makes the change conditional (conflict when the policy has moved on). Budgets in USD.',
+      'Change a policy (JSON merge patch): only the fields given change, null clears description, session_budget, run_budget, action_budget or allowed_actions, and lists, rate_limits, downgrades, guardrails and period_budgets replace the old ones whole (a rate limit given without a scope counts per agent; period budgets are per UTC calendar hour, day or month). CHANGES STATE: creates a new version on the policy’s history. expected_version makes the change conditional (conflict when the policy has moved on). Budgets in USD.',
     input: z.strictObject({
       policy_id: Id.describe('The policy id'),
       expected_version: z.number().int().min(1).optional().describe('Only change it if it is still at this version'),
@@ -270,11 +278,12 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
       denied_actions: ActionList.optional(),
       allowed_actions: ActionList.nullable().optional().describe('null = every action not denied is allowed'),
       approval_required_actions: ActionList.optional(),
-      rate_limits: RateLimitsSchema.optional(),
+      rate_limits: RateLimitsSchema.optional().describe(`Replaces the rate limits; {} removes them. ${RATE_LIMITS_TEXT}`),
       agent_ids: z.array(Id).max(1000).optional().describe('Agents it applies to; [] = every agent'),
       action_budget: Usd.nullable().optional().describe('USD per single action; null removes the budget'),
       downgrades: DowngradesSchema.optional().describe('Replaces the downgrade rules; [] removes them'),
       guardrails: GuardrailsSchema.optional().describe('Replaces the guardrails; {} removes them'),
+      period_budgets: PeriodBudgetsSchema.optional().describe(`Replaces the period budgets; [] removes them. ${PERIOD_BUDGETS_TEXT}, USD`),
     }),
     calls: ['policies.update'],
     run: async (e, { policy_id, expected_version, ...patch }) =>

@@ -67,7 +67,8 @@ export async function approvalBacklog(e: EntryContext) {
 }
 
 /**
- * The compliance overview (`platform://compliance/summary`): active and disabled policies (the active ones listed),
+ * The compliance overview (`platform://compliance/summary`): active and disabled policies (the active ones listed
+ * with their budgets, USD: session, run and period budgets),
  * the kill-switch state, the approval backlog with its oldest item, expired approvals, high-risk blocks in the last
  * 24 h and 7 days, enrichment coverage, and `findings`: what needs attention, one line each (`status` is
  * `attention` when there is any, else `ok`).
@@ -105,6 +106,7 @@ export async function complianceSummary(e: EntryContext) {
         version: p.version,
         session_budget: p.session_budget,
         run_budget: p.run_budget,
+        period_budgets: p.period_budgets,
         denied_actions: p.denied_actions,
         approval_required_actions: p.approval_required_actions,
         rate_limited_actions: Object.keys(p.rate_limits),
