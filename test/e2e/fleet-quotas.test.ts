@@ -25,7 +25,7 @@ import { rateWindow } from '@agp/policy-engine';
 import { call, eventually, type BootedPlatform } from '../support/http.js';
 import { runSuffix } from '../support/infra.js';
 import { describeModes } from '../support/modes.js';
-import { actionsOf, admittedOf, ledgerSuccesses, startFleet, until, QuotaAgent, type QuotaAgentLine, type QuotaAgentSettings } from '../support/quota-fleet.js';
+import { actionsOf, admittedOf, startFleet, until, QuotaAgent, type QuotaAgentLine, type QuotaAgentSettings } from '../support/quota-fleet.js';
 import { packSdk } from '../support/sdk-pack.js';
 
 /** The lease TTL the platform runs with here (ms): short, so a killed holder's lease expires within the test. */
@@ -56,6 +56,30 @@ async function counters(p: BootedPlatform, policyId: string): Promise<any[]> {
   const r = await call(p, 'GET', `/api/v1/quotas?policy_id=${policyId}`, { key: p.readKey });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   return r.body.counters;
+}
+
+/**
+ * The ledger's count of actions that ran (status `success`) over runs `runs`, read through `GET /api/v1/runs/{id}`
+ * once each run is completed and holds `actions` ledger entries (every action its process decided, admitted or not).
+ * @throws Error when a run does not hold them within 60 s.
+ */
+async function ledgerSuccesses(p: { url: string; readKey: string }, runs: Array<{ runId: string; actions: number }>): Promise<number> {
+  let n = 0;
+  for (const r of runs) {
+    const run = await eventually(
+      async () => {
+        const x = await call(p, 'GET', `/api/v1/runs/${r.runId}?actions_limit=1`, { key: p.readKey });
+        return x.status === 200 && x.body.status === 'completed' && x.body.action_count === r.actions ? x.body : null;
+      },
+      60_000,
+      200,
+    );
+    for (let skip = 0; skip < run.action_count; skip += 1000) {
+      const page = await call(p, 'GET', `/api/v1/runs/${r.runId}?actions_skip=${skip}&actions_limit=1000`, { key: p.readKey });
+      n += (page.body.actions as Array<{ status: string }>).filter((a) => a.status === 'success').length;
+    }
+  }
+  return n;
 }
 
 /** Stop every process (SIGTERM: reports delivered, leases released); @returns their final lines. */

@@ -25,9 +25,9 @@
  *   (`t`: ms since the epoch; `blocked`: every other refusal, e.g. failing closed; `leaseCalls`: requests the process
  *   sent to `POST /api/v1/quotas/leases`; `leases`: `gov.status().leases`);
  * - `{"event":"holding", ...counts}` when `stopAfterAdmitted` was reached;
- * - `{"event":"final", ...counts, admittedAt, reasons, closed, latenciesMs?}` after SIGTERM or SIGINT: `admittedAt`, the
+ * - `{"event":"final", ...counts, admittedAt, reasons, closed, latenciesMs}` after SIGTERM or SIGINT: `admittedAt`, the
  *   time (ms since the epoch) each admitted action was asked for; `reasons`, one reason per refusal kind; `closed`,
- *   what `gov.close()` answered (every report delivered); `latenciesMs`, per action in `evaluate` mode.
+ *   what `gov.close()` answered (every report delivered); `latenciesMs`, how long each action took to decide (and run).
  * Then it exits 0. An error exits 1 with the message on stderr.
  */
 import { Governor } from '@agp/sdk';
@@ -85,10 +85,8 @@ async function viaSdk() {
 /** One action decided by the decision API with `reserve: true` (a central check per action). */
 async function viaEvaluate() {
   const body = { agent_id: s.agentId, action_name: action, reserve: true, ...(s.runId ? { run_id: s.runId } : {}), ...(s.sessionId ? { session_id: s.sessionId } : {}), ...(costUsd > 0 ? { estimated_cost_usd: costUsd } : {}) };
-  const t0 = performance.now();
   const res = await fetch(`${s.url}/api/v1/policies/evaluate`, { method: 'POST', headers: { authorization: `Bearer ${s.key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const d = await res.json();
-  latenciesMs.push(performance.now() - t0);
   if (res.status !== 200) return ['blocked', `HTTP ${res.status}: ${d?.detail ?? ''}`];
   if (['allow', 'warn', 'downgrade'].includes(d.decision)) return 'admitted';
   return d.decision === 'budget_exceeded' || d.decision === 'rate_limited' ? [d.decision, d.reason] : ['blocked', d.reason];
@@ -109,7 +107,9 @@ try {
       break;
     }
     const asked = Date.now();
+    const t0 = performance.now();
     const out = s.mode === 'evaluate' ? await viaEvaluate() : await viaSdk();
+    latenciesMs.push(performance.now() - t0);
     if (out === 'admitted') {
       counts.admitted++;
       admittedAt.push(asked);
@@ -123,7 +123,7 @@ try {
   clearInterval(printer);
   await run.end({ status: 'completed' });
   const closed = await gov.close({ timeoutMs: 60_000 });
-  line('final', { admittedAt, reasons, closed, ...(s.mode === 'evaluate' ? { latenciesMs } : {}) });
+  line('final', { admittedAt, reasons, closed, latenciesMs });
   process.exit(0);
 } catch (err) {
   process.stderr.write(`quota-agent: ${err?.stack ?? err}\n`);

@@ -1,6 +1,11 @@
+/**
+ * Fleets of agent processes running test/support/quota-agent.mjs, for the fleet-wide quota tests
+ * (test/e2e/fleet-quotas.test.ts) and `pnpm bench quotas` (bench/quotas.ts): start them together, read their JSON
+ * lines, stop them (SIGTERM: reports delivered, leases released) or kill them (SIGKILL). No test framework here, so the
+ * bench imports it too. Source: docs/sdk.md (Fleet-wide limits).
+ */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { call, eventually } from './http.js';
 
 /** What test/support/quota-agent.mjs is given (its module docs describe each setting). */
 export interface QuotaAgentSettings {
@@ -46,7 +51,7 @@ export interface QuotaAgentLine {
   reasons?: Record<string, string>;
   /** final: what `gov.close()` answered. */
   closed?: { delivered: number; pending: number };
-  /** final, `evaluate` mode: each action's round trip, ms. */
+  /** final: how long each action took, ms (in `evaluate` mode the decision API's round trip). */
   latenciesMs?: number[];
 }
 
@@ -155,27 +160,3 @@ export async function until(agents: QuotaAgent[], done: (agents: QuotaAgent[]) =
 
 /** Admitted actions over every process, from their latest lines. */
 export const admittedOf = (agents: QuotaAgent[]) => agents.reduce((n, a) => n + a.latest.admitted, 0);
-
-/**
- * The ledger's count of actions that ran (status `success`) over runs `runs`, read through `GET /api/v1/runs/{id}`
- * once each run is completed and holds `actions` ledger entries (every action its process decided, admitted or not).
- * @throws Error when a run does not hold them within 60 s.
- */
-export async function ledgerSuccesses(p: { url: string; readKey: string }, runs: Array<{ runId: string; actions: number }>): Promise<number> {
-  let n = 0;
-  for (const r of runs) {
-    const run = await eventually(
-      async () => {
-        const x = await call(p, 'GET', `/api/v1/runs/${r.runId}?actions_limit=1`, { key: p.readKey });
-        return x.status === 200 && x.body.status === 'completed' && x.body.action_count === r.actions ? x.body : null;
-      },
-      60_000,
-      200,
-    );
-    for (let skip = 0; skip < run.action_count; skip += 1000) {
-      const page = await call(p, 'GET', `/api/v1/runs/${r.runId}?actions_skip=${skip}&actions_limit=1000`, { key: p.readKey });
-      n += (page.body.actions as Array<{ status: string }>).filter((a) => a.status === 'success').length;
-    }
-  }
-  return n;
-}
