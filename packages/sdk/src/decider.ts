@@ -3,15 +3,16 @@
  * network and no state of its own beyond what it derives from the snapshot (once per snapshot):
  * - the fail-closed gate first (no snapshot under `failMode: 'closed'`, a stale one past `maxStaleness`, or an answer
  *   of the platform the SDK does not understand) → a `block` of the SDK's own ({@link failClosed});
+ * - a fleet-wide limit the action needs that could not be leased, under `failMode: 'closed'` → a `block` of its own;
  * - else the policy engine's `decide()`, the same the platform's decision API runs, with the run's spend, its recent
- *   calls and the idempotency record of a repeated call;
+ *   calls, the idempotency record of a repeated call and what the leases have left of each fleet-wide limit;
  * - a moderation guardrail that could not score the arguments fails closed ({@link moderationUnavailable}).
  * It also tells `run.act` what the snapshot asks of the run's state: the longest counting window, whether the
  * arguments' hash is needed, an action's idempotency TTL, whether a moderation guardrail applies.
  * Source: docs/sdk.md §Governing actions, §Fail modes; spec §Intervention types.
  */
 import { POLICY_DECISIONS, type KillSwitchOverview } from '@agp/contracts';
-import { decide, PreparedPolicies, RULE_RISK, type DecisionContext, type PolicyAction, type RecentCall } from '@agp/policy-engine';
+import { decide, PreparedPolicies, RULE_RISK, type DecisionContext, type PolicyAction, type QuotaView, type RecentCall } from '@agp/policy-engine';
 import type { GovernanceDecision } from './errors.js';
 import type { Moderated } from './moderation-scores.js';
 import type { ActionSchemas } from './schema.js';
@@ -39,6 +40,10 @@ export interface ActionToDecide {
   key: string | undefined;
   repeats: number | undefined;
   moderation: Moderated | undefined;
+  /** What the governor's leases have left of each fleet-wide limit the action counts against (./leases.ts), when any. */
+  quota: QuotaView | undefined;
+  /** Why a fleet-wide limit the action needs could not be leased (the platform unreachable), or null. */
+  quotaUnavailable: string | null;
 }
 
 /** Settings of the fail-closed gate. Durations in ms. */
@@ -99,6 +104,8 @@ export class Decider {
     const risk = this.schemas.definition(a.name)?.risk_level ?? null;
     const closedReason = this.gateReason();
     if (closedReason) return failClosed(closedReason, a.estimatedUsd, risk ?? 'high');
+    // A fleet-wide limit that could not be leased: failMode closed blocks; open decides without it (this process counts alone).
+    if (a.quotaUnavailable !== null && this.gate.failMode === 'closed') return failClosed(`${a.quotaUnavailable}; failMode is closed`, a.estimatedUsd, risk ?? 'high');
     const action: PolicyAction = { agent_id: this.agentId, action_name: a.name, arguments: a.args, estimated_cost_usd: a.estimatedUsd, risk_level: risk };
     if (a.explicitKey !== undefined) action.idempotency_key = a.explicitKey;
     const moderation = a.moderation;
@@ -112,6 +119,7 @@ export class Decider {
       // idempotency key this call repeats while its result is still cached (the idempotency guardrail replays it).
       recent_calls: run.calls as RecentCall[],
       idempotency_records: a.key !== undefined && a.repeats !== undefined ? [{ action_name: a.name, idempotency_key: a.key, at: a.repeats }] : [],
+      quota: a.quota,
     };
     const d = decide(this.facts().prepared, this.snapshot.current?.killSwitches ?? NO_KILL_SWITCHES, action, context);
     // An allow is acted on, never shown to the caller: no copy (the hot path).

@@ -14,6 +14,7 @@ import { AgpClient } from './http.js';
 import { GovernanceChannel } from './channel.js';
 import { Decider } from './decider.js';
 import { Escalations } from './escalation.js';
+import { Leases } from './leases.js';
 import type { ModerationProvider } from './moderation.js';
 import { registerAgent, RegistrationRetry } from './registration.js';
 import { Reporter } from './reporter.js';
@@ -23,7 +24,7 @@ import { Run, SDK_VERSION, type DecisionEvent, type RunDeps } from './run.js';
 import { ActionSchemas, type ActionDefinition } from './schema.js';
 import { SnapshotSource } from './snapshot.js';
 import { FileSpool, MemorySpool } from './spool.js';
-import type { ChannelState, ReporterStats } from './status.js';
+import type { ChannelState, LeaseStatus, ReporterStats } from './status.js';
 import { loadTracing } from './tracing.js';
 
 export { Run, SDK_VERSION, type ActContext, type ActOptions, type DecisionEvent } from './run.js';
@@ -66,6 +67,13 @@ export interface GovernorOptions {
   onBlocked?: 'throw' | 'return';
   /** How long an escalated action waits for a human. @default 600000 (10 minutes) */
   approvalTimeoutMs?: number;
+  /**
+   * How long an action waits for a lease of a fleet-wide limit (session, run or period budget; agent- or
+   * organisation-scoped rate limit) when the governor's leases do not hold what it needs. Past it the action is
+   * decided against what they hold (`budget_exceeded` / `rate_limited`); a platform that cannot be reached applies
+   * `failMode` (docs/sdk.md §Fleet-wide limits). @default 2000 (ms)
+   */
+  quotaWaitMs?: number;
   /**
    * Scores for the moderation guardrail (e.g. {@link openAIModeration}). Asked by `act` only while a policy that
    * applies to the agent has a moderation guardrail; without a provider, or when it fails, such a guardrail fails
@@ -123,6 +131,8 @@ export interface GovernorStatus {
   spool: { durable: boolean; dir: string | null; pendingBytes: number; full: boolean };
   /** Actions refused while the spool was full: nothing acknowledged for `spoolStallMs`, or the governor closing (not recorded: there was no room). */
   refusedSpoolFull: number;
+  /** The leases of fleet-wide limits held now: policy, limit, scope key, held, spent (USD or calls), expiry. */
+  leases: LeaseStatus[];
 }
 
 /**
@@ -137,6 +147,7 @@ export class Governor {
   private readonly client: AgpClient;
   private readonly decider: Decider;
   private readonly escalations: Escalations;
+  private readonly leases: Leases;
   /** What every run of this governor gets ({@link RunDeps}). */
   private readonly runDeps: RunDeps;
   private registrationRetry: RegistrationRetry | null = null;
@@ -164,6 +175,13 @@ export class Governor {
     this.snapshot = new SnapshotSource(fetchFn, base, opts.key, opts.agentId, SDK_VERSION);
     this.decider = new Decider(this.snapshot, schemas, opts.agentId, { url: opts.url, failMode: opts.failMode, maxStaleness: opts.maxStaleness });
     this.escalations = new Escalations(this.client, this.snapshot, opts.approvalPollMs);
+    this.leases = new Leases({
+      request: (body) => this.client.leaseQuotas(body),
+      policies: () => this.snapshot.current?.policies ?? [],
+      agentId: opts.agentId,
+      holder: `sdk:${randomUUID()}`,
+      onError: this.onError,
+    });
     this.channel = new GovernanceChannel(this.snapshot, {
       fetch: fetchFn,
       base,
@@ -182,6 +200,8 @@ export class Governor {
       reports: this.reports,
       escalations: this.escalations,
       sessions: new Map(),
+      leases: this.leases,
+      quotaWaitMs: opts.quotaWaitMs ?? 2000,
       moderation: opts.moderation,
       onBlocked: opts.onBlocked,
       approvalTimeoutMs: opts.approvalTimeoutMs,
@@ -207,7 +227,7 @@ export class Governor {
     if (options.agentId.length > 256) throw new TypeError('Governor.connect: agentId must be at most 256 characters');
     if (options.failMode !== undefined && options.failMode !== 'closed' && options.failMode !== 'open') throw new TypeError(`Governor.connect: failMode must be 'closed' or 'open', got ${JSON.stringify(options.failMode)}`);
     if (options.onBlocked !== undefined && options.onBlocked !== 'throw' && options.onBlocked !== 'return') throw new TypeError(`Governor.connect: onBlocked must be 'throw' or 'return', got ${JSON.stringify(options.onBlocked)}`);
-    for (const k of ['maxStaleness', 'approvalTimeoutMs', 'pollIntervalMs', 'maxSpoolBytes', 'spoolStallMs', 'flushIntervalMs', 'fsyncIntervalMs', 'approvalPollMs', 'channelLivenessMs'] as const) {
+    for (const k of ['maxStaleness', 'approvalTimeoutMs', 'quotaWaitMs', 'pollIntervalMs', 'maxSpoolBytes', 'spoolStallMs', 'flushIntervalMs', 'fsyncIntervalMs', 'approvalPollMs', 'channelLivenessMs'] as const) {
       const v = options[k];
       if (v !== undefined && (typeof v !== 'number' || Number.isNaN(v) || v < 0)) throw new TypeError(`Governor.connect: ${k} must be a number ≥ 0 (ms${k === 'maxSpoolBytes' ? ', bytes' : ''}), got ${JSON.stringify(v)}`);
     }
@@ -272,11 +292,13 @@ export class Governor {
       reports: this.reporter.stats(),
       spool: { durable: spool.durable, dir: this.opts.spoolDir ?? null, pendingBytes: spool.pendingBytes(), full: spool.full() },
       refusedSpoolFull: this.reports.refusedSpoolFull,
+      leases: this.leases.status(),
     };
   }
 
   /**
-   * Stop refreshing and deliver every pending report (waiting up to `timeoutMs`, default 30 s), then close the spool.
+   * Stop refreshing, release every lease of a fleet-wide limit (reporting what each spent; best effort within the
+   * same time) and deliver every pending report (waiting up to `timeoutMs`, default 30 s), then close the spool.
    * Resolves with the counts. Reports still pending after the timeout stay in a durable spool (the next connect with
    * the same `spoolDir` sends them); in memory-only mode they would be lost, so close rejects saying how many.
    * @throws Error in memory-only mode when reports could not be delivered in time.
@@ -285,7 +307,8 @@ export class Governor {
     if (this.closed) return { delivered: this.reporter.stats().delivered, pending: this.reporter.stats().pending };
     this.channel.stop();
     this.reporter.refuseWaiting('the governor is closing');
-    const pending = await this.reporter.drain(options.timeoutMs ?? 30_000);
+    const timeoutMs = options.timeoutMs ?? 30_000;
+    const [pending] = await Promise.all([this.reporter.drain(timeoutMs), this.leases.close(timeoutMs)]);
     await this.shutdown();
     const delivered = this.reporter.stats().delivered;
     if (pending > 0 && !this.reporter.spool.durable) {
@@ -300,6 +323,7 @@ export class Governor {
     this.channel.stop();
     this.registrationRetry?.stop();
     this.escalations.close();
+    this.leases.stop();
     this.reporter.stop();
     this.reporter.spool.close();
   }

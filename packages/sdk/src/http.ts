@@ -8,6 +8,7 @@ import {
   INGEST_MAX_BYTES,
   INGEST_MAX_EVENTS,
   IngestResponseSchema,
+  LeaseAnswerSchema,
   type CreateIntervention,
   type CreatePolicy,
   type IngestEvent,
@@ -19,6 +20,8 @@ import {
   type InterventionStats,
   type InterventionType,
   type KillSwitchOverview,
+  type LeaseAnswer,
+  type LeaseRequest,
   type Agent,
   type AgentRegister,
   type ApprovalRecord,
@@ -310,6 +313,20 @@ export class AgpClient {
    */
   async getApproval(id: string): Promise<ApprovalRecord> {
     return this.json<ApprovalRecord>('GET', `/api/v1/approvals/${encodeURIComponent(id)}`);
+  }
+
+  /**
+   * `POST /api/v1/quotas/leases`: acquire, renew, report on and release the holder's leases of fleet-wide limits, all
+   * in one call (reports applied first, then acquisitions). Resolves with the answer, checked against
+   * `LeaseAnswerSchema`: `leases` (one per acquire item in order, then one per report item that did not release) and
+   * `released` (lease ids). Not retried: the caller decides whether to ask again. Source: docs/api.md (Quotas);
+   * docs/sdk.md (Fleet-wide limits).
+   * @throws AgpHttpError 404 (a policy, limit or lease the organisation does not have), 409 (a report on a lease of
+   *   another holder, or one released or expired: nothing of it applied), 422 naming each bad field, 403 for a read key.
+   * @throws AgpNetworkError when the gateway is unreachable. @throws ZodError for an answer of another shape.
+   */
+  async leaseQuotas(body: LeaseRequest): Promise<LeaseAnswer> {
+    return LeaseAnswerSchema.parse(await this.json<unknown>('POST', '/api/v1/quotas/leases', JSON.stringify(body)));
   }
 
   private async json<T>(method: string, path: string, body?: string): Promise<T> {

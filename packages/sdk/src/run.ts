@@ -2,7 +2,9 @@
  * `Run`: one run of the agent. `act` governs each action (check the arguments, decide locally, then execute, stop,
  * wait for a human, run with downgraded arguments or replay a cached result, and report what happened); `end` records
  * how the run finished. The run keeps its own spend (USD) and recent calls, which feed budgets, rate limits and the
- * loop guardrail; a session's spend is shared by the runs of one governor that name it.
+ * loop guardrail; a session's spend is shared by the runs of one governor that name it. Fleet-wide limits (session,
+ * run and period budgets; agent- and organisation-scoped rate limits) are decided against the governor's leases
+ * (./leases.ts): an action waits for a grant only when they do not hold what it needs.
  * A run gets from its governor only the capabilities it needs ({@link RunDeps}): the decision step, the result cache,
  * reporting, escalation, the action schemas and a few settings.
  * Source: docs/sdk.md §Governing actions; spec §Intervention types, §Intervention outcomes.
@@ -15,6 +17,7 @@ import { failClosed, type Decider } from './decider.js';
 import { ActionBlockedError, ApprovalRejectedError, type BlockedResult, type GovernanceDecision } from './errors.js';
 import type { ApprovalOutcome, Escalations } from './escalation.js';
 import { argumentsHash } from './hash.js';
+import type { LeaseNeed, Leases } from './leases.js';
 import type { ModerationProvider } from './moderation.js';
 import { scoreArguments, type Moderated } from './moderation-scores.js';
 import { idPart, nonce, type ReportedCall, type Reports } from './reports.js';
@@ -68,6 +71,10 @@ export interface RunDeps {
   escalations: Escalations;
   /** USD spent by the runs of each session id. */
   sessions: Map<string, number>;
+  /** The governor's leases of fleet-wide limits. */
+  leases: Leases;
+  /** How long an action waits for a lease it needs, ms ({@link GovernorOptions.quotaWaitMs}). */
+  quotaWaitMs: number;
   moderation: ModerationProvider | undefined;
   onBlocked: 'throw' | 'return';
   approvalTimeoutMs: number;
@@ -80,6 +87,7 @@ export interface RunDeps {
 /**
  * One run of the agent. `act` governs each action; `end` records how the run finished. Spend (USD) and the recent
  * calls of the run feed budgets and rate limits; a session's spend is shared by the runs of this governor that name it.
+ * Fleet-wide limits count every process through the governor's leases (docs/sdk.md §Fleet-wide limits).
  */
 export class Run {
   /** @internal USD spent (actual cost where reported, else the estimate) by actions of this run that executed. */
@@ -116,8 +124,9 @@ export class Run {
    *   {@link ApprovalRejectedError};
    * - downgrade: run with the decision's `modified_inputs` and record the intervention;
    * - idempotent_replay: resolve the first call's result without running, and record the intervention.
-   * Never waits on the network unless it escalates, or a moderation guardrail applies (the provider scores the
-   * arguments' strings first; see {@link GovernorOptions.moderation}). `fn` may report the actual cost with `ctx.reportCost(usd)`.
+   * Never waits on the network unless it escalates, a moderation guardrail applies (the provider scores the
+   * arguments' strings first; see {@link GovernorOptions.moderation}), or the governor's leases of a fleet-wide limit
+   * do not hold what the action needs (it waits for a grant up to `quotaWaitMs`; docs/sdk.md §Fleet-wide limits). `fn` may report the actual cost with `ctx.reportCost(usd)`.
    * When the agent traces with OpenTelemetry (a tracer provider registered), each call is an `agp.act` span under the
    * caller's active span, with the decision's attributes and never the arguments; `fn` runs inside it
    * (docs/operations.md, The agent SDK's `agp.act` span).
@@ -176,8 +185,23 @@ export class Run {
     const hash = deps.decider.needsArgsHash() ? argumentsHash(inputs) : undefined;
     // The one network wait before a decision: the moderation provider, only while a moderation guardrail applies.
     const moderation = deps.decider.moderates() ? await scoreArguments(deps.moderation, inputs) : undefined;
-    const c = new Call(this.runId, `${this.idPrefix}.${seq}`, name, inputs, fn as Call['fn'], options, estimated, hash, moderation, span);
+    const needs = deps.leases.needsOf(name, estimated, this.runId, this.sessionId);
+    const c = new Call(this.runId, `${this.idPrefix}.${seq}`, name, inputs, fn as Call['fn'], options, estimated, hash, moderation, span, needs);
+    // Fleet-wide limits: decided locally while the leases hold the action's needs; else it waits for a grant first.
+    if (needs.length > 0 && !deps.leases.covered(needs)) return this.leased(c, false) as Promise<R | BlockedResult>;
     return this.dispatch(c, this.decide(c), false) as Promise<R | BlockedResult>;
+  }
+
+  /**
+   * Wait (up to `quotaWaitMs`) until the leases hold what call `c` needs, or the platform refuses or cannot be reached,
+   * then decide and dispatch. The last check and the decision run with no await between them, and the decision's
+   * consumption follows synchronously (in {@link Run.execute}): two concurrent calls never both spend the last unit.
+   */
+  private async leased(c: Call, approved: boolean): Promise<unknown> {
+    const { leases, quotaWaitMs } = this.deps;
+    const deadline = Date.now() + quotaWaitMs;
+    while (!leases.covered(c.needs) && (await leases.ensure(c.needs, deadline - Date.now())));
+    return this.dispatch(c, this.decide(c), approved);
   }
 
   /** Record the end of the run (`run.end`): `completed` or `failed`, with an optional error text. */
@@ -187,13 +211,18 @@ export class Run {
     if (this.deps.isClosed()) throw new Error('the governor is closed');
     this.ended = true;
     this.deps.reports.runEnded(this.runId, options.status, options.error);
+    this.deps.leases.endRun(this.runId);
   }
 
   /** The decision for call `c` against the run's state now. */
   private decide(c: Call): GovernanceDecision {
+    const { leases, decider } = this.deps;
     const key = c.idempotencyKey;
     const repeats = key === undefined ? undefined : this.deps.results.get(c.name, key)?.at;
-    return this.deps.decider.decide({ name: c.name, args: c.inputs, estimatedUsd: c.estimated, explicitKey: c.options.idempotencyKey, key, repeats, moderation: c.moderation }, this);
+    const leased = c.needs.length > 0;
+    const quota = leased ? leases.view(c.needs) : undefined;
+    const quotaUnavailable = leased ? leases.unavailable(c.needs) : null;
+    return decider.decide({ name: c.name, args: c.inputs, estimatedUsd: c.estimated, explicitKey: c.options.idempotencyKey, key, repeats, moderation: c.moderation, quota, quotaUnavailable }, this);
   }
 
   /** Act on a decision. `approved`: a human approved this call (an escalate then runs). */
@@ -246,7 +275,10 @@ export class Run {
     throw new ActionBlockedError(name, d);
   }
 
-  /** Run `fn` with `args`, recording the ledger entry; the call counts for rate limits and spend from its start. */
+  /**
+   * Run `fn` with `args`, recording the ledger entry; the call counts for rate limits and spend from its start, and
+   * its needs are consumed from the leases before the first await.
+   */
   private async execute(c: Call, args: Record<string, unknown>): Promise<unknown> {
     const { reports } = this.deps;
     const ctx = new Context(this.runId, this.sessionId);
@@ -254,6 +286,7 @@ export class Run {
     this.calls.push(c.hash ? { action_name: c.name, at, arguments_hash: c.hash } : { action_name: c.name, at });
     this.pruneCalls(at);
     this.addSpend(c.estimated);
+    if (c.needs.length > 0) this.deps.leases.consume(c.needs);
     const t0 = performance.now();
     let out: unknown;
     try {
@@ -290,9 +323,11 @@ export class Run {
     if (this.sessionId) this.deps.sessions.set(this.sessionId, (this.deps.sessions.get(this.sessionId) ?? 0) + usd);
   }
 
-  /** Replace the estimate counted at the start with the actual cost, when the function reported one. */
+  /** Replace the estimate counted at the start with the actual cost, when the function reported one (in the run, its session and the budget leases). */
   private settle(c: Call, actual: number | undefined): void {
-    if (actual !== undefined) this.addSpend(actual - c.estimated);
+    if (actual === undefined) return;
+    this.addSpend(actual - c.estimated);
+    if (c.needs.length > 0) this.deps.leases.settle(c.needs, actual - c.estimated);
   }
 
   /**
@@ -307,7 +342,12 @@ export class Run {
     const body = { ...reports.interventionBody(c, d, null), description: `${c.name} awaits approval; arguments sha256 ${hash}` };
     const approvalId = await escalations.open(body, deadline);
     const outcome: ApprovalOutcome = approvalId === null ? { approved: false, status: 'timeout' } : await escalations.await(approvalId, hash, deadline);
-    if (outcome.approved) return this.dispatch(c, this.decide(c), true);
+    if (outcome.approved) {
+      // Decided again now: the needs too (a window may have turned while the human decided), leased first.
+      c.needs = this.deps.leases.needsOf(c.name, c.estimated, this.runId, this.sessionId);
+      if (c.needs.length > 0 && !this.deps.leases.covered(c.needs)) return this.leased(c, true);
+      return this.dispatch(c, this.decide(c), true);
+    }
     reports.ledger(c, c.inputs, 'blocked', {});
     const a = outcome.record;
     const reason = `approval ${approvalId ?? '(not recorded)'} ${outcome.status}${a?.approver_email ? ` by ${a.approver_email}` : ''}${a?.notes ? `: ${a.notes}` : ''}`;
@@ -357,6 +397,8 @@ class Call implements ReportedCall {
     readonly moderation: Moderated | undefined,
     /** The call's `agp.act` span, when the agent traces. */
     readonly span: ActSpan | null,
+    /** What it needs of each fleet-wide limit (computed again when it is decided again after an approval). */
+    public needs: readonly LeaseNeed[],
   ) {
     this.ledgerId = `${id}.a`;
     this.interventionId = `${id}.i`;

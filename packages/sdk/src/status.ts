@@ -26,3 +26,19 @@ export interface ReporterStats {
  * - `closed`: `close()` was called.
  */
 export type ChannelState = 'connecting' | 'connected' | 'reconnecting' | 'polling' | 'closed';
+
+/**
+ * One lease of a fleet-wide limit the governor holds, as `gov.status().leases` shows it (docs/sdk.md §Fleet-wide
+ * limits): the policy and limit (`session_budget`, `run_budget`, `period_budget:<scope>:<period>`,
+ * `rate_limit:<action or *>`), the counter's scope key (run or session id, agent id, or the organisation's id), what
+ * the lease holds and what this process spent of it (USD for budgets, calls for rate limits; spent may pass held when
+ * an actual cost passed its estimate), and when it lapses without renewal (ISO 8601 UTC).
+ */
+export interface LeaseStatus {
+  policy_id: string;
+  limit: string;
+  scope_key: string;
+  held: number;
+  spent: number;
+  expires_at: string;
+}

@@ -2,14 +2,18 @@
  * An in-memory transport for unit tests of the SDK: a `fetch` that answers the routes the SDK calls from state held
  * in memory, with no platform, no socket and no database. It serves the governance snapshot (with its ETag and 304),
  * the push channel (a Server-Sent Events body the test writes to and ends), ingest (207 per event, or 503 while
- * `ingestDown`), the synchronous interventions route, approvals, and the agent registry. Every request is recorded.
+ * `ingestDown`), the synchronous interventions route, approvals, the agent registry, and the leases of fleet-wide
+ * limits (`POST /api/v1/quotas/leases`: counters and leases in memory, the engine's `leaseSlice`). Every request is
+ * recorded.
  * The shapes are the platform's (docs/api.md); the decisions stay the SDK's own (the policy engine it bundles).
  */
 import { PolicySettingsSchema, type PolicySettings } from '@agp/contracts';
+import { leaseSlice, quotaLimitOf, quotaWindow, type QuotaPolicy } from '@agp/policy-engine';
+import type { z } from 'zod';
 
 /** A policy record of the snapshot: the settings given, every other one empty, and the record fields. */
-export function policyRecord(settings: Partial<PolicySettings> & { name?: string }, id = `pol-${Math.random().toString(36).slice(2, 8)}`): Record<string, unknown> {
-  const base: PolicySettings = { name: id, description: null, enabled: true, session_budget: null, run_budget: null, denied_actions: [], allowed_actions: null, approval_required_actions: [], rate_limits: {}, agent_ids: [], action_budget: null, downgrades: [], guardrails: {} };
+export function policyRecord(settings: Partial<z.input<typeof PolicySettingsSchema>> & { name?: string }, id = `pol-${Math.random().toString(36).slice(2, 8)}`): Record<string, unknown> {
+  const base: PolicySettings = { name: id, description: null, enabled: true, session_budget: null, run_budget: null, denied_actions: [], allowed_actions: null, approval_required_actions: [], rate_limits: {}, agent_ids: [], action_budget: null, downgrades: [], guardrails: {}, period_budgets: [] };
   const parsed = PolicySettingsSchema.parse({ ...base, ...settings });
   return { ...parsed, id, organization_id: 'org-1', version: 1, created_at: '2026-11-28T00:00:00.000Z', updated_at: '2026-11-28T00:00:00.000Z' };
 }
@@ -34,6 +38,31 @@ export interface StoredReport {
   type: string;
   timestamp: string;
   body: Record<string, unknown>;
+}
+
+/** A fleet-wide counter: `committed` = Σ active leases' max(held, spent) + Σ ended leases' spent. */
+export interface MemoryCounter {
+  policy_id: string;
+  limit: string;
+  scope_key: string;
+  window_start: number;
+  limit_value: number;
+  committed: number;
+  spent: number;
+  overshoot: number;
+}
+
+/** A lease as the memory platform keeps it. */
+export interface MemoryLease {
+  lease_id: string;
+  holder: string;
+  counter: string;
+  held: number;
+  spent: number;
+  seq: number;
+  status: 'active' | 'released' | 'expired';
+  expires_at: number;
+  window_end: number | null;
 }
 
 /** See the module docs. */
@@ -61,6 +90,16 @@ export class MemoryPlatform {
   readonly streams: MemoryStream[] = [];
   /** Every request: method and path. */
   readonly requests: Array<{ method: string; path: string }> = [];
+  /** Fleet-wide counters by key (policy, limit, scope key, window start). */
+  readonly counters = new Map<string, MemoryCounter>();
+  /** Leases by id. */
+  readonly leases = new Map<string, MemoryLease>();
+  /** Answer the lease route with this status instead (e.g. 503). */
+  quotasStatus = 200;
+  /** Answer each lease request only after this many ms. */
+  leaseDelayMs = 0;
+  /** How long a lease lasts without renewal, ms. */
+  leaseTtlMs = 15_000;
   private gen = 0;
 
   constructor(agentId = 'agent-1') {
@@ -98,6 +137,12 @@ export class MemoryPlatform {
       });
       return json(207, { successes, errors: [] });
     }
+    if (method === 'POST' && path === '/api/v1/quotas/leases') {
+      if (this.leaseDelayMs > 0) await new Promise((r) => setTimeout(r, this.leaseDelayMs));
+      if (this.quotasStatus !== 200) return json(this.quotasStatus, { type: 'about:blank', title: 'Unavailable', status: this.quotasStatus, detail: 'quotas down' });
+      const out = this.lease(JSON.parse(String(init?.body)));
+      return 'problem' in out ? json(out.problem.status, out.problem) : json(200, out.answer);
+    }
     if (method === 'POST' && path === '/api/v1/interventions') {
       const body = JSON.parse(String(init?.body)) as Record<string, unknown>;
       const id = `int-${this.interventions.size + 1}`;
@@ -123,6 +168,91 @@ export class MemoryPlatform {
     }
     return notFound();
   }) as typeof fetch;
+
+  /** The counter of `limit` of policy `policyId` (the first when several scope keys or windows exist). */
+  counter(policyId: string, limit: string): MemoryCounter | undefined {
+    return [...this.counters.values()].find((c) => c.policy_id === policyId && c.limit === limit);
+  }
+
+  /** `POST /api/v1/quotas/leases`: checks every item first (404/409/422: nothing applied), then reports, then grants. */
+  private lease(body: { holder: string; acquire?: Array<{ policy_id: string; limit: string; agent_id: string; session_id?: string; run_id?: string; need?: number }>; report?: Array<{ lease_id: string; seq: number; spent: number; release?: boolean }> }) {
+    const now = Date.now();
+    const problem = (status: number, path: string, message: string) => ({ problem: { type: 'about:blank', title: status === 404 ? 'Not Found' : status === 409 ? 'Conflict' : 'Unprocessable Content', status, detail: `${path}: ${message}`, errors: [{ path, message }] } });
+    const acquire = body.acquire ?? [];
+    const report = body.report ?? [];
+    for (const l of this.leases.values()) if (l.status === 'active' && l.expires_at <= now) this.expire(l);
+    const grants: Array<{ key: string; limit_value: number; unit: 'usd' | 'calls'; need: number; window_end: number | null; policy_id: string; limit: string; scope_key: string; window_start: number }> = [];
+    for (const [i, a] of acquire.entries()) {
+      const p = this.policies.find((x) => x.id === a.policy_id && x.enabled) as unknown as QuotaPolicy | undefined;
+      const lim = p && quotaLimitOf(p, a.limit);
+      if (!p || !lim) return problem(404, `acquire.${i}.policy_id`, `no policy ${a.policy_id} with limit ${a.limit}`);
+      const scopeKey = lim.scope === 'run' ? a.run_id : lim.scope === 'session' ? a.session_id : lim.scope === 'agent' ? a.agent_id : 'org-1';
+      if (!scopeKey) return problem(422, `acquire.${i}.${lim.scope}_id`, 'required for this limit');
+      const w = quotaWindow(p, a.limit, now) ?? null;
+      const start = w ? w.start : 0;
+      grants.push({ key: `${a.policy_id}|${a.limit}|${scopeKey}|${start}`, limit_value: lim.value, unit: lim.unit, need: a.need ?? 0, window_end: w ? w.end : null, policy_id: a.policy_id, limit: a.limit, scope_key: scopeKey, window_start: start });
+    }
+    for (const [i, r] of report.entries()) {
+      const l = this.leases.get(r.lease_id);
+      if (!l) return problem(404, `report.${i}.lease_id`, 'no such lease');
+      if (l.holder !== body.holder || l.status !== 'active') return problem(409, `report.${i}.lease_id`, `lease is ${l.status}`);
+    }
+    const leases: unknown[] = [];
+    const released: string[] = [];
+    for (const r of report) {
+      const l = this.leases.get(r.lease_id) as MemoryLease;
+      const c = this.counters.get(l.counter) as MemoryCounter;
+      if (r.seq > l.seq) {
+        l.seq = r.seq;
+        c.committed += Math.max(l.held, r.spent) - Math.max(l.held, l.spent);
+        c.spent += r.spent - l.spent;
+        c.overshoot += Math.max(0, r.spent - l.held) - Math.max(0, l.spent - l.held);
+        l.spent = r.spent;
+        l.expires_at = Math.min(now + this.leaseTtlMs, l.window_end ?? Infinity);
+        if (r.release) {
+          l.status = 'released';
+          c.committed -= Math.max(0, l.held - l.spent);
+        }
+      }
+      if (l.status === 'released') released.push(l.lease_id);
+      else leases.push(this.leaseView(l, 0, false));
+    }
+    for (const g of grants) {
+      let c = this.counters.get(g.key);
+      if (!c) this.counters.set(g.key, (c = { policy_id: g.policy_id, limit: g.limit, scope_key: g.scope_key, window_start: g.window_start, limit_value: g.limit_value, committed: 0, spent: 0, overshoot: 0 }));
+      c.limit_value = g.limit_value;
+      const active = [...this.leases.values()].filter((l) => l.counter === g.key && l.status === 'active');
+      let mine = active.find((l) => l.holder === body.holder);
+      const amount = leaseSlice({ limit_value: g.limit_value, committed: c.committed, need: g.need, others: active.length - (mine ? 1 : 0), unit: g.unit });
+      if (amount > 0 && !mine) {
+        mine = { lease_id: `lease-${this.leases.size + 1}`, holder: body.holder, counter: g.key, held: 0, spent: 0, seq: 0, status: 'active', expires_at: 0, window_end: g.window_end };
+        this.leases.set(mine.lease_id, mine);
+      }
+      if (mine) {
+        c.committed += Math.max(mine.held + amount, mine.spent) - Math.max(mine.held, mine.spent);
+        mine.held += amount;
+        mine.expires_at = Math.min(now + this.leaseTtlMs, g.window_end ?? Infinity);
+        leases.push(this.leaseView(mine, amount, amount === 0 && g.need > 0));
+      } else {
+        leases.push({ lease_id: '', policy_id: g.policy_id, limit: g.limit, unit: g.unit, scope_key: g.scope_key, status: 'released', held: 0, spent: 0, granted: 0, exhausted: g.need > 0, expires_at: new Date(now).toISOString(), window_start: null, window_end: null, limit_value: g.limit_value, remaining: g.limit_value - c.committed, holders: active.length });
+      }
+    }
+    return { answer: { holder: body.holder, leases, released } };
+  }
+
+  /** An active lease past its expiry: what it did not spend returns to its counter. */
+  private expire(l: MemoryLease): void {
+    const c = this.counters.get(l.counter) as MemoryCounter;
+    c.committed -= Math.max(0, l.held - l.spent);
+    l.status = 'expired';
+  }
+
+  private leaseView(l: MemoryLease, granted: number, exhausted: boolean) {
+    const c = this.counters.get(l.counter) as MemoryCounter;
+    const holders = [...this.leases.values()].filter((x) => x.counter === l.counter && x.status === 'active').length;
+    const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+    return { lease_id: l.lease_id, policy_id: c.policy_id, limit: c.limit, unit: c.limit.startsWith('rate_limit:') ? 'calls' : 'usd', scope_key: c.scope_key, status: l.status, held: l.held, spent: l.spent, granted, exhausted, expires_at: new Date(l.expires_at).toISOString(), window_start: l.window_end === null ? null : iso(c.window_start), window_end: iso(l.window_end), limit_value: c.limit_value, remaining: c.limit_value - c.committed, holders };
+  }
 
   /** The snapshot changed (its ETag changes). */
   changed(): void {

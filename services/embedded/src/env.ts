@@ -9,6 +9,7 @@ import { evalsSettings } from '@agp/evals';
 import { gatewaySettings } from '@agp/gateway';
 import { interventionsSettings } from '@agp/interventions';
 import { mcpSettings } from '@agp/mcp-gateway';
+import { policiesSettings } from '@agp/policies';
 import { statsSettings } from '@agp/stats';
 import { dataDirEnv, eventStoreEnv, initKeysEnv, listenEnv, logEnv, subjectPrefixEnv } from '@agp/runtime';
 
@@ -22,6 +23,7 @@ export const embeddedEnvSchema = z.object({
   ...initKeysEnv,
   ...gatewaySettings,
   ...interventionsSettings,
+  ...policiesSettings,
   ...statsSettings,
   ...evalsSettings,
   ...mcpSettings,

@@ -126,7 +126,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const interventionsApp = await serveInProcess(InterventionsModule.register(interventions, logger.child({ service: 'interventions' })), 'interventions');
   logMemory('interventions');
 
-  const policies = new PoliciesService({ store, db: sql, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, bus: new InProcessClient({ broker }), logger: logger.child({ service: 'policies' }) });
+  const policies = new PoliciesService({ store, db: sql, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, bus: new InProcessClient({ broker }), logger: logger.child({ service: 'policies' }), env });
   await policies.start();
   const policiesApp = await serveInProcess(PoliciesModule.register(policies, logger.child({ service: 'policies' })), 'policies');
   logMemory('policies');

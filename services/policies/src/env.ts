@@ -1,9 +1,23 @@
 /**
- * The policies service's settings: what its process (distributed mode) validates at start. It has none of its own: the
- * settings every service process reads. Source: docs/configuration.md.
+ * The policies service's settings: what its process (distributed mode) validates at start, and the part the embedded
+ * platform composes with the other services'. Source: docs/configuration.md.
  */
 import { z } from 'zod';
+import { DEFAULT_QUOTA_LEASE_TTL_MS } from '@agp/contracts';
 import { serviceProcessEnv } from '@agp/bus';
+import type { EnvOf } from '@agp/runtime';
+
+/** The policies service's own settings (both modes): the fleet-wide quotas' lease TTL. */
+export const policiesSettings = {
+  /**
+   * How long a quota lease lasts without renewal, in ms: a holder that stops renewing (crashed, partitioned) gives its
+   * unspent quota back this long after its last renewal; a lease never outlives its window. @default 15000
+   */
+  AGP_QUOTA_LEASE_TTL_MS: z.coerce.number().int().min(100).max(3_600_000).default(DEFAULT_QUOTA_LEASE_TTL_MS),
+};
+
+/** The policies service's settings, parsed. */
+export type PoliciesSettings = EnvOf<typeof policiesSettings>;
 
 /** The policies process of distributed mode (ops port 9463). */
-export const policiesEnvSchema = z.object(serviceProcessEnv(9463));
+export const policiesEnvSchema = z.object({ ...serviceProcessEnv(9463), ...policiesSettings });

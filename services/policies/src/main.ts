@@ -11,7 +11,7 @@ await runServiceProcess({
   queue: QueueGroups.policies,
   env: policiesEnvSchema,
   build: ({ env, logger, store, db, ingestLog, bus }) => {
-    const service = new PoliciesService({ store, db, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, bus, logger });
+    const service = new PoliciesService({ store, db, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, bus, logger, env });
     return { service, module: PoliciesModule.register(service, logger) };
   },
 });

@@ -1,5 +1,5 @@
 /**
- * The policies service's part of the wire table (`policies.*`, `agents.*`, `kill-switches.*`): one handler per
+ * The policies service's part of the wire table (`policies.*`, `agents.*`, `kill-switches.*`, `quotas.*`): one handler per
  * subject, each passing the parsed request to the service. Source: docs/decisions.md (One typed wire registry).
  */
 import type { DynamicModule } from '@nestjs/common';
@@ -22,6 +22,8 @@ export function policiesHandlers(service: PoliciesService): WireHandlers<'polici
     'agents.governance': (ctx, { path }) => service.governance(ctx, path.agent_id),
     'kill-switches.list': (ctx) => service.listKillSwitches(ctx),
     'kill-switches.set': (ctx, { path, body }) => service.setKillSwitch(ctx, path.agent_id, body),
+    'quotas.leases': (ctx, { body }) => service.leaseQuotas(ctx, body),
+    'quotas.list': (ctx, { query }) => service.listQuotas(ctx, query),
   };
 }
 

@@ -1,4 +1,4 @@
-import { AgentSchema, KillSwitchStateSchema, PolicySchema, orderKeys, orderedJson, type Agent, type AgentGovernance, type KillSwitchOverview, type KillSwitchState, type ListAgentsQuery, type ListPoliciesQuery, type Policy, type RegisteredAction } from '@agp/contracts';
+import { AgentSchema, KillSwitchStateSchema, PolicySchema, orderKeys, orderedJson, withPolicyDefaults, type Agent, type AgentGovernance, type KillSwitchOverview, type KillSwitchState, type ListAgentsQuery, type ListPoliciesQuery, type Policy, type RegisteredAction } from '@agp/contracts';
 import type { EngineKillSwitches } from '@agp/policy-engine';
 import { WhereClause, pageWithTotal, type SqlExecutor } from '@agp/eventstore';
 import { rawJson, type RawJson } from '@agp/runtime';
@@ -124,4 +124,15 @@ export async function registeredAction(db: SqlExecutor, org: string, agentId: st
   );
   const r = rows[0];
   return r ? { risk_level: r.risk_level ?? null, typical_cost_usd: r.typical_cost_usd === null ? null : Number(r.typical_cost_usd) } : null;
+}
+
+/**
+ * The organisation's current policies of `ids`, by id, read with the fields they predate filled in
+ * (`withPolicyDefaults`: a rate limit stored without a scope counts per process). Ids of other organisations, or
+ * unknown, are absent. The quota grants look their limits up here.
+ */
+export async function policiesByIds(db: SqlExecutor, org: string, ids: readonly string[]): Promise<Map<string, Policy>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await db.query<{ doc: unknown }>(`SELECT ${POLICY_DOC} AS doc FROM agp_policies WHERE organization_id = $1 AND id = ANY($2::text[])`, [org, [...new Set(ids)]]);
+  return new Map(rows.map((r) => withPolicyDefaults(record<Policy>(PolicySchema, r.doc))).map((p) => [p.id, p]));
 }

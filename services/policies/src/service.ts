@@ -1,4 +1,5 @@
 import {
+  DEFAULT_QUOTA_LEASE_TTL_MS,
   Durables,
   policyStream,
   type Agent,
@@ -11,11 +12,15 @@ import {
   type IngestEnvelope,
   type KillSwitchOverview,
   type KillSwitchState,
+  type LeaseAnswer,
+  type LeaseRequest,
   type ListAgentsQuery,
+  type ListQuotasQuery,
   type ListPoliciesQuery,
   type Policy,
   type PolicyEvaluation,
   type PolicyHistory,
+  type QuotaCounterPage,
   type SetKillSwitch,
   type UpdatePolicy,
 } from '@agp/contracts';
@@ -29,10 +34,25 @@ import { decideCreate, decideUpdate } from './policy/decide.js';
 import { evolvePolicy, foldPolicy, policyHistory } from './policy/policy.js';
 import { POLICIES_READ_MODEL, POLICIES_READ_MODEL_EVENT_TYPES, applyPoliciesEvents } from './projections/readModel.js';
 import { migratePoliciesReadModel } from './projections/schema.js';
-import { agentGovernance, getAgent, getPolicy, killSwitchOverview, listAgentsJson, listPoliciesJson } from './queries.js';
+import { agentGovernance, getAgent, getPolicy, killSwitchOverview, listAgentsJson, listPoliciesJson, policiesByIds } from './queries.js';
+import { listQuotaCounters } from './quotas/counters.js';
+import { leaseQuotas, type QuotaDeps } from './quotas/leases.js';
+import { migrateQuotas } from './quotas/schema.js';
+import type { PoliciesSettings } from './env.js';
 
 /** Dependencies of the policies service; the same in both run modes. */
-export type PoliciesDeps = EventSourcedDeps & IngestConsumerDeps & BusCallerDeps;
+export type PoliciesDeps = EventSourcedDeps &
+  IngestConsumerDeps &
+  BusCallerDeps & {
+    /** Settings read from the environment (`AGP_QUOTA_LEASE_TTL_MS`); absent ones take the defaults of `policiesSettings` (./env.ts). */
+    env?: Partial<PoliciesSettings>;
+  };
+
+/** Create the policies service's tables: the read model's, then the fleet-wide quotas'. */
+async function migratePolicies(sql: Parameters<typeof migratePoliciesReadModel>[0]): Promise<void> {
+  await migratePoliciesReadModel(sql);
+  await migrateQuotas(sql);
+}
 
 const agentRegistrations = counter('agp_policies_agent_registrations_total', 'Agent registrations applied, by source and result', ['source', 'result']);
 
@@ -56,9 +76,11 @@ export function parseIfMatch(value: string | null): number | null {
 export class PoliciesService {
   private running?: RunningEventSourcedService;
   private readonly now: () => Date;
+  private readonly quotas: QuotaDeps;
 
   constructor(private readonly deps: PoliciesDeps) {
     this.now = deps.now ?? (() => new Date());
+    this.quotas = { db: deps.db, ttlMs: deps.env?.AGP_QUOTA_LEASE_TTL_MS ?? DEFAULT_QUOTA_LEASE_TTL_MS };
   }
 
   /**
@@ -72,7 +94,7 @@ export class PoliciesService {
       store,
       db,
       logger,
-      migrate: migratePoliciesReadModel,
+      migrate: migratePolicies,
       projections: [{ name: POLICIES_READ_MODEL, eventTypes: POLICIES_READ_MODEL_EVENT_TYPES, batchSize: 1000, handler: applyPoliciesEvents }],
       ingest: { log: ingestLog, prefix: subjectPrefix, target: 'policies', durable: Durables.policiesIngest, handle: (batch) => this.recordIngested(batch) },
     });
@@ -147,13 +169,33 @@ export class PoliciesService {
 
   /**
    * POST /api/v1/policies/evaluate (`policies.evaluate`): one decision for the action from the organisation's enabled
-   * policies that apply to the agent, its kill switches and, with `run_id`, the run's spend and recent actions (asked
-   * of the stats service). Changes nothing. Precedence and rules: `decide` in `@agp/policy-engine`.
+   * policies that apply to the agent, its kill switches, the fleet-wide counters of its limits and, with `run_id`, the
+   * run's spend and recent actions (asked of the stats service). Changes nothing unless `reserve: true` (then the
+   * action's needs are drawn from the counters when it may run). Precedence and rules: `decide` in `@agp/policy-engine`.
    * @param input the body, parsed by `EvaluateActionSchema`.
-   * @throws ServiceUnavailableError (503) when the stats service cannot be asked for the run.
+   * @throws ForbiddenError (403) for `reserve: true` with a read key; ServiceUnavailableError (503) when the stats
+   *   service cannot be asked for the run.
    */
   async evaluate(ctx: RequestContext, input: EvaluateAction): Promise<PolicyEvaluation> {
-    return evaluateAction({ sql: this.deps.db, bus: this.deps.bus }, ctx, input, this.now());
+    return evaluateAction({ sql: this.deps.db, bus: this.deps.bus, quotas: this.quotas }, ctx, input, this.now());
+  }
+
+  // ---------------------------------------------------------------------------------------------- quotas
+
+  /**
+   * POST /api/v1/quotas/leases (`quotas.leases`): apply a holder's reports, then its acquisitions, in one transaction
+   * (`leaseQuotas` of ./quotas/leases.ts: the slice rule, the errors).
+   * @param body the body, parsed by `LeaseRequestSchema`.
+   * @throws ValidationError (422), NotFoundError (404), ConflictError (409) naming the item; nothing is written then.
+   */
+  async leaseQuotas(ctx: RequestContext, body: LeaseRequest): Promise<LeaseAnswer> {
+    const policies = await policiesByIds(this.deps.db, ctx.organization_id, body.acquire.map((a) => a.policy_id));
+    return leaseQuotas(this.quotas, ctx.organization_id, policies, body, this.now().getTime());
+  }
+
+  /** GET /api/v1/quotas (`quotas.list`): one page of the organisation's fleet-wide counters, most recently changed first. */
+  async listQuotas(ctx: RequestContext, query: ListQuotasQuery): Promise<QuotaCounterPage> {
+    return listQuotaCounters(this.deps.db, ctx.organization_id, query, this.now().getTime());
   }
 
   /**

@@ -1,0 +1,411 @@
+/**
+ * Fleet-wide quotas, the granting side (`quotas.leases`, `POST /api/v1/quotas/leases`): the platform keeps one counter
+ * per (organisation, policy, limit, scope key, window) and hands out leases, slices of what a limit has left, that
+ * governing processes spend locally and report on. Every call runs in ONE transaction that locks the counters it
+ * touches (`SELECT … FOR UPDATE`, in key order, so two calls never deadlock): two replicas of this service, or two
+ * calls of one, never grant the same quota twice. Source: docs/api.md (Quotas); docs/decisions.md (Leases, not a check
+ * per action).
+ */
+import {
+  LEASE_STATUSES,
+  RUN_BUDGET_LIMIT,
+  SESSION_BUDGET_LIMIT,
+  quotaUnitOf,
+  type Lease,
+  type LeaseAcquire,
+  type LeaseAnswer,
+  type LeaseRequest,
+  type Policy,
+  type QuotaUnit,
+} from '@agp/contracts';
+import type { Sql, SqlExecutor } from '@agp/eventstore';
+import { leaseSlice, quotaLimitOf, quotaWindow } from '@agp/policy-engine';
+import { ConflictError, NotFoundError, ValidationError, newId, type FieldError } from '@agp/runtime';
+
+/** A counter's identity within an organisation: policy, limit name, scope key and window start (ms; 0 = no window). */
+export interface CounterKey {
+  policy_id: string;
+  limit: string;
+  scope_key: string;
+  window_start: number;
+}
+
+/** Where a lease stands ({@link LEASE_STATUSES}). */
+type LeaseStatus = (typeof LEASE_STATUSES)[number];
+
+/** What the quota functions are built with: the policies service's database and the lease TTL (ms). */
+export interface QuotaDeps {
+  db: Sql;
+  /** How long a lease lasts without renewal, ms (`AGP_QUOTA_LEASE_TTL_MS`). */
+  ttlMs: number;
+}
+
+/** One grant to make: the counter, its window end (ms, null = none), unit, the policy's current value, the need. */
+export interface GrantTarget {
+  key: CounterKey;
+  window_end: number | null;
+  unit: QuotaUnit;
+  limit_value: number;
+  need: number;
+}
+
+/** A counter as locked in a call, with its state changing in memory until written back. */
+interface CounterState {
+  key: CounterKey;
+  window_end: number | null;
+  unit: QuotaUnit;
+  limit_value: number;
+  committed: number;
+  spent: number;
+  overshoot: number;
+}
+
+/** A lease as read in a call; `dirty` ones are written back. */
+interface LeaseState {
+  lease_id: string;
+  holder: string;
+  key: CounterKey;
+  held: number;
+  spent: number;
+  seq: number;
+  status: LeaseStatus;
+  expires_ms: number;
+  dirty: boolean;
+}
+
+/** Each statement of a grant is prepared once per connection (its text never changes). */
+const PREPARED = { prepare: true };
+/** Slack when comparing USD amounts (float sums land a few 1e-17 off), the engine's tolerance. */
+const TOLERANCE = 1e-9;
+/** An amount without float noise: 10 decimals (well below a micro-dollar), so sums of cents stay exact. */
+const clean = (x: number) => Number(x.toFixed(10));
+/** A counter key as one string (map key, sort key). */
+export const counterId = (k: CounterKey) => JSON.stringify([k.policy_id, k.limit, k.scope_key, k.window_start]);
+const byKey = (a: CounterKey, b: CounterKey) =>
+  a.policy_id < b.policy_id ? -1 : a.policy_id > b.policy_id ? 1 : a.limit < b.limit ? -1 : a.limit > b.limit ? 1 : a.scope_key < b.scope_key ? -1 : a.scope_key > b.scope_key ? 1 : a.window_start - b.window_start;
+/** Counter keys as the `jsonb_to_recordset(… AS k(pid text, lim text, sk text, ws bigint))` parameter. */
+export const keysJson = (keys: CounterKey[]) => JSON.stringify(keys.map((k) => ({ pid: k.policy_id, lim: k.limit, sk: k.scope_key, ws: k.window_start })));
+/** The recordset of {@link keysJson} bound as `$2`, aliased `k`. */
+export const KEYS_RECORDSET = 'jsonb_to_recordset($2::jsonb) AS k(pid text, lim text, sk text, ws bigint)';
+/** The condition that table alias `t`'s row is the counter (or of the counter) of key row `k`. */
+export const KEY_MATCH = (t: string) => `${t}.policy_id = k.pid AND ${t}.limit_name = k.lim AND ${t}.scope_key = k.sk AND ${t}.window_start = k.ws`;
+
+/**
+ * Where a policy's limit counts for an action: the counter key (the scope key the limit's scope picks: the run, the
+ * session, the agent or the organisation; the window holding `now`), its window end, unit and the policy's value; or
+ * undefined when the policy has no such fleet-counted limit, or the id its scope needs is not given. Pure.
+ */
+export function grantTarget(org: string, p: Policy, limit: string, ids: { agent_id: string; session_id?: string | null; run_id?: string | null }, now: number): Omit<GrantTarget, 'need'> | undefined {
+  const lim = quotaLimitOf(p, limit);
+  const window = quotaWindow(p, limit, now);
+  if (lim === undefined || window === undefined) return undefined;
+  const scopeKey = lim.scope === 'run' ? ids.run_id : lim.scope === 'session' ? ids.session_id : lim.scope === 'agent' ? ids.agent_id : org;
+  if (!scopeKey) return undefined;
+  return { key: { policy_id: p.id, limit, scope_key: scopeKey, window_start: window?.start ?? 0 }, window_end: window?.end ?? null, unit: lim.unit, limit_value: lim.value };
+}
+
+/** Whether policy `p` (the organisation's, read with its defaults) governs agent `agentId` now: enabled and in scope. */
+const governs = (p: Policy | undefined, agentId: string): p is Policy => p !== undefined && p.enabled && (p.agent_ids.length === 0 || p.agent_ids.includes(agentId));
+
+/** The plan of one call, validated before anything is written. */
+interface CallPlan {
+  /** Reports, in request order, each with the counter of its lease. */
+  reports: Array<{ lease_id: string; key: CounterKey; seq: number; spent: number; release: boolean }>;
+  /** Grants, in request order; `retire` instead: the holder's leases of a limit that no longer exists, to release. */
+  acquires: Array<{ target: GrantTarget } | { retire: Array<{ lease_id: string; key: CounterKey }>; policy_id: string; limit: string; need: number }>;
+}
+
+/** Raised inside a reserving transaction when a need cannot be granted whole: the transaction rolls back. */
+export class QuotaNotGranted extends Error {
+  constructor(readonly target: GrantTarget) {
+    super(`${target.key.limit} of policy ${target.key.policy_id} has less than ${target.need} left`);
+  }
+}
+
+/**
+ * `POST /api/v1/quotas/leases` (`quotas.leases`): apply the reports, then the acquisitions, of one holder's call.
+ * Everything is validated before anything is written; the call is applied in one transaction.
+ * @param policies the organisation's policies named by the acquire items (with `withPolicyDefaults`), by id.
+ * @param now the decision time, ms since the Unix epoch.
+ * @throws ValidationError (422) naming each acquire item whose limit needs a `session_id` / `run_id` not given;
+ *   NotFoundError (404) naming the item (`body.acquire.<i>.policy_id` / `.limit`, `body.report.<i>.lease_id`) for a
+ *   policy that is not the organisation's, is disabled, does not govern the agent or has no such fleet-counted limit,
+ *   or a lease id that is not the organisation's; ConflictError (409) for a report on another holder's lease, or on a
+ *   lease that has ended (a report whose `seq` was already applied is a replay and changes nothing). Nothing is
+ *   written then.
+ */
+export async function leaseQuotas(deps: QuotaDeps, org: string, policies: ReadonlyMap<string, Policy>, req: LeaseRequest, now: number): Promise<LeaseAnswer> {
+  const errors: FieldError[] = [];
+  req.acquire.forEach((a, i) => {
+    if (a.limit === RUN_BUDGET_LIMIT && !a.run_id) errors.push({ path: `body.acquire.${i}.run_id`, message: 'run_budget counts per run: give the run_id' });
+    if (a.limit === SESSION_BUDGET_LIMIT && !a.session_id) errors.push({ path: `body.acquire.${i}.session_id`, message: 'session_budget counts per session: give the session_id' });
+  });
+  if (errors.length) throw new ValidationError('an acquire item lacks the id its limit counts by', errors);
+
+  const reportLeases = await leasesById(deps.db, org, [...new Set(req.report.map((r) => r.lease_id))]);
+  const plan: CallPlan = { reports: [], acquires: [] };
+  req.report.forEach((r, i) => {
+    const lease = reportLeases.get(r.lease_id);
+    if (!lease) throw new NotFoundError(`body.report.${i}.lease_id: lease ${r.lease_id} not found`);
+    if (lease.holder !== req.holder) throw new ConflictError(`body.report.${i}.lease_id: lease ${r.lease_id} belongs to another holder`);
+    if (r.seq > lease.seq && (lease.status !== 'active' || lease.expires_ms <= now)) throw new ConflictError(`body.report.${i}.lease_id: lease ${r.lease_id} has ended (${lease.status === 'active' ? 'expired' : lease.status}); acquire a new one`);
+    plan.reports.push({ lease_id: r.lease_id, key: lease.key, seq: r.seq, spent: r.spent, release: r.release });
+  });
+  for (const [i, a] of req.acquire.entries()) {
+    const p = policies.get(a.policy_id);
+    const target = governs(p, a.agent_id) ? grantTarget(org, p, a.limit, a, now) : undefined;
+    if (target) {
+      plan.acquires.push({ target: { ...target, need: a.need } });
+      continue;
+    }
+    const retire = await holderLeasesOf(deps.db, org, req.holder, a);
+    if (retire.length === 0) {
+      if (!governs(p, a.agent_id)) throw new NotFoundError(`body.acquire.${i}.policy_id: policy ${a.policy_id} not found, disabled, or not governing agent ${a.agent_id}`);
+      throw new NotFoundError(`body.acquire.${i}.limit: policy ${a.policy_id} has no fleet-counted limit ${a.limit}`);
+    }
+    plan.acquires.push({ retire, policy_id: a.policy_id, limit: a.limit, need: a.need });
+  }
+  return deps.db.transaction((tx) => applyCall(tx, org, req.holder, plan, now, deps.ttlMs, false));
+}
+
+/**
+ * Draw exactly each target's `need` for holder `holder` as a fresh lease holding it as spent (held = spent = need):
+ * it counts at once, and expires with nothing to return. All or nothing, in one transaction.
+ * @returns the leases, one per target, in order.
+ * @throws QuotaNotGranted when a target has less than its need left (nothing is drawn).
+ */
+export async function reserveQuotas(deps: QuotaDeps, org: string, holder: string, targets: GrantTarget[], now: number): Promise<Lease[]> {
+  if (targets.length === 0) return [];
+  const plan: CallPlan = { reports: [], acquires: targets.map((target) => ({ target })) };
+  const answer = await deps.db.transaction((tx) => applyCall(tx, org, holder, plan, now, deps.ttlMs, true));
+  return answer.leases;
+}
+
+/** The leases of `ids` of an organisation, by id (others' ids are simply absent). */
+async function leasesById(db: SqlExecutor, org: string, ids: string[]): Promise<Map<string, LeaseState>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await db.query<LeaseRow>(`SELECT ${leaseColumns('l')} FROM agp_quota_leases l WHERE l.organization_id = $1 AND l.lease_id = ANY($2::text[])`, [org, ids]);
+  return new Map(rows.map((r) => [r.lease_id, leaseOf(r)]));
+}
+
+/** The holder's active leases of a policy's limit, whatever their scope key and window (to release when the limit is gone). */
+async function holderLeasesOf(db: SqlExecutor, org: string, holder: string, a: LeaseAcquire): Promise<Array<{ lease_id: string; key: CounterKey }>> {
+  const { rows } = await db.query<LeaseRow>(
+    `SELECT ${leaseColumns('l')} FROM agp_quota_leases l WHERE l.organization_id = $1 AND l.holder = $2 AND l.policy_id = $3 AND l.limit_name = $4 AND l.status = 'active'
+       AND l.scope_key = ANY($5::text[])`,
+    [org, holder, a.policy_id, a.limit, [a.agent_id, org, a.session_id ?? '', a.run_id ?? ''].filter(Boolean)],
+  );
+  return rows.map((r) => ({ lease_id: r.lease_id, key: leaseOf(r).key }));
+}
+
+/** The lease columns as {@link LeaseRow} reads them, of table alias `t` (numbers as text: `numeric` and `bigint` exactly). */
+const leaseColumns = (t: string) =>
+  `${t}.lease_id, ${t}.holder, ${t}.policy_id, ${t}.limit_name, ${t}.scope_key, ${t}.window_start::text AS window_start, ${t}.held::text AS held, ${t}.spent::text AS spent, ${t}.seq::text AS seq, ${t}.status, ${t}.expires_ms::text AS expires_ms`;
+interface LeaseRow {
+  lease_id: string;
+  holder: string;
+  policy_id: string;
+  limit_name: string;
+  scope_key: string;
+  window_start: string;
+  held: string;
+  spent: string;
+  seq: string;
+  status: LeaseStatus;
+  expires_ms: string;
+}
+const leaseOf = (r: LeaseRow): LeaseState => ({
+  lease_id: r.lease_id,
+  holder: r.holder,
+  key: { policy_id: r.policy_id, limit: r.limit_name, scope_key: r.scope_key, window_start: Number(r.window_start) },
+  held: Number(r.held),
+  spent: Number(r.spent),
+  seq: Number(r.seq),
+  status: r.status,
+  expires_ms: Number(r.expires_ms),
+  dirty: false,
+});
+
+/**
+ * One call in one transaction:
+ * 1. create the counters the grants need (`INSERT … ON CONFLICT DO NOTHING`, in key order);
+ * 2. lock every counter the call touches (`SELECT … ORDER BY key FOR UPDATE`);
+ * 3. reclaim their expired active leases (status `expired`; their unspent `held − spent` leaves `committed`) and read
+ *    their active leases (and the reported ones), in one statement;
+ * 4. apply the reports, then the grants, in memory ({@link leaseSlice} per grant, or exactly the need when `exact`);
+ * 5. write the counters and the changed leases back in one statement.
+ */
+async function applyCall(tx: SqlExecutor, org: string, holder: string, plan: CallPlan, now: number, ttlMs: number, exact: boolean): Promise<LeaseAnswer> {
+  const at = new Date(now).toISOString();
+  const targets = plan.acquires.flatMap((a) => ('target' in a ? [a.target] : []));
+  const newCounters = new Map(targets.map((t) => [counterId(t.key), t]));
+  const touched = new Map<string, CounterKey>();
+  for (const t of targets) touched.set(counterId(t.key), t.key);
+  for (const r of plan.reports) touched.set(counterId(r.key), r.key);
+  for (const a of plan.acquires) if ('retire' in a) for (const l of a.retire) touched.set(counterId(l.key), l.key);
+  const keys = [...touched.values()].sort(byKey);
+
+  if (newCounters.size) {
+    const fresh = [...newCounters.values()].sort((a, b) => byKey(a.key, b.key));
+    await tx.query(
+      `INSERT INTO agp_quota_counters (organization_id, policy_id, limit_name, scope_key, window_start, window_end, unit, limit_value, updated_at)
+       SELECT $1, k.pid, k.lim, k.sk, k.ws, k.we, k.u, k.v, $3::timestamptz FROM jsonb_to_recordset($2::jsonb) AS k(pid text, lim text, sk text, ws bigint, we bigint, u text, v numeric)
+       ORDER BY k.pid, k.lim, k.sk, k.ws
+       ON CONFLICT DO NOTHING`,
+      [org, JSON.stringify(fresh.map((t) => ({ pid: t.key.policy_id, lim: t.key.limit, sk: t.key.scope_key, ws: t.key.window_start, we: t.window_end, u: t.unit, v: t.limit_value }))), at],
+      PREPARED,
+    );
+  }
+  const { rows: locked } = await tx.query<{ policy_id: string; limit_name: string; scope_key: string; window_start: string; window_end: string | null; unit: QuotaUnit; limit_value: string; committed: string; spent: string; overshoot: string }>(
+    `SELECT c.policy_id, c.limit_name, c.scope_key, c.window_start::text AS window_start, c.window_end::text AS window_end, c.unit,
+            c.limit_value::text AS limit_value, c.committed::text AS committed, c.spent::text AS spent, c.overshoot::text AS overshoot
+       FROM agp_quota_counters c JOIN ${KEYS_RECORDSET} ON ${KEY_MATCH('c')}
+      WHERE c.organization_id = $1
+      ORDER BY c.policy_id, c.limit_name, c.scope_key, c.window_start FOR UPDATE OF c`,
+    [org, keysJson(keys)],
+    PREPARED,
+  );
+  const counters = new Map<string, CounterState>();
+  for (const r of locked) {
+    const key = { policy_id: r.policy_id, limit: r.limit_name, scope_key: r.scope_key, window_start: Number(r.window_start) };
+    counters.set(counterId(key), { key, window_end: r.window_end === null ? null : Number(r.window_end), unit: r.unit, limit_value: Number(r.limit_value), committed: Number(r.committed), spent: Number(r.spent), overshoot: Number(r.overshoot) });
+  }
+  // Reclaim and read in one statement: the read sees the rows as they were before the reclaim (one snapshot), so a
+  // reclaimed lease is told by `reclaimed` and folded in below. No one else changes these leases: the counters are locked.
+  const { rows: leaseRows } = await tx.query<LeaseRow & { reclaimed: boolean }>(
+    `WITH reclaimed AS (
+       UPDATE agp_quota_leases l SET status = 'expired', updated_at = $5::timestamptz FROM ${KEYS_RECORDSET}
+        WHERE l.organization_id = $1 AND ${KEY_MATCH('l')} AND l.status = 'active' AND l.expires_ms <= $4
+       RETURNING l.lease_id)
+     SELECT ${leaseColumns('l')}, l.lease_id IN (SELECT lease_id FROM reclaimed) AS reclaimed
+       FROM agp_quota_leases l JOIN ${KEYS_RECORDSET} ON ${KEY_MATCH('l')} WHERE l.organization_id = $1 AND l.status = 'active'
+     UNION SELECT ${leaseColumns('r')}, false FROM agp_quota_leases r WHERE r.organization_id = $1 AND r.lease_id = ANY($3::text[]) AND r.status <> 'active'`,
+    [org, keysJson(keys), plan.reports.map((r) => r.lease_id), now, at],
+    PREPARED,
+  );
+  for (const r of leaseRows) {
+    if (!r.reclaimed) continue;
+    r.status = 'expired';
+    const c = counters.get(counterId({ policy_id: r.policy_id, limit: r.limit_name, scope_key: r.scope_key, window_start: Number(r.window_start) }));
+    if (c) c.committed = clean(c.committed - Math.max(0, Number(r.held) - Number(r.spent)));
+  }
+  const leases = new Map(leaseRows.map((r) => [r.lease_id, leaseOf(r)]));
+  const expiry = (c: CounterState) => (c.window_end === null ? now + ttlMs : Math.min(now + ttlMs, c.window_end));
+  const counterOf = (key: CounterKey) => counters.get(counterId(key))!;
+
+  const answered: LeaseState[] = [];
+  const granted = new Map<LeaseState, number>();
+  const exhausted = new Set<LeaseState>();
+  const released: string[] = [];
+  const retiredIds = new Set<string>();
+  const end = (l: LeaseState, c: CounterState) => {
+    c.committed = clean(c.committed - Math.max(0, l.held - l.spent));
+    l.status = 'released';
+    l.dirty = true;
+    released.push(l.lease_id);
+  };
+  for (const r of plan.reports) {
+    const l = leases.get(r.lease_id)!;
+    if (r.seq <= l.seq) {
+      answered.push(l); // a replay: applied before, answered as it is
+      continue;
+    }
+    if (l.status !== 'active' || l.holder !== holder) throw new ConflictError(`lease ${l.lease_id} has ended (${l.status}); acquire a new one`);
+    const c = counterOf(l.key);
+    c.committed = clean(c.committed + Math.max(l.held, r.spent) - Math.max(l.held, l.spent));
+    c.spent = clean(c.spent + r.spent - l.spent);
+    c.overshoot = clean(c.overshoot + Math.max(0, r.spent - l.held) - Math.max(0, l.spent - l.held));
+    l.spent = r.spent;
+    l.seq = r.seq;
+    l.expires_ms = expiry(c);
+    l.dirty = true;
+    if (r.release) end(l, c);
+    else answered.push(l);
+  }
+  const acquired: Array<{ lease: LeaseState; limit_value?: number }> = [];
+  for (const a of plan.acquires) {
+    if ('retire' in a) {
+      for (const { lease_id } of a.retire) {
+        const l = leases.get(lease_id);
+        if (!l || l.status !== 'active' || retiredIds.has(lease_id)) continue;
+        retiredIds.add(lease_id);
+        end(l, counterOf(l.key));
+        if (a.need > 0) exhausted.add(l);
+        acquired.push({ lease: l, limit_value: 0 });
+      }
+      continue;
+    }
+    const t = a.target;
+    const c = counterOf(t.key);
+    c.limit_value = t.limit_value;
+    const active = [...leases.values()].filter((l) => l.status === 'active' && counterId(l.key) === counterId(t.key));
+    let mine = exact ? undefined : active.find((l) => l.holder === holder);
+    const others = new Set(active.filter((l) => l.holder !== holder).map((l) => l.holder)).size;
+    const remaining = c.limit_value - c.committed;
+    const amount = exact ? (t.need <= remaining + TOLERANCE ? t.need : 0) : clean(leaseSlice({ limit_value: c.limit_value, committed: c.committed, need: t.need, others, unit: c.unit }));
+    if (exact && (amount < t.need || t.need <= 0)) throw new QuotaNotGranted(t);
+    if (!mine) {
+      mine = { lease_id: newId(), holder, key: t.key, held: 0, spent: 0, seq: 0, status: 'active', expires_ms: 0, dirty: true };
+      leases.set(mine.lease_id, mine);
+    }
+    if (amount > 0) {
+      c.committed = clean(c.committed + amount);
+      mine.held = clean(mine.held + amount);
+      if (exact) {
+        mine.spent = amount;
+        c.spent = clean(c.spent + amount);
+      }
+    }
+    granted.set(mine, clean((granted.get(mine) ?? 0) + amount));
+    if ((t.need > 0 && amount === 0) || (t.need === 0 && amount === 0 && remaining <= TOLERANCE)) exhausted.add(mine);
+    mine.expires_ms = expiry(c);
+    mine.dirty = true;
+    acquired.push({ lease: mine });
+  }
+
+  const dirty = [...leases.values()].filter((l) => l.dirty);
+  await tx.query(
+    `WITH c AS (
+       UPDATE agp_quota_counters c SET limit_value = x.v, committed = x.c, spent = x.sp, overshoot = x.o, updated_at = $3::timestamptz
+         FROM jsonb_to_recordset($2::jsonb) AS x(pid text, lim text, sk text, ws bigint, v numeric, c numeric, sp numeric, o numeric)
+        WHERE c.organization_id = $1 AND c.policy_id = x.pid AND c.limit_name = x.lim AND c.scope_key = x.sk AND c.window_start = x.ws
+       RETURNING 1)
+     INSERT INTO agp_quota_leases (lease_id, organization_id, holder, policy_id, limit_name, scope_key, window_start, held, spent, seq, status, expires_ms, created_at, updated_at)
+     SELECT y.id, $1, y.h, y.pid, y.lim, y.sk, y.ws, y.held, y.spent, y.seq, y.st, y.exp, $3::timestamptz, $3::timestamptz
+       FROM jsonb_to_recordset($4::jsonb) AS y(id text, h text, pid text, lim text, sk text, ws bigint, held numeric, spent numeric, seq bigint, st text, exp bigint)
+     ON CONFLICT (lease_id) DO UPDATE SET held = excluded.held, spent = excluded.spent, seq = excluded.seq, status = excluded.status, expires_ms = excluded.expires_ms, updated_at = excluded.updated_at
+       WHERE agp_quota_leases.organization_id = excluded.organization_id`,
+    [
+      org,
+      JSON.stringify([...counters.values()].map((c) => ({ pid: c.key.policy_id, lim: c.key.limit, sk: c.key.scope_key, ws: c.key.window_start, v: c.limit_value, c: c.committed, sp: c.spent, o: c.overshoot }))),
+      at,
+      JSON.stringify(dirty.map((l) => ({ id: l.lease_id, h: l.holder, pid: l.key.policy_id, lim: l.key.limit, sk: l.key.scope_key, ws: l.key.window_start, held: l.held, spent: l.spent, seq: l.seq, st: l.status, exp: l.expires_ms }))),
+    ],
+    PREPARED,
+  );
+
+  const holdersOf = (key: CounterKey) => new Set([...leases.values()].filter((l) => l.status === 'active' && counterId(l.key) === counterId(key)).map((l) => l.holder)).size;
+  const answer = (l: LeaseState, limitValue?: number): Lease => {
+    const c = counterOf(l.key);
+    const value = limitValue ?? c.limit_value;
+    return {
+      lease_id: l.lease_id,
+      policy_id: l.key.policy_id,
+      limit: l.key.limit,
+      unit: quotaUnitOf(l.key.limit),
+      scope_key: l.key.scope_key,
+      status: l.status,
+      held: l.held,
+      spent: l.spent,
+      granted: granted.get(l) ?? 0,
+      exhausted: exhausted.has(l),
+      expires_at: new Date(l.expires_ms).toISOString(),
+      window_start: c.window_end === null ? null : new Date(c.key.window_start).toISOString(),
+      window_end: c.window_end === null ? null : new Date(c.window_end).toISOString(),
+      limit_value: value,
+      remaining: clean(c.limit_value - c.committed),
+      holders: holdersOf(l.key),
+    };
+  };
+  return { holder, leases: [...acquired.map((a) => answer(a.lease, a.limit_value)), ...answered.map((l) => answer(l))], released };
+}
