@@ -39,7 +39,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startDistributed, type DistributedRun } from '../test/support/distributed.js';
-import { admittedOf, startFleet, until, type QuotaAgent, type QuotaAgentLine } from '../test/support/quota-fleet.js';
+import { admittedOf, startFleet, until, type QuotaAgentLine } from '../test/support/quota-fleet.js';
 import { cpuMsOf, postgresBackendsOf } from './proc.js';
 import { sample } from './sdk-harness.js';
 
@@ -221,23 +221,21 @@ async function fleet(p: DistributedRun, mode: 'sdk' | 'evaluate'): Promise<Fleet
   const sessionId = `${agentId}-session`;
   const limitUsd = SHARED_ACTIONS * COST;
   const policyId = await policy(p.url, { name: agentId, agent_ids: [agentId], session_budget: limitUsd });
-  let agents: QuotaAgent[] = [];
-  let reachedAt = 0;
+  // Started and connected first; timed (and CPU counted) from the moment they all act to the limit's end.
+  const agents = await startFleet(AGENT_SCRIPT, ROOT, PROCESSES, (i) => ({ url: p.url, key: WRITE_KEY, agentId, sessionId, runId: `${agentId}-run-${i}`, costUsd: COST, mode, printEveryMs: 50 }), false);
   const { wallMs, cpuMs } = await withCpu(
     p,
     () => agents.map((a) => a.child.pid!),
     async () => {
-      agents = await startFleet(AGENT_SCRIPT, ROOT, PROCESSES, (i) => ({ url: p.url, key: WRITE_KEY, agentId, sessionId, runId: `${agentId}-run-${i}`, costUsd: COST, mode, printEveryMs: 50 }));
-      const t0 = performance.now();
+      for (const a of agents) a.go();
       await until(agents, (as) => admittedOf(as) >= SHARED_ACTIONS, 180_000);
-      reachedAt = performance.now() - t0;
     },
   );
   await sleep(1000);
   const finals = await Promise.all(agents.map((a) => a.stop()));
   const leaseCalls = agents.reduce((n, a, i) => n + (a.lines.find((l) => l.admitted >= finals[i].admitted)?.leaseCalls ?? finals[i].leaseCalls), 0);
   const latencies = Float64Array.from(finals.flatMap((f) => f.latenciesMs ?? [])).sort();
-  return { admitted: finals.reduce((n, f) => n + f.admitted, 0), limitActions: SHARED_ACTIONS, finals, leaseCalls, wallMs: reachedAt || wallMs, cpuMs, latencies, counter: await counterOf(p.url, policyId) };
+  return { admitted: finals.reduce((n, f) => n + f.admitted, 0), limitActions: SHARED_ACTIONS, finals, leaseCalls, wallMs, cpuMs, latencies, counter: await counterOf(p.url, policyId) };
 }
 
 /** (3) POST /api/v1/quotas/leases from this process: grants/s, latency, CPU per grant. */

@@ -10,7 +10,8 @@
  * - `action` (default `charge`), `costUsd`: the action and its `estimatedCostUsd` (USD; 0 or absent: none);
  * - `policies`: act only once the governor's snapshot holds at least this many applicable policies (default 1);
  * - `waitForGo`: after `ready`, wait for a line `go` on stdin before acting (so many processes start together);
- * - `intervalMs`: pause between two actions (default 0: as fast as it can); `refusedPauseMs`: pause after an action that
+ * - `intervalMs`: pause between two actions (default 0: as fast as it can, the event loop turning between two actions);
+ *   `refusedPauseMs`: pause after an action that
  *   was not admitted (default 20, so a process past its limit does not flood the ledger with refusals);
  * - `stopAfterAdmitted`: stop acting after this many admitted actions and idle (holding its leases) until signalled;
  * - `quotaWaitMs`, `failMode`: the governor's options of those names;
@@ -32,7 +33,7 @@
  */
 import { Governor } from '@agp/sdk';
 import { createInterface } from 'node:readline';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate, setTimeout as sleep } from 'node:timers/promises';
 
 const s = JSON.parse(process.argv[2] ?? '{}');
 const action = s.action ?? 'charge';
@@ -113,7 +114,9 @@ try {
     if (out === 'admitted') {
       counts.admitted++;
       admittedAt.push(asked);
-      if (s.intervalMs) await sleep(s.intervalMs);
+      // The event loop turns between two actions (as between an agent's model calls), so the SDK's timers (reports,
+      // lease renewals) run even while every action is decided locally.
+      await (s.intervalMs ? sleep(s.intervalMs) : setImmediate());
     } else {
       counts[out[0]]++;
       reasons[out[0]] ??= out[1];

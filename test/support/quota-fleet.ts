@@ -132,10 +132,10 @@ export class QuotaAgent {
 }
 
 /**
- * Start `n` agent processes (`settings(i)` each, `waitForGo` set), wait until every one is ready, then let them all
- * act at once. @returns the processes, acting.
+ * Start `n` agent processes (`settings(i)` each, `waitForGo` set), wait until every one is ready, then (unless `go` is
+ * false: the caller calls {@link QuotaAgent.go}) let them all act at once. @returns the processes.
  */
-export async function startFleet(script: string, cwd: string, n: number, settings: (i: number) => QuotaAgentSettings): Promise<QuotaAgent[]> {
+export async function startFleet(script: string, cwd: string, n: number, settings: (i: number) => QuotaAgentSettings, go = true): Promise<QuotaAgent[]> {
   const agents = Array.from({ length: n }, (_, i) => new QuotaAgent(script, cwd, { ...settings(i), waitForGo: true }));
   try {
     await Promise.all(agents.map((a) => a.ready));
@@ -143,7 +143,7 @@ export async function startFleet(script: string, cwd: string, n: number, setting
     await Promise.all(agents.map((a) => a.kill()));
     throw err;
   }
-  for (const a of agents) a.go();
+  if (go) for (const a of agents) a.go();
   return agents;
 }
 
