@@ -13,8 +13,8 @@
  *       as fast as they can against one shared session budget of BENCH_QUOTAS_ACTIONS (10,000) actions of 0.01 USD:
  *       admitted vs the limit (target: overshoot 0), lease round trips per 1,000 admitted actions (every request the
  *       processes sent to POST /api/v1/quotas/leases up to their last admitted action; target ≤ 20), the slowest
- *       process's admitted actions as a share of a fair 1/N, p50 / p99 ms per action (all of them, refusals
- *       included), and the granting service's load (requests/s, CPU per action).
+ *       process's admitted actions as a share of a fair 1/N, p50 / p99 ms per admitted action, and the granting
+ *       service's load (requests/s, CPU per action).
  *   (3) grants per second of the granting service, driving POST /api/v1/quotas/leases from this process with
  *       BENCH_QUOTAS_CONCURRENCY (32) requests in flight for BENCH_QUOTAS_SECONDS (10 s), 256 holders: (a) each
  *       request a grant on a counter of its own (a new session each time: many agents and sessions), (b) every grant on
@@ -317,7 +317,7 @@ export async function quotasBench(): Promise<void> {
       const share = slowest / (f.admitted / PROCESSES);
       lines.push([
         `(2) ${PROCESSES} processes × one session budget of ${fmt(SHARED_ACTIONS)} actions (${COST} USD each), leases, as fast as they can`,
-        `admitted ${fmt(f.admitted)} of ${fmt(f.limitActions)} (overshoot ${overshoot}; counter: spent ${f.counter?.spent} USD, overshoot ${f.counter?.overshoot}); ${ms(perThousand)} lease round trips per 1,000 actions; slowest process ${fmt(slowest)} = ${(share * 100).toFixed(0)} % of a fair share; ${fmt((f.admitted * 1000) / f.wallMs)} actions/s in all; per action p50 / p99 ${ms(percentile(f.latencies, 50))} / ${ms(percentile(f.latencies, 99))} ms`,
+        `admitted ${fmt(f.admitted)} of ${fmt(f.limitActions)} (overshoot ${overshoot}; counter: spent ${f.counter?.spent} USD, overshoot ${f.counter?.overshoot}); ${ms(perThousand)} lease round trips per 1,000 actions; slowest process ${fmt(slowest)} = ${(share * 100).toFixed(0)} % of a fair share; ${fmt((f.admitted * 1000) / f.wallMs)} actions/s in all; per admitted action p50 / p99 ${ms(percentile(f.latencies, 50))} / ${ms(percentile(f.latencies, 99))} ms`,
         `granting service: ${fmt((f.leaseCalls * 1000) / f.wallMs)} lease requests/s; CPU µs per action: ${perUnit(f.cpuMs, f.admitted)}`,
         '',
         'overshoot 0; ≤ 20 round trips per 1,000',
@@ -336,7 +336,7 @@ export async function quotasBench(): Promise<void> {
       const vs = leased ? `; leases: ${ms(percentile(leased.latencies, 50))} / ${ms(percentile(leased.latencies, 99))} ms` : '';
       lines.push([
         `(4) anchor: the workload of (2), each action POST /api/v1/policies/evaluate with reserve: true (a central counter per action)`,
-        `admitted ${fmt(f.admitted)} of ${fmt(f.limitActions)} (overshoot ${overshoot}); ${fmt((f.admitted * 1000) / f.wallMs)} actions/s in all; per action p50 / p99 ${ms(percentile(f.latencies, 50))} / ${ms(percentile(f.latencies, 99))} ms${vs}`,
+        `admitted ${fmt(f.admitted)} of ${fmt(f.limitActions)} (overshoot ${overshoot}); ${fmt((f.admitted * 1000) / f.wallMs)} actions/s in all; per admitted action p50 / p99 ${ms(percentile(f.latencies, 50))} / ${ms(percentile(f.latencies, 99))} ms${vs}`,
         `the counter's load: ${fmt((f.finals.reduce((n, x) => n + (x.latenciesMs?.length ?? 0), 0) * 1000) / f.wallMs)} requests/s; CPU µs per action: ${perUnit(f.cpuMs, f.admitted)}`,
         '',
         '',

@@ -28,7 +28,7 @@
  * - `{"event":"holding", ...counts}` when `stopAfterAdmitted` was reached;
  * - `{"event":"final", ...counts, admittedAt, reasons, closed, latenciesMs}` after SIGTERM or SIGINT: `admittedAt`, the
  *   time (ms since the epoch) each admitted action was asked for; `reasons`, one reason per refusal kind; `closed`,
- *   what `gov.close()` answered (every report delivered); `latenciesMs`, how long each action took to decide (and run).
+ *   what `gov.close()` answered (every report delivered); `latenciesMs`, how long each admitted action took (decision and function).
  * Then it exits 0. An error exits 1 with the message on stderr.
  */
 import { Governor } from '@agp/sdk';
@@ -110,8 +110,8 @@ try {
     const asked = Date.now();
     const t0 = performance.now();
     const out = s.mode === 'evaluate' ? await viaEvaluate() : await viaSdk();
-    latenciesMs.push(performance.now() - t0);
     if (out === 'admitted') {
+      latenciesMs.push(performance.now() - t0);
       counts.admitted++;
       admittedAt.push(asked);
       // The event loop turns between two actions (as between an agent's model calls), so the SDK's timers (reports,

@@ -51,7 +51,7 @@ export interface QuotaAgentLine {
   reasons?: Record<string, string>;
   /** final: what `gov.close()` answered. */
   closed?: { delivered: number; pending: number };
-  /** final: how long each action took, ms (in `evaluate` mode the decision API's round trip). */
+  /** final: how long each admitted action took, ms (in `evaluate` mode the decision API's round trip included). */
   latenciesMs?: number[];
 }
 
