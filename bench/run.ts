@@ -28,7 +28,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer, request, Agent } from 'node:http';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -40,6 +40,7 @@ import { startDistributed, type DistributedRun } from '../test/support/distribut
 import { startOtlpReceiver } from '../test/support/otlp-receiver.js';
 import { EMBEDDED_NODE_FLAGS } from '../services/embedded/src/memory.js';
 import { ingestEvents } from './ingest-events.js';
+import { cpuMsOf, pidsNamed, postgresBackendsOf } from './proc.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -474,44 +475,6 @@ async function ingestBench(): Promise<void> {
   }
 }
 
-/** CPU time (user + system) of a process so far, in ms, from /proc (Linux); 0 when it is gone. */
-function cpuMsOf(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, in clock ticks of 1/100 s
-  } catch {
-    return 0;
-  }
-}
-
-/** pids of every process whose command name is `comm` (e.g. all PostgreSQL backends). */
-function pidsNamed(comm: string): number[] {
-  return readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .map(Number)
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === comm;
-      } catch {
-        return false;
-      }
-    });
-}
-
-/**
- * pids of the PostgreSQL backends connected to database `db` (their process title, `postgres: [cluster:] <user> <db> <host> …`,
- * names it): on a machine where other work uses the same server, the platform's own share of PostgreSQL.
- */
-function postgresBackendsOf(db: string): number[] {
-  return pidsNamed('postgres').filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split(' ').includes(db);
-    } catch {
-      return false;
-    }
-  });
-}
-
 /**
  * Where the CPU went while `work` ran: ms of CPU per service process, PostgreSQL (all backends and server processes,
  * and `postgres: this db`, the backends connected to the platform's database), nats-server and
@@ -657,7 +620,8 @@ else if (which === 'list') await listBench();
 else if (which === 'mcp') await (await import('./mcp.js')).mcpBench();
 else if (which === 'policy') await (await import('./policy.js')).policyBench();
 else if (which === 'sdk') await (await import('./sdk.js')).sdkBench();
+else if (which === 'quotas') await (await import('./quotas.js')).quotasBench();
 else {
-  console.error(`unknown benchmark ${which}; available: ingest, list, stats, mcp, policy, sdk`);
+  console.error(`unknown benchmark ${which}; available: ingest, list, stats, mcp, policy, sdk, quotas`);
   process.exit(2);
 }

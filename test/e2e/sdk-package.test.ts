@@ -13,12 +13,12 @@
  * Source: docs/sdk.md §Packaging, §Spool, §Framework adapters.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { call, eventually, type BootedPlatform } from '../support/http.js';
 import { bootEmbedded } from '../support/modes.js';
+import { packSdk } from '../support/sdk-pack.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 /** The frameworks the adapters wrap (optional peer dependencies of the package). */
@@ -33,11 +33,7 @@ let dir: string;
 
 beforeAll(async () => {
   p = await bootEmbedded();
-  execFileSync(process.execPath, ['scripts/build.mjs', '--only', 'sdk', '--quiet'], { cwd: ROOT, stdio: 'inherit' });
-  dir = mkdtempSync(join(tmpdir(), 'agp-sdk-pack-'));
-  const packed = execFileSync('npm', ['pack', '--pack-destination', dir, '--silent'], { cwd: join(ROOT, 'packages/sdk'), encoding: 'utf8' }).trim().split('\n').pop()!;
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'sdk-consumer', private: true, type: 'module' }));
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', join(dir, packed)], { cwd: dir, stdio: 'inherit' });
+  dir = packSdk();
 }, 240_000);
 afterAll(async () => {
   await p?.stop();
