@@ -153,4 +153,17 @@ describe('fleet-wide quotas over HTTP (embedded)', () => {
     // Another key's holder cannot release them.
     expectProblem(await leases({ holder: 'decision-api:someone', report: [{ lease_id: second.body.reservations[0].lease_id, seq: 1, spent: 0, release: true }] }), 409);
   });
+
+  it('reserving decisions racing on one budget admit exactly what it holds', async () => {
+    const id = await createPolicy({ name: 'Raced over HTTP', agent_ids: ['quota-race-agent'], session_budget: 1 });
+    const answers = await Promise.all(
+      Array.from({ length: 14 }, () => evaluate({ agent_id: 'quota-race-agent', session_id: 'race', action_name: 'search', estimated_cost_usd: 0.1, reserve: true })),
+    );
+    expect(answers.every((a) => a.status === 200)).toBe(true);
+    const allowed = answers.filter((a) => a.body.decision === 'allow');
+    expect(allowed).toHaveLength(10);
+    expect(allowed.every((a) => a.body.reservations.length === 1)).toBe(true);
+    expect(answers.filter((a) => a.body.decision === 'budget_exceeded').every((a) => a.body.reservations.length === 0 && a.body.rule === 'session_budget')).toBe(true);
+    expect((await counters(`policy_id=${id}`)).counters[0]).toMatchObject({ committed: 1, remaining: 0 });
+  });
 });

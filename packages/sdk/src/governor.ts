@@ -27,6 +27,9 @@ import { FileSpool, MemorySpool } from './spool.js';
 import type { ChannelState, LeaseStatus, ReporterStats } from './status.js';
 import { loadTracing } from './tracing.js';
 
+/** The policies while no snapshot was loaded (one array, so the leases see no change). */
+const NO_POLICIES: never[] = [];
+
 export { Run, SDK_VERSION, type ActContext, type ActOptions, type DecisionEvent } from './run.js';
 
 /** Options of {@link Governor.connect}. Durations in ms, money in USD. */
@@ -45,7 +48,11 @@ export interface GovernorOptions {
   actions?: ActionDefinition[];
   /** Registry details sent with `actions`. */
   agent?: { name?: string; description?: string; framework?: string; owner?: string; metadata?: Record<string, unknown> };
-  /** What `act` does while no policy snapshot was ever loaded: `closed` blocks (default), `open` allows. */
+  /**
+   * What `act` does while no policy snapshot was ever loaded: `closed` blocks (default), `open` allows. Also what an
+   * action does that needs a lease of a fleet-wide limit its leases do not hold while the platform cannot be reached:
+   * `closed` blocks it, `open` decides it counting in this process alone (docs/sdk.md §Fleet-wide limits).
+   */
   failMode?: 'closed' | 'open';
   /** Directory of the durable report spool. Absent: memory only (reports not yet delivered are lost if the process dies). */
   spoolDir?: string;
@@ -177,7 +184,7 @@ export class Governor {
     this.escalations = new Escalations(this.client, this.snapshot, opts.approvalPollMs);
     this.leases = new Leases({
       request: (body) => this.client.leaseQuotas(body),
-      policies: () => this.snapshot.current?.policies ?? [],
+      policies: () => this.snapshot.current?.policies ?? NO_POLICIES,
       agentId: opts.agentId,
       holder: `sdk:${randomUUID()}`,
       onError: this.onError,

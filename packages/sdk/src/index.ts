@@ -17,4 +17,4 @@ export { ActionBlockedError, ApprovalRejectedError, type ApprovalEnd, type Block
 export { argumentsHash } from './hash.js';
 export { refusalText, type RefusalFn } from './refusal.js';
 export type { ActionDefinition } from './schema.js';
-export type { ChannelState, ReporterStats } from './status.js';
+export type { ChannelState, LeaseStatus, ReporterStats } from './status.js';

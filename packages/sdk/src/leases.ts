@@ -5,12 +5,14 @@
  * - `needsOf`: what an action needs of each fleet-wide limit (the policy engine's `quotaNeeds`, with its counter);
  *   none, without allocating, while no policy of the snapshot has such a limit;
  * - `covered` / `ensure`: whether the leases hold enough, and asking for the rest (one batched
- *   `POST /api/v1/quotas/leases` for every missing need of every waiting action);
+ *   `POST /api/v1/quotas/leases` for every missing need of every waiting action), a remainder too small for a need
+ *   the limit cannot grant being given back;
  * - `view`: what each lease has left, the engine's `context.quota`; `unavailable`: why a need could not be leased
  *   (the platform unreachable), for the fail mode;
  * - `consume` (synchronously after a decision that runs the action) and `settle` (the actual cost);
  * - off the allow path, a timer (every 250 ms while anything is held) reports what was spent (cumulative, with an
- *   increasing `seq`), tops up a lease under 25 % of its last slice, renews one within 1/3 of its TTL of expiry while
+ *   increasing `seq`), tops up a lease under 25 % of its last slice (asking for the last action's need, so a slice is
+ *   of use), renews one within 1/3 of its TTL of expiry while
  *   it was used in the last TTL, and releases one unused for 2 × TTL or whose policy limit changed;
  * - `close` releases every lease (what was not spent returns to the limit at once).
  * Source: docs/sdk.md (Fleet-wide limits).
@@ -77,6 +79,8 @@ interface Counter {
   reported: number;
   seq: number;
   lastSlice: number;
+  /** The need of the last action that asked or consumed (what a top-up asks for: a slice smaller is no use to it). */
+  lastNeed: number;
   /** When the lease lapses (ms since the epoch), 0 without one. */
   expiresAt: number;
   ttlMs: number;
@@ -87,18 +91,21 @@ interface Counter {
   flight: number;
   error: string | null;
   exhaustedAsk: number | null;
-  exhaustedAt: number;
+  /** When the platform last answered about it (ms since the epoch). */
+  answeredAt: number;
 }
 
 /** Slack when comparing USD amounts (the engine's tolerance). */
 const TOLERANCE = 1e-9;
-/** A lease is treated as lapsed this long before its expiry (ms): clocks of holder and platform differ a little. */
+/** A lease is treated as lapsed this long before its expiry (ms; at most a tenth of its TTL): clocks of holder and platform differ a little. */
 const EXPIRY_MARGIN_MS = 250;
 /** After a failed request, how long needs not covered are answered as unavailable without asking again (ms). */
 const RETRY_AFTER_MS = 1000;
 /** Most items of one kind in one request (`LeaseRequestSchema`). */
 const MAX_ITEMS = 100;
 const NO_NEEDS: readonly LeaseNeed[] = Object.freeze([]);
+/** Most actions (name, cost, run, session) whose needs are kept between calls. */
+const NEEDS_CACHE_SIZE = 1024;
 const TIMEOUT = Symbol('timeout');
 
 /** Whether policy `p` has any fleet-wide limit. */
@@ -117,6 +124,8 @@ export class Leases {
   private syncedOf: readonly LeasedPolicy[] | null = null;
   private byId = new Map<string, LeasedPolicy>();
   private fleet = false;
+  /** Needs computed for this snapshot, by action, cost, run and session, until the first of their windows ends. */
+  private readonly needsCache = new Map<string, { needs: readonly LeaseNeed[]; until: number }>();
   private current: Promise<number> | null = null;
   private next: Promise<number> | null = null;
   private flights = 0;
@@ -133,15 +142,29 @@ export class Leases {
   /**
    * What action `action` with estimated cost `costUsd` (USD) of run `runId` (in session `sessionId`, or none) needs
    * of each fleet-wide limit of the snapshot's policies, in the engine's order. An empty frozen array, with no
-   * allocation, while no policy has such a limit.
+   * allocation, while no policy has such a limit; the same array for the same action, cost, run and session until
+   * the snapshot changes or a window of theirs ends (read only).
    */
   needsOf(action: string, costUsd: number, runId: string, sessionId: string | null): readonly LeaseNeed[] {
     const policies = this.deps.policies();
     if (policies !== this.syncedOf) this.sync(policies);
     if (!this.fleet || this.closed) return NO_NEEDS;
+    const now = Date.now();
+    const cacheKey = `${action}\n${costUsd}\n${runId}\n${sessionId ?? ''}`;
+    const cached = this.needsCache.get(cacheKey);
+    if (cached !== undefined && now < cached.until) return cached.needs;
+    const needs = this.computeNeeds(policies, action, costUsd, runId, sessionId, now);
+    let until = Infinity;
+    for (const n of needs) if (n.window_end !== null && n.window_end < until) until = n.window_end;
+    if (this.needsCache.size >= NEEDS_CACHE_SIZE) this.needsCache.clear();
+    this.needsCache.set(cacheKey, { needs, until });
+    return needs;
+  }
+
+  /** {@link needsOf} without the cache: the engine's `quotaNeeds`, each with its counter. */
+  private computeNeeds(policies: readonly LeasedPolicy[], action: string, costUsd: number, runId: string, sessionId: string | null, now: number): readonly LeaseNeed[] {
     const raw = quotaNeeds(policies, this.deps.agentId, action, costUsd, { runId, sessionId });
     if (raw.length === 0) return NO_NEEDS;
-    const now = Date.now();
     return raw.map((q) => {
       const p = this.byId.get(q.policy_id) as LeasedPolicy;
       const w = quotaWindow(p, q.limit, now);
@@ -180,7 +203,8 @@ export class Leases {
       if (left >= n.need - TOLERANCE) continue;
       if (now < this.downUntil) return false;
       const ask = n.need - left;
-      if (c.exhaustedAsk !== null && now - c.exhaustedAt < this.intervalMs && ask >= c.exhaustedAsk - TOLERANCE) return false;
+      c.lastNeed = n.need;
+      if (c.exhaustedAsk !== null && now - c.answeredAt < this.intervalMs && ask >= c.exhaustedAsk - TOLERANCE) return false;
       this.asks.set(c, Math.max(this.asks.get(c) ?? 0, ask));
       mine.push({ c, ask });
     }
@@ -231,6 +255,7 @@ export class Leases {
       const c = this.counters.get(n.key);
       if (c === undefined) continue;
       c.spent += n.need;
+      c.lastNeed = n.need;
       c.lastUsed = now;
       c.used = true;
     }
@@ -295,7 +320,7 @@ export class Leases {
 
   /** What counter `c`'s lease has left at `now` (USD or calls); a lease past its expiry lapses first. */
   private left(c: Counter, now: number): number {
-    if (c.leaseId !== null && now >= c.expiresAt - EXPIRY_MARGIN_MS) this.lapse(c);
+    if (c.leaseId !== null && now >= c.expiresAt - Math.min(EXPIRY_MARGIN_MS, c.ttlMs / 10)) this.lapse(c);
     return c.held - c.spent;
   }
 
@@ -333,6 +358,7 @@ export class Leases {
       reported: 0,
       seq: 0,
       lastSlice: 0,
+      lastNeed: n.need,
       expiresAt: 0,
       ttlMs: DEFAULT_QUOTA_LEASE_TTL_MS,
       lastUsed: now,
@@ -340,7 +366,7 @@ export class Leases {
       flight: 0,
       error: null,
       exhaustedAsk: null,
-      exhaustedAt: 0,
+      answeredAt: 0,
     };
     this.counters.set(n.key, c);
     if (this.timer === null && !this.closed) {
@@ -361,6 +387,7 @@ export class Leases {
   private sync(policies: readonly LeasedPolicy[]): void {
     this.syncedOf = policies;
     this.ignored.clear();
+    this.needsCache.clear();
     this.byId = new Map();
     this.fleet = false;
     for (const p of policies) {
@@ -388,12 +415,19 @@ export class Leases {
         changed ||= c.leaseId !== null;
         continue;
       }
-      if (c.leaseId === null) continue;
+      if (c.leaseId === null) {
+        // Spent without a lease to report it on (the lease lapsed first): ask for one (at most once a TTL), so it is counted.
+        if (c.spent > TOLERANCE && now - c.answeredAt > c.ttlMs && !this.asks.has(c)) {
+          this.asks.set(c, 0);
+          changed = true;
+        }
+        continue;
+      }
       if (c.spent !== c.reported) changed = true;
       const lowWater = c.used && left < 0.25 * c.lastSlice;
       const renew = c.expiresAt - now < c.ttlMs / 3 && now - c.lastUsed < c.ttlMs;
       if ((lowWater || renew) && !this.asks.has(c)) {
-        this.asks.set(c, 0);
+        this.asks.set(c, lowWater ? c.lastNeed : 0);
         changed = true;
       }
     }
@@ -414,6 +448,9 @@ export class Leases {
       this.current = p;
       try {
         return await this.send();
+      } catch (err) {
+        this.deps.onError(`fleet-wide limits: ${err instanceof Error ? err.message : String(err)}`);
+        return this.flights;
       } finally {
         if (this.current === p) this.current = null;
       }
@@ -494,9 +531,10 @@ export class Leases {
       }
       this.granted(c, l, now);
       c.exhaustedAsk = l.exhausted ? ask : null;
-      c.exhaustedAt = now;
+      c.answeredAt = now;
       // A need the limit cannot grant: a remainder too small for it returns to the fleet, where it may complete another holder's.
-      if (l.exhausted && ask > 0 && c.held - c.spent > TOLERANCE) this.end(c);
+      const left = c.held - c.spent;
+      if (l.exhausted && ask > 0 && left > TOLERANCE && left < c.lastNeed - TOLERANCE) this.end(c);
       if (this.counters.get(c.key) !== c && c.leaseId !== null) this.ending.add(c);
     }
     const byLease = new Map<string, Lease>();
@@ -533,7 +571,7 @@ export class Leases {
     }
     c.held = l.held;
     c.expiresAt = Date.parse(l.expires_at);
-    c.ttlMs = Math.max(1000, c.expiresAt - now);
+    c.ttlMs = Math.max(100, c.expiresAt - now);
     if (l.granted > 0) c.lastSlice = l.granted;
     c.platformScopeKey = l.scope_key;
     if (l.window_end !== null) c.windowEnd = Date.parse(l.window_end);

@@ -6,7 +6,7 @@
  * `decide` of `@agp/policy-engine`. Source: docs/api.md (Policy decisions; Quotas).
  */
 import type { ClientProxy } from '@nestjs/microservices';
-import { RUN_BUDGET_LIMIT, SESSION_BUDGET_LIMIT, withPolicyDefaults, type EvaluateAction, type PolicyDecisionKind, type PolicyEvaluation, type RequestContext } from '@agp/contracts';
+import { RATE_LIMIT_ANY_ACTION, RUN_BUDGET_LIMIT, SESSION_BUDGET_LIMIT, rateLimitAction, withPolicyDefaults, type EvaluateAction, type PolicyDecisionKind, type PolicyEvaluation, type RequestContext } from '@agp/contracts';
 import { call, RemoteProblemError, tracedDecision } from '@agp/bus';
 import type { SqlExecutor } from '@agp/eventstore';
 import { argumentsHash, decide, quotaNeeds, type IdempotencyRecord, type QuotaView, type RecentCall } from '@agp/policy-engine';
@@ -78,31 +78,42 @@ const RUNS: ReadonlySet<PolicyDecisionKind> = new Set(['allow', 'warn', 'downgra
 /** Times a reserving decision is decided again when a need was drawn by another caller between reading and drawing. */
 const RESERVE_ATTEMPTS = 3;
 
-/** A fleet-wide limit the action counts against: its counter and what the fleet has left of it. */
+/**
+ * A fleet-wide limit the action counts against: its counter, what the fleet has left of it (`remaining`, answered in
+ * `context.quotas`), and what the decision sees of it (`view`; undefined: the engine counts the run's own spend and
+ * calls, as for a limit nobody leases).
+ */
 interface LimitRead {
   target: GrantTarget;
   remaining: number;
+  view: number | undefined;
 }
 
 /**
  * What each of `targets` has left for the fleet: the policy's value less the counter's committed amount (no counter:
- * nothing committed). A run or session budget also never answers more than the value less `ledgerSpend`, the run's
- * recorded spend (actions recorded without leases count too; what was leased and recorded counts once).
+ * nothing committed). A run or session budget never answers more than the value less the run's recorded spend, and a
+ * rate limit than `max_calls` less the run's recorded calls in the window (actions recorded without a lease count
+ * too; what was leased and recorded counts once). A run or session budget or a rate limit without a counter in this
+ * window (nobody leased it) is decided as before fleet counting: on the run's spend and recent calls.
  */
-async function readLimits(sql: SqlExecutor, org: string, targets: GrantTarget[], ledgerSpend: number, now: number): Promise<LimitRead[]> {
+async function readLimits(sql: SqlExecutor, org: string, targets: GrantTarget[], run: RunState, now: number): Promise<LimitRead[]> {
   const committed = await committedOf(sql, org, targets.map((t) => t.key), now);
   return targets.map((t) => {
-    let used = committed.get(counterId(t.key)) ?? 0;
-    if (t.key.limit === RUN_BUDGET_LIMIT || t.key.limit === SESSION_BUDGET_LIMIT) used = Math.max(used, ledgerSpend);
-    return { target: t, remaining: Number((t.limit_value - used).toFixed(10)) };
+    const counted = committed.get(counterId(t.key));
+    let used = counted ?? 0;
+    const action = rateLimitAction(t.key.limit);
+    if (t.key.limit === RUN_BUDGET_LIMIT || t.key.limit === SESSION_BUDGET_LIMIT) used = Math.max(used, run.spend_usd);
+    else if (action !== null) used = Math.max(used, run.calls.filter((c) => c.at >= t.key.window_start && (action === RATE_LIMIT_ANY_ACTION || c.action_name === action)).length);
+    const remaining = Number((t.limit_value - used).toFixed(10));
+    return { target: t, remaining, view: counted === undefined && !t.key.limit.startsWith('period_budget:') ? undefined : remaining };
   });
 }
 
-/** The {@link QuotaView} of `reads`: what a policy's limit has left, undefined for a limit not read. */
+/** The {@link QuotaView} of `reads`: what a policy's limit has left, undefined for a limit not read or not counted. */
 const viewOf =
   (reads: LimitRead[]): QuotaView =>
   (policyId, limit) =>
-    reads.find((r) => r.target.key.policy_id === policyId && r.target.key.limit === limit)?.remaining;
+    reads.find((r) => r.target.key.policy_id === policyId && r.target.key.limit === limit)?.view;
 
 /**
  * Decide one action against the organisation's current state. The session spend is the run's spend (the platform
@@ -157,7 +168,7 @@ export async function evaluateAction(deps: { sql: SqlExecutor; bus: Pick<ClientP
         quota: viewOf(reads),
       }),
     );
-  let reads = await readLimits(deps.sql, org, targets, run.spend_usd, nowMs);
+  let reads = await readLimits(deps.sql, org, targets, run, nowMs);
   let decision = decideWith(reads);
   let reservations: PolicyEvaluation['reservations'] = [];
   for (let attempt = 1; body.reserve && RUNS.has(decision.decision) && targets.length > 0; attempt++) {
@@ -167,9 +178,9 @@ export async function evaluateAction(deps: { sql: SqlExecutor; bus: Pick<ClientP
       break;
     } catch (err) {
       if (!(err instanceof QuotaNotGranted)) throw err;
-      reads = await readLimits(deps.sql, org, targets, run.spend_usd, nowMs);
+      reads = await readLimits(deps.sql, org, targets, run, nowMs);
       // The last attempt: the limit that could not be drawn answers nothing left, whatever the counters say now.
-      if (attempt >= RESERVE_ATTEMPTS) reads = reads.map((r) => (counterId(r.target.key) === counterId(err.target.key) ? { ...r, remaining: 0 } : r));
+      if (attempt >= RESERVE_ATTEMPTS) reads = reads.map((r) => (counterId(r.target.key) === counterId(err.target.key) ? { ...r, remaining: 0, view: 0 } : r));
       decision = decideWith(reads);
     }
   }

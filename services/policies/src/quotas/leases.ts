@@ -226,6 +226,9 @@ const leaseOf = (r: LeaseRow): LeaseState => ({
   dirty: false,
 });
 
+/** A counter's amounts as one comparable string. */
+const stateOf = (c: CounterState) => `${c.limit_value}/${c.committed}/${c.spent}/${c.overshoot}`;
+
 /**
  * One call in one transaction:
  * 1. create the counters the grants need (`INSERT … ON CONFLICT DO NOTHING`, in key order);
@@ -233,7 +236,7 @@ const leaseOf = (r: LeaseRow): LeaseState => ({
  * 3. reclaim their expired active leases (status `expired`; their unspent `held − spent` leaves `committed`) and read
  *    their active leases (and the reported ones), in one statement;
  * 4. apply the reports, then the grants, in memory ({@link leaseSlice} per grant, or exactly the need when `exact`);
- * 5. write the counters and the changed leases back in one statement.
+ * 5. write the changed counters and leases back in one statement.
  */
 async function applyCall(tx: SqlExecutor, org: string, holder: string, plan: CallPlan, now: number, ttlMs: number, exact: boolean): Promise<LeaseAnswer> {
   const at = new Date(now).toISOString();
@@ -270,6 +273,8 @@ async function applyCall(tx: SqlExecutor, org: string, holder: string, plan: Cal
     const key = { policy_id: r.policy_id, limit: r.limit_name, scope_key: r.scope_key, window_start: Number(r.window_start) };
     counters.set(counterId(key), { key, window_end: r.window_end === null ? null : Number(r.window_end), unit: r.unit, limit_value: Number(r.limit_value), committed: Number(r.committed), spent: Number(r.spent), overshoot: Number(r.overshoot) });
   }
+  // What each counter held when locked: only the counters this call changes are written (and their updated_at moved).
+  const before = new Map([...counters].map(([id, c]) => [id, stateOf(c)]));
   // Reclaim and read in one statement: the read sees the rows as they were before the reclaim (one snapshot), so a
   // reclaimed lease is told by `reclaimed` and folded in below. No one else changes these leases: the counters are locked.
   const { rows: leaseRows } = await tx.query<LeaseRow & { reclaimed: boolean }>(
@@ -364,6 +369,7 @@ async function applyCall(tx: SqlExecutor, org: string, holder: string, plan: Cal
   }
 
   const dirty = [...leases.values()].filter((l) => l.dirty);
+  const changed = [...counters.values()].filter((c) => stateOf(c) !== before.get(counterId(c.key)));
   await tx.query(
     `WITH c AS (
        UPDATE agp_quota_counters c SET limit_value = x.v, committed = x.c, spent = x.sp, overshoot = x.o, updated_at = $3::timestamptz
@@ -377,7 +383,7 @@ async function applyCall(tx: SqlExecutor, org: string, holder: string, plan: Cal
        WHERE agp_quota_leases.organization_id = excluded.organization_id`,
     [
       org,
-      JSON.stringify([...counters.values()].map((c) => ({ pid: c.key.policy_id, lim: c.key.limit, sk: c.key.scope_key, ws: c.key.window_start, v: c.limit_value, c: c.committed, sp: c.spent, o: c.overshoot }))),
+      JSON.stringify(changed.map((c) => ({ pid: c.key.policy_id, lim: c.key.limit, sk: c.key.scope_key, ws: c.key.window_start, v: c.limit_value, c: c.committed, sp: c.spent, o: c.overshoot }))),
       at,
       JSON.stringify(dirty.map((l) => ({ id: l.lease_id, h: l.holder, pid: l.key.policy_id, lim: l.key.limit, sk: l.key.scope_key, ws: l.key.window_start, held: l.held, spent: l.spent, seq: l.seq, st: l.status, exp: l.expires_ms }))),
     ],
