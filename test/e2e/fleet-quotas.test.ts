@@ -280,12 +280,14 @@ describeModes(
       expect(admitted * COST).toBeLessThanOrEqual(LIMIT + PROCESSES * bound + USD_EPSILON);
       // Every admitted action is counted (what a process spent on a lease that lapsed out of reach is reported on its
       // next one: an overshoot, recorded), and with every process closed nothing stays held: nothing lost for good.
+      // The counter may count more than was admitted (a report applied while its answer was lost in the cut is sent
+      // again on the next lease), never less.
       const [c] = await counters(p, policyId);
-      expect(c.spent, JSON.stringify(c)).toBeCloseTo(admitted * COST, 9);
+      expect(c.spent, JSON.stringify(c)).toBeGreaterThanOrEqual(admitted * COST - USD_EPSILON);
       expect(c.committed, JSON.stringify(c)).toBeCloseTo(c.spent, 9);
       // What passed the limit is in the counter's overshoot (spent past a grant), never hidden.
       expect(c.overshoot, JSON.stringify(c)).toBeGreaterThanOrEqual(admitted * COST - LIMIT - USD_EPSILON);
-      console.log(`[agp tests] ${mode}: platform out of reach 10 s: ${admitted} actions of ${LIMIT / COST} admitted (bound ${LIMIT / COST + (PROCESSES * bound) / COST}); out of reach per process: ${finals.map((f) => f.admittedAt!.filter((t) => t >= cutAt && t < restoredAt).length).join(', ')}`);
+      console.log(`[agp tests] ${mode}: platform out of reach 10 s: ${admitted} actions of ${LIMIT / COST} admitted (bound ${LIMIT / COST + (PROCESSES * bound) / COST}), the counter counts ${c.spent} USD spent; out of reach per process: ${finals.map((f) => f.admittedAt!.filter((t) => t >= cutAt && t < restoredAt).length).join(', ')}`);
     }, 120_000);
   },
   { env: { AGP_QUOTA_LEASE_TTL_MS: String(LEASE_TTL_MS) }, replicas: { policies: 2 } },
