@@ -95,6 +95,15 @@ interface Counter {
   answeredAt: number;
 }
 
+/** One report item of a request: about counter `c`'s current lease, or (`c` null) a report owed on a lapsed lease. */
+interface ReportItem {
+  c: Counter | null;
+  lease_id: string;
+  seq: number;
+  spent: number;
+  release: boolean;
+}
+
 /** Slack when comparing USD amounts (the engine's tolerance). */
 const TOLERANCE = 1e-9;
 /** A lease is treated as lapsed this long before its expiry (ms; at most a tenth of its TTL): clocks of holder and platform differ a little. */
@@ -117,6 +126,12 @@ export class Leases {
   private readonly counters = new Map<string, Counter>();
   /** Counters whose lease is being released (ended, idle, window over, policy changed, closing). */
   private readonly ending = new Set<Counter>();
+  /**
+   * Reports owed on leases that lapsed while this process had admitted more against them than the platform
+   * acknowledged: sent once (with `release`) on that lease id; the platform counts a report on an expired lease, past
+   * what it still reserved if need be (an overshoot, recorded), so nothing admitted goes uncounted.
+   */
+  private readonly owed: Array<{ leaseId: string; seq: number; spent: number }> = [];
   /** Acquisitions for the next request: counter → what it needs now (0: ahead of need, a renewal). */
   private readonly asks = new Map<Counter, number>();
   /** Limits (`pair`) the platform does not know (policy gone or changed): counted per process until the next snapshot. */
@@ -299,7 +314,7 @@ export class Leases {
     this.stop();
     for (const c of [...this.counters.values()]) this.end(c);
     this.asks.clear();
-    if (this.ending.size > 0 && timeoutMs > 0) await within(this.flush(), timeoutMs);
+    if ((this.ending.size > 0 || this.owed.length > 0) && timeoutMs > 0) await within(this.flush(), timeoutMs);
   }
 
   /** Stop the timer (the governor shuts down). */
@@ -325,11 +340,13 @@ export class Leases {
   }
 
   /**
-   * Counter `c`'s lease is gone (lapsed, reclaimed, refused): what was spent and not yet acknowledged stays spent
-   * and is reported on the next lease (the platform then counts it, past the grant if need be).
+   * Counter `c`'s lease is gone (lapsed, reclaimed, refused): what it spent and the platform has not acknowledged is
+   * owed on that lease ({@link owed}; not when `owe` is false: the platform refused reports on it), and the counter
+   * starts afresh with no lease.
    */
-  private lapse(c: Counter): void {
-    c.spent = Math.max(0, c.spent - c.reported);
+  private lapse(c: Counter, owe = true): void {
+    if (owe && c.leaseId !== null && Math.abs(c.spent - c.reported) > TOLERANCE) this.owed.push({ leaseId: c.leaseId, seq: c.seq, spent: c.spent });
+    c.spent = 0;
     c.reported = 0;
     c.held = 0;
     c.seq = 0;
@@ -407,7 +424,7 @@ export class Leases {
     const policies = this.deps.policies();
     if (policies !== this.syncedOf) this.sync(policies);
     const now = Date.now();
-    let changed = this.ending.size > 0 || this.asks.size > 0;
+    let changed = this.ending.size > 0 || this.asks.size > 0 || this.owed.length > 0;
     for (const c of [...this.counters.values()]) {
       const left = this.left(c, now);
       if ((c.windowEnd !== null && now >= c.windowEnd) || now - c.lastUsed > 2 * c.ttlMs) {
@@ -416,7 +433,8 @@ export class Leases {
         continue;
       }
       if (c.leaseId === null) {
-        // Spent without a lease to report it on (the lease lapsed first): ask for one (at most once a TTL), so it is counted.
+        // Spent without a lease (admitted under failMode open while the platform was away): ask for one (at most once
+        // a TTL), so it is reported and counted.
         if (c.spent > TOLERANCE && now - c.answeredAt > c.ttlMs && !this.asks.has(c)) {
           this.asks.set(c, 0);
           changed = true;
@@ -431,7 +449,7 @@ export class Leases {
         changed = true;
       }
     }
-    if (this.counters.size === 0 && this.ending.size === 0) this.stop();
+    if (this.counters.size === 0 && this.ending.size === 0 && this.owed.length === 0) this.stop();
     if (changed && this.current === null && this.next === null && now >= this.downUntil) void this.flush();
   }
 
@@ -465,19 +483,20 @@ export class Leases {
     const flight = ++this.flights;
     const acquire = [...this.asks].map(([c, ask]) => ({ c, ask }));
     this.asks.clear();
-    const reports: Array<{ c: Counter; spent: number; release: boolean }> = [];
-    for (const c of this.ending) if (c.leaseId !== null) reports.push({ c, spent: c.spent, release: true });
-    for (const c of this.counters.values()) if (c.leaseId !== null && c.spent !== c.reported) reports.push({ c, spent: c.spent, release: false });
+    const reports: ReportItem[] = [];
+    for (const c of this.ending) if (c.leaseId !== null) reports.push({ c, lease_id: c.leaseId, seq: ++c.seq, spent: c.spent, release: true });
+    for (const c of this.counters.values()) if (c.leaseId !== null && c.spent !== c.reported) reports.push({ c, lease_id: c.leaseId, seq: ++c.seq, spent: c.spent, release: false });
+    for (const o of this.owed.splice(0)) reports.push({ c: null, lease_id: o.leaseId, seq: o.seq + 1, spent: o.spent, release: true });
     for (const c of [...this.ending]) if (c.leaseId === null) this.ending.delete(c);
     while (acquire.length > 0 || reports.length > 0) await this.exchange(acquire.splice(0, MAX_ITEMS), reports.splice(0, MAX_ITEMS), flight, 2);
     return flight;
   }
 
   /** One request; items the platform names as unknown (404) or not this holder's live lease (409) are dropped and the rest sent again. */
-  private async exchange(acquire: Array<{ c: Counter; ask: number }>, reports: Array<{ c: Counter; spent: number; release: boolean }>, flight: number, tries: number): Promise<void> {
+  private async exchange(acquire: Array<{ c: Counter; ask: number }>, reports: ReportItem[], flight: number, tries: number): Promise<void> {
     if (acquire.length === 0 && reports.length === 0) return;
     const acquireItems = acquire.map(({ c, ask }): LeaseAcquire => ({ policy_id: c.policy_id, limit: c.limit, ...c.ids, need: ask }));
-    const reportItems = reports.map(({ c, spent, release }): LeaseReport => ({ lease_id: c.leaseId as string, seq: ++c.seq, spent, release }));
+    const reportItems = reports.map(({ lease_id, seq, spent, release }): LeaseReport => ({ lease_id, seq, spent, release }));
     let answer: LeaseAnswer;
     try {
       answer = await this.deps.request({ holder: this.deps.holder, acquire: acquireItems, report: reportItems });
@@ -493,8 +512,9 @@ export class Leases {
         }
         for (const i of badReport) {
           const { c } = reports[i];
+          if (c === null) continue; // an owed report the platform refuses (the lease was released): nothing more to send
           this.ending.delete(c);
-          this.lapse(c);
+          this.lapse(c, false);
         }
         return this.exchange(
           acquire.filter((_, i) => !badAcquire.has(i)),
@@ -511,6 +531,8 @@ export class Leases {
         c.flight = flight;
         c.error = message;
       }
+      // Owed reports are sent again with the next request (a copy the platform already applied is a replay there).
+      if (!this.closed) for (const r of reports) if (r.c === null) this.owed.push({ leaseId: r.lease_id, seq: r.seq - 1, spent: r.spent });
       if (this.closed) this.ending.clear();
       return;
     }
@@ -540,13 +562,16 @@ export class Leases {
     const byLease = new Map<string, Lease>();
     for (let i = acquire.length; i < answer.leases.length; i++) byLease.set(answer.leases[i].lease_id, answer.leases[i]);
     for (const r of reports) {
+      if (r.c === null) continue; // an owed report, applied (or a replay of one already applied)
       if (r.release) {
         this.ending.delete(r.c);
         continue;
       }
-      const l = byLease.get(r.c.leaseId as string);
-      if (l === undefined) continue;
+      const l = byLease.get(r.lease_id);
+      if (l === undefined || r.c.leaseId !== r.lease_id) continue;
       if (l.status !== 'active') {
+        // The lease ended on the platform; a report it applied there is acknowledged, anything later is owed.
+        if (Math.abs(l.spent - r.spent) <= TOLERANCE) r.c.reported = r.spent;
         this.lapse(r.c);
         continue;
       }
@@ -563,7 +588,7 @@ export class Leases {
       return;
     }
     if (l.lease_id !== c.leaseId) {
-      // A new lease (none before, or the old one lapsed and was reclaimed): what was not acknowledged is reported on it.
+      // A new lease (none before, or the old one lapsed and was reclaimed): what the old one owes is reported on it.
       if (c.leaseId !== null) this.lapse(c);
       c.leaseId = l.lease_id;
       c.reported = l.spent;

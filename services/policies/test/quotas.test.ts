@@ -172,7 +172,7 @@ function scenarios(platform: () => Platform) {
     expect((await counter(id)).committed).toBe(3.25);
   });
 
-  it('an unrenewed lease expires: lists as returned, and is reclaimed at the next grant; its holder cannot report on it', async () => {
+  it('an unrenewed lease expires: lists as returned, and is reclaimed at the next grant; its holder\'s late report is counted as overshoot', async () => {
     const id = await policy({ name: 'Expiry', session_budget: 20 });
     const a = await lease('crashed', [{ policy_id: id, limit: 'session_budget', session_id: 's', need: 0.5 }]);
     await lease('crashed', [], [{ lease_id: a.leases[0].lease_id, seq: 1, spent: 0.25 }]);
@@ -187,9 +187,17 @@ function scenarios(platform: () => Platform) {
       ['survivor', 'active'],
     ]);
     expect(await counter(id)).toMatchObject({ committed: 1.25 });
-    const late = await refused(lease('crashed', [], [{ lease_id: a.leases[0].lease_id, seq: 2, spent: 0.5 }]));
-    expect(late.status).toBe(409);
-    expect(await counter(id)).toMatchObject({ committed: 1.25, spent: 0.25 });
+    // Its holder's late report (what it admitted before the lease lapsed) is still counted, as overshoot; the lease
+    // stays expired, and a replay of the report changes nothing.
+    const late = await lease('crashed', [], [{ lease_id: a.leases[0].lease_id, seq: 2, spent: 0.5, release: true }]);
+    expect(late.released).toEqual([a.leases[0].lease_id]);
+    expect(await counter(id)).toMatchObject({ committed: 1.5, spent: 0.5, overshoot: 0.25 });
+    await lease('crashed', [], [{ lease_id: a.leases[0].lease_id, seq: 2, spent: 0.5, release: true }]);
+    expect(await counter(id)).toMatchObject({ committed: 1.5, spent: 0.5, overshoot: 0.25 });
+    expect((await leaseRows(id)).map((l) => [l.holder, l.status, l.spent])).toEqual([
+      ['crashed', 'expired', '0.5'],
+      ['survivor', 'active', '0'],
+    ]);
   });
 
   it('refuses forged and foreign leases, another organisation’s policy, missing ids: 404 / 409 / 422, nothing written', async () => {

@@ -131,8 +131,9 @@ export class QuotaNotGranted extends Error {
  *   NotFoundError (404) naming the item (`body.acquire.<i>.policy_id` / `.limit`, `body.report.<i>.lease_id`) for a
  *   policy that is not the organisation's, is disabled, does not govern the agent or has no such fleet-counted limit,
  *   or a lease id that is not the organisation's; ConflictError (409) for a report on another holder's lease, or on a
- *   lease that has ended (a report whose `seq` was already applied is a replay and changes nothing). Nothing is
- *   written then.
+ *   released lease (a report whose `seq` was already applied is a replay and changes nothing). A report on an expired
+ *   lease is applied: what it admitted past what it had reported is counted, as overshoot. Nothing is written on a
+ *   refusal.
  */
 export async function leaseQuotas(deps: QuotaDeps, org: string, policies: ReadonlyMap<string, Policy>, req: LeaseRequest, now: number): Promise<LeaseAnswer> {
   const errors: FieldError[] = [];
@@ -148,7 +149,9 @@ export async function leaseQuotas(deps: QuotaDeps, org: string, policies: Readon
     const lease = reportLeases.get(r.lease_id);
     if (!lease) throw new NotFoundError(`body.report.${i}.lease_id: lease ${r.lease_id} not found`);
     if (lease.holder !== req.holder) throw new ConflictError(`body.report.${i}.lease_id: lease ${r.lease_id} belongs to another holder`);
-    if (r.seq > lease.seq && (lease.status !== 'active' || lease.expires_ms <= now)) throw new ConflictError(`body.report.${i}.lease_id: lease ${r.lease_id} has ended (${lease.status === 'active' ? 'expired' : lease.status}); acquire a new one`);
+    // A released lease takes no more reports; an expired one still does (what its holder admitted before it lapsed
+    // is counted, past what the counter still reserved for it if need be).
+    if (r.seq > lease.seq && lease.status === 'released') throw new ConflictError(`body.report.${i}.lease_id: lease ${r.lease_id} has been released; acquire a new one`);
     plan.reports.push({ lease_id: r.lease_id, key: lease.key, seq: r.seq, spent: r.spent, release: r.release });
   });
   for (const [i, a] of req.acquire.entries()) {
@@ -315,8 +318,22 @@ async function applyCall(tx: SqlExecutor, org: string, holder: string, plan: Cal
       answered.push(l); // a replay: applied before, answered as it is
       continue;
     }
-    if (l.status !== 'active' || l.holder !== holder) throw new ConflictError(`lease ${l.lease_id} has ended (${l.status}); acquire a new one`);
+    if (l.status === 'released' || l.holder !== holder) throw new ConflictError(`lease ${l.lease_id} has ended (${l.status}); acquire a new one`);
     const c = counterOf(l.key);
+    if (l.status === 'expired') {
+      // Expired: the counter keeps only what the lease had reported spent. What the holder admitted since is counted
+      // now, all of it past what the counter reserved (an overshoot, recorded); the lease stays ended.
+      const delta = r.spent - l.spent;
+      c.committed = clean(c.committed + delta);
+      c.spent = clean(c.spent + delta);
+      if (delta > 0) c.overshoot = clean(c.overshoot + delta);
+      l.spent = r.spent;
+      l.seq = r.seq;
+      l.dirty = true;
+      if (r.release) released.push(l.lease_id);
+      else answered.push(l);
+      continue;
+    }
     c.committed = clean(c.committed + Math.max(l.held, r.spent) - Math.max(l.held, l.spent));
     c.spent = clean(c.spent + r.spent - l.spent);
     c.overshoot = clean(c.overshoot + Math.max(0, r.spent - l.held) - Math.max(0, l.spent - l.held));
