@@ -11,8 +11,6 @@
  * - the platform out of reach for 10 s (the processes reach it through a TCP proxy that refuses connections for that
  *   long, as a stopped platform does): each process admits at most what it held, ≤ 5 % of the limit (or one action's
  *   need), then fails closed naming the quota; the fleet's total passes the limit by at most that bound per process.
- * When `POST /api/v1/quotas/leases` answers 404 (no granting service), each test skips, with the reason printed once
- * per mode.
  * Source: docs/sdk.md (Fleet-wide limits); docs/api.md (Quotas); docs/decisions.md (Leases, not a check per action).
  */
 import { copyFileSync, rmSync } from 'node:fs';
@@ -127,21 +125,11 @@ async function tcpProxy(target: URL): Promise<{ url: string; cut(): Promise<void
 describeModes(
   'fleet-wide quotas with real agent processes',
   (platform, mode) => {
-    /** Why the tests skip (the endpoint answers 404), or empty. */
-    let missing = '';
     const suffix = runSuffix();
-    beforeAll(async () => {
-      const r = await call(platform(), 'POST', '/api/v1/quotas/leases', { key: platform().writeKey, body: {} });
-      if (r.status === 404) {
-        missing = `POST /api/v1/quotas/leases answers 404 (${JSON.stringify(r.body)})`;
-        console.warn(`[agp tests] fleet-wide quota tests skipped (${mode}): ${missing}`);
-      }
-    });
     const script = () => join(dir, AGENT_SCRIPT);
     const base = (agentId: string): Pick<QuotaAgentSettings, 'url' | 'key' | 'agentId'> => ({ url: platform().url, key: platform().writeKey, agentId });
 
-    it(`${PROCESSES} processes sharing a 1 USD session budget with 0.01 USD actions admit exactly 100`, async (ctx) => {
-      if (missing) ctx.skip();
+    it(`${PROCESSES} processes sharing a 1 USD session budget with 0.01 USD actions admit exactly 100`, async () => {
       const p = platform();
       const agentId = `fq-session-${suffix}`;
       const sessionId = `${agentId}-session`;
@@ -168,8 +156,7 @@ describeModes(
       expect(c.committed).toBeCloseTo(1, 9);
     }, 90_000);
 
-    it(`${PROCESSES} processes under an agent-scoped max_calls: 50 admit exactly 50 in the window`, async (ctx) => {
-      if (missing) ctx.skip();
+    it(`${PROCESSES} processes under an agent-scoped max_calls: 50 admit exactly 50 in the window`, async () => {
       const p = platform();
       const agentId = `fq-rate-${suffix}`;
       const window_seconds = roomyWindowSeconds();
@@ -191,8 +178,7 @@ describeModes(
       expect(Date.parse(c.window_end) - Date.parse(c.window_start)).toBe(window_seconds * 1000);
     }, 90_000);
 
-    it("a SIGKILLed holder's unspent lease returns at expiry: another process spends it, and the two admit exactly the limit", async (ctx) => {
-      if (missing) ctx.skip();
+    it("a SIGKILLed holder's unspent lease returns at expiry: another process spends it, and the two admit exactly the limit", async () => {
       const p = platform();
       const agentId = `fq-kill-${suffix}`;
       const sessionId = `${agentId}-session`;
@@ -235,8 +221,7 @@ describeModes(
       expect(c.overshoot).toBe(0);
     }, 90_000);
 
-    it('the platform out of reach for 10 s: each process spends at most what it held, then fails closed; the total passes the limit by at most that bound per process', async (ctx) => {
-      if (missing) ctx.skip();
+    it('the platform out of reach for 10 s: each process spends at most what it held, then fails closed; the total passes the limit by at most that bound per process', async () => {
       const p = platform();
       const agentId = `fq-partition-${suffix}`;
       const sessionId = `${agentId}-session`;
