@@ -32,6 +32,8 @@ const BODIES: Readonly<Record<string, (a: OrgObjects) => unknown>> = {
   rejectApproval: () => ({ approver_email: 'mallory@globex.test' }),
   createPolicy: (a) => ({ name: 'globex policy', agent_ids: [a.agentId] }),
   evaluatePolicies: (a) => ({ agent_id: a.agentId, action_name: 'refund', run_id: a.runId }),
+  // A lease of A's policy's limit for A's agent: B's key must get a 404 (the policy is not B's), nothing granted.
+  leaseQuotas: (a) => ({ holder: 'globex-holder', acquire: [{ policy_id: a.policyId, limit: 'session_budget', agent_id: a.agentId, session_id: 'globex-session', need: 0.01 }] }),
   updatePolicy: () => ({ name: 'hijacked' }),
   registerAgent: (a) => ({ agent_id: a.agentId, name: 'hijacked' }),
   setOrganizationKillSwitch: () => ({ engaged: false }),
