@@ -151,9 +151,9 @@ describeModes('@agp/sdk', (platform, mode) => {
       const over = await run.act('llm', {}, () => 'y', { estimatedCostUsd: 0.95 });
       expect(over).toMatchObject({ blocked: true, decision: { decision: 'budget_exceeded', cost_prevented_usd: 0.95 } });
       await gov.close();
-      const types = (await interventions(agentId, 2)).map((r) => r.type).sort();
-      expect(types).toContain('rate_limited');
-      expect(types).toContain('budget_exceeded');
+      // Three interventions: the rate limit, the 80 % budget warning of the 0.9 estimate, the budget.
+      const types = (await interventions(agentId, 3)).map((r) => r.type).sort();
+      expect(types).toEqual(['budget_exceeded', 'rate_limited', 'warning']);
     });
 
     it('escalate: waits for the human; approved through the API, then executes; the approval is bound to the exact arguments', async () => {
