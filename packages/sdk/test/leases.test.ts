@@ -8,21 +8,12 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Governor, type GovernorOptions, type Run } from '../src/index.js';
-import { MemoryPlatform, policyRecord } from './memory-platform.js';
+import { MemoryPlatform, policyRecord, until } from './memory-platform.js';
 
 const govs: Governor[] = [];
 afterEach(async () => {
   for (const g of govs.splice(0)) await g.close({ timeoutMs: 200 }).catch(() => undefined);
 });
-
-/** Wait until `check` is true (polling every 10 ms, at most `ms`). */
-async function until(check: () => boolean, ms = 3000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`not true within ${ms} ms: ${check}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 /** A governor of `p`'s agent connected to `p`. */
 async function governor(p: MemoryPlatform, over: Partial<GovernorOptions> = {}): Promise<Governor> {

@@ -18,6 +18,15 @@ export function policyRecord(settings: Partial<z.input<typeof PolicySettingsSche
   return { ...parsed, id, organization_id: 'org-1', version: 1, created_at: '2026-11-28T00:00:00.000Z', updated_at: '2026-11-28T00:00:00.000Z' };
 }
 
+/** Wait until `check` is true (polling every 10 ms, at most `ms`). */
+export async function until(check: () => boolean, ms = 3000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`not true within ${ms} ms: ${check}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 /** One open push-channel stream: write events to it, or end it. */
 export interface MemoryStream {
   /** The `Last-Event-ID` the client sent, if any. */
