@@ -621,7 +621,8 @@ else if (which === 'mcp') await (await import('./mcp.js')).mcpBench();
 else if (which === 'policy') await (await import('./policy.js')).policyBench();
 else if (which === 'sdk') await (await import('./sdk.js')).sdkBench();
 else if (which === 'quotas') await (await import('./quotas.js')).quotasBench();
+else if (which === 'mcp-proxy') await (await import('./mcp-proxy.js')).mcpProxyBench();
 else {
-  console.error(`unknown benchmark ${which}; available: ingest, list, stats, mcp, policy, sdk, quotas`);
+  console.error(`unknown benchmark ${which}; available: ingest, list, stats, mcp, policy, sdk, quotas, mcp-proxy`);
   process.exit(2);
 }

@@ -53,8 +53,8 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { AgentMeshClient } from '@microsoft/agent-governance-sdk';
-import { EMBEDDED_NODE_FLAGS } from '../services/embedded/src/memory.js';
 import { CHUNK, rate, sample, type Fn } from './sdk-harness.js';
+import { READ_KEY, WRITE_KEY, startEmbeddedPlatform, type Platform } from './embedded-platform.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 type Sdk = typeof import('@agp/sdk');
@@ -76,8 +76,6 @@ const EXTERNAL = process.env.BENCH_SDK_URL;
 const ACT_EVERY_MS = Number(process.env.BENCH_SDK_ACT_EVERY_MS ?? 10);
 const ONLY = new Set((process.env.BENCH_SDK_ONLY ?? 'allow,pii,kill,approval,throughput').split(','));
 const COUNTS = [1, 10, 100];
-const WRITE_KEY = 'agp_bench_write_key_000000000001';
-const READ_KEY = 'agp_bench_read_key_0000000000001';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Suffix of this run's agent ids (a platform given by BENCH_SDK_URL may hold earlier runs' policies). */
 const RUN = Date.now().toString(36);
@@ -150,42 +148,6 @@ async function measure(rows: Row[]): Promise<void> {
       r.cpuUs.push(cpuUs);
     }
   }
-}
-
-/** The platform: the embedded process, its URL, and a JSON request helper with the write key. */
-interface Platform {
-  url: string;
-  /** null when BENCH_SDK_URL names a running platform. */
-  child: ChildProcess | null;
-  call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any; ms: number }>;
-}
-
-async function startPlatform(): Promise<Platform> {
-  const call = (url: string) => async (method: string, path: string, body?: unknown) => {
-    const t0 = performance.now();
-    const res = await fetch(url + path, { method, headers: { authorization: `Bearer ${method === 'GET' ? READ_KEY : WRITE_KEY}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
-    const text = await res.text();
-    const took = performance.now() - t0;
-    return { status: res.status, body: text ? JSON.parse(text) : null, ms: took };
-  };
-  if (EXTERNAL) return { url: EXTERNAL, child: null, call: call(EXTERNAL) };
-  const port = 18000 + Math.floor(Math.random() * 1000);
-  const child = spawn(process.execPath, [...EMBEDDED_NODE_FLAGS, join(ROOT, 'services/embedded/dist/main.js')], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', AGP_DATA_DIR: 'memory', DATABASE_URL: '', NATS_URL: '', LOG_LEVEL: 'warn', AGP_INIT_ORG: 'bench', AGP_INIT_WRITE_KEY: WRITE_KEY, AGP_INIT_READ_KEY: READ_KEY },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      if ((await fetch(`${url}/readyz`)).ok) break;
-    } catch {
-      /* starting */
-    }
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error('the embedded platform did not become ready');
-    await sleep(200);
-  }
-  return { url, child, call: call(url) };
 }
 
 async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> {
@@ -317,7 +279,7 @@ export async function sdkBench(): Promise<void> {
   console.log(`load average at start: ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
   console.log(`baselines: bare function call; @microsoft/agent-governance-sdk ${agtVersion} executeWithGovernance; @cedar-policy/cedar-wasm ${cedarVersion} statefulIsAuthorized (preparsed policy set)`);
   console.log('starting the embedded platform (its own process, in-memory data) ...');
-  const p = await startPlatform();
+  const p = await startEmbeddedPlatform(EXTERNAL);
   const dirs: string[] = [];
   const govs: Governor[] = [];
   const tmp = () => {

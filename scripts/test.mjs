@@ -4,8 +4,10 @@
 //     Corepack puts on PATH may be unable to fetch pnpm);
 //  2. type-checks the workspace (tsc --noEmit), and the web console with its own settings (DOM, JSX);
 //  3. lints the generated OpenAPI document (redocly, recommended rules);
-//  4. runs every test file with vitest.
-// Arguments after `--` go to vitest and skip steps 2 and 3 (`npm test -- test/e2e/stats.test.ts`).
+//  4. runs every test file with vitest;
+//  5. runs the Python SDK's tests (sdks/python: the policy engine against the shared decision vectors) with pytest,
+//     skipped with one printed reason when python3 or pytest is missing.
+// Arguments after `--` go to vitest and skip steps 2, 3 and 5 (`npm test -- test/e2e/stats.test.ts`).
 // PostgreSQL and NATS come from DATABASE_URL / NATS_URL; see test/support/global-setup.ts for what happens without them.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -39,3 +41,8 @@ if (args.length === 0) {
   run('openapi lint', process.execPath, ['scripts/lint-openapi.mjs']);
 }
 run('tests', bin('vitest'), ['run', ...args]);
+if (args.length === 0) {
+  const probe = spawnSync('python3', ['-c', 'import pytest'], { cwd: root, stdio: 'ignore' });
+  if (probe.error || probe.status !== 0) console.log(`\n> python sdk: skipped (${probe.error ? 'python3 not found' : 'pytest is not installed for python3'})`);
+  else run('python sdk', 'python3', ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'sdks/python/tests']);
+}

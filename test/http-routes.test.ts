@@ -13,13 +13,15 @@ import { bootEmbedded } from './support/modes.js';
 import type { BootedPlatform } from './support/http.js';
 
 /**
- * Messages only services call, or the gateway calls behind another message's route (a bundle's parts; a projection
+ * Messages only services call, or the gateway calls behind another message's route or for its hosted MCP proxy (a
+ * registered server opened; a bundle's parts; a projection
  * dead letter's retry, sent to the projection's owner behind `dead-letters.retry`): never a route.
  */
 const SERVICE_ONLY: ReadonlySet<WireKey> = new Set([
   'interventions.agent-counts',
   'interventions.enrichment-coverage',
   'replay.bundle-part',
+  'mcp-servers.open',
   ...Object.values(PROJECTION_OWNERS).map((owner) => `${owner}.retry-projection-dead-letter` as const),
 ]);
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -43,7 +45,8 @@ describe('HTTP route table', () => {
 
   it('puts no write message behind a GET and no read message behind POST, PUT, PATCH or DELETE (but the tool gateway’s and the decision API’s)', () => {
     // `admin` is `write` and more (key management): a GET of the key list needs it too, since the list names every key.
-    const wrong = HTTP_ROUTES.filter((r) => {
+    // Signing out (`auth: 'none'`) takes no key: its handler checks the session cookie and its Origin.
+    const wrong = HTTP_ROUTES.filter((r) => r.auth !== 'none').filter((r) => {
       const scope = routeOperation(r.message).scope;
       return scope !== 'admin' && (scope === 'write') !== WRITE_METHODS.has(r.method) && !READ_POSTS.has(`${r.method} ${r.path}`);
     }).map((r) => `${r.method} ${r.path} -> ${r.message}`);
@@ -57,7 +60,8 @@ describe('HTTP route table', () => {
     expect(new Set(ids).size).toBe(ids.length);
     const tags = new Set<string>(HTTP_TAGS.map((t) => t.name));
     expect(HTTP_ROUTES.flatMap((r) => r.tags.filter((t) => !tags.has(t)))).toEqual([]);
-    expect(HTTP_ROUTES.filter((r) => r.path.endsWith('/') || !r.path.startsWith('/api/v1/'))).toEqual([]);
+    // Signing in and out lives under /auth/ (the provider redirects a browser there); every other row under /api/v1/.
+    expect(HTTP_ROUTES.filter((r) => r.path.endsWith('/') || !r.path.startsWith(r.auth === 'none' ? '/auth/' : '/api/v1/'))).toEqual([]);
   });
 
   it('documents exactly the table in the OpenAPI paths', () => {
@@ -136,7 +140,8 @@ describe('HTTP route table against the gateway', () => {
 
   it('refuses a read key on every write and admin route of the table with 403, and lets it through on every read route', async () => {
     const p = platform!;
-    for (const route of HTTP_ROUTES) {
+    // The sign-in rows need no key (test/e2e/oidc.test.ts runs them against an OpenID provider).
+    for (const route of HTTP_ROUTES.filter((r) => r.auth !== 'none')) {
       const write = routeOperation(route.message).scope !== 'read';
       const res = await fetch(p.url + route.path.replace(/\{[^}]+\}/g, 'no-such-id'), {
         method: route.method,
@@ -150,6 +155,20 @@ describe('HTTP route table against the gateway', () => {
       if (write) expect(res.status, `${route.method} ${route.path}`).toBe(403);
       // The MCP endpoint answers a bodiless POST as the protocol does (415 without a JSON content type).
       else expect(route.path === '/api/v1/mcp' ? [415] : [200, 404, 422], `${route.method} ${route.path}`).toContain(res.status);
+    }
+  });
+
+  it('answers every sign-in row (auth: none) with 404 problem details while sign-in is off (AGP_AUTH_MODE=keys), with or without a key', async () => {
+    const p = platform!;
+    const rows = HTTP_ROUTES.filter((r) => r.auth === 'none');
+    expect(rows.map((r) => r.path).sort()).toEqual(['/auth/callback', '/auth/login', '/auth/logout']);
+    for (const route of rows) {
+      for (const headers of [{}, { authorization: `Bearer ${p.readKey}` }] as Array<Record<string, string>>) {
+        const res = await fetch(p.url + route.path, { method: route.method, headers, redirect: 'manual' });
+        expect(res.status, `${route.method} ${route.path}`).toBe(404);
+        expect(res.headers.get('content-type')).toContain('application/problem+json');
+        expect(await res.text()).toContain('AGP_AUTH_MODE=keys');
+      }
     }
   });
 

@@ -181,10 +181,20 @@ describeConsole('console areas: evals, benchmarks, tool gateway, replay', (ctx) 
     expect(ctx().pageErrors).toEqual([]);
   }, 90_000);
 
-  it("tool gateway: the counts equal the REST lists' lengths; the endpoint and a key-free client config", async () => {
+  it("tool gateway: the counts equal the REST lists' lengths; the proxied servers without header values; the endpoint and a key-free client config", async () => {
     const { api, screenshot, platform } = ctx();
     const [tools, resources, prompts] = await Promise.all(['/mcp/tools', '/mcp/resources', '/mcp/prompts'].map(async (p) => (await api('GET', p, { key: platform.readKey })).body));
+    // A proxied upstream server: listed with its settings and header names, never a header's value.
+    const registered = await api('POST', '/api/v1/mcp/servers', { body: { name: 'ui-github', url: 'https://1.1.1.1/mcp', headers: { Authorization: 'Bearer ghp_console_secret' }, tool_costs_usd: { create_issue: 0.02 } } });
+    expect(registered.status, JSON.stringify(registered.body)).toBe(201);
     const page = await open('/mcp');
+    await page.getByTestId('server-ui-github').waitFor();
+    const servers = await page.getByRole('table', { name: 'Proxied MCP servers' }).textContent();
+    expect(servers).toContain('https://1.1.1.1/mcp');
+    expect(servers).toContain('create_issue: 0.02');
+    expect(servers).toContain('Authorization');
+    expect(servers).not.toContain('ghp_console_secret');
+    expect(await page.getByTestId('proxy-command-ui-github').textContent()).toBe('npx agp mcp proxy --server ui-github --upstream-url https://1.1.1.1/mcp --agent <agent id>');
     await expect.poll(() => page.getByTestId('count-tools').textContent()).toBe(String(tools.tools.length));
     // The three lists load independently: each count shows '…' until its own answer is in.
     await expect.poll(() => page.getByTestId('count-resources').textContent()).toBe(String(resources.resources.length));

@@ -8,6 +8,8 @@
  * - 8 processes under an agent-scoped `max_calls: 50` admit exactly 50 in the window;
  * - a SIGKILLed holder's lease comes back: what it did not spend is granted to another process once the lease
  *   expires (the platform runs with a short `AGP_QUOTA_LEASE_TTL_MS`), and the two admit exactly the limit;
+ * - a governor in this process whose lease renewal is answered late (after the lease lapsed in the governor): the
+ *   lease is not taken up again, and the counter counts every admitted action once;
  * - the platform out of reach for 10 s (the processes reach it through a TCP proxy that refuses connections for that
  *   long, as a stopped platform does): each process admits at most what it held, ≤ 5 % of the limit (or one action's
  *   need), then fails closed naming the quota; the fleet's total passes the limit by at most that bound per process.
@@ -19,6 +21,7 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { QUOTA_SLICE_FRACTION } from '@agp/contracts';
+import { Governor } from '@agp/sdk';
 import { rateWindow } from '@agp/policy-engine';
 import { call, eventually, type BootedPlatform } from '../support/http.js';
 import { runSuffix } from '../support/infra.js';
@@ -220,6 +223,55 @@ describeModes(
       expect(c.committed).toBeCloseTo(1, 9);
       expect(c.overshoot).toBe(0);
     }, 90_000);
+
+    it("a renewal answered after the holder's lease lapsed is not taken up again: every admitted action is counted once", async () => {
+      const p = platform();
+      const agentId = `fq-late-${suffix}`;
+      const sessionId = `${agentId}-session`;
+      const policyId = await policy(p, { name: agentId, agent_ids: [agentId], session_budget: 100 });
+      // The lease route's answers can be held back on their way to the agent (the platform has applied the request).
+      let answerDelayMs = 0;
+      const slowFetch: typeof fetch = async (input, init) => {
+        const res = await fetch(input, init);
+        if (answerDelayMs > 0 && String(input instanceof Request ? input.url : input).includes('/quotas/leases')) {
+          const body = await res.arrayBuffer();
+          await sleep(answerDelayMs);
+          return new Response(body, { status: res.status, headers: res.headers });
+        }
+        return res;
+      };
+      const gov = await Governor.connect({ url: p.url, key: p.writeKey, agentId, fetch: slowFetch, onReportError: () => undefined });
+      let admittedUsd = 0;
+      try {
+        const run = gov.startRun({ sessionId });
+        const act = async (cost: number) => {
+          if ((await run.act('call', {}, () => 'ran', { estimatedCostUsd: cost, onBlocked: 'return' })) === 'ran') admittedUsd += cost;
+        };
+        for (let i = 0; i < 3; i++) await act(0.1);
+        // Reported: nothing is owed on the lease when it lapses here.
+        await eventually(async () => Math.abs(((await counters(p, policyId))[0]?.spent ?? 0) - admittedUsd) < USD_EPSILON, 10_000, 100);
+        const expiresAt = Date.parse(gov.status().leases[0].expires_at);
+        // The renewal (asked a third of the TTL before expiry) is applied by the platform but answered after the lease
+        // lapsed here (250 ms before its expiry).
+        // The renewal is asked 1,417 to 1,667 ms before expiry (the timer ticks every 250 ms), so held back 1,600 ms its
+        // answer arrives after the lapse; the lease it renews lives on the platform for 3 s more.
+        answerDelayMs = 1600;
+        await sleep(Math.max(0, expiresAt - Date.now()) + 500);
+        answerDelayMs = 0;
+        for (let i = 0; i < 5; i++) {
+          await act(0.1);
+          await sleep(300);
+        }
+      } finally {
+        answerDelayMs = 0;
+        await gov.close({ timeoutMs: 10_000 });
+      }
+      const [c] = await counters(p, policyId);
+      expect(admittedUsd).toBeCloseTo(0.8, 9);
+      expect(c.spent, JSON.stringify(c)).toBeCloseTo(admittedUsd, 9);
+      expect(c.committed, JSON.stringify(c)).toBeCloseTo(c.spent, 9);
+      expect(c.holders).toBe(0);
+    }, 60_000);
 
     it('the platform out of reach for 10 s: each process spends at most what it held, then fails closed; the total passes the limit by at most that bound per process', async () => {
       const p = platform();

@@ -99,9 +99,15 @@ const ALL_TOOLS = [
   'get_replay_history',
   'evaluate_run',
   'evaluate_policy_change',
+  // The registry of upstream MCP servers
+  'list_mcp_servers',
+  'get_mcp_server',
+  'register_mcp_server',
+  'update_mcp_server',
+  'delete_mcp_server',
 ];
 /** The tools that change state (a read key is refused them). */
-const WRITE_TOOLS = ['create_policy', 'approve_action', 'reject_action', 'set_kill_switch', 'update_policy'];
+const WRITE_TOOLS = ['create_policy', 'approve_action', 'reject_action', 'set_kill_switch', 'update_policy', 'register_mcp_server', 'update_mcp_server', 'delete_mcp_server'];
 const RESOURCE_URIS = ['platform://runs/latest', 'platform://approvals/pending', 'platform://stats/dashboard', 'platform://policies/active', 'platform://compliance/summary'];
 const TEMPLATES = ['platform://runs/{run_id}', 'platform://interventions/{id}', 'platform://ledger/{date}'];
 /** The spec's prompts with their arguments' required flags, in order. */

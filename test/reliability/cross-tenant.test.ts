@@ -35,6 +35,9 @@ const BODIES: Readonly<Record<string, (a: OrgObjects) => unknown>> = {
   // A lease of A's policy's limit for A's agent: B's key must get a 404 (the policy is not B's), nothing granted.
   leaseQuotas: (a) => ({ holder: 'globex-holder', acquire: [{ policy_id: a.policyId, limit: 'session_budget', agent_id: a.agentId, session_id: 'globex-session', need: 0.01 }] }),
   updatePolicy: () => ({ name: 'hijacked' }),
+  // B registers a server of its own under A's server's name (names are per organisation); B's patch of A's is a 404.
+  registerMcpServer: (a) => ({ name: a.mcpServerName, url: 'https://93.184.215.14/mcp' }),
+  updateMcpServer: () => ({ url: 'https://93.184.215.14/hijacked' }),
   registerAgent: (a) => ({ agent_id: a.agentId, name: 'hijacked' }),
   setOrganizationKillSwitch: () => ({ engaged: false }),
   setAgentKillSwitch: () => ({ engaged: false }),
@@ -46,6 +49,8 @@ const BODIES: Readonly<Record<string, (a: OrgObjects) => unknown>> = {
   callMcpTool: (a) => ({ tool_name: 'get_run', arguments: { run_id: a.runId } }),
   getMcpPrompt: (a) => ({ arguments: { agent_id: a.agentId } }),
   createApiKey: () => ({ name: 'globex key', scope: 'read' }),
+  createMember: () => ({ email: 'mallory@globex.test', role: 'viewer' }),
+  updateMember: () => ({ role: 'admin' }),
   retryDeadLetter: () => ({}),
   // An OTLP/JSON export whose execute_tool span names A's agent (its service.name and gen_ai.agent.id) and carries A's run id as its conversation.
   otlpTraces: (a) => {
@@ -56,6 +61,8 @@ const BODIES: Readonly<Record<string, (a: OrgObjects) => unknown>> = {
     return { resourceSpans: [{ resource: { attributes: [str('service.name', a.agentId)] }, scopeSpans: [{ scope: { name: 'cross-tenant' }, spans: [span] }] }] };
   },
   mcpEndpoint: (a) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_run', arguments: { run_id: a.runId } } }),
+  // A call through the hosted proxy to A's registered server: B's key must get a 404 before anything is sent upstream.
+  mcpProxy: (a) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { run_id: a.runId } } }),
 };
 
 /** Which of A's ids fills a query parameter or a tool argument, by its name (`id` of a tool: by tool). */
@@ -69,6 +76,8 @@ const PROPERTY_RULES: Readonly<Record<string, (a: OrgObjects) => unknown>> = {
   baseline_id: (a) => a.evalRunId,
   current_id: (a) => a.evalRunId,
   'get_intervention.id': (a) => a.interventionId,
+  'get_mcp_server.name': (a) => a.mcpServerName,
+  'delete_mcp_server.name': (a) => a.mcpServerName,
 };
 
 /** Fixed values of the other required tool arguments. */
@@ -108,7 +117,7 @@ describeModes('cross-tenant matrix', (platform, mode) => {
     const bodyRule = BODIES[route.operationId];
     const hasBody = ['POST', 'PUT', 'PATCH'].includes(route.method);
     if (hasBody && !bodyRule) throw new Error(`no body rule for ${route.operationId} (${route.method} ${route.path}): add one to BODIES`);
-    const extra: Record<string, string> = route.path === '/api/v1/mcp' ? { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' } : {};
+    const extra: Record<string, string> = route.path === '/api/v1/mcp' || route.path === '/api/v1/mcp/proxy/{server}' ? { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' } : {};
     return client.send({
       method: route.method,
       path,
@@ -120,7 +129,7 @@ describeModes('cross-tenant matrix', (platform, mode) => {
   /** A's objects as A sees them, for before/after comparison. */
   async function snapshot(key: string, o: OrgObjects) {
     const p = platform();
-    const paths = [`/api/v1/policies/${o.policyId}`, `/api/v1/policies/${o.policyId}/history`, `/api/v1/agents/${o.agentId}`, `/api/v1/interventions/${o.interventionId}`, `/api/v1/approvals/${o.approvalId}`, `/api/v1/runs/${o.runId}`, `/api/v1/evals/${o.evalRunId}`, `/api/v1/replay/history/${o.runId}`, '/api/v1/kill-switches', '/api/v1/policies', '/api/v1/agents', '/api/v1/runs', '/api/v1/evals'];
+    const paths = [`/api/v1/policies/${o.policyId}`, `/api/v1/policies/${o.policyId}/history`, `/api/v1/agents/${o.agentId}`, `/api/v1/interventions/${o.interventionId}`, `/api/v1/approvals/${o.approvalId}`, `/api/v1/runs/${o.runId}`, `/api/v1/evals/${o.evalRunId}`, `/api/v1/replay/history/${o.runId}`, `/api/v1/mcp/servers/${o.mcpServerName}`, '/api/v1/mcp/servers', '/api/v1/kill-switches', '/api/v1/policies', '/api/v1/agents', '/api/v1/runs', '/api/v1/evals'];
     return Promise.all(paths.map(async (path) => [path, (await call(p, 'GET', path, { key })).body] as const));
   }
 
@@ -181,8 +190,10 @@ describeModes('cross-tenant matrix', (platform, mode) => {
     const failures: string[] = [];
     // Routes that address one of A's objects first; then the others, whose bodies name A's ids for B's own new objects
     // (an agent registered, a run ingested under the same ids in B): A's objects must stay as they were.
-    const addressing = (r: HttpRoute) => /\{(?!name\})[^}]+\}/.test(r.path);
-    for (const route of [...HTTP_ROUTES.filter(addressing), ...HTTP_ROUTES.filter((r) => !addressing(r))]) {
+    const addressing = (r: HttpRoute) => /\{(?!name\})[^}]+\}/.test(r.path) || r.path.startsWith('/api/v1/mcp/servers/');
+    // The sign-in rows (`auth: 'none'`) take no key and address nothing of an organisation (test/e2e/oidc.test.ts).
+    const keyed = HTTP_ROUTES.filter((r) => r.auth !== 'none');
+    for (const route of [...keyed.filter(addressing), ...keyed.filter((r) => !addressing(r))]) {
       const scope = routeOperation(route.message).scope;
       for (const key of scope === 'admin' ? [p.otherOrgAdminKey] : scope === 'write' ? [p.otherOrgWriteKey] : [p.otherOrgWriteKey, p.otherOrgReadKey]) {
         const r = await send(route, key, a);
@@ -205,8 +216,10 @@ describeModes('cross-tenant matrix', (platform, mode) => {
     expect(own.filter((r) => r.text.includes(a.secret)).length).toBeGreaterThanOrEqual(5);
   });
 
-  it('a read key on every write and admin route, a write key on every admin route, a read key on every tool that changes state: 403, and nothing written', async () => {
+  it('a read key on every write and admin route, a write key on every admin route, an agent-bound write key on every write naming no agent, a read key on every tool that changes state: 403, and nothing written', async () => {
     const p = platform();
+    const bound = await call(p, 'POST', '/api/v1/keys', { key: p.adminKey, body: { name: 'matrix-bound', scope: 'write', agent_id: 'matrix-bound-agent' } });
+    expect(bound.status).toBe(201);
     // What B's writes above started (ingest, agents) has settled before counting.
     let count = await p.eventCount();
     await eventually(async () => {
@@ -224,6 +237,7 @@ describeModes('cross-tenant matrix', (platform, mode) => {
     for (const route of writes) {
       const below: Array<readonly [string, OrgObjects, string]> = [[p.readKey, a, 'A read key'], [p.otherOrgReadKey, b, 'B read key']];
       if (routeOperation(route.message).scope === 'admin') below.push([p.writeKey, a, 'A write key'], [p.otherOrgWriteKey, b, 'B write key']);
+      else if (!route.agentId && route.boundKeys !== 'allowed') below.push([bound.body.key, a, 'A write key bound to an agent']);
       for (const [key, objects, who] of below) {
         const r = await send(route, key, objects);
         figures.readKeyWrites++;
@@ -260,7 +274,7 @@ describeModes('cross-tenant matrix', (platform, mode) => {
       ['revoked', { authorization: `Bearer ${p.revokedKey}` }],
     ];
     const failures: string[] = [];
-    for (const route of HTTP_ROUTES) {
+    for (const route of HTTP_ROUTES.filter((r) => r.auth !== 'none')) {
       for (const [name, headers] of variants) {
         const r = await send(route, null, a, headers);
         figures.badKeyRequests++;

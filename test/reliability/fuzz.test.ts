@@ -14,6 +14,7 @@
  * cases out while developing; the committed suite runs them all.
  * Source: the reliability suite (docs/reliability.md, "Fuzzing").
  */
+import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { matchHttpRoute, routeOperation } from '@agp/contracts';
@@ -294,4 +295,7 @@ describeModes('OpenAPI-driven fuzzing', (platform, mode) => {
     const ready = await client.send({ method: 'GET', path: '/readyz' });
     expect(ready.status).toBe(200);
   });
-});
+},
+// A configured deployment: registered MCP servers' headers can be sealed (the missing-key 503 is tested in
+// services/policies/test/mcp-servers.test.ts), so a tool call with headers is decided on its fields.
+{ env: { AGP_SECRETS_KEY: randomBytes(32).toString('base64') } });

@@ -32,6 +32,8 @@ export interface BootedPlatform {
    * message PostgreSQL refuses on its data (the real `settleIsolated` writes the row).
    */
   deadLetterIngest(org: string, events: Array<Record<string, unknown>>): Promise<void>;
+  /** Rows of a read-only query against the platform's database (to check what a table holds). */
+  queryRows(text: string, params?: unknown[]): Promise<Array<Record<string, unknown>>>;
   /** Distributed mode: the pid of each service process, by service name (the gateway included). */
   pids?: Record<string, number>;
   stop(): Promise<void>;
@@ -77,7 +79,7 @@ export async function eventually<T>(fn: () => Promise<T>, timeoutMs = 10_000, in
  * The parts of a {@link BootedPlatform} that read the platform's database directly: an admin key of the first
  * organisation, an admin, a write and a read key of a second organisation (`globex`, created here), a revoked key of the first, the event count and the event types of a stream.
  */
-export async function databaseHandles(sql: Sql): Promise<Pick<BootedPlatform, 'adminKey' | 'otherOrgAdminKey' | 'otherOrgWriteKey' | 'otherOrgReadKey' | 'revokedKey' | 'eventCount' | 'streamEventTypes' | 'streamMetadata' | 'projectionDeadLetters' | 'deadLetterIngest'>> {
+export async function databaseHandles(sql: Sql): Promise<Pick<BootedPlatform, 'adminKey' | 'otherOrgAdminKey' | 'otherOrgWriteKey' | 'otherOrgReadKey' | 'revokedKey' | 'eventCount' | 'streamEventTypes' | 'streamMetadata' | 'projectionDeadLetters' | 'deadLetterIngest' | 'queryRows'>> {
   const keys = new KeyStore(sql);
   await keys.createOrganization('globex');
   const other = await keys.createKey({ organizationId: 'globex', scope: 'write' });
@@ -95,6 +97,9 @@ export async function databaseHandles(sql: Sql): Promise<Pick<BootedPlatform, 'a
     async eventCount() {
       const { rows } = await sql.query<{ n: string | number }>('SELECT count(*) AS n FROM agp_events');
       return Number(rows[0].n);
+    },
+    async queryRows(text, params = []) {
+      return (await sql.query<Record<string, unknown>>(text, params)).rows;
     },
     async streamEventTypes(streamId) {
       const { rows } = await sql.query<{ event_type: string }>('SELECT event_type FROM agp_events WHERE stream_id = $1 ORDER BY stream_version', [streamId]);

@@ -1,10 +1,11 @@
 /**
  * API keys and organisations. Keys are `agp_` plus 32 base62 characters; only their SHA-256 is stored,
- * with the organisation, scope (read | write | admin), name, expiry, revocation and when it was last used.
+ * with the organisation, scope (read | write | admin), name, expiry, revocation, when it was last used, and the agent
+ * it is bound to (docs/decisions.md, Agent-bound keys).
  * Source: architecture §4 (Auth); docs/api.md (Keys).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { Scope } from '@agp/contracts';
+import { OpaqueIdSchema, type Scope } from '@agp/contracts';
 import { migrateSchema, type Sql, type SqlExecutor } from '@agp/eventstore';
 import { ConflictError, NotFoundError, ValidationError, counter, iso, isoOrNull, newId } from '@agp/runtime';
 
@@ -20,6 +21,8 @@ export interface Principal {
   name?: string | null;
   /** When the key expires (ISO 8601 UTC), null or absent when never; bounds how long a cache may serve it. */
   expires_at?: string | null;
+  /** The agent the key is bound to (it acts only as that agent); null or absent when none. */
+  agent_id?: string | null;
 }
 
 /** A key as listed (never its plaintext or hash). Times are ISO 8601 UTC. */
@@ -36,6 +39,8 @@ export interface KeySummary {
   /** When a request last presented the key (ISO 8601 UTC, to within {@link LAST_USED_GRANULARITY_S} s); null: never. */
   last_used_at: string | null;
   status: 'active' | 'revoked' | 'expired';
+  /** The agent the key is bound to; null when none. */
+  agent_id: string | null;
 }
 
 /** A key just created: the summary plus the plaintext, shown once. */
@@ -52,6 +57,8 @@ export interface CreateKeyOptions {
   key?: string;
   /** Expiry; omitted never expires. */
   expiresAt?: Date;
+  /** Bind the key to this agent (a read or write key only); omitted: bound to none. */
+  agentId?: string;
 }
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -78,6 +85,9 @@ const ORG_ID = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 /** `last_used_at` is written at most once per this many seconds per key, so resolving a key stays a read nearly always. */
 export const LAST_USED_GRANULARITY_S = 60;
 
+/** Why an admin key cannot be bound to an agent (the 422 of a create naming `agent_id` with scope `admin`). */
+export const ADMIN_NOT_BOUND = 'an admin key cannot be bound to an agent: it manages the organisation\'s keys, which no single agent may; bind a read or write key';
+
 /** The scope check of `agp_api_keys`, by name, so a later migration can widen it. */
 const SCOPE_CHECK = `CONSTRAINT agp_api_keys_scope_check CHECK (scope IN ('read', 'write', 'admin'))`;
 
@@ -98,9 +108,11 @@ CREATE TABLE IF NOT EXISTS agp_api_keys (
   expires_at timestamptz,
   revoked_at timestamptz,
   last_used_at timestamptz,
+  agent_id text,
   ${SCOPE_CHECK}
 );
 ALTER TABLE agp_api_keys ADD COLUMN IF NOT EXISTS last_used_at timestamptz;
+ALTER TABLE agp_api_keys ADD COLUMN IF NOT EXISTS agent_id text;
 CREATE INDEX IF NOT EXISTS agp_api_keys_org ON agp_api_keys (organization_id)
 `;
 
@@ -118,7 +130,7 @@ async function widenScopeCheck(tx: SqlExecutor): Promise<void> {
 }
 
 /** The columns of a {@link KeyRow}. */
-const KEY_COLUMNS = 'id, organization_id, scope, name, prefix, created_at, expires_at, revoked_at, last_used_at';
+const KEY_COLUMNS = 'id, organization_id, scope, name, prefix, created_at, expires_at, revoked_at, last_used_at, agent_id';
 
 interface KeyRow {
   id: string;
@@ -130,6 +142,7 @@ interface KeyRow {
   expires_at: Date | string | null;
   revoked_at: Date | string | null;
   last_used_at: Date | string | null;
+  agent_id: string | null;
 }
 
 
@@ -146,6 +159,7 @@ function summary(r: KeyRow, now = Date.now()): KeySummary {
     revoked_at: isoOrNull(r.revoked_at),
     last_used_at: isoOrNull(r.last_used_at),
     status: r.revoked_at ? 'revoked' : expires && Date.parse(expires) <= now ? 'expired' : 'active',
+    agent_id: r.agent_id ?? null,
   };
 }
 
@@ -173,21 +187,24 @@ export class KeyStore {
   /**
    * Create a key (random unless `key` is given) for an existing organisation; the plaintext is returned once.
    * @throws NotFoundError (404) for an unknown organisation; ValidationError (422) for a supplied key under 16
-   * characters; ConflictError (409) when the supplied key already exists.
+   * characters, an `agentId` that is not 1-256 characters, or an `agentId` on an admin key (an admin key manages the organisation's keys, which no single agent
+   * may); ConflictError (409) when the supplied key already exists.
    */
   async createKey(opts: CreateKeyOptions): Promise<CreatedKey> {
     const key = opts.key ?? generateKey();
     if (key.length < 16 || /\s/.test(key)) throw new ValidationError('invalid key', [{ path: 'key', message: 'expected at least 16 characters without spaces' }]);
+    if (opts.agentId !== undefined && !OpaqueIdSchema.safeParse(opts.agentId).success) throw new ValidationError('1 invalid field: agent_id', [{ path: 'agent_id', message: 'expected 1-256 characters' }]);
+    if (opts.agentId !== undefined && opts.scope === 'admin') throw new ValidationError('1 invalid field: agent_id', [{ path: 'agent_id', message: ADMIN_NOT_BOUND }]);
     const { rows: org } = await this.sql.query('SELECT 1 FROM agp_organizations WHERE id = $1', [opts.organizationId]);
     if (org.length === 0) throw new NotFoundError(`organisation ${opts.organizationId} not found`);
     const hash = hashKey(key);
     const { rows: existing } = await this.sql.query('SELECT 1 FROM agp_api_keys WHERE key_hash = $1', [hash]);
     if (existing.length > 0) throw new ConflictError('this key already exists');
     const { rows } = await this.sql.query<KeyRow>(
-      `INSERT INTO agp_api_keys (id, organization_id, key_hash, prefix, scope, name, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
+      `INSERT INTO agp_api_keys (id, organization_id, key_hash, prefix, scope, name, expires_at, agent_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
        RETURNING ${KEY_COLUMNS}`,
-      [newId(), opts.organizationId, hash, key.slice(0, 8), opts.scope, opts.name ?? null, opts.expiresAt ? opts.expiresAt.toISOString() : null],
+      [newId(), opts.organizationId, hash, key.slice(0, 8), opts.scope, opts.name ?? null, opts.expiresAt ? opts.expiresAt.toISOString() : null, opts.agentId ?? null],
     );
     return { ...summary(rows[0]), key };
   }
@@ -228,20 +245,20 @@ export class KeyStore {
   }
 
   /**
-   * The principal of a key (with its name and expiry), or null when it is unknown, revoked or expired. Notes the use
+   * The principal of a key (with its name, expiry and bound agent), or null when it is unknown, revoked or expired. Notes the use
    * in `last_used_at` when the last note is older than {@link LAST_USED_GRANULARITY_S} seconds, in the same statement
    * (one round trip; a write at most once a minute per key, and only on a key cache miss).
    */
   async resolve(key: string): Promise<Principal | null> {
     const { rows } = await this.sql.query<Principal & { expires_at: Date | string | null }>(
       `WITH k AS (
-         SELECT id, organization_id, scope, name, expires_at, last_used_at FROM agp_api_keys
+         SELECT id, organization_id, scope, name, expires_at, last_used_at, agent_id FROM agp_api_keys
           WHERE key_hash = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
        ), used AS (
          UPDATE agp_api_keys a SET last_used_at = now() FROM k
           WHERE a.id = k.id AND (k.last_used_at IS NULL OR k.last_used_at < now() - make_interval(secs => ${LAST_USED_GRANULARITY_S}))
        )
-       SELECT id AS key_id, organization_id, scope, name, expires_at FROM k`,
+       SELECT id AS key_id, organization_id, scope, name, expires_at, agent_id FROM k`,
       [hashKey(key)],
     );
     return rows[0] ? { ...rows[0], expires_at: isoOrNull(rows[0].expires_at) } : null;

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createPgSql, type Sql } from '@agp/eventstore';
 import { metricsRegistry } from '@agp/runtime';
 import { createTestDatabase, skipIntegration } from '../../../test/support/infra.js';
@@ -37,20 +37,26 @@ describe.skipIf(skipIntegration('postgres'))('CachedKeyResolver while the key st
     await db?.drop().catch(() => undefined);
   });
 
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('serves a recently resolved key stale while the store fails, never an unknown one, and stops after the window', async () => {
+    // Only the clock is fake (PostgreSQL I/O stays real), so a slow machine cannot push the outage past the window.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const advance = (ms: number) => vi.setSystemTime(Date.now() + ms);
     const cache = new CachedKeyResolver(store, 50, { staleMs: 1_500, retryAfterFailureMs: 100 });
     const principal = await cache.resolve(key);
     expect(principal).toMatchObject({ organization_id: 'acme', scope: 'write' });
-    const resolvedAt = Date.now();
     // Revoked while the store answers: refused once the TTL has passed.
     const summaryId = (await store.list('acme')).find((k) => k.scope === 'read')!.id;
     expect(await cache.resolve(revoked)).toMatchObject({ scope: 'read' });
     await store.revoke(summaryId);
-    await sleep(80);
+    advance(80);
     expect(await cache.resolve(revoked)).toBeNull();
 
     await db.drop(); // terminates the pool's backends and removes the database: every query fails from now on
-    await sleep(80); // past the fresh TTL
+    advance(80); // past the fresh TTL, 160 ms after the key resolved
     const before = await staleServes();
     await expect(cache.resolve(key)).resolves.toMatchObject({ key_id: principal!.key_id, organization_id: 'acme', scope: 'write' });
     await expect(cache.resolve(key)).resolves.toMatchObject({ scope: 'write' });
@@ -59,7 +65,7 @@ describe.skipIf(skipIntegration('postgres'))('CachedKeyResolver while the key st
     // A revoked key is never brought back by the outage (its negative answer, or 503, never a principal).
     expect(await cache.resolve(revoked).catch(() => null)).toBeNull();
 
-    await sleep(Math.max(0, resolvedAt + 1_600 - Date.now()));
+    advance(1_500); // 1,660 ms after the key resolved: past the serve-stale window
     await expect(cache.resolve(key)).rejects.toThrow();
   });
 

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgSql, type Sql } from '@agp/eventstore';
-import { NotFoundError } from '@agp/runtime';
+import { NotFoundError, ValidationError } from '@agp/runtime';
 import { createTestDatabase, skipIntegration } from '../../../test/support/infra.js';
 import { CachedKeyResolver, KeyStore } from '../src/index.js';
 
 /**
- * The key store on real PostgreSQL: a table made before the admin scope and `last_used_at` is brought up to date by
- * `migrate` with its keys kept; `resolve` notes the use at most once a minute; pages and organisation-scoped revokes;
+ * The key store on real PostgreSQL: a table made before the admin scope, `last_used_at` and `agent_id` is brought up
+ * to date by `migrate` with its keys kept (unbound); a key bound to an agent resolves with it, an admin key cannot be; `resolve` notes the use at most once a minute; pages and organisation-scoped revokes;
  * a revoke followed by `invalidate` is refused at once by a cache whose TTL has not passed.
  */
 describe.skipIf(skipIntegration('postgres'))('KeyStore', () => {
@@ -40,6 +40,16 @@ describe.skipIf(skipIntegration('postgres'))('KeyStore', () => {
     expect(admin).toMatchObject({ scope: 'admin', name: 'root', status: 'active', last_used_at: null });
     expect((await store.list('acme')).find((k) => k.id === 'old-1')).toMatchObject({ scope: 'write', name: 'old key', last_used_at: null });
     await expect(sql.query(`INSERT INTO agp_api_keys (id, organization_id, key_hash, prefix, scope) VALUES ('x', 'acme', 'h2', 'p', 'owner')`)).rejects.toThrow(/agp_api_keys_scope_check/);
+  });
+
+  it('adds agent_id to an older table: its keys are unbound, a bound key resolves with its agent, an admin key cannot be bound', async () => {
+    expect((await store.list('acme')).find((k) => k.id === 'old-1')!.agent_id).toBeNull();
+    const bound = await store.createKey({ organizationId: 'acme', scope: 'write', name: 'agent key', agentId: 'support-bot' });
+    expect(bound.agent_id).toBe('support-bot');
+    expect(await store.resolve(bound.key)).toMatchObject({ key_id: bound.id, agent_id: 'support-bot' });
+    expect((await store.list('acme')).find((k) => k.id === bound.id)!.agent_id).toBe('support-bot');
+    await expect(store.createKey({ organizationId: 'acme', scope: 'admin', agentId: 'support-bot' })).rejects.toThrow(ValidationError);
+    await expect(store.createKey({ organizationId: 'acme', scope: 'read', agentId: '' })).rejects.toThrow(ValidationError);
   });
 
   it('resolves a key with its name and notes its use at most once a minute', async () => {

@@ -30,13 +30,15 @@ async function withKeyStore<T>(env: Record<string, string | undefined>, fn: (key
 }
 
 /**
- * Create a key for `org` (the organisation is created when absent); the plaintext is in the result, once.
- * @throws ValidationError for a bad organisation id; DataDirLockedError when the embedded platform holds the folder.
+ * Create a key for `org` (the organisation is created when absent), bound to agent `agentId` when given; the
+ * plaintext is in the result, once.
+ * @throws ValidationError for a bad organisation id or an admin key bound to an agent; DataDirLockedError when the
+ * embedded platform holds the folder.
  */
-export function keysCreate(env: Record<string, string | undefined>, o: { org: string; scope: KeyScope; name?: string; expiresInDays?: number }): Promise<CreatedKey> {
+export function keysCreate(env: Record<string, string | undefined>, o: { org: string; scope: KeyScope; name?: string; expiresInDays?: number; agentId?: string }): Promise<CreatedKey> {
   return withKeyStore(env, async (keys) => {
     await keys.createOrganization(o.org);
-    return keys.createKey({ organizationId: o.org, scope: o.scope, name: o.name, expiresAt: o.expiresInDays ? new Date(Date.now() + o.expiresInDays * 86_400_000) : undefined });
+    return keys.createKey({ organizationId: o.org, scope: o.scope, name: o.name, expiresAt: o.expiresInDays ? new Date(Date.now() + o.expiresInDays * 86_400_000) : undefined, agentId: o.agentId });
   });
 }
 

@@ -2,10 +2,12 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { INGEST_EVENT_TYPES, INTERVENTION_OUTCOMES, INTERVENTION_TYPES, KEY_SCOPES, type Scope } from '@agp/contracts';
 import clientPackage from '../package.json' with { type: 'json' };
 import { keysCreate, keysList, keysRevoke, type KeySummary } from './keys.js';
+import { ADMIN_NOT_BOUND } from '@agp/auth';
 import { randomSeed, runSimulation, SimulationAbortedError, type SimulationProgress, type SimulationReport } from '@agp/simulator';
 import { AgpHttpError, AgpNetworkError } from '@agp/sdk/http';
 import { registerEvalsCommands } from './evals/command.js';
 import { registerReplayCommand } from './replay/command.js';
+import { registerMcpCommands } from './mcp.js';
 
 /** The CLI's version, `agp --version`: the `version` of `@agp/cli`'s package.json (docs/configuration.md, The CLI). */
 export const CLI_VERSION: string = clientPackage.version;
@@ -93,11 +95,13 @@ export function buildProgram(io: CliIo = processIo()): Command {
     .addOption(new Option('--scope <scope>', 'read: queries only; write: also ingest, create, delete; admin: also manage API keys over HTTP').choices([...KEY_SCOPES]).makeOptionMandatory())
     .option('--name <name>', 'a label for the key')
     .option('--expires-in-days <days>', 'expire the key after D days', positiveNumber)
+    .option('--agent <id>', 'bind the key to this agent: it acts only as that agent (a read or write key; an admin key cannot be bound)')
     .option('--json', 'print the key as JSON')
-    .action(async (o: { org: string; scope: Scope; name?: string; expiresInDays?: number; json?: boolean }) => {
-      const created = await keysCreate(io.env, { org: o.org, scope: o.scope, name: o.name, expiresInDays: o.expiresInDays });
+    .action(async (o: { org: string; scope: Scope; name?: string; expiresInDays?: number; agent?: string; json?: boolean }) => {
+      if (o.agent !== undefined && o.scope === 'admin') throw new CliError(`--agent: ${ADMIN_NOT_BOUND}`, 1);
+      const created = await keysCreate(io.env, { org: o.org, scope: o.scope, name: o.name, expiresInDays: o.expiresInDays, agentId: o.agent });
       if (o.json) io.out(JSON.stringify(created, null, 2) + '\n');
-      else io.out(`Created ${created.scope} key ${created.id} for organisation ${created.organization_id}${created.expires_at ? `, expires ${created.expires_at}` : ''}:\n\n  ${created.key}\n\n`);
+      else io.out(`Created ${created.scope} key ${created.id} for organisation ${created.organization_id}${created.agent_id ? `, bound to agent ${created.agent_id}` : ''}${created.expires_at ? `, expires ${created.expires_at}` : ''}:\n\n  ${created.key}\n\n`);
       io.err('warning: store this key now; it cannot be shown again.\n');
     });
   keys
@@ -119,6 +123,7 @@ export function buildProgram(io: CliIo = processIo()): Command {
     });
   registerEvalsCommands(program, io);
   registerReplayCommand(program, io);
+  registerMcpCommands(program, io);
   return program;
 }
 
@@ -189,7 +194,7 @@ function formatReport(r: SimulationReport, targetRate: number): string {
 
 function formatKeys(list: KeySummary[]): string {
   if (list.length === 0) return 'no keys\n';
-  const rows = [['ID', 'SCOPE', 'NAME', 'CREATED', 'EXPIRES', 'STATUS'], ...list.map((k) => [k.id, k.scope, k.name ?? '', k.created_at, k.expires_at ?? '', k.status])];
+  const rows = [['ID', 'SCOPE', 'NAME', 'AGENT', 'CREATED', 'EXPIRES', 'STATUS'], ...list.map((k) => [k.id, k.scope, k.name ?? '', k.agent_id ?? '', k.created_at, k.expires_at ?? '', k.status])];
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   return rows.map((r) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()).join('\n') + '\n';
 }

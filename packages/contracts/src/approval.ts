@@ -107,7 +107,8 @@ export type ApprovalDecisionKind = 'approve' | 'reject';
 /**
  * Data of the InterventionOutcomeChanged event an approval appends: the outcome change plus, for a human
  * decision, the id of the API key that made it and that key's name at the time (the approver's email is in
- * `approver_email` and the actor).
+ * `approver_email` and the actor); for a signed-in person, `user_id`, with the session's id as `key_id` and their
+ * e-mail as `key_name` (docs/auth.md).
  */
-export const ApprovalOutcomeChangedDataSchema = InterventionOutcomeChangedDataSchema.extend({ key_id: z.string().optional(), key_name: z.string().optional() });
+export const ApprovalOutcomeChangedDataSchema = InterventionOutcomeChangedDataSchema.extend({ key_id: z.string().optional(), key_name: z.string().optional(), user_id: z.string().optional() });
 export type ApprovalOutcomeChangedData = z.infer<typeof ApprovalOutcomeChangedDataSchema>;

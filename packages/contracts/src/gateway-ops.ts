@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { OpaqueIdSchema } from './common.js';
 import { ApiKeyPageSchema, ApiKeySchema, CallerKeySchema, CreateApiKeySchema, CreatedApiKeySchema, ListApiKeysQuerySchema } from './keys.js';
 import { DeadLetterIdPathSchema, DeadLetterPageSchema, DeadLetterRetrySchema, ListDeadLettersQuerySchema } from './dead-letters.js';
+import { McpServerNameSchema } from './mcp.js';
+import { AuthMeSchema, CallbackQuerySchema, CreateMemberSchema, LoginQuerySchema, MemberIdPathSchema, MemberListSchema, MemberSchema, UpdateMemberSchema } from './members.js';
 import type { WireMessage } from './wire.js';
 
 /**
@@ -42,6 +44,54 @@ export const GatewayOps = {
     reply: CallerKeySchema,
     summary: 'the calling key: its organisation, name, scope and expiry',
   }),
+  'auth.me': op({
+    scope: 'read',
+    request: z.object({}),
+    reply: AuthMeSchema,
+    summary: 'who calls: the signed-in person or the key, the organisation, the role and the other memberships',
+  }),
+  'auth.login': op({
+    scope: 'read',
+    request: z.object({ query: LoginQuerySchema }),
+    reply: z.null(),
+    summary: "start signing in: a redirect to the organisation's OpenID provider (Authorization Code with PKCE)",
+  }),
+  'auth.callback': op({
+    scope: 'read',
+    request: z.object({ query: CallbackQuerySchema }),
+    reply: z.null(),
+    summary: "finish signing in: the provider's answer is checked (state, PKCE, ID token), a session is made, and the browser is sent back",
+  }),
+  'auth.logout': op({
+    scope: 'read',
+    request: z.object({}),
+    reply: z.null(),
+    summary: "sign out: the cookie's session is revoked",
+  }),
+  'members.list': op({
+    scope: 'admin',
+    request: z.object({}),
+    reply: MemberListSchema,
+    summary: "the organisation's members (people and invited e-mail addresses) with their roles",
+  }),
+  'members.create': op({
+    scope: 'admin',
+    request: z.object({ body: CreateMemberSchema }),
+    reply: MemberSchema,
+    summary: 'invite an e-mail address with a role; it takes the membership up at its first sign-in',
+  }),
+  'members.update': op({
+    scope: 'admin',
+    request: z.object({ path: MemberIdPathSchema, body: UpdateMemberSchema }),
+    reply: MemberSchema,
+    summary: "change a member's role",
+  }),
+  'members.remove': op({
+    scope: 'admin',
+    request: z.object({ path: MemberIdPathSchema }),
+    reply: MemberSchema,
+    summary: "remove a member from the organisation (their sessions in it end)",
+  }),
   'dead-letters.list': op({
     scope: 'admin',
     request: z.object({ query: ListDeadLettersQuerySchema }),
@@ -53,6 +103,12 @@ export const GatewayOps = {
     request: z.object({ path: DeadLetterIdPathSchema }),
     reply: DeadLetterRetrySchema,
     summary: "re-submit an ingest dead letter's events through ingest, or apply a projection dead letter's event again through its projection (in the service that owns it); removed once accepted",
+  }),
+  'mcp-proxy.http': op({
+    scope: 'write',
+    request: z.object({ path: z.strictObject({ server: McpServerNameSchema }) }),
+    reply: z.unknown(),
+    summary: "one Streamable HTTP exchange of the hosted MCP proxy: the caller's registered upstream server, each tools/call governed as the caller's agent",
   }),
 } as const satisfies Record<string, GatewayOp>;
 

@@ -19,6 +19,7 @@ import { PURPOSE_QUERY_DOC } from './purpose.js';
 import { EXPORT_FORMATS, LedgerEntrySchema, STATS_MAX_DAYS } from './stats.js';
 import { GatewayOps, type GatewayOp, type GatewayOpKey } from './gateway-ops.js';
 import { KEY_SCOPES } from './keys.js';
+import { ROLES, SCOPE_ROLE, type Role } from './members.js';
 import { Wire, type WireKey } from './wire.js';
 
 /** The HTTP methods the gateway routes. */
@@ -45,6 +46,15 @@ export function routeOperation(key: RouteKey): GatewayOp {
   if (Object.hasOwn(GatewayOps, key)) return GatewayOps[key as GatewayOpKey];
   throw new Error(`no wire message or gateway operation named ${key}`);
 }
+
+/**
+ * Where a route names the agent it acts as or for, so that a key bound to an agent is held to it (docs/decisions.md,
+ * Agent-bound keys): `path`, `body` or `header` with the name of the field or header (the gateway edge compares it
+ * with the key's agent before the route runs, `checkBoundAgent` in `@agp/auth`); with `each`, the body field is a list
+ * and `each` names the agent field of every item (`body.acquire.<i>.agent_id`); `events`: each ingest event's
+ * `body.agent_id`, compared per event by the ingest service (its answer refuses that event alone, 403).
+ */
+export type HttpAgentRef = { in: 'path' | 'body' | 'header'; name: string; each?: string } | { in: 'events' };
 
 /** One route of the gateway. */
 export interface HttpRoute {
@@ -77,6 +87,18 @@ export interface HttpRoute {
   summary: string;
   /** More than one line's worth, when needed. */
   description?: string;
+  /**
+   * Where the request names an agent: a key bound to an agent is refused (403 naming the field and the bound agent,
+   * nothing written) when it names another. Absent: the route names no agent.
+   */
+  agentId?: HttpAgentRef;
+  /**
+   * A write route that names no agent (no `agentId`) which an agent-bound key may still call, because an agent's own
+   * process needs it and the service holds the key to its agent (deciding the approvals its agent waits for; the
+   * MCP endpoint, whose state-changing tools a bound key cannot call). Every other write route without `agentId`
+   * answers an agent-bound key 403 before it runs (docs/decisions.md, Agent-bound keys). Reads are open to bound keys.
+   */
+  boundKeys?: 'allowed';
   /** Docs of the `{name}` parameters of `path`, by name. */
   params?: Readonly<Record<string, HttpPathParam>>;
   /** Descriptions of query parameters, by name (the schemas come from the wire row's `query`). */
@@ -129,6 +151,25 @@ export interface HttpRoute {
   alsoAt?: readonly string[];
   /** The handler answers every method on this path (the MCP endpoint: its protocol answers 405 itself); the document lists {@link method}. */
   anyMethod?: true;
+  /**
+   * The role a caller needs, when it is not the role of the operation's scope ({@link SCOPE_ROLE}: read → viewer,
+   * write → policy_admin, admin → admin); approving needs `approver`. The gateway checks it in one place for keys (by
+   * their scope's role) and people (by their membership's role): {@link routeRole}.
+   */
+  role?: Role;
+  /**
+   * `none`: the route needs no credentials (signing in and out: `/auth/*`); its handler does its own checks. Absent: an
+   * API key or a session cookie is required.
+   */
+  auth?: 'none';
+}
+
+/**
+ * The role a caller needs for `route`: its {@link HttpRoute.role}, else the role of its operation's scope
+ * ({@link SCOPE_ROLE}). The one source of the role check at the gateway edge, the OpenAPI document and the role matrix test. Pure.
+ */
+export function routeRole(route: HttpRoute): Role {
+  return route.role ?? SCOPE_ROLE[routeOperation(route.message).scope];
 }
 
 /** One entry of {@link HttpRoute.errorBodies}. */
@@ -183,6 +224,9 @@ export const HTTP_TAGS = [
   { name: 'Policies', description: 'Versioned policies with their change history.' },
   { name: 'Agents', description: 'The agent registry: each agent with its actions and kill switch.' },
   { name: 'Kill switches', description: "The organisation's kill switch and each agent's." },
+  { name: 'MCP servers', description: 'The registry of upstream MCP servers the hosted MCP proxy reaches: settings, and headers that are sealed at rest and never answered.' },
+  { name: 'Sign-in', description: 'People sign in through the organisation’s OpenID provider; a session cookie then authenticates API requests like a key (docs/auth.md).' },
+  { name: 'Members', description: 'The organisation’s members and their roles (viewer < approver < policy_admin < admin); managing them needs admin.' },
   { name: 'Stats', description: 'Fleet totals, the daily series, estimation accuracy and per-agent stats.' },
   { name: 'Runs', description: 'Agent runs with their actions (ledger entries).' },
   { name: 'Ledger', description: 'The action ledger, exported as a stream.' },
@@ -261,6 +305,11 @@ const KILL_SWITCH_PUT =
  * The 409 of an idempotent write that re-reads and decides again when another change lands at the same moment: it
  * remains only when that happens 10 times in a row. The detail never names internal streams.
  */
+/** The `{name}` of a registered upstream MCP server. */
+const MCP_SERVER_NAME: HttpPathParam = { description: 'Server name: lower-case letters, digits, - and _, at most 64 characters' };
+/** What the registry checks of an upstream's URL. */
+const MCP_SERVER_URL_TEXT =
+  'The `url` must be http or https, carry no user name or password, and its host must not resolve to a loopback, link-local (cloud metadata), private or other non-public address unless AGP_OUTBOUND_ALLOWED_HOSTS names it (422 naming `url`). Header values are sealed with the platform\'s secrets key (AES-256-GCM) and never appear in an answer, a tool output or a log.';
 const CONCURRENT_CONFLICT = (what: string) =>
   `${what} changed concurrently 10 times in a row (each concurrent change is re-read and decided again); retry the request`;
 
@@ -294,6 +343,7 @@ const ROUTES = [
     method: 'POST',
     path: '/api/v1/interventions',
     message: 'interventions.create',
+    agentId: { in: 'body', name: 'agent_id' },
     status: 201,
     operationId: 'createIntervention',
     tags: ['Interventions'],
@@ -344,6 +394,7 @@ const ROUTES = [
     method: 'POST',
     path: '/api/v1/ingest',
     message: 'ingest.raw',
+    agentId: { in: 'events' },
     bodyAs: 'bytes',
     status: 207,
     operationId: 'ingest',
@@ -361,6 +412,7 @@ const ROUTES = [
     method: 'POST',
     path: '/api/v1/otlp/v1/traces',
     message: 'ingest.batch',
+    agentId: { in: 'events' },
     bodyAs: 'handler',
     status: 200,
     operationId: 'otlpTraces',
@@ -386,7 +438,9 @@ const ROUTES = [
     method: 'POST',
     path: '/api/v1/approvals/{id}/approve',
     message: 'approvals.approve',
+    role: 'approver',
     wakesGovernance: true,
+    boundKeys: 'allowed',
     forward: true,
     status: 200,
     operationId: 'approveApproval',
@@ -400,7 +454,9 @@ const ROUTES = [
     method: 'POST',
     path: '/api/v1/approvals/{id}/reject',
     message: 'approvals.reject',
+    role: 'approver',
     wakesGovernance: true,
+    boundKeys: 'allowed',
     forward: true,
     status: 200,
     operationId: 'rejectApproval',
@@ -429,6 +485,7 @@ const ROUTES = [
     method: 'POST',
     path: '/api/v1/policies/evaluate',
     message: 'policies.evaluate',
+    agentId: { in: 'body', name: 'agent_id' },
     forward: true,
     status: 200,
     operationId: 'evaluatePolicies',
@@ -455,11 +512,43 @@ const ROUTES = [
     problems: { 409: `If-Match is not the current version (the detail names both), or ${CONCURRENT_CONFLICT('the policy')}` },
   },
   { method: 'GET', path: '/api/v1/policies/{id}/history', message: 'policies.history', forward: true, status: 200, operationId: 'policyHistory', tags: ['Policies'], summary: 'Every change of a policy, oldest first, with actor and field changes', returns: 'The history' },
+  // The registry of upstream MCP servers (services/policies)
+  {
+    method: 'POST',
+    path: '/api/v1/mcp/servers',
+    message: 'mcp-servers.register',
+    forward: true,
+    status: 201,
+    operationId: 'registerMcpServer',
+    tags: ['MCP servers'],
+    summary: 'Register an upstream MCP server; its headers are sealed at rest and never answered (only their names)',
+    description: MCP_SERVER_URL_TEXT,
+    returns: 'The server: its settings and header names',
+    problems: { 409: 'The name is taken in the organisation', 422: 'A bad field (each named), or a `url` the platform does not call', 503: 'Headers given but no secrets key is set (distributed mode without AGP_SECRETS_KEY)' },
+  },
+  { method: 'GET', path: '/api/v1/mcp/servers', message: 'mcp-servers.list', forward: true, status: 200, operationId: 'listMcpServers', tags: ['MCP servers'], summary: "The organisation's registered upstream MCP servers, by name", returns: 'A page' },
+  { method: 'GET', path: '/api/v1/mcp/servers/{name}', message: 'mcp-servers.get', forward: true, status: 200, operationId: 'getMcpServer', tags: ['MCP servers'], summary: 'One registered upstream MCP server (header names, never values)', params: { name: MCP_SERVER_NAME }, returns: 'The server' },
+  {
+    method: 'PATCH',
+    path: '/api/v1/mcp/servers/{name}',
+    message: 'mcp-servers.update',
+    status: 200,
+    operationId: 'updateMcpServer',
+    tags: ['MCP servers'],
+    summary: 'Change fields of a registered server (any but `name`); `headers` replaces the whole set; `If-Match: <version>` guards against lost updates',
+    description: MCP_SERVER_URL_TEXT,
+    params: { name: MCP_SERVER_NAME },
+    requestHeaders: { 'If-Match': 'Expected current version, e.g. `3` or `"3"`' },
+    returns: 'The server after the change',
+    problems: { 409: `If-Match is not the current version (the detail names both), or ${CONCURRENT_CONFLICT('the server')}`, 503: 'Headers given but no secrets key is set (distributed mode without AGP_SECRETS_KEY)' },
+  },
+  { method: 'DELETE', path: '/api/v1/mcp/servers/{name}', message: 'mcp-servers.delete', forward: true, status: 204, operationId: 'deleteMcpServer', tags: ['MCP servers'], summary: 'Delete a registered upstream MCP server (its stream stays for audit)', params: { name: MCP_SERVER_NAME }, returns: 'Deleted', reply: null, problems: { 409: CONCURRENT_CONFLICT('The server') } },
   { method: 'GET', path: '/api/v1/agents', message: 'agents.list', forward: true, status: 200, operationId: 'listAgents', tags: ['Agents'], summary: 'The agent registry, by agent_id', returns: 'A page' },
   {
     method: 'POST',
     path: '/api/v1/agents',
     message: 'agents.register',
+    agentId: { in: 'body', name: 'agent_id' },
     status: 201,
     alsoReturns: { 200: 'Re-registered (changed or identical)' },
     operationId: 'registerAgent',
@@ -475,6 +564,7 @@ const ROUTES = [
     method: 'GET',
     path: '/api/v1/agents/{agent_id}/governance',
     message: 'agents.governance',
+    agentId: { in: 'path', name: 'agent_id' },
     status: 200,
     operationId: 'getAgentGovernance',
     tags: ['Agents'],
@@ -491,6 +581,7 @@ const ROUTES = [
     method: 'GET',
     path: '/api/v1/agents/{agent_id}/governance/events',
     message: 'agents.governance',
+    agentId: { in: 'path', name: 'agent_id' },
     status: 200,
     operationId: 'streamAgentGovernance',
     tags: ['Agents'],
@@ -521,6 +612,7 @@ const ROUTES = [
     method: 'PUT',
     path: '/api/v1/kill-switches/agents/{agent_id}',
     message: 'kill-switches.set',
+    agentId: { in: 'path', name: 'agent_id' },
     wakesGovernance: true,
     forward: true,
     status: 200,
@@ -537,13 +629,14 @@ const ROUTES = [
     method: 'POST',
     path: '/api/v1/quotas/leases',
     message: 'quotas.leases',
+    agentId: { in: 'body', name: 'acquire', each: 'agent_id' },
     forward: true,
     status: 200,
     operationId: 'leaseQuotas',
     tags: ['Quotas'],
     summary: 'Acquire, renew, report on and release leases of fleet-wide limits, for all of a holder’s limits in one call',
     description:
-      'A governing process (the agent SDK, or any client deciding locally) asks for a slice of what is left of each limit it decides against and admits actions against it without asking again while the lease lasts. Reports are applied first (each `seq` once; `spent` is the total admitted against the lease, actual costs included; `release` returns the unspent rest at once), then acquisitions: `need` is granted whole or not at all (`exhausted`), and the platform may grant more, up to its slice rule (at most 5 % of the limit, and a fair share of the rest among the holders). An unrenewed lease expires after the lease TTL and its unspent quota returns. Counters are kept per organisation, policy, limit, scope key and window; two replicas never grant the same quota twice.',
+      'A governing process (the agent SDK, or any client deciding locally) asks for a slice of what is left of each limit it decides against and admits actions against it without asking again while the lease lasts. Reports are applied first (each `seq` once; `spent` is the total admitted against the lease, actual costs included; `release` returns the unspent rest at once), then acquisitions: `need` is granted whole or not at all (`exhausted`), and the platform may grant more, up to its slice rule (at most 5 % of the limit, and a fair share of the rest among the holders). An unrenewed lease expires after the lease TTL, and its unspent quota returns half a TTL later (a grace for late reports). Counters are kept per organisation, policy, limit, scope key and window; two replicas never grant the same quota twice.',
     returns: 'The leases, one per acquire item then one per report item still active, and the ids released',
     problems: {
       404: 'The policy (or a lease id) is not the organisation’s, or the policy has no such limit: nothing is granted',
@@ -888,6 +981,110 @@ const ROUTES = [
     returns: 'The calling key',
   },
   {
+    method: 'GET',
+    path: '/api/v1/auth/me',
+    message: 'auth.me',
+    status: 200,
+    operationId: 'getCaller',
+    tags: ['Sign-in'],
+    summary: 'Who calls: the signed-in person (session cookie) or the API key, the current organisation, the role and the other memberships',
+    returns: 'The caller',
+  },
+  {
+    method: 'GET',
+    path: '/auth/login',
+    message: 'auth.login',
+    auth: 'none',
+    status: 302,
+    operationId: 'signIn',
+    tags: ['Sign-in'],
+    summary: "Start signing in: redirects to the organisation's OpenID provider (Authorization Code with PKCE)",
+    description:
+      '`return_to` must be a path of this site (`/approvals`); a URL with a scheme or host (an open redirect) is refused with 422. Answers 404 when sign-in is off (`AGP_AUTH_MODE=keys`) and 503 when the provider cannot be reached (existing sessions and keys keep working).',
+    queryDocs: { return_to: 'A path of this site to return to after signing in; default /' },
+    reply: null,
+    returns: 'A redirect (Location) to the provider',
+    responseHeaders: { Location: "The provider's authorization endpoint" },
+    problems: { 404: 'Sign-in is off (AGP_AUTH_MODE=keys)', 503: 'The OpenID provider cannot be reached; retry' },
+  },
+  {
+    method: 'GET',
+    path: '/auth/callback',
+    message: 'auth.callback',
+    auth: 'none',
+    status: 302,
+    operationId: 'signInCallback',
+    tags: ['Sign-in'],
+    summary: "Finish signing in: the provider's answer is checked and a session cookie is set",
+    description:
+      'The `state` must be one this platform issued within 10 minutes and not used yet (a forged or replayed state is refused with 400); the code is exchanged with its PKCE verifier and the ID token checked (issuer, audience, nonce). The person is found or created from the `sub` claim; an invited e-mail takes up its membership; an e-mail in AGP_ADMIN_EMAILS becomes admin of the initial organisation. A person with no membership is refused with 403. Sets the `agp_session` cookie (HttpOnly, SameSite=Lax, Secure behind https) and redirects to `return_to`.',
+    reply: null,
+    returns: 'A redirect (Location) to the path signing in started from',
+    responseHeaders: { Location: 'The return_to path', 'Set-Cookie': 'agp_session: the opaque session id' },
+    problems: { 400: 'A forged, replayed or expired state, or the provider answered an error', 403: 'The person is a member of no organisation', 404: 'Sign-in is off (AGP_AUTH_MODE=keys)', 503: 'The OpenID provider cannot be reached; retry' },
+  },
+  {
+    method: 'POST',
+    path: '/auth/logout',
+    message: 'auth.logout',
+    auth: 'none',
+    status: 204,
+    operationId: 'signOut',
+    tags: ['Sign-in'],
+    summary: "Sign out: the cookie's session is revoked at once and the cookie cleared",
+    description: 'Needs an `Origin` header equal to the public URL when a session cookie is sent (CSRF); without a session it just clears the cookie.',
+    reply: null,
+    returns: 'Signed out',
+    problems: { 403: 'Origin missing or not the public URL (AGP_PUBLIC_URL)', 404: 'Sign-in is off (AGP_AUTH_MODE=keys)' },
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/members',
+    message: 'members.list',
+    status: 200,
+    operationId: 'listMembers',
+    tags: ['Members'],
+    summary: "The organisation's members and invited e-mail addresses, with their roles (admin)",
+    returns: 'The members',
+    problems: { 403: 'Not an admin' },
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/members',
+    message: 'members.create',
+    status: 201,
+    operationId: 'createMember',
+    tags: ['Members'],
+    summary: 'Invite an e-mail address with a role (admin); it takes the membership up at its first sign-in',
+    description: `\`role\` is one of ${ROLES.join(', ')}.`,
+    returns: 'The member (status invited, or active when the person has signed in before)',
+    problems: { 403: 'Not an admin', 409: 'The e-mail is a member already', 422: `A bad field, named: an email that is not an address, a role not among ${ROLES.join(', ')}` },
+  },
+  {
+    method: 'PATCH',
+    path: '/api/v1/members/{id}',
+    message: 'members.update',
+    status: 200,
+    operationId: 'updateMember',
+    tags: ['Members'],
+    summary: "Change a member's role (admin); it applies to the member's next request",
+    params: { id: { description: 'Member id' } },
+    returns: 'The member',
+    problems: { 403: 'Not an admin', 404: 'Unknown member id (or another organisation’s)', 409: 'The last admin cannot lose the admin role', 422: `A role not among ${ROLES.join(', ')}` },
+  },
+  {
+    method: 'DELETE',
+    path: '/api/v1/members/{id}',
+    message: 'members.remove',
+    status: 200,
+    operationId: 'removeMember',
+    tags: ['Members'],
+    summary: "Remove a member (admin); the member's sessions in the organisation end",
+    params: { id: { description: 'Member id' } },
+    returns: 'The removed member',
+    problems: { 403: 'Not an admin', 404: 'Unknown member id (or another organisation’s)', 409: 'The last admin cannot be removed' },
+  },
+  {
     method: 'POST',
     path: '/api/v1/keys',
     message: 'keys.create',
@@ -983,6 +1180,7 @@ const ROUTES = [
     method: 'POST',
     path: '/api/v1/mcp/call',
     message: 'mcp.call-tool',
+    boundKeys: 'allowed',
     status: 200,
     operationId: 'callMcpTool',
     tags: ['Tool gateway'],
@@ -1051,6 +1249,7 @@ const ROUTES = [
     method: 'POST',
     path: '/api/v1/mcp',
     message: 'mcp.http',
+    boundKeys: 'allowed',
     bodyAs: 'handler',
     anyMethod: true,
     status: 200,
@@ -1073,6 +1272,41 @@ const ROUTES = [
       413: { description: `A JSON-RPC error: body over ${MCP_MAX_BODY_BYTES / 1024} KiB`, content: { 'application/json': JsonRpcErrorResponseSchema } },
       415: { description: 'A JSON-RPC error: the body is not application/json', content: { 'application/json': JsonRpcErrorResponseSchema } },
       503: { description: 'The tool gateway (a JSON-RPC error) or the key store (problem details) is unavailable; retry', content: { 'application/json': JsonRpcErrorResponseSchema }, problem: true },
+    },
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/mcp/proxy/{server}',
+    message: 'mcp-proxy.http',
+    bodyAs: 'handler',
+    anyMethod: true,
+    agentId: { in: 'header', name: 'AGP-Agent-Id' },
+    status: 200,
+    operationId: 'mcpProxy',
+    tags: ['MCP servers'],
+    summary: 'The hosted MCP proxy: a registered upstream MCP server over Streamable HTTP, every tools/call governed',
+    description:
+      'An MCP endpoint standing for the organisation’s registered server `{server}` (POST /api/v1/mcp/servers): revision 2026-07-28 (stateless, `server/discover`) and the 2025 revisions (the SDK’s stateless mode; GET and DELETE answer 405). Every `tools/call` is decided by the platform’s policies as the caller’s agent (an agent-bound key’s agent, else the `AGP-Agent-Id` header, else the client’s `clientInfo.name`, else `mcp-client`) and recorded in the run named by `AGP-Run-Id` (else one run per agent and key while the proxy holds it); a refused call is a tool result with `isError: true`, not an error answer. A call waiting for an approval streams `notifications/progress` (SSE) when it carries a progress token. The registration’s headers go to the upstream only; the caller’s key never does. An upstream that is down, slow past `timeout_ms` or answers garbage is a tool error naming the server.',
+    params: { server: MCP_SERVER_NAME },
+    returns: 'A JSON-RPC 2.0 response, as JSON or as an SSE stream (progress notifications, then the response); 202 without a body for a notification',
+    body: z.unknown().meta({ description: 'A JSON-RPC 2.0 request or notification' }),
+    reply: z.unknown().meta({ description: 'A JSON-RPC 2.0 response' }),
+    requestHeaders: {
+      'MCP-Protocol-Version': 'The protocol revision (2025 revisions; 2026-07-28 carries it in `_meta`)',
+      Accept: 'application/json, text/event-stream',
+      'AGP-Agent-Id': 'The agent the calls are governed as (a key bound to an agent: only that agent)',
+      'AGP-Run-Id': 'The run the calls are recorded in (1-256 characters)',
+    },
+    content: { 'application/json': JsonRpcResponseSchema, 'text/event-stream': z.string().meta({ description: '`event: message` frames: progress notifications, then the JSON-RPC 2.0 response' }) },
+    alsoReturns: { 202: 'A notification or a response was accepted (no body)' },
+    noBody: [202],
+    problems: { 404: 'No server of that name is registered in the caller’s organisation', 422: 'A server name that cannot be registered (`path.server`), or an `AGP-Agent-Id` or `AGP-Run-Id` header over 256 characters' },
+    errorBodies: {
+      400: { description: 'A JSON-RPC error: parse error, invalid request, or unsupported protocol version; problem details for a bad percent-encoding in `{server}`', content: { 'application/json': JsonRpcErrorResponseSchema }, problem: true },
+      405: { description: 'A JSON-RPC error: GET or DELETE of a 2025 session (the proxy is stateless)', content: { 'application/json': JsonRpcErrorResponseSchema } },
+      406: { description: 'A JSON-RPC error: Accept does not name both application/json and text/event-stream', content: { 'application/json': JsonRpcErrorResponseSchema } },
+      413: { description: `A JSON-RPC error: body over ${MCP_MAX_BODY_BYTES / 1024} KiB`, content: { 'application/json': JsonRpcErrorResponseSchema } },
+      415: { description: 'A JSON-RPC error: the body is not application/json', content: { 'application/json': JsonRpcErrorResponseSchema } },
     },
   },
 ] as const satisfies readonly HttpRoute[];

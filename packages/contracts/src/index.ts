@@ -16,6 +16,7 @@ export * from './stats.js';
 export * from './wire.js';
 export * from './keys.js';
 export * from './gateway-ops.js';
+export * from './members.js';
 export * from './dead-letters.js';
 export * from './mcp.js';
 export * from './evals.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DateTimeSchema, paginationShape } from './common.js';
+import { DateTimeSchema, OpaqueIdSchema, paginationShape } from './common.js';
 
 /**
  * API keys over HTTP: the scopes a key may have, and the bodies of `/api/v1/keys` and `/api/v1/auth/key`. Keys belong
@@ -26,13 +26,16 @@ export function scopeAllows(have: Scope, need: Scope): boolean {
 export const KEY_NAME_MAX = 200;
 
 /**
- * Body of `POST /api/v1/keys`: a name (shown beside the key's id wherever it acted, e.g. `ci-gate`), a scope, and an
- * optional expiry (ISO 8601 date-time in the future; absent: the key never expires). Unknown fields are a 422.
+ * Body of `POST /api/v1/keys`: a name (shown beside the key's id wherever it acted, e.g. `ci-gate`), a scope, an
+ * optional expiry (ISO 8601 date-time in the future; absent: the key never expires), and an optional `agent_id` that
+ * binds the key to one agent (a read or write key only: an admin key may not be bound, 422). Unknown fields are a 422.
+ * Source: docs/api.md (Keys, Agent-bound keys); docs/decisions.md (Agent-bound keys).
  */
 export const CreateApiKeySchema = z.strictObject({
   name: z.string().trim().min(1, 'must not be empty').max(KEY_NAME_MAX).describe('A label for the key, recorded as actor_name on what it changes'),
   scope: KeyScopeSchema,
   expires_at: DateTimeSchema.optional().describe('When the key stops working (ISO 8601, in the future); absent: never'),
+  agent_id: OpaqueIdSchema.optional().describe('Bind the key to this agent: it then acts only as that agent (read and write keys; an admin key cannot be bound)'),
 });
 export type CreateApiKey = z.infer<typeof CreateApiKeySchema>;
 
@@ -51,6 +54,7 @@ export const ApiKeySchema = z.object({
   revoked_at: z.string().nullable().describe('When it was revoked; null: not revoked'),
   last_used_at: z.string().nullable().describe('When a request last presented it, to within a minute; null: never used'),
   status: z.enum(API_KEY_STATUSES),
+  agent_id: z.string().nullable().describe('The agent the key is bound to (it acts only as that agent); null: not bound'),
 });
 export type ApiKey = z.infer<typeof ApiKeySchema>;
 
@@ -68,12 +72,13 @@ export type ListApiKeysQuery = z.infer<typeof ListApiKeysQuerySchema>;
 export const ApiKeyPageSchema = z.object({ keys: z.array(ApiKeySchema), total: z.number().int(), skip: z.number().int(), limit: z.number().int() });
 export type ApiKeyPage = z.infer<typeof ApiKeyPageSchema>;
 
-/** `GET /api/v1/auth/key`: the calling key: its id, organisation, name, scope and expiry. */
+/** `GET /api/v1/auth/key`: the calling key: its id, organisation, name, scope, expiry and bound agent. */
 export const CallerKeySchema = z.object({
   id: z.string(),
   organization_id: z.string(),
   name: z.string().nullable(),
   scope: KeyScopeSchema,
   expires_at: z.string().nullable().describe('When the key expires; null: never'),
+  agent_id: z.string().nullable().describe('The agent the key is bound to; null: not bound'),
 });
 export type CallerKey = z.infer<typeof CallerKeySchema>;

@@ -6,6 +6,7 @@
  * Source: spec §Tool, resource and prompt descriptors, §Tool gateway; architecture §4 (Tool call errors, MCP).
  */
 import { z } from 'zod';
+import { paginationShape } from './common.js';
 
 /**
  * A JSON Schema object as `input_schema` carries it: `{type: 'object', properties, required, ...}`; `required` lists
@@ -144,3 +145,156 @@ export type McpHttpExchange = z.infer<typeof McpHttpExchangeSchema>;
 /** The protocol's answer to an {@link McpHttpExchangeSchema}: status, headers and body text (JSON or empty). */
 export const McpHttpAnswerSchema = z.object({ status: z.number().int(), headers: z.record(z.string(), z.string()), body: z.string() });
 export type McpHttpAnswer = z.infer<typeof McpHttpAnswerSchema>;
+
+/**
+ * An upstream MCP server's name within its organisation: the `{name}` of `/api/v1/mcp/servers/{name}` and of the
+ * hosted proxy's path. Lower-case letters, digits, `-` and `_`, starting with a letter or digit, at most 64.
+ * Source: docs/mcp-proxy.md.
+ */
+export const McpServerNameSchema = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, { error: 'lower-case letters, digits, - and _, starting with a letter or digit, at most 64 characters' });
+
+/** How a tool call that escalates is approved: `platform` (a human in the console or API) or `client` (the user, asked in the agent's client through elicitation). */
+export const McpApprovalModeSchema = z.enum(['platform', 'client']);
+
+/** Shortest and longest `timeout_ms` of an upstream, in ms; the default when a registration leaves it out. */
+export const MCP_UPSTREAM_TIMEOUT_MS = { min: 100, max: 600_000, default: 30_000 } as const;
+
+/** An upstream's URL as stored: absolute http(s), at most 2048 characters (whether the platform may call it is the outbound address check's, at registration). */
+export const McpUpstreamUrlSchema = z
+  .string()
+  .max(2048)
+  .refine((v) => URL.canParse(v) && ['http:', 'https:'].includes(new URL(v).protocol), { error: 'an absolute http or https URL' });
+
+/**
+ * The settings of a registered upstream MCP server: everything of a registration but its `headers` (which are
+ * secrets, sealed at rest and never answered). The hosted proxy passes them to the governed proxy as they are.
+ * `action_prefix` + a tool's name is the action name decided; `tool_costs_usd` the estimated cost per tool, in USD;
+ * `hide_denied_tools` leaves the tools an agent may never call out of `tools/list`; `timeout_ms` bounds each upstream
+ * request, in ms. Source: the MCP proxy's registration fields (docs/mcp-proxy.md).
+ */
+export const McpUpstreamSettingsSchema = z.strictObject({
+  name: McpServerNameSchema.describe('The server’s name, unique in the organisation: lower-case letters, digits, - and _, at most 64 characters'),
+  url: McpUpstreamUrlSchema.describe('The upstream’s MCP endpoint: an absolute http or https URL, at most 2048 characters, without credentials'),
+  action_prefix: z.string().max(256).describe('Prefix of the action name policies decide: action_prefix + the tool’s name (default `<name>.`)'),
+  tool_costs_usd: z.record(z.string().min(1).max(256), z.number().finite().min(0)).describe('Estimated cost of one call, in USD, by tool name (full precision, no rounding)'),
+  hide_denied_tools: z.boolean().describe('Leave the tools an agent may never call out of `tools/list`'),
+  timeout_ms: z.number().int().min(MCP_UPSTREAM_TIMEOUT_MS.min).max(MCP_UPSTREAM_TIMEOUT_MS.max).describe(`Bound of each upstream request, in ms (${MCP_UPSTREAM_TIMEOUT_MS.min} to ${MCP_UPSTREAM_TIMEOUT_MS.max})`),
+  approval: McpApprovalModeSchema.describe('Who approves a tool call that escalates: platform (a human in the console or API) or client (the user, through elicitation)'),
+});
+/** See {@link McpUpstreamSettingsSchema}. */
+export type McpUpstreamSettings = z.infer<typeof McpUpstreamSettingsSchema>;
+
+/** Most headers a registration may carry. */
+export const MCP_UPSTREAM_MAX_HEADERS = 32;
+/** Header names the proxy sets itself toward the upstream; a registration may not set them. Lower case. */
+export const MCP_UPSTREAM_RESERVED_HEADERS: readonly string[] = ['host', 'content-length', 'transfer-encoding', 'connection', 'upgrade', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'];
+
+/**
+ * The `headers` of a registration: header name (an RFC 9110 token, not one of {@link MCP_UPSTREAM_RESERVED_HEADERS})
+ * to value (at most 8192 characters, no control character but tab: a CR or LF would split the request). Secrets:
+ * write-only, sealed at rest, sent only to the upstream.
+ */
+export const McpUpstreamHeadersSchema = z
+  .record(
+    z
+      .string()
+      .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/, { error: 'a header name: an RFC 9110 token (letters, digits and !#$%&\'*+.^_`|~-)' })
+      .refine((n) => !MCP_UPSTREAM_RESERVED_HEADERS.includes(n.toLowerCase()), { error: `set by the proxy itself: not one of ${MCP_UPSTREAM_RESERVED_HEADERS.join(', ')}` }),
+    // eslint-disable-next-line no-control-regex
+    z.string().max(8192).regex(/^[^\u0000-\u0008\u000a-\u001f\u007f]*$/, { error: 'a header value without control characters (CR, LF, NUL, …)' }),
+  )
+  .refine((h) => Object.keys(h).length <= MCP_UPSTREAM_MAX_HEADERS, { error: `at most ${MCP_UPSTREAM_MAX_HEADERS} headers` })
+  .refine((h) => new Set(Object.keys(h).map((n) => n.toLowerCase())).size === Object.keys(h).length, { error: 'each header name once (names are case-insensitive)' });
+/** See {@link McpUpstreamHeadersSchema}. */
+export type McpUpstreamHeaders = z.infer<typeof McpUpstreamHeadersSchema>;
+
+/**
+ * Body of a registration (`POST /api/v1/mcp/servers`): the settings, each but `name` and `url` optional
+ * (`action_prefix` defaults to `<name>.`, `tool_costs_usd` to `{}`, `hide_denied_tools` to false, `timeout_ms` to
+ * 30000, `approval` to `platform`), and the write-only `headers`. Unknown fields are a 422.
+ */
+export const McpServerRegistrationSchema = z.strictObject({
+  ...McpUpstreamSettingsSchema.shape,
+  action_prefix: McpUpstreamSettingsSchema.shape.action_prefix.optional(),
+  tool_costs_usd: McpUpstreamSettingsSchema.shape.tool_costs_usd.default({}),
+  hide_denied_tools: z.boolean().default(false),
+  timeout_ms: McpUpstreamSettingsSchema.shape.timeout_ms.default(MCP_UPSTREAM_TIMEOUT_MS.default),
+  approval: McpApprovalModeSchema.default('platform'),
+  headers: McpUpstreamHeadersSchema.default({}).describe('Headers sent to the upstream (e.g. Authorization): write-only, sealed at rest, never answered'),
+});
+/** See {@link McpServerRegistrationSchema} (defaults applied, `action_prefix` still optional). */
+export type McpServerRegistration = z.infer<typeof McpServerRegistrationSchema>;
+
+/**
+ * A registered server as the API answers it: its settings, the names of its headers (never their values), when it
+ * was registered and last changed (ISO 8601 UTC) and its version (one more per change).
+ */
+export const McpServerSchema = McpUpstreamSettingsSchema.extend({
+  header_names: z.array(z.string()).describe('Names of the headers sent to the upstream; their values are never answered'),
+  created_at: z.string().describe('When it was registered, ISO 8601 UTC'),
+  updated_at: z.string().describe('When it last changed, ISO 8601 UTC'),
+  version: z.number().int().min(1).describe('Version: 1 at registration, one more per change (If-Match on PATCH)'),
+});
+/** See {@link McpServerSchema}. */
+export type McpServer = z.infer<typeof McpServerSchema>;
+
+/** Route parameter `{name}` of a registered server. */
+export const McpServerPathSchema = z.strictObject({ name: McpServerNameSchema });
+
+/**
+ * Body of `PATCH /api/v1/mcp/servers/{name}`: any non-empty subset of a registration's fields but `name`. `headers`,
+ * when given, replaces the whole set (`{}` removes every header). Unknown fields (and `name`) are a 422.
+ */
+export const McpServerPatchSchema = z
+  .strictObject({
+    url: McpUpstreamUrlSchema.optional(),
+    action_prefix: McpUpstreamSettingsSchema.shape.action_prefix.optional(),
+    tool_costs_usd: McpUpstreamSettingsSchema.shape.tool_costs_usd.optional(),
+    hide_denied_tools: z.boolean().optional(),
+    timeout_ms: McpUpstreamSettingsSchema.shape.timeout_ms.optional(),
+    approval: McpApprovalModeSchema.optional(),
+    headers: McpUpstreamHeadersSchema.optional().describe('Replaces the whole set of headers ({} removes them); write-only, sealed at rest'),
+  })
+  .refine((p) => Object.values(p).some((v) => v !== undefined), { error: 'at least one field to change: url, action_prefix, tool_costs_usd, hide_denied_tools, timeout_ms, approval or headers' });
+/** See {@link McpServerPatchSchema}. */
+export type McpServerPatch = z.infer<typeof McpServerPatchSchema>;
+
+/** Query of `GET /api/v1/mcp/servers`: `skip` (default 0) and `limit` (1–1000, default 50); servers by name. */
+export const ListMcpServersQuerySchema = z.strictObject({ ...paginationShape(50, 1000) });
+/** See {@link ListMcpServersQuerySchema}. */
+export type ListMcpServersQuery = z.infer<typeof ListMcpServersQuerySchema>;
+
+/** A page of registered servers, by name. */
+export const McpServerPageSchema = z.object({
+  servers: z.array(McpServerSchema).describe('The servers of the page, by name'),
+  total: z.number().int().describe('Servers registered in the organisation'),
+  skip: z.number().int().describe('Servers skipped'),
+  limit: z.number().int().describe('Page size asked for'),
+});
+/** See {@link McpServerPageSchema}. */
+export type McpServerPage = z.infer<typeof McpServerPageSchema>;
+
+/** Domain events of a registered server's stream `mcp-server-<deterministicId(org, name)>`. */
+export const McpServerEvents = { Registered: 'McpServerRegistered', Updated: 'McpServerUpdated', Deleted: 'McpServerDeleted' } as const;
+
+/**
+ * Data of McpServerRegistered and McpServerUpdated: the whole settings after the change, the header names and the
+ * headers as one value sealed by the platform's SecretBox (`agp1.…`, bound to the organisation and the name; null when
+ * there are none), and the time (ISO 8601 UTC). A header value never appears in an event unsealed.
+ */
+export const McpServerChangedDataSchema = McpUpstreamSettingsSchema.extend({ header_names: z.array(z.string()), sealed_headers: z.string().nullable(), at: z.string() });
+/** See {@link McpServerChangedDataSchema}. */
+export type McpServerChangedData = z.infer<typeof McpServerChangedDataSchema>;
+
+/** Data of McpServerDeleted: the name and the time (ISO 8601 UTC). */
+export const McpServerDeletedDataSchema = z.object({ name: McpServerNameSchema, at: z.string() });
+/** See {@link McpServerDeletedDataSchema}. */
+export type McpServerDeletedData = z.infer<typeof McpServerDeletedDataSchema>;
+
+/**
+ * Reply of `mcp-servers.open` (only the gateway's hosted proxy asks it): a registered server's settings and its
+ * headers opened, to send to the upstream. Never an HTTP answer.
+ */
+export const McpServerOpenedSchema = z.object({ settings: McpUpstreamSettingsSchema, headers: z.record(z.string(), z.string()) });
+/** See {@link McpServerOpenedSchema}. */
+export type McpServerOpened = z.infer<typeof McpServerOpenedSchema>;

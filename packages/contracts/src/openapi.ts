@@ -23,7 +23,7 @@ import {
 } from './evals.js';
 import { AgentGovernanceSchema } from './governance.js';
 import { GuardrailContextSchema } from './guardrail.js';
-import { HTTP_ROUTES, HTTP_TAGS, JsonRpcErrorResponseSchema, JsonRpcResponseSchema, routeOperation, type HttpRoute, type RouteKey } from './http-routes.js';
+import { HTTP_ROUTES, HTTP_TAGS, JsonRpcErrorResponseSchema, JsonRpcResponseSchema, routeOperation, routeRole, type HttpRoute, type RouteKey } from './http-routes.js';
 import { IngestEventSchema, IngestResponseSchema, MAX_JSON_DEPTH } from './ingest.js';
 import { CreateInterventionSchema, InterventionDetailSchema, InterventionPageSchema, InterventionRecordSchema, InterventionStatsSchema } from './intervention.js';
 import {
@@ -336,12 +336,22 @@ function operation(route: HttpRoute): Json {
   // or write key); a path parameter: 404;
   // a GET: 304 (If-None-Match); the route's own statuses (`problems`, `errorBodies`).
   const statuses = new Set<number>([...EDGE_PROBLEMS, ...Object.keys(route.problems ?? {}).map(Number), ...Object.keys(route.errorBodies ?? {}).map(Number)]);
-  if (routeOperation(route.message).scope !== 'read') statuses.add(403);
+  const write = routeOperation(route.message).scope !== 'read';
+  const role = routeRole(route);
+  if (write || role !== 'viewer') statuses.add(403);
   if (pathParamNames(route.path).length) statuses.add(404);
+  // A route naming an agent: 403 for an agent-bound key naming another (HttpRoute.agentId); a write naming none: 403
+  // for any agent-bound key, unless the row allows them (HttpRoute.boundKeys).
+  const boundRefused = write && !route.agentId && route.boundKeys !== 'allowed';
+  const problems = route.agentId || boundRefused ? { ...route.problems, 403: boundAgentText(route, write) } : route.problems;
+  if (route.agentId) statuses.add(403);
   const conditional = route.method === 'GET' && route.status === 200;
   return {
     operationId: route.operationId,
     tags: [...route.tags],
+    // The role a caller needs (a key: the role of its scope; a person: their membership's role): docs/auth.md. A row
+    // that takes no credentials (signing in and out) has none.
+    ...(route.auth === 'none' ? { security: [] } : { 'x-agp-role': role }),
     summary: route.summary,
     ...(route.description ? { description: route.description } : {}),
     ...(params.length ? { parameters: params } : {}),
@@ -354,10 +364,25 @@ function operation(route: HttpRoute): Json {
       [String(route.status)]: success(route.returns),
       ...Object.fromEntries(Object.entries(route.alsoReturns ?? {}).map(([status, description]) => [status, success(description, !route.noBody?.includes(Number(status)))])),
       ...(conditional ? notModified(/If-None-Match/.test(route.responseHeaders?.ETag ?? '')) : {}),
-      ...problemResponses([...statuses].sort((a, b) => a - b), route.problems, route.errorBodies),
+      ...problemResponses([...statuses].sort((a, b) => a - b), problems, route.errorBodies),
       ...HEADERS_TOO_LARGE,
     },
   };
+}
+
+/**
+ * The 403 text of a route naming an agent (`HttpRoute.agentId`), or of a write an agent-bound key may not call: the
+ * route's own or the usual scope text, then what an agent-bound key is refused for (docs/decisions.md, Agent-bound keys).
+ */
+function boundAgentText(route: HttpRoute, write: boolean): string {
+  const ref = route.agentId;
+  const bound = !ref
+    ? 'an agent-bound key (this route acts for the whole organisation, not one agent; nothing is done)'
+    : ref.in === 'events'
+      ? "an agent-bound key: each event naming another agent in body.agent_id is refused on its own (403 in that event's answer)"
+      : `an agent-bound key naming another agent in ${ref.in}.${ref.name}${'each' in ref && ref.each ? `.<i>.${ref.each}` : ''} (the detail names the field and the bound agent; nothing is done)`;
+  const usual = route.problems?.[403] ?? (write ? STATUS_TEXT[403] : undefined);
+  return usual ? `${usual}; or ${bound}` : `${bound[0].toUpperCase()}${bound.slice(1)}`;
 }
 
 /** OpenAPI `paths` of `routes`: one path item per path, one operation per method, in table order. */
@@ -387,18 +412,19 @@ export function buildOpenApiDocument(serverUrl = '/'): Json {
       license: { ...OPENAPI_LICENSE },
       description:
         API_AREAS +
-        ' Every endpoint requires `Authorization: Bearer <key>` (or `X-API-Key`); the scope of a key is read (queries), write (also changes) or admin (also manages API keys: /api/v1/keys), and `GET /api/v1/auth/key` names it. Errors are RFC 9457 problem details. Limits of every JSON body: at most 5 MiB (413; some routes less, as they say); objects and arrays nested at most ' +
+        ' Every endpoint requires `Authorization: Bearer <key>` (or `X-API-Key`); the scope of a key is read (queries), write (also changes) or admin (also manages API keys: /api/v1/keys), and `GET /api/v1/auth/key` names it. A person signed in through OpenID Connect (`/auth/login`) is authenticated by the `agp_session` cookie instead, and acts with the role of their membership (viewer < approver < policy_admin < admin); each operation  `x-agp-role` is the role it needs (a read key acts as viewer, a write key as policy_admin, an admin key as admin). Errors are RFC 9457 problem details. Limits of every JSON body: at most 5 MiB (413; some routes less, as they say); objects and arrays nested at most ' +
         MAX_JSON_DEPTH +
         ' levels deep (`{}` is one level), counted from the body, from each ingest event, and from the arguments of an MCP tool call or prompt — deeper is 422 naming the limit and the path where it was crossed (for ingest, that event alone, in the 207 answer); no NUL character and no unpaired UTF-16 surrogate in any string or member name (422 naming the field).',
     },
     servers: [{ url: serverUrl }],
-    security: [{ bearer: [] }, { apiKey: [] }],
+    security: [{ bearer: [] }, { apiKey: [] }, { session: [] }],
     tags: HTTP_TAGS.map((t) => ({ ...t })),
     paths: pathsOf(HTTP_ROUTES),
     components: {
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'An AGP API key: `agp_...`' },
         apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+        session: { type: 'apiKey', in: 'cookie', name: 'agp_session', description: 'The session cookie of a person signed in through OpenID Connect (`GET /auth/login`); a write with it needs an `Origin` header equal to the public URL' },
       },
       schemas: Object.fromEntries(COMPONENTS.map((c) => [c.name, { description: c.description, ...schemaOf(c.schema, c.io) }])),
     },

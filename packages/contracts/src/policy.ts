@@ -163,9 +163,20 @@ export const GUARDRAIL_MODES = ['block', 'warn'] as const;
 /** The PII guardrail's modes: also `redact`, which masks each match in the arguments and lets the action run. */
 export const PII_GUARDRAIL_MODES = ['block', 'warn', 'redact'] as const;
 
-/** Personal-data guardrail. `categories` omitted = all of {@link PII_CATEGORIES}; `mode` defaults to block. */
+/**
+ * What the PII guardrail does with personal data in an action's result (a tool's result through the MCP proxy):
+ * `block` withholds the result, `redact` masks each match before the agent sees it, `warn` passes it with a warning.
+ */
+export const PII_RESULT_MODES = ['block', 'redact', 'warn'] as const;
+export type PiiResultMode = (typeof PII_RESULT_MODES)[number];
+
+/**
+ * Personal-data guardrail. `categories` omitted = all of {@link PII_CATEGORIES}; `mode` defaults to block;
+ * `results` omitted = results are not scanned.
+ */
 export const PiiGuardrailSchema = z.strictObject({
   mode: z.enum(PII_GUARDRAIL_MODES).default('block').describe('How the guardrail acts: block stops the action, warn lets it run with a warning, redact masks each match in the arguments and lets it run.'),
+  results: z.enum(PII_RESULT_MODES).optional().describe('What the guardrail does with personal data in an action’s result (a tool’s result through the MCP proxy): block withholds the result, redact masks each match before the agent sees it, warn passes it with a warning. Omitted: results are not scanned.'),
   categories: z.array(z.enum(PII_CATEGORIES)).min(1, 'list at least one category, or omit categories for all').max(PII_CATEGORIES.length).optional(),
 });
 

@@ -55,6 +55,16 @@ export const rateLimitAction = (limit: string): string | null => (limit.startsWi
 export const DEFAULT_QUOTA_LEASE_TTL_MS = 15_000;
 
 /**
+ * How long past its expiry a lease keeps its reservation before the platform reclaims it, ms: half the lease TTL. A
+ * holder stops admitting against its lease a little before the expiry it was answered, but what it admitted last is
+ * reported afterwards (every 250 ms, later when the process or the network is slow); a report that arrives within
+ * this grace still counts against what the lease reserved, so a late report is never an overshoot. A crashed holder's
+ * unspent quota therefore returns TTL × 1.5 after its last renewal. Source: docs/decisions.md (Leases, not a check
+ * per action).
+ */
+export const quotaLeaseGraceMs = (ttlMs: number): number => Math.round(ttlMs / 2);
+
+/**
  * The most of a limit one grant hands out, as a fraction of the limit (5 %): the bound on what a holder cut off from
  * the platform can still spend of it, beyond an action that alone needs more. The rule: docs/sdk.md (Fleet-wide
  * limits, Lease sizes).

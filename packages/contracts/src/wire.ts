@@ -39,6 +39,13 @@ import {
   McpResourceUriSchema,
   McpToolCallSchema,
   McpToolOutcomeSchema,
+  ListMcpServersQuerySchema,
+  McpServerOpenedSchema,
+  McpServerPageSchema,
+  McpServerPatchSchema,
+  McpServerPathSchema,
+  McpServerRegistrationSchema,
+  McpServerSchema,
 } from './mcp.js';
 import { IngestResponseSchema } from './ingest.js';
 import { ProjectionRetriedSchema, RetryProjectionDeadLetterSchema } from './dead-letters.js';
@@ -126,7 +133,8 @@ export type RawJson = z.infer<typeof RawJsonSchema>;
 /**
  * The caller's context on every request/reply message, resolved by the gateway from the bearer token: the
  * organisation every query and append is scoped to, the key's scope, id (the actor on appended events, `key:<id>`) and
- * name (recorded beside the actor as `actor_name`, so the name that acted stays with the record), the request id, and
+ * name (recorded beside the actor as `actor_name`, so the name that acted stays with the record), the agent it is bound
+ * to (`agent_id`, when it is), the request id, and
  * the W3C `traceparent` when the caller sent one. Source: architecture §4 (Auth).
  */
 export const RequestContextSchema = z.object({
@@ -135,11 +143,26 @@ export const RequestContextSchema = z.object({
   key_id: z.string(),
   /** The key's name at the time of the request; null or absent for a key made without one. */
   key_name: z.string().nullable().optional(),
+  /**
+   * The agent the key is bound to (docs/decisions.md, Agent-bound keys): a request naming another agent is refused
+   * (403). Null or absent for a key bound to no agent.
+   */
+  agent_id: z.string().nullable().optional(),
+  /**
+   * The person acting, when the request came with a session cookie (docs/auth.md): then `key_id` is the session's id,
+   * `key_name` the person's e-mail and `scope` the scope of their role for this request. Absent for an API key.
+   */
+  user_id: z.string().optional(),
   correlation_id: z.string(),
   traceparent: z.string().optional(),
 });
 /** See {@link RequestContextSchema}. */
 export type RequestContext = z.infer<typeof RequestContextSchema>;
+
+/** Who a request's changes are recorded as: `user:<id>` for a signed-in person, else `key:<key id>`. Pure. */
+export function actorOf(ctx: Pick<RequestContext, 'key_id' | 'user_id'>): string {
+  return ctx.user_id ? `user:${ctx.user_id}` : `key:${ctx.key_id}`;
+}
 
 /** A reply that is `page` as an object or, on the hot path, as {@link RawJson} text of the same shape. */
 const orRawJson = <S extends z.ZodType>(page: S) => z.union([RawJsonSchema, page]);
@@ -414,6 +437,48 @@ export const Wire = {
     request: z.object({ path: z.strictObject({ agent_id: OpaqueIdSchema.optional() }), body: SetKillSwitchSchema }),
     reply: KillSwitchStateSchema,
     summary: "engage or release the organisation's kill switch (no agent_id) or one agent's",
+  }),
+  'mcp-servers.register': row({
+    service: 'policies',
+    scope: 'write',
+    request: z.object({ body: McpServerRegistrationSchema }),
+    reply: McpServerSchema,
+    summary: 'register an upstream MCP server (its headers sealed at rest, never answered)',
+  }),
+  'mcp-servers.list': row({
+    service: 'policies',
+    scope: 'read',
+    request: z.object({ query: ListMcpServersQuerySchema }),
+    reply: McpServerPageSchema,
+    summary: "one page of the organisation's registered upstream MCP servers, by name",
+  }),
+  'mcp-servers.get': row({
+    service: 'policies',
+    scope: 'read',
+    request: z.object({ path: McpServerPathSchema }),
+    reply: McpServerSchema,
+    summary: 'one registered upstream MCP server (header names, never values)',
+  }),
+  'mcp-servers.update': row({
+    service: 'policies',
+    scope: 'write',
+    request: z.object({ path: McpServerPathSchema, headers: z.object({ if_match: z.string().nullable() }), body: McpServerPatchSchema }),
+    reply: McpServerSchema,
+    summary: 'change fields of a registered upstream MCP server (headers replace the whole set), optionally only at an expected version (If-Match)',
+  }),
+  'mcp-servers.delete': row({
+    service: 'policies',
+    scope: 'write',
+    request: z.object({ path: McpServerPathSchema }),
+    reply: z.null(),
+    summary: 'delete a registered upstream MCP server',
+  }),
+  'mcp-servers.open': row({
+    service: 'policies',
+    scope: 'read',
+    request: z.object({ body: McpServerPathSchema }),
+    reply: McpServerOpenedSchema,
+    summary: "a registered server's settings and its headers opened, for the gateway's hosted MCP proxy only (never an HTTP route)",
   }),
   'quotas.leases': row({
     service: 'policies',

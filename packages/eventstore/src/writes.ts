@@ -5,7 +5,7 @@ import type { EventMetadata, Subscription } from './types.js';
 export const EVENT_SCHEMA_VERSION = 1;
 
 /**
- * Metadata of an event appended for an API request: the caller's organisation, `key:<key id>` as actor with the key's
+ * Metadata of an event appended for an API request: the caller's organisation, `key:<key id>` (a signed-in person: `user:<user id>`) as actor with the key's
  * name as `actor_name` (unless `actor` says otherwise, e.g. `approver:<email>`: then no name), its correlation id and
  * W3C trace context. The name is captured here, at write time: the record keeps the name that acted.
  * Source: architecture §3 (Event metadata); docs/decisions.md (Actor names).
@@ -13,7 +13,7 @@ export const EVENT_SCHEMA_VERSION = 1;
 export function requestMetadata(ctx: RequestContext, opts: { actor?: string; causationId?: string } = {}): EventMetadata {
   return {
     organization_id: ctx.organization_id,
-    actor: opts.actor ?? `key:${ctx.key_id}`,
+    actor: opts.actor ?? (ctx.user_id ? `user:${ctx.user_id}` : `key:${ctx.key_id}`),
     ...(opts.actor === undefined && ctx.key_name ? { actor_name: ctx.key_name } : {}),
     correlation_id: ctx.correlation_id,
     ...(opts.causationId ? { causation_id: opts.causationId } : {}),

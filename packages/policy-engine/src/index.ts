@@ -9,3 +9,4 @@ export * from './decide.js';
 export * from './arguments.js';
 export * from './pii.js';
 export * from './quotas.js';
+export * from './results.js';

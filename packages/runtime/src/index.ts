@@ -11,3 +11,5 @@ export * from './lifecycle.js';
 export * from './time.js';
 export * from './tracing.js';
 export * from './http-span.js';
+export * from './outbound.js';
+export * from './secrets.js';

@@ -12,7 +12,7 @@
  * Source: docs/sdk.md §Governing actions, §Fail modes; spec §Intervention types.
  */
 import { POLICY_DECISIONS, type KillSwitchOverview } from '@agp/contracts';
-import { decide, PreparedPolicies, RULE_RISK, type DecisionContext, type PolicyAction, type QuotaView, type RecentCall } from '@agp/policy-engine';
+import { decide, PreparedPolicies, reviewResult, RULE_RISK, type DecisionContext, type PolicyAction, type QuotaView, type RecentCall } from '@agp/policy-engine';
 import type { GovernanceDecision } from './errors.js';
 import type { Moderated } from './moderation-scores.js';
 import type { ActionSchemas } from './schema.js';
@@ -75,6 +75,8 @@ interface SnapshotFacts {
   moderation: ModerationGuardrailOf[] | null;
   /** The snapshot's policies prepared for `decide` (an action none of them can stop is answered without evaluating each). */
   prepared: PreparedPolicies;
+  /** Whether a policy's PII guardrail scans results (`results` set). */
+  scansResults: boolean;
 }
 
 /** See the module docs. */
@@ -143,6 +145,36 @@ export class Decider {
     return ttl;
   }
 
+  /**
+   * The PII guardrail's verdict on the result `out` of action `name` (policies with `results` set; see
+   * `reviewResult` of @agp/policy-engine): null when nothing is to be done (no policy scans results, or none found
+   * personal data); else `pii_blocked` (withhold the result), `downgrade` (`result` is the masked copy) or `warn`,
+   * as a decision to record with the call (`context` the guardrail's payload, `cost_prevented_usd` 0: the action ran).
+   */
+  reviewResult(name: string, out: unknown, estimatedUsd: number): { decision: GovernanceDecision; result: unknown } | null {
+    const f = this.facts();
+    if (!f.scansResults || out === null || typeof out !== 'object') return null;
+    const r = reviewResult(f.prepared, this.agentId, name, out);
+    if (r.outcome === 'pass') return null;
+    const [decision, type, outcome] = r.outcome === 'block' ? ['pii_blocked', 'pii_blocked', 'blocked'] : r.outcome === 'redact' ? ['downgrade', 'downgrade', 'modified'] : ['warn', 'warning', 'warned'];
+    return {
+      result: r.result,
+      decision: {
+        decision,
+        intervention_type: type,
+        outcome,
+        rule: 'pii_guardrail',
+        policy_id: r.policy_id,
+        policy_name: r.policy_name,
+        reason: r.reason ?? '',
+        risk_level: RULE_RISK.pii_guardrail,
+        estimated_cost_usd: estimatedUsd,
+        cost_prevented_usd: 0,
+        ...(r.guardrail_context ? { context: r.guardrail_context as Record<string, unknown> } : {}),
+      },
+    };
+  }
+
   /** The longest window (ms) of any rate limit or loop guardrail of the snapshot's policies; 0 for none. */
   longestWindowMs(): number {
     return this.facts().longestWindowMs;
@@ -157,10 +189,11 @@ export class Decider {
   private facts(): SnapshotFacts {
     const policies = this.snapshot.current?.policies ?? NO_POLICIES;
     if (this.factsOf === policies && this.cachedFacts) return this.cachedFacts;
-    const f: SnapshotFacts = { longestWindowMs: 0, needsArgsHash: false, idempotency: null, moderation: null, prepared: new PreparedPolicies(policies) };
+    const f: SnapshotFacts = { longestWindowMs: 0, needsArgsHash: false, idempotency: null, moderation: null, prepared: new PreparedPolicies(policies), scansResults: false };
     for (const p of policies) {
       for (const k in p.rate_limits) f.longestWindowMs = Math.max(f.longestWindowMs, p.rate_limits[k].window_seconds * 1000);
       const g = (p as { guardrails?: { loop?: { window_seconds?: number } | null; idempotency?: { actions?: string[]; ttl_seconds?: number } | null; moderation?: { mode?: string } | null } | null }).guardrails;
+      if ((g as { pii?: { results?: string } | null } | null | undefined)?.pii?.results !== undefined) f.scansResults = true;
       if (g?.moderation) (f.moderation ??= []).push({ policy_id: p.id, policy_name: p.name, mode: g.moderation.mode === 'warn' ? 'warn' : 'block' });
       if (g?.loop) {
         f.needsArgsHash = true;

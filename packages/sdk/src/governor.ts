@@ -143,6 +143,15 @@ export interface GovernorStatus {
 }
 
 /**
+ * A decision on an approval ({@link Governor.decideApproval}): who decided (`approver_email`, an e-mail address, at
+ * most 320 characters) and, optionally, why (`notes`, at most 10,000 characters). Source: spec §Approvals.
+ */
+export interface ApprovalVerdict {
+  approver_email: string;
+  notes?: string;
+}
+
+/**
  * The connection of one agent to the platform. Create with {@link Governor.connect}; start runs with
  * {@link Governor.startRun}; `close()` delivers every report.
  */
@@ -282,6 +291,27 @@ export class Governor {
     const run = new Run(this.runDeps, runId, options.sessionId ?? null);
     this.reports.runStarted(runId, options);
     return run;
+  }
+
+  /**
+   * Decide a pending approval (`POST /api/v1/approvals/{id}/approve` or `/reject`) with this governor's key (write
+   * scope): e.g. one the agent's user answered in its own interface, with the id `ActOptions.onEscalated` gave. The
+   * waiting call then goes on as for any approval. Resolves once the platform has recorded the decision.
+   * @throws AgpHttpError 404 (unknown id), 409 (no longer pending), 422 (a bad e-mail or notes), 403 (a read key).
+   * @throws AgpNetworkError when the platform is unreachable.
+   */
+  async decideApproval(approvalId: string, verdict: 'approve' | 'reject', body: ApprovalVerdict): Promise<void> {
+    await this.client.decideApproval(approvalId, verdict, body);
+  }
+
+  /**
+   * Whether a policy of this agent's snapshot stops `action` by its name alone, whatever its arguments: listed in the
+   * policy's `denied_actions`, or missing from its `allowed_actions` list. What the MCP proxy's `hide_denied_tools`
+   * leaves out of `tools/list`. False while no snapshot is loaded (then `act` decides by the fail mode).
+   */
+  deniedByName(action: string): boolean {
+    const policies = this.snapshot.current?.policies ?? NO_POLICIES;
+    return policies.some((p) => p.enabled && (p.denied_actions.includes(action) || (p.allowed_actions !== null && !p.allowed_actions.includes(action))));
   }
 
   /** Snapshot age, fail-mode state and reporting counters. */

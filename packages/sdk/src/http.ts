@@ -24,6 +24,8 @@ import {
   type LeaseRequest,
   type Agent,
   type AgentRegister,
+  type ApprovalDecision,
+  type ApprovalDecisionKind,
   type ApprovalRecord,
   type Policy,
   type Problem,
@@ -313,6 +315,16 @@ export class AgpClient {
    */
   async getApproval(id: string): Promise<ApprovalRecord> {
     return this.json<ApprovalRecord>('GET', `/api/v1/approvals/${encodeURIComponent(id)}`);
+  }
+
+  /**
+   * `POST /api/v1/approvals/{id}/approve` or `/reject` (write key): decide a pending approval, `approver_email`
+   * required, `notes` optional. Resolves with the decided approval. Source: spec §Approvals.
+   * @throws AgpHttpError 404 for an unknown id, 409 when it is no longer pending, 422 for a bad body, 403 for a read key.
+   * @throws AgpNetworkError when the gateway is unreachable.
+   */
+  async decideApproval(id: string, verdict: ApprovalDecisionKind, body: ApprovalDecision): Promise<ApprovalRecord> {
+    return this.json<ApprovalRecord>('POST', `/api/v1/approvals/${encodeURIComponent(id)}/${verdict}`, JSON.stringify(body));
   }
 
   /**

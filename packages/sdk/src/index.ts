@@ -10,7 +10,7 @@
  * await run.end({ status: 'completed' });
  * await gov.close();
  */
-export { Governor, type GovernorOptions, type GovernorStatus } from './governor.js';
+export { Governor, type ApprovalVerdict, type GovernorOptions, type GovernorStatus } from './governor.js';
 export { Run, SDK_VERSION, type ActContext, type ActOptions, type DecisionEvent } from './run.js';
 export { ModerationError, moderationCategory, openAIModeration, type ModerationProvider, type OpenAIModerationOptions } from './moderation.js';
 export { ActionBlockedError, ApprovalRejectedError, type ApprovalEnd, type BlockedResult, type GovernanceDecision, type RiskLevel } from './errors.js';

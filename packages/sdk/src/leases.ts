@@ -77,7 +77,6 @@ interface Counter {
   spent: number;
   /** `spent` as the platform last acknowledged it for the current lease. */
   reported: number;
-  seq: number;
   lastSlice: number;
   /** The need of the last action that asked or consumed (what a top-up asks for: a slice smaller is no use to it). */
   lastNeed: number;
@@ -108,6 +107,8 @@ interface ReportItem {
 const TOLERANCE = 1e-9;
 /** A lease is treated as lapsed this long before its expiry (ms; at most a tenth of its TTL): clocks of holder and platform differ a little. */
 const EXPIRY_MARGIN_MS = 250;
+/** Most lapsed lease ids kept to refuse an answer that names one again ({@link Leases.lapsed}). */
+const LAPSED_KEPT = 1024;
 /** After a failed request, how long needs not covered are answered as unavailable without asking again (ms). */
 const RETRY_AFTER_MS = 1000;
 /** Most items of one kind in one request (`LeaseRequestSchema`). */
@@ -129,9 +130,20 @@ export class Leases {
   /**
    * Reports owed on leases that lapsed while this process had admitted more against them than the platform
    * acknowledged: sent once (with `release`) on that lease id; the platform counts a report on an expired lease, past
-   * what it still reserved if need be (an overshoot, recorded), so nothing admitted goes uncounted.
+   * what it still reserved if need be (an overshoot, recorded), so nothing admitted goes uncounted. Every lapsed lease
+   * is owed one (with nothing more spent, it ends a lease the platform still counts as active).
    */
   private readonly owed: Array<{ leaseId: string; seq: number; spent: number }> = [];
+  /**
+   * The `seq` of the last report this holder sent, on any lease: every report takes the next one, so a report is never
+   * taken for a replay of an earlier one, whichever lease it is about.
+   */
+  private seq = 0;
+  /**
+   * Leases that lapsed here, most recent last (at most {@link LAPSED_KEPT}): an answer that names one as active
+   * (a renewal applied by the platform but answered after the lapse) is not taken up again; its owed report ends it.
+   */
+  private readonly lapsed = new Set<string>();
   /** Acquisitions for the next request: counter → what it needs now (0: ahead of need, a renewal). */
   private readonly asks = new Map<Counter, number>();
   /** Limits (`pair`) the platform does not know (policy gone or changed): counted per process until the next snapshot. */
@@ -340,16 +352,19 @@ export class Leases {
   }
 
   /**
-   * Counter `c`'s lease is gone (lapsed, reclaimed, refused): what it spent and the platform has not acknowledged is
-   * owed on that lease ({@link owed}; not when `owe` is false: the platform refused reports on it), and the counter
-   * starts afresh with no lease.
+   * Counter `c`'s lease is gone (lapsed, reclaimed, refused): a report of what it spent, releasing it, is owed on that
+   * lease ({@link owed}; not when `owe` is false: the platform refused reports on it), the lease is never taken up
+   * again ({@link lapsed}), and the counter starts afresh with no lease.
    */
   private lapse(c: Counter, owe = true): void {
-    if (owe && c.leaseId !== null && Math.abs(c.spent - c.reported) > TOLERANCE) this.owed.push({ leaseId: c.leaseId, seq: c.seq, spent: c.spent });
+    if (c.leaseId !== null) {
+      if (owe) this.owed.push({ leaseId: c.leaseId, seq: ++this.seq, spent: c.spent });
+      this.lapsed.add(c.leaseId);
+      if (this.lapsed.size > LAPSED_KEPT) this.lapsed.delete(this.lapsed.values().next().value as string);
+    }
     c.spent = 0;
     c.reported = 0;
     c.held = 0;
-    c.seq = 0;
     c.leaseId = null;
     c.expiresAt = 0;
   }
@@ -373,7 +388,6 @@ export class Leases {
       held: 0,
       spent: 0,
       reported: 0,
-      seq: 0,
       lastSlice: 0,
       lastNeed: n.need,
       expiresAt: 0,
@@ -484,9 +498,9 @@ export class Leases {
     const acquire = [...this.asks].map(([c, ask]) => ({ c, ask }));
     this.asks.clear();
     const reports: ReportItem[] = [];
-    for (const c of this.ending) if (c.leaseId !== null) reports.push({ c, lease_id: c.leaseId, seq: ++c.seq, spent: c.spent, release: true });
-    for (const c of this.counters.values()) if (c.leaseId !== null && c.spent !== c.reported) reports.push({ c, lease_id: c.leaseId, seq: ++c.seq, spent: c.spent, release: false });
-    for (const o of this.owed.splice(0)) reports.push({ c: null, lease_id: o.leaseId, seq: o.seq + 1, spent: o.spent, release: true });
+    for (const c of this.ending) if (c.leaseId !== null) reports.push({ c, lease_id: c.leaseId, seq: ++this.seq, spent: c.spent, release: true });
+    for (const c of this.counters.values()) if (c.leaseId !== null && c.spent !== c.reported) reports.push({ c, lease_id: c.leaseId, seq: ++this.seq, spent: c.spent, release: false });
+    for (const o of this.owed.splice(0)) reports.push({ c: null, lease_id: o.leaseId, seq: o.seq, spent: o.spent, release: true });
     for (const c of [...this.ending]) if (c.leaseId === null) this.ending.delete(c);
     while (acquire.length > 0 || reports.length > 0) await this.exchange(acquire.splice(0, MAX_ITEMS), reports.splice(0, MAX_ITEMS), flight, 2);
     return flight;
@@ -532,7 +546,7 @@ export class Leases {
         c.error = message;
       }
       // Owed reports are sent again with the next request (a copy the platform already applied is a replay there).
-      if (!this.closed) for (const r of reports) if (r.c === null) this.owed.push({ leaseId: r.lease_id, seq: r.seq - 1, spent: r.spent });
+      if (!this.closed) for (const r of reports) if (r.c === null) this.owed.push({ leaseId: r.lease_id, seq: r.seq, spent: r.spent });
       if (this.closed) this.ending.clear();
       return;
     }
@@ -578,7 +592,8 @@ export class Leases {
       r.c.reported = r.spent;
       this.granted(r.c, l, now);
     }
-    if (this.closed) this.ending.clear();
+    // Nothing is cleared here when closed: a request in flight when close() was called answers leases that close()
+    // ended after it was sent (or new ones), and the request close() chained after it releases them.
   }
 
   /** Apply the platform's answer `l` about counter `c`'s lease. */
@@ -588,11 +603,13 @@ export class Leases {
       return;
     }
     if (l.lease_id !== c.leaseId) {
+      // A lease that lapsed here, renewed by a request answered after the lapse: not taken up again (the platform counts
+      // what it spent up to the lapse; the owed report ends it), so the counter asks anew.
+      if (this.lapsed.has(l.lease_id)) return;
       // A new lease (none before, or the old one lapsed and was reclaimed): what the old one owes is reported on it.
       if (c.leaseId !== null) this.lapse(c);
       c.leaseId = l.lease_id;
       c.reported = l.spent;
-      c.seq = 0;
     }
     c.held = l.held;
     c.expiresAt = Date.parse(l.expires_at);

@@ -40,6 +40,12 @@ export interface ActOptions {
   onBlocked?: 'throw' | 'return';
   /** Overrides the governor's `approvalTimeoutMs` for this call. */
   approvalTimeoutMs?: number;
+  /**
+   * Called once when the call escalates and its approval is recorded, before the wait: the approval's id (for
+   * `POST /api/v1/approvals/{id}/approve` or `/reject`) and the decision. Whoever decides it, the call goes on as for
+   * any approval. Not called when the approval could not be recorded. An exception it throws is ignored.
+   */
+  onEscalated?: (escalation: { approvalId: string; decision: GovernanceDecision }) => void;
 }
 
 /** What the executed function gets besides its arguments. */
@@ -297,6 +303,18 @@ export class Run {
       throw err;
     }
     this.settle(c, ctx.actual);
+    const review = this.deps.decider.reviewResult(c.name, out, c.estimated);
+    if (review !== null) {
+      // The PII guardrail on the result: recorded as its own intervention (an id of its own, so that a warning or
+      // downgrade of the arguments keeps its record); the ledger keeps what the agent may see.
+      const rc: ReportedCall = { runId: c.runId, name: c.name, inputs: c.inputs, estimated: c.estimated, intent: c.intent, traceparent: c.traceparent, ledgerId: c.ledgerId, interventionId: `${c.interventionId}r` };
+      reports.intervention(rc, review.decision, null);
+      if (review.decision.decision === 'pii_blocked') {
+        reports.ledger(c, args, 'success', { duration_ms: performance.now() - t0, actual: ctx.actual });
+        return this.blocked(c.name, review.decision, c.options);
+      }
+      out = review.result;
+    }
     const ref = reports.ledger(c, args, 'success', { duration_ms: performance.now() - t0, actual: ctx.actual, outputs: jsonSafe(out) });
     const ttl = this.deps.decider.idempotencyTtlMs(c.name);
     if (ttl !== null) this.deps.results.set(c.name, c.cacheKey(), out, ref, ttl);
@@ -341,6 +359,13 @@ export class Run {
     const hash = c.argumentsHash();
     const body = { ...reports.interventionBody(c, d, null), description: `${c.name} awaits approval; arguments sha256 ${hash}` };
     const approvalId = await escalations.open(body, deadline);
+    if (approvalId !== null && c.options.onEscalated) {
+      try {
+        c.options.onEscalated({ approvalId, decision: d });
+      } catch {
+        // the caller's hook: its failure does not change the call
+      }
+    }
     const outcome: ApprovalOutcome = approvalId === null ? { approved: false, status: 'timeout' } : await escalations.await(approvalId, hash, deadline);
     if (outcome.approved) {
       // Decided again now: the needs too (a window may have turned while the human decided), leased first.

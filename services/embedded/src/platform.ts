@@ -3,9 +3,9 @@ import { join, resolve } from 'node:path';
 import type { DynamicModule, INestMicroservice } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { InProcessBroker, InProcessClient, InProcessServer, SqlIngestLog } from '@agp/bus';
-import { KeyStore } from '@agp/auth';
+import { KeyStore, PeopleStore } from '@agp/auth';
 import { closeEventStoreAndDb, createPgliteSql, openEventStore, type Sql } from '@agp/eventstore';
-import { createGateway, loadPriceTable } from '@agp/gateway';
+import { createGateway, loadPriceTable, oidcSettings } from '@agp/gateway';
 import { IngestModule, IngestService, storeIngestedIds } from '@agp/ingest';
 import { InterventionsModule, InterventionsService } from '@agp/interventions';
 import { PoliciesModule, PoliciesService } from '@agp/policies';
@@ -13,8 +13,9 @@ import { StatsModule, StatsService } from '@agp/stats';
 import { EvalsModule, EvalsService } from '@agp/evals';
 import { ReplayModule, ReplayService } from '@agp/replay';
 import { McpModule, McpService } from '@agp/mcp-gateway';
-import { createLogger, loadEnv, orderedShutdown, type Logger } from '@agp/runtime';
-import { acquireDataDirLock } from '@agp/runtime';
+import { createLogger, loadEnv, orderedShutdown, parseOutboundAllowList, type Logger } from '@agp/runtime';
+import { SECRETS_KEY_BYTES, SecretBox, acquireDataDirLock, loadSecretBox } from '@agp/runtime';
+import { randomBytes } from 'node:crypto';
 import { embeddedEnvSchema } from './env.js';
 
 /**
@@ -97,6 +98,8 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
 
   const keys = new KeyStore(sql);
   await keys.migrate();
+  const people = new PeopleStore(sql);
+  await people.migrate();
   logMemory('key store migrations');
   let createdKeys: EmbeddedPlatform['createdKeys'] = null;
   const initOrg = opts.initOrg ?? env.AGP_INIT_ORG;
@@ -126,7 +129,9 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const interventionsApp = await serveInProcess(InterventionsModule.register(interventions, logger.child({ service: 'interventions' })), 'interventions');
   logMemory('interventions');
 
-  const policies = new PoliciesService({ store, db: sql, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, bus: new InProcessClient({ broker }), logger: logger.child({ service: 'policies' }), env });
+  // Registered MCP servers' headers are sealed with AGP_SECRETS_KEY, else a key kept in the data folder (one per process when in memory).
+  const secrets = env.AGP_SECRETS_KEY || !inMemory ? await loadSecretBox(env, resolve(dataDir)) : new SecretBox(randomBytes(SECRETS_KEY_BYTES), []);
+  const policies = new PoliciesService({ store, db: sql, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, bus: new InProcessClient({ broker }), logger: logger.child({ service: 'policies' }), env, secrets });
   await policies.start();
   const policiesApp = await serveInProcess(PoliciesModule.register(policies, logger.child({ service: 'policies' })), 'policies');
   logMemory('policies');
@@ -154,7 +159,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const ingestApp = await serveInProcess(IngestModule.register(ingest, logger.child({ service: 'ingest' })), 'ingest');
   logMemory('ingest');
 
-  const gateway = await createGateway({ bus: new InProcessClient({ broker }), keys, sql, store, logger: logger.child({ service: 'gateway' }), listCacheEntries: env.AGP_ANSWER_CACHE_ENTRIES, keyStaleMs: env.AGP_KEY_STALE_MS, governancePollMs: env.AGP_GOVERNANCE_POLL_MS, governanceMaxStreams: env.AGP_GOVERNANCE_MAX_STREAMS, governanceHeartbeatMs: env.AGP_GOVERNANCE_HEARTBEAT_MS, otlpPrices: loadPriceTable(env.AGP_OTLP_PRICE_TABLE) });
+  const gateway = await createGateway({ bus: new InProcessClient({ broker }), keys, people, oidc: oidcSettings(env), sql, store, logger: logger.child({ service: 'gateway' }), listCacheEntries: env.AGP_ANSWER_CACHE_ENTRIES, keyStaleMs: env.AGP_KEY_STALE_MS, governancePollMs: env.AGP_GOVERNANCE_POLL_MS, governanceMaxStreams: env.AGP_GOVERNANCE_MAX_STREAMS, governanceHeartbeatMs: env.AGP_GOVERNANCE_HEARTBEAT_MS, otlpPrices: loadPriceTable(env.AGP_OTLP_PRICE_TABLE), outbound: parseOutboundAllowList(env.AGP_OUTBOUND_ALLOWED_HOSTS) });
   const port = await gateway.listen(opts.port ?? env.PORT, opts.host ?? env.HOST);
   logMemory('gateway');
   const url = `http://127.0.0.1:${port}`;

@@ -7,8 +7,9 @@
 import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { trace } from '@opentelemetry/api';
-import { INGEST_MAX_BYTES, MAX_JSON_DEPTH, httpRouteParams, matchHttpRoute, routeOperation, scopeAllows, type HttpRoute, type Scope } from '@agp/contracts';
-import type { KeyResolver, Principal } from '@agp/auth';
+import { INGEST_MAX_BYTES, KEY_SCOPES, MAX_JSON_DEPTH, SCOPE_ROLE, httpRouteParams, matchHttpRoute, roleAllows, roleScope, routeOperation, routeRole, type HttpRoute, type Role, type Scope } from '@agp/contracts';
+import { boundKeyRefusal, type KeyResolver, type Principal, type SessionPrincipal } from '@agp/auth';
+import { SESSION_COOKIE, cookieOf, csrfRefusal } from './oidc.js';
 import { BadRequestError, counter, describeJsonInputErrors, UnauthorizedError, histogram, jsonInputErrors, jsonNestingDepth, jsonPathPastDepth, nestingError, problem, retryAfterHeaders, UNSTORABLE_TEXT_ESCAPES, type Problem, type RequestContext } from '@agp/runtime';
 
 /**
@@ -16,7 +17,7 @@ import { BadRequestError, counter, describeJsonInputErrors, UnauthorizedError, h
  * absent when no row answers it), and, from the auth middleware (absent on public paths), the request context sent to
  * services and the key's principal (with its expiry) for the routes the gateway answers itself.
  */
-export type AuthedRequest = Request & { agp?: RequestContext; agpKey?: Principal; agpRoute?: HttpRoute };
+export type AuthedRequest = Request & { agp?: RequestContext; agpKey?: Principal; agpSession?: SessionPrincipal; agpRoute?: HttpRoute };
 
 /** The caller's context, attached by the auth middleware. @throws UnauthorizedError when absent. */
 export function ctxOf(req: AuthedRequest): RequestContext {
@@ -131,6 +132,23 @@ export function requiredScope(method: string, route: HttpRoute | undefined): Sco
   return route ? routeOperation(route.message).scope : WRITE_METHODS.has(method) ? 'write' : 'read';
 }
 
+/**
+ * The role a request needs: its row's role (`routeRole` in `@agp/contracts`: the row's `role`, else the role of its
+ * operation's scope), or, for a request no row answers, policy_admin when its method writes, else viewer. The one
+ * source of the edge's permission check, for keys (by their scope's role) and people (by their membership's role).
+ */
+export function requiredRole(method: string, route: HttpRoute | undefined): Role {
+  return route ? routeRole(route) : SCOPE_ROLE[requiredScope(method, route)];
+}
+
+/** Where the edge resolves session cookies, when people may sign in (AGP_AUTH_MODE oidc or both). */
+export interface SessionAuth {
+  /** The session of a cookie's token, or null when it is unknown, revoked, idle too long or past its end. */
+  resolve(token: string): Promise<SessionPrincipal | null>;
+  /** The public URL; a cookie-authenticated write must carry its origin in `Origin` (CSRF). */
+  publicUrl: URL;
+}
+
 /** The key of a request: `Authorization: Bearer <key>` or `X-API-Key: <key>`. */
 export function presentedKey(req: Request): string | null {
   const auth = req.get('authorization');
@@ -143,21 +161,53 @@ export function presentedKey(req: Request): string | null {
 
 /**
  * Resolves the key of every `/api/v1` request (but the OpenAPI document) and of every request a row of the route
- * table answers (the un-prefixed tool gateway lists `/mcp/*` too, docs/mcp.md), and of `/metrics`, which needs an
- * admin key: 401 without a key or with an
- * unknown, revoked or expired one; 403 when the key's scope is below the scope the route needs
- * ({@link requiredScope}: a read key on a write route, a read or write key on a key-management route). Runs before the body is parsed, so an unauthenticated client cannot make the gateway
- * parse 5 MiB.
+ * table answers (the un-prefixed tool gateway lists `/mcp/*` too, docs/mcp.md; not the `auth: 'none'` rows, `/auth/*`),
+ * and of `/metrics`, which needs an admin key: 401 without a key or with an unknown, revoked or expired one; 403 when
+ * the caller's role is below the role the route needs ({@link requiredRole}; a key acts with its scope's role: a read
+ * key on a write route, a read or write key on a key-management route). Without a key, and when `sessions` is given
+ * (people may sign in), the `agp_session` cookie authenticates instead: 401 for an ended session, 403 for a write
+ * whose `Origin` is not the public URL (CSRF, `csrfRefusal`) or a role below the route's. Runs before the body is
+ * parsed, so an unauthenticated client cannot make the gateway parse 5 MiB.
  */
-export function authenticate(keys: KeyResolver) {
+export function authenticate(keys: KeyResolver, sessions: SessionAuth | null = null) {
   return async (req: AuthedRequest, res: Response, next: NextFunction) => {
     const path = req.path.replace(/\/+$/, '');
     const route = req.agpRoute;
     const metrics = path === METRICS_PATH;
-    if (!(route || metrics || path.startsWith('/api/v1')) || PUBLIC.has(path)) return next();
+    if (!(route || metrics || path.startsWith('/api/v1')) || PUBLIC.has(path) || route?.auth === 'none') return next();
     const key = presentedKey(req);
     const challenge = { 'www-authenticate': 'Bearer realm="agp"' };
-    if (!key) return sendProblem(res, problem(401, 'Unauthorized', 'send an API key as "Authorization: Bearer <key>" or "X-API-Key: <key>"'), challenge);
+    const need: Role = metrics ? 'admin' : requiredRole(req.method, route);
+    const traceparent = req.get('traceparent');
+    const trace = traceparent && /^[\da-f]{2}-[\da-f]{32}-[\da-f]{16}-[\da-f]{2}$/.test(traceparent) ? { traceparent } : {};
+    const token = !key && sessions ? cookieOf(req, SESSION_COOKIE) : null;
+    if (token && sessions) {
+      let session;
+      try {
+        session = await sessions.resolve(token);
+      } catch {
+        return sendProblem(res, problem(503, 'Service Unavailable', 'the session store is unavailable; retry'), retryAfterHeaders(503));
+      }
+      if (!session) return sendProblem(res, problem(401, 'Unauthorized', 'the session has ended (signed out, idle too long or expired); sign in again at /auth/login'), challenge);
+      const csrf = csrfRefusal(req, sessions.publicUrl);
+      if (csrf) return sendProblem(res, problem(403, 'Forbidden', csrf));
+      if (!roleAllows(session.role, need)) return sendProblem(res, problem(403, 'Forbidden', `the role ${session.role} cannot ${req.method} ${path}; it needs ${need} or above`));
+      // Services are told the scope of the person's role, raised to the route's own scope once the role check passed.
+      const routeScope = route ? routeOperation(route.message).scope : 'read';
+      const own = roleScope(session.role);
+      req.agpSession = session;
+      req.agp = {
+        organization_id: session.organization_id,
+        scope: KEY_SCOPES.indexOf(routeScope) > KEY_SCOPES.indexOf(own) ? routeScope : own,
+        key_id: session.session_id,
+        key_name: session.user.email ?? session.user.name,
+        user_id: session.user.id,
+        correlation_id: res.locals.requestId as string,
+        ...trace,
+      };
+      return next();
+    }
+    if (!key) return sendProblem(res, problem(401, 'Unauthorized', `send an API key as "Authorization: Bearer <key>" or "X-API-Key: <key>"${sessions ? ', or sign in at /auth/login' : ''}`), challenge);
     let principal;
     try {
       principal = await keys.resolve(key);
@@ -165,20 +215,46 @@ export function authenticate(keys: KeyResolver) {
       return sendProblem(res, problem(503, 'Service Unavailable', 'the key store is unavailable; retry'), retryAfterHeaders(503));
     }
     if (!principal) return sendProblem(res, problem(401, 'Unauthorized', 'unknown, revoked or expired API key'), challenge);
-    const need = metrics ? 'admin' : requiredScope(req.method, route);
-    if (!scopeAllows(principal.scope, need)) {
+    if (!roleAllows(SCOPE_ROLE[principal.scope], need)) {
       return sendProblem(res, problem(403, 'Forbidden', `a ${principal.scope} key cannot ${req.method} ${path}; use ${need === 'admin' ? 'an admin' : 'a write'} key`));
     }
-    const traceparent = req.get('traceparent');
     req.agpKey = principal;
     req.agp = {
       organization_id: principal.organization_id,
       scope: principal.scope,
       key_id: principal.key_id,
       key_name: principal.name ?? null,
+      ...(principal.agent_id ? { agent_id: principal.agent_id } : {}),
       correlation_id: res.locals.requestId as string,
-      ...(traceparent && /^[\da-f]{2}-[\da-f]{32}-[\da-f]{16}-[\da-f]{2}$/.test(traceparent) ? { traceparent } : {}),
+      ...trace,
     };
+    next();
+  };
+}
+
+/**
+ * Holds an agent-bound key to its agent (`agentId` and `boundKeys` of the request's row in `HTTP_ROUTES`), before any
+ * handler runs, so nothing is written or streamed (403 problem details):
+ * - a route that names an agent in its path, body (with `each`, in every item of a body list) or a header must name
+ *   the bound one; the detail names the field and the bound agent. Ingest events are checked per event by the ingest
+ *   service (`agentId: {in: 'events'}`), not here;
+ * - a route that changes state and names no agent is refused unless its row allows bound keys (`boundKeys`).
+ * Runs after {@link readBody}. A key bound to no agent passes untouched. Source: docs/decisions.md (Agent-bound keys).
+ */
+export function boundAgent() {
+  return (req: AuthedRequest, res: Response, next: NextFunction) => {
+    const route = req.agpRoute;
+    if (!route || !req.agp?.agent_id) return next();
+    let path: Record<string, string> | undefined;
+    if (route.agentId?.in === 'path') {
+      try {
+        path = pathParams(route, req);
+      } catch {
+        return next(); // a bad percent-encoding: the router answers 400
+      }
+    }
+    const refusal = boundKeyRefusal(req.agp, route, { path, body: req.body, headers: req.headers });
+    if (refusal) return sendProblem(res, problem(403, 'Forbidden', refusal));
     next();
   };
 }

@@ -12,12 +12,12 @@ import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { buildOpenApiDocument } from '@agp/contracts';
-import { CachedKeyResolver, type KeyResolver, type KeyStore } from '@agp/auth';
+import { CachedKeyResolver, type KeyResolver, type KeyStore, type PeopleStore } from '@agp/auth';
 import { problemOf, type Sender } from '@agp/bus';
 import { eventStoreReadiness, type EventStore, type SqlExecutor } from '@agp/eventstore';
-import { DEFAULT_ANSWER_CACHE_ENTRIES, DEFAULT_LISTEN_HOST, collectDefaultMetrics, httpServerSpan, metricsRegistry, problem, readinessOf, retryAfterHeaders, type Logger, type ReadinessCheck } from '@agp/runtime';
+import { ServiceUnavailableError, DEFAULT_ANSWER_CACHE_ENTRIES, DEFAULT_LISTEN_HOST, NO_OUTBOUND_EXCEPTIONS, type OutboundAllowList, collectDefaultMetrics, httpServerSpan, metricsRegistry, problem, readinessOf, retryAfterHeaders, type Logger, type ReadinessCheck } from '@agp/runtime';
 import { InterventionListReader } from '@agp/interventions/read-models';
-import { METRICS_PATH, authenticate, matchRoute, readBody, requestIdAndMetrics, sendProblem, spanRoute, type AuthedRequest } from './edge.js';
+import { METRICS_PATH, authenticate, boundAgent, matchRoute, readBody, requestIdAndMetrics, sendProblem, spanRoute, type AuthedRequest } from './edge.js';
 import { consoleAssets } from './console.js';
 import { ROUTE_HANDLERS } from './handlers.js';
 import { serveRoutes, type RouteDeps } from './router.js';
@@ -25,7 +25,10 @@ import { rawResourceUrl } from './routes/mcp.js';
 import type { GovernanceStreams } from './routes/governance.js';
 import { GovernanceFeed, type GovernanceLog } from './governance-feed.js';
 import { otlpTracesEndpoint } from './otlp/route.js';
+import type { OidcSettings } from './env.js';
+import { OidcRelyingParty } from './oidc.js';
 import type { PriceTable } from './otlp/prices.js';
+import { HostedMcpProxy, type HostedMcpLimits } from './hosted-mcp/proxy.js';
 
 /**
  * Answer `err` as problem details `p` (by default `problemOf(err)`), unless the headers are out already; 5xx are
@@ -48,6 +51,11 @@ const DOCS_HTML = `<!doctype html>
 <script>SwaggerUIBundle({ url: '/api/v1/openapi.json', dom_id: '#ui' });</script>
 </body></html>`;
 
+/** The people store of a gateway built without one: every call is refused with 503. */
+const noPeopleStore = new Proxy({} as PeopleStore, {
+  get: () => () => Promise.reject(new ServiceUnavailableError('this gateway has no people store')),
+});
+
 /** Options of {@link createGateway}. */
 export interface GatewayOptions {
   /** Bus client the routes send requests with (NATS or in-process). */
@@ -57,6 +65,13 @@ export interface GatewayOptions {
    * revokes them.
    */
   keys: KeyResolver & Pick<KeyStore, 'createKey' | 'page' | 'revoke'>;
+  /**
+   * People: pending sign-ins, users, memberships and sessions (migrated by the caller, after the key store). Absent:
+   * `/auth/*` and `/api/v1/members` answer 503 (a gateway built for a test of something else).
+   */
+  people?: PeopleStore;
+  /** Sign-in through OpenID Connect (`oidcSettings` of the environment); null or absent: API keys only (AGP_AUTH_MODE=keys). */
+  oidc?: OidcSettings | null;
   /** The platform's database: the readiness probe pings it, and the interventions list and the dead letters are read from it. */
   sql: SqlExecutor;
   /**
@@ -87,6 +102,10 @@ export interface GatewayOptions {
   consoleDir?: string;
   /** The operator's model price table, whose entries OTLP trace ingest prices token usage with before the price database (AGP_OTLP_PRICE_TABLE, `loadPriceTable`). @default none (the price database alone) */
   otlpPrices?: PriceTable | null;
+  /** The outbound address rules the hosted MCP proxy checks an upstream URL against at each connection (AGP_OUTBOUND_ALLOWED_HOSTS, `parseOutboundAllowList`). @default public addresses only */
+  outbound?: OutboundAllowList;
+  /** Bounds of the hosted MCP proxy's pools. @default HOSTED_MCP_LIMITS */
+  hostedMcpLimits?: Partial<HostedMcpLimits>;
 }
 
 /** A built gateway: listen on a port (0 picks one) and close. */
@@ -113,6 +132,13 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
     open: new Set(),
   };
   const fail = (res: Response, err: unknown) => answerProblem(opts.logger, res, err);
+  // Requests being answered, so that shutdown can close every connection that carries none (./gateway.ts close).
+  let answering = 0;
+  server.use((_req: Request, res: Response, next: NextFunction) => {
+    answering += 1;
+    res.once('close', () => (answering -= 1));
+    next();
+  });
   server.disable('x-powered-by');
   server.set('etag', false);
   // The request's row of the route table, matched once; then the request's server span (docs/decisions.md, Tracing:
@@ -150,12 +176,30 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   server.use(consoleAssets({ dir: opts.consoleDir }));
   server.get('/', (_req, res) => void res.json({ name: 'AGP, the Agent Governance Platform', openapi: '/api/v1/openapi.json', docs: '/docs' }));
   const keyCache = new CachedKeyResolver(opts.keys, opts.keyCacheMs ?? 10_000, { staleMs: opts.keyStaleMs });
-  server.use(authenticate(keyCache));
+  const oidc = opts.oidc ?? null;
+  // Sessions are read from the database on every request (never cached), so a sign-out or a removed member ends at once on every gateway.
+  const people = opts.people;
+  server.use(authenticate(keyCache, oidc && people ? { resolve: (token) => people.resolveSession(token, oidc), publicUrl: oidc.publicUrl } : null));
   // Prometheus metrics: an admin key only (authenticate), since they describe the whole platform's traffic.
   server.get([METRICS_PATH, `${METRICS_PATH}/`], (_req, res) => {
     metricsRegistry.metrics().then((m) => res.type(metricsRegistry.contentType).send(m), (err: Error) => sendProblem(res, problem(503, 'Service Unavailable', err.message)));
   });
   server.use(readBody());
+  server.use(boundAgent());
+  const httpServer: Server = createServer(server);
+  // The hosted MCP proxy's governors speak to this gateway over loopback with the caller's key.
+  const hostedMcp = new HostedMcpProxy({
+    bus: opts.bus,
+    logger: opts.logger.child({ component: 'hosted-mcp-proxy' }),
+    outbound: opts.outbound ?? NO_OUTBOUND_EXCEPTIONS,
+    limits: opts.hostedMcpLimits,
+    selfUrl: () => {
+      const addr = httpServer.address();
+      if (typeof addr !== 'object' || !addr) return null;
+      const host = addr.address === '0.0.0.0' || addr.address === '' ? '127.0.0.1' : addr.address === '::' ? '[::1]' : addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+      return `http://${host}:${addr.port}`;
+    },
+  });
   const deps: RouteDeps = {
     bus: opts.bus,
     keys: {
@@ -164,18 +208,20 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
       revoke: (id, org) => opts.keys.revoke(id, org),
       invalidate: (id) => keyCache.invalidate(id),
     },
+    people: opts.people ?? noPeopleStore,
+    signIn: oidc ? { rp: new OidcRelyingParty(oidc), settings: oidc } : null,
     // The list read model is read here, through its owning service's query module (docs/decisions.md (The read path)).
     interventions: new InterventionListReader(opts.sql, opts.listCacheEntries ?? DEFAULT_ANSWER_CACHE_ENTRIES),
     database: opts.sql,
     governance,
     // The OTLP trace receiver reads its own body (protobuf or JSON, gzip) and answers in OTLP's encodings (./otlp/route.ts).
     otlp: otlpTracesEndpoint({ bus: opts.bus, prices: opts.otlpPrices ?? null, logger: opts.logger, answerError: fail }),
+    hostedMcp,
   };
   server.use(serveRoutes(ROUTE_HANDLERS, deps, fail));
   server.use((_req: Request, res: Response) => sendProblem(res, problem(404, 'Not Found', 'no such route')));
   // Anything a middleware throws synchronously.
   server.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => fail(res, err));
-  const httpServer: Server = createServer(server);
   httpServer.keepAliveTimeout = 65_000;
   let listening = false;
   return {
@@ -193,12 +239,21 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
       return typeof addr === 'object' && addr ? { address: addr.address, port: addr.port } : null;
     },
     async close() {
+      // The hosted MCP proxy first: its governors end their runs and deliver their reports through this gateway.
+      await hostedMcp.close().catch((err: unknown) => opts.logger.warn({ err }, 'the hosted MCP proxy did not close cleanly'));
       // Open push-channel streams never end by themselves: end them, or the HTTP server would wait for them.
       for (const end of [...governance.open]) end();
       governance.feed.close();
       if (!listening) return;
+      // Once no request is being answered, every connection left is closed: one whose last answer only just ended (a
+      // push-channel stream, this process's own governors' requests) may not count as idle yet, and would otherwise be
+      // left to the keep-alive timeout.
       await new Promise<void>((resolve) => {
-        httpServer.close(() => resolve());
+        const sweep = setInterval(() => (answering === 0 ? httpServer.closeAllConnections() : httpServer.closeIdleConnections()), 50);
+        httpServer.close(() => {
+          clearInterval(sweep);
+          resolve();
+        });
         httpServer.closeIdleConnections();
       });
     },

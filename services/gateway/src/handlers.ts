@@ -7,13 +7,14 @@
 import type { RouteHandlers } from './router.js';
 import { createIntervention, listInterventions } from './routes/interventions.js';
 import { ingest } from './routes/ingest.js';
-import { createPolicy, getPolicy, registerAgent, updatePolicy } from './routes/policies.js';
+import { createPolicy, getPolicy, registerAgent, updateMcpServer, updatePolicy } from './routes/policies.js';
 import { getAgentGovernance, streamAgentGovernance } from './routes/governance.js';
 import { exportLedger } from './routes/stats.js';
 import { submitEvalRun } from './routes/evals.js';
 import { getReplayBundle, submitReplay } from './routes/replay.js';
 import { createApiKey, getCallerKey, listApiKeys, revokeApiKey } from './routes/keys.js';
 import { listDeadLetters, retryDeadLetter } from './routes/dead-letters.js';
+import { createMember, getCaller, listMembers, removeMember, signIn, signInCallback, signOut, updateMember } from './routes/people.js';
 import { callMcpTool, listMcpPrompts, listMcpResources, listMcpTools, mcpEndpoint } from './routes/mcp.js';
 
 /** The gateway's route map: one handler per row of `HTTP_ROUTES` without `forward`. */
@@ -26,6 +27,7 @@ export const ROUTE_HANDLERS: RouteHandlers = {
   getPolicy,
   updatePolicy,
   registerAgent,
+  updateMcpServer,
   getAgentGovernance,
   streamAgentGovernance,
   exportLedger,
@@ -33,6 +35,14 @@ export const ROUTE_HANDLERS: RouteHandlers = {
   submitReplay,
   getReplayBundle,
   getCallerKey,
+  getCaller,
+  signIn,
+  signInCallback,
+  signOut,
+  listMembers,
+  createMember,
+  updateMember,
+  removeMember,
   createApiKey,
   listApiKeys,
   revokeApiKey,
@@ -43,4 +53,5 @@ export const ROUTE_HANDLERS: RouteHandlers = {
   listMcpResources,
   listMcpPrompts,
   mcpEndpoint,
+  mcpProxy: ({ req, res, ctx, params, deps }) => deps.hostedMcp.serve(req, res, ctx, params.server),
 };

@@ -1,9 +1,9 @@
 import 'reflect-metadata';
-import { KeyStore } from '@agp/auth';
+import { KeyStore, PeopleStore } from '@agp/auth';
 import { PrefixedNatsClient } from '@agp/bus';
 import { closeEventStoreAndDb, createPgSql, openEventStore } from '@agp/eventstore';
-import { createLogger, exitOnFatal, exitOnSignals, loadEnv, orderedShutdown } from '@agp/runtime';
-import { gatewayEnvSchema } from './env.js';
+import { createLogger, exitOnFatal, exitOnSignals, loadEnv, orderedShutdown, parseOutboundAllowList } from '@agp/runtime';
+import { gatewayEnvSchema, oidcSettings } from './env.js';
 import { createGateway } from './gateway.js';
 import { loadPriceTable } from './otlp/prices.js';
 
@@ -19,9 +19,12 @@ const shutdown = orderedShutdown(steps, logger);
 const fatal = exitOnFatal(shutdown, logger);
 const sql = createPgSql(env.DATABASE_URL, { applicationName: 'agp-gateway', logger });
 const keys = new KeyStore(sql);
+const people = new PeopleStore(sql);
+const oidc = oidcSettings(env);
 // The event store the governance push channel tails (AGP_EVENT_STORE); reads only, so not migrated here.
 const store = await openEventStore(sql, env);
 await keys.migrate();
+await people.migrate();
 if (env.AGP_INIT_ORG) await keys.ensureInit({ org: env.AGP_INIT_ORG, writeKey: env.AGP_INIT_WRITE_KEY, readKey: env.AGP_INIT_READ_KEY, adminKey: env.AGP_INIT_ADMIN_KEY });
 const bus = new PrefixedNatsClient({
   servers: env.NATS_URL,
@@ -34,6 +37,8 @@ await bus.connect();
 const gateway = await createGateway({
   bus,
   keys,
+  people,
+  oidc,
   sql,
   store,
   logger,
@@ -44,6 +49,7 @@ const gateway = await createGateway({
   governanceHeartbeatMs: env.AGP_GOVERNANCE_HEARTBEAT_MS,
   readiness: [{ name: 'nats', check: () => bus.health.check() }],
   otlpPrices: loadPriceTable(env.AGP_OTLP_PRICE_TABLE),
+  outbound: parseOutboundAllowList(env.AGP_OUTBOUND_ALLOWED_HOSTS),
 });
 const port = await gateway.listen(env.PORT, env.HOST);
 logger.info({ port, host: env.HOST }, 'gateway listening');

@@ -16,6 +16,14 @@ import { ctxOf, pathParams, type AuthedRequest } from './edge.js';
 import { forwardRoute } from './forward.js';
 import type { GovernanceStreams } from './routes/governance.js';
 import type { KeyAdmin } from './routes/keys.js';
+import type { HostedMcpProxy } from './hosted-mcp/proxy.js';
+import type { PeopleAdmin, SignInDeps } from './routes/people.js';
+
+/**
+ * The Content-Type of a JSON answer sent as bytes: what express sets for JSON text (`res.json`, `res.send` of a
+ * string), so a Buffer answer carries the same header as the text it replaces.
+ */
+const JSON_UTF8 = 'application/json; charset=utf-8';
 
 /** What the route handlers need of the gateway, built once by `createGateway`. */
 export interface RouteDeps {
@@ -23,6 +31,10 @@ export interface RouteDeps {
   bus: Sender;
   /** The key store and the key cache, for `/api/v1/keys`. */
   keys: KeyAdmin;
+  /** The people store: pending sign-ins, users, sessions and members (`/auth/*`, `/api/v1/members`). */
+  people: PeopleAdmin;
+  /** The OpenID relying party and the sign-in settings; null when sign-in is off (AGP_AUTH_MODE=keys). */
+  signIn: SignInDeps | null;
   /** The interventions list, read in this process through the interventions service's query module. */
   interventions: InterventionListReader;
   /** The platform's database, where the dead letters are read (through @agp/bus and @agp/eventstore). */
@@ -31,6 +43,8 @@ export interface RouteDeps {
   governance: GovernanceStreams;
   /** The OTLP trace receiver, an express handler that reads its own body (./otlp/route.ts). */
   otlp: (req: AuthedRequest, res: Response) => void;
+  /** The hosted MCP proxy (`/api/v1/mcp/proxy/{server}`), with its pools of upstream clients and governors. */
+  hostedMcp: HostedMcpProxy;
 }
 
 /** One request as its handler sees it. */
@@ -39,16 +53,20 @@ export interface RouteCall {
   res: Response;
   /** The request's row of the route table. */
   route: HttpRoute;
-  /** The caller's context (organisation, scope, key, correlation id), as the services receive it. */
-  ctx: RequestContext;
+  /**
+   * The caller's context (organisation, scope, key or person, correlation id), as the services receive it.
+   * @throws UnauthorizedError when read on a row that needs no credentials (`auth: 'none'`).
+   */
+  readonly ctx: RequestContext;
   /** The row's `{name}` path parameters, by name, percent-decoded. */
   params: Record<string, string>;
   deps: RouteDeps;
 }
 
 /**
- * What a handler answers: the body (JSON; RawJson text goes out as it is) with `status`, by default the row's
- * `status`. A handler that writes the response itself (a stream, a 304, an express handler) returns nothing.
+ * What a handler answers: the body (JSON; RawJson text goes out as it is, a Buffer as its bytes, which must be UTF-8
+ * JSON) with `status`, by default the row's `status`. A handler that writes the response itself (a stream, a 304, an
+ * express handler) returns nothing.
  */
 export interface RouteAnswer {
   body: unknown;
@@ -91,13 +109,15 @@ export function serveRoutes(handlers: RouteHandlers, deps: RouteDeps, fail: (res
     if (route.wakesGovernance) res.once('finish', () => res.statusCode < 300 && deps.governance.feed.wake());
     if (route.forward) return forwardRoute(deps.bus, route, req, res, fail);
     Promise.resolve()
-      .then(() => byId[route.operationId]({ req, res, route, ctx: ctxOf(req), params: pathParams(route, req), deps }))
+      // `ctx` is read when the handler asks for it: a row that needs no credentials (`auth: 'none'`) has none.
+      .then(() => byId[route.operationId]({ req, res, route, get ctx() { return ctxOf(req); }, params: pathParams(route, req), deps }))
       .then(
         (answer) => {
           if (!answer) return;
           res.status(answer.status ?? route.status);
           if (route.reply === null || answer.body === undefined) res.end();
           else if (isRawJson(answer.body)) res.type('application/json').send(answer.body.$json);
+          else if (Buffer.isBuffer(answer.body)) res.set('Content-Type', JSON_UTF8).send(answer.body);
           else res.json(answer.body);
         },
         (err) => fail(res, err),

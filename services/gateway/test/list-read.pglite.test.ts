@@ -71,4 +71,22 @@ describe('GET /api/v1/interventions read in the gateway (PGlite, no intervention
     await createEventStore(sql).resetCheckpoint('interventions-read-model', 8n);
     expect((await get('/api/v1/interventions?limit=5')).body.total).toBe(3);
   });
+
+  it('sends a page as UTF-8 JSON, the same bytes read and cached (text outside ASCII included)', async () => {
+    const text = 'café ✓ 😀';
+    const d = { id: 'i3', organization_id: 'acme', type: 'hard_block', outcome: 'blocked', action_name: text, agent_id: 'g', timestamp: '2026-01-04T00:00:00Z' };
+    await sql.query(`INSERT INTO agp_interventions (id, organization_id, type, outcome, action_name, agent_id, ts, doc) VALUES ('i3', 'acme', 'hard_block', 'blocked', $1, 'g', '2026-01-04T00:00:00Z', $2::json)`, [text, JSON.stringify(d)]);
+    await createEventStore(sql).resetCheckpoint('interventions-read-model', 9n);
+    const answers = [];
+    for (let i = 0; i < 2; i++) {
+      // the first read from the database, the second the kept page (the checkpoint has not moved)
+      const res = await fetch(`${url}/api/v1/interventions?limit=1`, { headers: { authorization: `Bearer ${readKey}` } });
+      const bytes = Buffer.from(await res.arrayBuffer());
+      expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(Number(res.headers.get('content-length'))).toBe(bytes.length);
+      answers.push(bytes);
+    }
+    expect(answers[1].equals(answers[0])).toBe(true);
+    expect(JSON.parse(answers[0].toString('utf8')).interventions).toEqual([d]);
+  });
 });

@@ -28,6 +28,7 @@ import {
   parseJsonBody,
   type RequestContext,
 } from '@agp/runtime';
+import { boundAgentRefusal } from '@agp/auth';
 import type { IngestedIds } from './ingested-ids.js';
 
 /**
@@ -74,6 +75,8 @@ export class IngestService {
   /**
    * Accept one chunk; the answer lists every event in batch order (`successes` and `errors` each sorted by index).
    * - Invalid events: status 422 and a message naming each bad field.
+   * - With a key bound to an agent (`ctx.agent_id`), an event whose `body.agent_id` names another: status 403 naming
+   *   the field and the bound agent, not published (docs/decisions.md, Agent-bound keys).
    * - An id already in the event store ({@link IngestDeps.ingested}): `{status: 200, result: "duplicate"}`, not published.
    * - An id that came earlier in the chunk: answered like that first occurrence (`duplicate`, or 503 when its publish
    *   failed), not published again.
@@ -107,6 +110,12 @@ export class IngestService {
       const bad = jsonInputErrors(event, where, { text: scan.text });
       if (bad.length) {
         outcomes.push({ index, error: { id: event.id, status: 422, message: describe(bad) } });
+        return;
+      }
+      // A key bound to an agent acts only as that agent: an event naming another is refused on its own.
+      const refusal = boundAgentRefusal(ctx, event.body.agent_id, `${where}.body.agent_id`);
+      if (refusal) {
+        outcomes.push({ index, error: { id: event.id, status: 403, message: refusal } });
         return;
       }
       valid.push({ index, event });
@@ -143,7 +152,7 @@ export class IngestService {
           const { duplicate } = await withPublishSpan(subject, ctx.traceparent, { 'messaging.batch.message_count': events.length }, (traceparent) => {
             const envelope: ValidIngestEnvelope = {
               organization_id: ctx.organization_id,
-              actor: `key:${ctx.key_id}`,
+              actor: ctx.user_id ? `user:${ctx.user_id}` : `key:${ctx.key_id}`,
               correlation_id: ctx.correlation_id,
               ...(traceparent ? { traceparent } : {}),
               received_at: receivedAt,

@@ -66,32 +66,49 @@ export async function listInterventionsPage(db: SqlExecutor, org: string, q: Lis
  * each tagged with the projection position it was read at; a cached page is served only after one primary-key read
  * of the checkpoint shows the projection has not moved since, so a hit is never staler than a fresh query and
  * read-your-writes holds across every replica (the write's reply is sent after its projection commit).
+ * A page is kept as its UTF-8 bytes, not as a string: a cached page outlives young-generation collections, and a
+ * ~50 KB string that does is copied into the old generation and collected there, where a Buffer's bytes live outside
+ * the JavaScript heap; the bytes also go to the socket as they are, with no encoding per answer
+ * (docs/performance.md, `pnpm bench list`).
  * Source: spec §GET /api/v1/interventions; architecture §3 (Projections).
  */
 export class InterventionListReader {
-  private readonly pages: ProjectionAnswerCache<RawJson>;
+  private readonly pages: ProjectionAnswerCache<Buffer>;
 
   /** @param maxEntries pages kept (AGP_ANSWER_CACHE_ENTRIES); 0 reads every page from the database. */
   constructor(
     private readonly db: SqlExecutor,
     maxEntries = DEFAULT_ANSWER_CACHE_ENTRIES,
   ) {
-    this.pages = new ProjectionAnswerCache<RawJson>(maxEntries);
+    this.pages = new ProjectionAnswerCache<Buffer>(maxEntries);
   }
 
   /**
-   * One page `{interventions, total, skip, limit, next_cursor}` as JSON text. `q` is the query as the
-   * `interventions.list` wire row parsed it (defaults applied).
+   * One page `{interventions, total, skip, limit, next_cursor}` as UTF-8 JSON bytes (what the gateway sends as the
+   * HTTP body). `q` is the query as the `interventions.list` wire row parsed it (defaults applied). The Buffer may be
+   * the cached page itself: callers must not change it.
    * @throws BadRequestError (400) for `cursor` with `skip`, or a cursor this list did not issue.
    * @throws the driver's error when the database cannot be asked.
    */
-  list(org: string, q: ListInterventionsQuery): Promise<RawJson> {
+  listBytes(org: string, q: ListInterventionsQuery): Promise<Buffer> {
     const key = `${org}\u0000${JSON.stringify(q)}`;
     return this.pages.getChecked(
       key,
       () => checkpointPosition(this.db, READ_MODEL_PROJECTION),
-      () => listInterventionsPage(this.db, org, q),
+      async () => {
+        const { value, position } = await listInterventionsPage(this.db, org, q);
+        return { value: Buffer.from(value.$json), position };
+      },
     );
+  }
+
+  /**
+   * The same page as {@link listBytes}, as JSON text (a bus reply).
+   * @throws BadRequestError (400) for `cursor` with `skip`, or a cursor this list did not issue.
+   * @throws the driver's error when the database cannot be asked.
+   */
+  async list(org: string, q: ListInterventionsQuery): Promise<RawJson> {
+    return rawJson((await this.listBytes(org, q)).toString('utf8'));
   }
 }
 

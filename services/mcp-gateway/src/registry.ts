@@ -10,7 +10,9 @@
  */
 import { z } from 'zod';
 import {
+  HTTP_ROUTES,
   Wire,
+  type HttpRoute,
   scopeAllows,
   type McpCatalog,
   type McpPromptResult,
@@ -21,6 +23,7 @@ import {
   type WireReply,
   type WireRequestInput,
 } from '@agp/contracts';
+import { boundKeyRefusal, boundKeyRouteRefusal } from '@agp/auth';
 import { call, RemoteProblemError, type Sender } from '@agp/bus';
 import { AgpError, ForbiddenError, NotFoundError, ValidationError, assertJsonInput, fieldErrors, isRawJson, jsonInputErrors, type RequestContext } from '@agp/runtime';
 
@@ -140,6 +143,21 @@ interface CompiledTemplate {
   names: string[];
 }
 
+/** The HTTP rows of each wire message (a message may have several: the organisation's and an agent's kill switch). */
+const ROUTES_BY_MESSAGE = new Map<string, HttpRoute[]>();
+for (const r of HTTP_ROUTES) ROUTES_BY_MESSAGE.set(r.message, [...(ROUTES_BY_MESSAGE.get(r.message) ?? []), r]);
+
+/**
+ * The HTTP row a tool's call of wire message `key` stands for: among the message's rows, the one whose path
+ * parameters are exactly those the call gives (`set_kill_switch` with an `agent_id` is the agent's row, without it the
+ * organisation's); undefined for a message no route answers.
+ */
+function routeOfCall(key: string, path: Readonly<Record<string, unknown>> | undefined): HttpRoute | undefined {
+  const rows = ROUTES_BY_MESSAGE.get(key) ?? [];
+  const given = Object.keys(path ?? {}).sort().join(',');
+  return rows.find((r) => [...r.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]).sort().join(',') === given) ?? rows[0];
+}
+
 /**
  * The registry both surfaces serve. Built once per process from {@link RegistryEntries}; holds no per-request state.
  * @throws Error at construction when two entries share a name or URI (a programming error).
@@ -194,6 +212,13 @@ export class ToolRegistry {
   entryContext(ctx: RequestContext): EntryContext {
     const ask: Asker = async (key, body) => {
       if (!scopeAllows(ctx.scope, Wire[key].scope)) throw new ForbiddenError(`a ${ctx.scope} key cannot change state; use a write key`);
+      // An agent-bound key: the same rule as the row's HTTP route (docs/decisions.md, Agent-bound keys).
+      if (ctx.agent_id && Wire[key].scope !== 'read') {
+        const parts = (body ?? {}) as { path?: Record<string, unknown>; body?: unknown };
+        const route = routeOfCall(key, parts.path);
+        const refusal = route ? boundKeyRefusal(ctx, route, parts) : boundKeyRouteRefusal(ctx, `the ${key} operation`);
+        if (refusal) throw new ForbiddenError(refusal);
+      }
       const data = await call(this.bus, key, ctx, body);
       return (isRawJson(data) ? JSON.parse(data.$json) : data) as never;
     };

@@ -24,6 +24,9 @@ import {
   DowngradesSchema,
   GuardrailsSchema,
   PeriodBudgetsSchema,
+  McpServerNameSchema,
+  McpServerPatchSchema,
+  McpServerRegistrationSchema,
   type LedgerExportPage,
 } from '@agp/contracts';
 import { defineTool, type EntryContext, type ToolDefinition } from './registry.js';
@@ -400,5 +403,52 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
     }),
     calls: ['replay.evaluate-runs'],
     run: async (e, args) => e.ask('replay.evaluate-runs', { body: defined(args) }),
+  }),
+  defineTool({
+    name: 'list_mcp_servers',
+    title: 'List MCP servers',
+    description:
+      'The organisation’s registered upstream MCP servers (the ones the hosted MCP proxy may reach), by name: each with url, action_prefix, tool_costs_usd (USD per tool call), hide_denied_tools, timeout_ms (ms), approval (platform or client), header_names (never the values), created_at, updated_at and version. Returns {servers, total, skip, limit}; read-only.',
+    input: z.strictObject({ skip: Skip.optional(), limit: Limit(1000, 50).optional() }),
+    calls: ['mcp-servers.list'],
+    run: async (e, args) => e.ask('mcp-servers.list', { query: defined(args) }),
+  }),
+  defineTool({
+    name: 'get_mcp_server',
+    title: 'Get an MCP server',
+    description: 'One registered upstream MCP server by name, with its settings and header names (never the values). Read-only.',
+    input: z.strictObject({ name: McpServerNameSchema.describe('The server’s name') }),
+    calls: ['mcp-servers.get'],
+    run: async (e, args) => e.ask('mcp-servers.get', { path: args }),
+  }),
+  defineTool({
+    name: 'register_mcp_server',
+    title: 'Register an MCP server',
+    description:
+      'Register an upstream MCP server for the hosted MCP proxy. CHANGES STATE. name: lower-case letters, digits, - and _; url: http(s), no credentials in it, a public address unless AGP_OUTBOUND_ALLOWED_HOSTS names the host; headers: sent to the upstream (e.g. Authorization), sealed at rest and never shown again (only their names); action_prefix (default "<name>.") + a tool’s name is the action name policies decide; tool_costs_usd: estimated USD per call by tool; hide_denied_tools (default false); timeout_ms (default 30000); approval: platform (default) or client. A name already registered is a conflict.',
+    input: McpServerRegistrationSchema,
+    calls: ['mcp-servers.register'],
+    run: async (e, args) => e.ask('mcp-servers.register', { body: args }),
+  }),
+  defineTool({
+    name: 'update_mcp_server',
+    title: 'Update an MCP server',
+    description:
+      'Change fields of a registered upstream MCP server (any but name): url, action_prefix, tool_costs_usd (USD), hide_denied_tools, timeout_ms (ms), approval, headers (replace the whole set; {} removes them; never shown again). CHANGES STATE. expected_version makes the change conditional (conflict when the server has moved on).',
+    input: z.strictObject({ name: McpServerNameSchema.describe('The server’s name'), expected_version: z.number().int().min(1).optional().describe('Only change it if it is still at this version'), ...McpServerPatchSchema.shape }),
+    calls: ['mcp-servers.update'],
+    run: async (e, { name, expected_version, ...patch }) =>
+      e.ask('mcp-servers.update', { path: { name }, headers: { if_match: expected_version === undefined ? null : `"${expected_version}"` }, body: defined(patch) }),
+  }),
+  defineTool({
+    name: 'delete_mcp_server',
+    title: 'Delete an MCP server',
+    description: 'Delete a registered upstream MCP server by name. CHANGES STATE: the hosted proxy no longer reaches it; its history stays for audit.',
+    input: z.strictObject({ name: McpServerNameSchema.describe('The server’s name') }),
+    calls: ['mcp-servers.delete'],
+    run: async (e, args) => {
+      await e.ask('mcp-servers.delete', { path: args });
+      return { deleted: args.name };
+    },
   }),
 ];

@@ -5,10 +5,15 @@
 import { z } from 'zod';
 import { DEFAULT_QUOTA_LEASE_TTL_MS } from '@agp/contracts';
 import { serviceProcessEnv } from '@agp/bus';
-import type { EnvOf } from '@agp/runtime';
+import { outboundEnv, secretsEnv, type EnvOf } from '@agp/runtime';
 
-/** The policies service's own settings (both modes): the fleet-wide quotas' lease TTL. */
+/**
+ * The policies service's own settings (both modes): the fleet-wide quotas' lease TTL; the outbound address check's
+ * allow list and the secrets keys, read where registered MCP servers are checked and their headers sealed.
+ */
 export const policiesSettings = {
+  ...outboundEnv,
+  ...secretsEnv,
   /**
    * How long a quota lease lasts without renewal, in ms: a holder that stops renewing (crashed, partitioned) gives its
    * unspent quota back this long after its last renewal; a lease never outlives its window. @default 15000

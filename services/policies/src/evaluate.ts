@@ -6,7 +6,7 @@
  * `decide` of `@agp/policy-engine`. Source: docs/api.md (Policy decisions; Quotas).
  */
 import type { ClientProxy } from '@nestjs/microservices';
-import { RATE_LIMIT_ANY_ACTION, RUN_BUDGET_LIMIT, SESSION_BUDGET_LIMIT, rateLimitAction, withPolicyDefaults, type EvaluateAction, type PolicyDecisionKind, type PolicyEvaluation, type RequestContext } from '@agp/contracts';
+import { RATE_LIMIT_ANY_ACTION, RUN_BUDGET_LIMIT, SESSION_BUDGET_LIMIT, quotaLeaseGraceMs, rateLimitAction, withPolicyDefaults, type EvaluateAction, type PolicyDecisionKind, type PolicyEvaluation, type RequestContext } from '@agp/contracts';
 import { call, RemoteProblemError, tracedDecision } from '@agp/bus';
 import type { SqlExecutor } from '@agp/eventstore';
 import { argumentsHash, decide, quotaNeeds, type IdempotencyRecord, type QuotaView, type RecentCall } from '@agp/policy-engine';
@@ -96,8 +96,8 @@ interface LimitRead {
  * too; what was leased and recorded counts once). A run or session budget or a rate limit without a counter in this
  * window (nobody leased it) is decided as before fleet counting: on the run's spend and recent calls.
  */
-async function readLimits(sql: SqlExecutor, org: string, targets: GrantTarget[], run: RunState, now: number): Promise<LimitRead[]> {
-  const committed = await committedOf(sql, org, targets.map((t) => t.key), now);
+async function readLimits(sql: SqlExecutor, org: string, targets: GrantTarget[], run: RunState, now: number, graceMs: number): Promise<LimitRead[]> {
+  const committed = await committedOf(sql, org, targets.map((t) => t.key), now, graceMs);
   return targets.map((t) => {
     const counted = committed.get(counterId(t.key));
     let used = counted ?? 0;
@@ -168,7 +168,7 @@ export async function evaluateAction(deps: { sql: SqlExecutor; bus: Pick<ClientP
         quota: viewOf(reads),
       }),
     );
-  let reads = await readLimits(deps.sql, org, targets, run, nowMs);
+  let reads = await readLimits(deps.sql, org, targets, run, nowMs, quotaLeaseGraceMs(deps.quotas.ttlMs));
   let decision = decideWith(reads);
   let reservations: PolicyEvaluation['reservations'] = [];
   for (let attempt = 1; body.reserve && RUNS.has(decision.decision) && targets.length > 0; attempt++) {
@@ -178,7 +178,7 @@ export async function evaluateAction(deps: { sql: SqlExecutor; bus: Pick<ClientP
       break;
     } catch (err) {
       if (!(err instanceof QuotaNotGranted)) throw err;
-      reads = await readLimits(deps.sql, org, targets, run, nowMs);
+      reads = await readLimits(deps.sql, org, targets, run, nowMs, quotaLeaseGraceMs(deps.quotas.ttlMs));
       // The last attempt: the limit that could not be drawn answers nothing left, whatever the counters say now.
       if (attempt >= RESERVE_ATTEMPTS) reads = reads.map((r) => (counterId(r.target.key) === counterId(err.target.key) ? { ...r, remaining: 0, view: 0 } : r));
       decision = decideWith(reads);

@@ -1,5 +1,5 @@
 /**
- * The policies service's part of the wire table (`policies.*`, `agents.*`, `kill-switches.*`, `quotas.*`): one handler per
+ * The policies service's part of the wire table (`policies.*`, `agents.*`, `kill-switches.*`, `mcp-servers.*`, `quotas.*`): one handler per
  * subject, each passing the parsed request to the service. Source: docs/decisions.md (One typed wire registry).
  */
 import type { DynamicModule } from '@nestjs/common';
@@ -23,6 +23,12 @@ export function policiesHandlers(service: PoliciesService): WireHandlers<'polici
     'agents.governance': (ctx, { path }) => service.governance(ctx, path.agent_id),
     'kill-switches.list': (ctx) => service.listKillSwitches(ctx),
     'kill-switches.set': (ctx, { path, body }) => service.setKillSwitch(ctx, path.agent_id, body),
+    'mcp-servers.register': (ctx, { body }) => service.registerMcpServer(ctx, body),
+    'mcp-servers.list': (ctx, { query }) => service.listMcpServers(ctx, query),
+    'mcp-servers.get': (ctx, { path }) => service.getMcpServer(ctx, path.name),
+    'mcp-servers.update': (ctx, { path, headers, body }) => service.updateMcpServer(ctx, path.name, headers.if_match, body),
+    'mcp-servers.delete': (ctx, { path }) => service.deleteMcpServer(ctx, path.name),
+    'mcp-servers.open': (ctx, { body }) => service.openMcpServer(ctx, body.name),
     'quotas.leases': (ctx, { body }) => service.leaseQuotas(ctx, body),
     'quotas.list': (ctx, { query }) => service.listQuotas(ctx, query),
   };

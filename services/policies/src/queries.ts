@@ -1,4 +1,4 @@
-import { AgentSchema, KillSwitchStateSchema, PolicySchema, orderKeys, orderedJson, withPolicyDefaults, type Agent, type AgentGovernance, type KillSwitchOverview, type KillSwitchState, type ListAgentsQuery, type ListPoliciesQuery, type Policy, type RegisteredAction } from '@agp/contracts';
+import { AgentSchema, McpServerSchema, type ListMcpServersQuery, type McpServer, type McpServerPage, KillSwitchStateSchema, PolicySchema, orderKeys, orderedJson, withPolicyDefaults, type Agent, type AgentGovernance, type KillSwitchOverview, type KillSwitchState, type ListAgentsQuery, type ListPoliciesQuery, type Policy, type RegisteredAction } from '@agp/contracts';
 import type { EngineKillSwitches } from '@agp/policy-engine';
 import { WhereClause, pageWithTotal, type SqlExecutor } from '@agp/eventstore';
 import { rawJson, type RawJson } from '@agp/runtime';
@@ -136,4 +136,16 @@ export async function policiesByIds(db: SqlExecutor, org: string, ids: readonly 
   if (ids.length === 0) return new Map();
   const { rows } = await db.query<{ doc: unknown }>(`SELECT ${POLICY_DOC} AS doc FROM agp_policies WHERE organization_id = $1 AND id = ANY($2::text[])`, [org, [...new Set(ids)]]);
   return new Map(rows.map((r) => withPolicyDefaults(record<Policy>(PolicySchema, r.doc))).map((p) => [p.id, p]));
+}
+
+/** One page of an organisation's registered upstream MCP servers, by name: `{servers, total, skip, limit}` (header names, never values). */
+export async function listMcpServers(db: SqlExecutor, org: string, q: ListMcpServersQuery): Promise<McpServerPage> {
+  const page = await pageWithTotal<{ doc: unknown }>(db, { select: 'doc', from: 'agp_mcp_servers', where: 'organization_id = $1', params: [org], orderBy: 'name', limit: q.limit, skip: q.skip });
+  return { servers: page.rows.map((r) => record<McpServer>(McpServerSchema, r.doc)), total: page.total, skip: q.skip, limit: q.limit };
+}
+
+/** One registered upstream MCP server of an organisation as the API answers it, or null. */
+export async function getMcpServer(db: SqlExecutor, org: string, name: string): Promise<McpServer | null> {
+  const { rows } = await db.query<{ doc: unknown }>('SELECT doc FROM agp_mcp_servers WHERE organization_id = $1 AND name = $2', [org, name]);
+  return rows[0] ? record<McpServer>(McpServerSchema, rows[0].doc) : null;
 }

@@ -25,10 +25,18 @@ import {
   type UpdatePolicy,
   type ProjectionRetried,
   type RetryProjectionDeadLetter,
+  type ListMcpServersQuery,
+  type McpServer,
+  type McpServerOpened,
+  type McpServerPage,
+  type McpServerPatch,
+  type McpServerRegistration,
+  type McpUpstreamHeaders,
+  quotaLeaseGraceMs,
 } from '@agp/contracts';
 import { retryProjectionDeadLetterIn, startEventSourcedService, type BusCallerDeps, type EventSourcedDeps, type IngestConsumerDeps, type IngestDelivery, type RunningEventSourcedService } from '@agp/bus';
 import { ingestMetadata, ingestedEventId, requestMetadata, retryOnConflict, waitForProjections, type AppendRequest, type NewEvent, type StoredEvent } from '@agp/eventstore';
-import { NotFoundError, ValidationError, counter, newId, type RawJson, type RequestContext } from '@agp/runtime';
+import { NotFoundError, ValidationError, assertOutboundUrl, counter, loadSecretBox, newId, parseOutboundAllowList, type HostLookup, type OutboundAllowList, type RawJson, type RequestContext, type SecretBox } from '@agp/runtime';
 import { agentStream, decideRegister, evolveAgent, foldAgent, type RegistryAgent } from './agent/agent.js';
 import { evaluateAction } from './evaluate.js';
 import { decideKillSwitch, evolveKillSwitch, foldKillSwitch, killSwitchStream } from './killswitch/killswitch.js';
@@ -36,9 +44,10 @@ import { decideCreate, decideUpdate } from './policy/decide.js';
 import { evolvePolicy, foldPolicy, policyHistory } from './policy/policy.js';
 import { POLICIES_READ_MODEL, POLICIES_READ_MODEL_EVENT_TYPES, applyPoliciesEvents } from './projections/readModel.js';
 import { migratePoliciesReadModel } from './projections/schema.js';
-import { agentGovernance, getAgent, getPolicy, killSwitchOverview, listAgentsJson, listPoliciesJson, policiesByIds } from './queries.js';
+import { agentGovernance, getAgent, getMcpServer, getPolicy, killSwitchOverview, listAgentsJson, listMcpServers, listPoliciesJson, policiesByIds } from './queries.js';
+import { decideDeleteMcpServer, decideRegisterMcpServer, decideUpdateMcpServer, evolveMcpServer, foldMcpServer, mcpHeadersContext, mcpServerStream, settingsOfServer, type SealedHeaders } from './mcpservers/mcpserver.js';
 import { listQuotaCounters } from './quotas/counters.js';
-import { leaseQuotas, type QuotaDeps } from './quotas/leases.js';
+import { LeaseGranter, type QuotaDeps } from './quotas/leases.js';
 import { migrateQuotas } from './quotas/schema.js';
 import type { PoliciesSettings } from './env.js';
 
@@ -48,6 +57,13 @@ export type PoliciesDeps = EventSourcedDeps &
   BusCallerDeps & {
     /** Settings read from the environment (`AGP_QUOTA_LEASE_TTL_MS`); absent ones take the defaults of `policiesSettings` (./env.ts). */
     env?: Partial<PoliciesSettings>;
+    /**
+     * Seals and opens registered MCP servers' headers. Absent: built at start from `env` (`loadSecretBox` of
+     * @agp/runtime without a data folder: AGP_SECRETS_KEY, else none, and a registration with headers answers 503).
+     */
+    secrets?: SecretBox;
+    /** How an upstream's host name is resolved for the outbound address check; the system resolver by default. */
+    lookup?: HostLookup;
   };
 
 /** Create the policies service's tables: the read model's, then the fleet-wide quotas'. */
@@ -79,10 +95,18 @@ export class PoliciesService {
   private running?: RunningEventSourcedService;
   private readonly now: () => Date;
   private readonly quotas: QuotaDeps;
+  /** The `quotas.leases` calls, coalesced per organisation. */
+  private readonly granter: LeaseGranter;
+  /** The outbound address check's allow list (AGP_OUTBOUND_ALLOWED_HOSTS). */
+  private readonly outbound: OutboundAllowList;
+  private secrets?: SecretBox;
 
   constructor(private readonly deps: PoliciesDeps) {
     this.now = deps.now ?? (() => new Date());
     this.quotas = { db: deps.db, ttlMs: deps.env?.AGP_QUOTA_LEASE_TTL_MS ?? DEFAULT_QUOTA_LEASE_TTL_MS };
+    this.outbound = parseOutboundAllowList(deps.env?.AGP_OUTBOUND_ALLOWED_HOSTS);
+    this.secrets = deps.secrets;
+    this.granter = new LeaseGranter(this.quotas, (org, ids) => policiesByIds(deps.db, org, ids), () => this.now().getTime());
   }
 
   /**
@@ -91,6 +115,7 @@ export class PoliciesService {
    */
   async start(): Promise<void> {
     const { store, db, logger, ingestLog, subjectPrefix } = this.deps;
+    this.secrets ??= await loadSecretBox(this.deps.env ?? {});
     this.running = await startEventSourcedService<IngestEnvelope>({
       name: 'policies',
       store,
@@ -194,18 +219,18 @@ export class PoliciesService {
 
   /**
    * POST /api/v1/quotas/leases (`quotas.leases`): apply a holder's reports, then its acquisitions, in one transaction
-   * (`leaseQuotas` of ./quotas/leases.ts: the slice rule, the errors).
+   * with the other calls of the organisation waiting meanwhile (`LeaseGranter` of ./quotas/leases.ts: the batching,
+   * the slice rule, the errors).
    * @param body the body, parsed by `LeaseRequestSchema`.
    * @throws ValidationError (422), NotFoundError (404), ConflictError (409) naming the item; nothing is written then.
    */
   async leaseQuotas(ctx: RequestContext, body: LeaseRequest): Promise<LeaseAnswer> {
-    const policies = await policiesByIds(this.deps.db, ctx.organization_id, body.acquire.map((a) => a.policy_id));
-    return leaseQuotas(this.quotas, ctx.organization_id, policies, body, this.now().getTime());
+    return this.granter.lease(ctx.organization_id, body);
   }
 
   /** GET /api/v1/quotas (`quotas.list`): one page of the organisation's fleet-wide counters, most recently changed first. */
   async listQuotas(ctx: RequestContext, query: ListQuotasQuery): Promise<QuotaCounterPage> {
-    return listQuotaCounters(this.deps.db, ctx.organization_id, query, this.now().getTime());
+    return listQuotaCounters(this.deps.db, ctx.organization_id, query, this.now().getTime(), quotaLeaseGraceMs(this.quotas.ttlMs));
   }
 
   /**
@@ -295,6 +320,89 @@ export class PoliciesService {
       const stored = await this.append(ctx, stream, state.version === 0 ? 'no_stream' : state.version, [decided]);
       return stored.reduce(evolveKillSwitch, state);
     });
+  }
+
+  // ---------------------------------------------------------------------------------------------- MCP servers
+
+  /**
+   * POST /api/v1/mcp/servers (`mcp-servers.register`): check the URL (outbound address check), seal the headers, append
+   * McpServerRegistered to the server's stream. Returns the record (header names, never values).
+   * @param body the body, parsed by `McpServerRegistrationSchema` (defaults applied).
+   * @throws ValidationError (422, `body.url`) for a URL the platform does not call; ConflictError (409) when the name is
+   *   taken; ServiceUnavailableError (503 naming AGP_SECRETS_KEY) for headers without a secrets key.
+   */
+  async registerMcpServer(ctx: RequestContext, body: McpServerRegistration): Promise<McpServer> {
+    await assertOutboundUrl(body.url, 'body.url', this.outbound, this.deps.lookup);
+    const headers = this.sealHeaders(ctx, body.name, body.headers);
+    const stream = mcpServerStream(ctx.organization_id, body.name);
+    return retryOnConflict('the server', async () => {
+      const state = foldMcpServer(await this.deps.store.readStream(stream));
+      const decided = decideRegisterMcpServer(state, body, headers, this.now().toISOString());
+      const stored = await this.append(ctx, stream, state.version || 'no_stream', [decided]);
+      return stored.reduce(evolveMcpServer, state).record!.server;
+    });
+  }
+
+  /** GET /api/v1/mcp/servers (`mcp-servers.list`): one page of the organisation's servers, by name. */
+  async listMcpServers(ctx: RequestContext, query: ListMcpServersQuery): Promise<McpServerPage> {
+    return listMcpServers(this.deps.db, ctx.organization_id, query);
+  }
+
+  /** GET /api/v1/mcp/servers/{name} (`mcp-servers.get`). @throws NotFoundError (404), also for another organisation's. */
+  async getMcpServer(ctx: RequestContext, name: string): Promise<McpServer> {
+    const server = await getMcpServer(this.deps.db, ctx.organization_id, name);
+    if (!server) throw new NotFoundError(`MCP server ${name} not found`);
+    return server;
+  }
+
+  /**
+   * PATCH /api/v1/mcp/servers/{name} (`mcp-servers.update`): append McpServerUpdated with the settings after the patch
+   * (`headers`, when given, replace the whole set, sealed anew); a patch that changes nothing appends nothing.
+   * @param ifMatch the raw If-Match header, or null ({@link parseIfMatch}).
+   * @throws ValidationError (422: `body.url`, `header.if-match`); NotFoundError (404); ConflictError (409) when
+   *   If-Match is not the current version; ServiceUnavailableError (503) for headers without a secrets key.
+   */
+  async updateMcpServer(ctx: RequestContext, name: string, ifMatch: string | null, patch: McpServerPatch): Promise<McpServer> {
+    const expected = parseIfMatch(ifMatch);
+    if (patch.url !== undefined) await assertOutboundUrl(patch.url, 'body.url', this.outbound, this.deps.lookup);
+    const stream = mcpServerStream(ctx.organization_id, name);
+    return retryOnConflict('the server', async () => {
+      const state = foldMcpServer(await this.deps.store.readStream(stream));
+      // Sealed once the server is known to exist: an unknown one is a 404 whether or not a key is set.
+      const headers = patch.headers === undefined || !state.record ? null : this.sealHeaders(ctx, name, patch.headers);
+      const decided = decideUpdateMcpServer(state, name, patch, expected, headers, this.now().toISOString());
+      if (!decided) return state.record!.server;
+      const stored = await this.append(ctx, stream, state.version, [decided]);
+      return stored.reduce(evolveMcpServer, state).record!.server;
+    });
+  }
+
+  /** DELETE /api/v1/mcp/servers/{name} (`mcp-servers.delete`): append McpServerDeleted. @throws NotFoundError (404). */
+  async deleteMcpServer(ctx: RequestContext, name: string): Promise<null> {
+    const stream = mcpServerStream(ctx.organization_id, name);
+    return retryOnConflict('the server', async () => {
+      const state = foldMcpServer(await this.deps.store.readStream(stream));
+      await this.append(ctx, stream, state.version || 'no_stream', [decideDeleteMcpServer(state, name, this.now().toISOString())]);
+      return null;
+    });
+  }
+
+  /**
+   * `mcp-servers.open` (the gateway's hosted proxy only; no HTTP route): a server's settings and its headers opened,
+   * folded from its stream. @throws NotFoundError (404); ServiceUnavailableError (503) when no configured key opens them.
+   */
+  async openMcpServer(ctx: RequestContext, name: string): Promise<McpServerOpened> {
+    const { record } = foldMcpServer(await this.deps.store.readStream(mcpServerStream(ctx.organization_id, name)));
+    if (!record) throw new NotFoundError(`MCP server ${name} not found`);
+    const headers = record.sealed_headers === null ? {} : (JSON.parse(this.secrets!.open(record.sealed_headers, mcpHeadersContext(ctx.organization_id, name))) as Record<string, string>);
+    return { settings: settingsOfServer(record.server), headers };
+  }
+
+  /** A server's headers sealed as one value bound to the organisation and name; none: no value (and no key needed). */
+  private sealHeaders(ctx: RequestContext, name: string, headers: McpUpstreamHeaders): SealedHeaders {
+    const names = Object.keys(headers);
+    if (names.length === 0) return { header_names: [], sealed_headers: null };
+    return { header_names: names, sealed_headers: this.secrets!.seal(JSON.stringify(headers), mcpHeadersContext(ctx.organization_id, name)) };
   }
 
   // ---------------------------------------------------------------------------------------------- ingest

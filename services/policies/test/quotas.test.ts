@@ -172,13 +172,32 @@ function scenarios(platform: () => Platform) {
     expect((await counter(id)).committed).toBe(3.25);
   });
 
-  it('an unrenewed lease expires: lists as returned, and is reclaimed at the next grant; its holder\'s late report is counted as overshoot', async () => {
+  it('a report that arrives after its lease expired, within the grace, is counted with no overshoot, even after another holder was granted', async () => {
+    const id = await policy({ name: 'Grace', session_budget: 20 });
+    const a = await lease('slow', [{ policy_id: id, limit: 'session_budget', session_id: 's', need: 0.5 }]);
+    clock += TTL_MS + 1; // past the expiry, within the grace (half a TTL)
+    expect(await counter(id)).toMatchObject({ committed: 1, holders: 0 });
+    const b = await lease('other', [{ policy_id: id, limit: 'session_budget', session_id: 's', need: 0.1 }]);
+    expect(b.leases[0]).toMatchObject({ granted: 1, remaining: 18 });
+    expect((await leaseRows(id)).map((l) => [l.holder, l.status])).toEqual([
+      ['slow', 'active'],
+      ['other', 'active'],
+    ]);
+    const late = await lease('slow', [], [{ lease_id: a.leases[0].lease_id, seq: 1, spent: 1, release: true }]);
+    expect(late.released).toEqual([a.leases[0].lease_id]);
+    expect(await counter(id)).toMatchObject({ committed: 2, spent: 1, overshoot: 0 });
+  });
+
+  it('an unrenewed lease expires: past the grace it lists as returned, and is reclaimed at the next grant; its holder\'s later report is counted as overshoot', async () => {
     const id = await policy({ name: 'Expiry', session_budget: 20 });
     const a = await lease('crashed', [{ policy_id: id, limit: 'session_budget', session_id: 's', need: 0.5 }]);
     await lease('crashed', [], [{ lease_id: a.leases[0].lease_id, seq: 1, spent: 0.25 }]);
     expect(await counter(id)).toMatchObject({ committed: 1, holders: 1 });
     clock += TTL_MS + 1;
-    // Read before any grant: the unspent 0.75 already counts as returned, the holder as gone.
+    // Past the expiry, within the grace: still reserved (the holder no longer counts as live).
+    expect(await counter(id)).toMatchObject({ committed: 1, holders: 0, spent: 0.25 });
+    clock += TTL_MS / 2;
+    // Past the grace, read before any grant: the unspent 0.75 already counts as returned, the holder as gone.
     expect(await counter(id)).toMatchObject({ committed: 0.25, holders: 0, spent: 0.25 });
     const b = await lease('survivor', [{ policy_id: id, limit: 'session_budget', session_id: 's', need: 0.1 }]);
     expect(b.leases[0]).toMatchObject({ granted: 1, holders: 1, remaining: 18.75 });
@@ -224,6 +243,32 @@ function scenarios(platform: () => Platform) {
     expect(await counter(id)).toEqual(before);
     expect(await leaseRows(id)).toEqual(rows);
     expect((await svc().listQuotas(ctx('globex'), { skip: 0, limit: 1000 })).counters).toEqual([]);
+  });
+
+  it('calls arriving together are applied in one batch, each as if alone: one refused under the lock (409) writes nothing, the others proceed', async () => {
+    const id = await policy({ name: 'Batched', session_budget: 10 });
+    const l = (await lease('rep', [{ policy_id: id, limit: 'session_budget', session_id: 's', need: 1 }])).leases[0];
+    expect(l.held).toBe(1);
+    // The first call starts a batch at once; the three after it, sent in the same tick, wait and form the next batch.
+    // Both of rep's reports find the lease active when validated; under the lock the release comes first, so the
+    // second report finds it released and is refused alone.
+    const [warm, release, late, other] = await Promise.allSettled([
+      lease('warm', [{ policy_id: id, limit: 'session_budget', session_id: 'w', need: 0.1 }]),
+      lease('rep', [], [{ lease_id: l.lease_id, seq: 1, spent: 0.25, release: true }]),
+      lease('rep', [{ policy_id: id, limit: 'session_budget', session_id: 's', need: 3 }], [{ lease_id: l.lease_id, seq: 2, spent: 0.5 }]),
+      lease('other', [{ policy_id: id, limit: 'session_budget', session_id: 's', need: 0.1 }]),
+    ]);
+    expect(warm.status).toBe('fulfilled');
+    expect(release).toMatchObject({ status: 'fulfilled', value: { released: [l.lease_id] } });
+    expect(late.status).toBe('rejected');
+    const conflict = await refused(Promise.reject((late as PromiseRejectedResult).reason));
+    expect(conflict.status).toBe(409);
+    expect(conflict.message).toContain('body.report.0.lease_id');
+    // The refused call's grant of 3 was undone; the call after it was decided as if it had never come.
+    expect(other).toMatchObject({ status: 'fulfilled', value: { leases: [{ granted: 0.5, remaining: 9.25, holders: 1 }] } });
+    const s = (await counters(id)).find((c) => c.scope_key === 's')!;
+    expect(s).toMatchObject({ committed: 0.75, spent: 0.25, holders: 1 });
+    expect((await leaseRows(id)).filter((r) => r.holder === 'rep')).toEqual([{ holder: 'rep', held: '1', spent: '0.25', status: 'released' }]);
   });
 
   it('a limit lowered below what is committed: the next grant is refused (exhausted), nothing new is admitted', async () => {

@@ -22,6 +22,10 @@ export interface OrgObjects {
   keyId: string;
   /** An ingest dead letter of the organisation (a message its stats consumer could not store), listed by the API. */
   deadLetterId: string;
+  /** A registered upstream MCP server of the organisation (no headers: distributed mode runs without a secrets key). */
+  mcpServerName: string;
+  /** A member of the organisation (an invited e-mail), created over HTTP with its admin key. */
+  memberId: string;
 }
 
 const uniq = () => Math.random().toString(36).slice(2, 10);
@@ -72,18 +76,21 @@ export async function createOrgObjects(p: BootedPlatform, key: string, adminKey:
   }, 30_000);
   await eventually(async () => (await call(p, 'GET', `/api/v1/approvals/${approvalId}`, { key })).status === 200, 30_000);
   const replay = await ok(p, 'POST', `/api/v1/replay/${runId}/results`, key, { id: `sub-${tag}`, actions_replayed: 3, divergences: 1, cost_savings: 0.1, status: 'partial', started_at: at(10), completed_at: at(11), client_version: 'fuzz/1', divergence_details: [{ step: 1, action_name: 'lookup', expected: { note: secret }, actual: { ok: 2 } }] });
+  const mcpServerName = `srv-${tag}`.toLowerCase().slice(0, 64);
+  await ok(p, 'POST', '/api/v1/mcp/servers', key, { name: mcpServerName, url: 'https://93.184.215.14/mcp', action_prefix: `${secret}.` });
   const apiKey = await ok(p, 'POST', '/api/v1/keys', adminKey, { name: `key ${secret}`, scope: 'read' });
+  const member = await ok(p, 'POST', '/api/v1/members', adminKey, { email: `member-${tag}@acme.test`, role: 'viewer' });
   const { organization_id: org } = await ok(p, 'GET', '/api/v1/auth/key', key);
   const deadEvent = ev('run.start', { run_id: `dead-${tag}`, agent_id: agentId, name: `dead ${secret}\u0000` }, 5);
   await p.deadLetterIngest(org, [deadEvent]);
   const letters = await ok(p, 'GET', '/api/v1/dead-letters?kind=ingest&limit=200', adminKey);
   const deadLetterId = letters.dead_letters.find((d: { event: { events: Array<{ id: string }> } }) => d.event.events[0]?.id === deadEvent.id).id;
-  return { secret, agentId, policyId: policy.id, interventionId: intervention.id, approvalId, runId, evalRunId: evalRun.id, replaySubmissionId: replay.id, keyId: apiKey.id, deadLetterId };
+  return { secret, agentId, policyId: policy.id, interventionId: intervention.id, approvalId, runId, evalRunId: evalRun.id, replaySubmissionId: replay.id, keyId: apiKey.id, deadLetterId, mcpServerName, memberId: member.id };
 }
 
 /**
  * Which object of {@link OrgObjects} fills each `{param}` of a route, by the route's first segment after `/api/v1`
- * and the parameter's name. A route whose parameter has no rule here makes {@link objectFor} throw, so a new route
+ * (or its first two, `mcp/servers`, `mcp/proxy`, when a rule names them) and the parameter's name. A route whose parameter has no rule here makes {@link objectFor} throw, so a new route
  * cannot go untested: add its rule.
  */
 export const ID_RULES: Readonly<Record<string, (o: OrgObjects) => string>> = {
@@ -100,14 +107,17 @@ export const ID_RULES: Readonly<Record<string, (o: OrgObjects) => string>> = {
   'replay:run_id': (o) => o.runId,
   'mcp:uri': (o) => `platform://runs/${o.runId}`,
   'mcp:name': () => 'analyze_agent_costs',
+  'mcp/servers:name': (o) => o.mcpServerName,
+  'mcp/proxy:server': (o) => o.mcpServerName,
   'keys:id': (o) => o.keyId,
   'dead-letters:id': (o) => o.deadLetterId,
+  'members:id': (o) => o.memberId,
 };
 
 /** The id of `objects` that fills `{param}` of OpenAPI path `path`. @throws Error when no rule names it. */
 export function objectFor(path: string, param: string, objects: OrgObjects): string {
-  const area = path.split('/')[3];
-  const rule = ID_RULES[`${area}:${param}`];
+  const [area, sub] = path.split('/').slice(3, 5);
+  const rule = ID_RULES[`${area}/${sub}:${param}`] ?? ID_RULES[`${area}:${param}`];
   if (!rule) throw new Error(`no id-substitution rule for {${param}} of ${path}: add one to ID_RULES (test/reliability/support/fixtures.ts)`);
   return rule(objects);
 }

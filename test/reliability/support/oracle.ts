@@ -81,8 +81,8 @@ export class OpenApiOracle {
       }
     }
     const v = this.validator(['paths', operation.path, operation.method.toLowerCase(), 'responses', status, 'content', type, 'schema']);
-    if (type === 'text/event-stream' && operation.path !== '/api/v1/mcp') {
-      // A stream of events (the governance push channel; the MCP endpoint documents its stream as text): each event's
+    if (type === 'text/event-stream' && operation.path !== '/api/v1/mcp' && operation.path !== '/api/v1/mcp/proxy/{server}') {
+      // A stream of events (the governance push channel; the MCP endpoints document their streams as text): each event's
       // `data:` is one JSON value of the documented schema (comments and ids aside).
       for (const frame of answer.text.split(/\n\n/)) {
         const data = frame.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n');

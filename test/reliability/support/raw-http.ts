@@ -50,7 +50,7 @@ export function rawClient(baseUrl: string, sockets = 8, timeoutMs = 10_000): Raw
         res.on('error', reject);
         // A stream of events (the governance push channel) never ends: its answer is what arrived in the first
         // SSE_READ_MS, then the connection is closed.
-        if (String(res.headers['content-type'] ?? '').startsWith('text/event-stream') && req.path !== '/api/v1/mcp') {
+        if (String(res.headers['content-type'] ?? '').startsWith('text/event-stream') && req.path !== '/api/v1/mcp' && !req.path.startsWith('/api/v1/mcp/proxy/')) {
           setTimeout(() => {
             done();
             r.destroy();

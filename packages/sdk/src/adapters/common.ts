@@ -74,8 +74,10 @@ export async function governedToolCall<T>(
       },
       { ...opts.actOptions, onBlocked: 'return' },
     );
-    if (ran.done) return { kind: 'ran', value: ran.value as T };
+    // A result the PII guardrail withheld is blocked though the tool ran; one it masked is `out` (the value itself
+    // when no `recorded` form stands in for it).
     if (isBlockedResult(out)) return { kind: 'blocked', decision: out.decision };
+    if (ran.done) return { kind: 'ran', value: (opts.recorded ? ran.value : out) as T };
     return { kind: 'replayed', value: out };
   } catch (err) {
     if (ran.done && err instanceof ToolReturnedError) return { kind: 'ran', value: err.value as T };

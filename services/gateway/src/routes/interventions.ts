@@ -15,12 +15,13 @@ const readModelUnavailable = databaseUnavailable('the interventions read model')
 /**
  * GET /api/v1/interventions: the filtered, paginated list `{interventions, total, skip, limit}`. The query is
  * checked against the `interventions.list` wire row (the same 422 as over the bus), then the page is read here from
- * the list read model — a cached page goes from memory to the socket, after one checkpoint read proves it current.
+ * the list read model as UTF-8 JSON bytes — a cached page goes from memory to the socket, after one checkpoint read
+ * proves it current.
  * @throws ServiceUnavailableError (503) while the read model cannot be read.
  */
 export async function listInterventions({ req, ctx, deps }: RouteCall): Promise<RouteAnswer> {
   const { query } = parseOrThrow(Wire['interventions.list'].request, { query: req.query });
-  return { body: await deps.interventions.list(ctx.organization_id, query).catch(readModelUnavailable) };
+  return { body: await deps.interventions.listBytes(ctx.organization_id, query).catch(readModelUnavailable) };
 }
 
 /** POST /api/v1/interventions: 201 with the stored record and its Location. */

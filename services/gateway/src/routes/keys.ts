@@ -7,7 +7,7 @@
  * Source: architecture §4 (Auth); docs/api.md (Keys); docs/decisions.md (Keys over HTTP).
  */
 import { GatewayOps, type ApiKey, type ApiKeyPage, type CallerKey, type CreatedApiKey } from '@agp/contracts';
-import type { CreatedKey, CreateKeyOptions, KeySummary } from '@agp/auth';
+import { ADMIN_NOT_BOUND, type CreatedKey, type CreateKeyOptions, type KeySummary } from '@agp/auth';
 import { UnauthorizedError, ValidationError, databaseUnavailable, parseOrThrow } from '@agp/runtime';
 import type { RouteAnswer, RouteCall } from '../router.js';
 
@@ -23,8 +23,9 @@ export interface KeyAdmin {
 const keyStoreUnavailable = databaseUnavailable('the key store');
 
 /**
- * POST /api/v1/keys `{name, scope, expires_at?}`: 201 with the key and its secret `key` (shown this once).
- * @throws ValidationError (422) naming each bad field (a scope with its allowed values; an expiry not in the future).
+ * POST /api/v1/keys `{name, scope, expires_at?, agent_id?}`: 201 with the key and its secret `key` (shown this once).
+ * @throws ValidationError (422) naming each bad field (a scope with its allowed values; an expiry not in the future;
+ * an `agent_id` on an admin key).
  */
 export async function createApiKey({ req, res, ctx, deps }: RouteCall): Promise<RouteAnswer> {
   const { body: b } = parseOrThrow(GatewayOps['keys.create'].request, { body: req.body ?? {} });
@@ -32,7 +33,8 @@ export async function createApiKey({ req, res, ctx, deps }: RouteCall): Promise<
   if (expiresAt && expiresAt.getTime() <= Date.now()) {
     throw new ValidationError('1 invalid field: body.expires_at', [{ path: 'body.expires_at', message: 'must be in the future' }]);
   }
-  const created: CreatedApiKey = await deps.keys.createKey({ organizationId: ctx.organization_id, scope: b.scope, name: b.name, expiresAt }).catch(keyStoreUnavailable);
+  if (b.agent_id !== undefined && b.scope === 'admin') throw new ValidationError('1 invalid field: body.agent_id', [{ path: 'body.agent_id', message: ADMIN_NOT_BOUND }]);
+  const created: CreatedApiKey = await deps.keys.createKey({ organizationId: ctx.organization_id, scope: b.scope, name: b.name, expiresAt, agentId: b.agent_id }).catch(keyStoreUnavailable);
   res.location('/api/v1/keys');
   return { body: created };
 }
@@ -53,10 +55,10 @@ export async function revokeApiKey({ ctx, params, deps }: RouteCall): Promise<Ro
   return { body: revoked };
 }
 
-/** GET /api/v1/auth/key: the calling key's id, organisation, name, scope and expiry, from what the edge resolved (no further query). */
+/** GET /api/v1/auth/key: the calling key's id, organisation, name, scope, expiry and bound agent, from what the edge resolved (no further query). */
 export function getCallerKey({ req }: RouteCall): RouteAnswer {
   const key = req.agpKey;
   if (!key) throw new UnauthorizedError('missing API key');
-  const body: CallerKey = { id: key.key_id, organization_id: key.organization_id, name: key.name ?? null, scope: key.scope, expires_at: key.expires_at ?? null };
+  const body: CallerKey = { id: key.key_id, organization_id: key.organization_id, name: key.name ?? null, scope: key.scope, expires_at: key.expires_at ?? null, agent_id: key.agent_id ?? null };
   return { body };
 }

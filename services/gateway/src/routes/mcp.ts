@@ -79,10 +79,10 @@ export async function callMcpTool({ req, res, ctx, deps }: RouteCall): Promise<R
 }
 
 /** Request headers the MCP endpoint forwards to the protocol, besides every `mcp-*` one (the key stays at the gateway). */
-const FORWARDED_HEADERS = new Set(['accept', 'content-type', 'origin', 'last-event-id', 'user-agent']);
+export const FORWARDED_HEADERS: ReadonlySet<string> = new Set(['accept', 'content-type', 'origin', 'last-event-id', 'user-agent']);
 
 /** A JSON-RPC error answer the gateway gives itself (the body never reached the protocol). */
-function jsonRpcError(res: Response, status: number, code: number, message: string): void {
+export function jsonRpcError(res: Response, status: number, code: number, message: string): void {
   res.status(status).set(retryAfterHeaders(status)).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }));
 }
 
@@ -99,6 +99,46 @@ export function mcpEndpoint({ req, res, ctx, deps }: RouteCall): void {
     res.set('allow', 'GET, POST, DELETE');
     return jsonRpcError(res, 405, -32000, 'Method not allowed.');
   }
+  // Whatever these callbacks throw is answered here (an exception in a stream callback would be uncaught and end
+  // the process; a rejected promise left unhandled, too).
+  const internal = () => {
+    if (!res.headersSent) jsonRpcError(res, 500, -32603, 'internal error');
+  };
+  readMcpBody(req, res, (body) => {
+    try {
+      const headers: Record<string, string> = {};
+      for (const [name, v] of Object.entries(req.headers)) {
+        if (typeof v === 'string' && (FORWARDED_HEADERS.has(name) || name.startsWith('mcp-'))) headers[name] = v;
+      }
+      const url = `http://${req.get('host') ?? 'localhost'}${req.originalUrl}`;
+      call(deps.bus, 'mcp.http', ctx, { method, url, headers, body: body.toString('utf8') }, 30_000)
+        .then(
+          (answer) => {
+            res.status(answer.status);
+            for (const [name, value] of Object.entries(answer.headers)) if (name !== 'content-length' && name !== 'transfer-encoding' && name !== 'connection') res.set(name, value);
+            // No body (a 202 for a notification): none is sent, so express does not label it text/html.
+            if (answer.body) res.send(answer.body);
+            else res.end();
+          },
+          (err: unknown) => {
+            const status = (err as { status?: number })?.status;
+            jsonRpcError(res, status === 422 ? 400 : 503, status === 422 ? -32600 : -32603, status === 422 ? 'invalid request' : 'the tool gateway is unavailable; retry');
+          },
+        )
+        .catch(internal);
+    } catch {
+      internal();
+    }
+  });
+}
+
+/**
+ * Read an MCP request's body whole, at most MCP_MAX_BODY_BYTES (else a JSON-RPC 413 is answered and `onBody` is not
+ * called), and call `onBody` with it once it has ended, bound to the request's trace context (the stream's events run
+ * in the connection's, and a bus span must be the child of this request's server span). A body that fails mid-way is
+ * dropped without an answer (the connection is gone).
+ */
+export function readMcpBody(req: Request, res: Response, onBody: (body: Buffer) => void): void {
   const declared = Number(req.get('content-length'));
   if (Number.isFinite(declared) && declared > MCP_MAX_BODY_BYTES) {
     req.resume();
@@ -120,38 +160,7 @@ export function mcpEndpoint({ req, res, ctx, deps }: RouteCall): void {
   req.on('error', () => {
     refused = true;
   });
-  // Whatever these callbacks throw is answered here (an exception in a stream callback would be uncaught and end
-  // the process; a rejected promise left unhandled, too).
-  const internal = () => {
-    if (!res.headersSent) jsonRpcError(res, 500, -32603, 'internal error');
-  };
-  // Bound to the request's context: the stream's events run in the connection's, and the bus span must be the
-  // child of this request's server span.
   req.on('end', context.bind(context.active(), () => {
-    if (refused) return;
-    try {
-      const headers: Record<string, string> = {};
-      for (const [name, v] of Object.entries(req.headers)) {
-        if (typeof v === 'string' && (FORWARDED_HEADERS.has(name) || name.startsWith('mcp-'))) headers[name] = v;
-      }
-      const url = `http://${req.get('host') ?? 'localhost'}${req.originalUrl}`;
-      call(deps.bus, 'mcp.http', ctx, { method, url, headers, body: Buffer.concat(chunks).toString('utf8') }, 30_000)
-        .then(
-          (answer) => {
-            res.status(answer.status);
-            for (const [name, value] of Object.entries(answer.headers)) if (name !== 'content-length' && name !== 'transfer-encoding' && name !== 'connection') res.set(name, value);
-            // No body (a 202 for a notification): none is sent, so express does not label it text/html.
-            if (answer.body) res.send(answer.body);
-            else res.end();
-          },
-          (err: unknown) => {
-            const status = (err as { status?: number })?.status;
-            jsonRpcError(res, status === 422 ? 400 : 503, status === 422 ? -32600 : -32603, status === 422 ? 'invalid request' : 'the tool gateway is unavailable; retry');
-          },
-        )
-        .catch(internal);
-    } catch {
-      internal();
-    }
+    if (!refused) onBody(Buffer.concat(chunks));
   }));
 }

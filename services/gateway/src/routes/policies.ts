@@ -40,3 +40,8 @@ export async function registerAgent({ req, res, ctx, deps }: RouteCall): Promise
   res.location(`/api/v1/agents/${encodeURIComponent(out.agent.agent_id)}`);
   return { body: out.agent, status: out.created ? 201 : 200 };
 }
+
+/** PATCH /api/v1/mcp/servers/{name} (If-Match: version): the server after the change; 409 on a version conflict. */
+export async function updateMcpServer({ req, ctx, params, deps }: RouteCall): Promise<RouteAnswer> {
+  return { body: await callUnchecked(deps.bus, 'mcp-servers.update', ctx, { path: { name: params.name }, headers: { if_match: req.get('if-match') ?? null }, body: req.body ?? {} }) };
+}

@@ -88,7 +88,7 @@ export function evolveApproval(approval: ApprovalRecord | null, event: ApprovalE
         approver_email: d.approver_email ?? null,
         notes: d.notes ?? null,
         decision_reason: d.reason ?? null,
-        actor: d.key_id ? `key:${d.key_id}` : event.metadata.actor === 'system' ? 'system' : null,
+        actor: d.user_id ? `user:${d.user_id}` : d.key_id ? `key:${d.key_id}` : event.metadata.actor === 'system' ? 'system' : null,
         actor_name: d.key_name ?? null,
       };
     }

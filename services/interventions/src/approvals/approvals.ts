@@ -103,7 +103,7 @@ export class Approvals {
    * Appends InterventionOutcomeChanged (to approved_after_review / rejected_after_review, actor
    * `approver:<email>`) with the stream's expected version and answers with the decided approval once the
    * read models caught up.
-   * @throws ForbiddenError (403) for a read key; NotFoundError (404);
+   * @throws ForbiddenError (403) for a read key, or a key bound to another agent than the approval's; NotFoundError (404);
    *   ConflictError (409) when already decided (naming by whom and when; a concurrent decision or expiry makes it
    *   read and decide again, {@link retryOnConflict}, so the loser learns who won), or past its expiry (then it is expired).
    */
@@ -122,6 +122,8 @@ export class Approvals {
         organization_id: ctx.organization_id,
         key_id: ctx.key_id,
         key_name: ctx.key_name,
+        bound_agent_id: ctx.agent_id,
+        user_id: ctx.user_id,
         now: this.now().toISOString(),
       });
       return { state, result, stored: await this.append(interventionId, state.version, result.event, ctx.organization_id, ctx) };

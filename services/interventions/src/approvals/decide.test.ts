@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CreateInterventionSchema, InterventionEvents, type IngestEnvelope } from '@agp/contracts';
-import { ConflictError, NotFoundError } from '@agp/runtime';
+import { ConflictError, ForbiddenError, NotFoundError } from '@agp/runtime';
 import { decideRecord } from '../intervention/decide.js';
 import { foldApproval } from './approval.js';
 import { decideApproval, decideExpiry } from './decide.js';
@@ -59,6 +59,14 @@ describe('decideApproval', () => {
     const after = foldApproval([recorded(), ev(r.event.type, r.event.data, 2, r.event.actor)], TTL);
     expect(after.approval).toMatchObject({ status: 'approved', actor: 'key:k1', actor_name: 'review desk' });
   });
+  it('is a 403 for a key bound to another agent than the approval’s, and decides for a key bound to its agent', () => {
+    const state = foldApproval([recorded()], TTL);
+    expect(() => decideApproval(state, cmd({ bound_agent_id: 'a2' }))).toThrow(ForbiddenError);
+    expect(() => decideApproval(state, cmd({ bound_agent_id: 'a2' }))).toThrow('this key is bound to agent a2');
+    expect(decideApproval(state, cmd({ bound_agent_id: 'a1' })).kind).toBe('decided');
+    expect(decideApproval(state, cmd({ bound_agent_id: null })).kind).toBe('decided');
+  });
+
   it('is a 409 naming the status for a second decision', () => {
     const first = decideApproval(foldApproval([recorded()], TTL), cmd());
     const state = foldApproval([recorded(), ev(first.event.type, first.event.data, 2, first.event.actor)], TTL);

@@ -5,6 +5,7 @@ import {
   type ApprovalOutcomeChangedData,
   type ApprovalRecord,
 } from '@agp/contracts';
+import { checkBoundAgent } from '@agp/auth';
 import { ConflictError, NotFoundError } from '@agp/runtime';
 import type { ApprovalState } from './approval.js';
 
@@ -34,6 +35,10 @@ export interface DecideApprovalCommand {
   key_id: string;
   /** That key's name, when it has one (kept in the event data: the name that acted). */
   key_name?: string | null;
+  /** The agent that key is bound to (null or absent: none); a bound key decides only its own agent's approvals. */
+  bound_agent_id?: string | null;
+  /** The signed-in person who decided (a session, docs/auth.md); absent for an API key (kept in the event data). */
+  user_id?: string;
   /** Current time, ISO 8601 UTC. */
   now: string;
 }
@@ -63,11 +68,14 @@ export function expiryEvent(a: ApprovalRecord): ApprovalEventToAppend {
  * - A pending approval already past `expires_at` yields `kind: 'expired'` with the expiry event instead.
  * @throws NotFoundError (404) when there is no approval (unknown or deleted intervention, one never escalated)
  *   or it belongs to another organisation.
+ * @throws ForbiddenError (403) when the deciding key is bound to another agent than the approval's
+ *   (docs/decisions.md, Agent-bound keys).
  * @throws ConflictError (409) when it is no longer pending, naming its status.
  */
 export function decideApproval(state: ApprovalState, cmd: DecideApprovalCommand): ApprovalDecisionResult {
   const a = state.approval;
   if (!a || a.organization_id !== cmd.organization_id) throw new NotFoundError(`approval ${cmd.approval_id} not found`);
+  checkBoundAgent({ agent_id: cmd.bound_agent_id }, a.agent_id, `path.id (approval ${a.id}, of agent ${a.agent_id})`);
   if (a.status !== 'pending') {
     const by = a.approver_email ? ` by ${a.approver_email}` : '';
     throw new ConflictError(`approval ${a.id} is already ${a.status}${by}${a.decided_at ? ` at ${a.decided_at}` : ''}`);
@@ -81,6 +89,7 @@ export function decideApproval(state: ApprovalState, cmd: DecideApprovalCommand)
     key_id: cmd.key_id,
   };
   if (cmd.key_name) data.key_name = cmd.key_name;
+  if (cmd.user_id) data.user_id = cmd.user_id;
   if (cmd.notes !== undefined && cmd.notes !== '') data.notes = cmd.notes;
   return { kind: 'decided', event: { type: InterventionEvents.OutcomeChanged, data, actor: `approver:${cmd.approver_email}` } };
 }

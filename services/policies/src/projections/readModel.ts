@@ -1,17 +1,19 @@
-import { AgentEvents, KillSwitchEvents, PolicyEvents, type KillSwitchChangedData, type KillSwitchState, type Policy, type ProjectionName } from '@agp/contracts';
+import { AgentEvents, KillSwitchEvents, McpServerEvents, PolicyEvents, type KillSwitchChangedData, type KillSwitchState, type Policy, type ProjectionName } from '@agp/contracts';
 import type { SqlExecutor, StoredEvent } from '@agp/eventstore';
 import { evolveAgent, type RegistryAgent } from '../agent/agent.js';
 import { evolveKillSwitch, initialKillSwitch } from '../killswitch/killswitch.js';
 import { evolvePolicy } from '../policy/policy.js';
+import { applyMcpServerEvents } from './mcpServers.js';
 
 /** Name (and checkpoint key) of the projection. */
 export const POLICIES_READ_MODEL = 'policies-read-model' satisfies ProjectionName;
 
 /** Event types it applies. */
-export const POLICIES_READ_MODEL_EVENT_TYPES = [...Object.values(PolicyEvents), ...Object.values(AgentEvents), ...Object.values(KillSwitchEvents)];
+export const POLICIES_READ_MODEL_EVENT_TYPES = [...Object.values(PolicyEvents), ...Object.values(AgentEvents), ...Object.values(KillSwitchEvents), ...Object.values(McpServerEvents)];
 
 const policyTypes = new Set<string>(Object.values(PolicyEvents));
 const agentTypes = new Set<string>(Object.values(AgentEvents));
+const mcpServerTypes = new Set<string>(Object.values(McpServerEvents));
 
 const parse = <T>(doc: unknown): T => (typeof doc === 'string' ? JSON.parse(doc) : doc) as T;
 const agentKey = (org: string, agentId: string) => JSON.stringify([org, agentId]);
@@ -21,9 +23,12 @@ const switchKey = (org: string, scope: string, agentId: string) => JSON.stringif
  * Apply a batch of policy, agent and kill-switch events to the read-model tables inside the subscription's
  * transaction (its checkpoint commits with these writes). The rows the batch touches are read with one query
  * per table, every event is folded in memory with the same `evolve` functions the deciders use, and each table
- * is written with one upsert. Source: architecture §3 (Projections).
+ * is written with one upsert (registered MCP servers: ./mcpServers.ts). Source: architecture §3 (Projections).
  */
-export async function applyPoliciesEvents(events: StoredEvent[], tx: SqlExecutor): Promise<void> {
+export async function applyPoliciesEvents(all: StoredEvent[], tx: SqlExecutor): Promise<void> {
+  const servers = all.filter((e) => mcpServerTypes.has(e.type));
+  if (servers.length) await applyMcpServerEvents(servers, tx);
+  const events = servers.length ? all.filter((e) => !mcpServerTypes.has(e.type)) : all;
   const policyIds = new Set<string>();
   const agentKeys = new Map<string, [string, string]>();
   const switchKeys = new Map<string, [string, string, string]>();

@@ -7,6 +7,8 @@ import { migrateSchema, type Sql, type SqlExecutor } from '@agp/eventstore';
  *   exist for filtering and ordering (the agent scope is filtered on `doc->'agent_ids'`).
  * - `agp_agents`: the agent registry; `doc` is the agent without its kill switch (joined from the next table).
  * - `agp_kill_switches`: each switch ever set; `agent_id` is '' for the organisation's switch.
+ * - `agp_mcp_servers`: the registered upstream MCP servers; `doc` is the record as the API answers it (header names,
+ *   never values), `sealed_headers` the headers as sealed in the event (null when none); a deleted server has no row.
  */
 export const POLICIES_READ_MODEL_DDL = `
 CREATE TABLE IF NOT EXISTS agp_policies (
@@ -31,6 +33,13 @@ CREATE TABLE IF NOT EXISTS agp_kill_switches (
   engaged boolean NOT NULL,
   doc jsonb NOT NULL,
   PRIMARY KEY (organization_id, scope, agent_id)
+);
+CREATE TABLE IF NOT EXISTS agp_mcp_servers (
+  organization_id text NOT NULL,
+  name text NOT NULL,
+  doc jsonb NOT NULL,
+  sealed_headers text,
+  PRIMARY KEY (organization_id, name)
 );
 `;
 

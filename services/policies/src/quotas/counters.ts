@@ -6,14 +6,14 @@
  */
 import { quotaUnitOf, type ListQuotasQuery, type QuotaCounter, type QuotaCounterPage } from '@agp/contracts';
 import { WhereClause, pageWithTotal, type SqlExecutor } from '@agp/eventstore';
-import { KEYS_RECORDSET, KEY_MATCH, counterId, keysJson, type CounterKey } from './leases.js';
+import { counterId, keysJson, rowsByKeys, type CounterKey } from './leases.js';
 
 /**
- * The active leases of counter `c` as of `$<nowParam>` (ms): the unspent part of those past their expiry, and the
- * distinct holders of the live ones.
+ * The active leases of counter `c` as of `$<nowParam>` (ms): the unspent part of those past their expiry by more than
+ * `$<graceParam>` ms (what the next grant reclaims, `quotaLeaseGraceMs`), and the distinct holders of the live ones.
  */
-const liveLeases = (nowParam: string) => `LEFT JOIN LATERAL (
-  SELECT sum(greatest(l.held - l.spent, 0)) FILTER (WHERE l.expires_ms <= ${nowParam}) AS unspent,
+const liveLeases = (nowParam: string, graceParam: string) => `LEFT JOIN LATERAL (
+  SELECT sum(greatest(l.held - l.spent, 0)) FILTER (WHERE l.expires_ms <= ${nowParam} - ${graceParam}) AS unspent,
          count(DISTINCT l.holder) FILTER (WHERE l.expires_ms > ${nowParam}) AS holders
     FROM agp_quota_leases l
    WHERE l.organization_id = c.organization_id AND l.policy_id = c.policy_id AND l.limit_name = c.limit_name
@@ -64,20 +64,22 @@ function counterOf(r: CounterRow): QuotaCounter {
 /**
  * `GET /api/v1/quotas` (`quotas.list`): one page of the organisation's counters, most recently changed first (then by
  * policy, limit, scope key, newest window first). Filters compose with AND: `policy_id`, `limit_name`, `scope_key`.
- * @param now ms since the Unix epoch: leases past it count as returned.
+ * @param now ms since the Unix epoch: leases past it by more than `graceMs` count as returned.
+ * @param graceMs how long past its expiry a lease keeps its reservation (`quotaLeaseGraceMs` of the lease TTL), ms.
  */
-export async function listQuotaCounters(db: SqlExecutor, org: string, q: ListQuotasQuery, now: number): Promise<QuotaCounterPage> {
+export async function listQuotaCounters(db: SqlExecutor, org: string, q: ListQuotasQuery, now: number, graceMs: number): Promise<QuotaCounterPage> {
   const w = new WhereClause();
   w.and(`c.organization_id = ${w.param(org)}`);
   const nowParam = w.param(now);
+  const graceParam = w.param(graceMs);
   if (q.policy_id !== undefined) w.and(`c.policy_id = ${w.param(q.policy_id)}`);
   if (q.limit_name !== undefined) w.and(`c.limit_name = ${w.param(q.limit_name)}`);
   if (q.scope_key !== undefined) w.and(`c.scope_key = ${w.param(q.scope_key)}`);
   // The count statement binds the same parameters, so it names the clock's too (PostgreSQL must type every one).
-  const where = `${w} AND ${nowParam}::bigint IS NOT NULL`;
+  const where = `${w} AND ${nowParam}::bigint IS NOT NULL AND ${graceParam}::bigint IS NOT NULL`;
   const page = await pageWithTotal<CounterRow>(db, {
     select: COUNTER_COLUMNS,
-    from: `agp_quota_counters c ${liveLeases(`${nowParam}::bigint`)}`,
+    from: `agp_quota_counters c ${liveLeases(`${nowParam}::bigint`, `${graceParam}::bigint`)}`,
     where,
     params: w.params,
     orderBy: 'c.updated_at DESC, c.policy_id, c.limit_name, c.scope_key, c.window_start DESC',
@@ -90,16 +92,15 @@ export async function listQuotaCounters(db: SqlExecutor, org: string, q: ListQuo
 
 /**
  * The committed amount of each counter of `keys` that exists (USD or calls), by {@link counterId}: what the fleet has
- * drawn, less the unspent part of leases past their expiry at `now` (ms). A counter without a row has nothing
- * committed.
+ * drawn, less the unspent part of leases past their expiry at `now` (ms) by more than `graceMs` (the lease TTL's
+ * `quotaLeaseGraceMs`). A counter without a row has nothing committed.
  */
-export async function committedOf(db: SqlExecutor, org: string, keys: CounterKey[], now: number): Promise<Map<string, number>> {
+export async function committedOf(db: SqlExecutor, org: string, keys: CounterKey[], now: number, graceMs: number): Promise<Map<string, number>> {
   if (keys.length === 0) return new Map();
   const { rows } = await db.query<CounterRow>(
-    `SELECT ${COUNTER_COLUMNS} FROM agp_quota_counters c JOIN ${KEYS_RECORDSET} ON ${KEY_MATCH('c')}
-     ${liveLeases('$3::bigint')}
-     WHERE c.organization_id = $1`,
-    [org, keysJson(keys), now],
+    `SELECT ${COUNTER_COLUMNS} FROM ${rowsByKeys('agp_quota_counters', 'c')}
+     ${liveLeases('$3::bigint', '$4::bigint')}`,
+    [org, keysJson(keys), now, graceMs],
   );
   return new Map(rows.map((r) => [counterId({ policy_id: r.policy_id, limit: r.limit_name, scope_key: r.scope_key, window_start: Number(r.window_start) }), Number(r.committed)]));
 }

@@ -9,13 +9,16 @@
  *   prompts rendered with their arguments (`POST /api/v1/mcp/prompts/{name}`).
  * - The MCP endpoint (`<origin>/api/v1/mcp`) and a client config to copy, with a placeholder for the key unless the
  *   user ticks to include theirs.
+ * - The organisation's proxied upstream MCP servers (`GET /api/v1/mcp/servers`): URL, action prefix, approval mode,
+ *   timeout, per-tool costs (USD) and header names (never values), each with the `agp mcp proxy` command that governs
+ *   an agent's calls to it.
  * `/mcp/*` is the API, so this page has no sub-paths: the selected tool, resource and prompt are search parameters
  * (`?tool=`, `?resource=`, `?prompt=`). Source: spec §Tool gateway.
  */
 import { useMemo, useState, type ReactNode } from 'react';
 import type { UseQueryResult } from '@tanstack/react-query';
 import { Link, useSearchParams } from 'react-router';
-import type { McpPromptDescriptor, McpPromptResult, McpResourceContent, McpResourceDescriptor, McpResourceTemplateDescriptor, McpToolDescriptor, McpToolEnvelope } from '@agp/contracts';
+import type { McpPromptDescriptor, McpPromptResult, McpResourceContent, McpResourceDescriptor, McpResourceTemplateDescriptor, McpServerPage, McpToolDescriptor, McpToolEnvelope } from '@agp/contracts';
 import { PageHeader } from '../../components/PageHeader.js';
 import { useSession } from '../../auth/session.js';
 import { ProblemError } from '../../api/client.js';
@@ -435,6 +438,51 @@ function Prompts({ prompts, selected }: { prompts: McpPromptDescriptor[]; select
   );
 }
 
+/** The command that runs the local governed proxy in front of registered server `s` (the key from AGP_KEY). */
+function localProxyCommand(s: { name: string; url: string; action_prefix: string }): string {
+  const prefix = s.action_prefix === `${s.name}.` ? '' : ` --action-prefix '${s.action_prefix}'`;
+  return `npx agp mcp proxy --server ${s.name} --upstream-url ${s.url}${prefix} --agent <agent id>`;
+}
+
+/** The organisation's registered upstream MCP servers, which the MCP proxy governs. */
+function ProxiedServers() {
+  const q = useApiQuery<McpServerPage>('/api/v1/mcp/servers', { limit: 100 });
+  return (
+    <section aria-labelledby="servers-heading">
+      <h2 id="servers-heading">Proxied MCP servers</h2>
+      <p className="muted">
+        Upstream MCP servers registered for the governed proxy (<code>POST /api/v1/mcp/servers</code>, or the <code>register_mcp_server</code> tool). Each
+        tool call through the proxy is decided as the action <code>&lt;action prefix&gt;&lt;tool&gt;</code>. Header values are kept sealed and never shown.
+      </p>
+      <QueryState query={q} what="MCP servers" isEmpty={(d) => d.servers.length === 0} empty="No upstream MCP server is registered.">
+        {(d) => (
+          <DataTable
+            caption="Proxied MCP servers"
+            rows={d.servers}
+            rowKey={(s) => s.name}
+            columns={[
+              { key: 'name', header: 'Server', cell: (s) => <span className="nowrap" data-testid={`server-${s.name}`}>{s.name}</span> },
+              { key: 'url', header: 'Upstream URL', wrap: true, cell: (s) => <code>{s.url}</code> },
+              { key: 'prefix', header: 'Action prefix', cell: (s) => <code>{s.action_prefix}</code> },
+              { key: 'approval', header: 'Approval', cell: (s) => <Tag value={s.approval} /> },
+              { key: 'timeout', header: 'Timeout', cell: (s) => `${count(s.timeout_ms)} ms` },
+              {
+                key: 'costs',
+                header: 'Tool costs (USD)',
+                wrap: true,
+                cell: (s) => (Object.keys(s.tool_costs_usd).length ? Object.entries(s.tool_costs_usd).map(([t, c]) => `${t}: ${c}`).join(', ') : '—'),
+              },
+              { key: 'headers', header: 'Headers', wrap: true, cell: (s) => (s.header_names.length ? s.header_names.join(', ') : '—') },
+              { key: 'hide', header: 'Hides denied tools', cell: (s) => (s.hide_denied_tools ? 'yes' : 'no') },
+              { key: 'cmd', header: 'Local proxy', wrap: true, cell: (s) => <code data-testid={`proxy-command-${s.name}`}>{localProxyCommand(s)}</code> },
+            ]}
+          />
+        )}
+      </QueryState>
+    </section>
+  );
+}
+
 /** The Tool gateway page. */
 export function McpPage() {
   const [params] = useSearchParams();
@@ -467,6 +515,7 @@ export function McpPage() {
       <QueryState query={prompts} what="prompts" isEmpty={(d) => d.prompts.length === 0} empty="The gateway lists no prompts.">
         {(d) => <Prompts prompts={d.prompts} selected={params.get('prompt') ?? ''} />}
       </QueryState>
+      <ProxiedServers />
       <Endpoint />
     </>
   );

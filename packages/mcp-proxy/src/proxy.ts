@@ -1,0 +1,241 @@
+/**
+ * The governed MCP proxy: an MCP server to the agent and an MCP client to one upstream server, each side negotiating
+ * its own protocol revision through the official SDK (`@modelcontextprotocol/server` and `/client`, 2.x: revision
+ * 2026-07-28 and the 2025 revisions). Every `tools/call` is decided by `run.act` of `@agp/sdk` (the same `decide()` and
+ * policies as any governed agent); everything else is forwarded.
+ *
+ * - allow / warn: forwarded; the upstream's result comes back unchanged and is recorded as a ledger entry (status
+ *   `error` when the result is `isError: true`).
+ * - downgrade: forwarded with the decision's modified arguments.
+ * - escalate: the call waits for the approval; while it waits the agent gets `notifications/progress` (when its call
+ *   carried a progress token) so its client does not time out; approved → forwarded; rejected or expired → refused.
+ * - block, rate_limited, budget_exceeded, pii_blocked, content_blocked, loop_detected, a kill switch: not forwarded;
+ *   the agent gets MCP's tool error (`isError: true`, the refusal naming the policy, the decision in
+ *   `_meta['agp/governance']`), which a model reads as a failed call, not a JSON-RPC error.
+ * - idempotent_replay: not forwarded; the first call's result.
+ * - an upstream that fails, answers garbage or takes longer than `timeout_ms`: a tool error naming the server.
+ * Forwarded as they are: tools/list (less the tools a policy denies by name, with `hide_denied_tools`), resources
+ * (list, templates, read, subscribe), prompts, completion, logging/setLevel; the upstream's list_changed, resource
+ * updated and log notifications; the upstream's sampling and elicitation requests, when the agent's client supports
+ * them. Source: docs/mcp-proxy.md.
+ */
+import { SUPPORTED_PROTOCOL_VERSIONS, Server, type CallToolResult, type ServerCapabilities } from '@modelcontextprotocol/server';
+import type { Client } from '@modelcontextprotocol/client';
+import { governedToolCall, refusalText, type GovernedRun } from '@agp/sdk/common';
+import type { GovernanceDecision } from '@agp/sdk';
+import type { ApprovalDecision, ApprovalDecisionKind } from '@agp/contracts';
+import { COST_META_KEY, GOVERNANCE_META_KEY, type UpstreamSettings } from './settings.js';
+
+/** The proxy's own name and version in `initialize` / `server/discover` (the upstream's name is in `instructions`). */
+export const PROXY_INFO = { name: 'agp-mcp-proxy', version: '0.1.0' } as const;
+
+/**
+ * The protocol revisions the proxy speaks on each side: 2026-07-28 (selected through `server/discover`) and the SDK's
+ * 2025 revisions (the `initialize` handshake). The SDK offers 2026-07-28 only when it is listed.
+ */
+export const PROXY_PROTOCOL_VERSIONS: string[] = ['2026-07-28', ...SUPPORTED_PROTOCOL_VERSIONS];
+
+/** What {@link createGovernedProxy} is built with. */
+export interface GovernedProxyOptions {
+  /** The upstream server, connected. */
+  upstream: Client;
+  /** How the upstream is governed. */
+  settings: UpstreamSettings;
+  /**
+   * The run this session's calls belong to, given on the first `tools/call` (an MCP session is a run). It may create
+   * the governor then, e.g. to name the agent after the client (`clientInfo.name`, passed here).
+   */
+  run: (client: { name?: string }) => GovernedRun | Promise<GovernedRun>;
+  /** Whether a policy denies this agent the action by name (for `hide_denied_tools`); absent: nothing is hidden. */
+  deniedByName?: (action: string) => boolean;
+  /** How often a waiting call (an approval) sends `notifications/progress`, ms. @default 5000 */
+  progressIntervalMs?: number;
+  /** Where the proxy's own failures go (a notification that could not be relayed); never stdout. */
+  onError?: (message: string) => void;
+  /**
+   * With `approval: 'client'`: how an approval the agent's user answered in the client is decided on the platform
+   * (`POST /api/v1/approvals/{id}/approve` or `/reject`), and the approver's e-mail (absent: the form asks for it).
+   * Absent, or a client without form elicitation, or a 2026-07-28 session: approvals are decided on the platform.
+   */
+  clientApproval?: ClientApproval;
+  /**
+   * Relay the upstream's notifications (list changed, resource updated, log messages) and its sampling and elicitation
+   * requests to this proxy's agent, by setting the upstream client's handlers. The hosted proxy shares one upstream
+   * client among many agents' requests and sets `false` (its upstream refuses those requests itself). @default true
+   */
+  relayUpstream?: boolean;
+}
+
+/** How the proxy decides an approval answered in the client (see {@link GovernedProxyOptions.clientApproval}). */
+export interface ClientApproval {
+  /** Decide approval `approvalId` (`approve` or `reject`) as `body.approver_email`, with `body.notes`. */
+  decide(approvalId: string, verdict: ApprovalDecisionKind, body: ApprovalDecision): Promise<unknown>;
+  /** Who approves in the client (an e-mail address); absent: asked in the form. */
+  approverEmail?: string;
+}
+
+/** Longest text of a call's arguments shown in an approval form, characters. */
+const FORM_ARGUMENTS_CHARS = 2000;
+
+/** A `CallToolResult` with `isError: true` and `text` as its content. */
+const toolError = (text: string, meta?: Record<string, unknown>): CallToolResult => ({ content: [{ type: 'text', text }], isError: true, ...(meta ? { _meta: meta } : {}) });
+
+/** The text of a refused call: the decision's reason, naming the policy when one decided. */
+function refusal(tool: string, d: GovernanceDecision): string {
+  const base = refusalText(tool, d);
+  return d.policy_name && !base.includes(d.policy_name) ? `${base} (policy ${d.policy_name})` : base;
+}
+
+/** The error text of a failed upstream request, naming the server. */
+const upstreamFailure = (server: string, err: unknown) => `upstream MCP server ${server} failed: ${err instanceof Error ? err.message : String(err)}`;
+
+/**
+ * A low-level MCP `Server` standing for `upstream`, governing each `tools/call` (see the module's description). Connect
+ * it to the agent's transport (stdio locally, Streamable HTTP in the platform). It advertises what the upstream
+ * advertises (tools, resources, prompts, completions, logging).
+ */
+export function createGovernedProxy(o: GovernedProxyOptions): Server {
+  const { upstream, settings } = o;
+  const caps = upstream.getServerCapabilities() ?? {};
+  const onError = o.onError ?? (() => {});
+  const capabilities: ServerCapabilities = {
+    tools: { listChanged: true },
+    ...(caps.resources ? { resources: { listChanged: caps.resources.listChanged ?? false, subscribe: caps.resources.subscribe ?? false } } : {}),
+    ...(caps.prompts ? { prompts: { listChanged: caps.prompts.listChanged ?? false } } : {}),
+    ...(caps.completions ? { completions: {} } : {}),
+    ...(caps.logging ? { logging: {} } : {}),
+  };
+  const upstreamInfo = upstream.getServerVersion();
+  const server = new Server(PROXY_INFO, {
+    capabilities,
+    supportedProtocolVersions: PROXY_PROTOCOL_VERSIONS,
+    instructions: [`Tools of the MCP server ${settings.name}${upstreamInfo ? ` (${upstreamInfo.name} ${upstreamInfo.version})` : ''}, governed by AGP: a call a policy stops returns a tool error saying why.`, upstream.getInstructions?.()].filter(Boolean).join('\n\n'),
+  });
+  const timeout = { timeout: settings.timeout_ms };
+  let run: Promise<GovernedRun> | null = null;
+  // The client's name: from the 2026-07-28 request envelope, else from the 2025 `initialize`.
+  const clientName = (envelope: unknown) => ((envelope as { clientInfo?: { name?: string } } | undefined)?.clientInfo?.name ?? server.getClientVersion()?.name);
+  const runOf = (envelope: unknown) => (run ??= Promise.resolve(o.run({ name: clientName(envelope) })));
+
+  server.setRequestHandler('tools/list', async (req) => {
+    const page = await upstream.listTools(req.params, timeout);
+    if (!settings.hide_denied_tools || !o.deniedByName) return page;
+    return { ...page, tools: page.tools.filter((t) => !o.deniedByName!(settings.action_prefix + t.name)) };
+  });
+
+  server.setRequestHandler('tools/call', async (req, ctx) => {
+    const tool = req.params.name;
+    const args = (req.params.arguments ?? {}) as Record<string, unknown>;
+    const metaCost = (req.params._meta as Record<string, unknown> | undefined)?.[COST_META_KEY];
+    const estimatedCostUsd = settings.tool_costs_usd[tool] ?? (typeof metaCost === 'number' && Number.isFinite(metaCost) && metaCost >= 0 ? metaCost : undefined);
+    const progressToken = ctx.mcpReq._meta?.progressToken;
+    // Progress while the call waits (an approval); the upstream's own progress follows, offset so it keeps increasing.
+    let sent = 0;
+    const notifyProgress = (progress: number, total?: number, message?: string) =>
+      ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: progressToken!, progress, ...(total !== undefined ? { total } : {}), ...(message ? { message } : {}) } }).catch((err) => onError(`progress could not be sent: ${String(err)}`));
+    const waiting = progressToken !== undefined ? setInterval(() => void notifyProgress(++sent, undefined, `waiting for a decision on ${tool}`), o.progressIntervalMs ?? 5000) : null;
+    waiting?.unref();
+    // approval: client: the user answers in the client (form elicitation), and the answer decides the approval on the
+    // platform; the call then goes on as for any approval. A dismissed form leaves it to the platform.
+    const askInClient = (approvalId: string, decision: GovernanceDecision) => {
+      const approval = o.clientApproval!;
+      const shown = JSON.stringify(args);
+      const message = `${settings.name}: approve the call of ${tool}? ${decision.reason ?? ''}\nArguments: ${shown.length > FORM_ARGUMENTS_CHARS ? `${shown.slice(0, FORM_ARGUMENTS_CHARS)}…` : shown}`;
+      void ctx.mcpReq
+        .elicitInput({
+          mode: 'form',
+          message,
+          requestedSchema: {
+            type: 'object',
+            properties: {
+              approve: { type: 'boolean', title: 'Approve this call', description: `Run ${tool} with these arguments` },
+              notes: { type: 'string', title: 'Notes', description: 'Recorded with the approval' },
+              ...(approval.approverEmail ? {} : { approver_email: { type: 'string', format: 'email', title: 'Your e-mail', description: 'Recorded as who decided' } }),
+            },
+            required: approval.approverEmail ? ['approve'] : ['approve', 'approver_email'],
+          },
+        })
+        .then(async (answer) => {
+          if (answer.action === 'cancel') return;
+          const content = (answer.content ?? {}) as { approve?: unknown; notes?: unknown; approver_email?: unknown };
+          const verdict: ApprovalDecisionKind = answer.action === 'accept' && content.approve === true ? 'approve' : 'reject';
+          const email = approval.approverEmail ?? (typeof content.approver_email === 'string' ? content.approver_email : undefined);
+          if (!email) return onError(`approval ${approvalId}: answered in the client without an e-mail; left to the platform`);
+          const notes = typeof content.notes === 'string' && content.notes ? content.notes : answer.action === 'decline' ? 'declined in the MCP client' : `${verdict === 'approve' ? 'approved' : 'rejected'} in the MCP client`;
+          await approval.decide(approvalId, verdict, { approver_email: email, notes });
+        })
+        .catch((err: unknown) => onError(`approval ${approvalId} could not be asked in the client (left to the platform): ${err instanceof Error ? err.message : String(err)}`));
+    };
+    const clientApproves = settings.approval === 'client' && o.clientApproval !== undefined;
+    try {
+      const governed = await runOf(ctx.mcpReq.envelope);
+      const outcome = await governedToolCall<CallToolResult>(
+        governed,
+        settings.action_prefix + tool,
+        args,
+        async (effective) => {
+          if (waiting) clearInterval(waiting);
+          const offset = sent;
+          return (await upstream.callTool(
+            { ...req.params, arguments: effective },
+            {
+              ...timeout,
+              signal: ctx.mcpReq.signal,
+              ...(progressToken !== undefined ? { onprogress: (p: { progress: number; total?: number; message?: string }) => void notifyProgress(offset + p.progress, p.total !== undefined ? offset + p.total : undefined, p.message) } : {}),
+            },
+          )) as CallToolResult;
+        },
+        {
+          actOptions: {
+            ...(estimatedCostUsd !== undefined ? { estimatedCostUsd } : {}),
+            ...(clientApproves ? { onEscalated: ({ approvalId, decision }: { approvalId: string; decision: GovernanceDecision }) => askInClient(approvalId, decision) } : {}),
+          },
+          failure: (r) => (r.isError ? r.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n') || 'the tool returned isError' : null),
+        },
+      );
+      switch (outcome.kind) {
+        case 'ran':
+          return outcome.value;
+        case 'replayed':
+          return outcome.value as CallToolResult;
+        case 'invalid':
+          return toolError(outcome.error.message);
+        case 'blocked':
+          return toolError(refusal(tool, outcome.decision), { [GOVERNANCE_META_KEY]: outcome.decision });
+      }
+    } catch (err) {
+      return toolError(upstreamFailure(settings.name, err));
+    } finally {
+      if (waiting) clearInterval(waiting);
+    }
+  });
+
+  if (caps.resources) {
+    server.setRequestHandler('resources/list', (req) => upstream.listResources(req.params, timeout));
+    server.setRequestHandler('resources/templates/list', (req) => upstream.listResourceTemplates(req.params, timeout));
+    server.setRequestHandler('resources/read', (req) => upstream.readResource(req.params, timeout));
+    if (caps.resources.subscribe) {
+      server.setRequestHandler('resources/subscribe', (req) => upstream.subscribeResource(req.params, timeout));
+      server.setRequestHandler('resources/unsubscribe', (req) => upstream.unsubscribeResource(req.params, timeout));
+    }
+  }
+  if (caps.prompts) {
+    server.setRequestHandler('prompts/list', (req) => upstream.listPrompts(req.params, timeout));
+    server.setRequestHandler('prompts/get', (req) => upstream.getPrompt(req.params, timeout));
+  }
+  if (caps.completions) server.setRequestHandler('completion/complete', (req) => upstream.complete(req.params, timeout));
+  if (caps.logging) server.setRequestHandler('logging/setLevel', async (req) => (await upstream.setLoggingLevel(req.params.level, timeout), {}));
+
+  if (o.relayUpstream === false) return server;
+  // The upstream's notifications, relayed to the agent.
+  const relay = (what: string, send: () => Promise<void>) => send().catch((err) => onError(`${what} could not be relayed: ${String(err)}`));
+  upstream.setNotificationHandler('notifications/tools/list_changed', () => relay('tools/list_changed', () => server.sendToolListChanged()));
+  upstream.setNotificationHandler('notifications/resources/list_changed', () => relay('resources/list_changed', () => server.sendResourceListChanged()));
+  upstream.setNotificationHandler('notifications/prompts/list_changed', () => relay('prompts/list_changed', () => server.sendPromptListChanged()));
+  upstream.setNotificationHandler('notifications/resources/updated', (n) => relay('resources/updated', () => server.sendResourceUpdated(n.params)));
+  upstream.setNotificationHandler('notifications/message', (n) => relay('a log message', () => server.sendLoggingMessage(n.params)));
+  // The upstream's requests of the user or the model, relayed when the agent's client supports them.
+  upstream.setRequestHandler('sampling/createMessage', (req) => server.createMessage(req.params));
+  upstream.setRequestHandler('elicitation/create', (req) => server.elicitInput(req.params));
+  return server;
+}

@@ -1,0 +1,306 @@
+/**
+ * The hosted MCP proxy: `/api/v1/mcp/proxy/{server}` answered in the gateway process itself (it holds the caller's
+ * bearer key and streams SSE while an approval waits). Each exchange is served by the official SDK's
+ * `createMcpHandler` (revision 2026-07-28 stateless, and the 2025 revisions through its stateless legacy mode) with a
+ * fresh `createGovernedProxy` server of `@agp/mcp-proxy`, the same proxy `agp mcp proxy` runs locally, over:
+ * - the registration, opened over the wire row `mcp-servers.open` in the caller's organisation (unknown: 404), cached
+ *   {@link REGISTRATION_TTL_MS} so a PATCH or DELETE takes effect within it;
+ * - an upstream client per organisation and server (Streamable HTTP, the registration's headers and nothing of the
+ *   caller's), pooled; reopened when the registration's url, headers or timeout changed (the old one closed once its
+ *   calls had `timeout_ms` to finish); its URL checked against the outbound address rules again at each connection,
+ *   and its connections made only to the addresses that check accepted (no DNS rebinding after the check);
+ * - a `Governor` of `@agp/sdk` per organisation, key and agent, pointed at this gateway's own loopback address with the
+ *   caller's key, and a run per `AGP-Run-Id` (else one per agent, key and server while the governor is held).
+ * Pools are bounded (least recently used closed first) and close idle entries; all close at gateway shutdown.
+ * Source: docs/mcp-proxy.md (The hosted proxy); docs/architecture.md.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import type { Response } from 'express';
+import type { Agent } from 'undici';
+import { Client } from '@modelcontextprotocol/client';
+import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
+import { MCP_MAX_BODY_BYTES, McpServerNameSchema, OpaqueIdSchema, type McpServerOpened, type RequestContext } from '@agp/contracts';
+import { AGENT_ID_HEADER, agentIdOf } from '@agp/auth';
+import { call, type Sender } from '@agp/bus';
+import { Governor, type Run } from '@agp/sdk';
+import { PROXY_INFO, connectUpstream, createGovernedProxy, type GovernedProxyOptions } from '@agp/mcp-proxy';
+import { ValidationError, checkOutboundUrl, type Logger, type OutboundAllowList } from '@agp/runtime';
+import type { AuthedRequest } from '../edge.js';
+import { presentedKey } from '../edge.js';
+import { FORWARDED_HEADERS, jsonRpcError, readMcpBody } from '../routes/mcp.js';
+import { pinnedFetch } from './pinned-fetch.js';
+import { IdlePool } from './pool.js';
+
+/** The request header naming the run a stateless client's calls are recorded in (`AGP-Run-Id`). */
+export const RUN_ID_HEADER = 'AGP-Run-Id';
+/** How long an opened registration is reused before it is opened again, ms: a PATCH or DELETE takes effect within it. */
+export const REGISTRATION_TTL_MS = 5_000;
+
+/** The bounds of the hosted proxy's pools. */
+export interface HostedMcpLimits {
+  /** Most upstream clients held (one per organisation and server). @default 200 */
+  maxUpstreams: number;
+  /** Most governors held (one per organisation, key and agent). @default 200 */
+  maxGovernors: number;
+  /** Most runs one governor holds open (the oldest is ended first). @default 256 */
+  maxRunsPerGovernor: number;
+  /** An upstream client or governor unused this long is closed (its runs ended), ms. @default 300000 */
+  idleMs: number;
+  /** How often a call waiting for an approval sends `notifications/progress`, ms. @default 5000 */
+  progressIntervalMs: number;
+}
+
+/** Defaults of {@link HostedMcpLimits}. */
+export const HOSTED_MCP_LIMITS: HostedMcpLimits = { maxUpstreams: 200, maxGovernors: 200, maxRunsPerGovernor: 256, idleMs: 300_000, progressIntervalMs: 5_000 };
+
+/** What {@link HostedMcpProxy} is built with. */
+export interface HostedMcpOptions {
+  /** The bus the registration is opened over (`mcp-servers.open`). */
+  bus: Sender;
+  /** This gateway's own base URL (loopback), once it listens; the governors speak to it with the caller's key. */
+  selfUrl: () => string | null;
+  /** The outbound address rules (AGP_OUTBOUND_ALLOWED_HOSTS) an upstream URL is checked against at each connection. */
+  outbound: OutboundAllowList;
+  logger: Logger;
+  limits?: Partial<HostedMcpLimits>;
+}
+
+/** An upstream client with the fingerprint of the registration it was opened from (url, headers, timeout), and its connection pool (pinned to the checked addresses). */
+interface HeldUpstream {
+  client: Client;
+  fingerprint: string;
+  agent: Agent | null;
+}
+
+
+/** A governor with the runs it holds open, by run id. */
+interface HeldGovernor {
+  governor: Governor;
+  runs: Map<string, Run>;
+}
+
+/** What one exchange's proxy is built from, handed to the SDK's server factory through `authInfo.extra`. */
+type ExchangeProxy = Omit<GovernedProxyOptions, 'progressIntervalMs' | 'onError' | 'relayUpstream'>;
+
+/**
+ * An upstream that could not be reached: the proxy is built over it so the exchange is still answered; `tools/list`
+ * fails with the reason (a JSON-RPC error) and `tools/call`, decided first, is a tool error naming the server.
+ */
+class UnreachableUpstream extends Client {
+  constructor(private readonly failure: Error) {
+    super({ name: PROXY_INFO.name, version: PROXY_INFO.version });
+  }
+  override async listTools(): Promise<never> {
+    throw this.failure;
+  }
+  override async callTool(): Promise<never> {
+    throw this.failure;
+  }
+}
+
+/** The fingerprint of what an upstream connection is made of: url, headers, timeout (sha-256, hex). */
+function fingerprintOf(o: McpServerOpened): string {
+  return createHash('sha256').update(JSON.stringify([o.settings.url, Object.entries(o.headers).sort(([a], [b]) => (a < b ? -1 : 1)), o.settings.timeout_ms])).digest('hex');
+}
+
+/** The hosted MCP proxy (see the module's description): one per gateway, answering every exchange of its route. */
+export class HostedMcpProxy {
+  private readonly limits: HostedMcpLimits;
+  private readonly registrations = new Map<string, { at: number; value: Promise<McpServerOpened> }>();
+  private readonly upstreams: IdlePool<HeldUpstream>;
+  private readonly governors: IdlePool<HeldGovernor>;
+  private readonly handler: McpHttpHandler;
+
+  constructor(private readonly o: HostedMcpOptions) {
+    this.limits = { ...HOSTED_MCP_LIMITS, ...o.limits };
+    this.upstreams = new IdlePool<HeldUpstream>({
+      max: this.limits.maxUpstreams,
+      idleMs: this.limits.idleMs,
+      close: async (u) => {
+        await u.client.close().catch(() => {});
+        await u.agent?.close().catch(() => {});
+      },
+    });
+    this.governors = new IdlePool<HeldGovernor>({
+      max: this.limits.maxGovernors,
+      idleMs: this.limits.idleMs,
+      close: async (g) => {
+        await Promise.all([...g.runs.values()].map((r) => r.end({ status: 'completed' }).catch(() => {})));
+        await g.governor.close({ timeoutMs: 10_000 });
+      },
+    });
+    const onError = (message: string) => this.o.logger.warn({ component: 'hosted-mcp-proxy' }, message);
+    this.handler = createMcpHandler(
+      (c) => {
+        const exchange = c.authInfo?.extra?.hostedMcp as ExchangeProxy | undefined;
+        if (!exchange) throw new Error('the hosted MCP proxy was called without its exchange');
+        return createGovernedProxy({ ...exchange, progressIntervalMs: this.limits.progressIntervalMs, onError, relayUpstream: false });
+      },
+      { legacy: 'stateless', responseMode: 'auto', maxRequestBodySize: MCP_MAX_BODY_BYTES, onerror: (err) => this.o.logger.debug({ err }, 'hosted mcp proxy: request refused or failed') },
+    );
+  }
+
+  /**
+   * Serve one exchange of `/api/v1/mcp/proxy/{server}` as the caller `ctx`: check the agent and run headers, read the
+   * body, open the registration, then answer through the SDK's handler (JSON, or SSE while a call waits).
+   * @throws ValidationError (422) for a server name that cannot be registered; ForbiddenError (403) for an agent-bound key whose `AGP-Agent-Id` names another agent; ValidationError
+   *   (422) for a bad `AGP-Agent-Id` or `AGP-Run-Id`; NotFoundError (404) for a server the organisation has not
+   *   registered (after the body is read; thrown through the returned promise).
+   */
+  async serve(req: AuthedRequest, res: Response, ctx: RequestContext, server: string): Promise<void> {
+    const method = req.method.toUpperCase();
+    if (method !== 'GET' && method !== 'POST' && method !== 'DELETE') {
+      res.set('allow', 'GET, POST, DELETE');
+      return jsonRpcError(res, 405, -32000, 'Method not allowed.');
+    }
+    if (!McpServerNameSchema.safeParse(server).success) {
+      throw new ValidationError('1 invalid field: path.server', [{ path: 'path.server', message: 'lower-case letters, digits, - and _, starting with a letter or digit, at most 64 characters' }]);
+    }
+    const boundOrNamed = agentIdOf(ctx, req.get(AGENT_ID_HEADER), null);
+    const runHeader = req.get(RUN_ID_HEADER)?.trim() || undefined;
+    if (runHeader !== undefined && !OpaqueIdSchema.safeParse(runHeader).success) {
+      throw new ValidationError(`1 invalid field: header.${RUN_ID_HEADER}`, [{ path: `header.${RUN_ID_HEADER}`, message: 'expected 1-256 characters' }]);
+    }
+    const key = presentedKey(req);
+    if (!key) throw new Error('the hosted MCP proxy was reached without a key');
+    const body = await new Promise<Buffer | null>((resolve) => {
+      res.once('close', () => resolve(null));
+      readMcpBody(req, res, resolve);
+    });
+    if (body === null || res.headersSent) return;
+    const opened = await this.registration(ctx, server);
+    const upstream = await this.upstream(ctx.organization_id, opened);
+    const governorKey = (agent: string) => [ctx.organization_id, ctx.key_id, agent].join('\u0000');
+    const governorOf = (agent: string) => this.governors.get(governorKey(agent), () => this.connectGovernor(key, agent));
+    // With the agent known before the call (a bound key, the header), its governor is ready for hide_denied_tools.
+    const ready = boundOrNamed && opened.settings.hide_denied_tools ? await governorOf(boundOrNamed) : null;
+    const exchange: ExchangeProxy = {
+      upstream,
+      settings: opened.settings,
+      run: async (client) => {
+        const agent = boundOrNamed ?? client.name ?? 'mcp-client';
+        const held = await governorOf(agent);
+        const runId = runHeader ?? `default\u0000${server}`;
+        let run = held.runs.get(runId);
+        if (!run) {
+          run = held.governor.startRun({ runId: runHeader ?? randomUUID(), name: `mcp:${server}`, metadata: { mcp_server: server, hosted: true } });
+          held.runs.set(runId, run);
+          if (held.runs.size > this.limits.maxRunsPerGovernor) {
+            const [oldestId, oldest] = held.runs.entries().next().value as [string, Run];
+            held.runs.delete(oldestId);
+            void oldest.end({ status: 'completed' }).catch(() => {});
+          }
+        }
+        return run;
+      },
+      ...(ready ? { deniedByName: (action: string) => ready.governor.deniedByName(action) } : {}),
+    };
+    await this.answer(req, res, method, body, exchange);
+  }
+
+  /** Run the exchange through the SDK's handler and write its answer (streamed: SSE goes out as it is produced). */
+  private async answer(req: AuthedRequest, res: Response, method: string, body: Buffer, exchange: ExchangeProxy): Promise<void> {
+    const headers = new Headers();
+    for (const [name, v] of Object.entries(req.headers)) {
+      if (typeof v === 'string' && (FORWARDED_HEADERS.has(name) || name.startsWith('mcp-'))) headers.set(name, v);
+    }
+    const aborted = new AbortController();
+    res.once('close', () => aborted.abort());
+    const request = new Request(`http://${req.get('host') ?? 'localhost'}${req.originalUrl}`, {
+      method,
+      headers,
+      ...(method === 'POST' ? { body: new Uint8Array(body) } : {}),
+      signal: aborted.signal,
+    });
+    const answer = await this.handler.fetch(request, { authInfo: { token: 'hosted-mcp-proxy', clientId: 'hosted-mcp-proxy', scopes: [], extra: { hostedMcp: exchange } } });
+    if (res.headersSent) return;
+    res.status(answer.status);
+    answer.headers.forEach((value, name) => {
+      if (name !== 'transfer-encoding' && name !== 'connection' && name !== 'content-length') res.set(name, value);
+    });
+    if (!answer.body) {
+      res.end();
+      return;
+    }
+    res.flushHeaders();
+    const stream = Readable.fromWeb(answer.body as WebReadableStream<Uint8Array>);
+    stream.on('error', () => res.destroy());
+    stream.pipe(res);
+  }
+
+  /** The registration of `server` in the caller's organisation, opened (cached {@link REGISTRATION_TTL_MS}). @throws NotFoundError (404) when none. */
+  private registration(ctx: RequestContext, server: string): Promise<McpServerOpened> {
+    const cacheKey = `${ctx.organization_id}\u0000${server}`;
+    const now = Date.now();
+    const held = this.registrations.get(cacheKey);
+    if (held && now - held.at < REGISTRATION_TTL_MS) return held.value;
+    if (this.registrations.size > 1000) for (const [k, v] of this.registrations) if (now - v.at >= REGISTRATION_TTL_MS) this.registrations.delete(k);
+    const value = call(this.o.bus, 'mcp-servers.open', ctx, { body: { name: server } });
+    const entry = { at: now, value };
+    this.registrations.set(cacheKey, entry);
+    value.catch(() => {
+      if (this.registrations.get(cacheKey) === entry) this.registrations.delete(cacheKey);
+    });
+    return value;
+  }
+
+  /**
+   * The pooled upstream client of the organisation's server, opened from `opened` (reopened when its url, headers or
+   * timeout changed; the old client is closed once its calls had `timeout_ms`). An upstream that cannot be reached, or
+   * whose URL the outbound rules refuse, is an {@link UnreachableUpstream} (not pooled: the next exchange tries again).
+   */
+  private async upstream(org: string, opened: McpServerOpened): Promise<Client> {
+    const key = `${org}\u0000${opened.settings.name}`;
+    const fingerprint = fingerprintOf(opened);
+    const open = async (): Promise<HeldUpstream> => {
+      const verdict = await checkOutboundUrl(opened.settings.url, this.o.outbound);
+      if (!verdict.ok) throw new Error(`upstream MCP server ${opened.settings.name} is not called: ${verdict.reason}`);
+      // Connect to the addresses just checked (none for a host name the allow list names: resolved as usual).
+      const pin = verdict.addresses.length ? pinnedFetch(verdict.addresses) : null;
+      let client: Client;
+      try {
+        client = await connectUpstream(opened.settings.name, { url: opened.settings.url, headers: opened.headers, ...(pin ? { fetch: pin.fetch } : {}) }, opened.settings.timeout_ms);
+      } catch (err) {
+        await pin?.agent.close().catch(() => {});
+        throw err;
+      }
+      const held: HeldUpstream = { client, fingerprint, agent: pin?.agent ?? null };
+      client.onclose = () => void this.upstreams.retire(key, held);
+      return held;
+    };
+    try {
+      let held = await this.upstreams.get(key, open);
+      if (held.fingerprint !== fingerprint) {
+        await this.upstreams.retire(key, held, opened.settings.timeout_ms);
+        held = await this.upstreams.get(key, open);
+      }
+      return held.client;
+    } catch (err) {
+      return new UnreachableUpstream(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
+  /** A governor for `agent` speaking to this gateway with the caller's key. @throws Error when the gateway is not listening, or the platform refuses. */
+  private async connectGovernor(key: string, agent: string): Promise<HeldGovernor> {
+    const url = this.o.selfUrl();
+    if (!url) throw new Error('the gateway is not listening yet');
+    const governor = await Governor.connect({
+      url,
+      key,
+      agentId: agent,
+      agent: { framework: 'mcp', metadata: { hosted_mcp_proxy: true } },
+      onBlocked: 'return',
+      onReportError: (m) => this.o.logger.warn({ component: 'hosted-mcp-proxy', agent_id: agent }, m),
+    });
+    return { governor, runs: new Map() };
+  }
+
+  /** Close everything: the governors first (ending their runs and delivering their reports through this gateway), then the upstreams and the handler. */
+  async close(): Promise<void> {
+    await this.governors.close();
+    await this.upstreams.close();
+    await this.handler.close();
+  }
+}

@@ -1,0 +1,234 @@
+/**
+ * The hosted MCP proxy `/api/v1/mcp/proxy/{server}` in both run modes: the official MCP SDK `Client` over Streamable
+ * HTTP (revision 2026-07-28 and the 2025 `initialize` handshake) through the platform to a real upstream on loopback
+ * (`@modelcontextprotocol/server-everything` in its Streamable HTTP mode, behind a relay that records every header
+ * it is sent), registered with a sealed header. Covers allow (result unchanged, a ledger entry of the run named by
+ * AGP-Run-Id), a block policy (a tool error, not a JSON-RPC error), a downgrade, an approval waited for with progress
+ * over SSE, a kill switch set during a session, a read key (403), another organisation's or an unknown server (404),
+ * an agent-bound key naming another agent (403), an upstream that is down or hangs past timeout_ms (a tool error
+ * naming the server, within the bound), and that the registration's header reaches the upstream only while the
+ * agent's key never does. Source: docs/mcp-proxy.md (The hosted proxy).
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { call, eventually, expectProblem } from '../support/http.js';
+import { startRecordedUpstream, type RecordedUpstream } from '../support/mcp-upstream.js';
+import { describeModes } from '../support/modes.js';
+
+/** The registration's header value: it must reach the upstream and appear nowhere else. */
+const SECRET = `upstream-${randomBytes(12).toString('hex')}`;
+const uniq = () => randomUUID().slice(0, 8);
+
+let upstream: RecordedUpstream;
+let hanging: HttpServer;
+let hangingUrl = '';
+const clients: Client[] = [];
+
+beforeAll(async () => {
+  upstream = await startRecordedUpstream();
+  // An upstream that accepts and never answers.
+  hanging = createServer(() => {});
+  await new Promise<void>((ok) => hanging.listen(0, '127.0.0.1', () => ok()));
+  hangingUrl = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/mcp`;
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.close().catch(() => {})));
+  await upstream?.stop();
+  hanging?.closeAllConnections();
+  await new Promise((ok) => hanging?.close(ok));
+});
+
+describeModes(
+  'the hosted MCP proxy',
+  (platform) => {
+    let server = '';
+    /** Every answer the tests read, searched for the registration's secret at the end. */
+    const answers: unknown[] = [];
+
+    /** An MCP client through the hosted endpoint; `modern` pins revision 2026-07-28, else the 2025 handshake. */
+    async function connect(o: { key?: string; agentId?: string; runId?: string; name?: string; modern?: boolean }) {
+      const p = platform();
+      const client = new Client({ name: 'hosted-e2e', version: '1.0.0' }, o.modern ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {});
+      const headers: Record<string, string> = { authorization: `Bearer ${o.key ?? p.writeKey}` };
+      if (o.agentId) headers['AGP-Agent-Id'] = o.agentId;
+      if (o.runId) headers['AGP-Run-Id'] = o.runId;
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${p.url}/api/v1/mcp/proxy/${o.name ?? server}`), { requestInit: { headers } }), { timeout: 30_000 });
+      clients.push(client);
+      return client;
+    }
+
+    /** Create a policy of the organisation. */
+    async function policy(body: Record<string, unknown>) {
+      const r = await call(platform(), 'POST', '/api/v1/policies', { key: platform().writeKey, body: { name: `hosted-${uniq()}`, ...body } });
+      expect(r.status, JSON.stringify(r.body)).toBe(201);
+      return r.body as { id: string; name: string };
+    }
+
+    /** Register a server of the organisation. */
+    async function register(body: Record<string, unknown>, key = platform().writeKey) {
+      const r = await call(platform(), 'POST', '/api/v1/mcp/servers', { key, body });
+      expect(r.status, JSON.stringify(r.body)).toBe(201);
+    }
+
+    beforeAll(async () => {
+      server = `everything-${uniq()}`;
+      await register({ name: server, url: upstream.url, headers: { 'X-Upstream-Token': SECRET }, action_prefix: 'everything.', timeout_ms: 20_000 });
+    });
+
+    it('allow on 2026-07-28: the upstream result unchanged, recorded as a ledger entry of the run named by AGP-Run-Id', async () => {
+      const p = platform();
+      const agentId = `hosted-agent-${uniq()}`;
+      const runId = `hosted-run-${uniq()}`;
+      const client = await connect({ agentId, runId, modern: true });
+      expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toContain('echo');
+      const r = await client.callTool({ name: 'echo', arguments: { message: 'hosted' } });
+      answers.push(tools, r);
+      expect(r.isError).toBeFalsy();
+      expect(r.content).toEqual([{ type: 'text', text: 'Echo: hosted' }]);
+      const entries = await eventually(async () => {
+        const run = await call(p, 'GET', `/api/v1/runs/${runId}`, { key: p.readKey });
+        return run.status === 200 && run.body.actions.length >= 1 ? (run.body.actions as any[]) : null;
+      }, 30_000);
+      expect(entries.find((e) => e.action_name === 'everything.echo')).toMatchObject({ agent_id: agentId, status: 'success', inputs: { message: 'hosted' }, outputs: { content: [{ type: 'text', text: 'Echo: hosted' }] } });
+    });
+
+    it('a 2025 client (initialize): tools listed and called through the stateless legacy serving', async () => {
+      const client = await connect({ agentId: `hosted-agent-${uniq()}` });
+      expect(client.getNegotiatedProtocolVersion()).not.toBe('2026-07-28');
+      const r = await client.callTool({ name: 'echo', arguments: { message: 'legacy' } });
+      answers.push(r);
+      expect(r.content).toEqual([{ type: 'text', text: 'Echo: legacy' }]);
+    });
+
+    it('block: a tool error naming the policy (not a JSON-RPC error); downgrade: the modified arguments are forwarded', async () => {
+      const agentId = `hosted-agent-${uniq()}`;
+      const pol = await policy({ agent_ids: [agentId], denied_actions: ['everything.get-sum'], downgrades: [{ action: 'everything.echo', argument: 'message', replace: { 'secret plan': 'redacted' } }] });
+      for (const modern of [true, false]) {
+        const client = await connect({ agentId, modern });
+        const blocked = await client.callTool({ name: 'get-sum', arguments: { a: 1, b: 2 } });
+        answers.push(blocked);
+        expect(blocked.isError).toBe(true);
+        expect((blocked.content[0] as { text: string }).text).toMatch(/everything\.get-sum/);
+        expect((blocked.content[0] as { text: string }).text).toContain(pol.name);
+        expect((blocked._meta as any)['agp/governance']).toMatchObject({ decision: 'block', rule: 'denied_action' });
+        const downgraded = await client.callTool({ name: 'echo', arguments: { message: 'secret plan' } });
+        expect(downgraded.content).toEqual([{ type: 'text', text: 'Echo: redacted' }]);
+      }
+    });
+
+    it('escalate: the call waits, with progress notifications over SSE, until a human approves it', async () => {
+      const p = platform();
+      const agentId = `hosted-agent-${uniq()}`;
+      await policy({ agent_ids: [agentId], approval_required_actions: ['everything.get-tiny-image'] });
+      const client = await connect({ agentId, modern: true });
+      const progress: number[] = [];
+      const pending = client.callTool({ name: 'get-tiny-image', arguments: {} }, { onprogress: (n) => progress.push(n.progress), timeout: 60_000, resetTimeoutOnProgress: true });
+      const approval = await eventually(async () => {
+        const r = await call(p, 'GET', `/api/v1/approvals?status=pending&agent_id=${agentId}`, { key: p.readKey });
+        return r.body.total >= 1 ? r.body.approvals[0] : null;
+      }, 20_000);
+      await eventually(async () => progress.length >= 1 || null, 15_000);
+      expect((await call(p, 'POST', `/api/v1/approvals/${approval.id}/approve`, { key: p.writeKey, body: { approver_email: 'lead@example.com' } })).status).toBe(200);
+      const r = await pending;
+      expect(r.isError).toBeFalsy();
+      expect(r.content.some((c) => c.type === 'image')).toBe(true);
+    }, 60_000);
+
+    it('a kill switch engaged during a session refuses the next calls live', async () => {
+      const p = platform();
+      const agentId = `hosted-agent-${uniq()}`;
+      const client = await connect({ agentId, modern: true });
+      expect((await client.callTool({ name: 'echo', arguments: { message: 'before' } })).isError).toBeFalsy();
+      expect((await call(p, 'PUT', `/api/v1/kill-switches/agents/${agentId}`, { key: p.writeKey, body: { engaged: true, reason: 'stop the hosted agent' } })).status).toBe(200);
+      const refused = await eventually(async () => {
+        const r = await client.callTool({ name: 'echo', arguments: { message: 'after' } });
+        return r.isError ? r : null;
+      }, 15_000);
+      expect((refused._meta as any)['agp/governance'].decision).toBe('block');
+    });
+
+    it('refuses a read key (403), an unknown or another organisation’s server (404), an agent-bound key naming another agent (403), a bad run id or server name (422)', async () => {
+      const p = platform();
+      const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+      const headers = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+      const post = (path: string, key: string, extra: Record<string, string> = {}) => call(p, 'POST', path, { key, body: init, headers: { ...headers, ...extra } });
+      expectProblem(await post(`/api/v1/mcp/proxy/${server}`, p.readKey), 403);
+      expectProblem(await post(`/api/v1/mcp/proxy/no-such-${uniq()}`, p.writeKey), 404);
+      expectProblem(await post(`/api/v1/mcp/proxy/${server}`, p.otherOrgWriteKey), 404);
+      expectProblem(await post(`/api/v1/mcp/proxy/${server}`, p.writeKey, { 'AGP-Run-Id': 'x'.repeat(300) }), 422, ['header.AGP-Run-Id']);
+      expectProblem(await post('/api/v1/mcp/proxy/Not%20A%20Name', p.writeKey), 422, ['path.server']);
+      const bound = await call(p, 'POST', '/api/v1/keys', { key: p.adminKey, body: { name: `bound-${uniq()}`, scope: 'write', agent_id: 'bound-agent' } });
+      expect(bound.status, JSON.stringify(bound.body)).toBe(201);
+      const refused = await post(`/api/v1/mcp/proxy/${server}`, bound.body.key, { 'AGP-Agent-Id': 'another-agent' });
+      expectProblem(refused, 403);
+      expect(refused.body.detail).toContain('header.AGP-Agent-Id');
+      // The bound key itself is served, as its agent.
+      const client = await connect({ key: bound.body.key, modern: true });
+      expect((await client.callTool({ name: 'echo', arguments: { message: 'bound' } })).content).toEqual([{ type: 'text', text: 'Echo: bound' }]);
+    });
+
+    it('an upstream that is down, or hangs past timeout_ms, is a tool error naming the server, within the bound', async () => {
+      const down = `down-${uniq()}`;
+      const slow = `slow-${uniq()}`;
+      await register({ name: down, url: 'http://127.0.0.1:9/mcp', timeout_ms: 2000 });
+      await register({ name: slow, url: hangingUrl, timeout_ms: 1500 });
+      for (const name of [down, slow]) {
+        const client = await connect({ agentId: `hosted-agent-${uniq()}`, name, modern: true });
+        const started = Date.now();
+        const r = await client.callTool({ name: 'echo', arguments: { message: 'x' } });
+        expect(r.isError).toBe(true);
+        expect((r.content[0] as { text: string }).text).toContain(`upstream MCP server ${name}`);
+        expect(Date.now() - started).toBeLessThan(10_000);
+        await expect(client.listTools()).rejects.toThrow(`upstream MCP server ${name}`);
+      }
+    }, 60_000);
+
+    it('a registration changed (PATCH) is used, and a deleted one refused (404), within seconds', async () => {
+      const p = platform();
+      const name = `changing-${uniq()}`;
+      const agentId = `hosted-agent-${uniq()}`;
+      await register({ name, url: upstream.url, headers: { 'X-Upstream-Token': SECRET }, action_prefix: 'first.' });
+      await policy({ agent_ids: [agentId], denied_actions: ['second.echo'] });
+      const client = await connect({ agentId, name, modern: true });
+      expect((await client.callTool({ name: 'echo', arguments: { message: 'first' } })).isError).toBeFalsy();
+      const marker = `m-${uniq()}`;
+      const patched = await call(p, 'PATCH', `/api/v1/mcp/servers/${name}`, { key: p.writeKey, body: { action_prefix: 'second.', headers: { 'X-Upstream-Token': SECRET, 'X-Second': marker } } });
+      expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+      // The new prefix is decided (second.echo is denied), and the upstream is reached with the new headers.
+      const refused = await eventually(async () => {
+        const r = await client.callTool({ name: 'echo', arguments: { message: 'second' } });
+        return r.isError ? r : null;
+      }, 15_000, 500);
+      expect((refused._meta as any)['agp/governance']).toMatchObject({ decision: 'block', rule: 'denied_action' });
+      await client.listTools();
+      expect(upstream.seen.some((h) => h['x-second'] === marker)).toBe(true);
+      expect((await call(p, 'DELETE', `/api/v1/mcp/servers/${name}`, { key: p.writeKey })).status).toBe(204);
+      const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+      await eventually(async () => {
+        const r = await call(p, 'POST', `/api/v1/mcp/proxy/${name}`, { key: p.writeKey, body: init, headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' } });
+        return r.status === 404 ? r : null;
+      }, 15_000, 500);
+    }, 60_000);
+
+    it("the registration's header reaches the upstream only; the agent's key never does", async () => {
+      const p = platform();
+      expect(upstream.seen.length).toBeGreaterThan(0);
+      for (const h of upstream.seen) {
+        expect(h['x-upstream-token']).toBe(SECRET);
+        expect(JSON.stringify(h)).not.toContain(p.writeKey);
+        expect(h.authorization).toBeUndefined();
+        expect(h['agp-agent-id']).toBeUndefined();
+      }
+      expect(JSON.stringify(answers)).not.toContain(SECRET);
+      const events = await p.queryRows('SELECT data::text AS data FROM agp_events');
+      expect(JSON.stringify(events)).not.toContain(SECRET);
+    });
+  },
+  { env: { AGP_OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', AGP_SECRETS_KEY: randomBytes(32).toString('base64') } },
+);

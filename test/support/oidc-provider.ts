@@ -1,0 +1,78 @@
+/**
+ * A real OpenID provider on loopback for the sign-in tests: `oidc-provider` (a certified OpenID Connect
+ * implementation) with one confidential client and test people. Its login step is programmatic: the interaction page
+ * signs in whoever {@link TestProvider.signInAs} names, and every grant is given (no consent page), so a test drives
+ * the whole Authorization Code + PKCE flow over HTTP with fetch.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Provider from 'oidc-provider';
+
+/** A person the provider knows, by account id (the `sub`). */
+export interface TestPerson {
+  email: string;
+  name: string;
+}
+
+/** A started provider. */
+export interface TestProvider {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** Who the next login interaction signs in (an account id of `people`). */
+  signInAs(accountId: string): void;
+  close(): Promise<void>;
+}
+
+/**
+ * Start the provider on 127.0.0.1 (a free port) with a client whose only redirect URL is `redirectUrl`.
+ * @param people the accounts, by id (the `sub` claim).
+ */
+export async function startTestProvider(redirectUrl: string, people: Readonly<Record<string, TestPerson>>): Promise<TestProvider> {
+  let provider: Provider | undefined;
+  let next = Object.keys(people)[0];
+  const server: Server = createServer((req, res) => {
+    if (!provider) return void res.writeHead(503).end();
+    if (/^\/interaction\/[^/?]+/.test(req.url ?? '')) {
+      provider
+        .interactionDetails(req, res)
+        .then(() => provider!.interactionFinished(req, res, { login: { accountId: next } }, { mergeWithLastSubmission: false }))
+        .catch((err: Error) => void res.writeHead(500).end(err.message));
+      return;
+    }
+    provider.callback()(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const clientId = 'agp-console';
+  const clientSecret = 'agp-console-test-secret-0123456789';
+  provider = new Provider(issuer, {
+    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: [redirectUrl], grant_types: ['authorization_code'], response_types: ['code'] }],
+    async findAccount(_ctx, id) {
+      const person = people[id];
+      return person ? { accountId: id, claims: async () => ({ sub: id, email: person.email, email_verified: true, name: person.name }) } : undefined;
+    },
+    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+    features: { devInteractions: { enabled: false } },
+    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+    // Every client is first-party here: the requested scopes are granted without a consent page.
+    async loadExistingGrant(ctx) {
+      const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client!.clientId, accountId: ctx.oidc.session!.accountId! });
+      grant.addOIDCScope('openid email profile');
+      await grant.save();
+      return grant;
+    },
+    pkce: { required: () => true },
+    cookies: { keys: ['oidc-test-cookie-key-0123456789'] },
+  });
+  return {
+    issuer,
+    clientId,
+    clientSecret,
+    signInAs: (accountId) => void (next = accountId),
+    close: () => new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }),
+  };
+}
