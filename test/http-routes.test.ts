@@ -60,8 +60,9 @@ describe('HTTP route table', () => {
     expect(new Set(ids).size).toBe(ids.length);
     const tags = new Set<string>(HTTP_TAGS.map((t) => t.name));
     expect(HTTP_ROUTES.flatMap((r) => r.tags.filter((t) => !tags.has(t)))).toEqual([]);
-    // Signing in and out lives under /auth/ (the provider redirects a browser there); every other row under /api/v1/.
-    expect(HTTP_ROUTES.filter((r) => r.path.endsWith('/') || !r.path.startsWith(r.auth === 'none' ? '/auth/' : '/api/v1/'))).toEqual([]);
+    // Signing in and out lives under /auth/ (the provider redirects a browser there), the OAuth protected-resource
+    // metadata under /.well-known/ (RFC 9728); every other row under /api/v1/.
+    expect(HTTP_ROUTES.filter((r) => r.path.endsWith('/') || !(r.auth === 'none' ? ['/auth/', '/.well-known/oauth-protected-resource/'] : ['/api/v1/']).some((prefix) => r.path.startsWith(prefix)))).toEqual([]);
   });
 
   it('documents exactly the table in the OpenAPI paths', () => {
@@ -161,10 +162,10 @@ describe('HTTP route table against the gateway', () => {
   it('answers every sign-in row (auth: none) with 404 problem details while sign-in is off (AGP_AUTH_MODE=keys), with or without a key', async () => {
     const p = platform!;
     const rows = HTTP_ROUTES.filter((r) => r.auth === 'none');
-    expect(rows.map((r) => r.path).sort()).toEqual(['/auth/callback', '/auth/login', '/auth/logout']);
+    expect(rows.map((r) => r.path).sort()).toEqual(['/.well-known/oauth-protected-resource/api/v1/mcp', '/.well-known/oauth-protected-resource/api/v1/mcp/proxy/{server}', '/auth/callback', '/auth/login', '/auth/logout']);
     for (const route of rows) {
       for (const headers of [{}, { authorization: `Bearer ${p.readKey}` }] as Array<Record<string, string>>) {
-        const res = await fetch(p.url + route.path, { method: route.method, headers, redirect: 'manual' });
+        const res = await fetch(p.url + route.path.replace('{server}', 'github'), { method: route.method, headers, redirect: 'manual' });
         expect(res.status, `${route.method} ${route.path}`).toBe(404);
         expect(res.headers.get('content-type')).toContain('application/problem+json');
         expect(await res.text()).toContain('AGP_AUTH_MODE=keys');

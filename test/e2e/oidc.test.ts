@@ -2,7 +2,10 @@ import { afterAll, expect, it } from 'vitest';
 import { HTTP_ROUTES, ROLES, roleAllows, routeRole, type Role } from '@agp/contracts';
 import { call, eventually, expectProblem } from '../support/http.js';
 import { describeModes } from '../support/modes.js';
-import { startTestProvider, type TestProvider } from '../support/oidc-provider.js';
+import { generateKeyPairSync } from 'node:crypto';
+import { Client, StreamableHTTPClientTransport, UnauthorizedError, type OAuthClientProvider, type StoredOAuthTokens } from '@modelcontextprotocol/client';
+import { SignJWT } from 'jose';
+import { MCP_CLIENT_REDIRECT, MCP_SCOPE, startTestProvider, type TestProvider } from '../support/oidc-provider.js';
 
 /**
  * People sign in through a real OpenID provider (`oidc-provider` on loopback), in both run modes, over HTTP with
@@ -232,6 +235,105 @@ describeModes(
         }
       }
       expect(checked).toBeGreaterThan(40);
+    });
+
+    it('OAuth for the MCP endpoints: protected-resource metadata, and a 401 that names it', async () => {
+      const p = platform();
+      for (const path of ['/api/v1/mcp', '/api/v1/mcp/proxy/github']) {
+        const meta = await call(p, 'GET', `/.well-known/oauth-protected-resource${path}`);
+        expect(meta.status, JSON.stringify(meta.body)).toBe(200);
+        expect(meta.body).toMatchObject({ resource: `${PUBLIC_URL}${path}`, authorization_servers: [provider.issuer], bearer_methods_supported: ['header'] });
+        const refused = await fetch(`${p.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' });
+        expect(refused.status).toBe(401);
+        expect(refused.headers.get('www-authenticate')).toContain(`resource_metadata="${PUBLIC_URL}/.well-known/oauth-protected-resource${path}"`);
+      }
+      expectProblem(await call(p, 'GET', '/.well-known/oauth-protected-resource/api/v1/mcp/proxy/Not%20A%20Name'), 422);
+      // Other routes challenge without resource metadata.
+      const rest = await fetch(`${p.url}/api/v1/policies`);
+      expect(rest.headers.get('www-authenticate')).toBe('Bearer realm="agp"');
+    });
+
+    it('an MCP SDK client finds the provider, gets an access token (PKCE, resource indicator) and calls tools as the person', async () => {
+      const p = platform();
+      const aliceMe = (await call(p, 'GET', '/api/v1/auth/me', asPerson(alice, false))).body;
+      provider.signInAs('alice');
+      const providerJar = new Jar();
+      let authorizeAt: URL | undefined;
+      let verifier = '';
+      let tokens: StoredOAuthTokens | undefined;
+      const oauth: OAuthClientProvider = {
+        redirectUrl: MCP_CLIENT_REDIRECT,
+        clientMetadata: { redirect_uris: [MCP_CLIENT_REDIRECT], client_name: 'test MCP client', token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], response_types: ['code'], scope: `openid ${MCP_SCOPE}` },
+        clientInformation: () => ({ client_id: provider.mcpClientId }),
+        tokens: () => tokens,
+        saveTokens: (t) => void (tokens = t),
+        redirectToAuthorization: (url) => void (authorizeAt = url),
+        saveCodeVerifier: (v) => void (verifier = v),
+        codeVerifier: () => verifier,
+      };
+      // The client speaks to the public URL; requests for it go to the platform's own address.
+      const toPlatform: typeof fetch = (input, init) => {
+        const url = input instanceof Request ? input.url : String(input);
+        return url.startsWith(PUBLIC_URL) ? fetch(p.url + url.slice(PUBLIC_URL.length), init) : fetch(input, init);
+      };
+      const endpoint = new URL(`${PUBLIC_URL}/api/v1/mcp`);
+      const first = new StreamableHTTPClientTransport(endpoint, { authProvider: oauth, fetch: toPlatform });
+      await expect(new Client({ name: 'oauth-test', version: '1.0.0' }).connect(first)).rejects.toBeInstanceOf(UnauthorizedError);
+      expect(authorizeAt?.origin).toBe(provider.issuer);
+      expect(authorizeAt!.searchParams.get('resource')).toBe(endpoint.href);
+      expect(authorizeAt!.searchParams.get('code_challenge_method')).toBe('S256');
+      let location = authorizeAt!;
+      for (let hop = 0; hop < 10 && location.origin === provider.issuer; hop++) {
+        const r = await fetch(location, { redirect: 'manual', headers: providerJar.cookies.size ? { cookie: providerJar.header() } : {} });
+        providerJar.take(r);
+        expect([302, 303], `${location.href}: ${await r.clone().text()}`).toContain(r.status);
+        location = new URL(r.headers.get('location')!, location);
+      }
+      expect(location.href.startsWith(MCP_CLIENT_REDIRECT)).toBe(true);
+      await first.finishAuth(location.searchParams);
+      expect(tokens?.access_token.split('.')).toHaveLength(3);
+      const client = new Client({ name: 'oauth-test', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(endpoint, { authProvider: oauth, fetch: toPlatform }));
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain('set_kill_switch');
+      const set = await client.callTool({ name: 'set_kill_switch', arguments: { engaged: true, agent_id: 'oauth-agent', reason: 'from an OAuth MCP client' } });
+      expect(set.isError ?? false, JSON.stringify(set.content)).toBe(false);
+      await client.close();
+      const switches = await call(p, 'GET', '/api/v1/kill-switches', { key: p.readKey });
+      expect(JSON.stringify(switches.body)).toContain(`user:${aliceMe.user.id}`);
+      // The token is a bearer credential of the REST API too, as the person; /api/v1/auth/me says so.
+      const me = await call(p, 'GET', '/api/v1/auth/me', { headers: { authorization: `Bearer ${tokens!.access_token}` } });
+      expect(me.body).toMatchObject({ kind: 'user', role: 'admin', user: { email: 'alice@acme.test' } });
+    });
+
+    it('a forged, expired, wrong-audience or unknown-person access token is refused; nothing is written', async () => {
+      const p = platform();
+      const aliceSub = 'alice';
+      const now = Math.floor(Date.now() / 1000);
+      const good = { iss: provider.issuer, sub: aliceSub, aud: `${PUBLIC_URL}/api/v1/mcp`, iat: now, exp: now + 300, scope: MCP_SCOPE };
+      const sign = (claims: object, key = provider.signingKey) => new SignJWT({ ...claims }).setProtectedHeader({ alg: 'RS256', kid: provider.signingKid, typ: 'at+jwt' }).sign(key);
+      const { privateKey: stranger } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+      // The provider's own key signs a good token: accepted (the control).
+      const control = await sign(good);
+      expect((await call(p, 'GET', '/api/v1/auth/me', { headers: { authorization: `Bearer ${control}` } })).body).toMatchObject({ kind: 'user', user: { email: 'alice@acme.test' } });
+      const cases: Array<[string, string, number]> = [
+        ['forged (another key)', await sign(good, stranger), 401],
+        ['expired', await sign({ ...good, iat: now - 600, exp: now - 300 }), 401],
+        ['wrong audience', await sign({ ...good, aud: 'https://elsewhere.test/mcp' }), 401],
+        ['another issuer', await sign({ ...good, iss: 'https://evil.test' }), 401],
+        ['a person never signed in here', await sign({ ...good, sub: 'stranger-sub' }), 403],
+      ];
+      const before = (await call(p, 'GET', '/api/v1/kill-switches', { key: p.readKey })).body;
+      for (const [what, token, status] of cases) {
+        const res = await fetch(`${p.url}/api/v1/mcp`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'set_kill_switch', arguments: { engaged: true } } }),
+        });
+        expect(res.status, what).toBe(status);
+        expect(res.headers.get('content-type'), what).toContain('application/problem+json');
+        if (status === 401) expect(res.headers.get('www-authenticate'), what).toMatch(/error="invalid_token".*resource_metadata=/);
+      }
+      expect((await call(p, 'GET', '/api/v1/kill-switches', { key: p.readKey })).body).toEqual(before);
     });
 
     it('the provider down: existing sessions and keys keep working; a new sign-in fails with a problem, never a 5xx crash', async () => {

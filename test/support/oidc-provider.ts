@@ -4,6 +4,7 @@
  * signs in whoever {@link TestProvider.signInAs} names, and every grant is given (no consent page), so a test drives
  * the whole Authorization Code + PKCE flow over HTTP with fetch.
  */
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
@@ -19,10 +20,22 @@ export interface TestProvider {
   issuer: string;
   clientId: string;
   clientSecret: string;
+  /** A public client for MCP clients (PKCE, no secret) whose redirect URL {@link MCP_CLIENT_REDIRECT} is never served: tests read the code from it. */
+  mcpClientId: string;
+  /** The private key the provider signs with (RS256), so a test can mint tokens the provider could have issued. */
+  signingKey: KeyObject;
+  /** Its key id (`kid`). */
+  signingKid: string;
   /** Who the next login interaction signs in (an account id of `people`). */
   signInAs(accountId: string): void;
   close(): Promise<void>;
 }
+
+/** The redirect URL of the MCP client of {@link TestProvider.mcpClientId}: nothing listens there. */
+export const MCP_CLIENT_REDIRECT = 'http://127.0.0.1:9/oauth/callback';
+
+/** The scope a resource server's access tokens carry here. */
+export const MCP_SCOPE = 'mcp';
 
 /**
  * Start the provider on 127.0.0.1 (a free port) with a client whose only redirect URL is `redirectUrl`.
@@ -46,19 +59,35 @@ export async function startTestProvider(redirectUrl: string, people: Readonly<Re
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const clientId = 'agp-console';
   const clientSecret = 'agp-console-test-secret-0123456789';
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const signingKid = 'test-signing-key';
   provider = new Provider(issuer, {
-    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: [redirectUrl], grant_types: ['authorization_code'], response_types: ['code'] }],
+    jwks: { keys: [{ ...privateKey.export({ format: 'jwk' }), kid: signingKid, alg: 'RS256', use: 'sig' }] as never },
+    clients: [
+      { client_id: clientId, client_secret: clientSecret, redirect_uris: [redirectUrl], grant_types: ['authorization_code'], response_types: ['code'] },
+      { client_id: 'mcp-client', token_endpoint_auth_method: 'none', redirect_uris: [MCP_CLIENT_REDIRECT], grant_types: ['authorization_code'], response_types: ['code'] },
+    ],
     async findAccount(_ctx, id) {
       const person = people[id];
       return person ? { accountId: id, claims: async () => ({ sub: id, email: person.email, email_verified: true, name: person.name }) } : undefined;
     },
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
-    features: { devInteractions: { enabled: false } },
+    features: {
+      devInteractions: { enabled: false },
+      // An authorization request naming a resource (RFC 8707) gets a JWT access token (RFC 9068) for that audience.
+      resourceIndicators: {
+        enabled: true,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx, resource) => ({ scope: MCP_SCOPE, audience: resource, accessTokenTTL: 300, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } }),
+      },
+    },
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     // Every client is first-party here: the requested scopes are granted without a consent page.
     async loadExistingGrant(ctx) {
       const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client!.clientId, accountId: ctx.oidc.session!.accountId! });
       grant.addOIDCScope('openid email profile');
+      const resource = ctx.oidc.params?.resource;
+      for (const r of Array.isArray(resource) ? resource : typeof resource === 'string' ? [resource] : []) grant.addResourceScope(r, MCP_SCOPE);
       await grant.save();
       return grant;
     },
@@ -69,6 +98,9 @@ export async function startTestProvider(redirectUrl: string, people: Readonly<Re
     issuer,
     clientId,
     clientSecret,
+    mcpClientId: 'mcp-client',
+    signingKey: privateKey,
+    signingKid,
     signInAs: (accountId) => void (next = accountId),
     close: () => new Promise<void>((resolve) => {
       server.close(() => resolve());

@@ -173,6 +173,16 @@ export class PeopleStore {
     return { user, memberships: await this.membershipsOf(user.id) };
   }
 
+  /**
+   * The person the provider knows as (`issuer`, `sub`), with their memberships (oldest first), or null when they have
+   * never signed in here. Reads only: an OAuth access token's subject is looked up this way on every request.
+   */
+  async personOfSubject(issuer: string, sub: string): Promise<{ user: User; memberships: Membership[] } | null> {
+    const { rows } = await this.sql.query<User>('SELECT id, email, name FROM agp_users WHERE issuer = $1 AND subject = $2', [issuer, sub]);
+    const user = rows[0];
+    return user ? { user, memberships: await this.membershipsOf(user.id) } : null;
+  }
+
   /** A person's memberships, oldest first. */
   async membershipsOf(userId: string): Promise<Membership[]> {
     const { rows } = await this.sql.query<Membership>('SELECT organization_id, role FROM agp_memberships WHERE user_id = $1 ORDER BY created_at, id', [userId]);

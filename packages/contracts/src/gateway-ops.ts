@@ -3,7 +3,7 @@ import { OpaqueIdSchema } from './common.js';
 import { ApiKeyPageSchema, ApiKeySchema, CallerKeySchema, CreateApiKeySchema, CreatedApiKeySchema, ListApiKeysQuerySchema } from './keys.js';
 import { DeadLetterIdPathSchema, DeadLetterPageSchema, DeadLetterRetrySchema, ListDeadLettersQuerySchema } from './dead-letters.js';
 import { McpServerNameSchema } from './mcp.js';
-import { AuthMeSchema, CallbackQuerySchema, CreateMemberSchema, LoginQuerySchema, MemberIdPathSchema, MemberListSchema, MemberSchema, UpdateMemberSchema } from './members.js';
+import { AuthMeSchema, CallbackQuerySchema, CreateMemberSchema, LoginQuerySchema, MemberIdPathSchema, MemberListSchema, MemberSchema, ProtectedResourceMetadataSchema, ProxyResourcePathSchema, UpdateMemberSchema } from './members.js';
 import type { WireMessage } from './wire.js';
 
 /**
@@ -67,6 +67,18 @@ export const GatewayOps = {
     request: z.object({}),
     reply: z.null(),
     summary: "sign out: the cookie's session is revoked",
+  }),
+  'oauth.resource': op({
+    scope: 'read',
+    request: z.object({}),
+    reply: ProtectedResourceMetadataSchema,
+    summary: "the platform MCP endpoint's OAuth protected-resource metadata (RFC 9728): where its access tokens come from",
+  }),
+  'oauth.proxy-resource': op({
+    scope: 'read',
+    request: z.object({ path: ProxyResourcePathSchema }),
+    reply: ProtectedResourceMetadataSchema,
+    summary: "a hosted MCP proxy endpoint's OAuth protected-resource metadata (RFC 9728)",
   }),
   'members.list': op({
     scope: 'admin',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { McpServerNameSchema } from './mcp.js';
 import { OpaqueIdSchema } from './common.js';
 import { KeyScopeSchema, type Scope } from './keys.js';
 
@@ -81,13 +82,13 @@ export type MemberList = z.infer<typeof MemberListSchema>;
 
 /** `GET /api/v1/auth/me`: who calls (a signed-in person or an API key), in which organisation, with which role. */
 export const AuthMeSchema = z.object({
-  kind: z.enum(['user', 'key']).describe('user: a signed-in person (session cookie); key: an API key'),
+  kind: z.enum(['user', 'key']).describe('user: a person (session cookie or OAuth access token); key: an API key'),
   organization_id: z.string().describe('The organisation the caller acts in'),
   role: RoleSchema.describe('The role the caller acts with here (a key: the role of its scope)'),
   user: z.object({ id: z.string().describe('User id'), email: z.string().nullable().describe('E-mail from the provider'), name: z.string().nullable().describe('Name from the provider') }).nullable().describe('The person; null for a key'),
   key: z.object({ id: z.string().describe('Key id'), name: z.string().nullable().describe('Key name'), scope: KeyScopeSchema }).nullable().describe('The key; null for a person'),
   memberships: z.array(z.object({ organization_id: z.string().describe('An organisation'), role: RoleSchema })).describe("The person's memberships, the current one included; empty for a key"),
-  session_expires_at: z.string().nullable().describe('When the session ends at the latest (absolute lifetime); null for a key'),
+  session_expires_at: z.string().nullable().describe('When the session (or the access token) ends at the latest; null for a key'),
 });
 export type AuthMe = z.infer<typeof AuthMeSchema>;
 
@@ -110,3 +111,20 @@ export const CallbackQuerySchema = z.object({
   iss: z.string().max(2048).optional().describe('The issuer (RFC 9207), checked against the configured one'),
   session_state: z.string().max(2048).optional().describe("The provider's session state (unused)"),
 });
+
+/**
+ * OAuth 2.0 Protected Resource Metadata (RFC 9728 §2) of one of the platform's MCP endpoints, served at
+ * `/.well-known/oauth-protected-resource` followed by the endpoint's path, so an MCP client finds the authorization
+ * server to get an access token from (MCP authorization specification). Source: docs/auth.md (OAuth for the MCP endpoints).
+ */
+export const ProtectedResourceMetadataSchema = z.object({
+  resource: z.url().describe("The endpoint's resource identifier: AGP_PUBLIC_URL followed by its path; an access token's audience"),
+  authorization_servers: z.array(z.url()).describe('The OpenID provider (AGP_OIDC_ISSUER) that issues access tokens for it'),
+  bearer_methods_supported: z.array(z.literal('header')).describe('Access tokens go in the Authorization header'),
+  resource_name: z.string().describe('A name for people'),
+  resource_documentation: z.url().describe('Where the endpoint is documented'),
+});
+export type ProtectedResourceMetadata = z.infer<typeof ProtectedResourceMetadataSchema>;
+
+/** Path of `/.well-known/oauth-protected-resource/api/v1/mcp/proxy/{server}`. */
+export const ProxyResourcePathSchema = z.strictObject({ server: McpServerNameSchema });

@@ -10,7 +10,9 @@ import { trace } from '@opentelemetry/api';
 import { INGEST_MAX_BYTES, KEY_SCOPES, MAX_JSON_DEPTH, SCOPE_ROLE, httpRouteParams, matchHttpRoute, roleAllows, roleScope, routeOperation, routeRole, type HttpRoute, type Role, type Scope } from '@agp/contracts';
 import { boundKeyRefusal, type KeyResolver, type Principal, type SessionPrincipal } from '@agp/auth';
 import { SESSION_COOKIE, cookieOf, csrfRefusal } from './oidc.js';
-import { BadRequestError, counter, describeJsonInputErrors, UnauthorizedError, histogram, jsonInputErrors, jsonNestingDepth, jsonPathPastDepth, nestingError, problem, retryAfterHeaders, UNSTORABLE_TEXT_ESCAPES, type Problem, type RequestContext } from '@agp/runtime';
+import { InvalidAccessTokenError, TokenWithoutMembershipError, bearerChallenge, looksLikeJwt, type AccessTokenVerifier } from './access-tokens.js';
+import type { OidcSettings } from './env.js';
+import { BadRequestError, counter, ServiceUnavailableError, describeJsonInputErrors, UnauthorizedError, histogram, jsonInputErrors, jsonNestingDepth, jsonPathPastDepth, nestingError, problem, retryAfterHeaders, UNSTORABLE_TEXT_ESCAPES, type Problem, type RequestContext } from '@agp/runtime';
 
 /**
  * What the edge attaches to a request: its row of the route table (`agpRoute`, matched once by {@link matchRoute};
@@ -147,6 +149,8 @@ export interface SessionAuth {
   resolve(token: string): Promise<SessionPrincipal | null>;
   /** The public URL; a cookie-authenticated write must carry its origin in `Origin` (CSRF). */
   publicUrl: URL;
+  /** OAuth access tokens (a JWT where a key would be) and the settings their challenges name; see access-tokens.ts. */
+  tokens?: { verifier: Pick<AccessTokenVerifier, 'resolve'>; settings: OidcSettings };
 }
 
 /** The key of a request: `Authorization: Bearer <key>` or `X-API-Key: <key>`. */
@@ -175,22 +179,36 @@ export function authenticate(keys: KeyResolver, sessions: SessionAuth | null = n
     const route = req.agpRoute;
     const metrics = path === METRICS_PATH;
     if (!(route || metrics || path.startsWith('/api/v1')) || PUBLIC.has(path) || route?.auth === 'none') return next();
-    const key = presentedKey(req);
-    const challenge = { 'www-authenticate': 'Bearer realm="agp"' };
+    const presented = presentedKey(req);
+    const tokens = sessions?.tokens;
+    const challenge = { 'www-authenticate': bearerChallenge(tokens?.settings ?? null, path) };
+    const bearerToken = presented && tokens && looksLikeJwt(presented) ? presented : null;
+    const key = bearerToken ? null : presented;
     const need: Role = metrics ? 'admin' : requiredRole(req.method, route);
     const traceparent = req.get('traceparent');
     const trace = traceparent && /^[\da-f]{2}-[\da-f]{32}-[\da-f]{16}-[\da-f]{2}$/.test(traceparent) ? { traceparent } : {};
-    const token = !key && sessions ? cookieOf(req, SESSION_COOKIE) : null;
-    if (token && sessions) {
+    const token = !presented && sessions ? cookieOf(req, SESSION_COOKIE) : null;
+    if ((token || bearerToken) && sessions) {
       let session;
-      try {
-        session = await sessions.resolve(token);
-      } catch {
-        return sendProblem(res, problem(503, 'Service Unavailable', 'the session store is unavailable; retry'), retryAfterHeaders(503));
+      if (bearerToken && tokens) {
+        try {
+          session = await tokens.verifier.resolve(bearerToken);
+        } catch (err) {
+          if (err instanceof InvalidAccessTokenError) return sendProblem(res, problem(401, 'Unauthorized', err.message), { 'www-authenticate': bearerChallenge(tokens.settings, path, err.message) });
+          if (err instanceof TokenWithoutMembershipError) return sendProblem(res, problem(403, 'Forbidden', err.message));
+          return sendProblem(res, problem(503, 'Service Unavailable', err instanceof ServiceUnavailableError ? err.message : 'the session store is unavailable; retry'), retryAfterHeaders(503));
+        }
+      } else {
+        try {
+          session = await sessions.resolve(token!);
+        } catch {
+          return sendProblem(res, problem(503, 'Service Unavailable', 'the session store is unavailable; retry'), retryAfterHeaders(503));
+        }
+        if (!session) return sendProblem(res, problem(401, 'Unauthorized', 'the session has ended (signed out, idle too long or expired); sign in again at /auth/login'), challenge);
+        // A bearer token is never sent by the browser on its own: only the cookie needs the CSRF check.
+        const csrf = csrfRefusal(req, sessions.publicUrl);
+        if (csrf) return sendProblem(res, problem(403, 'Forbidden', csrf));
       }
-      if (!session) return sendProblem(res, problem(401, 'Unauthorized', 'the session has ended (signed out, idle too long or expired); sign in again at /auth/login'), challenge);
-      const csrf = csrfRefusal(req, sessions.publicUrl);
-      if (csrf) return sendProblem(res, problem(403, 'Forbidden', csrf));
       if (!roleAllows(session.role, need)) return sendProblem(res, problem(403, 'Forbidden', `the role ${session.role} cannot ${req.method} ${path}; it needs ${need} or above`));
       // Services are told the scope of the person's role, raised to the route's own scope once the role check passed.
       const routeScope = route ? routeOperation(route.message).scope : 'read';

@@ -33,6 +33,12 @@ export const authEnv = {
   AGP_OIDC_REDIRECT_URL: z.url({ protocol: /^https?$/ }).optional(),
   /** Comma-separated e-mail addresses that become admin of the initial organisation at their first sign-in. @default none */
   AGP_ADMIN_EMAILS: z.string().default(''),
+  /**
+   * Comma-separated audiences an OAuth access token may name besides the MCP endpoints' resource identifiers
+   * (`<AGP_PUBLIC_URL>/api/v1/mcp`, `…/api/v1/mcp/proxy/<server>`), for providers that cannot issue tokens for a
+   * resource URL (`api://agp`). @default none
+   */
+  AGP_OAUTH_AUDIENCES: z.string().default(''),
   /** A session ends after this many minutes without a request. @default 120 */
   AGP_SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).max(525_600).default(120),
   /** A session ends this many hours after sign-in, used or not. @default 12 */
@@ -48,6 +54,8 @@ export interface OidcSettings {
   clientSecret?: string;
   redirectUrl: URL;
   adminEmails: string[];
+  /** Audiences an access token may name besides the MCP endpoints' resource identifiers (AGP_OAUTH_AUDIENCES). */
+  extraAudiences: string[];
   /** The organisation AGP_ADMIN_EMAILS become admin of: AGP_INIT_ORG, else the oldest organisation, else `default`. */
   initialOrg?: string;
   idleMs: number;
@@ -74,6 +82,7 @@ export function oidcSettings(env: z.output<z.ZodObject<typeof authEnv>> & { AGP_
     clientSecret: env.AGP_OIDC_CLIENT_SECRET,
     redirectUrl: new URL(env.AGP_OIDC_REDIRECT_URL ?? new URL('/auth/callback', publicUrl).href),
     adminEmails: env.AGP_ADMIN_EMAILS.split(',').map((e) => e.trim().toLowerCase()).filter(Boolean),
+    extraAudiences: env.AGP_OAUTH_AUDIENCES.split(',').map((a) => a.trim()).filter(Boolean),
     initialOrg: env.AGP_INIT_ORG,
     idleMs: env.AGP_SESSION_IDLE_MINUTES * 60_000,
     maxMs: env.AGP_SESSION_MAX_HOURS * 3_600_000,

@@ -27,6 +27,7 @@ import { GovernanceFeed, type GovernanceLog } from './governance-feed.js';
 import { otlpTracesEndpoint } from './otlp/route.js';
 import type { OidcSettings } from './env.js';
 import { OidcRelyingParty } from './oidc.js';
+import { AccessTokenVerifier } from './access-tokens.js';
 import type { PriceTable } from './otlp/prices.js';
 import { HostedMcpProxy, type HostedMcpLimits } from './hosted-mcp/proxy.js';
 
@@ -179,7 +180,9 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   const oidc = opts.oidc ?? null;
   // Sessions are read from the database on every request (never cached), so a sign-out or a removed member ends at once on every gateway.
   const people = opts.people;
-  server.use(authenticate(keyCache, oidc && people ? { resolve: (token) => people.resolveSession(token, oidc), publicUrl: oidc.publicUrl } : null));
+  const relyingParty = oidc ? new OidcRelyingParty(oidc) : null;
+  const tokens = oidc && people && relyingParty ? { verifier: new AccessTokenVerifier(oidc, relyingParty, people), settings: oidc } : undefined;
+  server.use(authenticate(keyCache, oidc && people ? { resolve: (token) => people.resolveSession(token, oidc), publicUrl: oidc.publicUrl, tokens } : null));
   // Prometheus metrics: an admin key only (authenticate), since they describe the whole platform's traffic.
   server.get([METRICS_PATH, `${METRICS_PATH}/`], (_req, res) => {
     metricsRegistry.metrics().then((m) => res.type(metricsRegistry.contentType).send(m), (err: Error) => sendProblem(res, problem(503, 'Service Unavailable', err.message)));
@@ -209,7 +212,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
       invalidate: (id) => keyCache.invalidate(id),
     },
     people: opts.people ?? noPeopleStore,
-    signIn: oidc ? { rp: new OidcRelyingParty(oidc), settings: oidc } : null,
+    signIn: oidc && relyingParty ? { rp: relyingParty, settings: oidc } : null,
     // The list read model is read here, through its owning service's query module (docs/decisions.md (The read path)).
     interventions: new InterventionListReader(opts.sql, opts.listCacheEntries ?? DEFAULT_ANSWER_CACHE_ENTRIES),
     database: opts.sql,

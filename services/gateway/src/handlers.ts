@@ -14,7 +14,7 @@ import { submitEvalRun } from './routes/evals.js';
 import { getReplayBundle, submitReplay } from './routes/replay.js';
 import { createApiKey, getCallerKey, listApiKeys, revokeApiKey } from './routes/keys.js';
 import { listDeadLetters, retryDeadLetter } from './routes/dead-letters.js';
-import { createMember, getCaller, listMembers, removeMember, signIn, signInCallback, signOut, updateMember } from './routes/people.js';
+import { createMember, getCaller, getMcpProxyResourceMetadata, getMcpResourceMetadata, listMembers, removeMember, signIn, signInCallback, signOut, updateMember } from './routes/people.js';
 import { callMcpTool, listMcpPrompts, listMcpResources, listMcpTools, mcpEndpoint } from './routes/mcp.js';
 
 /** The gateway's route map: one handler per row of `HTTP_ROUTES` without `forward`. */
@@ -36,6 +36,8 @@ export const ROUTE_HANDLERS: RouteHandlers = {
   getReplayBundle,
   getCallerKey,
   getCaller,
+  getMcpResourceMetadata,
+  getMcpProxyResourceMetadata,
   signIn,
   signInCallback,
   signOut,

@@ -58,6 +58,13 @@ export class OidcRelyingParty {
     return this.config;
   }
 
+  /** The provider's JWKS URL (its `jwks_uri`), from the discovered metadata. @throws ServiceUnavailableError (503) when the provider cannot be reached or publishes none. */
+  async jwksUri(): Promise<URL> {
+    const uri = (await this.configuration()).serverMetadata().jwks_uri;
+    if (!uri) throw new ServiceUnavailableError(`the OpenID provider ${this.settings.issuer.href} publishes no jwks_uri; access tokens cannot be checked`);
+    return new URL(uri);
+  }
+
   /** Start a sign-in: a fresh state, nonce and PKCE verifier, and the provider URL carrying the state, nonce and S256 challenge. @throws ServiceUnavailableError (503). */
   async start(): Promise<StartedSignIn> {
     const config = await this.configuration();

@@ -116,7 +116,8 @@ export const ID_RULES: Readonly<Record<string, (o: OrgObjects) => string>> = {
 
 /** The id of `objects` that fills `{param}` of OpenAPI path `path`. @throws Error when no rule names it. */
 export function objectFor(path: string, param: string, objects: OrgObjects): string {
-  const [area, sub] = path.split('/').slice(3, 5);
+  // The protected-resource metadata of an endpoint is named by the endpoint's path after the well-known prefix.
+  const [area, sub] = path.replace(/^\/\.well-known\/[^/]+/, '').split('/').slice(3, 5);
   const rule = ID_RULES[`${area}/${sub}:${param}`] ?? ID_RULES[`${area}:${param}`];
   if (!rule) throw new Error(`no id-substitution rule for {${param}} of ${path}: add one to ID_RULES (test/reliability/support/fixtures.ts)`);
   return rule(objects);

@@ -10,6 +10,7 @@ import type { PeopleStore } from '@agp/auth';
 import { BadRequestError, ForbiddenError, NotFoundError, ServiceUnavailableError, UnauthorizedError, databaseUnavailable, parseOrThrow } from '@agp/runtime';
 import type { OidcSettings } from '../env.js';
 import { SESSION_COOKIE, clearSessionCookie, cookieOf, csrfRefusal, setSessionCookie, type OidcRelyingParty } from '../oidc.js';
+import { resourceMetadata } from '../access-tokens.js';
 import type { RouteAnswer, RouteCall } from '../router.js';
 
 /** What the sign-in routes need: the relying party and the settings (absent when AGP_AUTH_MODE is keys). */
@@ -107,6 +108,18 @@ export function getCaller({ req }: RouteCall): RouteAnswer {
     body = { kind: 'key', organization_id: key.organization_id, role: SCOPE_ROLE[key.scope], user: null, key: { id: key.key_id, name: key.name ?? null, scope: key.scope }, memberships: [], session_expires_at: null };
   } else throw new UnauthorizedError('missing API key or session');
   return { body };
+}
+
+/** GET /.well-known/oauth-protected-resource/api/v1/mcp: the MCP endpoint's protected-resource metadata (RFC 9728). @throws NotFoundError (404) when sign-in is off. */
+export function getMcpResourceMetadata({ deps }: RouteCall): RouteAnswer {
+  return { body: resourceMetadata(signInOn(deps.signIn).settings, '/api/v1/mcp') };
+}
+
+/** GET /.well-known/oauth-protected-resource/api/v1/mcp/proxy/{server}: a hosted proxy endpoint's metadata. @throws NotFoundError (404) when sign-in is off; ValidationError (422) for a bad server name. */
+export function getMcpProxyResourceMetadata({ params, deps }: RouteCall): RouteAnswer {
+  const { settings } = signInOn(deps.signIn);
+  const { path } = parseOrThrow(GatewayOps['oauth.proxy-resource'].request, { path: { server: params.server } });
+  return { body: resourceMetadata(settings, `/api/v1/mcp/proxy/${path.server}`) };
 }
 
 /** GET /api/v1/members: every member of the caller's organisation, oldest first. */
