@@ -31,7 +31,8 @@ const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * as a JSON body, as OPA's does, and changes nothing (docs/api.md, Policy decisions), so a read key may ask it too.
  */
 // Counterfactual evaluation stores nothing (scope read); a candidate policy in its body is refused to read keys (403) by the handler.
-const READ_POSTS = new Set(['POST /api/v1/mcp/call', 'POST /api/v1/mcp/prompts/{name}', 'POST /api/v1/mcp', 'POST /api/v1/policies/evaluate', 'POST /api/v1/replay/{run_id}/evaluate', 'POST /api/v1/replay/evaluate']);
+// Switching a session's organisation (PUT /api/v1/auth/session) changes no data: any member, a viewer too, may do it.
+const READ_POSTS = new Set(['PUT /api/v1/auth/session', 'POST /api/v1/mcp/call', 'POST /api/v1/mcp/prompts/{name}', 'POST /api/v1/mcp', 'POST /api/v1/policies/evaluate', 'POST /api/v1/replay/{run_id}/evaluate', 'POST /api/v1/replay/evaluate']);
 
 describe('HTTP route table', () => {
   it('names a wire message or a gateway operation in every row, and reaches every one but the service-only messages', () => {
@@ -161,7 +162,10 @@ describe('HTTP route table against the gateway', () => {
 
   it('answers every sign-in row (auth: none) with 404 problem details while sign-in is off (AGP_AUTH_MODE=keys), with or without a key', async () => {
     const p = platform!;
-    const rows = HTTP_ROUTES.filter((r) => r.auth === 'none');
+    // /auth/config answers in every mode: the sign-in page reads it to know what to offer.
+    const config = await fetch(`${p.url}/auth/config`);
+    expect(await config.json()).toEqual({ mode: 'keys', sign_in_url: null, provider: null });
+    const rows = HTTP_ROUTES.filter((r) => r.auth === 'none' && r.path !== '/auth/config');
     expect(rows.map((r) => r.path).sort()).toEqual(['/.well-known/oauth-protected-resource/api/v1/mcp', '/.well-known/oauth-protected-resource/api/v1/mcp/proxy/{server}', '/auth/callback', '/auth/login', '/auth/logout']);
     for (const route of rows) {
       for (const headers of [{}, { authorization: `Bearer ${p.readKey}` }] as Array<Record<string, string>>) {

@@ -237,6 +237,29 @@ describeModes(
       expect(checked).toBeGreaterThan(40);
     });
 
+    it('/auth/config tells the sign-in page what to offer; a person in two organisations switches between them', async () => {
+      const p = platform();
+      expect((await call(p, 'GET', '/auth/config')).body).toEqual({ mode: 'both', sign_in_url: '/auth/login', provider: provider.issuer });
+      const other = (await call(p, 'GET', '/api/v1/auth/key', { key: p.otherOrgAdminKey })).body.organization_id as string;
+      expect((await call(p, 'POST', '/api/v1/members', { key: p.otherOrgAdminKey, body: { email: 'alice@acme.test', role: 'viewer' } })).status).toBe(201);
+      const me = await call(p, 'GET', '/api/v1/auth/me', asPerson(alice, false));
+      expect(me.body.memberships.map((m: { organization_id: string }) => m.organization_id).sort()).toEqual(['acme', other].sort());
+      // CSRF, a key, and an organisation she is not a member of: refused, nothing changes.
+      expectProblem(await call(p, 'PUT', '/api/v1/auth/session', { ...asPerson(alice, false), body: { organization_id: other } }), 403);
+      expectProblem(await call(p, 'PUT', '/api/v1/auth/session', { key: p.adminKey, body: { organization_id: other } }), 409);
+      expectProblem(await call(p, 'PUT', '/api/v1/auth/session', { ...asPerson(alice), body: { organization_id: 'nowhere' } }), 403);
+      expectProblem(await call(p, 'PUT', '/api/v1/auth/session', { ...asPerson(alice), body: { organisation: other } }), 422);
+      expect((await call(p, 'GET', '/api/v1/auth/me', asPerson(alice, false))).body).toMatchObject({ organization_id: 'acme', role: 'admin' });
+      const switched = await call(p, 'PUT', '/api/v1/auth/session', { ...asPerson(alice), body: { organization_id: other } });
+      expect(switched.status, JSON.stringify(switched.body)).toBe(200);
+      expect(switched.body).toMatchObject({ kind: 'user', organization_id: other, role: 'viewer' });
+      // Now she acts there, as a viewer: she reads its members, and cannot write.
+      expect((await call(p, 'GET', '/api/v1/auth/me', asPerson(alice, false))).body).toMatchObject({ organization_id: other, role: 'viewer' });
+      expectProblem(await call(p, 'POST', '/api/v1/policies', { ...asPerson(alice), body: { name: 'not allowed here' } }), 403);
+      // Back to acme as admin.
+      expect((await call(p, 'PUT', '/api/v1/auth/session', { ...asPerson(alice), body: { organization_id: 'acme' } })).body).toMatchObject({ organization_id: 'acme', role: 'admin' });
+    });
+
     it('OAuth for the MCP endpoints: protected-resource metadata, and a 401 that names it', async () => {
       const p = platform();
       for (const path of ['/api/v1/mcp', '/api/v1/mcp/proxy/github']) {

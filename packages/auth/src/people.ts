@@ -222,6 +222,21 @@ export class PeopleStore {
     return { session_id: r.id, user: { id: r.user_id, email: r.email, name: r.name }, organization_id: r.organization_id, role: r.role, memberships: await this.membershipsOf(r.user_id), expires_at: iso(r.expires_at) };
   }
 
+  /**
+   * Move the session of `token` to `organizationId`, where its person must be a member. Returns false (and changes
+   * nothing) when the session is not live or its person is not a member there.
+   */
+  async switchOrganization(token: string, organizationId: string): Promise<boolean> {
+    const { rows } = await this.sql.query<{ id: string }>(
+      `UPDATE agp_sessions s SET organization_id = $2
+        WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > now()
+          AND EXISTS (SELECT 1 FROM agp_memberships m WHERE m.user_id = s.user_id AND m.organization_id = $2)
+        RETURNING s.id`,
+      [hashKey(token), organizationId],
+    );
+    return rows.length === 1;
+  }
+
   /** Revoke the session of a token (idempotent; an unknown token changes nothing). */
   async revokeSession(token: string): Promise<void> {
     await this.sql.query('UPDATE agp_sessions SET revoked_at = COALESCE(revoked_at, now()) WHERE token_hash = $1', [hashKey(token)]);

@@ -3,7 +3,7 @@ import { OpaqueIdSchema } from './common.js';
 import { ApiKeyPageSchema, ApiKeySchema, CallerKeySchema, CreateApiKeySchema, CreatedApiKeySchema, ListApiKeysQuerySchema } from './keys.js';
 import { DeadLetterIdPathSchema, DeadLetterPageSchema, DeadLetterRetrySchema, ListDeadLettersQuerySchema } from './dead-letters.js';
 import { McpServerNameSchema } from './mcp.js';
-import { AuthMeSchema, CallbackQuerySchema, CreateMemberSchema, LoginQuerySchema, MemberIdPathSchema, MemberListSchema, MemberSchema, ProtectedResourceMetadataSchema, ProxyResourcePathSchema, UpdateMemberSchema } from './members.js';
+import { AuthConfigSchema, AuthMeSchema, CallbackQuerySchema, CreateMemberSchema, LoginQuerySchema, MemberIdPathSchema, MemberListSchema, MemberSchema, ProtectedResourceMetadataSchema, ProxyResourcePathSchema, SwitchOrganizationSchema, UpdateMemberSchema } from './members.js';
 import type { WireMessage } from './wire.js';
 
 /**
@@ -49,6 +49,18 @@ export const GatewayOps = {
     request: z.object({}),
     reply: AuthMeSchema,
     summary: 'who calls: the signed-in person or the key, the organisation, the role and the other memberships',
+  }),
+  'auth.config': op({
+    scope: 'read',
+    request: z.object({}),
+    reply: AuthConfigSchema,
+    summary: 'how people may sign in here (keys, the OpenID provider, or both)',
+  }),
+  'auth.session': op({
+    scope: 'read',
+    request: z.object({ body: SwitchOrganizationSchema }),
+    reply: AuthMeSchema,
+    summary: "switch the signed-in session to another of the person's organisations",
   }),
   'auth.login': op({
     scope: 'read',

@@ -128,3 +128,15 @@ export type ProtectedResourceMetadata = z.infer<typeof ProtectedResourceMetadata
 
 /** Path of `/.well-known/oauth-protected-resource/api/v1/mcp/proxy/{server}`. */
 export const ProxyResourcePathSchema = z.strictObject({ server: McpServerNameSchema });
+
+/** `GET /auth/config`: how people may sign in here, so a sign-in page offers the right choices. Public. */
+export const AuthConfigSchema = z.object({
+  mode: z.enum(['keys', 'oidc', 'both']).describe('keys: API keys only; oidc: the provider for people (keys for programs); both: either'),
+  sign_in_url: z.string().nullable().describe('Where a browser starts signing in (`/auth/login`); null when sign-in is off'),
+  provider: z.string().nullable().describe("The OpenID provider's origin, for the sign-in button; null when sign-in is off"),
+});
+export type AuthConfig = z.infer<typeof AuthConfigSchema>;
+
+/** Body of `PUT /api/v1/auth/session`: the organisation the session acts in from now on (one of the person's memberships). */
+export const SwitchOrganizationSchema = z.strictObject({ organization_id: z.string().min(1).max(256).describe('An organisation the person is a member of') });
+export type SwitchOrganization = z.infer<typeof SwitchOrganizationSchema>;

@@ -14,7 +14,7 @@ import { submitEvalRun } from './routes/evals.js';
 import { getReplayBundle, submitReplay } from './routes/replay.js';
 import { createApiKey, getCallerKey, listApiKeys, revokeApiKey } from './routes/keys.js';
 import { listDeadLetters, retryDeadLetter } from './routes/dead-letters.js';
-import { createMember, getCaller, getMcpProxyResourceMetadata, getMcpResourceMetadata, listMembers, removeMember, signIn, signInCallback, signOut, updateMember } from './routes/people.js';
+import { createMember, getCaller, getMcpProxyResourceMetadata, getMcpResourceMetadata, getSignInConfig, switchOrganization, listMembers, removeMember, signIn, signInCallback, signOut, updateMember } from './routes/people.js';
 import { callMcpTool, listMcpPrompts, listMcpResources, listMcpTools, mcpEndpoint } from './routes/mcp.js';
 
 /** The gateway's route map: one handler per row of `HTTP_ROUTES` without `forward`. */
@@ -37,6 +37,8 @@ export const ROUTE_HANDLERS: RouteHandlers = {
   getCallerKey,
   getCaller,
   getMcpResourceMetadata,
+  getSignInConfig,
+  switchOrganization,
   getMcpProxyResourceMetadata,
   signIn,
   signInCallback,

@@ -4,7 +4,7 @@
  * and `detail` (or a problem made up from the status when the answer was not problem details), and a 401 also calls
  * `onUnauthorized` so the app returns to sign-in. Source: docs/console.md; architecture §4 (Errors).
  */
-import type { CallerKey } from './types.js';
+import type { AuthConfig, AuthMe, CallerKey } from './types.js';
 
 /** One field error of a 422 problem: the field path (`query.limit`, `body.approver_email`) and what is wrong. */
 export interface ProblemFieldError {
@@ -51,8 +51,8 @@ export type QueryParams = Record<string, string | number | boolean | undefined |
 
 /** Options of {@link createApiClient}. */
 export interface ApiClientOptions {
-  /** The API key (`agp_…`). */
-  key: string;
+  /** The API key (`agp_…`); null for a person signed in through the provider (the session cookie authenticates). */
+  key: string | null;
   /** Called once per 401 answer (the key was revoked, expired or is unknown): the app signs out. */
   onUnauthorized?: (problem: ProblemError) => void;
   /** Origin of the platform. @default '' (the page's own origin, where the gateway serves the console) */
@@ -91,11 +91,11 @@ export function problemOfAnswer(status: number, statusText: string, body: unknow
   return { type: 'about:blank', title: statusText || `HTTP ${status}`, status, detail: text.slice(0, 500) || `the server answered ${status} without problem details` };
 }
 
-/** Build the client for one key. */
+/** Build the client for one key, or for the session cookie (`key: null`; the browser sends the cookie, and `Origin` on writes). */
 export function createApiClient(opts: ApiClientOptions): ApiClient {
   const base = opts.baseUrl ?? '';
   async function request<T>(method: string, path: string, init: { query?: QueryParams; body?: unknown; headers?: Record<string, string> } = {}) {
-    const headers: Record<string, string> = { accept: 'application/json', authorization: `Bearer ${opts.key}`, ...init.headers };
+    const headers: Record<string, string> = { accept: 'application/json', ...(opts.key ? { authorization: `Bearer ${opts.key}` } : {}), ...init.headers };
     let body: string | undefined;
     if (init.body !== undefined) {
       headers['content-type'] = 'application/json';
@@ -137,4 +137,24 @@ export function createApiClient(opts: ApiClientOptions): ApiClient {
  */
 export function fetchCallerKey(api: ApiClient): Promise<CallerKey> {
   return api.get<CallerKey>('/api/v1/auth/key');
+}
+
+/**
+ * Who the session cookie signs in, as `GET /api/v1/auth/me` says (a person), or null when there is no live session
+ * (401) or sign-in is off.
+ * @throws ProblemError when the platform does not answer or answers an error other than 401.
+ */
+export async function fetchSignedInPerson(): Promise<AuthMe | null> {
+  try {
+    const me = await createApiClient({ key: null }).get<AuthMe>('/api/v1/auth/me');
+    return me.kind === 'user' ? me : null;
+  } catch (err) {
+    if (err instanceof ProblemError && err.status === 401) return null;
+    throw err;
+  }
+}
+
+/** How people sign in here (`GET /auth/config`, public): keys, the provider, or both. @throws ProblemError */
+export function fetchSignInConfig(): Promise<AuthConfig> {
+  return createApiClient({ key: null }).get<AuthConfig>('/auth/config');
 }

@@ -8,6 +8,8 @@ export type {
   ApprovalRecord,
   AuditTrailEntry,
   BudgetPeriod,
+  AuthConfig,
+  AuthMe,
   CallerKey,
   EstimationAccuracy,
   InterventionDetail,

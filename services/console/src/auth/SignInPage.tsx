@@ -1,20 +1,40 @@
 /**
- * Sign-in: paste an API key. It is checked against the API before it is kept; a refused key shows the problem's title
- * and detail ("Unauthorized: unknown, revoked or expired API key"). After a 401 the page says why the session ended.
+ * Sign-in, as the platform offers it (`GET /auth/config`): through the organisation's OpenID provider (a link to
+ * `/auth/login`, back to the page the person was on), by pasting an API key, or both. A key is checked against the API
+ * before it is kept; a refused key shows the problem's title and detail ("Unauthorized: unknown, revoked or expired API
+ * key"). After a 401 the page says why the session ended.
  */
 import { useEffect, useState, type FormEvent } from 'react';
 import { ProblemMessage } from '../components/States.js';
 import { useSession } from './session.js';
 
-/** The sign-in form. */
+/** The sign-in page. */
 export function SignInPage() {
-  const { signIn, endedBecause } = useSession();
+  const { signIn, endedBecause, checking, signInConfig: config } = useSession();
   const [key, setKey] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   useEffect(() => {
     document.title = 'Sign in · AGP console';
   }, []);
+
+  if (checking || !config) {
+    return (
+      <main className="sign-in" id="main">
+        <h1>Sign in to the AGP console</h1>
+        <p role="status">Checking your session…</p>
+      </main>
+    );
+  }
+  const returnTo = `${window.location.pathname}${window.location.search}`;
+  const provider = config.sign_in_url ? (
+    <p>
+      <a className="sso" href={`${config.sign_in_url}?return_to=${encodeURIComponent(returnTo)}`}>
+        Sign in with your organisation’s account
+      </a>{' '}
+      <span className="muted">({config.provider})</span>
+    </p>
+  ) : null;
 
   async function submit(e: FormEvent) {
     e.preventDefault();
@@ -33,9 +53,25 @@ export function SignInPage() {
     }
   }
 
+  if (config.mode === 'oidc') {
+    return (
+      <main className="sign-in" id="main">
+        <h1>Sign in to the AGP console</h1>
+        {endedBecause ? (
+          <p className="notice" role="status">
+            {endedBecause}
+          </p>
+        ) : null}
+        {provider}
+        <p className="muted">Programs (agents, CI) use API keys; people sign in with the organisation’s identity provider.</p>
+      </main>
+    );
+  }
+
   return (
     <main className="sign-in" id="main">
       <h1>Sign in to the AGP console</h1>
+      {provider}
       <p>
         Paste an API key. On first start the platform prints a write key, a read key and an admin key (also saved to <code>first-run-keys.json</code>{' '}
         in its data folder); an admin key makes more (<code>POST /api/v1/keys</code>). A read key sees every page; changing anything needs a write key.

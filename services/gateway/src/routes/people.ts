@@ -5,9 +5,9 @@
  * member query is scoped by the caller's organisation, so another organisation's member id is a 404.
  * Source: docs/auth.md; docs/api.md (Sign-in, Members).
  */
-import { GatewayOps, SCOPE_ROLE, type AuthMe, type Member, type MemberList } from '@agp/contracts';
+import { GatewayOps, SCOPE_ROLE, type AuthConfig, type AuthMe, type Member, type MemberList } from '@agp/contracts';
 import type { PeopleStore } from '@agp/auth';
-import { BadRequestError, ForbiddenError, NotFoundError, ServiceUnavailableError, UnauthorizedError, databaseUnavailable, parseOrThrow } from '@agp/runtime';
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, ServiceUnavailableError, UnauthorizedError, databaseUnavailable, parseOrThrow } from '@agp/runtime';
 import type { OidcSettings } from '../env.js';
 import { SESSION_COOKIE, clearSessionCookie, cookieOf, csrfRefusal, setSessionCookie, type OidcRelyingParty } from '../oidc.js';
 import { resourceMetadata } from '../access-tokens.js';
@@ -20,7 +20,7 @@ export interface SignInDeps {
 }
 
 /** What the people routes need of the people store. */
-export type PeopleAdmin = Pick<PeopleStore, 'saveLogin' | 'takeLogin' | 'signIn' | 'oldestOrganization' | 'createSession' | 'revokeSession' | 'listMembers' | 'addMember' | 'updateMember' | 'removeMember'>;
+export type PeopleAdmin = Pick<PeopleStore, 'saveLogin' | 'takeLogin' | 'signIn' | 'oldestOrganization' | 'createSession' | 'revokeSession' | 'switchOrganization' | 'listMembers' | 'addMember' | 'updateMember' | 'removeMember'>;
 
 const peopleUnavailable = databaseUnavailable('the people store');
 
@@ -95,6 +95,29 @@ export async function signOut({ req, res, deps }: RouteCall): Promise<RouteAnswe
   }
   clearSessionCookie(res, settings.publicUrl);
   return { body: undefined };
+}
+
+/** GET /auth/config: how people sign in here; public, answered in every mode. */
+export function getSignInConfig({ deps }: RouteCall): RouteAnswer {
+  const s = deps.signIn?.settings;
+  const body: AuthConfig = s ? { mode: s.mode, sign_in_url: '/auth/login', provider: s.issuer.origin } : { mode: 'keys', sign_in_url: null, provider: null };
+  return { body };
+}
+
+/**
+ * PUT /api/v1/auth/session `{organization_id}`: the cookie's session acts in another of its person's organisations.
+ * @throws ConflictError (409) for a key or an access token; ForbiddenError (403) when the person is not a member there; ValidationError (422).
+ */
+export async function switchOrganization({ req, deps }: RouteCall): Promise<RouteAnswer> {
+  const { body: b } = parseOrThrow(GatewayOps['auth.session'].request, { body: req.body ?? {} });
+  const session = req.agpSession;
+  const token = cookieOf(req, SESSION_COOKIE);
+  if (!session || !token || session.session_id.startsWith('token:') || !deps.signIn) throw new ConflictError('only a signed-in session switches organisation; an API key or an access token acts in the organisation it was issued for');
+  const ok = await deps.people.switchOrganization(token, b.organization_id).catch(peopleUnavailable);
+  if (!ok) throw new ForbiddenError(`you are not a member of organisation ${b.organization_id}; your memberships: ${session.memberships.map((m) => m.organization_id).join(', ')}`);
+  const role = session.memberships.find((m) => m.organization_id === b.organization_id)?.role ?? session.role;
+  const body: AuthMe = { kind: 'user', organization_id: b.organization_id, role, user: session.user, key: null, memberships: session.memberships, session_expires_at: session.expires_at };
+  return { body };
 }
 
 /** GET /api/v1/auth/me: the signed-in person or the key, the organisation, the role and the person's memberships, from what the edge resolved. */
