@@ -5,7 +5,7 @@ import { ARTIFACTS_DIR, DESKTOP, PHONE, describeConsole, horizontalOverflow, set
 import { usd, usdCents } from '../../services/console/src/components/format.js';
 
 /**
- * The console's Evals, Benchmarks, Tool gateway and Replay pages (docs/console.md) in Chromium, against the real embedded
+ * The console's Evals, Benchmarks, Tool gateway, Replay and Audit log pages (docs/console.md) in Chromium, against the real embedded
  * platform filled by `agp simulate` (test/console/support.ts). Simulate sends no eval runs or replay submissions, so
  * this file submits them first through the public API, as a CI job (`POST /api/v1/evals/`) and the replay CLI
  * (`POST /api/v1/replay/{run_id}/results`) would. Every check compares what the page shows with what the API answers
@@ -336,6 +336,25 @@ describeConsole('console areas: evals, benchmarks, tool gateway, replay', (ctx) 
     if (usd(patched.totals.prevented_usd) !== usdCents(patched.totals.prevented_usd)) {
       expect(await totals.locator('[data-card="Would have prevented"] span[title]').getAttribute('title')).toBe(`${usd(patched.totals.prevented_usd)} exactly`);
     }
+    expect(ctx().pageErrors).toEqual([]);
+  }, 90_000);
+
+  it('audit log: an admin key sees the changes the API lists, filtered by type through the URL; a read key sees the 403', async () => {
+    const { api, platform, screenshot } = ctx();
+    const created = await api('POST', '/api/v1/policies', { body: { name: 'ui-audited' } });
+    expect(created.status).toBe(201);
+    await expect.poll(async () => (await api('GET', `/api/v1/audit-log?object_id=${created.body.id}`, { key: platform.adminKey })).body.total, { timeout: 15_000 }).toBe(1);
+    const listed = (await api('GET', '/api/v1/audit-log?type=policy.created', { key: platform.adminKey })).body;
+    const page = await open('/audit-log?type=policy.created', { key: platform.adminKey });
+    await expect.poll(() => page.getByTestId('result-count').textContent()).toBe(`${listed.total} change${listed.total === 1 ? '' : 's'}`);
+    const table = await page.getByRole('table', { name: 'Changes' }).textContent();
+    expect(table).toContain(`policy ${created.body.id}`);
+    expect(table).not.toContain('key.created');
+    await settle(page, '/audit-log');
+    await screenshot(page, 'areas-audit-log');
+    const reader = await open('/audit-log', { key: platform.readKey });
+    await reader.getByRole('alert').first().waitFor();
+    expect(await reader.getByRole('alert').first().textContent()).toMatch(/admin/);
     expect(ctx().pageErrors).toEqual([]);
   }, 90_000);
 

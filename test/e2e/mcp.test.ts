@@ -105,6 +105,8 @@ const ALL_TOOLS = [
   'register_mcp_server',
   'update_mcp_server',
   'delete_mcp_server',
+  // The log of administrative changes (an admin key's)
+  'list_audit_log',
 ];
 /** The tools that change state (a read key is refused them). */
 const WRITE_TOOLS = ['create_policy', 'approve_action', 'reject_action', 'set_kill_switch', 'update_policy', 'register_mcp_server', 'update_mcp_server', 'delete_mcp_server'];

@@ -78,6 +78,8 @@ const PROPERTY_RULES: Readonly<Record<string, (a: OrgObjects) => unknown>> = {
   'get_intervention.id': (a) => a.interventionId,
   'get_mcp_server.name': (a) => a.mcpServerName,
   'delete_mcp_server.name': (a) => a.mcpServerName,
+  // The audit log filtered to A's policy: B's log has no entry of it.
+  object_id: (a) => a.policyId,
 };
 
 /** Fixed values of the other required tool arguments. */

@@ -108,3 +108,33 @@ export async function startTestProvider(redirectUrl: string, people: Readonly<Re
     }),
   };
 }
+
+/**
+ * Sign `who` (an account id of the provider's people) in to the platform at `platformUrl` through `provider`, the way a
+ * browser does (login → the provider's redirects → the callback, no redirect followed automatically), and return the
+ * platform's cookie header (`agp_session=…`). `publicUrl` is the platform's AGP_PUBLIC_URL: requests to it are sent
+ * to `platformUrl`. @throws Error when a step does not answer a redirect or no session cookie is set.
+ */
+export async function signInSession(platformUrl: string, publicUrl: string, provider: TestProvider, who: string): Promise<string> {
+  provider.signInAs(who);
+  const jars = new Map<string, Map<string, string>>();
+  let url = `${platformUrl}/auth/login`;
+  for (let hop = 0; hop < 12; hop++) {
+    const target = url.startsWith(publicUrl) ? platformUrl + url.slice(publicUrl.length) : url;
+    const origin = new URL(target).origin;
+    const jar = jars.get(origin) ?? new Map<string, string>();
+    jars.set(origin, jar);
+    const res = await fetch(target, { redirect: 'manual', headers: jar.size ? { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } : {} });
+    for (const line of res.headers.getSetCookie()) {
+      const pair = line.split(';')[0];
+      jar.set(pair.slice(0, pair.indexOf('=')).trim(), pair.slice(pair.indexOf('=') + 1).trim());
+    }
+    await res.body?.cancel();
+    const session = origin === new URL(platformUrl).origin ? jar.get('agp_session') : undefined;
+    if (session) return `agp_session=${session}`;
+    const location = res.headers.get('location');
+    if (res.status < 300 || res.status > 303 || !location) throw new Error(`sign-in of ${who} stopped at ${target}: ${res.status}`);
+    url = new URL(location, target).href;
+  }
+  throw new Error(`sign-in of ${who} did not finish`);
+}

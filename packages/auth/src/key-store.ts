@@ -5,8 +5,8 @@
  * Source: architecture §4 (Auth); docs/api.md (Keys).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { OpaqueIdSchema, type Scope } from '@agp/contracts';
-import { migrateSchema, type Sql, type SqlExecutor } from '@agp/eventstore';
+import { AuthEvents, OpaqueIdSchema, apiKeyStream, type Scope } from '@agp/contracts';
+import { EVENT_SCHEMA_VERSION, migrateSchema, type AppendRequest, type EventMetadata, type EventStore, type Sql, type SqlExecutor } from '@agp/eventstore';
 import { ConflictError, NotFoundError, ValidationError, counter, iso, isoOrNull, newId } from '@agp/runtime';
 
 /** read: queries only; write: also ingest, create, delete; admin: also manage the organisation's API keys. */
@@ -48,6 +48,33 @@ export interface CreatedKey extends KeySummary {
   key: string;
 }
 
+/**
+ * Where key and member changes are recorded as events (the event store the platform was opened with, over the same
+ * database): {@link EventStore.appendWith} makes the table write and its event one transaction. Absent: the change is
+ * made without an event (tools and tests that need no record).
+ */
+export type ChangeRecorder = Pick<EventStore, 'appendWith'>;
+
+/**
+ * Who makes a change, as event metadata (`requestMetadata(ctx)` of @agp/eventstore for an API request). Its
+ * `organization_id` is replaced by the changed object's. Absent: the platform itself (`system`).
+ */
+export type ChangedBy = EventMetadata;
+
+/** The metadata of a change of an object of `organizationId` made by `by` (else `system`). */
+export function changeMetadata(organizationId: string, by?: ChangedBy): EventMetadata {
+  return { ...(by ?? { actor: 'system', schema_version: EVENT_SCHEMA_VERSION }), organization_id: organizationId };
+}
+
+/**
+ * Make a change and record its events in one transaction ({@link ChangeRecorder}); without a recorder, the change
+ * alone in a transaction of `sql`. @returns `write`'s value. @throws what `write` or the append throws (nothing written).
+ */
+export async function recordChange<T>(sql: Sql, recorder: ChangeRecorder | undefined, write: (tx: SqlExecutor) => Promise<{ value: T; events: AppendRequest[] }>): Promise<T> {
+  if (recorder) return recorder.appendWith(write);
+  return sql.transaction(async (tx) => (await write(tx)).value);
+}
+
 /** Options of {@link KeyStore.createKey}. */
 export interface CreateKeyOptions {
   organizationId: string;
@@ -59,6 +86,8 @@ export interface CreateKeyOptions {
   expiresAt?: Date;
   /** Bind the key to this agent (a read or write key only); omitted: bound to none. */
   agentId?: string;
+  /** Who creates it (recorded on the ApiKeyCreated event); omitted: `system`. */
+  by?: ChangedBy;
 }
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -168,7 +197,15 @@ function summary(r: KeyRow, now = Date.now()): KeySummary {
  * Call {@link migrate} once before use.
  */
 export class KeyStore {
-  constructor(private readonly sql: Sql) {}
+  /**
+   * @param sql the platform database.
+   * @param recorder where creations and revocations are recorded as ApiKeyCreated / ApiKeyRevoked events (stream
+   *   `api-key-<id>`, data: the key as listed, never its plaintext or hash), in the transaction of the change.
+   */
+  constructor(
+    private readonly sql: Sql,
+    private readonly recorder?: ChangeRecorder,
+  ) {}
 
   /** Create the tables when missing, or bring older ones up to date. Idempotent and safe when several processes start at once. */
   async migrate(): Promise<void> {
@@ -195,18 +232,21 @@ export class KeyStore {
     if (key.length < 16 || /\s/.test(key)) throw new ValidationError('invalid key', [{ path: 'key', message: 'expected at least 16 characters without spaces' }]);
     if (opts.agentId !== undefined && !OpaqueIdSchema.safeParse(opts.agentId).success) throw new ValidationError('1 invalid field: agent_id', [{ path: 'agent_id', message: 'expected 1-256 characters' }]);
     if (opts.agentId !== undefined && opts.scope === 'admin') throw new ValidationError('1 invalid field: agent_id', [{ path: 'agent_id', message: ADMIN_NOT_BOUND }]);
-    const { rows: org } = await this.sql.query('SELECT 1 FROM agp_organizations WHERE id = $1', [opts.organizationId]);
-    if (org.length === 0) throw new NotFoundError(`organisation ${opts.organizationId} not found`);
     const hash = hashKey(key);
-    const { rows: existing } = await this.sql.query('SELECT 1 FROM agp_api_keys WHERE key_hash = $1', [hash]);
-    if (existing.length > 0) throw new ConflictError('this key already exists');
-    const { rows } = await this.sql.query<KeyRow>(
-      `INSERT INTO agp_api_keys (id, organization_id, key_hash, prefix, scope, name, expires_at, agent_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-       RETURNING ${KEY_COLUMNS}`,
-      [newId(), opts.organizationId, hash, key.slice(0, 8), opts.scope, opts.name ?? null, opts.expiresAt ? opts.expiresAt.toISOString() : null, opts.agentId ?? null],
-    );
-    return { ...summary(rows[0]), key };
+    return recordChange(this.sql, this.recorder, async (tx) => {
+      const { rows: org } = await tx.query('SELECT 1 FROM agp_organizations WHERE id = $1', [opts.organizationId]);
+      if (org.length === 0) throw new NotFoundError(`organisation ${opts.organizationId} not found`);
+      const { rows: existing } = await tx.query('SELECT 1 FROM agp_api_keys WHERE key_hash = $1', [hash]);
+      if (existing.length > 0) throw new ConflictError('this key already exists');
+      const { rows } = await tx.query<KeyRow>(
+        `INSERT INTO agp_api_keys (id, organization_id, key_hash, prefix, scope, name, expires_at, agent_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         RETURNING ${KEY_COLUMNS}`,
+        [newId(), opts.organizationId, hash, key.slice(0, 8), opts.scope, opts.name ?? null, opts.expiresAt ? opts.expiresAt.toISOString() : null, opts.agentId ?? null],
+      );
+      const created = summary(rows[0]);
+      return { value: { ...created, key }, events: [keyEvent(AuthEvents.KeyCreated, created, opts.by)] };
+    });
   }
 
   /** Whether any key exists (the embedded first run creates keys only when none does). */
@@ -284,18 +324,28 @@ export class KeyStore {
 
   /**
    * Revoke a key (idempotent: revoking twice keeps the first time). With `organizationId`, only a key of that
-   * organisation: another organisation's key is unknown.
+   * organisation: another organisation's key is unknown. The first revocation is recorded as ApiKeyRevoked by `by`
+   * (else `system`); a repeated one records nothing.
    * @throws NotFoundError (404) for an unknown key id (or another organisation's).
    */
-  async revoke(keyId: string, organizationId?: string): Promise<KeySummary> {
-    const { rows } = await this.sql.query<KeyRow>(
-      `UPDATE agp_api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 AND ($2::text IS NULL OR organization_id = $2)
-       RETURNING ${KEY_COLUMNS}`,
-      [keyId, organizationId ?? null],
-    );
-    if (rows.length === 0) throw new NotFoundError(`key ${keyId} not found`);
-    return summary(rows[0]);
+  async revoke(keyId: string, organizationId?: string, by?: ChangedBy): Promise<KeySummary> {
+    return recordChange(this.sql, this.recorder, async (tx) => {
+      const { rows: before } = await tx.query<{ revoked: boolean }>(
+        'SELECT revoked_at IS NOT NULL AS revoked FROM agp_api_keys WHERE id = $1 AND ($2::text IS NULL OR organization_id = $2) FOR UPDATE',
+        [keyId, organizationId ?? null],
+      );
+      if (before.length === 0) throw new NotFoundError(`key ${keyId} not found`);
+      const { rows } = await tx.query<KeyRow>(`UPDATE agp_api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING ${KEY_COLUMNS}`, [keyId]);
+      const revoked = summary(rows[0]);
+      // Revoking a revoked key changes nothing, so records nothing.
+      return { value: revoked, events: before[0].revoked ? [] : [keyEvent(AuthEvents.KeyRevoked, revoked, by)] };
+    });
   }
+}
+
+/** The append of one key event: the key as listed after the change (no plaintext, no hash), in the key's organisation. */
+function keyEvent(type: string, key: KeySummary, by?: ChangedBy): AppendRequest {
+  return { stream_id: apiKeyStream(key.id), events: [{ event_id: newId(), type, data: { key }, metadata: changeMetadata(key.organization_id, by) }] };
 }
 
 /** Anything that resolves a key to its principal. */

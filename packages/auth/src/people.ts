@@ -6,10 +6,10 @@
  * Source: docs/auth.md (Sessions, Roles); docs/decisions.md (People sign in through OpenID Connect).
  */
 import { randomBytes } from 'node:crypto';
-import type { Member, Role } from '@agp/contracts';
-import { migrateSchema, type Sql } from '@agp/eventstore';
+import { AuthEvents, memberStream, type Member, type Role } from '@agp/contracts';
+import { EVENT_SCHEMA_VERSION, migrateSchema, type AppendRequest, type Sql, type SqlExecutor } from '@agp/eventstore';
 import { ConflictError, NotFoundError, iso, newId } from '@agp/runtime';
-import { hashKey } from './key-store.js';
+import { changeMetadata, hashKey, recordChange, type ChangeRecorder, type ChangedBy } from './key-store.js';
 
 export const PEOPLE_DDL = `
 CREATE TABLE IF NOT EXISTS agp_users (
@@ -125,7 +125,16 @@ function member(r: MemberRow): Member {
  * key store's, whose organisations it references).
  */
 export class PeopleStore {
-  constructor(private readonly sql: Sql) {}
+  /**
+   * @param sql the platform database.
+   * @param recorder where membership changes are recorded as events (MemberInvited, MemberJoined, MemberRoleChanged,
+   *   MemberRemoved; stream `member-<member id>`, data: the member), in the transaction of the change. Sessions and
+   *   pending sign-ins are not administrative changes and are never recorded.
+   */
+  constructor(
+    private readonly sql: Sql,
+    private readonly recorder?: ChangeRecorder,
+  ) {}
 
   /** Create the tables when missing. Idempotent and safe when several processes start at once. */
   async migrate(): Promise<void> {
@@ -156,20 +165,32 @@ export class PeopleStore {
    */
   async signIn(claims: SignInClaims, opts: { adminEmails: readonly string[]; initialOrg: string }): Promise<{ user: User; memberships: Membership[] }> {
     const email = claims.email?.toLowerCase() ?? null;
-    const { rows } = await this.sql.query<User>(
-      `INSERT INTO agp_users (id, issuer, subject, email, name, last_sign_in_at) VALUES ($1, $2, $3, $4, $5, now())
-       ON CONFLICT (issuer, subject) DO UPDATE SET email = EXCLUDED.email, name = EXCLUDED.name, last_sign_in_at = now()
-       RETURNING id, email, name`,
-      [newId(), claims.issuer, claims.sub, email, claims.name],
-    );
-    const user = rows[0];
-    if (email) {
-      await this.sql.query('UPDATE agp_memberships SET user_id = $1 WHERE email = $2 AND user_id IS NULL', [user.id, email]);
-      if (opts.adminEmails.map((e) => e.toLowerCase()).includes(email)) {
-        await this.sql.query('INSERT INTO agp_organizations (id, name) VALUES ($1, $1) ON CONFLICT (id) DO NOTHING', [opts.initialOrg]);
-        await this.sql.query(`INSERT INTO agp_memberships (id, organization_id, email, user_id, role) VALUES ($1, $2, $3, $4, 'admin') ON CONFLICT (organization_id, email) DO NOTHING`, [newId(), opts.initialOrg, email, user.id]);
+    const user = await recordChange(this.sql, this.recorder, async (tx) => {
+      const { rows } = await tx.query<User>(
+        `INSERT INTO agp_users (id, issuer, subject, email, name, last_sign_in_at) VALUES ($1, $2, $3, $4, $5, now())
+         ON CONFLICT (issuer, subject) DO UPDATE SET email = EXCLUDED.email, name = EXCLUDED.name, last_sign_in_at = now()
+         RETURNING id, email, name`,
+        [newId(), claims.issuer, claims.sub, email, claims.name],
+      );
+      const user = rows[0];
+      const events: AppendRequest[] = [];
+      if (email) {
+        // What the person does at sign-in is theirs: the invitations they take up, recorded with them as the actor.
+        const by: ChangedBy = { actor: `user:${user.id}`, actor_name: email, organization_id: '', schema_version: EVENT_SCHEMA_VERSION };
+        const { rows: taken } = await tx.query<{ id: string; organization_id: string }>('UPDATE agp_memberships SET user_id = $1 WHERE email = $2 AND user_id IS NULL RETURNING id, organization_id', [user.id, email]);
+        for (const t of taken) events.push(memberEvent(AuthEvents.MemberJoined, await this.getMember(t.organization_id, t.id, tx), by));
+        if (opts.adminEmails.map((e) => e.toLowerCase()).includes(email)) {
+          await tx.query('INSERT INTO agp_organizations (id, name) VALUES ($1, $1) ON CONFLICT (id) DO NOTHING', [opts.initialOrg]);
+          const { rows: made } = await tx.query<{ id: string }>(
+            `INSERT INTO agp_memberships (id, organization_id, email, user_id, role) VALUES ($1, $2, $3, $4, 'admin') ON CONFLICT (organization_id, email) DO NOTHING RETURNING id`,
+            [newId(), opts.initialOrg, email, user.id],
+          );
+          // Made by the platform's configuration (AGP_ADMIN_EMAILS), not by the person.
+          if (made[0]) events.push(memberEvent(AuthEvents.MemberJoined, await this.getMember(opts.initialOrg, made[0].id, tx)));
+        }
       }
-    }
+      return { value: user, events };
+    });
     return { user, memberships: await this.membershipsOf(user.id) };
   }
 
@@ -252,51 +273,64 @@ export class PeopleStore {
    * Invite `email` to the organisation with `role`; a person who signed in with that e-mail before takes it up at once.
    * @throws ConflictError (409) when the e-mail is a member already.
    */
-  async addMember(organizationId: string, email: string, role: Role): Promise<Member> {
+  async addMember(organizationId: string, email: string, role: Role, by?: ChangedBy): Promise<Member> {
     const e = email.toLowerCase();
-    const { rows: user } = await this.sql.query<{ id: string }>('SELECT id FROM agp_users WHERE email = $1 ORDER BY created_at LIMIT 1', [e]);
-    const { rows } = await this.sql.query<{ id: string }>(
-      'INSERT INTO agp_memberships (id, organization_id, email, user_id, role) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (organization_id, email) DO NOTHING RETURNING id',
-      [newId(), organizationId, e, user[0]?.id ?? null, role],
-    );
-    if (!rows[0]) throw new ConflictError(`${e} is a member of organisation ${organizationId} already`);
-    return this.getMember(organizationId, rows[0].id);
+    return recordChange(this.sql, this.recorder, async (tx) => {
+      const { rows: user } = await tx.query<{ id: string }>('SELECT id FROM agp_users WHERE email = $1 ORDER BY created_at LIMIT 1', [e]);
+      const { rows } = await tx.query<{ id: string }>(
+        'INSERT INTO agp_memberships (id, organization_id, email, user_id, role) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (organization_id, email) DO NOTHING RETURNING id',
+        [newId(), organizationId, e, user[0]?.id ?? null, role],
+      );
+      if (!rows[0]) throw new ConflictError(`${e} is a member of organisation ${organizationId} already`);
+      const added = await this.getMember(organizationId, rows[0].id, tx);
+      return { value: added, events: [memberEvent(AuthEvents.MemberInvited, added, by)] };
+    });
   }
 
   /** One member of the organisation. @throws NotFoundError (404) for an unknown id or another organisation's. */
-  async getMember(organizationId: string, id: string): Promise<Member> {
-    const { rows } = await this.sql.query<MemberRow>(`${MEMBER_SELECT} WHERE m.organization_id = $1 AND m.id = $2`, [organizationId, id]);
+  async getMember(organizationId: string, id: string, db: SqlExecutor = this.sql): Promise<Member> {
+    const { rows } = await db.query<MemberRow>(`${MEMBER_SELECT} WHERE m.organization_id = $1 AND m.id = $2`, [organizationId, id]);
     if (!rows[0]) throw new NotFoundError(`member ${id} not found`);
     return member(rows[0]);
   }
 
   /**
-   * Change a member's role; applies to their next request.
+   * Change a member's role; applies to their next request. Recorded as MemberRoleChanged by `by` (else `system`); the
+   * same role again records nothing.
    * @throws NotFoundError (404) for an unknown id; ConflictError (409) when it would leave the organisation without an admin.
    */
-  async updateMember(organizationId: string, id: string, role: Role): Promise<Member> {
-    const current = await this.getMember(organizationId, id);
-    if (current.role === 'admin' && role !== 'admin') await this.keepAnAdmin(organizationId, id);
-    await this.sql.query('UPDATE agp_memberships SET role = $3 WHERE organization_id = $1 AND id = $2', [organizationId, id, role]);
-    return { ...current, role };
+  async updateMember(organizationId: string, id: string, role: Role, by?: ChangedBy): Promise<Member> {
+    return recordChange(this.sql, this.recorder, async (tx) => {
+      const current = await this.getMember(organizationId, id, tx);
+      if (current.role === role) return { value: current, events: [] };
+      if (current.role === 'admin') await this.keepAnAdmin(organizationId, id, tx);
+      await tx.query('UPDATE agp_memberships SET role = $3 WHERE organization_id = $1 AND id = $2', [organizationId, id, role]);
+      const changed = { ...current, role };
+      return { value: changed, events: [memberEvent(AuthEvents.MemberRoleChanged, changed, by)] };
+    });
   }
 
   /**
-   * Remove a member; their sessions in the organisation are revoked.
+   * Remove a member; their sessions in the organisation are revoked. Recorded as MemberRemoved by `by` (else `system`).
    * @throws NotFoundError (404) for an unknown id; ConflictError (409) for the organisation's last admin.
    */
-  async removeMember(organizationId: string, id: string): Promise<Member> {
-    const current = await this.getMember(organizationId, id);
-    if (current.role === 'admin') await this.keepAnAdmin(organizationId, id);
-    await this.sql.query('DELETE FROM agp_memberships WHERE organization_id = $1 AND id = $2', [organizationId, id]);
-    if (current.user_id) await this.sql.query('UPDATE agp_sessions SET revoked_at = COALESCE(revoked_at, now()) WHERE user_id = $1 AND organization_id = $2', [current.user_id, organizationId]);
-    return current;
+  async removeMember(organizationId: string, id: string, by?: ChangedBy): Promise<Member> {
+    return recordChange(this.sql, this.recorder, async (tx) => {
+      const current = await this.getMember(organizationId, id, tx);
+      if (current.role === 'admin') await this.keepAnAdmin(organizationId, id, tx);
+      await tx.query('DELETE FROM agp_memberships WHERE organization_id = $1 AND id = $2', [organizationId, id]);
+      if (current.user_id) await tx.query('UPDATE agp_sessions SET revoked_at = COALESCE(revoked_at, now()) WHERE user_id = $1 AND organization_id = $2', [current.user_id, organizationId]);
+      return { value: current, events: [memberEvent(AuthEvents.MemberRemoved, current, by)] };
+    });
   }
 
-  /** @throws ConflictError (409) when member `id` is the organisation's only admin. */
-  private async keepAnAdmin(organizationId: string, id: string): Promise<void> {
-    const { rows } = await this.sql.query<{ n: string | number }>(`SELECT count(*) AS n FROM agp_memberships WHERE organization_id = $1 AND role = 'admin' AND id <> $2`, [organizationId, id]);
-    if (Number(rows[0].n) === 0) throw new ConflictError('the last admin of the organisation cannot lose the admin role; make another member admin first');
+  /**
+   * @throws ConflictError (409) when member `id` is the organisation's only admin. Takes the organisation's admin rows'
+   * locks, so two concurrent demotions of its last two admins cannot both pass.
+   */
+  private async keepAnAdmin(organizationId: string, id: string, db: SqlExecutor): Promise<void> {
+    const { rows } = await db.query<{ id: string }>(`SELECT id FROM agp_memberships WHERE organization_id = $1 AND role = 'admin' AND id <> $2 FOR UPDATE`, [organizationId, id]);
+    if (rows.length === 0) throw new ConflictError('the last admin of the organisation cannot lose the admin role; make another member admin first');
   }
 
   /** The organisation a first admin is made in when none is configured: the oldest one, or null when there is none. */
@@ -304,4 +338,9 @@ export class PeopleStore {
     const { rows } = await this.sql.query<{ id: string }>('SELECT id FROM agp_organizations ORDER BY created_at, id LIMIT 1');
     return rows[0]?.id ?? null;
   }
+}
+
+/** The append of one member event: the member after the change (as it was, for a removal), in its organisation. */
+function memberEvent(type: string, m: Member, by?: ChangedBy): AppendRequest {
+  return { stream_id: memberStream(m.id), events: [{ event_id: newId(), type, data: { member: m }, metadata: changeMetadata(m.organization_id, by) }] };
 }

@@ -19,6 +19,7 @@ import { PURPOSE_QUERY_DOC } from './purpose.js';
 import { EXPORT_FORMATS, LedgerEntrySchema, STATS_MAX_DAYS } from './stats.js';
 import { GatewayOps, type GatewayOp, type GatewayOpKey } from './gateway-ops.js';
 import { KEY_SCOPES } from './keys.js';
+import { AUDIT_FORMATS, AUDIT_OBJECT_TYPES, AUDIT_PAGE_MAX, AuditLogPageSchema } from './audit-log.js';
 import { ROLES, SCOPE_ROLE, type Role } from './members.js';
 import { Wire, type WireKey } from './wire.js';
 
@@ -254,6 +255,7 @@ export const HTTP_TAGS = [
     description:
       'Fleet-wide limits (session, run and period budgets; agent- and organisation-scoped rate limits): the counters the platform keeps, and the leases governing processes spend them through, deciding locally.',
   },
+  { name: 'Audit log', description: 'Every administrative change (policies, kill switches, agents, keys, members and roles, MCP servers) with actor, time, object, before and after; admin only.' },
   {
     name: 'Dead letters',
     description:
@@ -1362,6 +1364,37 @@ const ROUTES = [
       413: { description: `A JSON-RPC error: body over ${MCP_MAX_BODY_BYTES / 1024} KiB`, content: { 'application/json': JsonRpcErrorResponseSchema } },
       415: { description: 'A JSON-RPC error: the body is not application/json', content: { 'application/json': JsonRpcErrorResponseSchema } },
     },
+  },
+
+  // Audit log (the policies service's projection of the administrative events; the gateway streams the exports)
+  {
+    method: 'GET',
+    path: '/api/v1/audit-log',
+    message: 'audit-log.list',
+    status: 200,
+    operationId: 'listAuditLog',
+    tags: ['Audit log'],
+    role: 'admin',
+    summary: 'The log of administrative changes, newest first (admin): one page, or the whole filtered range as CSV or JSON Lines',
+    description:
+      'Every change to policies, kill switches, agents, API keys, members and roles, and registered MCP servers, with the actor (`user`, `key` or `system`), the time, the object and the object before and after. Secrets (key plaintexts and hashes, MCP server header values, session ids) never appear. `format=csv` or `format=jsonl` (or `Accept: text/csv` / `application/jsonl`) streams every matching entry as an attachment (newest first; `cursor`, `skip` and `limit` are ignored). CSV: RFC 4180, CRLF, a header row, `before` and `after` as JSON text, and a text cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage return prefixed with `\'` against formula injection. See docs/auth.md (Audit log).',
+    queryDocs: {
+      actor: '`key:<key id>`, `user:<user id>` or `system`',
+      object_type: `One or more of ${AUDIT_OBJECT_TYPES.join(', ')} (repeat or comma-separate)`,
+      object_id: 'Only changes of this object (policy id, `organization` or `agents/<agent_id>` for a kill switch, agent id, server name, key id, member id)',
+      type: 'One or more entry types, e.g. `policy.updated,key.created` (repeat or comma-separate)',
+      from: 'ISO 8601 date or date-time; inclusive',
+      to: 'ISO 8601 date (inclusive of that day) or date-time; inclusive',
+      format: `One of ${AUDIT_FORMATS.join(', ')}; default json (one page)`,
+      cursor: 'The `next_cursor` of the page before (json only)',
+      skip: 'Offset (json only; not with cursor)',
+      limit: `Page size; default 50, maximum ${AUDIT_PAGE_MAX} (json only)`,
+    },
+    requestHeaders: { Accept: '`text/csv` or `application/jsonl` (also `application/x-ndjson`) stream the export as `format` does; `format` wins when both are given' },
+    returns: 'A page of entries, or the export',
+    content: { 'application/json': AuditLogPageSchema, 'application/jsonl': z.string(), 'text/csv': z.string() },
+    responseHeaders: { 'Content-Disposition': 'On an export: attachment; filename="audit-log-<YYYY-MM-DD>.<csv|jsonl>"' },
+    problems: { 400: 'A cursor this list did not issue, or both cursor and skip', 403: 'Below admin' },
   },
 ] as const satisfies readonly HttpRoute[];
 

@@ -38,6 +38,7 @@ export const PROJECTION_OWNERS = {
   'stats-read-model': 'stats',
   'evals-read-model': 'evals',
   'replay-read-model': 'replay',
+  'audit-log-read-model': 'policies',
 } as const satisfies Record<string, ServiceName>;
 
 /** A projection of {@link PROJECTION_OWNERS}. */

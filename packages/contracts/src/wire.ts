@@ -48,6 +48,7 @@ import {
   McpServerSchema,
 } from './mcp.js';
 import { IngestResponseSchema } from './ingest.js';
+import { AuditLogPageSchema, AuditLogQuerySchema } from './audit-log.js';
 import { ProjectionRetriedSchema, RetryProjectionDeadLetterSchema } from './dead-letters.js';
 import { LeaseAnswerSchema, LeaseRequestSchema, ListQuotasQuerySchema, QuotaCounterPageSchema } from './quota.js';
 import {
@@ -495,6 +496,13 @@ export const Wire = {
     summary: "one filtered page of the organisation's fleet-wide counters",
   }),
   'policies.retry-projection-dead-letter': retryProjectionDeadLetter('policies'),
+  'audit-log.list': row({
+    service: 'policies',
+    scope: 'admin',
+    request: z.object({ query: AuditLogQuerySchema }),
+    reply: AuditLogPageSchema,
+    summary: 'one filtered page of the organisation’s log of administrative changes, newest first (the gateway pages through it for an export)',
+  }),
 
   'stats.summary': row({
     service: 'stats',

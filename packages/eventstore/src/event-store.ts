@@ -205,6 +205,18 @@ export class SqlEventStore implements EventStore, CatchUpSource {
     return results;
   }
 
+  async appendWith<T>(write: (tx: SqlExecutor) => Promise<{ value: T; events: AppendRequest[] }>): Promise<T> {
+    const { value, head } = await this.sql.transaction(async (tx) => {
+      const { value, events } = await write(tx);
+      const requests = events.filter((r) => r.events.length > 0);
+      let head = -1n;
+      if (requests.length > 0) for (const r of await this.appendIn(tx, requests)) for (const e of r.appended) if (e.global_position > head) head = e.global_position;
+      return { value, head };
+    });
+    if (head >= 0n) for (const sub of this.subscriptions) sub.appended(head);
+    return value;
+  }
+
   private async appendIn(tx: SqlExecutor, requests: AppendRequest[]): Promise<AppendResult[]> {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK], { prepare: true });
     const allIds: string[] = [];

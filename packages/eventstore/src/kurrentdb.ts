@@ -25,7 +25,7 @@ import { splitDuplicates, storedEventIds } from './append-plan.js';
 import { CatchUpSubscription, readPageOf, type CatchUpSource } from './catch-up.js';
 import { CHECKPOINTS_DDL, initCheckpoint, setCheckpoint } from './checkpoints.js';
 import { migrateSchema } from './schema.js';
-import type { AppendOptions, AppendRequest, AppendResult, EventMetadata, EventStore, ExpectedVersion, NewEvent, Sql, StoredEvent, Subscription, SubscriptionOptions } from './types.js';
+import type { AppendOptions, AppendRequest, AppendResult, EventMetadata, EventStore, ExpectedVersion, NewEvent, Sql, SqlExecutor, StoredEvent, Subscription, SubscriptionOptions } from './types.js';
 
 /** The id table: every event id this adapter stored, with where it went. In the read-model database. Idempotent DDL. */
 export const KURRENTDB_EVENT_IDS_DDL = `
@@ -179,6 +179,14 @@ export class KurrentDbEventStore implements EventStore, CatchUpSource {
       for (const wake of this.wakers) wake();
     }
     return results;
+  }
+
+  /** See {@link EventStore.appendWith}: no transaction spans KurrentDB and the database, so the write commits first, then the events are appended. */
+  async appendWith<T>(write: (tx: SqlExecutor) => Promise<{ value: T; events: AppendRequest[] }>): Promise<T> {
+    const { value, events } = await this.db.transaction(write);
+    const requests = events.filter((r) => r.events.length > 0);
+    if (requests.length > 0) await this.append(requests);
+    return value;
   }
 
   /** The stored form of `fresh` (just written to `streamId`): read back from the stream's end for their positions. */

@@ -168,6 +168,19 @@ export interface EventStore {
    * subscriptions then apply every event.
    */
   readonly canInline: boolean;
+  /**
+   * A change made in the platform database that is recorded as events ("a write and its event in one transaction"):
+   * run `write` in a transaction of the database the store was opened on, then append the events it returns. In the
+   * SQL adapters (PostgreSQL, PGlite) the append is made in that same transaction, so the row and its events commit
+   * or roll back together. KurrentDB cannot join that transaction: the write commits first and the events are
+   * appended right after it (a crash between the two loses the events, never the change). Events are appended with
+   * their expected versions; a request with no events appends nothing.
+   * @returns what `write` returned as `value`.
+   * @throws whatever `write` throws (nothing is written); WrongExpectedVersionError (409) from the append (SQL adapters:
+   *   the write rolls back too).
+   * Source: docs/decisions.md (Key and member changes are events).
+   */
+  appendWith<T>(write: (tx: SqlExecutor) => Promise<{ value: T; events: AppendRequest[] }>): Promise<T>;
   /** All events of a stream in version order; [] when it does not exist. */
   readStream(streamId: string): Promise<StoredEvent[]>;
   /** Events after `fromPosition` (exclusive) in global order, up to `limit`, optionally filtered by type. */

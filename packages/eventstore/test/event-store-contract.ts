@@ -84,6 +84,40 @@ export function eventStoreContract(name: string, open: () => Promise<{ store: Ev
       expect(results.map((r) => r.next_version)).toEqual([1, 3]);
     });
 
+    it('appendWith: a change in the database and its events, committed together (SQL adapters: one transaction)', async () => {
+      await db.exec('CREATE TABLE IF NOT EXISTS contract_rows (id text PRIMARY KEY)');
+      const s = `t-${newId()}`;
+      const row = newId();
+      const value = await store.appendWith(async (tx) => {
+        await tx.query('INSERT INTO contract_rows (id) VALUES ($1)', [row]);
+        return { value: 'made', events: [{ stream_id: s, expected_version: 'no_stream', events: [ev('RowMade', { row })] }] };
+      });
+      expect(value).toBe('made');
+      expect((await store.readStream(s)).map((e) => e.data.row)).toEqual([row]);
+      expect((await db.query('SELECT id FROM contract_rows WHERE id = $1', [row])).rows).toHaveLength(1);
+      // A write that throws: neither the row nor an event.
+      const lost = newId();
+      await expect(
+        store.appendWith(async (tx) => {
+          await tx.query('INSERT INTO contract_rows (id) VALUES ($1)', [lost]);
+          throw new Error('refused');
+        }),
+      ).rejects.toThrow('refused');
+      expect((await db.query('SELECT id FROM contract_rows WHERE id = $1', [lost])).rows).toHaveLength(0);
+      // An append that fails its version check: with a shared transaction the row rolls back too.
+      const err = await store
+        .appendWith(async (tx) => {
+          await tx.query('INSERT INTO contract_rows (id) VALUES ($1)', [lost]);
+          return { value: null, events: [{ stream_id: s, expected_version: 'no_stream', events: [ev('RowMade', { row: lost })] }] };
+        })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(WrongExpectedVersionError);
+      expect(await store.readStream(s)).toHaveLength(1);
+      if (store.kind !== 'kurrentdb') expect((await db.query('SELECT id FROM contract_rows WHERE id = $1', [lost])).rows).toHaveLength(0);
+      // No events: the change alone.
+      expect(await store.appendWith(async () => ({ value: 1, events: [] }))).toBe(1);
+    });
+
     it('answers which event ids are stored, and the head position', async () => {
       const stored = ev('Known');
       const [r] = await store.append([{ stream_id: `t-${newId()}`, events: [stored] }]);

@@ -13,3 +13,4 @@ export * from './tracing.js';
 export * from './http-span.js';
 export * from './outbound.js';
 export * from './secrets.js';
+export * from './csv.js';

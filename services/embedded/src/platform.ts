@@ -96,9 +96,10 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   await store.migrate();
   logMemory('event store migrations');
 
-  const keys = new KeyStore(sql);
+  // Key and member changes are recorded as events in the transaction of the change (the audit log projects them).
+  const keys = new KeyStore(sql, store);
   await keys.migrate();
-  const people = new PeopleStore(sql);
+  const people = new PeopleStore(sql, store);
   await people.migrate();
   logMemory('key store migrations');
   let createdKeys: EmbeddedPlatform['createdKeys'] = null;

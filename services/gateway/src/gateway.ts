@@ -208,7 +208,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
     keys: {
       createKey: (o) => opts.keys.createKey(o),
       page: (org, q) => opts.keys.page(org, q),
-      revoke: (id, org) => opts.keys.revoke(id, org),
+      revoke: (id, org, by) => opts.keys.revoke(id, org, by),
       invalidate: (id) => keyCache.invalidate(id),
     },
     people: opts.people ?? noPeopleStore,

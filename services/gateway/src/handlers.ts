@@ -10,6 +10,7 @@ import { ingest } from './routes/ingest.js';
 import { createPolicy, getPolicy, registerAgent, updateMcpServer, updatePolicy } from './routes/policies.js';
 import { getAgentGovernance, streamAgentGovernance } from './routes/governance.js';
 import { exportLedger } from './routes/stats.js';
+import { listAuditLog } from './routes/audit-log.js';
 import { submitEvalRun } from './routes/evals.js';
 import { getReplayBundle, submitReplay } from './routes/replay.js';
 import { createApiKey, getCallerKey, listApiKeys, revokeApiKey } from './routes/keys.js';
@@ -31,6 +32,7 @@ export const ROUTE_HANDLERS: RouteHandlers = {
   getAgentGovernance,
   streamAgentGovernance,
   exportLedger,
+  listAuditLog,
   submitEvalRun,
   submitReplay,
   getReplayBundle,

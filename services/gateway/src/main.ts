@@ -18,11 +18,13 @@ const steps: Array<{ name: string; run: () => unknown }> = [];
 const shutdown = orderedShutdown(steps, logger);
 const fatal = exitOnFatal(shutdown, logger);
 const sql = createPgSql(env.DATABASE_URL, { applicationName: 'agp-gateway', logger });
-const keys = new KeyStore(sql);
-const people = new PeopleStore(sql);
 const oidc = oidcSettings(env);
-// The event store the governance push channel tails (AGP_EVENT_STORE); reads only, so not migrated here.
+// The event store the governance push channel tails (AGP_EVENT_STORE), where key and member changes are recorded as
+// events (in their transaction); migrated here too, so a key made at start (AGP_INIT_*) finds its table.
 const store = await openEventStore(sql, env);
+await store.migrate();
+const keys = new KeyStore(sql, store);
+const people = new PeopleStore(sql, store);
 await keys.migrate();
 await people.migrate();
 if (env.AGP_INIT_ORG) await keys.ensureInit({ org: env.AGP_INIT_ORG, writeKey: env.AGP_INIT_WRITE_KEY, readKey: env.AGP_INIT_READ_KEY, adminKey: env.AGP_INIT_ADMIN_KEY });

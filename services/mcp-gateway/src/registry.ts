@@ -211,7 +211,7 @@ export class ToolRegistry {
   /** The handler context of a caller: an {@link Asker} that refuses write rows to a read key. */
   entryContext(ctx: RequestContext): EntryContext {
     const ask: Asker = async (key, body) => {
-      if (!scopeAllows(ctx.scope, Wire[key].scope)) throw new ForbiddenError(`a ${ctx.scope} key cannot change state; use a write key`);
+      if (!scopeAllows(ctx.scope, Wire[key].scope)) throw new ForbiddenError(Wire[key].scope === 'admin' ? `this needs an admin key; this is a ${ctx.scope} key` : `a ${ctx.scope} key cannot change state; use a write key`);
       // An agent-bound key: the same rule as the row's HTTP route (docs/decisions.md, Agent-bound keys).
       if (ctx.agent_id && Wire[key].scope !== 'read') {
         const parts = (body ?? {}) as { path?: Record<string, unknown>; body?: unknown };

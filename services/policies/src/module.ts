@@ -1,5 +1,5 @@
 /**
- * The policies service's part of the wire table (`policies.*`, `agents.*`, `kill-switches.*`, `mcp-servers.*`, `quotas.*`): one handler per
+ * The policies service's part of the wire table (`policies.*`, `agents.*`, `kill-switches.*`, `mcp-servers.*`, `quotas.*`, `audit-log.*`): one handler per
  * subject, each passing the parsed request to the service. Source: docs/decisions.md (One typed wire registry).
  */
 import type { DynamicModule } from '@nestjs/common';
@@ -31,6 +31,7 @@ export function policiesHandlers(service: PoliciesService): WireHandlers<'polici
     'mcp-servers.open': (ctx, { body }) => service.openMcpServer(ctx, body.name),
     'quotas.leases': (ctx, { body }) => service.leaseQuotas(ctx, body),
     'quotas.list': (ctx, { query }) => service.listQuotas(ctx, query),
+    'audit-log.list': (ctx, { query }) => service.listAuditLog(ctx, query),
   };
 }
 

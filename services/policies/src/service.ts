@@ -33,7 +33,12 @@ import {
   type McpServerRegistration,
   type McpUpstreamHeaders,
   quotaLeaseGraceMs,
+  type AuditLogPage,
+  type AuditLogQuery,
 } from '@agp/contracts';
+import { AUDIT_LOG_EVENT_TYPES, AUDIT_LOG_READ_MODEL, applyAuditEvents } from './audit/projection.js';
+import { listAuditLog } from './audit/queries.js';
+import { migrateAuditLog } from './audit/schema.js';
 import { retryProjectionDeadLetterIn, startEventSourcedService, type BusCallerDeps, type EventSourcedDeps, type IngestConsumerDeps, type IngestDelivery, type RunningEventSourcedService } from '@agp/bus';
 import { ingestMetadata, ingestedEventId, requestMetadata, retryOnConflict, waitForProjections, type AppendRequest, type NewEvent, type StoredEvent } from '@agp/eventstore';
 import { NotFoundError, ValidationError, assertOutboundUrl, counter, loadSecretBox, newId, parseOutboundAllowList, type HostLookup, type OutboundAllowList, type RawJson, type RequestContext, type SecretBox } from '@agp/runtime';
@@ -66,10 +71,11 @@ export type PoliciesDeps = EventSourcedDeps &
     lookup?: HostLookup;
   };
 
-/** Create the policies service's tables: the read model's, then the fleet-wide quotas'. */
+/** Create the policies service's tables: the read model's, the fleet-wide quotas', the audit log's. */
 async function migratePolicies(sql: Parameters<typeof migratePoliciesReadModel>[0]): Promise<void> {
   await migratePoliciesReadModel(sql);
   await migrateQuotas(sql);
+  await migrateAuditLog(sql);
 }
 
 const agentRegistrations = counter('agp_policies_agent_registrations_total', 'Agent registrations applied, by source and result', ['source', 'result']);
@@ -122,7 +128,10 @@ export class PoliciesService {
       db,
       logger,
       migrate: migratePolicies,
-      projections: [{ name: POLICIES_READ_MODEL, eventTypes: POLICIES_READ_MODEL_EVENT_TYPES, batchSize: 1000, handler: applyPoliciesEvents }],
+      projections: [
+        { name: POLICIES_READ_MODEL, eventTypes: POLICIES_READ_MODEL_EVENT_TYPES, batchSize: 1000, handler: applyPoliciesEvents },
+        { name: AUDIT_LOG_READ_MODEL, eventTypes: AUDIT_LOG_EVENT_TYPES, batchSize: 500, handler: applyAuditEvents },
+      ],
       ingest: { log: ingestLog, prefix: subjectPrefix, target: 'policies', durable: Durables.policiesIngest, handle: (batch) => this.recordIngested(batch) },
     });
   }
@@ -462,6 +471,17 @@ export class PoliciesService {
       streams.set(stream, entry);
     }
     return entry;
+  }
+
+  // ---------------------------------------------------------------------------------------------- audit log
+
+  /**
+   * GET /api/v1/audit-log (`audit-log.list`): one filtered page of the organisation's log of administrative changes,
+   * newest first (./audit/queries.ts). The gateway asks page after page for an export.
+   * @throws BadRequestError (400) for a cursor this list did not issue, or both cursor and skip.
+   */
+  async listAuditLog(ctx: RequestContext, query: AuditLogQuery): Promise<AuditLogPage> {
+    return listAuditLog(this.deps.db, ctx.organization_id, query);
   }
 
   // ---------------------------------------------------------------------------------------------- helpers

@@ -17,7 +17,7 @@ import {
   roundUsd,
 } from '@agp/contracts';
 import { WhereClause, pageStart, pageWithTotal, type SqlExecutor } from '@agp/eventstore';
-import { isoOrNull } from '@agp/runtime';
+import { csvField, isoOrNull } from '@agp/runtime';
 import { LEDGER_ACTUAL, LEDGER_COST, LEDGER_ESTIMATED } from './projections/schema.js';
 
 /**
@@ -253,22 +253,8 @@ export function entryJson(r: LedgerDbRow): string {
   );
 }
 
-/** First characters that make a spreadsheet read a cell as a formula (OWASP CSV injection): = + - @ tab CR. */
-const FORMULA_START = /^[=+\-@\t\r]/;
-
-/**
- * RFC 4180 field: quoted (quotes doubled) when it holds a comma, quote, CR or LF. Null is an empty field. A number is
- * written as it is (a negative cost stays a number). A text cell that begins with `=`, `+`, `-`, `@`, a tab or a
- * carriage return is neutralised as OWASP recommends against CSV injection: prefixed with a single quote `'` and
- * quoted, so a spreadsheet shows it as text and never evaluates it (`=HYPERLINK("x")` → `"'=HYPERLINK(""x"")"`).
- * Source: docs/decisions.md (Ledger CSV export: formula cells).
- */
-export function csvField(v: string | number | null): string {
-  if (v === null) return '';
-  if (typeof v === 'number') return String(v);
-  if (FORMULA_START.test(v)) return `"'${v.replace(/"/g, '""')}"`;
-  return /[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
-}
+/** RFC 4180 field, neutralised against formula injection: `csvField` of @agp/runtime (shared with the audit log export). */
+export { csvField };
 
 /**
  * One ledger entry as a CSV line (columns LEDGER_CSV_COLUMNS, CRLF-terminated). The numeric columns (cost_usd,

@@ -3,7 +3,7 @@
  * zod); the type checks below fail the console's type check if the contract adds or drops a value.
  * Source: spec §Intervention types, outcomes, risk levels; architecture §4 (Guardrail type casing).
  */
-import type { ApprovalStatus, InterventionOutcome, InterventionType, RiskLevel, RunStatus } from '@agp/contracts';
+import type { ApprovalStatus, AuditEntryType, AuditObjectType, InterventionOutcome, InterventionType, RiskLevel, RunStatus } from '@agp/contracts';
 
 /** `true` only when the unions A and B hold the same values. */
 type SameUnion<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -23,6 +23,30 @@ export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'expired'] 
 /** Run states (the list_runs filter). */
 export const RUN_STATUSES = ['running', 'completed', 'failed'] as const;
 
+/** What an audit log entry is about. */
+export const AUDIT_OBJECT_TYPES = ['policy', 'kill_switch', 'agent', 'mcp_server', 'key', 'member'] as const;
+
+/** The audit log's entry types. */
+export const AUDIT_ENTRY_TYPES = [
+  'policy.created',
+  'policy.updated',
+  'policy.enabled',
+  'policy.disabled',
+  'kill_switch.engaged',
+  'kill_switch.released',
+  'agent.registered',
+  'agent.updated',
+  'mcp_server.registered',
+  'mcp_server.updated',
+  'mcp_server.deleted',
+  'key.created',
+  'key.revoked',
+  'member.invited',
+  'member.joined',
+  'member.role_changed',
+  'member.removed',
+] as const;
+
 // Compile-time: each list above holds exactly the contract's values.
 const sameAsContract: [
   SameUnion<(typeof INTERVENTION_TYPES)[number], InterventionType>,
@@ -30,5 +54,7 @@ const sameAsContract: [
   SameUnion<(typeof RISK_LEVELS)[number], RiskLevel>,
   SameUnion<(typeof APPROVAL_STATUSES)[number], ApprovalStatus>,
   SameUnion<(typeof RUN_STATUSES)[number], RunStatus>,
-] = [true, true, true, true, true];
+  SameUnion<(typeof AUDIT_OBJECT_TYPES)[number], AuditObjectType>,
+  SameUnion<(typeof AUDIT_ENTRY_TYPES)[number], AuditEntryType>,
+] = [true, true, true, true, true, true, true];
 void sameAsContract;

@@ -6,6 +6,7 @@
 export type {
   Agent,
   ApprovalRecord,
+  AuditEntry,
   AuditTrailEntry,
   BudgetPeriod,
   AuthConfig,
@@ -37,7 +38,7 @@ export type {
   StatsDaily,
   StatsSummary,
 } from '@agp/contracts';
-export { APPROVAL_STATUSES, INTERVENTION_OUTCOMES, INTERVENTION_TYPES, RISK_LEVELS, RUN_STATUSES } from './enums.js';
+export { APPROVAL_STATUSES, AUDIT_ENTRY_TYPES, AUDIT_OBJECT_TYPES, INTERVENTION_OUTCOMES, INTERVENTION_TYPES, RISK_LEVELS, RUN_STATUSES } from './enums.js';
 
 /** A page of a list endpoint: the rows under `key` plus `total`, `skip` and `limit`. */
 export type Page<K extends string, T> = { [P in K]: T[] } & { total: number; skip: number; limit: number };

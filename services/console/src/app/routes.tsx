@@ -32,6 +32,7 @@ const Evals = page(() => import('../pages/evals/EvalsPage.js'), 'EvalsPage');
 const Benchmarks = page(() => import('../pages/evals/BenchmarksPage.js'), 'BenchmarksPage');
 const Mcp = page(() => import('../pages/mcp/McpPage.js'), 'McpPage');
 const Replay = page(() => import('../pages/replay/ReplayPage.js'), 'ReplayPage');
+const AuditLog = page(() => import('../pages/audit-log/AuditLogPage.js'), 'AuditLogPage');
 
 /** Every route, navigation entries first in display order. */
 export const ROUTES: PageRoute[] = [
@@ -44,6 +45,7 @@ export const ROUTES: PageRoute[] = [
   { path: '/evals/benchmarks', nav: 'Benchmarks', component: Benchmarks },
   { path: '/mcp', nav: 'Tool gateway', component: Mcp },
   { path: '/replay', nav: 'Replay', component: Replay },
+  { path: '/audit-log', nav: 'Audit log', component: AuditLog },
   { path: '/interventions/:id', component: InterventionDetail },
   { path: '/policies/:id', component: PolicyDetail },
   { path: '/runs/:id', component: RunDetail },

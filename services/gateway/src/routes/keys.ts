@@ -7,7 +7,8 @@
  * Source: architecture §4 (Auth); docs/api.md (Keys); docs/decisions.md (Keys over HTTP).
  */
 import { GatewayOps, type ApiKey, type ApiKeyPage, type CallerKey, type CreatedApiKey } from '@agp/contracts';
-import { ADMIN_NOT_BOUND, type CreatedKey, type CreateKeyOptions, type KeySummary } from '@agp/auth';
+import { ADMIN_NOT_BOUND, type ChangedBy, type CreatedKey, type CreateKeyOptions, type KeySummary } from '@agp/auth';
+import { requestMetadata } from '@agp/eventstore';
 import { UnauthorizedError, ValidationError, databaseUnavailable, parseOrThrow } from '@agp/runtime';
 import type { RouteAnswer, RouteCall } from '../router.js';
 
@@ -15,7 +16,8 @@ import type { RouteAnswer, RouteCall } from '../router.js';
 export interface KeyAdmin {
   createKey(opts: CreateKeyOptions): Promise<CreatedKey>;
   page(organizationId: string, q: { skip: number; limit: number }): Promise<{ keys: KeySummary[]; total: number }>;
-  revoke(keyId: string, organizationId: string): Promise<KeySummary>;
+  /** Revoke; `by` is recorded as the actor of the ApiKeyRevoked event. */
+  revoke(keyId: string, organizationId: string, by?: ChangedBy): Promise<KeySummary>;
   /** Drop the key's cached resolutions in this process (after a revoke). */
   invalidate(keyId: string): void;
 }
@@ -34,7 +36,7 @@ export async function createApiKey({ req, res, ctx, deps }: RouteCall): Promise<
     throw new ValidationError('1 invalid field: body.expires_at', [{ path: 'body.expires_at', message: 'must be in the future' }]);
   }
   if (b.agent_id !== undefined && b.scope === 'admin') throw new ValidationError('1 invalid field: body.agent_id', [{ path: 'body.agent_id', message: ADMIN_NOT_BOUND }]);
-  const created: CreatedApiKey = await deps.keys.createKey({ organizationId: ctx.organization_id, scope: b.scope, name: b.name, expiresAt, agentId: b.agent_id }).catch(keyStoreUnavailable);
+  const created: CreatedApiKey = await deps.keys.createKey({ organizationId: ctx.organization_id, scope: b.scope, name: b.name, expiresAt, agentId: b.agent_id, by: requestMetadata(ctx) }).catch(keyStoreUnavailable);
   res.location('/api/v1/keys');
   return { body: created };
 }
@@ -50,7 +52,7 @@ export async function listApiKeys({ req, ctx, deps }: RouteCall): Promise<RouteA
 /** DELETE /api/v1/keys/{id}: 200 with the revoked key (idempotent). @throws NotFoundError (404) for another organisation's key. */
 export async function revokeApiKey({ ctx, params, deps }: RouteCall): Promise<RouteAnswer> {
   const { path } = parseOrThrow(GatewayOps['keys.revoke'].request, { path: { id: params.id } });
-  const revoked: ApiKey = await deps.keys.revoke(path.id, ctx.organization_id).catch(keyStoreUnavailable);
+  const revoked: ApiKey = await deps.keys.revoke(path.id, ctx.organization_id, requestMetadata(ctx)).catch(keyStoreUnavailable);
   deps.keys.invalidate(revoked.id);
   return { body: revoked };
 }

@@ -7,6 +7,7 @@
  */
 import { GatewayOps, SCOPE_ROLE, type AuthConfig, type AuthMe, type Member, type MemberList } from '@agp/contracts';
 import type { PeopleStore } from '@agp/auth';
+import { requestMetadata } from '@agp/eventstore';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, ServiceUnavailableError, UnauthorizedError, databaseUnavailable, parseOrThrow } from '@agp/runtime';
 import type { OidcSettings } from '../env.js';
 import { SESSION_COOKIE, clearSessionCookie, cookieOf, csrfRefusal, setSessionCookie, type OidcRelyingParty } from '../oidc.js';
@@ -154,7 +155,7 @@ export async function listMembers({ ctx, deps }: RouteCall): Promise<RouteAnswer
 /** POST /api/v1/members `{email, role}`: 201 with the member. @throws ValidationError (422) naming each bad field; ConflictError (409) for a member already. */
 export async function createMember({ req, res, ctx, deps }: RouteCall): Promise<RouteAnswer> {
   const { body: b } = parseOrThrow(GatewayOps['members.create'].request, { body: req.body ?? {} });
-  const body: Member = await deps.people.addMember(ctx.organization_id, b.email, b.role).catch(peopleUnavailable);
+  const body: Member = await deps.people.addMember(ctx.organization_id, b.email, b.role, requestMetadata(ctx)).catch(peopleUnavailable);
   res.location(`/api/v1/members/${encodeURIComponent(body.id)}`);
   return { body };
 }
@@ -162,11 +163,11 @@ export async function createMember({ req, res, ctx, deps }: RouteCall): Promise<
 /** PATCH /api/v1/members/{id} `{role}`. @throws NotFoundError (404); ConflictError (409) for the last admin; ValidationError (422). */
 export async function updateMember({ req, ctx, params, deps }: RouteCall): Promise<RouteAnswer> {
   const { path, body: b } = parseOrThrow(GatewayOps['members.update'].request, { path: { id: params.id }, body: req.body ?? {} });
-  return { body: await deps.people.updateMember(ctx.organization_id, path.id, b.role).catch(peopleUnavailable) };
+  return { body: await deps.people.updateMember(ctx.organization_id, path.id, b.role, requestMetadata(ctx)).catch(peopleUnavailable) };
 }
 
 /** DELETE /api/v1/members/{id}: the removed member; their sessions in the organisation end. @throws NotFoundError (404); ConflictError (409) for the last admin. */
 export async function removeMember({ ctx, params, deps }: RouteCall): Promise<RouteAnswer> {
   const { path } = parseOrThrow(GatewayOps['members.remove'].request, { path: { id: params.id } });
-  return { body: await deps.people.removeMember(ctx.organization_id, path.id).catch(peopleUnavailable) };
+  return { body: await deps.people.removeMember(ctx.organization_id, path.id, requestMetadata(ctx)).catch(peopleUnavailable) };
 }
