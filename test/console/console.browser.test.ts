@@ -286,6 +286,32 @@ describeConsole(
       expect(await horizontalOverflow(page2)).toBe(0);
     });
 
+    it('shows "1 of 2 approvals" and the approvers of an approval needing two, and the second approval decides it', T, async () => {
+      const agent = 'agent-two-approvers';
+      const rec = await ctx().api('POST', '/api/v1/interventions', { body: { type: 'approval_required', outcome: 'escalated', action_name: 'wire_transfer', agent_id: agent, approvals_required: 2, reason: 'two approvers' } });
+      expect(rec.status).toBe(201);
+      const id = `apr-${rec.body.id}`;
+      await eventually(async () => (await ctx().api('GET', `/api/v1/approvals/${id}`)).status === 200, 30_000);
+      const first = await ctx().api('POST', `/api/v1/approvals/${id}/approve`, { key: ctx().platform.adminKey, body: { approver_email: 'first@example.com', notes: 'looks right' } });
+      expect(first.body).toMatchObject({ status: 'pending', approvals: [{ by: { type: 'key', email: 'first@example.com' }, comment: 'looks right' }] });
+      const page = await ctx().open(`/approvals?agent_id=${agent}`, { key: ctx().platform.writeKey });
+      const row = page.locator(`tr[data-row-id="${id}"]`);
+      await row.getByText('1 of 2 approvals').waitFor();
+      await row.locator('button.row-toggle').click();
+      const detail = page.locator(`tr[data-detail-of="${id}"]`);
+      await detail.locator('ol.approvers li').filter({ hasText: 'first@example.com' }).filter({ hasText: 'looks right' }).waitFor();
+      await ctx().expectAccessible(page, 'approval needing two approvals');
+      await row.getByRole('button', { name: 'Approve' }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.getByLabel('Approver email').fill('second@example.com');
+      await dialog.getByRole('button', { name: 'Approve', exact: true }).click();
+      await page.getByRole('status').filter({ hasText: 'approved by second@example.com' }).waitFor();
+      const after = (await ctx().api('GET', `/api/v1/approvals/${id}`)).body;
+      expect(after).toMatchObject({ status: 'approved', decided_by: { type: 'key', email: 'second@example.com', name: 'AGP_INIT_WRITE_KEY' } });
+      expect(after.approvals.map((g: { by: { email: string } }) => g.by.email)).toEqual(['first@example.com', 'second@example.com']);
+      await ctx().screenshot(page, 'approvals-two-approvers');
+    });
+
     it('keeps an inbox of 20 pending approvals a screen high: one line a row, the details on demand', T, async () => {
       const agent = 'agent-inbox';
       for (let i = 0; i < 20; i++) {

@@ -6,6 +6,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { Client, StreamableHTTPClientTransport, UnauthorizedError, type OAuthClientProvider, type StoredOAuthTokens } from '@modelcontextprotocol/client';
 import { SignJWT } from 'jose';
 import { MCP_CLIENT_REDIRECT, MCP_SCOPE, startTestProvider, type TestProvider } from '../support/oidc-provider.js';
+import { CookieJar } from '../support/oidc-people.js';
 
 /**
  * People sign in through a real OpenID provider (`oidc-provider` on loopback), in both run modes, over HTTP with
@@ -25,31 +26,13 @@ const PEOPLE = {
   nobody: { email: 'nobody@elsewhere.test', name: 'No Body' },
 };
 
-/** Cookies by name, from the Set-Cookie headers of each answer (an expired one removed). */
-class Jar {
-  readonly cookies = new Map<string, string>();
-  take(res: Response): void {
-    for (const line of res.headers.getSetCookie()) {
-      const [pair, ...attrs] = line.split(';');
-      const i = pair.indexOf('=');
-      const name = pair.slice(0, i).trim();
-      const expired = attrs.some((a) => /^\s*expires=Thu, 01 Jan 1970/i.test(a)) || attrs.some((a) => /^\s*max-age=0\s*$/i.test(a));
-      if (expired) this.cookies.delete(name);
-      else this.cookies.set(name, pair.slice(i + 1).trim());
-    }
-  }
-  header(): string {
-    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-  }
-}
-
 let provider: TestProvider;
 
 describeModes(
   'OIDC sign-in, sessions, members and roles',
   (platform, mode) => {
     /** GET `url` without following redirects, with `jar`'s cookies; URLs on the public URL go to the platform. */
-    async function get(url: string, jar: Jar): Promise<Response> {
+    async function get(url: string, jar: CookieJar): Promise<Response> {
       const target = url.startsWith(PUBLIC_URL) ? platform().url + url.slice(PUBLIC_URL.length) : url;
       const res = await fetch(target, { redirect: 'manual', headers: jar.cookies.size ? { cookie: jar.header() } : {} });
       jar.take(res);
@@ -60,10 +43,10 @@ describeModes(
      * Sign `who` in from `/auth/login?return_to=…` through the provider, up to the callback (not followed).
      * Returns the callback's answer, its URL and the platform's cookie jar.
      */
-    async function signIn(who: keyof typeof PEOPLE, returnTo = '/approvals'): Promise<{ res: Response; callbackUrl: string; jar: Jar }> {
+    async function signIn(who: keyof typeof PEOPLE, returnTo = '/approvals'): Promise<{ res: Response; callbackUrl: string; jar: CookieJar }> {
       provider.signInAs(who);
-      const jar = new Jar();
-      const providerJar = new Jar();
+      const jar = new CookieJar();
+      const providerJar = new CookieJar();
       const login = await get(`${platform().url}/auth/login?return_to=${encodeURIComponent(returnTo)}`, jar);
       expect(login.status, await login.clone().text()).toBe(302);
       let location = new URL(login.headers.get('location')!);
@@ -280,7 +263,7 @@ describeModes(
       const p = platform();
       const aliceMe = (await call(p, 'GET', '/api/v1/auth/me', asPerson(alice, false))).body;
       provider.signInAs('alice');
-      const providerJar = new Jar();
+      const providerJar = new CookieJar();
       let authorizeAt: URL | undefined;
       let verifier = '';
       let tokens: StoredOAuthTokens | undefined;

@@ -3,6 +3,7 @@ import { OpaqueIdSchema, UsdSchema } from './common.js';
 import { InterventionOutcomeSchema, InterventionTypeSchema, RiskLevelSchema, type InterventionOutcome, type InterventionType } from './enums.js';
 import { GuardrailContextSchema } from './guardrail.js';
 import { ActionNameSchema, MODERATION_CATEGORIES } from './policy.js';
+import { ApprovalRuleSchema } from './approval-rule.js';
 
 /**
  * The policy decision: what `decide` (packages/policy-engine) answers for one action an agent attempts, and the
@@ -146,6 +147,8 @@ export type TriggeredRule = z.infer<typeof TriggeredRuleSchema>;
  *   decided (blocked, warned or redacted), else null; the intervention records it as its `context`.
  * - `arguments_hash`: hex SHA-256 of the canonical JSON of the arguments when a loop or idempotency guardrail
  *   applied (the caller stores it with the call, for later loop windows), else null.
+ * - `approval`: for `escalate`, how the winning policy's approval is decided (`approvals_required`,
+ *   `separation_of_duties`); the escalated intervention carries it into its approval. Null for every other decision.
  */
 export const PolicyDecisionSchema = z.object({
   decision: PolicyDecisionKindSchema,
@@ -163,6 +166,7 @@ export const PolicyDecisionSchema = z.object({
   modified_inputs: z.record(z.string(), z.unknown()).nullable(),
   guardrail_context: GuardrailContextSchema.nullable(),
   arguments_hash: z.string().nullable(),
+  approval: ApprovalRuleSchema.nullable(),
 });
 export type PolicyDecision = z.infer<typeof PolicyDecisionSchema>;
 

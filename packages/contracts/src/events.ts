@@ -12,6 +12,8 @@ export const InterventionEvents = {
   OutcomeChanged: 'InterventionOutcomeChanged',
   Deleted: 'InterventionDeleted',
   EnrichmentFailed: 'InterventionEnrichmentFailed',
+  /** One approval given of an approval that needs two; it stays pending (docs/auth.md). */
+  ApprovalGiven: 'InterventionApprovalGiven',
 } as const;
 
 /** Stream id of an intervention. */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { DateTimeSchema, OpaqueIdSchema, UsdSchema } from './common.js';
 import { RiskLevelSchema } from './enums.js';
 import { PurposeSchema } from './purpose.js';
+import { ApprovalsRequiredSchema, SeparationOfDutiesSchema } from './approval-rule.js';
 
 /**
  * Fleet ingest bodies: agent registrations, run lifecycle, ledger entries and approval requests.
@@ -119,5 +120,9 @@ export const ApprovalRequestSchema = z.strictObject({
   expires_in_seconds: z.number().int().min(1).max(30 * 86_400).optional(),
   /** The purpose of the intervention it records (`eval` when an eval harness asks); absent = production. */
   purpose: PurposeSchema.optional(),
+  /** Approvals needed from different approvers before the action runs: 1 (absent) or 2. */
+  approvals_required: ApprovalsRequiredSchema.optional(),
+  /** Only a signed-in person other than the agent's owner or last changer may decide (absent = false). */
+  separation_of_duties: SeparationOfDutiesSchema.optional(),
 });
 export type ApprovalRequest = z.infer<typeof ApprovalRequestSchema>;

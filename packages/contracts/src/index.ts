@@ -11,6 +11,7 @@ export * from './openapi.js';
 export * from './http-routes.js';
 export * from './fleet.js';
 export * from './policy.js';
+export * from './approval-rule.js';
 export * from './approval.js';
 export * from './stats.js';
 export * from './wire.js';

@@ -3,6 +3,7 @@ import { DateFilterSchema, DateTimeSchema, NextCursorSchema, OpaqueIdSchema, Usd
 import { GUARDRAIL_FOR_TYPE, INTERVENTION_OUTCOMES, INTERVENTION_TYPES, InterventionOutcomeSchema, InterventionTypeSchema, RISK_LEVELS, RiskLevelSchema } from './enums.js';
 import { GuardrailContextSchema } from './guardrail.js';
 import { PurposeFilterSchema, PurposeSchema } from './purpose.js';
+import { ApprovalsRequiredSchema, SeparationOfDutiesSchema } from './approval-rule.js';
 
 const Text = (max: number) => z.string().max(max);
 
@@ -76,6 +77,10 @@ export const CreateInterventionFieldsSchema = z.strictObject({
   timestamp: DateTimeSchema.optional(),
   /** `eval` when an eval harness produced it; absent = production (or eval for a run id of the eval harness's shape). */
   purpose: PurposeSchema.optional(),
+  /** For outcome `escalated`: approvals its approval needs (the escalating policy's; absent = 1). Ignored otherwise. */
+  approvals_required: ApprovalsRequiredSchema.optional(),
+  /** For outcome `escalated`: its approval is under separation of duties (the escalating policy's; absent = false). Ignored otherwise. */
+  separation_of_duties: SeparationOfDutiesSchema.optional(),
 });
 
 /** {@link CreateInterventionFieldsSchema} plus the check that a guardrail context matches the intervention type. */

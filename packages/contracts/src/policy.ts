@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { OpaqueIdSchema, UsdSchema, paginationShape } from './common.js';
 import { RiskLevelSchema } from './enums.js';
+import { ApprovalsRequiredSchema, SeparationOfDutiesSchema } from './approval-rule.js';
 
 /**
  * Policies, kill switches and the agent registry: wire records, request bodies, queries and domain events
@@ -230,6 +231,8 @@ export type Guardrails = z.infer<typeof GuardrailsSchema>;
  * - `downgrades`: rules that change an action's arguments instead of blocking it (see {@link DowngradeRuleSchema}).
  * - `guardrails`: pii, moderation, loop and idempotency, each optional (see {@link GuardrailsSchema}).
  * - `period_budgets`: USD per calendar hour, day or month, per agent or for the organisation ({@link PeriodBudgetSchema}).
+ * - `approvals_required` (1 or 2, default 1) and `separation_of_duties` (default false): how the approval of an action
+ *   this policy escalates (`approval_required_actions`) is decided ({@link ApprovalRuleSchema}; docs/auth.md).
  * `session_budget`, `run_budget`, `period_budgets` and rate limits of scope `agent` or `organization` count every
  * process of the fleet (the platform keeps the count; processes spend leases of it).
  */
@@ -248,6 +251,8 @@ export const CreatePolicySchema = z.strictObject({
   downgrades: DowngradesSchema.optional(),
   guardrails: GuardrailsSchema.optional(),
   period_budgets: PeriodBudgetsSchema.optional(),
+  approvals_required: ApprovalsRequiredSchema.optional(),
+  separation_of_duties: SeparationOfDutiesSchema.optional(),
 });
 export type CreatePolicy = z.infer<typeof CreatePolicySchema>;
 
@@ -272,6 +277,8 @@ export const UpdatePolicySchema = z
     downgrades: DowngradesSchema,
     guardrails: GuardrailsSchema,
     period_budgets: PeriodBudgetsSchema,
+    approvals_required: ApprovalsRequiredSchema,
+    separation_of_duties: SeparationOfDutiesSchema,
   })
   .partial()
   .refine((p) => Object.keys(p).length > 0, { message: 'at least one field to change is required' });
@@ -293,6 +300,8 @@ export const POLICY_FIELDS = [
   'downgrades',
   'guardrails',
   'period_budgets',
+  'approvals_required',
+  'separation_of_duties',
 ] as const;
 export type PolicyField = (typeof POLICY_FIELDS)[number];
 
@@ -302,6 +311,8 @@ export interface LaterPolicyFields {
   downgrades: DowngradeRule[];
   guardrails: Guardrails;
   period_budgets: PeriodBudget[];
+  approvals_required: number;
+  separation_of_duties: boolean;
 }
 
 /**
@@ -320,11 +331,12 @@ export function withRateLimitScopes<T extends Record<string, { scope?: RateLimit
 
 /**
  * A policy record (or settings, or PolicyCreated data) with the fields it predates filled in: no action budget
- * (null), no downgrades ([]), no guardrails ({}), no period budgets ([]), and a rate limit without a scope counted per
+ * (null), no downgrades ([]), no guardrails ({}), no period budgets ([]), one approval by anyone (`approvals_required` 1,
+ * `separation_of_duties` false), and a rate limit without a scope counted per
  * process ({@link withRateLimitScopes}). Records written before those fields existed read through this.
  */
 export function withPolicyDefaults<T extends object>(p: T): T & LaterPolicyFields {
-  const out = { action_budget: null, downgrades: [], guardrails: {}, period_budgets: [], ...p } as T & LaterPolicyFields & { rate_limits?: Record<string, { scope?: RateLimitScope }> };
+  const out = { action_budget: null, downgrades: [], guardrails: {}, period_budgets: [], approvals_required: 1, separation_of_duties: false, ...p } as T & LaterPolicyFields & { rate_limits?: Record<string, { scope?: RateLimitScope }> };
   if (out.rate_limits !== undefined && out.rate_limits !== null) out.rate_limits = withRateLimitScopes(out.rate_limits);
   return out;
 }
@@ -353,6 +365,10 @@ export const PolicySettingsSchema = z.object({
   guardrails: GuardrailsSchema,
   /** Empty = none. */
   period_budgets: z.array(PeriodBudgetSchema),
+  /** Approvals an escalated action needs from different people: 1 or 2. */
+  approvals_required: z.number().int(),
+  /** Only a person, not a key and not the agent's owner or last changer, may decide its approvals. */
+  separation_of_duties: z.boolean(),
 });
 export type PolicySettings = z.infer<typeof PolicySettingsSchema>;
 
@@ -539,6 +555,13 @@ export const AgentSchema = AgentDefinitionSchema.extend({
   registered_at: z.string(),
   updated_at: z.string(),
   version: z.number().int(),
+  /**
+   * Who last changed the registration (its first registration or last changing re-registration): `user:<user id>` of a
+   * signed-in person or `key:<key id>`; null for a registration last changed before this was recorded.
+   */
+  changed_by: z.string().nullable().describe('Who last changed the registration: `user:<user id>` of a person or `key:<key id>`; null when not recorded'),
+  /** That person's e-mail or that key's name at the time; null when none. */
+  changed_by_name: z.string().nullable().describe("The e-mail of the person (or the key's name) who last changed the registration; null when none"),
   kill_switch: AgentKillSwitchSchema,
 });
 export type Agent = z.infer<typeof AgentSchema>;

@@ -154,6 +154,10 @@ export const RequestContextSchema = z.object({
    * `key_name` the person's e-mail and `scope` the scope of their role for this request. Absent for an API key.
    */
   user_id: z.string().optional(),
+  /** The signed-in person's e-mail (from their sign-in), when a person acts; recorded on what they decide (docs/auth.md). */
+  user_email: z.string().nullable().optional(),
+  /** The signed-in person's display name, when a person acts and the provider gave one. */
+  user_name: z.string().nullable().optional(),
   correlation_id: z.string(),
   traceparent: z.string().optional(),
 });

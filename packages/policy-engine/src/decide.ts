@@ -57,6 +57,7 @@ import {
   STOPPING_DECISIONS,
   type DecisionRule,
   type DowngradeRule,
+  type ApprovalRule,
   type GuardrailContext,
   type Guardrails,
   type KillSwitchState,
@@ -119,6 +120,10 @@ export interface EnginePolicy
   downgrades?: Policy['downgrades'];
   guardrails?: Policy['guardrails'];
   period_budgets?: Policy['period_budgets'];
+  /** Approvals an escalation of this policy needs (absent: 1). */
+  approvals_required?: Policy['approvals_required'];
+  /** Whether only a person other than the agent's owner or last changer may decide (absent: false). */
+  separation_of_duties?: Policy['separation_of_duties'];
 }
 
 /**
@@ -146,6 +151,8 @@ export function enginePolicy(id: string, createdAt: string, s: Pick<Policy, 'nam
     downgrades: s.downgrades ?? [],
     guardrails: s.guardrails ?? {},
     period_budgets: s.period_budgets ?? [],
+    approvals_required: s.approvals_required ?? 1,
+    separation_of_duties: s.separation_of_duties ?? false,
   };
 }
 
@@ -614,6 +621,7 @@ function allowDecision(action: PolicyAction, cost: number, evaluated: number, ha
     modified_inputs: null,
     guardrail_context: null,
     arguments_hash: hash,
+    approval: null,
   };
 }
 
@@ -703,7 +711,7 @@ export class PreparedPolicies {
  *   (null for a kill switch or allow), reason, risk level, the intervention type and outcome it would record,
  *   `cost_prevented_usd` (the estimated cost when the action is stopped — every `blocked` outcome — else 0), the
  *   number of policies evaluated, every triggered rule (most restrictive first), `modified_inputs` for a downgrade,
- *   the `guardrail_context` when a guardrail decided, and the `arguments_hash` when a guardrail computed it.
+ *   the `guardrail_context` when a guardrail decided, and the `arguments_hash` when a guardrail computed it, and for `escalate` the winning policy's `approval` rule.
  * @throws nothing for JSON-like input (arguments of any depth).
  */
 export function decide(policies: readonly EnginePolicy[] | PreparedPolicies, killSwitches: EngineKillSwitches, action: PolicyAction, context: DecisionContext): PolicyDecision {
@@ -763,7 +771,13 @@ export function decide(policies: readonly EnginePolicy[] | PreparedPolicies, kil
     modified_inputs: modified,
     guardrail_context: winner?.hit.context ?? null,
     arguments_hash: input.hashIfComputed(),
+    approval: win.decision === 'escalate' && winner ? approvalRuleOf(winner.policy) : null,
   };
+}
+
+/** The approval rule of a policy that escalates: its `approvals_required` (absent: 1) and `separation_of_duties` (absent: false). */
+export function approvalRuleOf(p: Pick<EnginePolicy, 'approvals_required' | 'separation_of_duties'>): ApprovalRule {
+  return { approvals_required: p.approvals_required ?? 1, separation_of_duties: p.separation_of_duties ?? false };
 }
 /**
  * The more restrictive of two decisions by {@link POLICY_DECISIONS} order (block, escalate, budget_exceeded,

@@ -59,6 +59,8 @@ const NEUTRAL: Omit<PolicySettings, 'name' | 'description'> = {
   downgrades: [],
   guardrails: {},
   period_budgets: [],
+  approvals_required: 1,
+  separation_of_duties: false,
 };
 
 /** A policy that stops nothing unless `settings` say so; `n` orders creation (p-1 is the oldest). */

@@ -162,6 +162,15 @@ function lists(b: Builder): void {
       action: act(a),
       context: ctx(),
     });
+  // The escalating policy's approval rule rides on the decision: the winner's (oldest first), none when another rule wins.
+  const strict = { approval_required_actions: ['pay', 'refund'], approvals_required: 2, separation_of_duties: true };
+  for (const a of actions)
+    for (const [order, policies] of [
+      ['strict_older', [pol('p2', { approval_required_actions: ['pay'] }, T1), pol('p1', strict)]],
+      ['strict_newer', [pol('p2', strict, T1), pol('p1', { approval_required_actions: ['pay'] })]],
+      ['strict_and_deny', [pol('p1', strict), pol('p2', { denied_actions: ['refund'] }, T1)]],
+    ] as const)
+      b.add('lists', `lists/approval_rule/${order}/${a}`, { policies: [...policies], kill_switches: NONE, action: act(a), context: ctx() });
 }
 
 /** Budgets at, just under and just over each edge, for the action, run and session budgets, and the 80% warning. */

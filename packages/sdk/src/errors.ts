@@ -31,6 +31,11 @@ export interface GovernanceDecision {
   cost_prevented_usd: number;
   modified_inputs?: Record<string, unknown> | null;
   context?: Record<string, unknown>;
+  /**
+   * For `escalate`: how its approval is decided (`approvals_required` 1 or 2, `separation_of_duties`), from the
+   * escalating policy; the escalated intervention carries it. Absent or null otherwise.
+   */
+  approval?: { approvals_required: number; separation_of_duties: boolean } | null;
 }
 
 /** What `run.act` returns instead of throwing when `onBlocked` is `'return'`. */

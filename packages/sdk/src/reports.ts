@@ -150,6 +150,10 @@ export class Reports {
     body.original_inputs = c.inputs;
     body.modified_inputs = modified;
     if (d.context && GUARDRAIL_FOR_TYPE[type as InterventionType] !== undefined) body.context = d.context;
+    if (d.approval && body.outcome === 'escalated') {
+      body.approvals_required = d.approval.approvals_required;
+      body.separation_of_duties = d.approval.separation_of_duties;
+    }
     body.timestamp = isoTime();
     return body;
   }

@@ -89,6 +89,11 @@ class Reports:
         body["modified_inputs"] = modified
         if d.get("context") and type_ in GUARDRAIL_TYPES:
             body["context"] = d["context"]
+        rule = d.get("approval")
+        if rule and body["outcome"] == "escalated":
+            # How the approval is decided (the escalating policy's rule): the approval waits for the last approver.
+            body["approvals_required"] = int(rule["approvals_required"])
+            body["separation_of_duties"] = bool(rule["separation_of_duties"])
         body["timestamp"] = iso_time()
         return body
 

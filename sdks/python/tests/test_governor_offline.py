@@ -104,3 +104,20 @@ def test_act_refuses_a_coroutine_function_and_points_at_aact() -> None:
         gov.close(timeout=0)
     except RuntimeError:
         pass  # memory only, the platform unreachable: run.start is lost, and close says so
+
+
+def test_an_escalation_carries_its_policys_approval_rule_onto_the_intervention() -> None:
+    """The engine's ``approval`` of an escalate decision (approvals_required, separation_of_duties) goes onto the escalated
+    intervention's body, as the TypeScript SDK sends it; other decisions carry none."""
+    from types import SimpleNamespace
+
+    from agp._reports import Reports
+
+    reports = Reports(None, "bot")
+    call = SimpleNamespace(name="wire_transfer", run_id="r-1", estimated=0.0, intent=None, inputs={"amount": 900})
+    escalate = {"decision": "escalate", "intervention_type": "approval_required", "outcome": "escalated", "policy_id": "p1", "policy_name": "Four eyes",
+                "risk_level": "high", "reason": "needs approval", "cost_prevented_usd": 0, "approval": {"approvals_required": 2.0, "separation_of_duties": True}}
+    body = reports.intervention_body(call, escalate, None)
+    assert (body["outcome"], body["approvals_required"], body["separation_of_duties"]) == ("escalated", 2, True)
+    blocked = {**escalate, "decision": "block", "intervention_type": "hard_block", "outcome": "blocked", "approval": None}
+    assert "approvals_required" not in reports.intervention_body(call, blocked, None)

@@ -125,7 +125,7 @@ export async function startEmbedded(opts: EmbeddedOptions = {}): Promise<Embedde
   const ingestLog = await SqlIngestLog.create(sql, { pollMs: EMBEDDED_IDLE_POLL_MS, logger: logger.child({ service: 'ingest-log' }) });
   logMemory('ingest log');
 
-  const interventions = new InterventionsService({ store, db: sql, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, logger: logger.child({ service: 'interventions' }), env });
+  const interventions = new InterventionsService({ store, db: sql, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, bus: new InProcessClient({ broker }), logger: logger.child({ service: 'interventions' }), env });
   await interventions.start();
   const interventionsApp = await serveInProcess(InterventionsModule.register(interventions, logger.child({ service: 'interventions' })), 'interventions');
   logMemory('interventions');

@@ -16,6 +16,8 @@ export const obj = (properties: Record<string, unknown>, required: string[] = []
 export const supportAgent = (actions?: RegisteredAction[]): Agent => ({
   agent_id: 'support-bot',
   organization_id: 'acme',
+  changed_by: null,
+  changed_by_name: null,
   name: 'Support bot',
   description: null,
   framework: null,
@@ -60,6 +62,8 @@ export const policy = (id: string, over: Partial<Policy> = {}): Policy => ({
   downgrades: [],
   guardrails: {},
   period_budgets: [],
+  approvals_required: 1,
+  separation_of_duties: false,
   ...over,
 });
 

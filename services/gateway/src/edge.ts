@@ -220,6 +220,8 @@ export function authenticate(keys: KeyResolver, sessions: SessionAuth | null = n
         key_id: session.session_id,
         key_name: session.user.email ?? session.user.name,
         user_id: session.user.id,
+        user_email: session.user.email ?? null,
+        user_name: session.user.name ?? null,
         correlation_id: res.locals.requestId as string,
         ...trace,
       };

@@ -10,8 +10,8 @@ await runServiceProcess({
   name: 'interventions',
   queue: QueueGroups.interventions,
   env: interventionsEnvSchema,
-  build: ({ env, logger, store, db, ingestLog }) => {
-    const service = new InterventionsService({ store, db, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, logger, env });
+  build: ({ env, logger, store, db, ingestLog, bus }) => {
+    const service = new InterventionsService({ store, db, ingestLog, subjectPrefix: env.AGP_SUBJECT_PREFIX, bus, logger, env });
     return { service, module: InterventionsModule.register(service, logger) };
   },
 });

@@ -16,7 +16,7 @@ import {
   type ProjectionRetried,
   type RetryProjectionDeadLetter,
 } from '@agp/contracts';
-import { retryProjectionDeadLetterIn, startEventSourcedService, tracedProjection, type EventSourcedDeps, type IngestConsumerDeps, type IngestDelivery, type RunningEventSourcedService } from '@agp/bus';
+import { retryProjectionDeadLetterIn, startEventSourcedService, type Sender, tracedProjection, type EventSourcedDeps, type IngestConsumerDeps, type IngestDelivery, type RunningEventSourcedService } from '@agp/bus';
 import { ProjectionAnswerCache, ingestMetadata, ingestedEventId, requestMetadata, retryOnConflict, waitForProjections, type AppendRequest, type InlineProjection, type Subscription } from '@agp/eventstore';
 import { DEFAULT_ANSWER_CACHE_ENTRIES, NotFoundError, newId, type RawJson, type RequestContext } from '@agp/runtime';
 import type { InterventionsSettings } from './env.js';
@@ -41,6 +41,11 @@ export interface InterventionsDeps extends EventSourcedDeps, IngestConsumerDeps 
    * Absent settings take the defaults of `interventionsSettings` (./env.ts).
    */
   env?: Partial<InterventionsSettings>;
+  /**
+   * Bus client, to ask the policies service for an agent's registration (`agents.get`) when an approval under
+   * separation of duties is decided (its owner and last changer may not decide it). Absent: such a decision is a 503.
+   */
+  bus?: Sender;
 }
 
 

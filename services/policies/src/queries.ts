@@ -10,10 +10,10 @@ const record = <T>(schema: Parameters<typeof orderKeys>[0], doc: unknown): T => 
 
 /**
  * A policy document as SQL, with the fields a policy recorded before they existed filled in (no action budget, no
- * downgrades, no guardrails, no period budgets: `withPolicyDefaults` of the contracts), so every read returns the whole
+ * downgrades, no guardrails, no period budgets, one approval by anyone: `withPolicyDefaults` of the contracts), so every read returns the whole
  * record. Rate limits without a scope are given theirs by the read model's migration (`addPolicyScopesAndPeriods`).
  */
-const POLICY_DOC = `('{"action_budget":null,"downgrades":[],"guardrails":{},"period_budgets":[]}'::jsonb || doc)`;
+const POLICY_DOC = `('{"action_budget":null,"downgrades":[],"guardrails":{},"period_budgets":[],"approvals_required":1,"separation_of_duties":false}'::jsonb || doc)`;
 
 /**
  * One page of an organisation's policies, newest first (created_at, then id), as JSON text
@@ -36,8 +36,8 @@ export async function getPolicy(db: SqlExecutor, org: string, id: string): Promi
   return rows[0] ? record<Policy>(PolicySchema, rows[0].doc) : null;
 }
 
-/** The agent document with its own kill switch (released when never set), as SQL over `agp_agents a LEFT JOIN agp_kill_switches k`. */
-const AGENT_DOC = `(a.doc || jsonb_build_object('kill_switch', jsonb_build_object(
+/** The agent document with its own kill switch (released when never set; `changed_by` null on a document from before it), as SQL over `agp_agents a LEFT JOIN agp_kill_switches k`. */
+const AGENT_DOC = `('{"changed_by":null,"changed_by_name":null}'::jsonb || a.doc || jsonb_build_object('kill_switch', jsonb_build_object(
   'engaged', COALESCE(k.engaged, false), 'reason', k.doc->'reason', 'changed_at', k.doc->'changed_at', 'changed_by', k.doc->'changed_by', 'actor_name', k.doc->'actor_name')))`;
 const AGENT_FROM = `agp_agents a LEFT JOIN agp_kill_switches k ON k.organization_id = a.organization_id AND k.scope = 'agent' AND k.agent_id = a.agent_id`;
 

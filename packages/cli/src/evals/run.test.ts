@@ -120,6 +120,7 @@ class MemoryPlatform implements HarnessApi {
       modified_inputs: null,
       guardrail_context: null,
       arguments_hash: null,
+      approval: null,
       context: { now: new Date().toISOString(), run_spend_usd: spend, session_spend_usd: spend, recent_calls: 0, run_found: run ? true : false, quotas: [] },
       reservations: [],
     };

@@ -439,7 +439,8 @@ def decide(policies: Sequence[Mapping[str, Any]], kill_switches: Mapping[str, An
     :param quota: optional fleet view: ``quota(policy_id, limit)`` → what is left (USD or calls), None = not counted.
     :returns: the decision dict (decision, intervention_type, outcome, rule — the stable reason code —, policy_id,
         policy_name, reason, risk_level, estimated_cost_usd, cost_prevented_usd, policies_evaluated, triggered,
-        modified_inputs, guardrail_context, arguments_hash).
+        modified_inputs, guardrail_context, arguments_hash, approval — for escalate, the winning policy's
+        ``approvals_required`` and ``separation_of_duties``, else None).
     :raises KeyError: when a required field is missing (the input is not validated here).
     """
     cost = action.get("estimated_cost_usd")
@@ -474,7 +475,7 @@ def decide(policies: Sequence[Mapping[str, Any]], kill_switches: Mapping[str, An
             "decision": "allow", "intervention_type": None, "outcome": None, "rule": None, "policy_id": None, "policy_name": None,
             "reason": f"no kill switch is engaged and no enabled policy applies to agent {agent}" if evaluated == 0 else f"no kill switch is engaged and none of the {evaluated} applicable policies stops {action['action_name']}",
             "risk_level": action.get("risk_level") or "minimal", "estimated_cost_usd": cost, "cost_prevented_usd": 0, "policies_evaluated": evaluated,
-            "triggered": [], "modified_inputs": None, "guardrail_context": None, "arguments_hash": d.hash,
+            "triggered": [], "modified_inputs": None, "guardrail_context": None, "arguments_hash": d.hash, "approval": None,
         }
     win = triggered[0]
     winner = None if switched else candidates[0]
@@ -498,4 +499,13 @@ def decide(policies: Sequence[Mapping[str, Any]], kill_switches: Mapping[str, An
         "modified_inputs": modified,
         "guardrail_context": winner[3].context if winner is not None else None,
         "arguments_hash": d.hash,
+        "approval": _approval_rule(winner[4]) if win["decision"] == "escalate" and winner is not None else None,
     }
+
+
+def _approval_rule(p: Dict[str, Any]) -> Dict[str, Any]:
+    """How the approval of an escalation by policy ``p`` is decided: ``approvals_required`` (absent: 1) and
+    ``separation_of_duties`` (absent: False), as the TypeScript engine's ``approvalRuleOf``."""
+    n = p.get("approvals_required")
+    sod = p.get("separation_of_duties")
+    return {"approvals_required": 1 if n is None else n, "separation_of_duties": bool(sod) if sod is not None else False}

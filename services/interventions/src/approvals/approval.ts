@@ -2,6 +2,8 @@ import {
   APPROVAL_EXPIRED_REASON,
   InterventionEvents,
   approvalId,
+  approverOf,
+  type ApprovalGivenData,
   type ApprovalOutcomeChangedData,
   type ApprovalRecord,
   type ApprovalStatus,
@@ -41,8 +43,9 @@ export function statusAfter(d: Pick<ApprovalOutcomeChangedData, 'to' | 'reason'>
  * Fold one event into the approval. `null` means "no approval": the stream is new, its record was never
  * escalated, or it was deleted.
  * - InterventionRecorded with outcome `escalated` opens a pending approval `apr-<id>`.
+ * - InterventionApprovalGiven adds one approval to a pending approval that needs two (it stays pending).
  * - InterventionOutcomeChanged from `escalated` decides a pending approval (decided_at = the event's time; the actor
- *   is the deciding key from the event data, or `system` for an expiry).
+ *   is the deciding key or person from the event data, or `system` for an expiry); an approve adds the last approval.
  * - InterventionEnriched carries the enriched reason, agent_intent and risk_level over.
  * - InterventionDeleted removes the approval.
  * @param ttlSeconds expiry for records without `approval_expires_at`.
@@ -75,15 +78,29 @@ export function evolveApproval(approval: ApprovalRecord | null, event: ApprovalE
         decision_reason: null,
         actor: null,
         actor_name: null,
+        approvals_required: d.approvals_required ?? 1,
+        separation_of_duties: d.separation_of_duties ?? false,
+        approvals: [],
+        decided_by: null,
         organization_id: r.organization_id,
       };
+    }
+    case InterventionEvents.ApprovalGiven: {
+      const d = event.data as unknown as ApprovalGivenData;
+      const by = approverOf(d);
+      if (!approval || approval.status !== 'pending' || !by) return approval;
+      return { ...approval, approvals: [...approval.approvals, { by, at: event.recorded_at, comment: d.notes ?? null }] };
     }
     case InterventionEvents.OutcomeChanged: {
       const d = event.data as unknown as ApprovalOutcomeChangedData;
       if (!approval || approval.status !== 'pending' || d.from !== 'escalated') return approval;
+      const status = statusAfter(d);
+      const by = approverOf(d);
       return {
         ...approval,
-        status: statusAfter(d),
+        status,
+        approvals: status === 'approved' && by ? [...approval.approvals, { by, at: event.recorded_at, comment: d.notes ?? null }] : approval.approvals,
+        decided_by: by,
         decided_at: event.recorded_at,
         approver_email: d.approver_email ?? null,
         notes: d.notes ?? null,

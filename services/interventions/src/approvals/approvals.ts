@@ -12,11 +12,12 @@ import {
   type Subscription,
   type SubscriptionOptions,
 } from '@agp/eventstore';
-import { ConflictError, ForbiddenError, NotFoundError, deterministicId, newId, type RawJson, type RequestContext } from '@agp/runtime';
+import { ConflictError, ForbiddenError, NotFoundError, ServiceUnavailableError, deterministicId, newId, type RawJson, type RequestContext } from '@agp/runtime';
+import { RemoteProblemError, call } from '@agp/bus';
 import type { InterventionsDeps } from '../service.js';
 import { DEFAULT_APPROVAL_SWEEP_MS } from '../env.js';
 import { DEFAULT_APPROVAL_TTL_SECONDS, evolveApproval, foldApproval } from './approval.js';
-import { decideApproval, decideExpiry, type ApprovalEventToAppend } from './decide.js';
+import { decideApproval, decideExpiry, type AgentStewards, type ApprovalEventToAppend } from './decide.js';
 import { APPROVALS_DDL, APPROVALS_EVENT_TYPES, APPROVALS_PROJECTION, applyApprovalEvents, dueApprovals, getApproval, listApprovalsJson } from './readModel.js';
 
 /** Most approvals the sweeper expires per pass. */
@@ -101,19 +102,27 @@ export class Approvals {
    * POST /api/v1/approvals/{id}/approve and /reject: decide approval `id` with `decision` (`{approver_email, notes?}`,
    * as `approvals.approve` / `approvals.reject` parsed it).
    * Appends InterventionOutcomeChanged (to approved_after_review / rejected_after_review, actor
-   * `approver:<email>`) with the stream's expected version and answers with the decided approval once the
-   * read models caught up.
+   * `approver:<email>`), or InterventionApprovalGiven for the first of two approvals, with the stream's expected
+   * version and answers with the approval once the read models caught up. Under separation of duties a person's
+   * decision first asks the policies service for the agent's owner and last changer (`agents.get`).
    * @throws ForbiddenError (403) for a read key, or a key bound to another agent than the approval's; NotFoundError (404);
    *   ConflictError (409) when already decided (naming by whom and when; a concurrent decision or expiry makes it
-   *   read and decide again, {@link retryOnConflict}, so the loser learns who won), or past its expiry (then it is expired).
+   *   read and decide again, {@link retryOnConflict}, so the loser learns who won), or past its expiry (then it is expired),
+   *   or approved a second time by the same approver; ForbiddenError (403) under separation of duties for a key, the
+   *   agent's owner or last changer; ServiceUnavailableError (503) when the agent registry cannot be asked.
    */
   async decide(ctx: RequestContext, id: string, decision: ApprovalDecision, kind: ApprovalDecisionKind): Promise<ApprovalRecord> {
     if (!scopeAllows(ctx.scope, 'write')) throw new ForbiddenError('a read-only key cannot decide approvals');
     const interventionId = interventionIdOfApproval(id);
     if (!interventionId) throw new NotFoundError(`approval ${id} not found`);
+    let stewards: AgentStewards | null | undefined;
     const { state, result, stored } = await retryOnConflict('the approval', async () => {
       const events = await this.deps.store.readStream(interventionStream(interventionId));
       const state = foldApproval(events, this.ttlSeconds);
+      const a = state.approval;
+      if (stewards === undefined && ctx.user_id && a?.separation_of_duties && a.status === 'pending' && a.organization_id === ctx.organization_id) {
+        stewards = await this.stewardsOf(ctx, a.agent_id);
+      }
       const result = decideApproval(state, {
         approval_id: id,
         decision: kind,
@@ -124,6 +133,9 @@ export class Approvals {
         key_name: ctx.key_name,
         bound_agent_id: ctx.agent_id,
         user_id: ctx.user_id,
+        user_email: ctx.user_email,
+        user_name: ctx.user_name,
+        stewards,
         now: this.now().toISOString(),
       });
       return { state, result, stored: await this.append(interventionId, state.version, result.event, ctx.organization_id, ctx) };
@@ -131,6 +143,22 @@ export class Approvals {
     if (result.kind === 'expired') throw new ConflictError(`approval ${id} expired at ${state.approval!.expires_at}; it can no longer be decided`);
     // The same evolve as the projection: the answer equals what the read model now holds.
     return stored ? evolveApproval(state.approval, stored, this.ttlSeconds)! : (await getApproval(this.deps.db, ctx.organization_id, id))!;
+  }
+
+  /**
+   * The owner and last changer of agent `agentId` (the policies service's `agents.get`), for separation of duties;
+   * null when the agent is not registered.
+   * @throws ServiceUnavailableError (503) when the policies service cannot be asked (no bus, or it does not answer).
+   */
+  private async stewardsOf(ctx: RequestContext, agentId: string): Promise<AgentStewards | null> {
+    if (!this.deps.bus) throw new ServiceUnavailableError('separation of duties needs the agent registry, which this process cannot reach; retry');
+    try {
+      const agent = await call(this.deps.bus, 'agents.get', { ...ctx, scope: 'read', agent_id: null }, { path: { id: agentId } });
+      return { agent_id: agent.agent_id, owner: agent.owner, changed_by: agent.changed_by ?? null };
+    } catch (err) {
+      if (err instanceof RemoteProblemError && err.problem.status === 404) return null;
+      throw err;
+    }
   }
 
   /**

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CreateInterventionSchema, InterventionEvents, type IngestEnvelope } from '@agp/contracts';
 import { ConflictError, ForbiddenError, NotFoundError } from '@agp/runtime';
 import { decideRecord } from '../intervention/decide.js';
+import { auditTrail } from '../intervention/intervention.js';
 import { foldApproval } from './approval.js';
 import { decideApproval, decideExpiry } from './decide.js';
 import { parseIngestedIntervention } from './ingest.js';
@@ -77,6 +78,71 @@ describe('decideApproval', () => {
   it('expires instead of deciding once past expires_at', () => {
     const r = decideApproval(foldApproval([recorded()], TTL), cmd({ now: '2026-11-22T11:00:00.000Z' }));
     expect(r).toEqual({ kind: 'expired', event: { type: InterventionEvents.OutcomeChanged, actor: 'system', data: { id: ID, from: 'escalated', to: 'rejected_after_review', reason: 'expired' } } });
+  });
+});
+
+describe('named approvers, separation of duties and approvals_required', () => {
+  const strict = { ...escalated, approvals_required: 2, separation_of_duties: true } as typeof escalated;
+  const person = (id: string, email: string, over: Partial<Parameters<typeof decideApproval>[1]> = {}) =>
+    cmd({ key_id: `sess-${id}`, key_name: email, user_id: id, user_email: email, user_name: `Name ${id}`, approver_email: email, stewards: { agent_id: 'a1', owner: 'Owner@Acme.test', changed_by: 'user:u-changer' }, ...over });
+  const after = (events: ReturnType<typeof ev>[], r: ReturnType<typeof decideApproval>, v: number) => [...events, ev(r.event.type, r.event.data, v, r.event.actor)];
+
+  it('records who decided: a person with id, e-mail and name, a key with its id, approver_email and name', () => {
+    const byPerson = decideApproval(foldApproval([recorded()], TTL), person('u1', 'vera@acme.test', { stewards: undefined }));
+    const approved = foldApproval(after([recorded()], byPerson, 2), TTL).approval!;
+    const vera = { type: 'user', id: 'u1', email: 'vera@acme.test', name: 'Name u1' };
+    expect(approved).toMatchObject({ status: 'approved', approvals_required: 1, separation_of_duties: false, decided_by: vera, actor: 'user:u1', notes: 'ticket 42' });
+    expect(approved.approvals).toEqual([{ by: vera, at: NOW, comment: 'ticket 42' }]);
+    const byKey = decideApproval(foldApproval([recorded()], TTL), cmd({ decision: 'reject', key_name: 'review desk' }));
+    expect(foldApproval(after([recorded()], byKey, 2), TTL).approval).toMatchObject({ status: 'rejected', approvals: [], decided_by: { type: 'key', id: 'k1', email: 'jane@acme.test', name: 'review desk' } });
+  });
+
+  it('takes the policy rule from the record, and keeps a two-approval approval pending until a second, different person approves', () => {
+    const first = decideApproval(foldApproval([recorded(strict)], TTL), person('u1', 'vera@acme.test'));
+    expect(first.event.type).toBe(InterventionEvents.ApprovalGiven);
+    expect(first.event.data).toMatchObject({ approvals_required: 2, user_id: 'u1', user_email: 'vera@acme.test', notes: 'ticket 42' });
+    const one = after([recorded(strict)], first, 2);
+    const pending = foldApproval(one, TTL).approval!;
+    expect(pending).toMatchObject({ status: 'pending', approvals_required: 2, separation_of_duties: true, decided_by: null, decided_at: null });
+    expect(pending.approvals.map((g) => g.by.id)).toEqual(['u1']);
+    // The same person again (another session, same user id), or the same e-mail: 409, nothing appended.
+    expect(() => decideApproval(foldApproval(one, TTL), person('u1', 'vera@acme.test', { key_id: 'sess-other' }))).toThrow(ConflictError);
+    expect(() => decideApproval(foldApproval(one, TTL), person('u9', 'VERA@acme.test'))).toThrow(/needs 2 approvals from different approvers; VERA@acme.test already approved it/);
+    const second = decideApproval(foldApproval(one, TTL), person('u2', 'sam@acme.test', { notes: undefined }));
+    expect(second.event).toMatchObject({ type: InterventionEvents.OutcomeChanged, data: { to: 'approved_after_review', user_id: 'u2' } });
+    const done = foldApproval(after(one, second, 3), TTL).approval!;
+    expect(done).toMatchObject({ status: 'approved', decided_by: { id: 'u2' }, approver_email: 'sam@acme.test' });
+    expect(done.approvals.map((g) => [g.by.email, g.comment])).toEqual([['vera@acme.test', 'ticket 42'], ['sam@acme.test', null]]);
+  });
+
+  it('rejects at once when any approver rejects, the first approver included', () => {
+    const one = after([recorded(strict)], decideApproval(foldApproval([recorded(strict)], TTL), person('u1', 'vera@acme.test')), 2);
+    const r = decideApproval(foldApproval(one, TTL), person('u1', 'vera@acme.test', { decision: 'reject', notes: 'changed my mind' }));
+    expect(foldApproval(after(one, r, 3), TTL).approval).toMatchObject({ status: 'rejected', decided_by: { id: 'u1' }, notes: 'changed my mind' });
+  });
+
+  it('under separation of duties, refuses a key, the agent’s owner (e-mail any case, or user id) and its last changer with 403', () => {
+    const state = foldApproval([recorded(strict)], TTL);
+    expect(() => decideApproval(state, cmd())).toThrow(ForbiddenError);
+    expect(() => decideApproval(state, cmd())).toThrow(/an API key cannot decide it/);
+    expect(() => decideApproval(state, person('u5', 'owner@acme.test'))).toThrow(/owner@acme.test owns agent a1/);
+    expect(() => decideApproval(state, person('owner@acme.test', 'other@acme.test'))).toThrow(ForbiddenError);
+    expect(() => decideApproval(state, person('u-changer', 'chris@acme.test'))).toThrow(/chris@acme.test last changed agent a1's registration/);
+    expect(() => decideApproval(state, person('u-changer', 'chris@acme.test', { decision: 'reject' }))).toThrow(ForbiddenError);
+    expect(decideApproval(state, person('u1', 'vera@acme.test')).kind).toBe('decided');
+    // An unregistered agent has no owner or changer: any person may decide.
+    expect(decideApproval(state, person('u5', 'owner@acme.test', { stewards: null })).kind).toBe('decided');
+    // Without separation of duties, a key and the owner decide as before.
+    expect(decideApproval(foldApproval([recorded()], TTL), person('u5', 'owner@acme.test')).kind).toBe('decided');
+  });
+
+  it('lists the approval given and the decider on the intervention’s audit trail', () => {
+    const first = decideApproval(foldApproval([recorded(strict)], TTL), person('u1', 'vera@acme.test'));
+    const one = after([recorded(strict)], first, 2);
+    const second = decideApproval(foldApproval(one, TTL), person('u2', 'sam@acme.test'));
+    const trail = auditTrail(after(one, second, 3) as never);
+    expect(trail[1]).toMatchObject({ event: 'InterventionApprovalGiven', actor: 'approver:vera@acme.test', changes: {}, details: { approvals_required: 2, by: { type: 'user', id: 'u1', email: 'vera@acme.test', name: 'Name u1' }, notes: 'ticket 42' } });
+    expect(trail[2]).toMatchObject({ event: 'InterventionOutcomeChanged', changes: { outcome: { from: 'escalated', to: 'approved_after_review' } }, details: { by: { id: 'u2', email: 'sam@acme.test' } } });
   });
 });
 

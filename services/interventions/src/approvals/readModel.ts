@@ -7,7 +7,7 @@ import { evolveApproval } from './approval.js';
 export const APPROVALS_PROJECTION = 'approvals-read-model' satisfies ProjectionName;
 
 /** Event types it applies: the ones that open, change or remove an approval. */
-export const APPROVALS_EVENT_TYPES: string[] = [InterventionEvents.Recorded, InterventionEvents.Enriched, InterventionEvents.OutcomeChanged, InterventionEvents.Deleted];
+export const APPROVALS_EVENT_TYPES: string[] = [InterventionEvents.Recorded, InterventionEvents.Enriched, InterventionEvents.ApprovalGiven, InterventionEvents.OutcomeChanged, InterventionEvents.Deleted];
 
 /**
  * `agp_approvals`: one row per approval, `doc` the record as the API returns it; the other columns exist for
@@ -35,9 +35,11 @@ CREATE INDEX IF NOT EXISTS agp_approvals_pending_expiry ON agp_approvals (expire
 
 /**
  * Fields added to the record after approvals were first stored, with the value a row stored before them reads:
- * `actor` and `actor_name` (who decided) are null on those rows. Applied when a row is read, so no rewrite of the table.
+ * `actor` and `actor_name` (who decided) are null on those rows; such an approval needed one approval by anyone
+ * (`approvals_required` 1, `separation_of_duties` false), lists no `approvals` and no `decided_by`. Applied when a row is
+ * read, so no rewrite of the table.
  */
-const LATER_FIELDS = { actor: null, actor_name: null } as const;
+const LATER_FIELDS = { actor: null, actor_name: null, approvals_required: 1, separation_of_duties: false, approvals: [], decided_by: null } as const;
 /** {@link LATER_FIELDS} under a stored document, in SQL (`doc` wins where it has them). */
 const DOC_SQL = `('${JSON.stringify(LATER_FIELDS)}'::jsonb || doc)`;
 

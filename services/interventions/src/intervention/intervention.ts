@@ -1,7 +1,10 @@
 import {
   BLOCKING_OUTCOMES,
   InterventionEvents,
+  approverOf,
   purposeOf,
+  type ApprovalGivenData,
+  type ApprovalOutcomeChangedData,
   type AuditTrailEntry,
   type InterventionDeletedData,
   type InterventionEnrichedData,
@@ -127,7 +130,16 @@ export function auditTrail(events: StoredEvent[]): AuditTrailEntry[] {
         if (d.approver_email) details.approver_email = d.approver_email;
         if (d.notes) details.notes = d.notes;
         if (d.reason) details.reason = d.reason;
+        const by = approverOf(d as ApprovalOutcomeChangedData);
+        if (by) details.by = by;
         return { ...base, changes: { outcome: { from: d.from, to: d.to } }, details };
+      }
+      case InterventionEvents.ApprovalGiven: {
+        // One approval of several: the outcome does not change yet.
+        const d = e.data as unknown as ApprovalGivenData;
+        const details: Record<string, unknown> = { approver_email: d.approver_email, by: approverOf(d), approvals_required: d.approvals_required };
+        if (d.notes) details.notes = d.notes;
+        return { ...base, changes: {}, details };
       }
       case InterventionEvents.Enriched: {
         const d = e.data as unknown as InterventionEnrichedData;

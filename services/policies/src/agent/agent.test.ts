@@ -14,7 +14,7 @@ describe('decideRegister', () => {
     expect(foldAgent([stored(d, 1)])).toEqual({
       agent_id: 'billing-bot', organization_id: 'acme', name: 'Billing', description: null, framework: null, owner: null, metadata: {},
       actions: [{ name: 'refund', description: null, parameters: { type: 'object' }, risk_level: 'high', typical_cost_usd: 0.02 }],
-      registered_at: T0, updated_at: T0, version: 1,
+      registered_at: T0, updated_at: T0, version: 1, changed_by: 'key:k1', changed_by_name: null,
     });
   });
   it('appends nothing for an identical re-registration', () => {

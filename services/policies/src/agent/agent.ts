@@ -38,17 +38,20 @@ export function definitionOf(a: RegistryAgent): AgentDefinition {
   return Object.fromEntries(AGENT_FIELDS.map((f) => [f, a[f]])) as unknown as AgentDefinition;
 }
 
+/** Who an agent event was made by: its actor (`user:<id>` or `key:<id>`) and that actor's name then (null when none). */
+const changedBy = (event: AgentEvent) => ({ changed_by: event.metadata.actor ?? null, changed_by_name: event.metadata.actor_name ?? null });
+
 /** Fold one event of an agent stream. AgentRegistered starts it; AgentUpdated applies each change's `to`. */
 export function evolveAgent(state: RegistryAgent | null, event: AgentEvent): RegistryAgent | null {
   switch (event.type) {
     case AgentEvents.Registered: {
       const { agent_id, at, ...definition } = event.data as unknown as AgentRegisteredData;
-      return { agent_id, organization_id: event.metadata.organization_id, ...definition, registered_at: at, updated_at: at, version: event.stream_version };
+      return { agent_id, organization_id: event.metadata.organization_id, ...definition, registered_at: at, updated_at: at, version: event.stream_version, ...changedBy(event) };
     }
     case AgentEvents.Updated: {
       if (!state) return state;
       const d = event.data as unknown as AgentUpdatedData;
-      const next: RegistryAgent = { ...state, updated_at: d.at, version: event.stream_version };
+      const next: RegistryAgent = { ...state, updated_at: d.at, version: event.stream_version, ...changedBy(event) };
       for (const [field, change] of Object.entries(d.changes) as Array<[string, FieldChange]>) (next as Record<string, unknown>)[field] = change.to;
       return next;
     }

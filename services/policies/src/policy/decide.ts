@@ -49,6 +49,8 @@ export function normaliseSettings(body: CreatePolicy): PolicySettings {
     downgrades: body.downgrades ?? [],
     guardrails: body.guardrails ?? {},
     period_budgets: body.period_budgets ?? [],
+    approvals_required: body.approvals_required ?? 1,
+    separation_of_duties: body.separation_of_duties ?? false,
   };
 }
 

@@ -5,6 +5,8 @@
  * approved or rejected from its row: one click, then a confirmation asking the approver's email (required by the API,
  * remembered in this browser) and notes (`POST /api/v1/approvals/{id}/approve|reject`). A decision already taken
  * (409) is shown as a message above the list, and the list refreshes. Write controls are disabled for a read key.
+ * Each approval names its approvers (person or key, e-mail, name, when, comment); one needing two approvals shows
+ * "1 of 2 approvals" while it waits for the second (docs/auth.md, Named approvers).
  * Source: docs/console.md (Approvals); architecture §4 (Approvals).
  */
 import { useState } from 'react';
@@ -52,6 +54,34 @@ type PendingDecision = { a: ApprovalRecord; kind: 'approve' | 'reject' };
 /** Queries a decision changes: the approvals, the interventions (outcome) and the dashboard numbers. */
 const CHANGED_BY_DECISION = ['/api/v1/approvals', '/api/v1/interventions', '/api/v1/mcp/resources'];
 
+/** `1 of 2 approvals` for an approval that needs more than one; null for one that needs one. */
+export function approvalsProgress(a: Pick<ApprovalRecord, 'approvals' | 'approvals_required'>): string | null {
+  const required = a.approvals_required ?? 1;
+  return required > 1 ? `${Math.min(a.approvals?.length ?? 0, required)} of ${required} approvals` : null;
+}
+
+/** Who an approver is, in one line: `April Approver <april@acme.test>` for a person, `key review desk (jane@…)` for a key. */
+function approverText(by: NonNullable<ApprovalRecord['decided_by']>): string {
+  if (by.type === 'user') return by.name && by.email ? `${by.name} <${by.email}>` : (by.email ?? by.name ?? by.id);
+  return `key ${by.name ?? by.id}${by.email ? ` (${by.email})` : ''}`;
+}
+
+/** The approvals given so far, oldest first: who, when, and their comment. */
+function ApprovalsGiven({ a }: { a: ApprovalRecord }) {
+  const given = a.approvals ?? [];
+  if (given.length === 0) return <span className="muted">none yet</span>;
+  return (
+    <ol className="approvers">
+      {given.map((g) => (
+        <li key={`${g.by.type}:${g.by.id}:${g.at}`}>
+          {approverText(g.by)} · {when(g.at)}
+          {g.comment ? <> · <q>{g.comment}</q></> : null}
+        </li>
+      ))}
+    </ol>
+  );
+}
+
 /** Approve and reject buttons of a pending approval (each opens the confirmation). */
 function DecisionButtons({ a, onDecide }: { a: ApprovalRecord; onDecide: (p: PendingDecision) => void }) {
   return (
@@ -98,15 +128,27 @@ function ApprovalDetail({ a, onDecide }: { a: ApprovalRecord; onDecide: (p: Pend
         <dd>
           <Link to={`/interventions/${encodeURIComponent(a.intervention_id)}`}>{a.intervention_id}</Link>
         </dd>
+        <dt>Approvals</dt>
+        <dd>
+          {approvalsProgress(a) ? <p>{approvalsProgress(a)} from different people</p> : null}
+          {a.separation_of_duties ? <p>Separation of duties: a signed-in person other than the agent&apos;s owner and last changer decides; keys cannot.</p> : null}
+          <ApprovalsGiven a={a} />
+        </dd>
         {a.status !== 'pending' ? (
           <>
             <dt>Decided</dt>
             <dd>
               {when(a.decided_at)} {a.approver_email ? `by ${a.approver_email}` : ''} {a.decision_reason ? `(${a.decision_reason})` : ''}
             </dd>
+            {a.decided_by ? (
+              <>
+                <dt>Decided by</dt>
+                <dd>{approverText(a.decided_by)}</dd>
+              </>
+            ) : null}
             {a.actor ? (
               <>
-                <dt>With key</dt>
+                <dt>{a.actor.startsWith('user:') ? 'As' : 'With key'}</dt>
                 <dd>
                   <Actor id={a.actor} name={a.actor_name} />
                 </dd>
@@ -211,7 +253,16 @@ function ApprovalsTable({ rows, onDecide }: { rows: ApprovalRecord[]; onDecide: 
     { key: 'cost', header: 'Estimated cost', cell: (a) => usd(a.estimated_cost_usd), numeric: true },
     { key: 'requested', header: 'Requested', cell: (a) => <Time iso={a.requested_at} /> },
     { key: 'reason', header: 'Reason', cell: (a) => <Truncate text={a.reason} width="fill" />, fill: true },
-    { key: 'status', header: 'Status', cell: (a) => <Tag value={a.status} /> },
+    {
+      key: 'status',
+      header: 'Status',
+      cell: (a) => (
+        <>
+          <Tag value={a.status} />
+          {a.status === 'pending' && approvalsProgress(a) ? <span className="muted"> {approvalsProgress(a)}</span> : null}
+        </>
+      ),
+    },
     {
       key: 'decision',
       header: 'Decision',
@@ -256,7 +307,9 @@ export function ApprovalsPage() {
         <div aria-live="polite">
           {outcome?.decided ? (
             <p className="success" role="status">
-              {outcome.action}: {outcome.decided.status === 'approved' ? 'approved' : 'rejected'} by {outcome.decided.approver_email} at {when(outcome.decided.decided_at)}.
+              {outcome.decided.status === 'pending'
+                ? `${outcome.action}: your approval is in (${approvalsProgress(outcome.decided) ?? 'more needed'}); it waits for another approver.`
+                : `${outcome.action}: ${outcome.decided.status === 'approved' ? 'approved' : 'rejected'} by ${outcome.decided.approver_email} at ${when(outcome.decided.decided_at)}.`}
             </p>
           ) : null}
           {outcome?.error ? (

@@ -23,7 +23,7 @@ export const PII_GUARDRAIL_MODES = ['block', 'warn', 'redact'] as const;
  * The policy fields (exactly the contract's POLICY_FIELDS, checked below) in the order the policy page and the form
  * show them: who it applies to, which actions, how much money, how often, then what it changes or guards.
  */
-export const POLICY_FIELDS = ['name', 'description', 'enabled', 'agent_ids', 'denied_actions', 'allowed_actions', 'approval_required_actions', 'session_budget', 'run_budget', 'action_budget', 'period_budgets', 'rate_limits', 'downgrades', 'guardrails'] as const;
+export const POLICY_FIELDS = ['name', 'description', 'enabled', 'agent_ids', 'denied_actions', 'allowed_actions', 'approval_required_actions', 'approvals_required', 'separation_of_duties', 'session_budget', 'run_budget', 'action_budget', 'period_budgets', 'rate_limits', 'downgrades', 'guardrails'] as const;
 /** The key of `rate_limits` and the `action` of a downgrade rule that mean every action (contract RATE_LIMIT_ANY_ACTION, DOWNGRADE_ANY_ACTION). */
 export const ANY_ACTION = '*';
 /** Who a rate limit counts together (contract RATE_LIMIT_SCOPES); the first is the default of a new limit. */
@@ -57,6 +57,8 @@ export const FIELD_LABELS: Record<PolicyField, string> = {
   denied_actions: 'Denied actions',
   allowed_actions: 'Allowed actions',
   approval_required_actions: 'Needs approval',
+  approvals_required: 'Approvals needed',
+  separation_of_duties: 'Separation of duties',
   rate_limits: 'Rate limits',
   agent_ids: 'Applies to',
   action_budget: 'Action budget',
@@ -143,6 +145,10 @@ export function fieldLines(field: PolicyField, v: unknown): string[] {
       return names(v, NONE);
     case 'approval_required_actions':
       return names(v, NONE);
+    case 'approvals_required':
+      return [v === 2 ? '2 approvals from different people' : '1 approval'];
+    case 'separation_of_duties':
+      return [v ? "a person other than the agent's owner and last changer decides; keys cannot" : 'off'];
     case 'allowed_actions':
       if (v === null) return ['every action that is not denied'];
       return names(v, 'none: an empty allow-list blocks every action');
