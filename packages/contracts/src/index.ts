@@ -29,3 +29,4 @@ export * from './governance-feed.js';
 export * from './numbers.js';
 export * from './key-order.js';
 export * from './quota.js';
+export * from './webhooks.js';
