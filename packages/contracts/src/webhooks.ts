@@ -104,16 +104,16 @@ export const WebhookDisabledReasonSchema = z.enum(['gone', 'failing']);
 /** A subscription as every read answers it; never its secret. Times ISO 8601 UTC. */
 export const WebhookSchema = z.object({
   id: z.string().describe('Subscription id (`wh_…`)'),
-  url: z.string(),
-  events: z.array(WebhookEventKindSchema),
-  filter: WebhookFilterSchema.nullable(),
-  enabled: z.boolean(),
-  description: z.string().nullable(),
+  url: z.string().describe('Where deliveries are POSTed'),
+  events: z.array(WebhookEventKindSchema).describe('The event kinds sent to it'),
+  filter: WebhookFilterSchema.nullable().describe('Which events of those kinds are sent; null: all'),
+  enabled: z.boolean().describe('Whether deliveries are sent'),
+  description: z.string().nullable().describe('Free text'),
   disabled_reason: WebhookDisabledReasonSchema.nullable().describe('Why the platform disabled it (`gone`: the receiver answered 410; `failing`: consecutive failures); null when enabled or disabled by a person'),
   consecutive_failures: z.number().int().describe('Failed delivery attempts since the last success'),
   previous_secret_expires_at: z.string().nullable().describe('Until when deliveries are also signed with the secret before the last rotation; null when none'),
-  created_at: z.string(),
-  updated_at: z.string(),
+  created_at: z.string().describe('When it was created, ISO 8601 UTC'),
+  updated_at: z.string().describe('When it was last changed, ISO 8601 UTC'),
 });
 /** See {@link WebhookSchema}. */
 export type Webhook = z.infer<typeof WebhookSchema>;
@@ -128,7 +128,12 @@ export type WebhookWithSecret = z.infer<typeof WebhookWithSecretSchema>;
 /** Query of `GET /api/v1/webhooks`. */
 export const ListWebhooksQuerySchema = z.strictObject({ ...paginationShape(50, 200) });
 /** A page of subscriptions, oldest first. */
-export const WebhookPageSchema = z.object({ webhooks: z.array(WebhookSchema), total: z.number().int(), skip: z.number().int(), limit: z.number().int() });
+export const WebhookPageSchema = z.object({
+  webhooks: z.array(WebhookSchema).describe('The subscriptions of this page'),
+  total: z.number().int().describe('Subscriptions in all'),
+  skip: z.number().int().describe('Records skipped'),
+  limit: z.number().int().describe('Page size'),
+});
 /** See {@link WebhookPageSchema}. */
 export type WebhookPage = z.infer<typeof WebhookPageSchema>;
 
@@ -147,15 +152,15 @@ export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as c
 export const WebhookDeliverySchema = z.object({
   id: z.string().describe('The delivery id, sent as `webhook-id` on every attempt (receivers deduplicate on it)'),
   webhook_id: z.string().describe('The subscription'),
-  event: WebhookEventKindSchema,
-  status: z.enum(WEBHOOK_DELIVERY_STATUSES),
+  event: WebhookEventKindSchema.describe('The event kind delivered'),
+  status: z.enum(WEBHOOK_DELIVERY_STATUSES).describe('pending (waiting for its next attempt), delivered (a 2xx answer) or failed (410, or out of retries)'),
   attempts: z.number().int().describe('Attempts made'),
   response_status: z.number().int().nullable().describe('HTTP status of the last attempt; null when none answered (timeout, reset, refused address)'),
   latency_ms: z.number().int().nullable().describe('Duration of the last attempt, in ms'),
   last_error: z.string().nullable().describe('Why the last attempt failed, when it did'),
   next_attempt_at: z.string().nullable().describe('When the next attempt is due (ISO 8601 UTC); null when delivered or failed'),
-  created_at: z.string(),
-  delivered_at: z.string().nullable(),
+  created_at: z.string().describe('When the event was enqueued for this subscription, ISO 8601 UTC'),
+  delivered_at: z.string().nullable().describe('When a 2xx answer arrived, ISO 8601 UTC; null until then'),
 });
 /** See {@link WebhookDeliverySchema}. */
 export type WebhookDelivery = z.infer<typeof WebhookDeliverySchema>;
@@ -163,7 +168,12 @@ export type WebhookDelivery = z.infer<typeof WebhookDeliverySchema>;
 /** Query of `GET /api/v1/webhooks/{id}/deliveries`: newest first. */
 export const ListWebhookDeliveriesQuerySchema = z.strictObject({ status: z.enum(WEBHOOK_DELIVERY_STATUSES).optional(), ...paginationShape(50, 200) });
 /** A page of deliveries. */
-export const WebhookDeliveryPageSchema = z.object({ deliveries: z.array(WebhookDeliverySchema), total: z.number().int(), skip: z.number().int(), limit: z.number().int() });
+export const WebhookDeliveryPageSchema = z.object({
+  deliveries: z.array(WebhookDeliverySchema).describe('The deliveries of this page'),
+  total: z.number().int().describe('Deliveries in all (with the filter)'),
+  skip: z.number().int().describe('Records skipped'),
+  limit: z.number().int().describe('Page size'),
+});
 /** See {@link WebhookDeliveryPageSchema}. */
 export type WebhookDeliveryPage = z.infer<typeof WebhookDeliveryPageSchema>;
 
@@ -174,35 +184,46 @@ export const WebhookDeliveryPathSchema = z.strictObject({ id: OpaqueIdSchema, de
 
 /** Intervention fields that `intervention.created` and `approval.requested` carry. */
 export const WebhookInterventionSchema = z.object({
-  id: z.string(),
-  type: InterventionTypeSchema,
-  outcome: InterventionOutcomeSchema,
-  action_name: z.string(),
-  agent_id: z.string(),
-  run_id: z.string().nullable(),
-  policy_id: z.string().nullable(),
-  risk_level: RiskLevelSchema.nullable(),
-  reason: z.string().nullable(),
-  estimated_cost_usd: z.number().nullable().describe('USD'),
-  timestamp: z.string(),
+  id: z.string().describe('Intervention id'),
+  type: InterventionTypeSchema.describe('Intervention type'),
+  outcome: InterventionOutcomeSchema.describe('Intervention outcome'),
+  action_name: z.string().describe('The action the agent attempted'),
+  agent_id: z.string().describe('The agent'),
+  run_id: z.string().nullable().describe('The run, when known'),
+  policy_id: z.string().nullable().describe('The policy that triggered it, when known'),
+  risk_level: RiskLevelSchema.nullable().describe('Risk level as recorded (before enrichment)'),
+  reason: z.string().nullable().describe('Why, as recorded (before enrichment)'),
+  estimated_cost_usd: z.number().nullable().describe('Estimated cost of the action, in USD'),
+  timestamp: z.string().describe('When it happened, ISO 8601 UTC'),
 });
 
 /** `data` of `intervention.created`: the intervention as recorded (before enrichment). */
-export const WebhookInterventionCreatedSchema = z.object({ intervention: WebhookInterventionSchema });
+export const WebhookInterventionCreatedSchema = z.object({ intervention: WebhookInterventionSchema.describe('The intervention as recorded') });
 /** `data` of `approval.requested`: the approval's id, its intervention, and when it expires. */
-export const WebhookApprovalRequestedSchema = z.object({ approval_id: z.string(), intervention: WebhookInterventionSchema, expires_at: z.string().nullable() });
+export const WebhookApprovalRequestedSchema = z.object({
+  approval_id: z.string().describe('The approval (`apr-<intervention id>`): approve or reject it at /api/v1/approvals/{id}/approve|reject'),
+  intervention: WebhookInterventionSchema.describe('The escalated intervention'),
+  expires_at: z.string().nullable().describe('When the approval expires undecided, ISO 8601 UTC'),
+});
 /** `data` of `delivery.disabled`: which subscription the platform disabled, and why. */
 export const WebhookDeliveryDisabledSchema = z.object({
-  webhook_id: z.string(),
-  url: z.string(),
-  reason: WebhookDisabledReasonSchema,
-  consecutive_failures: z.number().int(),
-  last_response_status: z.number().int().nullable(),
+  webhook_id: z.string().describe('The subscription disabled'),
+  url: z.string().describe('Its URL'),
+  reason: WebhookDisabledReasonSchema.describe('gone (its receiver answered 410) or failing (consecutive failures)'),
+  consecutive_failures: z.number().int().describe('Failed attempts in a row when it was disabled'),
+  last_response_status: z.number().int().nullable().describe('HTTP status of the last attempt; null when none answered'),
 });
 
 /** Every delivery's body: `{type, timestamp, data}` (the Standard Webhooks payload structure); `data` by `type`. */
 const envelope = <K extends WebhookEventKind, D extends z.ZodType>(type: K, data: D, description: string) =>
-  z.object({ type: z.literal(type), timestamp: z.string().describe('When the event happened, ISO 8601 UTC'), organization_id: z.string(), data }).meta({ description });
+  z
+    .object({
+      type: z.literal(type).describe('The event kind'),
+      timestamp: z.string().describe('When the event happened, ISO 8601 UTC'),
+      organization_id: z.string().describe('The organisation it happened in'),
+      data: data.describe('The event, by kind'),
+    })
+    .meta({ description });
 
 /**
  * The payload of each event kind the platform sends, by kind: the OpenAPI document's `webhooks` section names each one.
