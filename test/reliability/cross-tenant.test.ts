@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 /**
  * The cross-tenant matrix, in both run modes, generated from the route table (`HTTP_ROUTES` in @agp/contracts) and
  * the MCP registry (tools, resources, resource templates, prompts as the platform lists them):
@@ -52,6 +53,10 @@ const BODIES: Readonly<Record<string, (a: OrgObjects) => unknown>> = {
   createMember: () => ({ email: 'mallory@globex.test', role: 'viewer' }),
   updateMember: () => ({ role: 'admin' }),
   retryDeadLetter: () => ({}),
+  createWebhook: (a) => ({ url: 'https://93.184.215.14/globex', events: ['approval.requested'], filter: { agent_ids: [a.agentId] }, enabled: false }),
+  updateWebhook: () => ({ url: 'https://93.184.215.14/hijacked' }),
+  rotateWebhookSecret: () => ({}),
+  redeliverWebhook: () => ({}),
   // An OTLP/JSON export whose execute_tool span names A's agent (its service.name and gen_ai.agent.id) and carries A's run id as its conversation.
   otlpTraces: (a) => {
     const str = (key: string, value: string) => ({ key, value: { stringValue: value } });
@@ -284,4 +289,4 @@ describeModes('cross-tenant matrix', (platform, mode) => {
     }
     expect(failures).toEqual([]);
   });
-});
+}, { env: { AGP_SECRETS_KEY: randomBytes(32).toString('base64') } });
