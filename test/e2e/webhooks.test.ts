@@ -219,6 +219,16 @@ describeModes(
       await call(p, 'PUT', `/api/v1/kill-switches/agents/rot-${uniq()}`, { key: p.writeKey, body: { engaged: true } });
       await eventually(async () => receiver.at(path).length >= 2 || null);
       expect(receiver.at(path)[1].verifiedWith).toEqual([noOverlap.body.secret]);
+      // The same subscription through the platform's MCP tools: admin keys only, never a secret in a read.
+      const tool = (tool_name: string, args: Record<string, unknown>, key = p.adminKey) => call(p, 'POST', '/api/v1/mcp/call', { key, body: { tool_name, arguments: args } });
+      expect((await tool('list_webhooks', {}, p.writeKey)).body).toMatchObject({ success: false, error: { code: 'forbidden' } });
+      expect((await tool('create_webhook', { url: `${receiver.url}/t`, events: ['policy.changed'] }, p.writeKey)).body).toMatchObject({ success: false, error: { code: 'forbidden' } });
+      const listed = await tool('list_webhooks', { limit: 200 });
+      expect(listed.body.data.webhooks.map((w: { id: string }) => w.id)).toContain(hook.id);
+      expect(JSON.stringify(listed.body)).not.toContain(noOverlap.body.secret);
+      const viaTool = await tool('rotate_webhook_secret', { id: hook.id });
+      expect(viaTool.body).toMatchObject({ success: true, data: { id: hook.id, secret: expect.stringMatching(/^whsec_/) } });
+      expect((await tool('list_webhook_deliveries', { id: hook.id, status: 'delivered' })).body.data.total).toBe(2);
       expect((await call(p, 'DELETE', `${BASE}/${hook.id}`, { key: p.adminKey })).status).toBe(204);
       expectProblem(await call(p, 'GET', `${BASE}/${hook.id}`, { key: p.adminKey }), 404);
     });

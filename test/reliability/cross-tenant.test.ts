@@ -83,6 +83,12 @@ const PROPERTY_RULES: Readonly<Record<string, (a: OrgObjects) => unknown>> = {
   'get_intervention.id': (a) => a.interventionId,
   'get_mcp_server.name': (a) => a.mcpServerName,
   'delete_mcp_server.name': (a) => a.mcpServerName,
+  'update_webhook.id': (a) => a.webhookId,
+  'delete_webhook.id': (a) => a.webhookId,
+  'rotate_webhook_secret.id': (a) => a.webhookId,
+  'list_webhook_deliveries.id': (a) => a.webhookId,
+  'redeliver_webhook.id': (a) => a.webhookId,
+  delivery_id: () => 'msg_0190000000007000800000000000000a',
 };
 
 /** Fixed values of the other required tool arguments. */
@@ -159,8 +165,9 @@ describeModes('cross-tenant matrix', (platform, mode) => {
           if (required.has(name)) addressesA = true;
         } else if (required.has(name)) args[name] = OTHER_ARGUMENTS[name];
       }
-      const rest = await call(p, 'POST', '/api/v1/mcp/call', { key: p.otherOrgWriteKey, body: { tool_name: tool.name, arguments: args } });
-      const rpc = await mcpRpc(client, p.otherOrgWriteKey, 'tools/call', { name: tool.name, arguments: args });
+      // B's admin key (a write key is refused the admin tools before their organisation check).
+      const rest = await call(p, 'POST', '/api/v1/mcp/call', { key: p.otherOrgAdminKey, body: { tool_name: tool.name, arguments: args } });
+      const rpc = await mcpRpc(client, p.otherOrgAdminKey, 'tools/call', { name: tool.name, arguments: args });
       figures.leakAttempts += 2;
       const where = `${tool.name}(${JSON.stringify(args)}) → REST ${rest.status} ${JSON.stringify(rest.body).slice(0, 200)}; JSON-RPC ${rpc.http.text.slice(0, 200)}`;
       if (JSON.stringify(rest.body).includes(a.secret) || rpc.http.text.includes(a.secret)) failures.push(`LEAK: ${where}`);

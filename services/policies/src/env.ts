@@ -21,7 +21,7 @@ export const policiesSettings = {
    */
   /**
    * Delays before each retry of a webhook delivery, in ms, comma-separated (e.g. `200,400,800` in tests). Unset: 5 s,
-   * 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 6 h, 8 h (under 24 h in all), each with ±20 % jitter.
+   * 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 6 h, 6 h (under 24 h in all), each with ±20 % jitter.
    */
   AGP_WEBHOOK_RETRY_SCHEDULE_MS: z
     .string()

@@ -4,11 +4,11 @@
  */
 
 /**
- * Delays before each retry, in ms: 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 6 h, 8 h (21 h 42 min 35 s in
+ * Delays before each retry, in ms: 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 6 h, 6 h (19 h 42 min 35 s in
  * all, under 24 h even with the +20 % jitter). The first attempt is made at once; after the last retry fails the
  * delivery is `failed`.
  */
-export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 21_600_000, 28_800_000];
+export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 21_600_000, 21_600_000];
 
 /** Jitter of each delay: the delay is multiplied by a factor drawn evenly from [1 - JITTER, 1 + JITTER]. */
 export const RETRY_JITTER = 0.2;
