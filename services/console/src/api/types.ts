@@ -34,6 +34,9 @@ export type {
   RunDetail,
   StatsDaily,
   StatsSummary,
+  Webhook,
+  WebhookDelivery,
+  WebhookWithSecret,
 } from '@agp/contracts';
 export { APPROVAL_STATUSES, INTERVENTION_OUTCOMES, INTERVENTION_TYPES, RISK_LEVELS, RUN_STATUSES } from './enums.js';
 
