@@ -146,7 +146,11 @@ describeModes(
       expect(requested.data).toMatchObject({ approval_id: `apr-${id}`, intervention: { id, agent_id: agent, risk_level: 'high', outcome: 'escalated' } });
       expect(parsed(all.find((g) => parsed(g).type === 'approval.decided')!).data).toMatchObject({ approval_id: `apr-${id}`, status: 'approved', agent_id: agent });
 
-      const log = await call(p, 'GET', `${BASE}/${hook.id}/deliveries`, { key: p.adminKey });
+      // The receiver answered before the platform recorded the answer: wait until the log has all three delivered.
+      const log = await eventually(async () => {
+        const r = await call(p, 'GET', `${BASE}/${hook.id}/deliveries`, { key: p.adminKey });
+        return r.body.deliveries.every((d: { status: string }) => d.status === 'delivered') ? r : null;
+      });
       expect(log.body.total).toBe(3);
       for (const d of log.body.deliveries) expect(d).toMatchObject({ status: 'delivered', attempts: 1, response_status: 204, latency_ms: expect.any(Number), next_attempt_at: null });
     });
@@ -233,6 +237,26 @@ describeModes(
       expect((await tool('list_webhook_deliveries', { id: hook.id, status: 'delivered' })).body.data.total).toBe(2);
       expect((await call(p, 'DELETE', `${BASE}/${hook.id}`, { key: p.adminKey })).status).toBe(204);
       expectProblem(await call(p, 'GET', `${BASE}/${hook.id}`, { key: p.adminKey }), 404);
+    });
+
+    it('sends eval.regression for a submitted eval run that fails scenarios its suite\'s baseline passed, and nothing for one that does not', async () => {
+      const p = platform();
+      const path = `/evals-${uniq()}`;
+      const hook = await subscribe(p, path, ['eval.regression']);
+      const suite = `suite-${uniq()}`;
+      const run = (id: string, branch: string, status: 'blocked' | 'failed') =>
+        call(p, 'POST', '/api/v1/evals', { key: p.writeKey, body: { id, suite, agent_id: 'eval-agent', branch, commit_sha: 'abc1234', scenarios: [{ name: 'inject-1', category: 'prompt_injection', status }, { name: 'inject-2', category: 'prompt_injection', status: 'blocked' }] } });
+      const base = `base-${uniq()}`;
+      expect((await run(base, 'main', 'blocked')).status).toBe(201);
+      expect((await run(`same-${uniq()}`, 'feature', 'blocked')).status).toBe(201);
+      const regressed = `reg-${uniq()}`;
+      expect((await run(regressed, 'feature', 'failed')).status).toBe(201);
+      await eventually(async () => receiver.at(path).length >= 1 || null, 15_000);
+      await eventually(async () => (await call(p, 'GET', `${BASE}/${hook.id}/deliveries`, { key: p.adminKey })).body.deliveries[0]?.status === 'delivered' || null);
+      expect(receiver.at(path)).toHaveLength(1);
+      const got = receiver.at(path)[0];
+      expect(got.verifiedWith).toEqual([hook.secret]);
+      expect(parsed(got)).toMatchObject({ type: 'eval.regression', data: { eval_run_id: regressed, baseline_id: base, suite, agent_id: 'eval-agent', branch: 'feature', regressions: 1, ci_status: 'fail' } });
     });
 
     it.runIf(mode === 'distributed')('delivers everything after the delivering process is killed mid-retry and restarted', async () => {

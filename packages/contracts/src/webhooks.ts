@@ -11,8 +11,8 @@ import { GovernanceApprovalDecidedSchema, GovernanceKillSwitchChangedSchema, Gov
 
 /**
  * Every event kind a subscription may name. The platform sends `approval.requested`, `approval.decided`,
- * `intervention.created`, `kill_switch.changed`, `policy.changed` and `delivery.disabled`; `budget.threshold`,
- * `block_rate.spike` and `eval.regression` are accepted and stored, and not sent yet (docs/notifications.md, Not built yet).
+ * `intervention.created`, `kill_switch.changed`, `policy.changed`, `eval.regression` and `delivery.disabled`;
+ * `budget.threshold` and `block_rate.spike` are accepted and stored, and not sent yet (docs/notifications.md, Not built yet).
  */
 export const WEBHOOK_EVENT_KINDS = [
   'approval.requested',
@@ -214,6 +214,20 @@ export const WebhookDeliveryDisabledSchema = z.object({
   last_response_status: z.number().int().nullable().describe('HTTP status of the last attempt; null when none answered'),
 });
 
+/** `data` of `eval.regression`: a submitted eval run with scenarios that passed on its suite's CI baseline and fail now. */
+export const WebhookEvalRegressionSchema = z.object({
+  eval_run_id: z.string().describe('The submitted run (`GET /api/v1/evals/{id}`)'),
+  baseline_id: z.string().describe('The run it was compared with: the latest of the suite and agent on the default branch (`GET /api/v1/evals/compare/{baseline_id}/{eval_run_id}` lists the scenarios)'),
+  suite: z.string().describe('The eval suite'),
+  agent_id: z.string().describe('The agent evaluated'),
+  branch: z.string().nullable().describe('The branch of the run, when given'),
+  commit_sha: z.string().nullable().describe('The commit of the run, when given'),
+  regressions: z.number().int().describe('How many scenarios passed on the baseline and fail now (at least 1)'),
+  grade: z.string().describe('The run’s grade'),
+  block_rate: z.number().nullable().describe('The run’s block rate, a fraction 0..1'),
+  ci_status: z.string().nullable().describe('pass or fail when the run has a commit; null otherwise'),
+});
+
 /** Every delivery's body: `{type, timestamp, data}` (the Standard Webhooks payload structure); `data` by `type`. */
 const envelope = <K extends WebhookEventKind, D extends z.ZodType>(type: K, data: D, description: string) =>
   z
@@ -234,6 +248,7 @@ export const WEBHOOK_PAYLOADS = {
   'intervention.created': envelope('intervention.created', WebhookInterventionCreatedSchema, 'An intervention was recorded'),
   'kill_switch.changed': envelope('kill_switch.changed', GovernanceKillSwitchChangedSchema, "The organisation's or an agent's kill switch was engaged or released"),
   'policy.changed': envelope('policy.changed', GovernancePolicyChangedSchema, 'A policy was created, updated, enabled or disabled'),
+  'eval.regression': envelope('eval.regression', WebhookEvalRegressionSchema, 'A submitted eval run regressed against its suite’s baseline'),
   'delivery.disabled': envelope('delivery.disabled', WebhookDeliveryDisabledSchema, 'Another subscription of the organisation was disabled by the platform'),
 } as const;
 

@@ -36,6 +36,27 @@ describe('webhook events of stored events', () => {
   });
 });
 
+describe('eval.regression', () => {
+  const submitted = (regressions: number) => ({
+    event_id: 'e4',
+    type: 'EvalRunSubmitted',
+    stream_version: 1,
+    global_position: 13n,
+    recorded_at: '2026-11-29T10:03:00.000Z',
+    metadata: meta,
+    data: {
+      id: 'run-2', organization_id: 'acme', suite: 's', agent_id: 'a1', branch: 'feature', commit_sha: 'abc', default_branch: 'main', source: 'agp', created_at: '2026-11-29T10:03:00.000Z', started_at: null, completed_at: null,
+      summary: { total: 1, adversarial: 1, blocked: 0, passed: 0, block_rate: 0, correctness_rate: 0, damage_prevented_usd: 0, avg_detection_time_ms: null, grade: 'F', ci_status: 'fail', threshold: 0.9, ci_baseline_id: 'run-1', regressions, by_category: {} },
+      scenarios: [],
+    },
+  });
+  it('is sent for a run with regressions against its baseline, not for one without', () => {
+    expect(webhookEventsOf(submitted(0), none)).toEqual([]);
+    const [ev] = webhookEventsOf(submitted(2), none);
+    expect(ev).toMatchObject({ kind: 'eval.regression', agents: ['a1'], data: { eval_run_id: 'run-2', baseline_id: 'run-1', regressions: 2, grade: 'F' } });
+  });
+});
+
 describe('subscription filters', () => {
   const ev = { kind: 'approval.requested' as const, agents: ['a1'], intervention_type: 'approval_required' as const, risk_level: 'medium' as const };
   it('needs the kind, and each filter part to hold', () => {

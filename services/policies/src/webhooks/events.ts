@@ -5,6 +5,8 @@
  */
 import {
   APPROVAL_ID_PREFIX,
+  EvalRunEvents,
+  EvalRunSubmittedDataSchema,
   InterventionEvents,
   InterventionRecordedDataSchema,
   KillSwitchEvents,
@@ -28,6 +30,7 @@ export const WEBHOOK_SOURCE_EVENT_TYPES: string[] = [
   PolicyEvents.Updated,
   PolicyEvents.Enabled,
   PolicyEvents.Disabled,
+  EvalRunEvents.Submitted,
 ];
 
 /** What the projection keeps of an escalated intervention, to describe its approval's decision. */
@@ -60,11 +63,30 @@ export interface WebhookLookups {
 
 /**
  * The webhook events `e` is: an InterventionRecorded is `intervention.created`, and also `approval.requested` when its
- * outcome is `escalated`; policy, kill-switch and approval-deciding events are what the governance push channel
- * streams (`governanceFeedEventOf`), with the same `data`.
+ * outcome is `escalated`; an EvalRunSubmitted whose summary counts regressions against its CI baseline is
+ * `eval.regression`; policy, kill-switch and approval-deciding events are what the governance push channel streams
+ * (`governanceFeedEventOf`), with the same `data`.
  */
 export function webhookEventsOf(e: GovernanceSourceEvent & { event_id: string }, lookups: WebhookLookups): WebhookEvent[] {
   const org = e.metadata.organization_id;
+  if (e.type === EvalRunEvents.Submitted) {
+    const d = EvalRunSubmittedDataSchema.safeParse(e.data);
+    if (!d.success || d.data.summary.regressions < 1 || d.data.summary.ci_baseline_id === null) return [];
+    const r = d.data;
+    const data = {
+      eval_run_id: r.id,
+      baseline_id: r.summary.ci_baseline_id,
+      suite: r.suite,
+      agent_id: r.agent_id,
+      branch: r.branch,
+      commit_sha: r.commit_sha,
+      regressions: r.summary.regressions,
+      grade: r.summary.grade,
+      block_rate: r.summary.block_rate,
+      ci_status: r.summary.ci_status,
+    };
+    return [{ kind: 'eval.regression', key: `${e.event_id}:eval.regression`, organization_id: org, at: r.created_at, data, agents: [r.agent_id], intervention_type: null, risk_level: null }];
+  }
   if (e.type === InterventionEvents.Recorded) {
     const d = InterventionRecordedDataSchema.safeParse(e.data);
     if (!d.success) return [];

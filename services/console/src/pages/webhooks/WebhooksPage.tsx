@@ -17,7 +17,7 @@ import { Tag } from '../../components/Tag.js';
 import { WriteButton } from '../../components/WriteButton.js';
 
 /** The event kinds the platform sends (docs/notifications.md); the others are accepted by the API but not sent yet. */
-const SENT_KINDS = ['approval.requested', 'approval.decided', 'intervention.created', 'kill_switch.changed', 'policy.changed', 'delivery.disabled'] as const;
+const SENT_KINDS = ['approval.requested', 'approval.decided', 'intervention.created', 'kill_switch.changed', 'policy.changed', 'eval.regression', 'delivery.disabled'] as const;
 
 const BASE = '/api/v1/webhooks';
 const path = (id: string) => `${BASE}/${encodeURIComponent(id)}`;
@@ -107,8 +107,9 @@ export function WebhooksPage() {
   const remove = useApiMutation((api, w: Webhook) => api.request('DELETE', path(w.id)), [BASE]);
   const failed = toggle.error ?? rotate.error ?? remove.error;
   const columns: Column<Webhook>[] = [
-    { key: 'url', header: 'URL', fill: true, cell: (w) => <Truncate text={w.url} width="fill" /> },
-    { key: 'events', header: 'Events', list: true, cell: (w) => w.events.join(', ') },
+    { key: 'url', header: 'URL', cell: (w) => <Truncate text={w.url} width="text" /> },
+    { key: 'description', header: 'Description', fill: true, cell: (w) => <Truncate text={w.description ?? ''} width="fill" /> },
+    { key: 'events', header: 'Events', wrap: true, cell: (w) => w.events.join(', ') },
     { key: 'state', header: 'State', cell: (w) => <Tag value={w.enabled ? 'enabled' : `disabled${w.disabled_reason ? ` (${w.disabled_reason})` : ''}`} /> },
     { key: 'failures', header: 'Failures', numeric: true, cell: (w) => w.consecutive_failures },
     { key: 'created', header: 'Created', cell: (w) => <Time iso={w.created_at} /> },
