@@ -85,16 +85,17 @@ export const CreateWebhookSchema = z.strictObject({
 /** See {@link CreateWebhookSchema}. */
 export type CreateWebhook = z.infer<typeof CreateWebhookSchema>;
 
-/** Body of `PATCH /api/v1/webhooks/{id}`: any field of a creation; `filter: null` clears the filter. Enabling again resets the failure count. */
-export const UpdateWebhookSchema = z
-  .strictObject({
-    url: WebhookUrlSchema.optional(),
-    events: EventsSchema.optional(),
-    filter: WebhookFilterSchema.nullable().optional(),
-    enabled: z.boolean().optional(),
-    description: z.string().max(500).nullable().optional(),
-  })
-  .refine((p) => Object.values(p).some((v) => v !== undefined), { error: 'at least one field to change: url, events, filter, enabled or description' });
+/**
+ * Body of `PATCH /api/v1/webhooks/{id}`: any field of a creation; `filter: null` clears the filter. Enabling again resets
+ * the failure count. An empty patch changes nothing and answers the subscription.
+ */
+export const UpdateWebhookSchema = z.strictObject({
+  url: WebhookUrlSchema.optional(),
+  events: EventsSchema.optional(),
+  filter: WebhookFilterSchema.nullable().optional(),
+  enabled: z.boolean().optional(),
+  description: z.string().max(500).nullable().optional(),
+});
 /** See {@link UpdateWebhookSchema}. */
 export type UpdateWebhook = z.infer<typeof UpdateWebhookSchema>;
 

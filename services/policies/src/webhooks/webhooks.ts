@@ -96,12 +96,13 @@ export class Webhooks {
 
   /**
    * `webhooks.update`: the fields given replace the stored ones (`filter: null`, `description: null` clear them);
-   * enabling resets the failure count and the disabled reason.
+   * enabling resets the failure count and the disabled reason; an empty patch changes nothing.
    * @throws ValidationError (422, `body.url`); NotFoundError (404).
    */
   async update(ctx: RequestContext, id: string, patch: UpdateWebhook): Promise<Webhook> {
     if (patch.url !== undefined) await assertOutboundUrl(patch.url, 'body.url', this.deps.outbound, this.deps.lookup);
-    await this.row(this.deps.db, ctx, id);
+    const current = await this.row(this.deps.db, ctx, id);
+    if (Object.values(patch).every((v) => v === undefined)) return webhookOf(current);
     const sets: string[] = ['updated_at = $3'];
     const params: unknown[] = [ctx.organization_id, id, this.deps.now().toISOString()];
     const set = (col: string, v: unknown, cast = '') => {
