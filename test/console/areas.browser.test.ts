@@ -49,7 +49,7 @@ const CURRENT = [
 /** A delta in percentage points as the console prints it. */
 const pp = (v: number | null) => (v === null ? '—' : v === 0 ? '±0 pp' : `${v > 0 ? '+' : '−'}${Math.abs(v).toFixed(2)} pp`);
 
-describeConsole('console areas: evals, benchmarks, tool gateway, replay', (ctx) => {
+describeConsole('console areas: evals, benchmarks, tool gateway, replay, webhooks', (ctx) => {
   /** Run ids that have replay submissions (the first with a divergence). */
   const replayed: string[] = [];
 
@@ -357,6 +357,38 @@ describeConsole('console areas: evals, benchmarks, tool gateway, replay', (ctx) 
     expect(await reader.getByRole('alert').first().textContent()).toMatch(/admin/);
     expect(ctx().pageErrors).toEqual([]);
   }, 90_000);
+
+  it('webhooks: an admin creates a subscription and sees its secret once, disables it, opens its delivery log; a write key is told it needs admin', async () => {
+    const { open, api, platform, screenshot } = ctx();
+    const page = await open('/webhooks', { key: platform.adminKey });
+    await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor();
+    const url = `https://93.184.215.14/console-${Date.now()}`;
+    await page.getByLabel('URL', { exact: true }).fill(url);
+    await page.getByLabel('kill_switch.changed').check();
+    await page.getByRole('button', { name: 'Create subscription' }).click();
+    const notice = page.getByRole('status').filter({ hasText: 'shown once' });
+    await notice.waitFor();
+    const listed = await api('GET', '/api/v1/webhooks?limit=200', { key: platform.adminKey });
+    const hook = listed.body.webhooks.find((w: { url: string }) => w.url === url);
+    expect(hook).toMatchObject({ events: ['approval.requested', 'approval.decided', 'kill_switch.changed'], enabled: true });
+    const shown = (await notice.locator('code').textContent()) ?? '';
+    expect(shown).toMatch(/^whsec_/);
+    await page.getByRole('button', { name: 'Dismiss' }).click();
+    expect(await page.getByText(shown).count()).toBe(0);
+    await page.getByRole('button', { name: `Disable ${url}` }).click();
+    await page.getByRole('button', { name: `Enable ${url}` }).waitFor();
+    expect((await api('GET', `/api/v1/webhooks/${hook.id}`, { key: platform.adminKey })).body.enabled).toBe(false);
+    await page.locator(`[data-row-id="${hook.id}"] button[aria-expanded]`).first().click();
+    await page.getByText('No deliveries yet.').waitFor();
+    await ctx().expectAccessible(page, '/webhooks');
+    await screenshot(page, 'webhooks');
+    await page.context().close();
+    const writer = await open('/webhooks', { key: platform.writeKey });
+    await writer.locator('.problem').first().waitFor();
+    expect(await writer.locator('.problem').first().textContent()).toContain('403');
+    await writer.context().close();
+    expect(ctx().pageErrors).toEqual([]);
+  }, 120_000);
 
   it('every page of these areas fits a 390 px wide screen and a 1280 px one without sideways scrolling', async () => {
     const { screenshot } = ctx();

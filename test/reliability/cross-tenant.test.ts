@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 /**
  * The cross-tenant matrix, in both run modes, generated from the route table (`HTTP_ROUTES` in @agp/contracts) and
  * the MCP registry (tools, resources, resource templates, prompts as the platform lists them):
@@ -52,6 +53,10 @@ const BODIES: Readonly<Record<string, (a: OrgObjects) => unknown>> = {
   createMember: () => ({ email: 'mallory@globex.test', role: 'viewer' }),
   updateMember: () => ({ role: 'admin' }),
   retryDeadLetter: () => ({}),
+  createWebhook: (a) => ({ url: 'https://93.184.215.14/globex', events: ['approval.requested'], filter: { agent_ids: [a.agentId] }, enabled: false }),
+  updateWebhook: () => ({ url: 'https://93.184.215.14/hijacked' }),
+  rotateWebhookSecret: () => ({}),
+  redeliverWebhook: () => ({}),
   // An OTLP/JSON export whose execute_tool span names A's agent (its service.name and gen_ai.agent.id) and carries A's run id as its conversation.
   otlpTraces: (a) => {
     const str = (key: string, value: string) => ({ key, value: { stringValue: value } });
@@ -80,6 +85,12 @@ const PROPERTY_RULES: Readonly<Record<string, (a: OrgObjects) => unknown>> = {
   'delete_mcp_server.name': (a) => a.mcpServerName,
   // The audit log filtered to A's policy: B's log has no entry of it.
   object_id: (a) => a.policyId,
+  'update_webhook.id': (a) => a.webhookId,
+  'delete_webhook.id': (a) => a.webhookId,
+  'rotate_webhook_secret.id': (a) => a.webhookId,
+  'list_webhook_deliveries.id': (a) => a.webhookId,
+  'redeliver_webhook.id': (a) => a.webhookId,
+  delivery_id: () => 'msg_0190000000007000800000000000000a',
 };
 
 /** Fixed values of the other required tool arguments. */
@@ -156,8 +167,9 @@ describeModes('cross-tenant matrix', (platform, mode) => {
           if (required.has(name)) addressesA = true;
         } else if (required.has(name)) args[name] = OTHER_ARGUMENTS[name];
       }
-      const rest = await call(p, 'POST', '/api/v1/mcp/call', { key: p.otherOrgWriteKey, body: { tool_name: tool.name, arguments: args } });
-      const rpc = await mcpRpc(client, p.otherOrgWriteKey, 'tools/call', { name: tool.name, arguments: args });
+      // B's admin key (a write key is refused the admin tools before their organisation check).
+      const rest = await call(p, 'POST', '/api/v1/mcp/call', { key: p.otherOrgAdminKey, body: { tool_name: tool.name, arguments: args } });
+      const rpc = await mcpRpc(client, p.otherOrgAdminKey, 'tools/call', { name: tool.name, arguments: args });
       figures.leakAttempts += 2;
       const where = `${tool.name}(${JSON.stringify(args)}) → REST ${rest.status} ${JSON.stringify(rest.body).slice(0, 200)}; JSON-RPC ${rpc.http.text.slice(0, 200)}`;
       if (JSON.stringify(rest.body).includes(a.secret) || rpc.http.text.includes(a.secret)) failures.push(`LEAK: ${where}`);
@@ -286,4 +298,4 @@ describeModes('cross-tenant matrix', (platform, mode) => {
     }
     expect(failures).toEqual([]);
   });
-});
+}, { env: { AGP_SECRETS_KEY: randomBytes(32).toString('base64') } });

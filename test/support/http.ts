@@ -36,6 +36,8 @@ export interface BootedPlatform {
   queryRows(text: string, params?: unknown[]): Promise<Array<Record<string, unknown>>>;
   /** Distributed mode: the pid of each service process, by service name (the gateway included). */
   pids?: Record<string, number>;
+  /** Distributed mode: kill a service's process with SIGKILL, then start it again and wait until it is ready. */
+  killAndRestart?(service: string): Promise<void>;
   stop(): Promise<void>;
 }
 

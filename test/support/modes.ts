@@ -33,6 +33,10 @@ export async function bootDistributed(opts: BootOptions = {}): Promise<BootedPla
     writeKey: 'agp_dist_write_key_001',
     readKey: 'agp_dist_read_key_0001',
     pids: run.pids,
+    async killAndRestart(service) {
+      await run.kill(service, 'SIGKILL');
+      await run.restart(service);
+    },
     ...(await databaseHandles(sql)),
     async stop() {
       await sql.close();

@@ -227,6 +227,7 @@ export const HTTP_TAGS = [
   { name: 'Kill switches', description: "The organisation's kill switch and each agent's." },
   { name: 'MCP servers', description: 'The registry of upstream MCP servers the hosted MCP proxy reaches: settings, and headers that are sealed at rest and never answered.' },
   { name: 'Sign-in', description: 'People sign in through the organisation’s OpenID provider; a session cookie then authenticates API requests like a key (docs/auth.md).' },
+  { name: 'Webhooks', description: 'Signed webhook subscriptions (Standard Webhooks): which event kinds go where, their deliveries and retries; managing them needs admin (docs/notifications.md).' },
   { name: 'Members', description: 'The organisation’s members and their roles (viewer < approver < policy_admin < admin); managing them needs admin.' },
   { name: 'Stats', description: 'Fleet totals, the daily series, estimation accuracy and per-agent stats.' },
   { name: 'Runs', description: 'Agent runs with their actions (ledger entries).' },
@@ -312,6 +313,8 @@ const MCP_SERVER_NAME: HttpPathParam = { description: 'Server name: lower-case l
 /** What the registry checks of an upstream's URL. */
 const MCP_SERVER_URL_TEXT =
   'The `url` must be http or https, carry no user name or password, and its host must not resolve to a loopback, link-local (cloud metadata), private or other non-public address unless AGP_OUTBOUND_ALLOWED_HOSTS names it (422 naming `url`). Header values are sealed with the platform\'s secrets key (AES-256-GCM) and never appear in an answer, a tool output or a log.';
+const WEBHOOK_URL_TEXT =
+  'The `url` must be http or https, at most 2048 characters, carry no user name or password, and its host must not resolve to a loopback, link-local (cloud metadata), private or other non-public address unless AGP_OUTBOUND_ALLOWED_HOSTS names it (422 naming `body.url`); redirects are never followed. `events`: the kinds to send; `filter`: agent_ids, intervention_types, min_risk_level, budget_thresholds.';
 const CONCURRENT_CONFLICT = (what: string) =>
   `${what} changed concurrently 10 times in a row (each concurrent change is re-read and decided again); retry the request`;
 
@@ -1395,6 +1398,77 @@ const ROUTES = [
     content: { 'application/json': AuditLogPageSchema, 'application/jsonl': z.string(), 'text/csv': z.string() },
     responseHeaders: { 'Content-Disposition': 'On an export: attachment; filename="audit-log-<YYYY-MM-DD>.<csv|jsonl>"' },
     problems: { 400: 'A cursor this list did not issue, or both cursor and skip', 403: 'Below admin' },
+  },
+  // Webhook subscriptions and their deliveries (services/policies)
+  {
+    method: 'POST',
+    path: '/api/v1/webhooks',
+    message: 'webhooks.create',
+    forward: true,
+    status: 201,
+    operationId: 'createWebhook',
+    tags: ['Webhooks'],
+    summary: 'Create a webhook subscription (admin); its signing secret is in this answer only',
+    description: WEBHOOK_URL_TEXT,
+    returns: 'The subscription with its secret (shown once)',
+    problems: { 403: 'Not an admin', 422: 'A bad field (each named): a `url` with credentials, another scheme, over 2048 characters or an address the platform does not call; an unknown event kind', 503: 'No secrets key is set (distributed mode without AGP_SECRETS_KEY)' },
+  },
+  { method: 'GET', path: '/api/v1/webhooks', message: 'webhooks.list', forward: true, status: 200, operationId: 'listWebhooks', tags: ['Webhooks'], summary: "The organisation's webhook subscriptions, oldest first (admin; never a secret)", returns: 'A page', problems: { 403: 'Not an admin' } },
+  { method: 'GET', path: '/api/v1/webhooks/{id}', message: 'webhooks.get', forward: true, status: 200, operationId: 'getWebhook', tags: ['Webhooks'], summary: 'One webhook subscription (admin; never its secret)', params: { id: { description: 'Subscription id' } }, returns: 'The subscription', problems: { 403: 'Not an admin' } },
+  {
+    method: 'PATCH',
+    path: '/api/v1/webhooks/{id}',
+    message: 'webhooks.update',
+    forward: true,
+    status: 200,
+    operationId: 'updateWebhook',
+    tags: ['Webhooks'],
+    summary: 'Change fields of a webhook subscription (admin); enabling it again resets its failure count',
+    description: WEBHOOK_URL_TEXT,
+    params: { id: { description: 'Subscription id' } },
+    returns: 'The subscription',
+    problems: { 403: 'Not an admin' },
+  },
+  { method: 'DELETE', path: '/api/v1/webhooks/{id}', message: 'webhooks.delete', forward: true, status: 204, operationId: 'deleteWebhook', tags: ['Webhooks'], summary: 'Delete a webhook subscription and its deliveries (admin)', params: { id: { description: 'Subscription id' } }, returns: 'Deleted', reply: null, problems: { 403: 'Not an admin' } },
+  {
+    method: 'POST',
+    path: '/api/v1/webhooks/{id}/rotate-secret',
+    message: 'webhooks.rotate-secret',
+    forward: true,
+    status: 200,
+    operationId: 'rotateWebhookSecret',
+    tags: ['Webhooks'],
+    summary: "Replace a subscription's signing secret (admin); deliveries carry a signature with each secret until the overlap ends",
+    description: '`overlap_seconds` (default 86400, at most 604800): how long deliveries are also signed with the old secret, so receivers can switch without losing one. The new secret is in this answer only.',
+    params: { id: { description: 'Subscription id' } },
+    returns: 'The subscription with its new secret (shown once)',
+    problems: { 403: 'Not an admin', 503: 'No secrets key is set (distributed mode without AGP_SECRETS_KEY)' },
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/webhooks/{id}/deliveries',
+    message: 'webhooks.deliveries',
+    forward: true,
+    status: 200,
+    operationId: 'listWebhookDeliveries',
+    tags: ['Webhooks'],
+    summary: "A subscription's deliveries, newest first (admin): status, attempts, last response code and latency, next attempt",
+    params: { id: { description: 'Subscription id' } },
+    returns: 'A page',
+    problems: { 403: 'Not an admin' },
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver',
+    message: 'webhooks.redeliver',
+    forward: true,
+    status: 200,
+    operationId: 'redeliverWebhook',
+    tags: ['Webhooks'],
+    summary: 'Send a delivery again now (admin), with the same webhook-id and a fresh retry schedule',
+    params: { id: { description: 'Subscription id' }, delivery_id: { description: 'Delivery id (its webhook-id)' } },
+    returns: 'The delivery, pending',
+    problems: { 403: 'Not an admin', 409: 'The subscription is disabled: enable it first' },
   },
 ] as const satisfies readonly HttpRoute[];
 

@@ -31,3 +31,4 @@ export * from './numbers.js';
 export * from './key-order.js';
 export * from './quota.js';
 export * from './audit-log.js';
+export * from './webhooks.js';

@@ -69,6 +69,7 @@ import {
 import { AgentStatsSchema, EstimationAccuracySchema, LedgerEntrySchema, RunDetailSchema, RunPageSchema, RunSchema, StatsDailySchema, StatsSummarySchema } from './stats.js';
 import { ApiKeySchema, CallerKeySchema, CreatedApiKeySchema } from './keys.js';
 import { RawJsonSchema } from './wire.js';
+import { CreateWebhookSchema, WEBHOOK_PAYLOADS, WebhookDeliveryPageSchema, WebhookDeliverySchema, WebhookPageSchema, WebhookSchema, WebhookWithSecretSchema } from './webhooks.js';
 
 type Json = Record<string, unknown>;
 /** Which side of a schema: what a client sends (`input`: before defaults and transforms) or receives (`output`). */
@@ -91,6 +92,13 @@ const COMPONENTS: ReadonlyArray<{ name: string; schema: z.ZodType; io: Io; descr
   { name: 'GuardrailContext', schema: GuardrailContextSchema, io: 'output', description: 'The typed guardrail payload of a guardrail block, versioned by guardrail_schema_version.' },
   { name: 'IngestEvent', schema: IngestEventSchema, io: 'input', description: 'One event of an ingest batch: its client id, type, timestamp and body.' },
   { name: 'IngestResponse', schema: IngestResponseSchema, io: 'output', description: 'What an ingest batch did, event by event.' },
+  // Webhooks
+  { name: 'Webhook', schema: WebhookSchema, io: 'output', description: 'A webhook subscription: where signed deliveries go, for which event kinds and filter (never its secret).' },
+  { name: 'WebhookWithSecret', schema: WebhookWithSecretSchema, io: 'output', description: 'A webhook subscription with its signing secret, answered on creation and rotation only.' },
+  { name: 'WebhookPage', schema: WebhookPageSchema, io: 'output', description: 'A page of webhook subscriptions, oldest first.' },
+  { name: 'CreateWebhook', schema: CreateWebhookSchema, io: 'input', description: 'A webhook subscription to create.' },
+  { name: 'WebhookDelivery', schema: WebhookDeliverySchema, io: 'output', description: 'One delivery of one event to one subscription, with its attempts.' },
+  { name: 'WebhookDeliveryPage', schema: WebhookDeliveryPageSchema, io: 'output', description: 'A page of deliveries, newest first.' },
   // Approvals
   { name: 'Approval', schema: ApprovalRecordSchema, io: 'output', description: 'A request for a human decision on an escalated action.' },
   { name: 'ApprovalPage', schema: ApprovalPageSchema, io: 'output', description: 'A page of approvals, newest first.' },
@@ -399,6 +407,33 @@ function pathsOf(routes: readonly HttpRoute[]): Json {
 const API_AREAS = `The API has ${HTTP_TAGS.length} areas, each a tag below with its operations: ${HTTP_TAGS.map((t) => t.name).join(', ')}. Guides: docs/api.md and the other pages of docs/ in the repository.`;
 
 /**
+ * OpenAPI `webhooks`: one POST per event kind the platform sends ({@link WEBHOOK_PAYLOADS}), with its payload and the
+ * Standard Webhooks headers (docs/notifications.md).
+ */
+function webhooksOf(): Json {
+  const header = (description: string) => ({ required: true, schema: { type: 'string' }, description });
+  return Object.fromEntries(
+    Object.entries(WEBHOOK_PAYLOADS).map(([kind, schema]) => [
+      kind,
+      {
+        post: {
+          operationId: `webhook_${kind.replace('.', '_')}`,
+          summary: (schema.meta() as { description?: string } | undefined)?.description ?? kind,
+          description: 'Signed per the Standard Webhooks specification with the subscription\'s secret; any 2xx acknowledges, 410 disables the subscription, anything else (or no answer in 10 s) is retried.',
+          parameters: [
+            { name: 'webhook-id', in: 'header', ...header('The delivery id: the same on every attempt (deduplicate on it)') },
+            { name: 'webhook-timestamp', in: 'header', ...header('Seconds since the epoch when this attempt was signed') },
+            { name: 'webhook-signature', in: 'header', ...header('`v1,<base64 HMAC-SHA256>`, space-separated, one per valid secret (two during a rotation overlap)') },
+          ],
+          requestBody: { required: true, content: { 'application/json': { schema: schemaOf(schema, 'output') } } },
+          responses: { '2XX': { description: 'Delivered' }, '410': { description: 'Gone: the subscription is disabled' } },
+        },
+      },
+    ]),
+  );
+}
+
+/**
  * The OpenAPI 3.1 document, generated from the HTTP route table, the wire table and the zod contracts (never written
  * by hand). Served at `GET /api/v1/openapi.json` with `serverUrl` `/`.
  * @throws Error when the route table names a path parameter, query parameter or problem status it cannot document.
@@ -420,6 +455,7 @@ export function buildOpenApiDocument(serverUrl = '/'): Json {
     security: [{ bearer: [] }, { apiKey: [] }, { session: [] }],
     tags: HTTP_TAGS.map((t) => ({ ...t })),
     paths: pathsOf(HTTP_ROUTES),
+    webhooks: webhooksOf(),
     components: {
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'An AGP API key: `agp_...`' },

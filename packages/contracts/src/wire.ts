@@ -12,6 +12,20 @@
 import { z } from 'zod';
 import { ApprovalDecisionSchema, ApprovalPageSchema, ApprovalRecordSchema, ListApprovalsQuerySchema } from './approval.js';
 import { OpaqueIdSchema } from './common.js';
+import {
+  CreateWebhookSchema,
+  ListWebhookDeliveriesQuerySchema,
+  ListWebhooksQuerySchema,
+  RotateWebhookSecretSchema,
+  UpdateWebhookSchema,
+  WebhookDeliveryPageSchema,
+  WebhookDeliveryPathSchema,
+  WebhookDeliverySchema,
+  WebhookPageSchema,
+  WebhookPathSchema,
+  WebhookSchema,
+  WebhookWithSecretSchema,
+} from './webhooks.js';
 import { KeyScopeSchema, type Scope } from './keys.js';
 import { EvaluateActionSchema, PolicyEvaluationSchema } from './decision.js';
 import {
@@ -506,6 +520,62 @@ export const Wire = {
     request: z.object({ query: AuditLogQuerySchema }),
     reply: AuditLogPageSchema,
     summary: 'one filtered page of the organisation’s log of administrative changes, newest first (the gateway pages through it for an export)',
+  }),
+  'webhooks.create': row({
+    service: 'policies',
+    scope: 'admin',
+    request: z.object({ body: CreateWebhookSchema }),
+    reply: WebhookWithSecretSchema,
+    summary: 'create a webhook subscription; its signing secret is answered this once',
+  }),
+  'webhooks.list': row({
+    service: 'policies',
+    scope: 'admin',
+    request: z.object({ query: ListWebhooksQuerySchema }),
+    reply: WebhookPageSchema,
+    summary: "one page of the organisation's webhook subscriptions, oldest first (never a secret)",
+  }),
+  'webhooks.get': row({
+    service: 'policies',
+    scope: 'admin',
+    request: z.object({ path: WebhookPathSchema }),
+    reply: WebhookSchema,
+    summary: 'one webhook subscription (never its secret)',
+  }),
+  'webhooks.update': row({
+    service: 'policies',
+    scope: 'admin',
+    request: z.object({ path: WebhookPathSchema, body: UpdateWebhookSchema }),
+    reply: WebhookSchema,
+    summary: 'change fields of a webhook subscription (enabling it again resets its failure count)',
+  }),
+  'webhooks.delete': row({
+    service: 'policies',
+    scope: 'admin',
+    request: z.object({ path: WebhookPathSchema }),
+    reply: z.null(),
+    summary: 'delete a webhook subscription and its pending deliveries',
+  }),
+  'webhooks.rotate-secret': row({
+    service: 'policies',
+    scope: 'admin',
+    request: z.object({ path: WebhookPathSchema, body: RotateWebhookSecretSchema }),
+    reply: WebhookWithSecretSchema,
+    summary: "replace a subscription's signing secret; the old one keeps signing for the overlap; the new one is answered this once",
+  }),
+  'webhooks.deliveries': row({
+    service: 'policies',
+    scope: 'admin',
+    request: z.object({ path: WebhookPathSchema, query: ListWebhookDeliveriesQuerySchema }),
+    reply: WebhookDeliveryPageSchema,
+    summary: "one page of a subscription's deliveries, newest first",
+  }),
+  'webhooks.redeliver': row({
+    service: 'policies',
+    scope: 'admin',
+    request: z.object({ path: WebhookDeliveryPathSchema }),
+    reply: WebhookDeliverySchema,
+    summary: 'send a delivery again now, with the same webhook-id and a fresh retry schedule',
   }),
 
   'stats.summary': row({

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import express, { type NextFunction, type Request, type Response } from 'express';
 
 /** Console routes whose sub-paths are console routes too (`/runs/<id>`); `/mcp` is exact: `/mcp/*` is the API. */
-export const CONSOLE_ROUTE_PREFIXES = ['/interventions', '/approvals', '/policies', '/runs', '/evals', '/replay', '/audit-log'] as const;
+export const CONSOLE_ROUTE_PREFIXES = ['/interventions', '/approvals', '/policies', '/runs', '/evals', '/replay', '/audit-log', '/webhooks'] as const;
 
 /** The Content-Security-Policy of the console's pages: scripts, styles and data only from the gateway itself. */
 export const CONSOLE_CSP = [

@@ -113,8 +113,8 @@ export const defineTool = <S extends z.ZodObject>(t: ToolDefinition<S>): ToolDef
 /** Define a prompt, keeping its argument types. */
 export const definePrompt = <S extends z.ZodObject>(p: PromptDefinition<S>): PromptDefinition => p as unknown as PromptDefinition;
 
-/** Whether an entry that calls `calls` changes state (one of them is a write row). */
-export const changesState = (calls: readonly WireKey[]) => calls.some((k) => Wire[k].scope === 'write');
+/** Whether an entry that calls `calls` changes state: one of them is a write row, or an admin row whose route is not a GET. */
+export const changesState = (calls: readonly WireKey[]) => calls.some((k) => Wire[k].scope === 'write' || (Wire[k].scope === 'admin' && HTTP_ROUTES.some((r) => r.message === k && r.method !== 'GET')));
 
 /**
  * `schema` as the JSON Schema of its input (what a caller sends), without `$schema`. It always has `type`,
@@ -211,7 +211,7 @@ export class ToolRegistry {
   /** The handler context of a caller: an {@link Asker} that refuses write rows to a read key. */
   entryContext(ctx: RequestContext): EntryContext {
     const ask: Asker = async (key, body) => {
-      if (!scopeAllows(ctx.scope, Wire[key].scope)) throw new ForbiddenError(Wire[key].scope === 'admin' ? `this needs an admin key; this is a ${ctx.scope} key` : `a ${ctx.scope} key cannot change state; use a write key`);
+      if (!scopeAllows(ctx.scope, Wire[key].scope)) throw new ForbiddenError(Wire[key].scope === 'admin' ? `${key} needs an admin key; this is a ${ctx.scope} key` : `a ${ctx.scope} key cannot change state; use a write key`);
       // An agent-bound key: the same rule as the row's HTTP route (docs/decisions.md, Agent-bound keys).
       if (ctx.agent_id && Wire[key].scope !== 'read') {
         const parts = (body ?? {}) as { path?: Record<string, unknown>; body?: unknown };

@@ -27,6 +27,10 @@ import {
   McpServerNameSchema,
   McpServerPatchSchema,
   McpServerRegistrationSchema,
+  CreateWebhookSchema,
+  RotateWebhookSecretSchema,
+  UpdateWebhookSchema,
+  WEBHOOK_DELIVERY_STATUSES,
   type LedgerExportPage,
   AUDIT_ENTRY_TYPES,
   AUDIT_OBJECT_TYPES,
@@ -471,5 +475,66 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
     }),
     calls: ['audit-log.list'],
     run: async (e, args) => e.ask('audit-log.list', { query: defined(args) }),
+  }),
+  defineTool({
+    name: 'list_webhooks',
+    title: 'List webhook subscriptions',
+    description:
+      'The organisation’s webhook subscriptions, oldest first: each with id, url, events, filter (agent_ids, intervention_types, min_risk_level), enabled, description, disabled_reason (gone: the receiver answered 410; failing: consecutive failures), consecutive_failures, previous_secret_expires_at, created_at, updated_at; never a secret. Returns {webhooks, total, skip, limit}. Needs an admin key; read-only.',
+    input: z.strictObject({ skip: Skip.optional(), limit: Limit(200, 50).optional() }),
+    calls: ['webhooks.list'],
+    run: async (e, args) => e.ask('webhooks.list', { query: defined(args) }),
+  }),
+  defineTool({
+    name: 'create_webhook',
+    title: 'Create a webhook subscription',
+    description:
+      'Subscribe a URL to signed (Standard Webhooks) deliveries. CHANGES STATE; needs an admin key. url: http(s), no credentials, at most 2048 characters, a public address unless AGP_OUTBOUND_ALLOWED_HOSTS names the host; events: approval.requested, approval.decided, intervention.created, kill_switch.changed, policy.changed, eval.regression, delivery.disabled (budget.threshold and block_rate.spike are accepted but not sent yet); filter: agent_ids, intervention_types, min_risk_level. Returns the subscription with its signing secret (whsec_…), shown this once.',
+    input: CreateWebhookSchema,
+    calls: ['webhooks.create'],
+    run: async (e, args) => e.ask('webhooks.create', { body: args }),
+  }),
+  defineTool({
+    name: 'update_webhook',
+    title: 'Update a webhook subscription',
+    description: 'Change url, events, filter (null clears it), enabled (true resets the failure count and resumes waiting deliveries) or description of a webhook subscription. CHANGES STATE; needs an admin key.',
+    input: z.strictObject({ id: Id.describe('The subscription id (wh_…)'), ...UpdateWebhookSchema.shape }),
+    calls: ['webhooks.update'],
+    run: async (e, { id, ...patch }) => e.ask('webhooks.update', { path: { id }, body: defined(patch) }),
+  }),
+  defineTool({
+    name: 'delete_webhook',
+    title: 'Delete a webhook subscription',
+    description: 'Delete a webhook subscription and its deliveries. CHANGES STATE; needs an admin key.',
+    input: z.strictObject({ id: Id.describe('The subscription id (wh_…)') }),
+    calls: ['webhooks.delete'],
+    run: async (e, args) => {
+      await e.ask('webhooks.delete', { path: args });
+      return { deleted: args.id };
+    },
+  }),
+  defineTool({
+    name: 'rotate_webhook_secret',
+    title: 'Rotate a webhook secret',
+    description: 'Replace a subscription’s signing secret; deliveries are also signed with the old one for overlap_seconds (default 86400, at most 604800). Returns the subscription with the new secret, shown this once. CHANGES STATE; needs an admin key.',
+    input: z.strictObject({ id: Id.describe('The subscription id (wh_…)'), ...RotateWebhookSecretSchema.partial().shape }),
+    calls: ['webhooks.rotate-secret'],
+    run: async (e, { id, ...body }) => e.ask('webhooks.rotate-secret', { path: { id }, body: defined(body) }),
+  }),
+  defineTool({
+    name: 'list_webhook_deliveries',
+    title: 'List webhook deliveries',
+    description: 'A subscription’s delivery log, newest first: each delivery’s id (its webhook-id header), event, status (pending, delivered, failed), attempts, response_status and latency_ms (ms) of the last attempt, last_error, next_attempt_at. Returns {deliveries, total, skip, limit}. Needs an admin key; read-only.',
+    input: z.strictObject({ id: Id.describe('The subscription id (wh_…)'), status: z.enum(WEBHOOK_DELIVERY_STATUSES).optional().describe('Only deliveries in this status'), skip: Skip.optional(), limit: Limit(200, 50).optional() }),
+    calls: ['webhooks.deliveries'],
+    run: async (e, { id, ...query }) => e.ask('webhooks.deliveries', { path: { id }, query: defined(query) }),
+  }),
+  defineTool({
+    name: 'redeliver_webhook',
+    title: 'Redeliver a webhook',
+    description: 'Send a delivery again now, with the same webhook-id and a fresh retry schedule. CHANGES STATE; needs an admin key; conflict when the subscription is disabled.',
+    input: z.strictObject({ id: Id.describe('The subscription id (wh_…)'), delivery_id: Id.describe('The delivery id (msg_…)') }),
+    calls: ['webhooks.redeliver'],
+    run: async (e, args) => e.ask('webhooks.redeliver', { path: args }),
   }),
 ];

@@ -1,5 +1,5 @@
 /**
- * The policies service's part of the wire table (`policies.*`, `agents.*`, `kill-switches.*`, `mcp-servers.*`, `quotas.*`, `audit-log.*`): one handler per
+ * The policies service's part of the wire table (`policies.*`, `agents.*`, `kill-switches.*`, `mcp-servers.*`, `quotas.*`, `audit-log.*`, `webhooks.*`): one handler per
  * subject, each passing the parsed request to the service. Source: docs/decisions.md (One typed wire registry).
  */
 import type { DynamicModule } from '@nestjs/common';
@@ -32,6 +32,14 @@ export function policiesHandlers(service: PoliciesService): WireHandlers<'polici
     'quotas.leases': (ctx, { body }) => service.leaseQuotas(ctx, body),
     'quotas.list': (ctx, { query }) => service.listQuotas(ctx, query),
     'audit-log.list': (ctx, { query }) => service.listAuditLog(ctx, query),
+    'webhooks.create': (ctx, { body }) => service.webhooks.create(ctx, body),
+    'webhooks.list': (ctx, { query }) => service.webhooks.list(ctx, query),
+    'webhooks.get': (ctx, { path }) => service.webhooks.get(ctx, path.id),
+    'webhooks.update': (ctx, { path, body }) => service.webhooks.update(ctx, path.id, body),
+    'webhooks.delete': (ctx, { path }) => service.webhooks.delete(ctx, path.id),
+    'webhooks.rotate-secret': (ctx, { path, body }) => service.webhooks.rotateSecret(ctx, path.id, body.overlap_seconds),
+    'webhooks.deliveries': (ctx, { path, query }) => service.webhooks.deliveries(ctx, path.id, query),
+    'webhooks.redeliver': (ctx, { path }) => service.webhooks.redeliver(ctx, path.id, path.delivery_id),
   };
 }
 

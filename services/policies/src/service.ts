@@ -40,7 +40,7 @@ import { AUDIT_LOG_EVENT_TYPES, AUDIT_LOG_READ_MODEL, applyAuditEvents } from '.
 import { listAuditLog } from './audit/queries.js';
 import { migrateAuditLog } from './audit/schema.js';
 import { retryProjectionDeadLetterIn, startEventSourcedService, type BusCallerDeps, type EventSourcedDeps, type IngestConsumerDeps, type IngestDelivery, type RunningEventSourcedService } from '@agp/bus';
-import { ingestMetadata, ingestedEventId, requestMetadata, retryOnConflict, waitForProjections, type AppendRequest, type NewEvent, type StoredEvent } from '@agp/eventstore';
+import { migrateSchema, ingestMetadata, ingestedEventId, requestMetadata, retryOnConflict, waitForProjections, type AppendRequest, type NewEvent, type StoredEvent } from '@agp/eventstore';
 import { NotFoundError, ValidationError, assertOutboundUrl, counter, loadSecretBox, newId, parseOutboundAllowList, type HostLookup, type OutboundAllowList, type RawJson, type RequestContext, type SecretBox } from '@agp/runtime';
 import { agentStream, decideRegister, evolveAgent, foldAgent, type RegistryAgent } from './agent/agent.js';
 import { evaluateAction } from './evaluate.js';
@@ -55,6 +55,11 @@ import { listQuotaCounters } from './quotas/counters.js';
 import { LeaseGranter, type QuotaDeps } from './quotas/leases.js';
 import { migrateQuotas } from './quotas/schema.js';
 import type { PoliciesSettings } from './env.js';
+import { WEBHOOKS_DDL } from './webhooks/store.js';
+import { WEBHOOKS_PROJECTION, applyWebhookEvents } from './webhooks/projection.js';
+import { WEBHOOK_SOURCE_EVENT_TYPES } from './webhooks/events.js';
+import { DEFAULT_DISABLE_RULE, parseRetrySchedule } from './webhooks/schedule.js';
+import { Webhooks } from './webhooks/webhooks.js';
 
 /** Dependencies of the policies service; the same in both run modes. */
 export type PoliciesDeps = EventSourcedDeps &
@@ -76,6 +81,7 @@ async function migratePolicies(sql: Parameters<typeof migratePoliciesReadModel>[
   await migratePoliciesReadModel(sql);
   await migrateQuotas(sql);
   await migrateAuditLog(sql);
+  await migrateSchema(sql, WEBHOOKS_DDL);
 }
 
 const agentRegistrations = counter('agp_policies_agent_registrations_total', 'Agent registrations applied, by source and result', ['source', 'result']);
@@ -106,12 +112,28 @@ export class PoliciesService {
   /** The outbound address check's allow list (AGP_OUTBOUND_ALLOWED_HOSTS). */
   private readonly outbound: OutboundAllowList;
   private secrets?: SecretBox;
+  /** Webhook subscriptions and their delivery worker (./webhooks/). */
+  readonly webhooks: Webhooks;
 
   constructor(private readonly deps: PoliciesDeps) {
     this.now = deps.now ?? (() => new Date());
     this.quotas = { db: deps.db, ttlMs: deps.env?.AGP_QUOTA_LEASE_TTL_MS ?? DEFAULT_QUOTA_LEASE_TTL_MS };
     this.outbound = parseOutboundAllowList(deps.env?.AGP_OUTBOUND_ALLOWED_HOSTS);
     this.secrets = deps.secrets;
+    const env = deps.env ?? {};
+    this.webhooks = new Webhooks({
+      db: deps.db,
+      store: deps.store,
+      secrets: () => this.secrets!,
+      outbound: this.outbound,
+      lookup: deps.lookup,
+      logger: deps.logger,
+      now: this.now,
+      schedule: parseRetrySchedule(env.AGP_WEBHOOK_RETRY_SCHEDULE_MS),
+      disable: { failures: env.AGP_WEBHOOK_DISABLE_AFTER_FAILURES ?? DEFAULT_DISABLE_RULE.failures, windowMs: env.AGP_WEBHOOK_DISABLE_AFTER_MS ?? DEFAULT_DISABLE_RULE.windowMs },
+      timeoutMs: env.AGP_WEBHOOK_TIMEOUT_MS ?? 10_000,
+      pollMs: env.AGP_WEBHOOK_POLL_MS ?? 500,
+    });
     this.granter = new LeaseGranter(this.quotas, (org, ids) => policiesByIds(deps.db, org, ids), () => this.now().getTime());
   }
 
@@ -131,8 +153,18 @@ export class PoliciesService {
       projections: [
         { name: POLICIES_READ_MODEL, eventTypes: POLICIES_READ_MODEL_EVENT_TYPES, batchSize: 1000, handler: applyPoliciesEvents },
         { name: AUDIT_LOG_READ_MODEL, eventTypes: AUDIT_LOG_EVENT_TYPES, batchSize: 500, handler: applyAuditEvents },
+        {
+          name: WEBHOOKS_PROJECTION,
+          eventTypes: WEBHOOK_SOURCE_EVENT_TYPES,
+          batchSize: 500,
+          handler: async (events, tx) => {
+            await applyWebhookEvents(events, tx, this.now());
+            this.webhooks.wake();
+          },
+        },
       ],
       ingest: { log: ingestLog, prefix: subjectPrefix, target: 'policies', durable: Durables.policiesIngest, handle: (batch) => this.recordIngested(batch) },
+      parts: [{ start: async () => this.webhooks.start(), stop: () => this.webhooks.stop() }],
     });
   }
 

@@ -26,6 +26,8 @@ export interface OrgObjects {
   mcpServerName: string;
   /** A member of the organisation (an invited e-mail), created over HTTP with its admin key. */
   memberId: string;
+  /** A webhook subscription of the organisation (disabled: nothing is sent), created with its admin key. */
+  webhookId: string;
 }
 
 const uniq = () => Math.random().toString(36).slice(2, 10);
@@ -80,12 +82,13 @@ export async function createOrgObjects(p: BootedPlatform, key: string, adminKey:
   await ok(p, 'POST', '/api/v1/mcp/servers', key, { name: mcpServerName, url: 'https://93.184.215.14/mcp', action_prefix: `${secret}.` });
   const apiKey = await ok(p, 'POST', '/api/v1/keys', adminKey, { name: `key ${secret}`, scope: 'read' });
   const member = await ok(p, 'POST', '/api/v1/members', adminKey, { email: `member-${tag}@acme.test`, role: 'viewer' });
+  const webhook = await ok(p, 'POST', '/api/v1/webhooks', adminKey, { url: 'https://93.184.215.14/hooks', events: ['approval.requested'], filter: { agent_ids: [agentId] }, enabled: false, description: `hook ${secret}` });
   const { organization_id: org } = await ok(p, 'GET', '/api/v1/auth/key', key);
   const deadEvent = ev('run.start', { run_id: `dead-${tag}`, agent_id: agentId, name: `dead ${secret}\u0000` }, 5);
   await p.deadLetterIngest(org, [deadEvent]);
   const letters = await ok(p, 'GET', '/api/v1/dead-letters?kind=ingest&limit=200', adminKey);
   const deadLetterId = letters.dead_letters.find((d: { event: { events: Array<{ id: string }> } }) => d.event.events[0]?.id === deadEvent.id).id;
-  return { secret, agentId, policyId: policy.id, interventionId: intervention.id, approvalId, runId, evalRunId: evalRun.id, replaySubmissionId: replay.id, keyId: apiKey.id, deadLetterId, mcpServerName, memberId: member.id };
+  return { secret, agentId, policyId: policy.id, interventionId: intervention.id, approvalId, runId, evalRunId: evalRun.id, replaySubmissionId: replay.id, keyId: apiKey.id, deadLetterId, mcpServerName, memberId: member.id, webhookId: webhook.id };
 }
 
 /**
@@ -112,6 +115,9 @@ export const ID_RULES: Readonly<Record<string, (o: OrgObjects) => string>> = {
   'keys:id': (o) => o.keyId,
   'dead-letters:id': (o) => o.deadLetterId,
   'members:id': (o) => o.memberId,
+  'webhooks:id': (o) => o.webhookId,
+  // A disabled subscription has no deliveries: an id of the form the platform issues, so the route runs its checks.
+  'webhooks:delivery_id': () => 'msg_0190000000007000800000000000000a',
 };
 
 /** The id of `objects` that fills `{param}` of OpenAPI path `path`. @throws Error when no rule names it. */

@@ -37,6 +37,9 @@ export type {
   RunDetail,
   StatsDaily,
   StatsSummary,
+  Webhook,
+  WebhookDelivery,
+  WebhookWithSecret,
 } from '@agp/contracts';
 export { APPROVAL_STATUSES, AUDIT_ENTRY_TYPES, AUDIT_OBJECT_TYPES, INTERVENTION_OUTCOMES, INTERVENTION_TYPES, RISK_LEVELS, RUN_STATUSES } from './enums.js';
 
