@@ -392,7 +392,7 @@ describeConsole('console areas: evals, benchmarks, tool gateway, replay, webhook
 
   it('every page of these areas fits a 390 px wide screen and a 1280 px one without sideways scrolling', async () => {
     const { screenshot } = ctx();
-    for (const path of ['/evals', '/evals/ui-eval-pr', '/evals/compare?baseline=ui-eval-main&current=ui-eval-pr', '/evals/benchmarks', '/mcp?tool=list_interventions', `/replay/${replayed[0]}`]) {
+    for (const path of ['/evals', '/evals/ui-eval-pr', '/evals/compare?baseline=ui-eval-main&current=ui-eval-pr', '/evals/benchmarks', '/mcp?tool=list_interventions', `/replay/${replayed[0]}`, '/webhooks']) {
       for (const viewport of [PHONE, DESKTOP]) {
         const page = await open(path, { viewport });
         await page.locator('h1').waitFor();

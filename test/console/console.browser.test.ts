@@ -473,7 +473,7 @@ describeConsole(
       await ctx().screenshot(page, 'run-ledger-390');
     });
 
-    it('lays out every page at 390 px without sideways overflow, with the navigation to all nine pages', T, async () => {
+    it('lays out every page at 390 px without sideways overflow, with the navigation to all ten pages', T, async () => {
       const page = await ctx().open('/', { viewport: PHONE });
       const nav = page.getByRole('navigation', { name: 'Console' });
       expect(await nav.getByRole('link').allTextContents()).toEqual(['Overview', 'Interventions', 'Approvals', 'Policies', 'Runs', 'Evals', 'Benchmarks', 'Tool gateway', 'Replay', 'Webhooks']);

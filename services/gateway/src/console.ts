@@ -2,7 +2,7 @@
  * Serving the web console (services/console, built by `node scripts/build.mjs` into services/console/dist):
  * - `/assets/*` (Vite's content-hashed files): a year-long immutable cache;
  * - a browser navigation (GET or HEAD accepting text/html) to `/` or a console route — `/interventions`, `/approvals`,
- *   `/policies`, `/runs`, `/evals`, `/replay` and their sub-paths, and exactly `/mcp` — gets index.html (history
+ *   `/policies`, `/runs`, `/evals`, `/replay`, `/webhooks` and their sub-paths, and exactly `/mcp` — gets index.html (history
  *   fallback), never cached, with a strict Content-Security-Policy;
  * - everything else passes through: `/api/...`, the un-prefixed `/mcp/tools`, `/mcp/resources`, `/mcp/prompts`
  *   (authenticated API lists), `/healthz`, `/readyz`, `/metrics`, `/docs`; and a non-browser request (an API client's
