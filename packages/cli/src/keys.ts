@@ -1,11 +1,12 @@
 /**
  * `agp keys create|list|revoke`: manage API keys directly in the platform database — PostgreSQL when
  * DATABASE_URL is set (distributed mode), else the embedded PGlite folder AGP_DATA_DIR (default ./.agp/data),
- * which the embedded platform must not be holding at the time. Source: docs/api.md (Keys).
+ * which the embedded platform must not be holding at the time. Creations and revocations are recorded in the event
+ * store like those made over HTTP (actor `system`), so the audit log has them. Source: docs/api.md (Keys).
  */
 import { join, resolve } from 'node:path';
 import { KeyStore, type CreatedKey, type KeyScope, type KeySummary } from '@agp/auth';
-import { createPgSql, createPgliteSql, type Sql } from '@agp/eventstore';
+import { closeEventStoreAndDb, createPgSql, createPgliteSql, openEventStore, type Sql } from '@agp/eventstore';
 import { acquireDataDirLock } from '@agp/runtime';
 
 export type { CreatedKey, KeySummary };
@@ -19,12 +20,19 @@ async function withKeyStore<T>(env: Record<string, string | undefined>, fn: (key
     release = acquireDataDirLock(dir);
     sql = await createPgliteSql(join(dir, 'pg'));
   }
+  // Key changes are recorded in the event store (the audit log), by `system`, in the transaction of the change.
+  const store = await openEventStore(sql, env).catch(async (err: unknown) => {
+    await sql.close();
+    release();
+    throw err;
+  });
   try {
-    const keys = new KeyStore(sql);
+    await store.migrate();
+    const keys = new KeyStore(sql, store);
     await keys.migrate();
     return await fn(keys);
   } finally {
-    await sql.close();
+    await closeEventStoreAndDb(store, sql);
     release();
   }
 }
