@@ -52,6 +52,8 @@ const BODIES: Readonly<Record<string, (a: OrgObjects) => unknown>> = {
   createApiKey: () => ({ name: 'globex key', scope: 'read' }),
   createMember: () => ({ email: 'mallory@globex.test', role: 'viewer' }),
   updateMember: () => ({ role: 'admin' }),
+  // A key cannot switch organisation (409), to A's or any other.
+  switchOrganization: () => ({ organization_id: 'acme' }),
   retryDeadLetter: () => ({}),
   createWebhook: (a) => ({ url: 'https://93.184.215.14/globex', events: ['approval.requested'], filter: { agent_ids: [a.agentId] }, enabled: false }),
   updateWebhook: () => ({ url: 'https://93.184.215.14/hijacked' }),
