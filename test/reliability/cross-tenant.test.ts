@@ -51,6 +51,8 @@ const BODIES: Readonly<Record<string, (a: OrgObjects) => unknown>> = {
   createApiKey: () => ({ name: 'globex key', scope: 'read' }),
   createMember: () => ({ email: 'mallory@globex.test', role: 'viewer' }),
   updateMember: () => ({ role: 'admin' }),
+  // A key cannot switch organisation (409), to A's or any other.
+  switchOrganization: () => ({ organization_id: 'acme' }),
   retryDeadLetter: () => ({}),
   // An OTLP/JSON export whose execute_tool span names A's agent (its service.name and gen_ai.agent.id) and carries A's run id as its conversation.
   otlpTraces: (a) => {
