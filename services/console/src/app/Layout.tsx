@@ -1,6 +1,7 @@
 /**
  * The shell around every page: the header (product name, the key's name and scope or the person, their organisation
- * (a switcher when they have several) and role, sign out), the navigation to the pages, and the main region. Also renders, once, the hidden text that disabled write controls point at.
+ * (a switcher when they have several) and role, sign out), the navigation to the pages, and the main region. Also
+ * renders, once, the hidden text that disabled write controls point at.
  */
 import type { ReactNode } from 'react';
 import { NavLink } from 'react-router';
