@@ -56,6 +56,8 @@ describeModes('policies, agents and kill switches', (platform) => {
         downgrades: [],
         guardrails: {},
         period_budgets: [],
+        approvals_required: 1,
+        separation_of_duties: false,
       });
       expect(r.headers.get('location')).toBe(`/api/v1/policies/${r.body.id}`);
       expect(r.headers.get('etag')).toBe('"1"');
@@ -389,6 +391,8 @@ describeModes('policies, agents and kill switches', (platform) => {
         registered_at: expect.stringMatching(/Z$/),
         updated_at: r.body.registered_at,
         version: 1,
+        changed_by: expect.stringMatching(/^key:/),
+        changed_by_name: 'AGP_INIT_WRITE_KEY',
         kill_switch: { engaged: false, reason: null, changed_at: null, changed_by: null, actor_name: null },
       });
       const got = await call(p(), 'GET', `/api/v1/agents/${id}`, { key: p().readKey });

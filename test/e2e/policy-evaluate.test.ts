@@ -117,6 +117,7 @@ describeModes('POST /api/v1/policies/evaluate', (platform) => {
         modified_inputs: null,
         guardrail_context: null,
         arguments_hash: null,
+        approval: null,
         context: { now: expect.any(String), run_spend_usd: 0, session_spend_usd: 0, recent_calls: 0, run_found: null, quotas: [] },
         reservations: [],
       });
