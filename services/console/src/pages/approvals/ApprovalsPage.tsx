@@ -225,7 +225,7 @@ function DecisionDialog({ pending, onDone, onConflict, onCancel }: { pending: Pe
       }}
     >
       <p>
-        {pending?.kind === 'reject' ? 'The action will not run.' : 'The agent may run the action.'} The decision is recorded with your email, your notes and your key as its actor.
+        {pending?.kind === 'reject' ? 'The action will not run.' : 'The agent may run the action.'} The decision is recorded with your email, your notes and who you signed in as (you, or your key) as its actor.
       </p>
       <div className="form-row">
         <label htmlFor="decision-email">Approver email</label>
