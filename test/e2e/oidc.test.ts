@@ -254,6 +254,10 @@ describeModes(
         expect(refused.headers.get('www-authenticate')).toContain(`resource_metadata="${PUBLIC_URL}/.well-known/oauth-protected-resource${path}"`);
       }
       expectProblem(await call(p, 'GET', '/.well-known/oauth-protected-resource/api/v1/mcp/proxy/Not%20A%20Name'), 422);
+      // A console session cannot call the hosted proxy (its governor needs a bearer credential): 403, not a failure.
+      const bySession = await fetch(`${p.url}/api/v1/mcp/proxy/github`, { method: 'POST', headers: { cookie: alice, origin: PUBLIC_URL, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' });
+      expect(bySession.status).toBe(403);
+      expect(bySession.headers.get('content-type')).toContain('application/problem+json');
       // Other routes challenge without resource metadata.
       const rest = await fetch(`${p.url}/api/v1/policies`);
       expect(rest.headers.get('www-authenticate')).toBe('Bearer realm="agp"');

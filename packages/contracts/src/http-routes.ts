@@ -1359,7 +1359,7 @@ const ROUTES = [
     content: { 'application/json': JsonRpcResponseSchema, 'text/event-stream': z.string().meta({ description: '`event: message` frames: progress notifications, then the JSON-RPC 2.0 response' }) },
     alsoReturns: { 202: 'A notification or a response was accepted (no body)' },
     noBody: [202],
-    problems: { 404: 'No server of that name is registered in the caller’s organisation', 422: 'A server name that cannot be registered (`path.server`), or an `AGP-Agent-Id` or `AGP-Run-Id` header over 256 characters' },
+    problems: { 403: 'An agent-bound key naming another agent, or a console session (the proxy needs an API key or an OAuth access token)', 404: 'No server of that name is registered in the caller’s organisation', 422: 'A server name that cannot be registered (`path.server`), or an `AGP-Agent-Id` or `AGP-Run-Id` header over 256 characters' },
     errorBodies: {
       400: { description: 'A JSON-RPC error: parse error, invalid request, or unsupported protocol version; problem details for a bad percent-encoding in `{server}`', content: { 'application/json': JsonRpcErrorResponseSchema }, problem: true },
       405: { description: 'A JSON-RPC error: GET or DELETE of a 2025 session (the proxy is stateless)', content: { 'application/json': JsonRpcErrorResponseSchema } },

@@ -26,7 +26,7 @@ import { AGENT_ID_HEADER, agentIdOf } from '@agp/auth';
 import { call, type Sender } from '@agp/bus';
 import { Governor, type Run } from '@agp/sdk';
 import { PROXY_INFO, connectUpstream, createGovernedProxy, type GovernedProxyOptions } from '@agp/mcp-proxy';
-import { ValidationError, checkOutboundUrl, type Logger, type OutboundAllowList } from '@agp/runtime';
+import { ForbiddenError, ValidationError, checkOutboundUrl, type Logger, type OutboundAllowList } from '@agp/runtime';
 import type { AuthedRequest } from '../edge.js';
 import { presentedKey } from '../edge.js';
 import { FORWARDED_HEADERS, jsonRpcError, readMcpBody } from '../routes/mcp.js';
@@ -164,7 +164,8 @@ export class HostedMcpProxy {
       throw new ValidationError(`1 invalid field: header.${RUN_ID_HEADER}`, [{ path: `header.${RUN_ID_HEADER}`, message: 'expected 1-256 characters' }]);
     }
     const key = presentedKey(req);
-    if (!key) throw new Error('the hosted MCP proxy was reached without a key');
+    // A console session (cookie) has no credential the proxy's governor could call the platform with.
+    if (!key) throw new ForbiddenError('the hosted MCP proxy needs an API key or an OAuth access token (Authorization: Bearer …); a console session cannot call it');
     const body = await new Promise<Buffer | null>((resolve) => {
       res.once('close', () => resolve(null));
       readMcpBody(req, res, resolve);
