@@ -16,7 +16,7 @@ describe('the wire table', () => {
       expect(row.request, subject).toBeInstanceOf(z.ZodType);
       expect(row.reply, subject).toBeInstanceOf(z.ZodType);
       expect(SERVICES, subject).toContain(row.service);
-      expect(['read', 'write'], subject).toContain(row.scope);
+      expect(['read', 'write', 'admin'], subject).toContain(row.scope);
       expect(row.summary.length, subject).toBeGreaterThan(5);
       expect(subject).toMatch(/^[a-z-]+\.[a-z-]+$/);
     }
