@@ -79,6 +79,20 @@ describe.skipIf(skipBrowser())('console sign-in through the OpenID provider (Chr
     await switcher.selectOption('acme');
     await page.locator('.scope-badge', { hasText: 'admin' }).waitFor();
 
+    // A tab signed in with a key stays the key's, though the browser also holds the person's cookie.
+    const keyed = await page.context().newPage();
+    await keyed.addInitScript(`sessionStorage.setItem('agp.console.key', ${JSON.stringify(platform.readKey)}); sessionStorage.setItem('agp.console.key-info', ${JSON.stringify(JSON.stringify({ name: 'the read key', scope: 'read' }))});`);
+    const asked: string[] = [];
+    keyed.on('request', (r) => void asked.push(new URL(r.url()).pathname));
+    await keyed.goto(`${PUBLIC_URL}/policies`);
+    await keyed.locator('nav[aria-label="Console"]').waitFor();
+    await keyed.waitForLoadState('networkidle');
+    expect(asked).toContain('/auth/config');
+    expect(asked).not.toContain('/api/v1/auth/me');
+    expect(await keyed.locator('.key-name').textContent()).toBe('the read key');
+    expect(await keyed.locator('.scope-badge').textContent()).toBe('read-only key');
+    await keyed.close();
+
     // Sign out: the session is revoked at the platform, and a reload shows the sign-in page.
     const cookie = (await page.context().cookies(PUBLIC_URL)).find((c) => c.name === 'agp_session');
     expect(cookie?.httpOnly).toBe(true);

@@ -49,7 +49,8 @@ export function resourceOf(publicUrl: URL, path: string): string {
 export function resourceMetadata(settings: OidcSettings, path: string): ProtectedResourceMetadata {
   return {
     resource: resourceOf(settings.publicUrl, path),
-    authorization_servers: [settings.issuer.href.replace(/\/$/, settings.issuer.pathname === '/' ? '' : '/')],
+    // The issuer as providers spell it: no trailing slash on a bare origin (`https://login.example.com`).
+    authorization_servers: [settings.issuer.pathname === '/' ? settings.issuer.origin : settings.issuer.href],
     bearer_methods_supported: ['header'],
     resource_name: path === MCP_PATH ? 'AGP MCP endpoint' : `AGP hosted MCP proxy: ${path.slice(PROXY_PREFIX.length)}`,
     resource_documentation: resourceOf(settings.publicUrl, '/docs'),

@@ -105,7 +105,8 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       .then(async (c) => {
         if (!live) return;
         setConfig(c);
-        if (checking && c.mode !== 'keys') {
+        // A key kept in this tab decides who is signed in; only without one may a cookie sign a person in.
+        if (stored(KEY_ITEM) === null && c.mode !== 'keys') {
           const me = await fetchSignedInPerson().catch(() => null);
           if (live) setPerson(me);
         }
@@ -114,7 +115,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     return () => {
       live = false;
     };
-    // Once, at start (`checking` is its start value here).
+    // Once, at start.
   }, []);
 
   const signOut = useCallback(
