@@ -7,6 +7,7 @@ import { DEFAULT_QUOTA_LEASE_TTL_MS } from '@agp/contracts';
 import { serviceProcessEnv } from '@agp/bus';
 import { outboundEnv, secretsEnv, type EnvOf } from '@agp/runtime';
 import { DEFAULT_DISABLE_RULE, parseRetrySchedule } from './webhooks/schedule.js';
+import { QUOTA_VACUUM_EVERY_ITEMS } from './quotas/leases.js';
 
 /**
  * The policies service's own settings (both modes): the fleet-wide quotas' lease TTL; the outbound address check's
@@ -42,6 +43,8 @@ export const policiesSettings = {
   /** How often the webhook worker looks for due deliveries when idle, in ms. @default 500 */
   AGP_WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
   AGP_QUOTA_LEASE_TTL_MS: z.coerce.number().int().min(100).max(3_600_000).default(DEFAULT_QUOTA_LEASE_TTL_MS),
+  /** Lease items (acquire and report items) after which the granter vacuums the quota tables; 0 never does. @default 20000 */
+  AGP_QUOTA_VACUUM_EVERY_ITEMS: z.coerce.number().int().min(0).max(100_000_000).default(QUOTA_VACUUM_EVERY_ITEMS),
 };
 
 /** The policies service's settings, parsed. */

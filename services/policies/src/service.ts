@@ -65,7 +65,7 @@ import { Webhooks } from './webhooks/webhooks.js';
 export type PoliciesDeps = EventSourcedDeps &
   IngestConsumerDeps &
   BusCallerDeps & {
-    /** Settings read from the environment (`AGP_QUOTA_LEASE_TTL_MS`); absent ones take the defaults of `policiesSettings` (./env.ts). */
+    /** Settings read from the environment (`AGP_QUOTA_LEASE_TTL_MS`, `AGP_QUOTA_VACUUM_EVERY_ITEMS`, …); absent ones take the defaults of `policiesSettings` (./env.ts). */
     env?: Partial<PoliciesSettings>;
     /**
      * Seals and opens registered MCP servers' headers. Absent: built at start from `env` (`loadSecretBox` of
@@ -117,7 +117,7 @@ export class PoliciesService {
 
   constructor(private readonly deps: PoliciesDeps) {
     this.now = deps.now ?? (() => new Date());
-    this.quotas = { db: deps.db, ttlMs: deps.env?.AGP_QUOTA_LEASE_TTL_MS ?? DEFAULT_QUOTA_LEASE_TTL_MS };
+    this.quotas = { db: deps.db, ttlMs: deps.env?.AGP_QUOTA_LEASE_TTL_MS ?? DEFAULT_QUOTA_LEASE_TTL_MS, vacuumEveryItems: deps.env?.AGP_QUOTA_VACUUM_EVERY_ITEMS };
     this.outbound = parseOutboundAllowList(deps.env?.AGP_OUTBOUND_ALLOWED_HOSTS);
     this.secrets = deps.secrets;
     const env = deps.env ?? {};
@@ -134,7 +134,12 @@ export class PoliciesService {
       timeoutMs: env.AGP_WEBHOOK_TIMEOUT_MS ?? 10_000,
       pollMs: env.AGP_WEBHOOK_POLL_MS ?? 500,
     });
-    this.granter = new LeaseGranter(this.quotas, (org, ids) => policiesByIds(deps.db, org, ids), () => this.now().getTime());
+    this.granter = new LeaseGranter(
+      this.quotas,
+      (org, ids) => policiesByIds(deps.db, org, ids),
+      () => this.now().getTime(),
+      (err) => deps.logger.warn({ err }, 'vacuum of the quota tables failed; retried later'),
+    );
   }
 
   /**
@@ -168,9 +173,10 @@ export class PoliciesService {
     });
   }
 
-  /** Stop the ingest consumer, then the projection (in-flight batches finish first). Idempotent. */
+  /** Stop the ingest consumer, then the projection (in-flight batches finish first), and wait for a running vacuum of the quota tables. Idempotent. */
   async stop(): Promise<void> {
     await this.running?.stop();
+    await this.granter.idle();
   }
 
   /**

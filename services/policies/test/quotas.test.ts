@@ -15,6 +15,8 @@ import { PoliciesService } from '../src/index.js';
  * by moving it, never by sleeping.
  */
 const TTL_MS = 1000;
+/** The granter vacuums its tables after this many lease items (the default is 20,000): often, in these tests. */
+const VACUUM_EVERY = 40;
 const AGENT = 'billing-bot';
 const logger = createLogger('quotas-test', 'silent');
 const ctx = (org = 'acme'): RequestContext => ({ organization_id: org, scope: 'write', key_id: 'k1', correlation_id: 'c1' });
@@ -36,7 +38,7 @@ const now = () => new Date(clock);
 async function boot(sql: Sql, replicaSql: Sql | null, drop?: () => Promise<void>): Promise<Platform> {
   const store = createEventStore(sql);
   const log = await SqlIngestLog.create(sql);
-  const deps = (db: Sql, s: EventStore) => ({ store: s, db, ingestLog: log, subjectPrefix: 'qt', bus: new InProcessClient({ broker: new InProcessBroker() }), logger, now, env: { AGP_QUOTA_LEASE_TTL_MS: TTL_MS } });
+  const deps = (db: Sql, s: EventStore) => ({ store: s, db, ingestLog: log, subjectPrefix: 'qt', bus: new InProcessClient({ broker: new InProcessBroker() }), logger, now, env: { AGP_QUOTA_LEASE_TTL_MS: TTL_MS, AGP_QUOTA_VACUUM_EVERY_ITEMS: VACUUM_EVERY } });
   const service = new PoliciesService(deps(sql, store));
   await service.start();
   const replicaStore = replicaSql ? createEventStore(replicaSql) : store;
@@ -107,6 +109,27 @@ function scenarios(platform: () => Platform) {
     const minute = Math.floor(clock / 60_000) * 60_000;
     expect(r.leases[0]).toMatchObject({ unit: 'calls', granted: 2, scope_key: AGENT, window_start: new Date(minute).toISOString(), window_end: new Date(minute + 60_000).toISOString() });
     expect(Date.parse(r.leases[0].expires_at)).toBeLessThanOrEqual(minute + 60_000);
+  });
+
+  it('the granter vacuums its own tables every so many lease items, off the grant path (autovacuum may be off)', async () => {
+    const vacuums = async () =>
+      Number((await platform().sql.query<{ n: string }>("SELECT vacuum_count::text AS n FROM pg_stat_user_tables WHERE relname = 'agp_quota_leases'")).rows[0]?.n ?? 0);
+    const id = await policy({ name: 'Churn', session_budget: 100 });
+    const before = await vacuums();
+    // Each call releases the holder's lease and acquires a new one: two lease items, and a dead row version each time.
+    let held = (await lease('churner', [{ policy_id: id, limit: 'session_budget', session_id: 'churn', need: 0.01 }])).leases[0];
+    for (let i = 0; i < VACUUM_EVERY; i++) {
+      const answer = await lease('churner', [{ policy_id: id, limit: 'session_budget', session_id: 'churn', need: 0.01 }], [{ lease_id: held.lease_id, seq: 1, spent: 0, release: true }]);
+      expect(answer.released).toEqual([held.lease_id]);
+      held = answer.leases[0];
+    }
+    // PostgreSQL's statistics are flushed by the backend about once a second: wait for the count to move.
+    const deadline = Date.now() + 10_000;
+    while ((await vacuums()) <= before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(await vacuums()).toBeGreaterThan(before);
+    // The churn left one active lease and the counter holding only it.
+    expect((await leaseRows(id)).filter((l) => l.status === 'active')).toHaveLength(1);
+    expect((await counter(id)).committed).toBe(held.held);
   });
 
   it('two replicas racing 200 acquire calls on one counter never commit past the limit', async () => {

@@ -39,6 +39,8 @@ export interface QuotaDeps {
   db: Sql;
   /** How long a lease lasts without renewal, ms (`AGP_QUOTA_LEASE_TTL_MS`). */
   ttlMs: number;
+  /** Lease items between two vacuums of the quota tables (`AGP_QUOTA_VACUUM_EVERY_ITEMS`; 0 never). @default {@link QUOTA_VACUUM_EVERY_ITEMS} */
+  vacuumEveryItems?: number;
 }
 
 /** One grant to make: the counter, its window end (ms, null = none), unit, the policy's current value, the need. */
@@ -202,6 +204,18 @@ interface PendingCall {
 const MAX_BATCH = 256;
 
 /**
+ * Lease items applied (acquire and report items: each writes at most one lease row version) after which the granter
+ * vacuums its two tables itself. Every grant leaves a dead row version behind (a lease's status changes once, out of
+ * the partial index of the active ones), and a shared counter's lookups walk its dead index entries until a vacuum
+ * removes them: without one, PostgreSQL's CPU per grant climbed from ~60 µs to over 1 ms as the tables grew
+ * (docs/performance.md, `pnpm bench quotas`). Autovacuum may be off, or, on its default thresholds (a fifth of a
+ * table), reach a large leases table rarely; PGlite has none. Source: docs/decisions.md (The granter vacuums its tables).
+ */
+export const QUOTA_VACUUM_EVERY_ITEMS = 20_000;
+/** What the granter runs every `vacuumEveryItems` items: it blocks no grant (no `FULL`), skips a locked table. */
+const QUOTA_VACUUM = 'VACUUM (SKIP_LOCKED) agp_quota_leases, agp_quota_counters';
+
+/**
  * `POST /api/v1/quotas/leases` (`quotas.leases`), coalesced: the calls of an organisation that arrive while one of
  * its batches is being applied wait, and are then applied together as the next batch, in ONE transaction: one read
  * of their policies and reported leases, one `INSERT` of the counters they need, one `SELECT … FOR UPDATE` of every
@@ -215,17 +229,45 @@ const MAX_BATCH = 256;
 export class LeaseGranter {
   /** Calls waiting for the next batch, by organisation. */
   private readonly waiting = new Map<string, PendingCall[]>();
+  /** Lease items applied since the last vacuum was started (`deps.vacuumEveryItems`). */
+  private sinceVacuum = 0;
+  /** The vacuum running now, if one is. */
+  private vacuuming?: Promise<void>;
 
   /**
    * @param deps the database and the lease TTL.
    * @param policiesOf reads the organisation's policies (the batch's acquire items name them).
    * @param clock the decision time, ms since the Unix epoch.
+   * @param onVacuumError told when the tables' vacuum fails (it is tried again after as many items more).
    */
   constructor(
     private readonly deps: QuotaDeps,
     private readonly policiesOf: PolicyLookup,
     private readonly clock: () => number,
+    private readonly onVacuumError: (err: unknown) => void = () => {},
   ) {}
+
+  /** Resolves once no vacuum of the quota tables is running (call before the database is closed). */
+  async idle(): Promise<void> {
+    await this.vacuuming;
+  }
+
+  /** Count `items` lease items applied; past `deps.vacuumEveryItems`, start a vacuum off the grant path (not awaited). */
+  private applied(items: number): void {
+    const every = this.deps.vacuumEveryItems ?? QUOTA_VACUUM_EVERY_ITEMS;
+    this.sinceVacuum += items;
+    if (every === 0 || this.sinceVacuum < every || this.vacuuming) return;
+    this.sinceVacuum = 0;
+    this.vacuuming = this.deps.db
+      .query(QUOTA_VACUUM)
+      .then(
+        () => undefined,
+        (err: unknown) => this.onVacuumError(err),
+      )
+      .finally(() => {
+        this.vacuuming = undefined;
+      });
+  }
 
   /**
    * Apply the reports, then the acquisitions, of one holder's call (in a batch, see the class).
@@ -268,6 +310,7 @@ export class LeaseGranter {
       const calls = planned.map((p) => ({ holder: p.call.req.holder, plan: p.plan }));
       const settled = await this.deps.db.transaction((tx) => applyCalls(tx, org, calls, now, this.deps.ttlMs, false));
       settled.forEach((s, i) => ('answer' in s ? planned[i].call.resolve(s.answer) : planned[i].call.reject(s.error)));
+      this.applied(planned.reduce((n, p) => n + p.call.req.acquire.length + p.call.req.report.length, 0));
     } catch (err) {
       for (const c of batch) c.reject(err); // settling twice is a no-op: only the calls still open get the error
     }
