@@ -187,6 +187,23 @@ describeModes(
         expect(Date.now() - started).toBeLessThan(10_000);
         await expect(client.listTools()).rejects.toThrow(`upstream MCP server ${name}`);
       }
+      // /readyz names both (the gateway stays ready: only these upstreams' calls fail)…
+      const failingNames = async () => {
+        const r = await call(platform(), 'GET', '/readyz');
+        expect(r.status).toBe(200);
+        expect((r.body as { status: string }).status).toBe('ready');
+        return ((r.body as { mcp_upstreams_failing?: Array<{ server: string; organization_id: string; reason: string }> }).mcp_upstreams_failing ?? []).map((f) => f.server);
+      };
+      expect(await failingNames()).toEqual(expect.arrayContaining([down, slow]));
+      // …until one is reached again: pointed at a working upstream, its next call succeeds and it is no longer named.
+      const patched = await call(platform(), 'PATCH', `/api/v1/mcp/servers/${down}`, { key: platform().writeKey, body: { url: upstream.url } });
+      expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+      const client = await connect({ agentId: `hosted-agent-${uniq()}`, name: down, modern: true });
+      const deadline = Date.now() + 20_000;
+      while ((await client.callTool({ name: 'echo', arguments: { message: 'back' } })).isError && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 250));
+      const names = await failingNames();
+      expect(names).not.toContain(down);
+      expect(names).toContain(slow);
     }, 60_000);
 
     it('a registration changed (PATCH) is used, and a deleted one refused (404), within seconds', async () => {

@@ -153,12 +153,18 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   // KurrentDB, when it holds the events, is reported the same way (the push channel tails it; ingest does not need it).
   const required = readinessOf(opts.readiness ?? []);
   const database = readinessOf([{ name: 'postgres', check: async () => void (await opts.sql.query('SELECT 1')) }, ...eventStoreReadiness(opts.store)]);
+  // Registered MCP upstreams the hosted proxy could not reach are named, without changing readiness: the gateway
+  // itself serves every other route, and each agent's call to such an upstream is answered with a tool error.
+  const upstreamsOf = () => {
+    const failing = hostedMcp.failingUpstreams();
+    return failing.length ? { mcp_upstreams_failing: failing } : {};
+  };
   server.get(['/readyz', '/readyz/'], (_req, res) => {
     required().then(
       () =>
         database().then(
-          () => res.json({ status: 'ready', service: 'gateway' }),
-          (err: Error) => res.json({ status: 'degraded', service: 'gateway', detail: `${err.message}; ingest still accepts, other routes answer 503` }),
+          () => res.json({ status: 'ready', service: 'gateway', ...upstreamsOf() }),
+          (err: Error) => res.json({ status: 'degraded', service: 'gateway', detail: `${err.message}; ingest still accepts, other routes answer 503`, ...upstreamsOf() }),
         ),
       (err: Error) => sendProblem(res, problem(503, 'Service Unavailable', err.message), retryAfterHeaders(503)),
     );

@@ -100,6 +100,20 @@ class UnreachableUpstream extends Client {
   }
 }
 
+/** An upstream the hosted proxy could not reach at its last attempt (what `/readyz` names). */
+export interface FailingUpstream {
+  organization_id: string;
+  /** The registration's name. */
+  server: string;
+  /** When the failures began (ISO 8601): the first failed attempt since the last success. */
+  since: string;
+  /** The last attempt's error, at most 200 characters (no URL or header of the registration). */
+  reason: string;
+}
+
+/** Most failing upstreams remembered (the oldest forgotten first). */
+const MAX_FAILING = 100;
+
 /** The fingerprint of what an upstream connection is made of: url, headers, timeout (sha-256, hex). */
 function fingerprintOf(o: McpServerOpened): string {
   return createHash('sha256').update(JSON.stringify([o.settings.url, Object.entries(o.headers).sort(([a], [b]) => (a < b ? -1 : 1)), o.settings.timeout_ms])).digest('hex');
@@ -112,6 +126,8 @@ export class HostedMcpProxy {
   private readonly upstreams: IdlePool<HeldUpstream>;
   private readonly governors: IdlePool<HeldGovernor>;
   private readonly handler: McpHttpHandler;
+  /** Upstreams whose last connection attempt failed, by organisation and server (cleared by the next success). */
+  private readonly failing = new Map<string, FailingUpstream>();
 
   constructor(private readonly o: HostedMcpOptions) {
     this.limits = { ...HOSTED_MCP_LIMITS, ...o.limits };
@@ -277,10 +293,25 @@ export class HostedMcpProxy {
         await this.upstreams.retire(key, held, opened.settings.timeout_ms);
         held = await this.upstreams.get(key, open);
       }
+      this.failing.delete(key);
       return held.client;
     } catch (err) {
-      return new UnreachableUpstream(err instanceof Error ? err : new Error(String(err)));
+      const failure = err instanceof Error ? err : new Error(String(err));
+      const since = this.failing.get(key)?.since ?? new Date().toISOString();
+      this.failing.delete(key);
+      this.failing.set(key, { organization_id: org, server: opened.settings.name, since, reason: failure.message.slice(0, 200) });
+      if (this.failing.size > MAX_FAILING) this.failing.delete(this.failing.keys().next().value as string);
+      return new UnreachableUpstream(failure);
     }
+  }
+
+  /**
+   * The registered upstreams this gateway could not reach at its last attempt to (a connection is attempted when an
+   * agent's exchange needs one), oldest failure first; `/readyz` names them. Cleared by the next successful connection,
+   * or by a registration the pool reaches again.
+   */
+  failingUpstreams(): FailingUpstream[] {
+    return [...this.failing.values()].sort((a, b) => (a.since < b.since ? -1 : a.since > b.since ? 1 : 0));
   }
 
   /** A governor for `agent` speaking to this gateway with the caller's key. @throws Error when the gateway is not listening, or the platform refuses. */
