@@ -5,8 +5,9 @@
  * pass. The suite covers an allowed action read back from the run's ledger, a block (raised and returned), a
  * downgrade, an escalation approved and rejected over HTTP while the agent waits, a kill switch engaged while a run
  * is going, fail modes and max staleness with the platform unreachable, idempotent replay, the decorator and the
- * asyncio variant, a rate limit under concurrent threads, and the durable spool (a restart delivers exactly once; a
- * corrupt file is quarantined).
+ * asyncio variant, a rate limit under concurrent threads, the durable spool (a restart delivers exactly once; a
+ * corrupt file is quarantined), fleet-wide limits through leases (four agent processes of the installed package admit
+ * exactly a shared session budget and an agent-scoped rate limit), the PII guardrail on results and argument schemas.
  * Without python3 and pytest the file skips with one printed reason; without a Python that can build wheels
  * (setuptools and wheel) the suite runs from the source tree (PYTHONPATH) and says so.
  * Source: docs/sdk-python.md.
