@@ -94,5 +94,14 @@ describe.skipIf(missing !== null)('python sdk', () => {
       expect(r.out).toMatch(/\b(1[5-9]|[2-9]\d) passed\b/);
       expect(r.out).not.toMatch(/\bskipped\b/);
     }, 180_000);
+
+    it('examples/python-support-agent meets every decision it promises (--auto-approve)', async () => {
+      const p = platform();
+      const r = await run(python, ['examples/python-support-agent/agent.py', '--auto-approve'], { AGP_URL: p.url, AGP_KEY: p.writeKey, AGP_AGENT_ID: `py-example-${mode}-${Date.now()}`, ...extraEnv }, 120_000);
+      expect(r.code, r.out.slice(-4000)).toBe(0);
+      for (const label of ['allow', 'warn', 'pii', 'downgrade', 'replay', 'loop', 'block', 'approved', 'budget']) expect(r.out).toMatch(new RegExp(`^  ${label} +\\w+`, 'm'));
+      expect(r.out).toMatch(/13 tool calls, decisions: allow, warn, pii, downgrade, replay, loop, block, approval, budget\./);
+      expect(r.out).not.toMatch(/✗ expected/);
+    }, 150_000);
   });
 });

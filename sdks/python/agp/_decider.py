@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Optional, Tuple
 
-from .engine import POLICY_DECISIONS, RULE_RISK, QuotaView, decide, review_result
+from .engine import POLICY_DECISIONS, RULE_RISK, PreparedPolicies, QuotaView, decide, review_result
 from .snapshot import SnapshotSource
 from ._util import now_ms
 
@@ -100,7 +100,7 @@ class Decider:
             "idempotency_records": [{"action_name": name, "idempotency_key": key, "at": repeats}] if key is not None and repeats is not None else [],
         }
         cur = self.snapshot.current
-        d = decide(cur.policies if cur else [], cur.kill_switches if cur else NO_KILL_SWITCHES, action, context, quota)
+        d = decide(self.facts()["prepared"], cur.kill_switches if cur else NO_KILL_SWITCHES, action, context, quota)
         if d.get("guardrail_context"):
             d["context"] = d["guardrail_context"]
         mod = self.facts()["moderation"]
@@ -110,12 +110,14 @@ class Decider:
 
     def facts(self) -> Dict[str, Any]:
         """What the snapshot's policies ask of the run's state, computed once per snapshot: ``longest_window_ms``,
-        ``needs_args_hash`` (a loop or idempotency guardrail), ``idempotency`` [(actions, ttl ms)], ``moderation``."""
+        ``needs_args_hash`` (a loop or idempotency guardrail), ``idempotency`` [(actions, ttl ms)], ``moderation``,
+        ``scans_results`` (a PII guardrail with ``results``), ``prepared`` (the policies prepared for ``decide``)."""
         cur = self.snapshot.current
         policies = cur.policies if cur else []
         if self._facts_of is policies and self._facts:
             return self._facts
-        f: Dict[str, Any] = {"longest_window_ms": 0, "needs_args_hash": False, "idempotency": [], "moderation": [], "scans_results": False}
+        f: Dict[str, Any] = {"longest_window_ms": 0, "needs_args_hash": False, "idempotency": [], "moderation": [], "scans_results": False,
+                             "prepared": PreparedPolicies(policies)}
         for p in policies:
             if not p.get("enabled") or not (not p.get("agent_ids") or self.agent_id in p["agent_ids"]):
                 continue

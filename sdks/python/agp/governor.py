@@ -18,6 +18,7 @@ import functools
 import inspect
 import threading
 import time
+import types
 import uuid
 import warnings
 from collections import OrderedDict
@@ -125,7 +126,11 @@ class _Plan:
 
 
 def _takes_ctx(fn: Callable[..., Any]) -> bool:
-    """Whether ``fn`` takes a second positional parameter (it then gets the :class:`ActContext`)."""
+    """Whether ``fn`` takes a second positional parameter (it then gets the :class:`ActContext`). A plain function is
+    read from its code object (no ``inspect.signature`` on the allow path)."""
+    if type(fn) is types.FunctionType:
+        code = fn.__code__
+        return code.co_argcount >= 2 or bool(code.co_flags & inspect.CO_VARARGS)
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
