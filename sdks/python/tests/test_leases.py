@@ -147,3 +147,33 @@ def test_no_fleet_limit_needs_nothing() -> None:
     p = {**policy(), "rate_limits": {"x": {"max_calls": 1, "window_seconds": 60, "scope": "process"}}}
     leases = make(Granting(1, 1), [[p]], [])
     assert leases.needs_of("x", 1.0, "run-1", "s") == ()
+
+
+def test_the_governor_fails_closed_or_counts_alone_when_a_fleet_limit_cannot_be_leased(tmp_path: Any) -> None:
+    """The platform out of reach (the snapshot set as the last one loaded): fail_mode closed blocks an action that
+    needs a lease, naming the limit; fail_mode open decides it in this process alone (the session budget of 0.05 USD
+    counted here stops the sixth 0.01 USD action)."""
+    from agp import ActionBlocked, Governor
+    from agp._decider import NO_KILL_SWITCHES
+    from agp._util import now_ms
+    from agp.snapshot import Snapshot, with_policy_defaults
+
+    p = with_policy_defaults({**policy(), "rate_limits": {}, "session_budget": 0.05, "denied_actions": [], "approval_required_actions": [], "allowed_actions": None})
+    for mode in ("closed", "open"):
+        gov = Governor.connect("http://127.0.0.1:9", "agp_x", "bot", fail_mode=mode, push=False, poll_interval=3600, quota_wait=0.5,
+                               spool_dir=str(tmp_path / mode), on_report_error=lambda m: None)
+        gov._snapshot.current = Snapshot([p], NO_KILL_SWITCHES, now_ms())
+        with gov.run(session_id="s-1") as run:
+            if mode == "closed":
+                try:
+                    run.act("charge", {}, lambda a: 1, estimated_cost_usd=0.01)
+                    raise AssertionError("not blocked")
+                except ActionBlocked as e:
+                    assert e.decision["rule"] is None
+                    assert e.decision["reason"].startswith('the fleet-wide limit session_budget of policy "fleet" could not be leased: ')
+                    assert e.decision["reason"].endswith("; fail_mode is closed")
+            else:
+                outs = [run.act("charge", {}, lambda a: 1, estimated_cost_usd=0.01, on_blocked="return") for _ in range(6)]
+                assert outs[:5] == [1] * 5 and outs[5].decision["decision"] == "budget_exceeded"
+        assert gov.status()["leases"] == []
+        gov.close(timeout=0)
