@@ -227,7 +227,7 @@ class Run:
         :raises ActionBlocked: / :raises ApprovalRejected: as above. Whatever ``fn`` raises is raised again (the
             ledger entry is recorded with status ``error``).
         """
-        if inspect.iscoroutinefunction(fn):
+        if (fn.__code__.co_flags & inspect.CO_COROUTINE if type(fn) is types.FunctionType else inspect.iscoroutinefunction(fn)):
             raise TypeError(f"act {name}: fn is a coroutine function; use `await run.aact(...)`")
         c, plan = self._begin(name, args, fn, dict(estimated_cost_usd=estimated_cost_usd, intent=intent, idempotency_key=idempotency_key, on_blocked=on_blocked, approval_timeout=approval_timeout, on_escalated=on_escalated))
         if plan.kind == "value":

@@ -138,23 +138,23 @@ class Leases:
         needs of each fleet-wide limit, in the engine's order: dicts of ``quota_needs`` plus ``policy_name``,
         ``scope_key``, ``window_start``/``window_end`` (ms; 0/None for run and session budgets), ``pair`` and ``key``
         (the counter's key here). An empty tuple while no policy has such a limit; cached until a window ends."""
-        policies = self._policies()
-        if policies is not self._synced_of:
-            with self._lock:
+        with self._lock:  # one snapshot at a time: a thread holding an older list never syncs back to it
+            policies = self._policies()
+            if policies is not self._synced_of:
                 self._sync(policies)
-        if not self._fleet or self._closed:
-            return _NO_NEEDS
-        now = _now()
-        ck = (action, cost_usd, run_id, session_id or "")
-        cached = self._needs_cache.get(ck)
-        if cached is not None and now < cached[1]:
-            return cached[0]
-        needs = self._compute(policies, action, cost_usd, run_id, session_id, now)
-        until = min((n["window_end"] for n in needs if n["window_end"] is not None), default=float("inf"))
-        if len(self._needs_cache) >= NEEDS_CACHE_SIZE:
-            self._needs_cache.clear()
-        self._needs_cache[ck] = (needs, until)
-        return needs
+            if not self._fleet or self._closed:
+                return _NO_NEEDS
+            now = _now()
+            ck = (action, cost_usd, run_id, session_id or "")
+            cached = self._needs_cache.get(ck)
+            if cached is not None and now < cached[1]:
+                return cached[0]
+            needs = self._compute(policies, action, cost_usd, run_id, session_id, now)
+            until = min((n["window_end"] for n in needs if n["window_end"] is not None), default=float("inf"))
+            if len(self._needs_cache) >= NEEDS_CACHE_SIZE:
+                self._needs_cache.clear()
+            self._needs_cache[ck] = (needs, until)
+            return needs
 
     def _compute(self, policies: Sequence[Mapping[str, Any]], action: str, cost: float, run_id: str, session_id: Optional[str], now: float) -> Tuple[Dict[str, Any], ...]:
         raw = quota_needs(policies, self.agent_id, action, cost, run_id, session_id)
