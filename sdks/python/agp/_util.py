@@ -10,7 +10,7 @@ import math
 import os
 import time
 from datetime import datetime, timezone
-from typing import Any, Dict, List, Mapping
+from typing import Any, Dict, List, Mapping, Tuple
 
 from .engine.jsnum import u16_len
 
@@ -20,19 +20,20 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-_iso_second: List[Any] = [None, ""]
+#: The last second formatted, and its text (one tuple, replaced whole: threads never see half of it).
+_iso_second: Tuple[int, str] = (-1, "")
 
 
 def iso_time(ms: "int | None" = None) -> str:
     """``new Date(ms).toISOString()``: UTC, millisecond precision, ``Z`` (``2026-01-31T12:00:00.000Z``). The text of
     the second is kept, so reports of the same second format only their milliseconds."""
+    global _iso_second
     ms = now_ms() if ms is None else ms
     sec = ms // 1000
     cached = _iso_second
     if cached[0] != sec:
-        cached[1] = datetime.fromtimestamp(sec, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
-        cached[0] = sec
-        return f"{cached[1]}.{ms % 1000:03d}Z"
+        cached = (sec, datetime.fromtimestamp(sec, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S"))
+        _iso_second = cached
     return f"{cached[1]}.{ms % 1000:03d}Z"
 
 
