@@ -80,3 +80,33 @@ def test_an_agent_scoped_rate_limit_admits_exactly_max_calls_across_processes(ap
         return
     assert sum(admitted) == 40, out
     assert all(set(o["reasons"]) <= {"rate_limited"} for o in out), out
+
+
+def test_a_policy_edit_ends_the_old_lease_and_close_releases(api: Api, agent_id: str) -> None:
+    """The lease of a session budget is ended when the policy's limit changes (the next snapshot), a lease of the new
+    limit is taken, and close() releases it: the counter is left with no holder and the spend of both actions."""
+    from agp import Governor
+
+    p = api.policy(agent_ids=[agent_id], session_budget=1.0)
+    session = f"s-{uuid.uuid4().hex[:8]}"
+    gov = Governor.connect(url=URL, key=KEY, agent_id=agent_id, poll_interval=0.2)
+    api.eventually(lambda: gov.status()["policies"] >= 1, what="the policy in the snapshot")
+    with gov.run(session_id=session) as run:
+        assert run.act("charge", {"n": 1}, lambda a: "ok", estimated_cost_usd=0.01) == "ok"
+        (first,) = gov.status()["leases"]
+        assert first["limit"] == "session_budget" and first["scope_key"] == session and first["spent"] == 0.01 and first["held"] >= 0.01
+        status, _ = api.call("PATCH", f"/api/v1/policies/{p['id']}", {"session_budget": 2.0})
+        assert status == 200
+        api.eventually(lambda: any(x.get("session_budget") == 2.0 for x in gov._snapshot.current.policies), what="the edited policy in the snapshot")
+        assert run.act("charge", {"n": 2}, lambda a: "ok", estimated_cost_usd=0.01) == "ok"
+        (second,) = gov.status()["leases"]
+        assert second["spent"] == 0.01  # a new lease: the old one was ended with its spend
+
+        def one_holder() -> Any:
+            c = [x for x in counters(api, p["id"]) if x["scope_key"] == session]
+            return c if len(c) == 1 and c[0]["holders"] == 1 and c[0]["limit_value"] == 2.0 else None
+
+        api.eventually(one_holder, what="one holder of the edited limit")
+    gov.close()
+    c = [x for x in counters(api, p["id"]) if x["scope_key"] == session]
+    assert len(c) == 1 and c[0]["holders"] == 0 and abs(c[0]["spent"] - 0.02) < 1e-9, c
