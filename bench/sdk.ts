@@ -20,6 +20,9 @@
  *       process is blocked, p50 and p99 over BENCH_SDK_TRIALS trials; beside the PUT's own answer time;
  *   (d) approval round trip: `POST /api/v1/approvals/{id}/approve` until the escalated `act` waiting in that other
  *       process resumes; beside the POST's own answer time;
+ *   (f) the Python SDK (sdks/python): `python3 -m agp.bench --json` against the same platform (its module docs say
+ *       how it measures): the allow path with 1, 10, 100 policies, the durable spool, the PII guardrail over 2 KB and
+ *       kill-switch propagation into a Python process; skipped with a line when python3 is not there;
  *   (e) throughput: guarded actions per second from one process (10 policies, reporting on: every ledger entry is sent
  *       to the platform), exactly BENCH_SDK_THROUGHPUT_ACTS sequential `await run.act(...)`, then until the platform
  *       acknowledged every report (end to end); the baselines make at least as many calls, and for at least 1 s. The
@@ -42,11 +45,11 @@
  * would slow the rows. Delivery is measured by row (e).
  *
  * Knobs: BENCH_SDK_SAMPLES (default 20000), BENCH_SDK_ROUNDS (default 3), BENCH_SDK_TRIALS (default 20),
- * BENCH_SDK_THROUGHPUT_ACTS (default 20000), BENCH_SDK_ACT_EVERY_MS (how often the agent acts in row c, default 10), BENCH_SDK_ONLY (comma list of allow, pii, kill, approval, throughput),
+ * BENCH_SDK_THROUGHPUT_ACTS (default 20000), BENCH_SDK_ACT_EVERY_MS (how often the agent acts in row c, default 10), BENCH_SDK_ONLY (comma list of allow, pii, kill, approval, throughput, python),
  * BENCH_SDK_URL (a running platform started with AGP_INIT_ORG=bench and the bench's keys, instead of starting one).
  * To profile: `node --cpu-prof --cpu-prof-dir=<dir> --import tsx bench/run.ts sdk` (with BENCH_SDK_ONLY=allow).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -74,7 +77,7 @@ const EXTERNAL = process.env.BENCH_SDK_URL;
  * propagation.
  */
 const ACT_EVERY_MS = Number(process.env.BENCH_SDK_ACT_EVERY_MS ?? 10);
-const ONLY = new Set((process.env.BENCH_SDK_ONLY ?? 'allow,pii,kill,approval,throughput').split(','));
+const ONLY = new Set((process.env.BENCH_SDK_ONLY ?? 'allow,pii,kill,approval,throughput,python').split(','));
 const COUNTS = [1, 10, 100];
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Suffix of this run's agent ids (a platform given by BENCH_SDK_URL may hold earlier runs' policies). */
@@ -470,6 +473,34 @@ export async function sdkBench(): Promise<void> {
         '',
         '',
       ]);
+    }
+    if (ONLY.has('python')) {
+      console.log('measuring the Python SDK (python3 -m agp.bench) ...');
+      const py = spawnSync('python3', ['-m', 'agp.bench', '--json', '--url', p.url, '--key', WRITE_KEY, '--samples', String(Math.min(SAMPLES, 10_000)), '--rounds', String(ROUNDS), '--trials', String(TRIALS)], {
+        cwd: ROOT,
+        env: { ...process.env, PYTHONPATH: join(ROOT, 'sdks/python') },
+        encoding: 'utf8',
+        maxBuffer: 1 << 24,
+      });
+      if (py.error || py.status !== 0) {
+        console.log(`(f) Python SDK: skipped (${py.error?.message ?? py.stderr.trim().split('\n').pop()})`);
+      } else {
+        const out = JSON.parse(py.stdout) as { machine: { python: string }; rows: Array<{ row: string; p50_us: number; p99_us: number; cpu_us: number }>; kill_switch: { row: string; p50_ms: number; p99_ms: number; put_p50_ms: number; put_p99_ms: number } | null };
+        const cell = (r: { p50_us: number; p99_us: number; cpu_us: number }) => `${r.p50_us.toFixed(2)} / ${r.p99_us.toFixed(1)} · ${r.cpu_us.toFixed(2)}`;
+        const bare = out.rows[0];
+        const targets: Record<string, [string, boolean]> = {
+          'allow, 1 policy, in-memory reporting': ['p50 ≤ 11', out.rows[1].p50_us <= 11],
+          'allow, 10 policies, in-memory reporting': ['p99 ≤ 100', out.rows[2].p99_us <= 100],
+          'allow, 100 policies, in-memory reporting': ['p50 ≤ 30', out.rows[3].p50_us <= 30],
+        };
+        for (const r of out.rows.slice(1)) {
+          const t = targets[r.row];
+          const agt = /allow, 1 policy,/.test(r.row) ? 'AGT Python: p50 11 published, not measured' : /allow, 100 policies,/.test(r.row) ? 'AGT Python: p50 30 published, not measured' : '';
+          lines.push([`(f) Python SDK (${out.machine.python}): ${r.row}`, cell(r), cell(bare), agt, '', t ? t[0] : '', t ? check(`Python ${t[0]} µs`, t[1]) : '']);
+        }
+        const k = out.kill_switch;
+        if (k) lines.push([`(f) Python SDK: ${k.row}`, `${k.p50_ms.toFixed(1)} / ${k.p99_ms.toFixed(1)} ms`, `the PUT's own answer: ${k.put_p50_ms.toFixed(1)} / ${k.put_p99_ms.toFixed(1)} ms`, '', '', 'p99 ≤ 300 ms', check('Python kill switch p99 ≤ 300 ms', k.p99_ms <= 300)]);
+      }
     }
   } finally {
     // The latency rows' reports are not delivered (see connect): closed at once, their reports dropped with the run.

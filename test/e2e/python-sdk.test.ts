@@ -5,8 +5,9 @@
  * pass. The suite covers an allowed action read back from the run's ledger, a block (raised and returned), a
  * downgrade, an escalation approved and rejected over HTTP while the agent waits, a kill switch engaged while a run
  * is going, fail modes and max staleness with the platform unreachable, idempotent replay, the decorator and the
- * asyncio variant, a rate limit under concurrent threads, and the durable spool (a restart delivers exactly once; a
- * corrupt file is quarantined).
+ * asyncio variant, a rate limit under concurrent threads, the durable spool (a restart delivers exactly once; a
+ * corrupt file is quarantined), fleet-wide limits through leases (four agent processes of the installed package admit
+ * exactly a shared session budget and an agent-scoped rate limit), the PII guardrail on results and argument schemas.
  * Without python3 and pytest the file skips with one printed reason; without a Python that can build wheels
  * (setuptools and wheel) the suite runs from the source tree (PYTHONPATH) and says so.
  * Source: docs/sdk-python.md.
@@ -93,5 +94,14 @@ describe.skipIf(missing !== null)('python sdk', () => {
       expect(r.out).toMatch(/\b(1[5-9]|[2-9]\d) passed\b/);
       expect(r.out).not.toMatch(/\bskipped\b/);
     }, 180_000);
+
+    it('examples/python-support-agent meets every decision it promises (--auto-approve)', async () => {
+      const p = platform();
+      const r = await run(python, ['examples/python-support-agent/agent.py', '--auto-approve'], { AGP_URL: p.url, AGP_KEY: p.writeKey, AGP_AGENT_ID: `py-example-${mode}-${Date.now()}`, ...extraEnv }, 120_000);
+      expect(r.code, r.out.slice(-4000)).toBe(0);
+      for (const label of ['allow', 'warn', 'pii', 'downgrade', 'replay', 'loop', 'block', 'approved', 'budget']) expect(r.out).toMatch(new RegExp(`^  ${label} +\\w+`, 'm'));
+      expect(r.out).toMatch(/13 tool calls, decisions: allow, warn, pii, downgrade, replay, loop, block, approval, budget\./);
+      expect(r.out).not.toMatch(/✗ expected/);
+    }, 150_000);
   });
 });

@@ -5,6 +5,7 @@ Source: docs/sdk-python.md."""
 __version__ = "0.1.0"
 
 from .errors import ActionBlocked, AgpHttpError, AgpNetworkError, ApprovalRejected, BlockedResult  # noqa: E402
+from .schema import ArgumentsInvalid  # noqa: E402
 from .governor import ActContext, AsyncGovernor, Governor, Run  # noqa: E402
 
-__all__ = ["Governor", "AsyncGovernor", "Run", "ActContext", "ActionBlocked", "ApprovalRejected", "BlockedResult", "AgpHttpError", "AgpNetworkError", "__version__"]
+__all__ = ["Governor", "AsyncGovernor", "Run", "ActContext", "ActionBlocked", "ApprovalRejected", "BlockedResult", "AgpHttpError", "AgpNetworkError", "ArgumentsInvalid", "__version__"]

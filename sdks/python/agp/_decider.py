@@ -3,16 +3,19 @@ state and one action, the decision. No network:
 
 - the fail-closed gate first (no snapshot under ``fail_mode="closed"``, one older than ``max_staleness``, or an
   answer of the platform the SDK does not understand) → a ``block`` of the SDK's own (:func:`fail_closed`);
+- a fleet-wide limit the action needs that could not be leased, under ``fail_mode="closed"`` → a ``block`` of its own;
 - else the policy engine's :func:`agp.engine.decide` (the same decision as the platform's decision API), with the
-  run's spend, its recent calls and the idempotency record of a repeated call;
+  run's spend, its recent calls, the idempotency record of a repeated call and what the leases have left of each
+  fleet-wide limit;
 - a moderation guardrail fails closed (this SDK has no moderation provider): :func:`moderation_unavailable`.
 Internal. Source: docs/sdk.md §Governing actions, §Fail modes; spec §Intervention types."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+import json
+from typing import Any, Dict, List, Optional, Tuple
 
-from .engine import POLICY_DECISIONS, RULE_RISK, decide
+from .engine import POLICY_DECISIONS, RULE_RISK, PreparedPolicies, QuotaView, decide, review_result
 from .snapshot import SnapshotSource
 from ._util import now_ms
 
@@ -77,12 +80,18 @@ class Decider:
         return None
 
     def decide(self, name: str, args: Dict[str, Any], estimated: float, explicit_key: Optional[str], key: Optional[str], repeats: Optional[int],
-               run_spend: float, session_spend: float, calls: List[Dict[str, Any]]) -> Dict[str, Any]:
-        """The decision for one action of a run: the fail-closed gate, else the engine (see the module docs)."""
+               run_spend: float, session_spend: float, calls: List[Dict[str, Any]], quota: Optional[QuotaView] = None,
+               quota_unavailable: Optional[str] = None) -> Dict[str, Any]:
+        """The decision for one action of a run: the fail-closed gate, else the engine (see the module docs).
+        ``quota``: what the leases have left of each fleet-wide limit the action counts against (:mod:`agp.leases`);
+        ``quota_unavailable``: why one of them could not be leased (the platform unreachable), or None."""
         risk = self.risk_of.get(name)
         closed = self.gate_reason()
         if closed:
             return fail_closed(closed, estimated, risk or "high")
+        # A fleet-wide limit that could not be leased: fail_mode closed blocks; open decides without it (counted here alone).
+        if quota_unavailable is not None and self.fail_mode == "closed":
+            return fail_closed(f"{quota_unavailable}; fail_mode is closed", estimated, risk or "high")
         action: Dict[str, Any] = {"agent_id": self.agent_id, "action_name": name, "arguments": args, "estimated_cost_usd": estimated, "risk_level": risk}
         if explicit_key is not None:
             action["idempotency_key"] = explicit_key
@@ -91,7 +100,7 @@ class Decider:
             "idempotency_records": [{"action_name": name, "idempotency_key": key, "at": repeats}] if key is not None and repeats is not None else [],
         }
         cur = self.snapshot.current
-        d = decide(cur.policies if cur else [], cur.kill_switches if cur else NO_KILL_SWITCHES, action, context)
+        d = decide(self.facts()["prepared"], cur.kill_switches if cur else NO_KILL_SWITCHES, action, context, quota)
         if d.get("guardrail_context"):
             d["context"] = d["guardrail_context"]
         mod = self.facts()["moderation"]
@@ -101,18 +110,22 @@ class Decider:
 
     def facts(self) -> Dict[str, Any]:
         """What the snapshot's policies ask of the run's state, computed once per snapshot: ``longest_window_ms``,
-        ``needs_args_hash`` (a loop or idempotency guardrail), ``idempotency`` [(actions, ttl ms)], ``moderation``."""
+        ``needs_args_hash`` (a loop or idempotency guardrail), ``idempotency`` [(actions, ttl ms)], ``moderation``,
+        ``scans_results`` (a PII guardrail with ``results``), ``prepared`` (the policies prepared for ``decide``)."""
         cur = self.snapshot.current
         policies = cur.policies if cur else []
         if self._facts_of is policies and self._facts:
             return self._facts
-        f: Dict[str, Any] = {"longest_window_ms": 0, "needs_args_hash": False, "idempotency": [], "moderation": []}
+        f: Dict[str, Any] = {"longest_window_ms": 0, "needs_args_hash": False, "idempotency": [], "moderation": [], "scans_results": False,
+                             "prepared": PreparedPolicies(policies)}
         for p in policies:
             if not p.get("enabled") or not (not p.get("agent_ids") or self.agent_id in p["agent_ids"]):
                 continue
             for rl in (p.get("rate_limits") or {}).values():
                 f["longest_window_ms"] = max(f["longest_window_ms"], rl["window_seconds"] * 1000)
             g = p.get("guardrails") or {}
+            if (g.get("pii") or {}).get("results") is not None:
+                f["scans_results"] = True
             if g.get("moderation"):
                 f["moderation"].append({"policy_id": p["id"], "policy_name": p["name"], "mode": "warn" if g["moderation"].get("mode") == "warn" else "block"})
             if g.get("loop"):
@@ -125,6 +138,29 @@ class Decider:
         self._facts_of = policies
         self._facts = f
         return f
+
+    def review_result(self, name: str, out: Any, estimated: float) -> Optional[Tuple[Dict[str, Any], Any]]:
+        """The PII guardrail's verdict on the result ``out`` (JSON data) of action ``name`` (policies with
+        ``guardrails.pii.results`` set; :func:`agp.engine.review_result`): None when nothing is to be done; else
+        (decision, result): a ``pii_blocked`` decision (withhold the result), ``downgrade`` (``result`` is the masked
+        copy) or ``warn``, to record with the call (``context`` the guardrail's payload, ``cost_prevented_usd`` 0: the
+        action ran). ``reviewResult`` of the TypeScript SDK's decider."""
+        if not self.facts()["scans_results"] or not isinstance(out, (dict, list)):
+            return None
+        cur = self.snapshot.current
+        policies = cur.policies if cur else []
+        try:
+            r = review_result(policies, self.agent_id, name, out)
+        except (TypeError, AttributeError):  # not JSON data (keys that are not strings, …): reviewed as JSON
+            r = review_result(policies, self.agent_id, name, json.loads(json.dumps(out, default=str)))
+        if r["outcome"] == "pass":
+            return None
+        decision, type_, outcome = {"block": ("pii_blocked", "pii_blocked", "blocked"), "redact": ("downgrade", "downgrade", "modified")}.get(r["outcome"], ("warn", "warning", "warned"))
+        d = {"decision": decision, "intervention_type": type_, "outcome": outcome, "rule": "pii_guardrail", "policy_id": r["policy_id"], "policy_name": r["policy_name"],
+             "reason": r["reason"] or "", "risk_level": RULE_RISK["pii_guardrail"], "estimated_cost_usd": estimated, "cost_prevented_usd": 0}
+        if r["guardrail_context"]:
+            d["context"] = r["guardrail_context"]
+        return d, r["result"]
 
     def idempotency_ttl_ms(self, name: str) -> Optional[float]:
         """How long results of ``name`` are kept for the idempotency guardrail (ms), or None when no policy asks."""

@@ -97,6 +97,7 @@ class Reports:
         body["timestamp"] = iso_time()
         return body
 
-    def intervention(self, c: Any, d: Dict[str, Any], modified: Optional[Dict[str, Any]]) -> None:
-        """Report the intervention of decision ``d`` for call ``c`` (background)."""
-        self.send("intervention.create", c.intervention_id, self.intervention_body(c, d, modified))
+    def intervention(self, c: Any, d: Dict[str, Any], modified: Optional[Dict[str, Any]], id_: Optional[str] = None) -> None:
+        """Report the intervention of decision ``d`` for call ``c`` (background), under ``id_`` (default the call's
+        intervention id; the PII guardrail on a result uses ``<that>r``)."""
+        self.send("intervention.create", id_ or c.intervention_id, self.intervention_body(c, d, modified))

@@ -10,7 +10,7 @@ import math
 import os
 import time
 from datetime import datetime, timezone
-from typing import Any, Dict, List, Mapping
+from typing import Any, Dict, List, Mapping, Tuple
 
 from .engine.jsnum import u16_len
 
@@ -20,10 +20,21 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+#: The last second formatted, and its text (one tuple, replaced whole: threads never see half of it).
+_iso_second: Tuple[int, str] = (-1, "")
+
+
 def iso_time(ms: "int | None" = None) -> str:
-    """``new Date(ms).toISOString()``: UTC, millisecond precision, ``Z`` (``2026-01-31T12:00:00.000Z``)."""
+    """``new Date(ms).toISOString()``: UTC, millisecond precision, ``Z`` (``2026-01-31T12:00:00.000Z``). The text of
+    the second is kept, so reports of the same second format only their milliseconds."""
+    global _iso_second
     ms = now_ms() if ms is None else ms
-    return datetime.fromtimestamp(ms // 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") + f".{ms % 1000:03d}Z"
+    sec = ms // 1000
+    cached = _iso_second
+    if cached[0] != sec:
+        cached = (sec, datetime.fromtimestamp(sec, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S"))
+        _iso_second = cached
+    return f"{cached[1]}.{ms % 1000:03d}Z"
 
 
 def id_part(s: str) -> str:
@@ -52,6 +63,10 @@ def copy_args(name: str, args: Mapping[str, Any]) -> Dict[str, Any]:
     """
     if not isinstance(args, Mapping):
         raise TypeError(f"act {name}: arguments must be a dict, got {type(args).__name__}")
+    try:
+        return _fast_copy(args, 0)
+    except _NotJson:
+        pass  # found again below, with its path named
     seen: set = set()
 
     def copy(v: Any, path: List[Any]) -> Any:
@@ -79,6 +94,59 @@ def copy_args(name: str, args: Mapping[str, Any]) -> Dict[str, Any]:
         raise TypeError(f"act {name}: arguments must be JSON data; {_where(path)} is a {type(v).__name__}")
 
     return copy(dict(args), [])
+
+
+class _NotJson(Exception):
+    """A value :func:`_fast_copy` does not copy (the slow path then names it)."""
+
+
+_SCALARS = (str, int, bool, type(None))
+
+
+def _fast_copy(v: Any, depth: int) -> Any:
+    """:func:`copy_args`'s copy without paths (the allow path): exact types only; anything else, a non-finite float
+    or depth past 100 (a possible cycle) raises :class:`_NotJson` and the slow path decides."""
+    if depth > 100:
+        raise _NotJson
+    out = {}
+    for k, x in v.items():
+        t = type(x)
+        if type(k) is not str:
+            raise _NotJson
+        if t in _SCALARS:
+            out[k] = x
+        elif t is float:
+            if x - x != 0:  # inf or nan
+                raise _NotJson
+            out[k] = x
+        elif t is dict:
+            out[k] = _fast_copy(x, depth + 1)
+        elif t is list or t is tuple:
+            out[k] = _fast_list(x, depth + 1)
+        else:
+            raise _NotJson
+    return out
+
+
+def _fast_list(v: Any, depth: int) -> List[Any]:
+    if depth > 100:
+        raise _NotJson
+    out = []
+    for x in v:
+        t = type(x)
+        if t in _SCALARS:
+            out.append(x)
+        elif t is float:
+            if x - x != 0:
+                raise _NotJson
+            out.append(x)
+        elif t is dict:
+            out.append(_fast_copy(x, depth + 1))
+        elif t is list or t is tuple:
+            out.append(_fast_list(x, depth + 1))
+        else:
+            raise _NotJson
+    return out
 
 
 def json_safe(v: Any) -> Any:

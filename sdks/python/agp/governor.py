@@ -18,6 +18,7 @@ import functools
 import inspect
 import threading
 import time
+import types
 import uuid
 import warnings
 from collections import OrderedDict
@@ -28,8 +29,10 @@ from .engine import arguments_hash
 from .engine.decide import STOPPING_DECISIONS
 from .errors import ActionBlocked, AgpHttpError, AgpNetworkError, ApprovalRejected, BlockedResult
 from .http import Client
+from .leases import Leases
 from .channel import GovernanceChannel
 from .reporter import Reporter
+from .schema import ActionSchemas
 from .snapshot import SnapshotSource
 from .spool import FileSpool, MemorySpool
 from ._decider import Decider, fail_closed
@@ -42,6 +45,8 @@ __all__ = ["Governor", "AsyncGovernor", "Run", "ActContext", "SDK_VERSION"]
 SDK_VERSION = __version__
 #: Most results the idempotency guardrail keeps; past it the oldest is dropped.
 RESULT_CACHE_MAX_ENTRIES = 10_000
+
+_NO_POLICIES: List[Dict[str, Any]] = []
 
 _current_run: contextvars.ContextVar[Optional["Run"]] = contextvars.ContextVar("agp_current_run", default=None)
 
@@ -80,7 +85,7 @@ class ActContext:
 class _Call:
     """One call of ``act``, as decided: what its reports need and its keys, each built once."""
 
-    __slots__ = ("run_id", "name", "inputs", "estimated", "intent", "options", "ledger_id", "intervention_id", "hash", "idempotency_key", "started", "ctx", "args_used")
+    __slots__ = ("run_id", "name", "inputs", "estimated", "intent", "options", "ledger_id", "intervention_id", "hash", "idempotency_key", "started", "ctx", "args_used", "needs")
 
     def __init__(self, run_id: str, id_: str, name: str, inputs: Dict[str, Any], estimated: float, options: Dict[str, Any], hash_: Optional[str]):
         self.run_id = run_id
@@ -96,6 +101,8 @@ class _Call:
         self.started = 0.0
         self.ctx: Optional[ActContext] = None
         self.args_used: Dict[str, Any] = inputs
+        #: What the call needs of each fleet-wide limit (:meth:`agp.leases.Leases.needs_of`), set when decided.
+        self.needs: Tuple[Dict[str, Any], ...] = ()
 
     def arguments_hash(self) -> str:
         """SHA-256 hex of the call's canonical arguments (computed once, when first asked)."""
@@ -119,7 +126,11 @@ class _Plan:
 
 
 def _takes_ctx(fn: Callable[..., Any]) -> bool:
-    """Whether ``fn`` takes a second positional parameter (it then gets the :class:`ActContext`)."""
+    """Whether ``fn`` takes a second positional parameter (it then gets the :class:`ActContext`). A plain function is
+    read from its code object (no ``inspect.signature`` on the allow path)."""
+    if type(fn) is types.FunctionType:
+        code = fn.__code__
+        return code.co_argcount >= 2 or bool(code.co_flags & inspect.CO_VARARGS)
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
@@ -186,6 +197,7 @@ class Run:
             raise RuntimeError("the governor is closed")
         self._ended = True
         self._gov._reports.run_ended(self.run_id, status, error)
+        self._gov._leases.end_run(self.run_id)
         self._gov._open_runs.discard(self)
 
     # ---- act -----------------------------------------------------------------------------------------------
@@ -210,10 +222,12 @@ class Run:
 
         :raises TypeError: when ``args`` is not JSON data (naming the path), the name is not registered (when the
             governor was given ``actions``), or an option is malformed — before any decision.
+        :raises ValueError: (:class:`agp.schema.ArgumentsInvalid`) when ``args`` fail the registered action's
+            ``parameters`` schema, naming each bad field — before any decision, nothing recorded.
         :raises ActionBlocked: / :raises ApprovalRejected: as above. Whatever ``fn`` raises is raised again (the
             ledger entry is recorded with status ``error``).
         """
-        if inspect.iscoroutinefunction(fn):
+        if (fn.__code__.co_flags & inspect.CO_COROUTINE if type(fn) is types.FunctionType else inspect.iscoroutinefunction(fn)):
             raise TypeError(f"act {name}: fn is a coroutine function; use `await run.aact(...)`")
         c, plan = self._begin(name, args, fn, dict(estimated_cost_usd=estimated_cost_usd, intent=intent, idempotency_key=idempotency_key, on_blocked=on_blocked, approval_timeout=approval_timeout, on_escalated=on_escalated))
         if plan.kind == "value":
@@ -269,7 +283,7 @@ class Governor:
     def __init__(self, *, url: str, key: str, agent_id: str, fail_mode: str, on_blocked: str, max_staleness: Optional[float], spool_dir: Optional[str],
                  max_spool_bytes: int, spool_stall: float, approval_timeout: float, approval_poll: float, poll_interval: float, flush_interval: float,
                  actions: Optional[List[Dict[str, Any]]], on_report_error: Optional[Callable[[str], None]], on_decision: Optional[Callable[[Dict[str, Any]], None]],
-                 push: bool, channel_liveness: float):
+                 push: bool, channel_liveness: float, quota_wait: float = 2.0):
         """Use :meth:`connect`."""
         self.agent_id = agent_id
         self.url = url
@@ -282,6 +296,8 @@ class Governor:
         self._on_error = on_report_error or _warn
         self._on_decision = on_decision
         self._actions = {a["name"]: a for a in actions} if actions is not None else None
+        #: The registered actions' argument schemas (compiled by :meth:`connect`), or None.
+        self._schemas: Optional[ActionSchemas] = None
         self._client = Client(url, key, timeout=10.0, user_agent=f"agp-sdk-python/{SDK_VERSION}")
         spool = FileSpool(spool_dir, max_spool_bytes, self._on_error) if spool_dir else MemorySpool(max_spool_bytes)
         self._reporter = Reporter(self._client, spool, self._on_error, flush_interval=flush_interval, stall=spool_stall)
@@ -290,6 +306,8 @@ class Governor:
         risk_of = {n: a["risk_level"] for n, a in (self._actions or {}).items() if a.get("risk_level")}
         self._decider = Decider(self._snapshot, agent_id, url, fail_mode, max_staleness, risk_of)
         self._lock = threading.RLock()
+        self._quota_wait = quota_wait
+        self._leases = Leases(self._client.lease_quotas, self._snapshot_policies, agent_id, f"sdk:{uuid.uuid4()}", self._lock, self._on_error)
         self._sessions: Dict[str, float] = {}
         self._results: "OrderedDict[Tuple[str, str], Tuple[Any, int, str, float]]" = OrderedDict()
         self._open_runs: set = set()
@@ -307,7 +325,8 @@ class Governor:
                 spool_dir: Optional[str] = None, max_spool_bytes: int = 64 * 1024 * 1024, spool_stall: float = 30.0, approval_timeout: float = 600.0,
                 approval_poll: float = 1.0, poll_interval: float = 1.0, flush_interval: float = 0.1, actions: Optional[List[Dict[str, Any]]] = None,
                 agent: Optional[Dict[str, Any]] = None, on_report_error: Optional[Callable[[str], None]] = None,
-                on_decision: Optional[Callable[[Dict[str, Any]], None]] = None, push: bool = True, channel_liveness: float = 45.0) -> "Governor":
+                on_decision: Optional[Callable[[Dict[str, Any]], None]] = None, push: bool = True, channel_liveness: float = 45.0,
+                quota_wait: float = 2.0) -> "Governor":
         """Connect an agent: open the spool (re-sending what an earlier process left unacknowledged), register the
         agent and load the governance snapshot (``GET /api/v1/agents/{agent_id}/governance``), both before it
         returns, then open the push channel (:mod:`agp.channel`; ``push=False`` leaves it closed) and poll the snapshot
@@ -324,11 +343,14 @@ class Governor:
         unknown names; ``agent``: registry details (name, description, framework, owner, metadata);
         ``on_report_error(message)``: told when reports cannot be delivered or are refused (default: a warning);
         ``on_decision(event)``: called with ``{action_name, run_id, decision, approved}`` for each decision;
-        ``channel_liveness``: a connected push channel silent this long (s) is reconnected.
+        ``channel_liveness``: a connected push channel silent this long (s) is reconnected; ``quota_wait``: how long
+        (s) an action waits for a lease of a fleet-wide limit (a session, run or period budget, an agent- or
+        organization-scoped rate limit) its governor does not hold, before it is decided with what is held.
 
         An unreachable platform does not fail ``connect``: ``act`` then follows ``fail_mode`` until a snapshot loads.
 
-        :raises TypeError: for a bad option (naming it and what it allows).
+        :raises TypeError: for a bad option (naming it and what it allows), or an action whose ``parameters`` is not
+            a JSON Schema.
         :raises PermissionError: when the platform refuses the key (401/403).
         :raises RuntimeError: when another live process holds ``spool_dir``.
         """
@@ -343,17 +365,19 @@ class Governor:
             raise TypeError(f"Governor.connect: on_blocked must be 'raise' or 'return', got {on_blocked!r}")
         for k, v, unit in (("max_staleness", max_staleness, "s"), ("max_spool_bytes", max_spool_bytes, "bytes"), ("spool_stall", spool_stall, "s"), ("approval_timeout", approval_timeout, "s"),
                            ("approval_poll", approval_poll, "s"), ("poll_interval", poll_interval, "s"), ("flush_interval", flush_interval, "s"),
-                           ("channel_liveness", channel_liveness, "s")):
+                           ("channel_liveness", channel_liveness, "s"), ("quota_wait", quota_wait, "s")):
             _nonneg(k, v, unit)
         if poll_interval <= 0:
             raise TypeError(f"Governor.connect: poll_interval must be > 0 (s), got {poll_interval!r}")
         if actions is not None:
             if not isinstance(actions, list) or not all(isinstance(a, dict) and isinstance(a.get("name"), str) and a["name"] for a in actions):
                 raise TypeError("Governor.connect: actions must be a list of dicts, each with a non-empty str name")
+        schemas = ActionSchemas(actions) if actions is not None else None
         gov = cls(url=url, key=key, agent_id=agent_id, fail_mode=fail_mode, on_blocked=on_blocked, max_staleness=max_staleness, spool_dir=spool_dir,
                   max_spool_bytes=int(max_spool_bytes), spool_stall=spool_stall, approval_timeout=approval_timeout, approval_poll=approval_poll,
                   poll_interval=poll_interval, flush_interval=flush_interval, actions=actions, on_report_error=on_report_error, on_decision=on_decision,
-                  push=bool(push), channel_liveness=channel_liveness)
+                  push=bool(push), channel_liveness=channel_liveness, quota_wait=quota_wait)
+        gov._schemas = schemas
         body: Dict[str, Any] = {"agent_id": agent_id, **(agent or {})}
         if actions is not None:
             body["actions"] = actions
@@ -532,7 +556,10 @@ class Governor:
         """Snapshot age, fail-mode state and reporting counters: ``snapshot_loaded``, ``staleness_s`` (None when no
         snapshot), ``failing_closed``, ``fail_mode``, ``last_error``, ``channel`` (``state``: connecting, connected,
         reconnecting, polling, closed or off; ``last_error``, ``connects``, ``drops``, ``loads``), ``policies``, ``reports`` (pending, delivered, rejected, recovered,
-        waited, last_error), ``spool`` (durable, dir, pending_bytes, full, quarantined), ``refused_spool_full``."""
+        waited, last_error), ``spool`` (durable, dir, pending_bytes, full, quarantined), ``refused_spool_full``,
+        ``leases`` (one row per lease of a fleet-wide limit held: policy_id, limit, scope_key, held and spent in USD or
+        calls, expires_at), ``schemas`` (which validator checks arguments against the registered actions' schemas:
+        ``jsonschema`` or ``builtin``; None without ``actions``)."""
         age = self._snapshot.age_ms()
         spool = self._reporter.spool
         cur = self._snapshot.current
@@ -547,6 +574,8 @@ class Governor:
             "reports": self._reporter.stats(),
             "spool": {"durable": spool.durable, "dir": self._spool_dir, "pending_bytes": spool.pending_bytes(), "full": spool.full(), "quarantined": getattr(spool, "quarantined", None)},
             "refused_spool_full": self._reports.refused_spool_full,
+            "leases": self._leases.status(),
+            "schemas": self._schemas.engine if self._schemas is not None else None,
         }
 
     def _channel_status(self) -> Dict[str, Any]:
@@ -567,7 +596,9 @@ class Governor:
         if self._channel is not None:
             self._channel.stop()
         self._snapshot.stop()
-        pending = self._reporter.drain(timeout)
+        t0 = time.monotonic()
+        self._leases.close(timeout)
+        pending = self._reporter.drain(max(0.0, timeout - (time.monotonic() - t0)))
         self._shutdown()
         s = self._reporter.stats()
         if pending > 0 and not self._reporter.spool.durable:
@@ -582,8 +613,14 @@ class Governor:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
+    def _snapshot_policies(self) -> List[Dict[str, Any]]:
+        """The snapshot's policies (the same list until the snapshot changes), for the leases."""
+        cur = self._snapshot.current
+        return cur.policies if cur else _NO_POLICIES
+
     def _shutdown(self) -> None:
         self._closed = True
+        self._leases.close(0)
         self._stop.set()
         if self._channel is not None:
             self._channel.stop()
@@ -617,6 +654,8 @@ class Governor:
         if self._actions is not None and name not in self._actions:
             raise TypeError(f"act {name}: unknown action; registered: {', '.join(sorted(self._actions)) or '(none)'}")
         inputs = copy_args(name, args)
+        if self._schemas is not None:
+            self._schemas.check(name, inputs)
         if est is None:
             est = (self._actions or {}).get(name, {}).get("typical_cost_usd") or 0
         if self._reporter.must_wait():
@@ -637,19 +676,39 @@ class Governor:
         return self._decide_dispatch(run, c, False)
 
     def _decide_dispatch(self, run: Run, c: _Call, approved: bool) -> _Plan:
-        with self._lock:
-            key = c.idempotency_key
-            cached = self._cached(c.name, key) if key is not None else None
-            d = self._decider.decide(c.name, c.inputs, c.estimated, c.options.get("idempotency_key"), key, cached[1] if cached else None,
-                                     run.spend_usd, run.session_spend_usd, run._calls)
-            if self._on_decision is not None:
-                try:
-                    self._on_decision({"action_name": c.name, "run_id": run.run_id, "decision": d, "approved": approved})
-                except Exception as err:
-                    self._on_error(f"on_decision raised: {type(err).__name__}: {err}")
-            if d["decision"] != "escalate" or approved:
-                return self._dispatch(run, c, d)
-        return self._escalate(run, c, d)
+        """Decide call ``c`` and act on it. Fleet-wide limits: decided locally while the leases hold the call's needs;
+        else it waits (up to ``quota_wait`` s, outside the lock) for a grant first. The last check, the decision and
+        the consumption of the needs run under one lock: two threads never both spend the last unit."""
+        leases = self._leases
+        c.needs = leases.needs_of(c.name, c.estimated, run.run_id, run.session_id)
+        deadline = time.monotonic() + self._quota_wait
+        waiting = bool(c.needs)
+        while True:
+            with self._lock:
+                if not waiting or leases.covered(c.needs):
+                    out = self._decide_locked(run, c, approved)
+                    break
+            waiting = leases.ensure(c.needs, deadline - time.monotonic())
+        # An escalation waits for a human outside the lock.
+        return out if isinstance(out, _Plan) else self._escalate(run, c, out)
+
+    def _decide_locked(self, run: Run, c: _Call, approved: bool) -> Any:
+        """The decision of :meth:`_decide_dispatch` (call under the lock): the plan, or the escalate decision to wait on."""
+        leases = self._leases
+        key = c.idempotency_key
+        cached = self._cached(c.name, key) if key is not None else None
+        quota = leases.view(c.needs) if c.needs else None
+        unavailable = leases.unavailable(c.needs) if c.needs else None
+        d = self._decider.decide(c.name, c.inputs, c.estimated, c.options.get("idempotency_key"), key, cached[1] if cached else None,
+                                 run.spend_usd, run.session_spend_usd, run._calls, quota, unavailable)
+        if self._on_decision is not None:
+            try:
+                self._on_decision({"action_name": c.name, "run_id": run.run_id, "decision": d, "approved": approved})
+            except Exception as err:
+                self._on_error(f"on_decision raised: {type(err).__name__}: {err}")
+        if d["decision"] != "escalate" or approved:
+            return self._dispatch(run, c, d)
+        return d
 
     def _dispatch(self, run: Run, c: _Call, d: Dict[str, Any]) -> _Plan:
         kind = d["decision"]
@@ -691,6 +750,8 @@ class Governor:
         run._calls.append({"action_name": c.name, "at": at, "arguments_hash": c.hash} if c.hash else {"action_name": c.name, "at": at})
         self._prune(run, at)
         self._add_spend(run, c.estimated)
+        if c.needs:
+            self._leases.consume(c.needs)
         c.args_used = args
         c.ctx = ActContext(run.run_id, run.session_id)
         c.started = time.perf_counter()
@@ -719,6 +780,8 @@ class Governor:
         if actual is not None:
             with self._lock:
                 self._add_spend(run, actual - c.estimated)
+                if c.needs:
+                    self._leases.settle(c.needs, actual - c.estimated)
 
     def _failed(self, run: Run, c: _Call, err: BaseException) -> None:
         self._settle(run, c)
@@ -726,6 +789,16 @@ class Governor:
 
     def _succeeded(self, run: Run, c: _Call, out: Any) -> Any:
         self._settle(run, c)
+        review = self._decider.review_result(c.name, out, c.estimated)
+        if review is not None:
+            # The PII guardrail on the result: recorded as its own intervention (id ``<call>.ir``, so that a warning or
+            # downgrade of the arguments keeps its record); the ledger keeps what the agent may see.
+            d, masked = review
+            self._reports.intervention(c, d, None, f"{c.intervention_id}r")
+            if d["decision"] == "pii_blocked":
+                self._reports.ledger(c, c.args_used, "success", duration_ms=(time.perf_counter() - c.started) * 1000, actual=c.ctx.actual if c.ctx else None)
+                return self._blocked(c, d).value
+            out = masked
         ref = self._reports.ledger(c, c.args_used, "success", duration_ms=(time.perf_counter() - c.started) * 1000, actual=c.ctx.actual if c.ctx else None, outputs=json_safe(out), has_outputs=True)
         ttl = self._decider.idempotency_ttl_ms(c.name)
         if ttl is not None:

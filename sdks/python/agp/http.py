@@ -112,6 +112,15 @@ class Client:
         """``GET /api/v1/agents/{id}``: the registry's record of one agent (404 when unknown)."""
         return self.json("GET", f"/api/v1/agents/{urllib.parse.quote(agent_id, safe='')}")
 
+    def lease_quotas(self, body: Dict[str, Any]) -> Dict[str, Any]:
+        """``POST /api/v1/quotas/leases``: acquire, renew, report on and release the holder's leases of fleet-wide
+        limits, in one call (``{holder, acquire: [...], report: [...]}``). Returns ``{holder, leases, released}``:
+        ``leases`` one per acquire item in order, then one per report item that did not release.
+
+        :raises AgpHttpError: 404 (a policy or limit unknown), 409 (a lease not this holder's live one), 422, 403.
+        """
+        return self.json("POST", "/api/v1/quotas/leases", body)
+
     def register_agent(self, body: Dict[str, Any]) -> Dict[str, Any]:
         """``POST /api/v1/agents``: register (or replace the definition of) an agent."""
         return self.json("POST", "/api/v1/agents", body)

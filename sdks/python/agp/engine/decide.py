@@ -23,7 +23,7 @@ from .arguments import MISSING, arguments_hash, get_at, path_segments, set_at
 from .jsnum import iso_from_ms, is_number, js_number, js_round, js_string, js_keys, to_fixed, u16_key, u16_len, u16_slice
 from .pii import PII_CATEGORIES, mask_text, redact_pii, scan_pii
 
-__all__ = ["decide", "applies_to", "POLICY_DECISIONS", "RULE_RISK", "USD_TOLERANCE", "WARN_BUDGET_FRACTION", "QuotaView"]
+__all__ = ["decide", "PreparedPolicies", "applies_to", "POLICY_DECISIONS", "RULE_RISK", "USD_TOLERANCE", "WARN_BUDGET_FRACTION", "QuotaView"]
 
 #: A budget warns once spend + cost passes this fraction of it.
 WARN_BUDGET_FRACTION = 0.8
@@ -423,10 +423,81 @@ def _modified_inputs(applicable: List[Mapping[str, Any]], redacting: List[Mappin
     return args
 
 
-def decide(policies: Sequence[Mapping[str, Any]], kill_switches: Mapping[str, Any], action: Mapping[str, Any], context: Mapping[str, Any], quota: Optional[QuotaView] = None) -> Dict[str, Any]:
+def _names_only(p: Mapping[str, Any]) -> bool:
+    """Whether policy ``p`` can only act on actions it names: no allow-list, guardrail or budget, and its rate limits
+    and downgrade rules (if any) each name one action (none for ``*``); ``namesOnly`` of the TypeScript engine. For
+    such a policy :func:`_decide_policy` returns None for every action it does not name (:func:`_add_named`)."""
+    g = p.get("guardrails")
+    if g is not None and any(k in g for k in ("pii", "moderation", "idempotency", "loop")):
+        return False
+    if p.get("allowed_actions") is not None or p.get("action_budget") is not None or p.get("run_budget") is not None or p.get("session_budget") is not None:
+        return False
+    if p.get("period_budgets"):
+        return False
+    rl = p.get("rate_limits")
+    if not isinstance(rl, dict) or "*" in rl:
+        return False
+    return not any(r.get("action") == "*" for r in p.get("downgrades") or [])
+
+
+def _add_named(p: Mapping[str, Any], named: set) -> None:
+    named.update(p["denied_actions"])
+    named.update(p["approval_required_actions"])
+    named.update(p["rate_limits"].keys())
+    named.update(r["action"] for r in p.get("downgrades") or [])
+
+
+class PreparedPolicies:
+    """A policy set prepared for many decisions (``PreparedPolicies`` of the TypeScript engine): :func:`decide`
+    takes it in place of the list and gives the same decisions, answering at once — without evaluating each policy —
+    an action no applicable policy can stop, modify or warn about: no kill switch is engaged for the agent, every
+    applicable policy only acts on actions it names (denied, approval-required, rate-limited or downgraded by name),
+    and none names this one. What it learns of an agent is computed on its first decision (at most 1000 agents kept).
+    The policies must not change after preparing them (the SDK prepares each snapshot once)."""
+
+    __slots__ = ("policies", "_agents")
+
+    def __init__(self, policies: Sequence[Mapping[str, Any]]):
+        self.policies = policies
+        self._agents: Dict[str, tuple] = {}
+
+    def for_agent(self, agent_id: str) -> tuple:
+        """(policies evaluated, inert, the names they act on) for ``agent_id``."""
+        index = self._agents.get(agent_id)
+        if index is None:
+            evaluated = 0
+            inert = True
+            named: set = set()
+            for p in self.policies:
+                if not p["enabled"] or not applies_to(p, agent_id):
+                    continue
+                evaluated += 1
+                if _names_only(p):
+                    _add_named(p, named)
+                else:
+                    inert = False
+            index = (evaluated, inert, frozenset(named))
+            if len(self._agents) >= 1000:
+                self._agents.clear()
+            self._agents[agent_id] = index
+        return index
+
+
+def _allow(action: Mapping[str, Any], cost: float, evaluated: int, h: Optional[str]) -> Dict[str, Any]:
+    agent = action["agent_id"]
+    return {
+        "decision": "allow", "intervention_type": None, "outcome": None, "rule": None, "policy_id": None, "policy_name": None,
+        "reason": f"no kill switch is engaged and no enabled policy applies to agent {agent}" if evaluated == 0 else f"no kill switch is engaged and none of the {evaluated} applicable policies stops {action['action_name']}",
+        "risk_level": action.get("risk_level") or "minimal", "estimated_cost_usd": cost, "cost_prevented_usd": 0, "policies_evaluated": evaluated,
+        "triggered": [], "modified_inputs": None, "guardrail_context": None, "arguments_hash": h, "approval": None,
+    }
+
+
+def decide(policies: "Sequence[Mapping[str, Any]] | PreparedPolicies", kill_switches: Mapping[str, Any], action: Mapping[str, Any], context: Mapping[str, Any], quota: Optional[QuotaView] = None) -> Dict[str, Any]:
     """Decide one action. Pure and deterministic; the same decision as the TypeScript ``decide()``.
 
-    :param policies: policy dicts as the platform stores them (``id``, ``name``, ``enabled``, ``created_at`` ISO 8601,
+    :param policies: a :class:`PreparedPolicies` (same decisions; an action no policy can stop answered at once), or
+        policy dicts as the platform stores them (``id``, ``name``, ``enabled``, ``created_at`` ISO 8601,
         ``session_budget``/``run_budget``/``action_budget`` USD or None, ``denied_actions``, ``allowed_actions``
         (None = all), ``approval_required_actions``, ``rate_limits`` {action or ``*``: {max_calls, window_seconds,
         scope?}}, ``agent_ids``, optional ``downgrades``, ``guardrails``, ``period_budgets``); any order; disabled
@@ -445,6 +516,12 @@ def decide(policies: Sequence[Mapping[str, Any]], kill_switches: Mapping[str, An
     """
     cost = action.get("estimated_cost_usd")
     cost = 0.0 if cost is None else cost
+    if isinstance(policies, PreparedPolicies):
+        evaluated, inert, named = policies.for_agent(action["agent_id"])
+        if inert and action["action_name"] not in named and not kill_switches["organization"]["engaged"] and \
+                not any(s["engaged"] and s["agent_id"] == action["agent_id"] for s in kill_switches["agents"]):
+            return _allow(action, cost, evaluated, None)
+        policies = policies.policies
     session = context.get("session_spend_usd")
     run = context.get("run_spend_usd")
     d = _Input(action, cost, 0.0 if session is None else session, 0.0 if run is None else run, context, quota)
@@ -471,12 +548,7 @@ def decide(policies: Sequence[Mapping[str, Any]], kill_switches: Mapping[str, An
     candidates.sort(key=lambda c: (c[0], c[1], c[2]))
     triggered.extend(c[3].triggered for c in candidates)
     if not triggered:
-        return {
-            "decision": "allow", "intervention_type": None, "outcome": None, "rule": None, "policy_id": None, "policy_name": None,
-            "reason": f"no kill switch is engaged and no enabled policy applies to agent {agent}" if evaluated == 0 else f"no kill switch is engaged and none of the {evaluated} applicable policies stops {action['action_name']}",
-            "risk_level": action.get("risk_level") or "minimal", "estimated_cost_usd": cost, "cost_prevented_usd": 0, "policies_evaluated": evaluated,
-            "triggered": [], "modified_inputs": None, "guardrail_context": None, "arguments_hash": d.hash, "approval": None,
-        }
+        return _allow(action, cost, evaluated, d.hash)
     win = triggered[0]
     winner = None if switched else candidates[0]
     modified = None

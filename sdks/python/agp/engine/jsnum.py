@@ -78,7 +78,9 @@ def js_round(x: float) -> float:
 
 
 def u16_len(s: str) -> int:
-    """``s.length`` in JS: UTF-16 code units."""
+    """``s.length`` in JS: UTF-16 code units (an ASCII string's length, without encoding it)."""
+    if s.isascii():
+        return len(s)
     return len(s.encode("utf-16-le", "surrogatepass")) // 2
 
 
