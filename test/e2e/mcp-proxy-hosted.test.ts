@@ -196,7 +196,7 @@ describeModes(
       };
       expect(await failingNames()).toEqual(expect.arrayContaining([down, slow]));
       // …until one is reached again: pointed at a working upstream, its next call succeeds and it is no longer named.
-      const patched = await call(platform(), 'PATCH', `/api/v1/mcp/servers/${down}`, { key: platform().writeKey, body: { url: upstream.url } });
+      const patched = await call(platform(), 'PATCH', `/api/v1/mcp/servers/${down}`, { key: platform().writeKey, body: { url: upstream.url, headers: { 'X-Upstream-Token': SECRET } } });
       expect(patched.status, JSON.stringify(patched.body)).toBe(200);
       const client = await connect({ agentId: `hosted-agent-${uniq()}`, name: down, modern: true });
       const deadline = Date.now() + 20_000;

@@ -224,7 +224,11 @@ export class HostedMcpProxy {
       if (typeof v === 'string' && (FORWARDED_HEADERS.has(name) || name.startsWith('mcp-'))) headers.set(name, v);
     }
     const aborted = new AbortController();
-    res.once('close', () => aborted.abort());
+    // Abort only an exchange whose caller went away: aborting after every finished answer cost an AbortError (and the
+    // SDK's error around it) per call.
+    res.once('close', () => {
+      if (!res.writableFinished) aborted.abort();
+    });
     const request = new Request(`http://${req.get('host') ?? 'localhost'}${req.originalUrl}`, {
       method,
       headers,
