@@ -47,7 +47,9 @@ describe('openAIModeration (loopback /v1/moderations)', () => {
   it('retries 5xx and 429 (Retry-After), not 4xx; a timeout, too many failures or an answer of another shape reject with ModerationError', async () => {
     const provider = openAIModeration({ baseURL: fake.url, maxRetries: 2, timeoutMs: 20_000 });
     fake.fail({ status: 503 }, { status: 429, retryAfter: '0' });
+    const started = Date.now();
     expect(await provider.moderate(['hello'])).toHaveLength(1);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(240); // the 503 without Retry-After waits the first backoff step (250 ms)
     fake.fail({ status: 400 });
     const before = fake.requests.length;
     await expect(provider.moderate(['hello'])).rejects.toMatchObject({ name: 'ModerationError', status: 400, message: expect.stringContaining('HTTP 400') });

@@ -5,27 +5,12 @@
  * through both, python3 answering over stdin/stdout, and the canonical JSON must be equal. Skips with one reason
  * without python3. Source: docs/sdk-python.md; docs/decisions.md (The Python SDK mirrors the TypeScript one).
  */
-import { spawnSync } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '@agp/contracts';
+import { askPython, pythonMissing as missing, rng } from '../../../test/support/python-parity.js';
 import { quotaLimitOf, quotaNeeds, quotaWindow, reviewResult, type EnginePolicy } from '../src/index.js';
 
-const SDK = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'sdks', 'python');
-const missing = spawnSync('python3', ['-c', 'import sys'], { stdio: 'ignore' }).error ? 'python3 not found' : null;
 if (missing) console.warn(`[python parity] skipped: ${missing}`);
-
-/** Mulberry32: the cases are the same on every run. */
-function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const PY = `
 import json, sys
@@ -44,11 +29,7 @@ for c in json.load(sys.stdin):
 print(json.dumps(out))
 `;
 
-function python(cases: unknown[]): unknown[] {
-  const r = spawnSync('python3', ['-c', PY], { input: JSON.stringify(cases), env: { ...process.env, PYTHONPATH: SDK }, encoding: 'utf8', maxBuffer: 1 << 26 });
-  if (r.status !== 0) throw new Error(`python3 failed: ${r.stderr}`);
-  return JSON.parse(r.stdout) as unknown[];
-}
+const python = (cases: unknown[]): unknown[] => askPython(PY, cases);
 
 const base = (i: number, extra: Partial<EnginePolicy>): EnginePolicy =>
   ({

@@ -116,7 +116,9 @@ export function openAIModeration(options: OpenAIModerationOptions = {}): Moderat
         lastStatus = res.status;
         last = `HTTP ${res.status}: ${text.slice(0, 300)}`;
         if (!(RETRYABLE.has(res.status) || res.status >= 500)) throw new ModerationError(`moderation request to ${url} failed: ${last}`, res.status);
-        const ra = Number(res.headers.get('retry-after'));
+        // No Retry-After (or a blank one) keeps the backoff: Number(null) and Number('') would be 0.
+        const header = res.headers.get('retry-after')?.trim();
+        const ra = header ? Number(header) : NaN;
         if (Number.isFinite(ra) && ra >= 0) retryAfterMs = ra * 1000;
       } catch (err) {
         if (err instanceof ModerationError) throw err;

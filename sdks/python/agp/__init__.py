@@ -7,5 +7,7 @@ __version__ = "0.1.0"
 from .errors import ActionBlocked, AgpHttpError, AgpNetworkError, ApprovalRejected, BlockedResult  # noqa: E402
 from .schema import ArgumentsInvalid  # noqa: E402
 from .governor import ActContext, AsyncGovernor, Governor, Run  # noqa: E402
+from .moderation import ModerationError, ModerationProvider, moderation_category, openai_moderation  # noqa: E402
 
-__all__ = ["Governor", "AsyncGovernor", "Run", "ActContext", "ActionBlocked", "ApprovalRejected", "BlockedResult", "AgpHttpError", "AgpNetworkError", "ArgumentsInvalid", "__version__"]
+__all__ = ["Governor", "AsyncGovernor", "Run", "ActContext", "ActionBlocked", "ApprovalRejected", "BlockedResult", "AgpHttpError", "AgpNetworkError", "ArgumentsInvalid",
+           "openai_moderation", "moderation_category", "ModerationProvider", "ModerationError", "__version__"]

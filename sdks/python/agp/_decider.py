@@ -7,7 +7,8 @@ state and one action, the decision. No network:
 - else the policy engine's :func:`agp.engine.decide` (the same decision as the platform's decision API), with the
   run's spend, its recent calls, the idempotency record of a repeated call and what the leases have left of each
   fleet-wide limit;
-- a moderation guardrail fails closed (this SDK has no moderation provider): :func:`moderation_unavailable`.
+- a moderation guardrail that could not score the arguments fails closed (:func:`moderation_unavailable`); the scores
+  themselves come from the governor's moderation provider (:func:`agp.moderation.score_arguments`), asked before.
 Internal. Source: docs/sdk.md §Governing actions, §Fail modes; spec §Intervention types."""
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ from .snapshot import SnapshotSource
 from ._util import now_ms
 
 NO_KILL_SWITCHES = {"organization": {"engaged": False, "reason": None}, "agents": []}
-#: Why a moderation guardrail cannot score arguments here.
-NO_MODERATION = "no moderation provider is available in the Python SDK"
 
 
 def fail_closed(reason: str, estimated: float, risk: str) -> Dict[str, Any]:
@@ -81,10 +80,12 @@ class Decider:
 
     def decide(self, name: str, args: Dict[str, Any], estimated: float, explicit_key: Optional[str], key: Optional[str], repeats: Optional[int],
                run_spend: float, session_spend: float, calls: List[Dict[str, Any]], quota: Optional[QuotaView] = None,
-               quota_unavailable: Optional[str] = None) -> Dict[str, Any]:
+               quota_unavailable: Optional[str] = None, moderation: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
         """The decision for one action of a run: the fail-closed gate, else the engine (see the module docs).
         ``quota``: what the leases have left of each fleet-wide limit the action counts against (:mod:`agp.leases`);
-        ``quota_unavailable``: why one of them could not be leased (the platform unreachable), or None."""
+        ``quota_unavailable``: why one of them could not be leased (the platform unreachable), or None;
+        ``moderation``: the provider's scores of the arguments (``{"scores": [...]}``) or why there are none
+        (``{"error": …}``), from :func:`agp.moderation.score_arguments`, when a moderation guardrail applies."""
         risk = self.risk_of.get(name)
         closed = self.gate_reason()
         if closed:
@@ -95,6 +96,8 @@ class Decider:
         action: Dict[str, Any] = {"agent_id": self.agent_id, "action_name": name, "arguments": args, "estimated_cost_usd": estimated, "risk_level": risk}
         if explicit_key is not None:
             action["idempotency_key"] = explicit_key
+        if moderation is not None and "scores" in moderation:
+            action["moderation_scores"] = moderation["scores"]
         context = {
             "now": now_ms(), "run_spend_usd": run_spend, "session_spend_usd": session_spend, "recent_calls": calls,
             "idempotency_records": [{"action_name": name, "idempotency_key": key, "at": repeats}] if key is not None and repeats is not None else [],
@@ -103,10 +106,13 @@ class Decider:
         d = decide(self.facts()["prepared"], cur.kill_switches if cur else NO_KILL_SWITCHES, action, context, quota)
         if d.get("guardrail_context"):
             d["context"] = d["guardrail_context"]
-        mod = self.facts()["moderation"]
-        if mod:
-            return moderation_unavailable(d, mod, name, NO_MODERATION, estimated, risk)
+        if moderation is not None and "error" in moderation:
+            return moderation_unavailable(d, self.facts()["moderation"], name, moderation["error"], estimated, risk)
         return d
+
+    def moderates(self) -> bool:
+        """Whether any applicable policy has a moderation guardrail (``act`` then asks the provider first)."""
+        return bool(self.facts()["moderation"])
 
     def facts(self) -> Dict[str, Any]:
         """What the snapshot's policies ask of the run's state, computed once per snapshot: ``longest_window_ms``,

@@ -30,6 +30,7 @@ from .engine.decide import STOPPING_DECISIONS
 from .errors import ActionBlocked, AgpHttpError, AgpNetworkError, ApprovalRejected, BlockedResult
 from .http import Client
 from .leases import Leases
+from .moderation import ModerationProvider, score_arguments
 from .channel import GovernanceChannel
 from .reporter import Reporter
 from .schema import ActionSchemas
@@ -85,9 +86,10 @@ class ActContext:
 class _Call:
     """One call of ``act``, as decided: what its reports need and its keys, each built once."""
 
-    __slots__ = ("run_id", "name", "inputs", "estimated", "intent", "options", "ledger_id", "intervention_id", "hash", "idempotency_key", "started", "ctx", "args_used", "needs")
+    __slots__ = ("run_id", "name", "inputs", "estimated", "intent", "options", "ledger_id", "intervention_id", "hash", "idempotency_key", "started", "ctx", "args_used", "needs", "moderation")
 
-    def __init__(self, run_id: str, id_: str, name: str, inputs: Dict[str, Any], estimated: float, options: Dict[str, Any], hash_: Optional[str]):
+    def __init__(self, run_id: str, id_: str, name: str, inputs: Dict[str, Any], estimated: float, options: Dict[str, Any], hash_: Optional[str],
+                 moderation: Optional[Dict[str, Any]] = None):
         self.run_id = run_id
         self.name = name
         self.inputs = inputs
@@ -103,6 +105,9 @@ class _Call:
         self.args_used: Dict[str, Any] = inputs
         #: What the call needs of each fleet-wide limit (:meth:`agp.leases.Leases.needs_of`), set when decided.
         self.needs: Tuple[Dict[str, Any], ...] = ()
+        #: The moderation provider's scores of the arguments, or why there are none (:func:`agp.moderation.score_arguments`),
+        #: when a moderation guardrail applies; None otherwise. Kept for the decision after an approval.
+        self.moderation = moderation
 
     def arguments_hash(self) -> str:
         """SHA-256 hex of the call's canonical arguments (computed once, when first asked)."""
@@ -216,7 +221,9 @@ class Run:
         - downgrade: run with the decision's ``modified_inputs`` and record the intervention;
         - idempotent_replay: return the first call's result without running, and record the intervention.
 
-        Never waits on the network unless it escalates or the spool is full. ``estimated_cost_usd`` (USD ≥ 0) defaults
+        Never waits on the network unless it escalates, the spool is full, a moderation guardrail applies (the
+        governor's ``moderation`` provider scores the arguments' strings first; without one, or when it fails, the
+        guardrail fails closed) or a fleet-wide limit needs a lease. ``estimated_cost_usd`` (USD ≥ 0) defaults
         to the action's registered ``typical_cost_usd``, else 0; ``idempotency_key`` to the arguments' hash;
         ``on_escalated(approval_id, decision)`` is called once the approval is recorded, before the wait.
 
@@ -276,6 +283,14 @@ def _check_options(name: str, options: Dict[str, Any]) -> Dict[str, Any]:
     return options
 
 
+def _check_tool_options(where: str, on_blocked: Optional[str], on_escalated: Any) -> None:
+    """The options of a decorated tool that can be checked when it is decorated (the others at each call)."""
+    if on_blocked is not None and on_blocked not in ("raise", "return"):
+        raise TypeError(f"{where}: on_blocked must be 'raise' or 'return', got {on_blocked!r}")
+    if on_escalated is not None and not callable(on_escalated):
+        raise TypeError(f"{where}: on_escalated must be callable (approval_id, decision), got {type(on_escalated).__name__}")
+
+
 class Governor:
     """The connection of one agent to the platform. Create with :meth:`connect`; start runs with :meth:`run`;
     :meth:`close` delivers every report. Usable as a context manager (closes on exit). TypeScript: ``Governor``."""
@@ -283,8 +298,9 @@ class Governor:
     def __init__(self, *, url: str, key: str, agent_id: str, fail_mode: str, on_blocked: str, max_staleness: Optional[float], spool_dir: Optional[str],
                  max_spool_bytes: int, spool_stall: float, approval_timeout: float, approval_poll: float, poll_interval: float, flush_interval: float,
                  actions: Optional[List[Dict[str, Any]]], on_report_error: Optional[Callable[[str], None]], on_decision: Optional[Callable[[Dict[str, Any]], None]],
-                 push: bool, channel_liveness: float, quota_wait: float = 2.0):
+                 push: bool, channel_liveness: float, quota_wait: float = 2.0, moderation: Optional[ModerationProvider] = None):
         """Use :meth:`connect`."""
+        self._moderation = moderation
         self.agent_id = agent_id
         self.url = url
         self.fail_mode = fail_mode
@@ -326,7 +342,7 @@ class Governor:
                 approval_poll: float = 1.0, poll_interval: float = 1.0, flush_interval: float = 0.1, actions: Optional[List[Dict[str, Any]]] = None,
                 agent: Optional[Dict[str, Any]] = None, on_report_error: Optional[Callable[[str], None]] = None,
                 on_decision: Optional[Callable[[Dict[str, Any]], None]] = None, push: bool = True, channel_liveness: float = 45.0,
-                quota_wait: float = 2.0) -> "Governor":
+                quota_wait: float = 2.0, moderation: Optional[ModerationProvider] = None) -> "Governor":
         """Connect an agent: open the spool (re-sending what an earlier process left unacknowledged), register the
         agent and load the governance snapshot (``GET /api/v1/agents/{agent_id}/governance``), both before it
         returns, then open the push channel (:mod:`agp.channel`; ``push=False`` leaves it closed) and poll the snapshot
@@ -345,7 +361,10 @@ class Governor:
         ``on_decision(event)``: called with ``{action_name, run_id, decision, approved}`` for each decision;
         ``channel_liveness``: a connected push channel silent this long (s) is reconnected; ``quota_wait``: how long
         (s) an action waits for a lease of a fleet-wide limit (a session, run or period budget, an agent- or
-        organization-scoped rate limit) its governor does not hold, before it is decided with what is held.
+        organization-scoped rate limit) its governor does not hold, before it is decided with what is held;
+        ``moderation``: the score provider of the moderation guardrail (an object with ``moderate(texts)``, e.g.
+        :func:`agp.moderation.openai_moderation`), asked by ``act`` only while a policy that applies has a
+        moderation guardrail; without one that guardrail fails closed (``block`` mode) or warns (``warn`` mode).
 
         An unreachable platform does not fail ``connect``: ``act`` then follows ``fail_mode`` until a snapshot loads.
 
@@ -369,6 +388,8 @@ class Governor:
             _nonneg(k, v, unit)
         if poll_interval <= 0:
             raise TypeError(f"Governor.connect: poll_interval must be > 0 (s), got {poll_interval!r}")
+        if moderation is not None and not callable(getattr(moderation, "moderate", None)):
+            raise TypeError(f"Governor.connect: moderation must have a moderate(texts) method (e.g. agp.moderation.openai_moderation(...)), got {type(moderation).__name__}")
         if actions is not None:
             if not isinstance(actions, list) or not all(isinstance(a, dict) and isinstance(a.get("name"), str) and a["name"] for a in actions):
                 raise TypeError("Governor.connect: actions must be a list of dicts, each with a non-empty str name")
@@ -376,7 +397,7 @@ class Governor:
         gov = cls(url=url, key=key, agent_id=agent_id, fail_mode=fail_mode, on_blocked=on_blocked, max_staleness=max_staleness, spool_dir=spool_dir,
                   max_spool_bytes=int(max_spool_bytes), spool_stall=spool_stall, approval_timeout=approval_timeout, approval_poll=approval_poll,
                   poll_interval=poll_interval, flush_interval=flush_interval, actions=actions, on_report_error=on_report_error, on_decision=on_decision,
-                  push=bool(push), channel_liveness=channel_liveness, quota_wait=quota_wait)
+                  push=bool(push), channel_liveness=channel_liveness, quota_wait=quota_wait, moderation=moderation)
         gov._schemas = schemas
         body: Dict[str, Any] = {"agent_id": agent_id, **(agent or {})}
         if actions is not None:
@@ -473,29 +494,39 @@ class Governor:
             return runs[0]
         raise RuntimeError(f"no current run of agent {self.agent_id}: call the tool inside `with gov.run(...)`" + (f" ({len(runs)} runs are open)" if runs else ""))
 
-    def action(self, name: Optional[str] = None, *, estimated_cost_usd: Optional[float] = None, intent: Optional[str] = None, on_blocked: Optional[str] = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def action(self, name: Optional[str] = None, *, estimated_cost_usd: Optional[float] = None, intent: Optional[str] = None, on_blocked: Optional[str] = None,
+               on_escalated: Optional[Callable[[str, Dict[str, Any]], None]] = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Decorator: govern every call of a function (a framework's function tool) as action ``name`` (default the
         function's name) of the current run (:meth:`current_run`). The call's arguments, bound to the function's
         parameters, are the action's arguments (so a downgrade rewrites them by parameter name); the wrapper keeps
-        the function's name, docstring and signature. A coroutine function gets an async wrapper (``aact``)."""
+        the function's name, docstring and signature. A coroutine function gets an async wrapper (``aact``).
+        ``estimated_cost_usd``, ``intent``, ``on_blocked`` and ``on_escalated`` are :meth:`Run.act`'s options, given
+        to every call: ``on_escalated(approval_id, decision)`` is called once a call escalates and its approval is
+        recorded, before the wait (not when the approval could not be recorded; what it raises is ignored).
+
+        :raises TypeError: when an option is malformed (``on_escalated`` not callable, ``on_blocked`` not
+            ``raise``/``return``)."""
 
         def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
-            return self.wrap_tool(fn, name=name, estimated_cost_usd=estimated_cost_usd, intent=intent, on_blocked=on_blocked)
+            return self.wrap_tool(fn, name=name, estimated_cost_usd=estimated_cost_usd, intent=intent, on_blocked=on_blocked, on_escalated=on_escalated)
 
+        _check_tool_options("action", on_blocked, on_escalated)
         return wrap
 
-    def wrap_tool(self, fn: Callable[..., Any], name: Optional[str] = None, *, estimated_cost_usd: Optional[float] = None, intent: Optional[str] = None, on_blocked: Optional[str] = None) -> Callable[..., Any]:
-        """``fn`` governed as action ``name`` (see :meth:`action`).
+    def wrap_tool(self, fn: Callable[..., Any], name: Optional[str] = None, *, estimated_cost_usd: Optional[float] = None, intent: Optional[str] = None, on_blocked: Optional[str] = None,
+                  on_escalated: Optional[Callable[[str, Dict[str, Any]], None]] = None) -> Callable[..., Any]:
+        """``fn`` governed as action ``name`` (see :meth:`action`, which takes the same options).
 
-        :raises TypeError: when ``fn`` is not callable.
+        :raises TypeError: when ``fn`` is not callable or an option is malformed.
         """
         if not callable(fn):
             raise TypeError(f"wrap_tool: fn must be callable, got {type(fn).__name__}")
+        _check_tool_options("wrap_tool", on_blocked, on_escalated)
         action_name = name or getattr(fn, "__name__", None) or "tool"
         sig = inspect.signature(fn)
         var_pos = next((p.name for p in sig.parameters.values() if p.kind == p.VAR_POSITIONAL), None)
         var_kw = next((p.name for p in sig.parameters.values() if p.kind == p.VAR_KEYWORD), None)
-        opts = {"estimated_cost_usd": estimated_cost_usd, "intent": intent, "on_blocked": on_blocked}
+        opts = {"estimated_cost_usd": estimated_cost_usd, "intent": intent, "on_blocked": on_blocked, "on_escalated": on_escalated}
 
         def to_args(a: Tuple[Any, ...], kw: Dict[str, Any]) -> Dict[str, Any]:
             bound = sig.bind(*a, **kw)
@@ -649,6 +680,8 @@ class Governor:
         key = o.get("idempotency_key")
         if key is not None and (not isinstance(key, str) or not key):
             raise TypeError(f"act {name}: idempotency_key must be a non-empty string")
+        if o.get("on_escalated") is not None and not callable(o["on_escalated"]):
+            raise TypeError(f"act {name}: on_escalated must be callable (approval_id, decision)")
         if o.get("intent") is not None and not isinstance(o["intent"], str):
             raise TypeError(f"act {name}: intent must be a string")
         if self._actions is not None and name not in self._actions:
@@ -667,7 +700,9 @@ class Governor:
             run._seq += 1
             seq = run._seq
         h = arguments_hash(inputs) if self._decider.facts()["needs_args_hash"] else None
-        return _Call(run.run_id, f"{run._prefix}.{seq}", name, inputs, est, o, h)
+        # The one network wait before a decision: the moderation provider, only while a moderation guardrail applies.
+        moderated = score_arguments(self._moderation, inputs) if self._decider.moderates() and not o.get("_refused") else None
+        return _Call(run.run_id, f"{run._prefix}.{seq}", name, inputs, est, o, h, moderated)
 
     def _plan(self, run: Run, c: _Call) -> _Plan:
         """Decide call ``c`` and act on the decision up to running the function (see :meth:`Run.act`)."""
@@ -700,7 +735,7 @@ class Governor:
         quota = leases.view(c.needs) if c.needs else None
         unavailable = leases.unavailable(c.needs) if c.needs else None
         d = self._decider.decide(c.name, c.inputs, c.estimated, c.options.get("idempotency_key"), key, cached[1] if cached else None,
-                                 run.spend_usd, run.session_spend_usd, run._calls, quota, unavailable)
+                                 run.spend_usd, run.session_spend_usd, run._calls, quota, unavailable, c.moderation)
         if self._on_decision is not None:
             try:
                 self._on_decision({"action_name": c.name, "run_id": run.run_id, "decision": d, "approved": approved})

@@ -121,3 +121,28 @@ def test_an_escalation_carries_its_policys_approval_rule_onto_the_intervention()
     assert (body["outcome"], body["approvals_required"], body["separation_of_duties"]) == ("escalated", 2, True)
     blocked = {**escalate, "decision": "block", "intervention_type": "hard_block", "outcome": "blocked", "approval": None}
     assert "approvals_required" not in reports.intervention_body(call, blocked, None)
+
+
+def test_decorated_tools_check_on_escalated_and_on_blocked_when_decorated() -> None:
+    """``@gov.action`` and ``gov.wrap_tool`` take ``run.act``'s ``on_escalated``; a value that is not callable is a
+    ``TypeError`` when the tool is decorated, as ``run.act`` refuses it at the call."""
+    gov = Governor.connect(url=DOWN, key="agp_x", agent_id="bot", fail_mode="open", push=False, on_report_error=lambda m: None)
+    with pytest.raises(TypeError, match="action: on_escalated must be callable"):
+        gov.action("t", on_escalated="approve")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="wrap_tool: on_escalated must be callable"):
+        gov.wrap_tool(lambda x: x, on_escalated=1)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="wrap_tool: on_blocked must be 'raise' or 'return'"):
+        gov.wrap_tool(lambda x: x, on_blocked="ignore")
+    with gov.run(run_id="r-3") as run:
+        with pytest.raises(TypeError, match="act t: on_escalated must be callable"):
+            run.act("t", {}, lambda a: 1, on_escalated=object())  # type: ignore[arg-type]
+
+        @gov.action("t", on_escalated=lambda approval_id, decision: None)
+        def tool(x: int) -> int:
+            return x * 2
+
+        assert tool(21) == 42  # no policy escalates: the hook is not called, the tool runs
+    try:
+        gov.close(timeout=0)
+    except RuntimeError:
+        pass  # memory only, the platform unreachable: the reports are lost, and close says so

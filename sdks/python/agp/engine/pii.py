@@ -387,3 +387,63 @@ def scan_pii(args: Any, wanted: Iterable[str]) -> Dict[str, Any]:
                 values.append(v[k])
                 nodes.append((k, node))
     return {"matches": matches, "truncated": truncated or full}
+
+
+#: Where a string sits in the arguments: ``(key, parent place)``, the key a property name or an array index as a
+#: string, the parent None at the top (``StringPlace`` of the TypeScript engine).
+StringPlace = Tuple[str, Any]
+
+
+def field_path_of(place: StringPlace) -> str:
+    """The dotted path of a place (``messages.2.content``), cut to 1024 UTF-16 units from the end with a leading
+    ``…`` (``fieldPathOf`` of the TypeScript engine)."""
+    rev: List[str] = []
+    p: Any = place
+    while p is not None:
+        rev.append(p[0])
+        p = p[1]
+    return _field_path(rev)
+
+
+def walk_strings(args: Any, visit: Callable[[str, StringPlace], bool]) -> bool:
+    """Visit every string of ``args`` (nested dicts and lists; not keys, not ``args`` itself), depth first, keys in
+    JS ``Object.keys`` order, with its place (:func:`field_path_of` turns it into the dotted path). ``visit`` returns
+    False to stop. Bounded as :func:`scan_pii`: at most 100,000 values and 1,048,576 UTF-16 units of strings
+    (``walkStrings`` of the TypeScript engine).
+
+    :returns: True when a bound stopped the walk early (later strings were not visited); False otherwise, including
+        when ``visit`` stopped it."""
+    if not isinstance(args, (dict, list)):
+        return False
+    values: List[Any] = [args]
+    nodes: List[Any] = [None]
+    visited = 0
+    chars = 0
+    while values:
+        v = values.pop()
+        node = nodes.pop()
+        visited += 1
+        if visited > PII_MAX_VALUES:
+            return True
+        if isinstance(v, str):
+            if node is None:
+                continue
+            chars += u16_len(v)
+            if chars > PII_MAX_CHARS:
+                return True
+            if not visit(v, node):
+                return False
+        elif isinstance(v, list):
+            if visited + len(values) + len(v) > PII_MAX_VALUES:
+                return True
+            for i in range(len(v) - 1, -1, -1):
+                values.append(v[i])
+                nodes.append((str(i), node))
+        elif isinstance(v, dict):
+            keys = js_keys(v)
+            if visited + len(values) + len(keys) > PII_MAX_VALUES:
+                return True
+            for k in reversed(keys):
+                values.append(v[k])
+                nodes.append((k, node))
+    return False
