@@ -23,7 +23,7 @@ reasons = {}
 most_leases = 0
 last = time.monotonic()
 with gov.run(session_id=s.get("session_id")) as run:
-    while time.monotonic() - last < s.get("idle", 2.0):
+    while time.monotonic() - last < s.get("idle", 5.0):
         r = run.act(s["action"], {"n": admitted}, lambda a: True, estimated_cost_usd=s.get("cost_usd") or None)
         if r is True:
             admitted += 1

@@ -72,7 +72,7 @@ def test_four_processes_share_a_session_budget_and_admit_exactly_the_limit(api: 
 def test_an_agent_scoped_rate_limit_admits_exactly_max_calls_across_processes(api: Api, agent_id: str) -> None:
     api.policy(agent_ids=[agent_id], rate_limits={"ping": {"max_calls": 40, "window_seconds": 86400, "scope": "agent"}})
     before = rate_window(86400, time.time() * 1000)
-    out = fleet({"agent_id": agent_id, "action": "ping", "idle": 1.5})
+    out = fleet({"agent_id": agent_id, "action": "ping"})
     admitted = [o["admitted"] for o in out]
     print(f"agent-scoped rate limit 40 per day over {PROCESSES} processes: admitted {admitted} = {sum(admitted)}")
     if rate_window(86400, time.time() * 1000) != before:  # the day turned during the test: two windows
