@@ -319,7 +319,15 @@ describeModes(
       // next one: an overshoot, recorded), and with every process closed nothing stays held: nothing lost for good.
       // The counter may count more than was admitted (a report applied while its answer was lost in the cut is sent
       // again on the next lease), never less.
-      const [c] = await counters(p, policyId);
+      // A process whose release at close did not get through in time (a loaded machine) still holds its lease until it
+      // expires: then, past the grace, the counter reads it as returned (committed back to spent).
+      let c = (await counters(p, policyId))[0];
+      const settleBy = Date.now() + LEASE_TTL_MS * 2 + 10_000;
+      while (Math.abs(c.committed - c.spent) > 1e-9 && Date.now() < settleBy) {
+        await sleep(250);
+        c = (await counters(p, policyId))[0];
+      }
+      expect(c.holders, JSON.stringify(c)).toBe(0);
       expect(c.spent, JSON.stringify(c)).toBeGreaterThanOrEqual(admitted * COST - USD_EPSILON);
       expect(c.committed, JSON.stringify(c)).toBeCloseTo(c.spent, 9);
       // What passed the limit is in the counter's overshoot (spent past a grant), never hidden.
