@@ -21,11 +21,12 @@ import type { Response } from 'express';
 import type { Agent } from 'undici';
 import { Client } from '@modelcontextprotocol/client';
 import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
-import { MCP_MAX_BODY_BYTES, McpServerNameSchema, OpaqueIdSchema, type McpServerOpened, type RequestContext } from '@agp/contracts';
+import { MCP_MAX_BODY_BYTES, McpServerNameSchema, OpaqueIdSchema, type McpServerOpened, type McpToolPinState, type RequestContext } from '@agp/contracts';
 import { AGENT_ID_HEADER, agentIdOf } from '@agp/auth';
 import { call, type Sender } from '@agp/bus';
 import { Governor, type Run } from '@agp/sdk';
-import { PROXY_INFO, connectUpstream, createGovernedProxy, type GovernedProxyOptions } from '@agp/mcp-proxy';
+import { PROXY_INFO, connectUpstream, createGovernedProxy, heldReason, listedHashes, seenTool, type GovernedProxyOptions, type ToolPinGuard } from '@agp/mcp-proxy';
+import type { Tool } from '@modelcontextprotocol/server';
 import { ForbiddenError, ValidationError, checkOutboundUrl, type Logger, type OutboundAllowList } from '@agp/runtime';
 import type { AuthedRequest } from '../edge.js';
 import { presentedKey } from '../edge.js';
@@ -37,6 +38,11 @@ import { IdlePool } from './pool.js';
 export const RUN_ID_HEADER = 'AGP-Run-Id';
 /** How long an opened registration is reused before it is opened again, ms: a PATCH or DELETE takes effect within it. */
 export const REGISTRATION_TTL_MS = 5_000;
+/**
+ * How long the upstream's tool list (for tool pinning) is trusted before a call reads it again, ms: a tool whose
+ * description or input schema changes is held within it, even if no agent lists the tools.
+ */
+export const TOOL_LIST_TTL_MS = 5_000;
 
 /** The bounds of the hosted proxy's pools. */
 export interface HostedMcpLimits {
@@ -72,6 +78,21 @@ interface HeldUpstream {
   client: Client;
   fingerprint: string;
   agent: Agent | null;
+  /** Tool pinning: what the upstream lists and what the platform answered about it. */
+  pinning: UpstreamPinning;
+}
+
+/**
+ * Tool pinning of one pooled upstream: the hash of each tool it listed last (null before the first list) and when;
+ * the pins the platform answered the last time a list was recorded, and when (0: never; the registration's pins,
+ * opened every {@link REGISTRATION_TTL_MS}, are used when newer); the list being read, if one is.
+ */
+interface UpstreamPinning {
+  listed: Map<string, string> | null;
+  listedAt: number;
+  pins: Map<string, McpToolPinState>;
+  pinsAt: number;
+  reading: Promise<void> | null;
 }
 
 
@@ -109,6 +130,8 @@ function fingerprintOf(o: McpServerOpened): string {
 export class HostedMcpProxy {
   private readonly limits: HostedMcpLimits;
   private readonly registrations = new Map<string, { at: number; value: Promise<McpServerOpened> }>();
+  /** When each opened registration was asked for (its pins are as of then). */
+  private readonly openedAt = new WeakMap<McpServerOpened, number>();
   private readonly upstreams: IdlePool<HeldUpstream>;
   private readonly governors: IdlePool<HeldGovernor>;
   private readonly handler: McpHttpHandler;
@@ -172,7 +195,7 @@ export class HostedMcpProxy {
     });
     if (body === null || res.headersSent) return;
     const opened = await this.registration(ctx, server);
-    const upstream = await this.upstream(ctx.organization_id, opened);
+    const { client: upstream, held: heldUpstream } = await this.upstream(ctx.organization_id, opened);
     const governorKey = (agent: string) => [ctx.organization_id, ctx.key_id, agent].join('\u0000');
     const governorOf = (agent: string) => this.governors.get(governorKey(agent), () => this.connectGovernor(key, agent));
     // With the agent known before the call (a bound key, the header), its governor is ready for hide_denied_tools.
@@ -197,6 +220,7 @@ export class HostedMcpProxy {
         return run;
       },
       ...(ready ? { deniedByName: (action: string) => ready.governor.deniedByName(action) } : {}),
+      ...(heldUpstream ? { pins: this.pinGuard(ctx, opened, heldUpstream) } : {}),
     };
     await this.answer(req, res, method, body, exchange);
   }
@@ -238,7 +262,7 @@ export class HostedMcpProxy {
     const held = this.registrations.get(cacheKey);
     if (held && now - held.at < REGISTRATION_TTL_MS) return held.value;
     if (this.registrations.size > 1000) for (const [k, v] of this.registrations) if (now - v.at >= REGISTRATION_TTL_MS) this.registrations.delete(k);
-    const value = call(this.o.bus, 'mcp-servers.open', ctx, { body: { name: server } });
+    const value = call(this.o.bus, 'mcp-servers.open', ctx, { body: { name: server } }).then((o) => (this.openedAt.set(o, now), o));
     const entry = { at: now, value };
     this.registrations.set(cacheKey, entry);
     value.catch(() => {
@@ -252,7 +276,7 @@ export class HostedMcpProxy {
    * timeout changed; the old client is closed once its calls had `timeout_ms`). An upstream that cannot be reached, or
    * whose URL the outbound rules refuse, is an {@link UnreachableUpstream} (not pooled: the next exchange tries again).
    */
-  private async upstream(org: string, opened: McpServerOpened): Promise<Client> {
+  private async upstream(org: string, opened: McpServerOpened): Promise<{ client: Client; held: HeldUpstream | null }> {
     const key = `${org}\u0000${opened.settings.name}`;
     const fingerprint = fingerprintOf(opened);
     const open = async (): Promise<HeldUpstream> => {
@@ -267,8 +291,12 @@ export class HostedMcpProxy {
         await pin?.agent.close().catch(() => {});
         throw err;
       }
-      const held: HeldUpstream = { client, fingerprint, agent: pin?.agent ?? null };
+      const held: HeldUpstream = { client, fingerprint, agent: pin?.agent ?? null, pinning: { listed: null, listedAt: 0, pins: new Map(), pinsAt: 0, reading: null } };
       client.onclose = () => void this.upstreams.retire(key, held);
+      // A changed tool list is read again at the next call (the TTL bounds it when the upstream does not say so).
+      client.setNotificationHandler('notifications/tools/list_changed', () => {
+        held.pinning.listedAt = 0;
+      });
       return held;
     };
     try {
@@ -277,10 +305,65 @@ export class HostedMcpProxy {
         await this.upstreams.retire(key, held, opened.settings.timeout_ms);
         held = await this.upstreams.get(key, open);
       }
-      return held.client;
+      return { client: held.client, held };
     } catch (err) {
-      return new UnreachableUpstream(err instanceof Error ? err : new Error(String(err)));
+      return { client: new UnreachableUpstream(err instanceof Error ? err : new Error(String(err))), held: null };
     }
+  }
+
+  /**
+   * The tool pinning of one exchange (docs/mcp-proxy.md, Tool pinning): the upstream's tool list is read again when
+   * older than {@link TOOL_LIST_TTL_MS} (or when the upstream said it changed); a list that differs from the pins is
+   * recorded on the platform (`mcp-servers.tools-seen`, in the caller's organisation: the first list after registration
+   * is pinned as it is), whose answer holds the pins until the registration, opened again, brings newer ones (an
+   * accept takes effect within {@link REGISTRATION_TTL_MS}). A tool is held unless the upstream lists it with its
+   * accepted hash. When the platform cannot record a list, the pins known stay: a changed or new tool stays held.
+   */
+  private pinGuard(ctx: RequestContext, opened: McpServerOpened, held: HeldUpstream): ToolPinGuard {
+    const p = held.pinning;
+    const server = opened.settings.name;
+    const openedAt = this.openedAt.get(opened) ?? 0;
+    const pins = () => (openedAt >= p.pinsAt ? new Map(opened.pins.map((x) => [x.tool, x])) : p.pins);
+    const listed = async (tools: Tool[]) => {
+      const hashes = listedHashes(tools);
+      p.listed = hashes;
+      p.listedAt = Date.now();
+      const known = pins();
+      const same = known.size === hashes.size && [...hashes].every(([tool, hash]) => known.get(tool)?.hash === hash);
+      if (same) return;
+      try {
+        const asked = Date.now();
+        const reply = await call(this.o.bus, 'mcp-servers.tools-seen', ctx, { body: { name: server, tools: tools.map(seenTool) } });
+        p.pins = new Map(reply.pins.map((x) => [x.tool, x]));
+        p.pinsAt = asked;
+      } catch (err) {
+        this.o.logger.warn({ component: 'hosted-mcp-proxy', server, err }, 'the tool list of an upstream MCP server could not be recorded; its changed and new tools stay held');
+      }
+    };
+    const readAll = async () => {
+      const tools: Tool[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await held.client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: opened.settings.timeout_ms });
+        tools.push(...page.tools);
+        cursor = page.nextCursor;
+      } while (cursor !== undefined);
+      await listed(tools);
+    };
+    const fresh = async () => {
+      if (p.listed !== null && Date.now() - p.listedAt < TOOL_LIST_TTL_MS) return;
+      p.reading ??= readAll().finally(() => {
+        p.reading = null;
+      });
+      await p.reading;
+    };
+    return {
+      listed,
+      held: async (tool) => {
+        await fresh();
+        return heldReason(server, tool, p.listed ?? new Map(), pins());
+      },
+    };
   }
 
   /** A governor for `agent` speaking to this gateway with the caller's key. @throws Error when the gateway is not listening, or the platform refuses. */
