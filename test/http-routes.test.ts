@@ -14,7 +14,7 @@ import type { BootedPlatform } from './support/http.js';
 
 /**
  * Messages only services call, or the gateway calls behind another message's route or for its hosted MCP proxy (a
- * registered server opened, the tool list its upstream answered; a bundle's parts; a projection
+ * registered server opened; a bundle's parts; a projection
  * dead letter's retry, sent to the projection's owner behind `dead-letters.retry`): never a route.
  */
 const SERVICE_ONLY: ReadonlySet<WireKey> = new Set([
@@ -22,7 +22,6 @@ const SERVICE_ONLY: ReadonlySet<WireKey> = new Set([
   'interventions.enrichment-coverage',
   'replay.bundle-part',
   'mcp-servers.open',
-  'mcp-servers.tools-seen',
   ...Object.values(PROJECTION_OWNERS).map((owner) => `${owner}.retry-projection-dead-letter` as const),
 ]);
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);

@@ -40,6 +40,8 @@ const BODIES: Readonly<Record<string, (a: OrgObjects) => unknown>> = {
   registerMcpServer: (a) => ({ name: a.mcpServerName, url: 'https://93.184.215.14/mcp' }),
   updateMcpServer: () => ({ url: 'https://93.184.215.14/hijacked' }),
   acceptMcpServerTool: () => ({}),
+  // B records a tool list for A's server: a 404, nothing recorded.
+  recordMcpServerTools: () => ({ tools: [{ name: 'echo', description: 'hijacked', input_schema: { type: 'object' } }] }),
   registerAgent: (a) => ({ agent_id: a.agentId, name: 'hijacked' }),
   setOrganizationKillSwitch: () => ({ engaged: false }),
   setAgentKillSwitch: () => ({ engaged: false }),

@@ -332,10 +332,11 @@ export const McpSeenToolSchema = z.strictObject({
 export type McpSeenTool = z.infer<typeof McpSeenToolSchema>;
 
 /**
- * Body of `mcp-servers.tools-seen` (the gateway's hosted proxy only; no HTTP route): the server's name and the whole
- * tool list its upstream answered `tools/list` with (every page), at most {@link MCP_MAX_PINNED_TOOLS}.
+ * Body of `POST /api/v1/mcp/servers/{name}/tools` (`mcp-servers.tools-seen`; the hosted proxy and `agp mcp proxy`
+ * send it): the whole tool list the server's upstream answered `tools/list` with (every page), at most
+ * {@link MCP_MAX_PINNED_TOOLS}. Unknown fields are a 422.
  */
-export const McpToolsSeenSchema = z.strictObject({ name: McpServerNameSchema, tools: z.array(McpSeenToolSchema).max(MCP_MAX_PINNED_TOOLS) });
+export const McpToolsSeenSchema = z.strictObject({ tools: z.array(McpSeenToolSchema).max(MCP_MAX_PINNED_TOOLS).describe(`The upstream’s whole tool list: {name, description, input_schema} each, at most ${MCP_MAX_PINNED_TOOLS}`) });
 /** See {@link McpToolsSeenSchema}. */
 export type McpToolsSeen = z.infer<typeof McpToolsSeenSchema>;
 
@@ -388,8 +389,8 @@ export const McpToolPinStateSchema = z.object({ tool: z.string(), hash: z.string
 /** See {@link McpToolPinStateSchema}. */
 export type McpToolPinState = z.infer<typeof McpToolPinStateSchema>;
 
-/** Reply of `mcp-servers.tools-seen`: the server's pins after the list was recorded. */
-export const McpToolPinStatesSchema = z.object({ pins: z.array(McpToolPinStateSchema) });
+/** Reply of `POST /api/v1/mcp/servers/{name}/tools`: the pins of the tools listed, after the list was recorded. */
+export const McpToolPinStatesSchema = z.object({ pins: z.array(McpToolPinStateSchema).describe('{tool, hash, pinned_hash} of each listed tool; a tool is held unless its hash is its pinned_hash') });
 
 /** Events of tool pinning, in the server's stream (not projected: read by folding the stream). */
 export const McpServerPinEvents = { ToolsSeen: 'McpServerToolsSeen', ToolAccepted: 'McpServerToolAccepted' } as const;

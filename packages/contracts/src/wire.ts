@@ -522,9 +522,9 @@ export const Wire = {
   'mcp-servers.tools-seen': row({
     service: 'policies',
     scope: 'write',
-    request: z.object({ body: McpToolsSeenSchema }),
+    request: z.object({ path: McpServerPathSchema, body: McpToolsSeenSchema }),
     reply: McpToolPinStatesSchema,
-    summary: "record the tool list a registered server's upstream answered (pinned on the first list; later changes held), for the gateway's hosted MCP proxy only (never an HTTP route)",
+    summary: "record the tool list a registered server's upstream answered (pinned on the first list after registration; later changes held) and answer the pins, for the MCP proxy (hosted and local)",
   }),
   'quotas.leases': row({
     service: 'policies',

@@ -253,7 +253,10 @@ export function createGovernedProxy(o: GovernedProxyOptions): Server {
   if (o.relayUpstream === false) return server;
   // The upstream's notifications, relayed to the agent.
   const relay = (what: string, send: () => Promise<void>) => send().catch((err) => onError(`${what} could not be relayed: ${String(err)}`));
-  upstream.setNotificationHandler('notifications/tools/list_changed', () => relay('tools/list_changed', () => server.sendToolListChanged()));
+  upstream.setNotificationHandler('notifications/tools/list_changed', () => {
+    o.pins?.stale?.();
+    return relay('tools/list_changed', () => server.sendToolListChanged());
+  });
   upstream.setNotificationHandler('notifications/resources/list_changed', () => relay('resources/list_changed', () => server.sendResourceListChanged()));
   upstream.setNotificationHandler('notifications/prompts/list_changed', () => relay('prompts/list_changed', () => server.sendPromptListChanged()));
   upstream.setNotificationHandler('notifications/resources/updated', (n) => relay('resources/updated', () => server.sendResourceUpdated(n.params)));

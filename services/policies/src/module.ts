@@ -31,7 +31,7 @@ export function policiesHandlers(service: PoliciesService): WireHandlers<'polici
     'mcp-servers.open': (ctx, { body }) => service.openMcpServer(ctx, body.name),
     'mcp-servers.tools': (ctx, { path }) => service.mcpServerTools(ctx, path.name),
     'mcp-servers.accept-tool': (ctx, { path, body }) => service.acceptMcpServerTool(ctx, path.name, path.tool, body),
-    'mcp-servers.tools-seen': (ctx, { body }) => service.recordMcpServerTools(ctx, body.name, body.tools),
+    'mcp-servers.tools-seen': (ctx, { path, body }) => service.recordMcpServerTools(ctx, path.name, body.tools),
     'quotas.leases': (ctx, { body }) => service.leaseQuotas(ctx, body),
     'quotas.list': (ctx, { query }) => service.listQuotas(ctx, query),
     'audit-log.list': (ctx, { query }) => service.listAuditLog(ctx, query),

@@ -481,8 +481,8 @@ export class PoliciesService {
   }
 
   /**
-   * `mcp-servers.tools-seen` (the gateway's hosted proxy only; no HTTP route): record the tool list the upstream
-   * answered (McpServerToolsSeen, only when it differs from the pins) and answer the pins after it.
+   * POST /api/v1/mcp/servers/{name}/tools (`mcp-servers.tools-seen`, what the MCP proxy sends): record the tool list the
+   * upstream answered (McpServerToolsSeen, only when it differs from the pins) and answer the pins after it.
    * @throws NotFoundError (404) for a server not registered.
    */
   async recordMcpServerTools(ctx: RequestContext, name: string, tools: McpSeenTool[]): Promise<{ pins: McpToolPinState[] }> {

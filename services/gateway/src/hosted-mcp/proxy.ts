@@ -21,12 +21,11 @@ import type { Response } from 'express';
 import type { Agent } from 'undici';
 import { Client } from '@modelcontextprotocol/client';
 import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
-import { MCP_MAX_BODY_BYTES, McpServerNameSchema, OpaqueIdSchema, type McpServerOpened, type McpToolPinState, type RequestContext } from '@agp/contracts';
+import { MCP_MAX_BODY_BYTES, McpServerNameSchema, OpaqueIdSchema, type McpServerOpened, type RequestContext } from '@agp/contracts';
 import { AGENT_ID_HEADER, agentIdOf } from '@agp/auth';
 import { call, type Sender } from '@agp/bus';
 import { Governor, type Run } from '@agp/sdk';
-import { PROXY_INFO, connectUpstream, createGovernedProxy, heldReason, listedHashes, seenTool, type GovernedProxyOptions, type ToolPinGuard } from '@agp/mcp-proxy';
-import type { Tool } from '@modelcontextprotocol/server';
+import { PROXY_INFO, ToolPins, connectUpstream, createGovernedProxy, listAllTools, type GovernedProxyOptions, type ToolPinGuard } from '@agp/mcp-proxy';
 import { ForbiddenError, ValidationError, checkOutboundUrl, type Logger, type OutboundAllowList } from '@agp/runtime';
 import type { AuthedRequest } from '../edge.js';
 import { presentedKey } from '../edge.js';
@@ -38,11 +37,6 @@ import { IdlePool } from './pool.js';
 export const RUN_ID_HEADER = 'AGP-Run-Id';
 /** How long an opened registration is reused before it is opened again, ms: a PATCH or DELETE takes effect within it. */
 export const REGISTRATION_TTL_MS = 5_000;
-/**
- * How long the upstream's tool list (for tool pinning) is trusted before a call reads it again, ms: a tool whose
- * description or input schema changes is held within it, even if no agent lists the tools.
- */
-export const TOOL_LIST_TTL_MS = 5_000;
 
 /** The bounds of the hosted proxy's pools. */
 export interface HostedMcpLimits {
@@ -78,21 +72,8 @@ interface HeldUpstream {
   client: Client;
   fingerprint: string;
   agent: Agent | null;
-  /** Tool pinning: what the upstream lists and what the platform answered about it. */
-  pinning: UpstreamPinning;
-}
-
-/**
- * Tool pinning of one pooled upstream: the hash of each tool it listed last (null before the first list) and when;
- * the pins the platform answered the last time a list was recorded, and when (0: never; the registration's pins,
- * opened every {@link REGISTRATION_TTL_MS}, are used when newer); the list being read, if one is.
- */
-interface UpstreamPinning {
-  listed: Map<string, string> | null;
-  listedAt: number;
-  pins: Map<string, McpToolPinState>;
-  pinsAt: number;
-  reading: Promise<void> | null;
+  /** Tool pinning: what the upstream lists and the pins. */
+  pinning: ToolPins;
 }
 
 
@@ -291,12 +272,15 @@ export class HostedMcpProxy {
         await pin?.agent.close().catch(() => {});
         throw err;
       }
-      const held: HeldUpstream = { client, fingerprint, agent: pin?.agent ?? null, pinning: { listed: null, listedAt: 0, pins: new Map(), pinsAt: 0, reading: null } };
+      const pinning = new ToolPins({
+        server: opened.settings.name,
+        listAll: () => listAllTools(client, opened.settings.timeout_ms),
+        onError: (message) => this.o.logger.warn({ component: 'hosted-mcp-proxy', server: opened.settings.name }, message),
+      });
+      const held: HeldUpstream = { client, fingerprint, agent: pin?.agent ?? null, pinning };
       client.onclose = () => void this.upstreams.retire(key, held);
       // A changed tool list is read again at the next call (the TTL bounds it when the upstream does not say so).
-      client.setNotificationHandler('notifications/tools/list_changed', () => {
-        held.pinning.listedAt = 0;
-      });
+      client.setNotificationHandler('notifications/tools/list_changed', () => pinning.stale());
       return held;
     };
     try {
@@ -312,58 +296,15 @@ export class HostedMcpProxy {
   }
 
   /**
-   * The tool pinning of one exchange (docs/mcp-proxy.md, Tool pinning): the upstream's tool list is read again when
-   * older than {@link TOOL_LIST_TTL_MS} (or when the upstream said it changed); a list that differs from the pins is
-   * recorded on the platform (`mcp-servers.tools-seen`, in the caller's organisation: the first list after registration
-   * is pinned as it is), whose answer holds the pins until the registration, opened again, brings newer ones (an
-   * accept takes effect within {@link REGISTRATION_TTL_MS}). A tool is held unless the upstream lists it with its
-   * accepted hash. When the platform cannot record a list, the pins known stay: a changed or new tool stays held.
+   * The tool pinning of one exchange (docs/mcp-proxy.md, Tool pinning) over the upstream's shared {@link ToolPins}:
+   * the registration's pins are offered (as of when it was opened: an accept takes effect within
+   * {@link REGISTRATION_TTL_MS}); a list that differs from the pins is recorded in the caller's organisation
+   * (`mcp-servers.tools-seen`: the first list after registration is pinned as it is).
    */
   private pinGuard(ctx: RequestContext, opened: McpServerOpened, held: HeldUpstream): ToolPinGuard {
-    const p = held.pinning;
-    const server = opened.settings.name;
-    const openedAt = this.openedAt.get(opened) ?? 0;
-    const pins = () => (openedAt >= p.pinsAt ? new Map(opened.pins.map((x) => [x.tool, x])) : p.pins);
-    const listed = async (tools: Tool[]) => {
-      const hashes = listedHashes(tools);
-      p.listed = hashes;
-      p.listedAt = Date.now();
-      const known = pins();
-      const same = known.size === hashes.size && [...hashes].every(([tool, hash]) => known.get(tool)?.hash === hash);
-      if (same) return;
-      try {
-        const asked = Date.now();
-        const reply = await call(this.o.bus, 'mcp-servers.tools-seen', ctx, { body: { name: server, tools: tools.map(seenTool) } });
-        p.pins = new Map(reply.pins.map((x) => [x.tool, x]));
-        p.pinsAt = asked;
-      } catch (err) {
-        this.o.logger.warn({ component: 'hosted-mcp-proxy', server, err }, 'the tool list of an upstream MCP server could not be recorded; its changed and new tools stay held');
-      }
-    };
-    const readAll = async () => {
-      const tools: Tool[] = [];
-      let cursor: string | undefined;
-      do {
-        const page = await held.client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: opened.settings.timeout_ms });
-        tools.push(...page.tools);
-        cursor = page.nextCursor;
-      } while (cursor !== undefined);
-      await listed(tools);
-    };
-    const fresh = async () => {
-      if (p.listed !== null && Date.now() - p.listedAt < TOOL_LIST_TTL_MS) return;
-      p.reading ??= readAll().finally(() => {
-        p.reading = null;
-      });
-      await p.reading;
-    };
-    return {
-      listed,
-      held: async (tool) => {
-        await fresh();
-        return heldReason(server, tool, p.listed ?? new Map(), pins());
-      },
-    };
+    held.pinning.offer(opened.pins, this.openedAt.get(opened) ?? 0);
+    const name = opened.settings.name;
+    return held.pinning.guard(async (tools) => (await call(this.o.bus, 'mcp-servers.tools-seen', ctx, { path: { name }, body: { tools } })).pins);
   }
 
   /** A governor for `agent` speaking to this gateway with the caller's key. @throws Error when the gateway is not listening, or the platform refuses. */
