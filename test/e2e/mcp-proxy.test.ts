@@ -369,13 +369,20 @@ describe('--pin-tools: the local proxy pins the upstream\'s tools with the regis
     }, 15_000, 500);
     expect(flowing.content).toEqual([{ type: 'text', text: 'Echo: accepted' }]);
 
-    // --pin-tools for a server the platform does not know: the proxy stops at start, saying why.
-    const child = spawn(process.execPath, [CLI, 'mcp', 'proxy', '--server', `unknown-${uniq()}`, '--url', p.url, '--upstream-url', upstream.url, '--pin-tools'], { env: { PATH: process.env.PATH ?? '', AGP_KEY: p.writeKey }, stdio: ['pipe', 'pipe', 'pipe'] });
-    let err = '';
-    child.stderr.on('data', (d) => (err += d));
-    const code = await new Promise<number | null>((ok) => child.on('exit', ok));
-    expect(code).toBe(1);
-    expect(err).toContain('is registered on the platform');
+    // --pin-tools for a server the platform does not know, or with a key it refuses to record with: the proxy stops
+    // at start, saying why.
+    const start = async (name: string, key: string) => {
+      const child = spawn(process.execPath, [CLI, 'mcp', 'proxy', '--server', name, '--url', p.url, '--upstream-url', upstream.url, '--pin-tools'], { env: { PATH: process.env.PATH ?? '', AGP_KEY: key }, stdio: ['pipe', 'pipe', 'pipe'] });
+      let err = '';
+      child.stderr.on('data', (d) => (err += d));
+      return { code: await new Promise<number | null>((ok) => child.on('exit', ok)), err };
+    };
+    const unknown = await start(`unknown-${uniq()}`, p.writeKey);
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toContain('is registered on the platform');
+    const reader = await start(server, p.readKey);
+    expect(reader.code).toBe(1);
+    expect(reader.err).toContain('--pin-tools: the platform answered 403');
   }, 90_000);
 });
 

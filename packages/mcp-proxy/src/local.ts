@@ -10,7 +10,7 @@ import { Governor } from '@agp/sdk';
 import type { Client } from '@modelcontextprotocol/client';
 import type { McpToolPinState } from '@agp/contracts';
 import { createGovernedProxy } from './proxy.js';
-import { ToolPins, listAllTools, type ToolPinGuard } from './pins.js';
+import { ToolPins, listAllTools, seenTool, type RecordTools, type ToolPinGuard } from './pins.js';
 import type { UpstreamSettings } from './settings.js';
 import { guardStdin } from './stdio-guard.js';
 import { connectUpstream, type UpstreamTarget } from './upstream.js';
@@ -42,9 +42,10 @@ export interface LocalProxyOptions {
 }
 
 /**
- * The tool pinning of the local proxy: lists recorded on the platform with the proxy's key, every time one is read (the
- * answer also brings accepts made since).
- * @throws Error when the server is not registered on the platform (404), or the platform refuses the key.
+ * The tool pinning of the local proxy: lists recorded on the platform with the proxy's key, the first before the agent
+ * is served, then every time one is read (the answer also brings accepts made since).
+ * @throws Error when the server is not registered on the platform (404), or the platform refuses to record the list
+ *   (a read key, or a key bound to an agent: 403).
  */
 async function localToolPins(o: LocalProxyOptions, upstream: Client, log: (m: string) => void): Promise<ToolPinGuard> {
   const url = new URL(`api/v1/mcp/servers/${encodeURIComponent(o.settings.name)}/tools`, o.platform.url.endsWith('/') ? o.platform.url : `${o.platform.url}/`);
@@ -52,12 +53,17 @@ async function localToolPins(o: LocalProxyOptions, upstream: Client, log: (m: st
   const probe = await fetch(url, { headers });
   if (probe.status === 404) throw new Error(`--pin-tools: no MCP server named ${o.settings.name} is registered on the platform (POST /api/v1/mcp/servers); its tools cannot be pinned`);
   if (!probe.ok) throw new Error(`--pin-tools: the platform answered ${probe.status} to GET ${url.pathname}`);
-  const pins = new ToolPins({ server: o.settings.name, listAll: () => listAllTools(upstream, o.settings.timeout_ms), alwaysRecord: true, onError: log });
-  return pins.guard(async (tools) => {
+  const record: RecordTools = async (tools) => {
     const r = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ tools }) });
-    if (!r.ok) throw new Error(`the platform answered ${r.status}: ${(await r.text()).slice(0, 500)}`);
+    if (!r.ok) throw new Error(`the platform answered ${r.status} to POST ${url.pathname}: ${(await r.text()).slice(0, 500)}`);
     return ((await r.json()) as { pins: McpToolPinState[] }).pins;
-  });
+  };
+  const pins = new ToolPins({ server: o.settings.name, listAll: () => listAllTools(upstream, o.settings.timeout_ms), alwaysRecord: true, onError: log });
+  // The first list is recorded before the agent is served, so a key the platform refuses (a read key, an agent-bound
+  // key) stops the proxy at start instead of holding every tool.
+  const asked = Date.now();
+  pins.offer(await record((await listAllTools(upstream, o.settings.timeout_ms)).map(seenTool)).catch((err: Error) => Promise.reject(new Error(`--pin-tools: ${err.message}`))), asked);
+  return pins.guard(record);
 }
 
 /**
