@@ -227,13 +227,14 @@ export type McpServerRegistration = z.infer<typeof McpServerRegistrationSchema>;
 
 /**
  * A registered server as the API answers it: its settings, the names of its headers (never their values), when it
- * was registered and last changed (ISO 8601 UTC) and its version (one more per change).
+ * was registered and last changed (ISO 8601 UTC) and its version (higher after each change;
+ * recorded tool lists and accepts count too).
  */
 export const McpServerSchema = McpUpstreamSettingsSchema.extend({
   header_names: z.array(z.string()).describe('Names of the headers sent to the upstream; their values are never answered'),
   created_at: z.string().describe('When it was registered, ISO 8601 UTC'),
   updated_at: z.string().describe('When it last changed, ISO 8601 UTC'),
-  version: z.number().int().min(1).describe('Version: 1 at registration, one more per change (If-Match on PATCH)'),
+  version: z.number().int().min(1).describe('Version: 1 at registration, higher after each change (it counts the events of the server’s stream, recorded tool lists and accepts included; If-Match on PATCH)'),
 });
 /** See {@link McpServerSchema}. */
 export type McpServer = z.infer<typeof McpServerSchema>;
