@@ -39,6 +39,9 @@ const BODIES: Readonly<Record<string, (a: OrgObjects) => unknown>> = {
   // B registers a server of its own under A's server's name (names are per organisation); B's patch of A's is a 404.
   registerMcpServer: (a) => ({ name: a.mcpServerName, url: 'https://93.184.215.14/mcp' }),
   updateMcpServer: () => ({ url: 'https://93.184.215.14/hijacked' }),
+  acceptMcpServerTool: () => ({}),
+  // B records a tool list for A's server: a 404, nothing recorded.
+  recordMcpServerTools: () => ({ tools: [{ name: 'echo', description: 'hijacked', input_schema: { type: 'object' } }] }),
   registerAgent: (a) => ({ agent_id: a.agentId, name: 'hijacked' }),
   setOrganizationKillSwitch: () => ({ engaged: false }),
   setAgentKillSwitch: () => ({ engaged: false }),
@@ -85,6 +88,9 @@ const PROPERTY_RULES: Readonly<Record<string, (a: OrgObjects) => unknown>> = {
   'get_intervention.id': (a) => a.interventionId,
   'get_mcp_server.name': (a) => a.mcpServerName,
   'delete_mcp_server.name': (a) => a.mcpServerName,
+  'list_mcp_server_tools.name': (a) => a.mcpServerName,
+  'accept_mcp_server_tool.name': (a) => a.mcpServerName,
+  'accept_mcp_server_tool.tool': () => 'echo',
   // The audit log filtered to A's policy: B's log has no entry of it.
   object_id: (a) => a.policyId,
   'update_webhook.id': (a) => a.webhookId,

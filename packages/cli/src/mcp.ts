@@ -23,6 +23,7 @@ interface ProxyFlags {
   spoolDir?: string;
   approval?: string;
   approverEmail?: string;
+  pinTools?: boolean;
 }
 
 /** `Name: value` → [name, value]. @throws InvalidArgumentError for another shape or a control character. */
@@ -66,6 +67,7 @@ export function registerMcpCommands(program: Command, io: CliIo): void {
     .option('--upstream-header <header>', '\'Name: value\' sent to the HTTP upstream (repeatable); never the AGP key', header, [])
     .option('--tool-cost <tool=usd>', 'a tool\'s estimated cost per call in USD (repeatable; default: none)', toolCost)
     .option('--hide-denied-tools', 'leave out of tools/list the tools a policy denies this agent by name')
+    .option('--pin-tools', 'pin the upstream\'s tools with the server registered on the platform under --server (shared with the hosted proxy): a tool whose description or input schema changes, or that appears later, is held until accepted')
     .option('--timeout-ms <ms>', 'how long one upstream request may take, ms (default 30000)', positiveInt)
     .option('--progress-interval-ms <ms>', 'how often a call waiting for an approval sends notifications/progress, ms (default 5000)', positiveInt)
     .option('--spool-dir <dir>', 'keep undelivered reports in this folder (survive a crash of the proxy)')
@@ -100,6 +102,7 @@ export function registerMcpCommands(program: Command, io: CliIo): void {
           spoolDir: o.spoolDir,
           progressIntervalMs: o.progressIntervalMs,
           approverEmail: o.approverEmail ?? io.env.AGP_APPROVER_EMAIL,
+          pinTools: Boolean(o.pinTools),
           log: (m) => io.err(`agp mcp proxy: ${m}\n`),
         });
       } catch (err) {

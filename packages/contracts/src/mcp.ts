@@ -227,13 +227,14 @@ export type McpServerRegistration = z.infer<typeof McpServerRegistrationSchema>;
 
 /**
  * A registered server as the API answers it: its settings, the names of its headers (never their values), when it
- * was registered and last changed (ISO 8601 UTC) and its version (one more per change).
+ * was registered and last changed (ISO 8601 UTC) and its version (higher after each change;
+ * recorded tool lists and accepts count too).
  */
 export const McpServerSchema = McpUpstreamSettingsSchema.extend({
   header_names: z.array(z.string()).describe('Names of the headers sent to the upstream; their values are never answered'),
   created_at: z.string().describe('When it was registered, ISO 8601 UTC'),
   updated_at: z.string().describe('When it last changed, ISO 8601 UTC'),
-  version: z.number().int().min(1).describe('Version: 1 at registration, one more per change (If-Match on PATCH)'),
+  version: z.number().int().min(1).describe('Version: 1 at registration, higher after each change (it counts the events of the server’s stream, recorded tool lists and accepts included; If-Match on PATCH)'),
 });
 /** See {@link McpServerSchema}. */
 export type McpServer = z.infer<typeof McpServerSchema>;
@@ -293,8 +294,114 @@ export type McpServerDeletedData = z.infer<typeof McpServerDeletedDataSchema>;
 
 /**
  * Reply of `mcp-servers.open` (only the gateway's hosted proxy asks it): a registered server's settings and its
- * headers opened, to send to the upstream. Never an HTTP answer.
+ * headers opened, to send to the upstream, and its tool pins (`{tool, hash, pinned_hash}`, see McpToolPinSchema). Never
+ * an HTTP answer.
  */
-export const McpServerOpenedSchema = z.object({ settings: McpUpstreamSettingsSchema, headers: z.record(z.string(), z.string()) });
+export const McpServerOpenedSchema = z.object({ settings: McpUpstreamSettingsSchema, headers: z.record(z.string(), z.string()), pins: z.array(z.object({ tool: z.string(), hash: z.string(), pinned_hash: z.string().nullable() })) });
 /** See {@link McpServerOpenedSchema}. */
 export type McpServerOpened = z.infer<typeof McpServerOpenedSchema>;
+
+// ------------------------------------------------------------------------------------------------- tool pinning
+
+/**
+ * A tool's name as an upstream lists it and as `{tool}` of `/api/v1/mcp/servers/{name}/tools/{tool}/accept` names it:
+ * 1 to 256 characters (MCP names tools with letters, digits, `_`, `-` and `.`; longer or other names are the upstream's
+ * to choose, so the path takes any but a control character).
+ */
+// eslint-disable-next-line no-control-regex
+export const McpToolNameSchema = z.string().min(1).max(256).regex(/^[^\u0000-\u001f\u007f]+$/, { error: 'a tool name: 1 to 256 characters, no control characters' });
+
+/**
+ * A tool's standing against its pin: `pinned` (what the upstream lists is what was accepted), `changed` (its
+ * description or input schema differs from the accepted one: held), `new` (listed after the first list was pinned and
+ * never accepted: held). Source: docs/mcp-proxy.md (Tool pinning).
+ */
+export const McpToolPinStatusSchema = z.enum(['pinned', 'changed', 'new']);
+/** See {@link McpToolPinStatusSchema}. */
+export type McpToolPinStatus = z.infer<typeof McpToolPinStatusSchema>;
+
+/** Most tools of one upstream the platform pins (a longer list is refused, and every call of that server held). */
+export const MCP_MAX_PINNED_TOOLS = 1000;
+
+/** A tool as the hosted proxy saw the upstream list it: name, description ('' when none) and input schema (MCP's `inputSchema`). */
+export const McpSeenToolSchema = z.strictObject({
+  name: McpToolNameSchema,
+  description: z.string().max(100_000),
+  input_schema: z.record(z.string(), z.unknown()),
+});
+/** See {@link McpSeenToolSchema}. */
+export type McpSeenTool = z.infer<typeof McpSeenToolSchema>;
+
+/**
+ * Body of `POST /api/v1/mcp/servers/{name}/tools` (`mcp-servers.tools-seen`; the hosted proxy and `agp mcp proxy`
+ * send it): the whole tool list the server's upstream answered `tools/list` with (every page), at most
+ * {@link MCP_MAX_PINNED_TOOLS}. Unknown fields are a 422.
+ */
+export const McpToolsSeenSchema = z.strictObject({ tools: z.array(McpSeenToolSchema).max(MCP_MAX_PINNED_TOOLS).describe(`The upstream’s whole tool list: {name, description, input_schema} each, at most ${MCP_MAX_PINNED_TOOLS}`) });
+/** See {@link McpToolsSeenSchema}. */
+export type McpToolsSeen = z.infer<typeof McpToolsSeenSchema>;
+
+/**
+ * One pinned tool of a registered server. `hash` is the SHA-256 (hex) of the canonical JSON of
+ * `{name, description, inputSchema}` as the upstream last listed the tool, `pinned_hash` the one accepted (null for a
+ * tool never accepted); `description` and `input_schema` are as last listed, `pinned_description` and
+ * `pinned_input_schema` as accepted (null when never). `listed`: whether the upstream's last list had it. Times are
+ * ISO 8601 UTC.
+ */
+export const McpToolPinSchema = z.object({
+  tool: z.string().describe('The tool’s name'),
+  status: McpToolPinStatusSchema.describe('pinned: as accepted; changed: description or input schema differ from the accepted ones (calls held); new: never accepted (calls held)'),
+  hash: z.string().describe('SHA-256 (hex) of the canonical JSON of {name, description, inputSchema} as last listed'),
+  pinned_hash: z.string().nullable().describe('The accepted hash; null for a tool never accepted'),
+  description: z.string().describe('The description as last listed'),
+  input_schema: z.record(z.string(), z.unknown()).describe('The input schema as last listed'),
+  pinned_description: z.string().nullable().describe('The accepted description; null when never accepted'),
+  pinned_input_schema: z.record(z.string(), z.unknown()).nullable().describe('The accepted input schema; null when never accepted'),
+  listed: z.boolean().describe('Whether the upstream’s last tool list had the tool'),
+  seen_at: z.string().describe('When the upstream last listed it this way, ISO 8601 UTC'),
+  accepted_at: z.string().nullable().describe('When its pin was taken or last accepted, ISO 8601 UTC; null when never'),
+});
+/** See {@link McpToolPinSchema}. */
+export type McpToolPin = z.infer<typeof McpToolPinSchema>;
+
+/** `GET /api/v1/mcp/servers/{name}/tools`: the server's pinned tools by name, how many await acceptance, when the list was last seen. */
+export const McpToolPinListSchema = z.object({
+  server: McpServerNameSchema.describe('The server’s name'),
+  tools: z.array(McpToolPinSchema).describe('Its tools by name, listed or not'),
+  awaiting_acceptance: z.number().int().describe('Listed tools whose status is changed or new (their calls are held)'),
+  seen_at: z.string().nullable().describe('When the platform last read the upstream’s tool list, ISO 8601 UTC; null before the first time'),
+});
+/** See {@link McpToolPinListSchema}. */
+export type McpToolPinList = z.infer<typeof McpToolPinListSchema>;
+
+/** Route parameters of `POST /api/v1/mcp/servers/{name}/tools/{tool}/accept`. */
+export const McpToolPathSchema = z.strictObject({ name: McpServerNameSchema, tool: McpToolNameSchema });
+
+/**
+ * Body of `POST /api/v1/mcp/servers/{name}/tools/{tool}/accept`: optionally the `hash` the reviewer saw (`hash` of the
+ * listing); when the tool has changed again since, the accept is a 409. Unknown fields are a 422.
+ */
+export const McpToolAcceptSchema = z.strictObject({ hash: z.string().regex(/^[0-9a-f]{64}$/, { error: 'a SHA-256 hash, 64 lower-case hex digits' }).optional().describe('The hash reviewed; accepted only while the tool is still listed with it') });
+/** See {@link McpToolAcceptSchema}. */
+export type McpToolAccept = z.infer<typeof McpToolAcceptSchema>;
+
+/** A pin as the hosted proxy needs it: the tool, the hash last listed and the accepted one. */
+export const McpToolPinStateSchema = z.object({ tool: z.string(), hash: z.string(), pinned_hash: z.string().nullable() });
+/** See {@link McpToolPinStateSchema}. */
+export type McpToolPinState = z.infer<typeof McpToolPinStateSchema>;
+
+/** Reply of `POST /api/v1/mcp/servers/{name}/tools`: the pins of the tools listed, after the list was recorded. */
+export const McpToolPinStatesSchema = z.object({ pins: z.array(McpToolPinStateSchema).describe('{tool, hash, pinned_hash} of each listed tool; a tool is held unless its hash is its pinned_hash') });
+
+/** Events of tool pinning, in the server's stream (not projected: read by folding the stream). */
+export const McpServerPinEvents = { ToolsSeen: 'McpServerToolsSeen', ToolAccepted: 'McpServerToolAccepted' } as const;
+
+/** Data of McpServerToolsSeen: the server's name, the whole list with each tool's hash, the time (ISO 8601 UTC). */
+export const McpServerToolsSeenDataSchema = z.object({ name: McpServerNameSchema, tools: z.array(McpSeenToolSchema.extend({ hash: z.string() })), at: z.string() });
+/** See {@link McpServerToolsSeenDataSchema}. */
+export type McpServerToolsSeenData = z.infer<typeof McpServerToolsSeenDataSchema>;
+
+/** Data of McpServerToolAccepted: the server's name, the tool, the hash accepted, the time (ISO 8601 UTC). */
+export const McpServerToolAcceptedDataSchema = z.object({ name: McpServerNameSchema, tool: z.string(), hash: z.string(), at: z.string() });
+/** See {@link McpServerToolAcceptedDataSchema}. */
+export type McpServerToolAcceptedData = z.infer<typeof McpServerToolAcceptedDataSchema>;

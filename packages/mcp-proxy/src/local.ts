@@ -7,7 +7,10 @@
 import { randomUUID } from 'node:crypto';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { Governor } from '@agp/sdk';
+import type { Client } from '@modelcontextprotocol/client';
+import type { McpToolPinState } from '@agp/contracts';
 import { createGovernedProxy } from './proxy.js';
+import { ToolPins, listAllTools, seenTool, type RecordTools, type ToolPinGuard } from './pins.js';
 import type { UpstreamSettings } from './settings.js';
 import { guardStdin } from './stdio-guard.js';
 import { connectUpstream, type UpstreamTarget } from './upstream.js';
@@ -30,6 +33,37 @@ export interface LocalProxyOptions {
   log?: (message: string) => void;
   /** With `settings.approval` `client`: who approves in the client (an e-mail); absent: the approval form asks. */
   approverEmail?: string;
+  /**
+   * Pin the upstream's tools with the server registered on the platform under `settings.name` (docs/mcp-proxy.md, Tool
+   * pinning): each list read is recorded (`POST /api/v1/mcp/servers/{name}/tools`) and its answer holds the pins; a
+   * changed or new tool is held until accepted. The registration must exist. @default false
+   */
+  pinTools?: boolean;
+}
+
+/**
+ * The tool pinning of the local proxy: lists recorded on the platform with the proxy's key, the first before the agent
+ * is served, then every time one is read (the answer also brings accepts made since).
+ * @throws Error when the server is not registered on the platform (404), or the platform refuses to record the list
+ *   (a read key, or a key bound to an agent: 403).
+ */
+async function localToolPins(o: LocalProxyOptions, upstream: Client, log: (m: string) => void): Promise<ToolPinGuard> {
+  const url = new URL(`api/v1/mcp/servers/${encodeURIComponent(o.settings.name)}/tools`, o.platform.url.endsWith('/') ? o.platform.url : `${o.platform.url}/`);
+  const headers = { authorization: `Bearer ${o.platform.key}`, 'content-type': 'application/json' };
+  const probe = await fetch(url, { headers });
+  if (probe.status === 404) throw new Error(`--pin-tools: no MCP server named ${o.settings.name} is registered on the platform (POST /api/v1/mcp/servers); its tools cannot be pinned`);
+  if (!probe.ok) throw new Error(`--pin-tools: the platform answered ${probe.status} to GET ${url.pathname}`);
+  const record: RecordTools = async (tools) => {
+    const r = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ tools }) });
+    if (!r.ok) throw new Error(`the platform answered ${r.status} to POST ${url.pathname}: ${(await r.text()).slice(0, 500)}`);
+    return ((await r.json()) as { pins: McpToolPinState[] }).pins;
+  };
+  const pins = new ToolPins({ server: o.settings.name, listAll: () => listAllTools(upstream, o.settings.timeout_ms), alwaysRecord: true, onError: log });
+  // The first list is recorded before the agent is served, so a key the platform refuses (a read key, an agent-bound
+  // key) stops the proxy at start instead of holding every tool.
+  const asked = Date.now();
+  pins.offer(await record((await listAllTools(upstream, o.settings.timeout_ms)).map(seenTool)).catch((err: Error) => Promise.reject(new Error(`--pin-tools: ${err.message}`))), asked);
+  return pins.guard(record);
 }
 
 /**
@@ -41,6 +75,13 @@ export interface LocalProxyOptions {
 export async function runLocalProxy(o: LocalProxyOptions): Promise<void> {
   const log = o.log ?? ((m: string) => process.stderr.write(`agp mcp proxy: ${m}\n`));
   const upstream = await connectUpstream(o.settings.name, o.upstream, o.settings.timeout_ms);
+  let pins: ToolPinGuard | undefined;
+  try {
+    pins = o.pinTools ? await localToolPins(o, upstream, log) : undefined;
+  } catch (err) {
+    await upstream.close().catch(() => {});
+    throw err;
+  }
   // Made on first need (closures assign them): the governor, and the session's run.
   const held: { governor: Promise<Governor> | null; run: ReturnType<Governor['startRun']> | null } = { governor: null, run: null };
   const governorOf = (clientName?: string) =>
@@ -62,6 +103,7 @@ export async function runLocalProxy(o: LocalProxyOptions): Promise<void> {
     deniedByName: (action) => ready?.deniedByName(action) ?? false,
     progressIntervalMs: o.progressIntervalMs,
     onError: log,
+    ...(pins ? { pins } : {}),
     ...(o.settings.approval === 'client'
       ? { clientApproval: { decide: async (id, verdict, body) => (await governorOf()).decideApproval(id, verdict, body), ...(o.approverEmail ? { approverEmail: o.approverEmail } : {}) } }
       : {}),

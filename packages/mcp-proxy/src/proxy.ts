@@ -14,7 +14,9 @@
  *   `_meta['agp/governance']`), which a model reads as a failed call, not a JSON-RPC error.
  * - idempotent_replay: not forwarded; the first call's result.
  * - an upstream that fails, answers garbage or takes longer than `timeout_ms`: a tool error naming the server.
- * Forwarded as they are: tools/list (less the tools a policy denies by name, with `hide_denied_tools`), resources
+ * - a tool held by tool pinning (its description or input schema changed since it was accepted, or it is new): not
+ *   forwarded nor decided; a tool error naming the pending change, recorded as an intervention (see ./pins.ts).
+ * Forwarded as they are: tools/list (less held tools and the tools a policy denies by name, with `hide_denied_tools`), resources
  * (list, templates, read, subscribe), prompts, completion, logging/setLevel; the upstream's list_changed, resource
  * updated and log notifications; the upstream's sampling and elicitation requests, when the agent's client supports
  * them. Source: docs/mcp-proxy.md.
@@ -22,9 +24,10 @@
 import { SUPPORTED_PROTOCOL_VERSIONS, Server, type CallToolResult, type ServerCapabilities } from '@modelcontextprotocol/server';
 import type { Client } from '@modelcontextprotocol/client';
 import { governedToolCall, refusalText, type GovernedRun } from '@agp/sdk/common';
-import type { GovernanceDecision } from '@agp/sdk';
+import type { GovernanceDecision, Run } from '@agp/sdk';
 import type { ApprovalDecision, ApprovalDecisionKind } from '@agp/contracts';
 import { COST_META_KEY, GOVERNANCE_META_KEY, type UpstreamSettings } from './settings.js';
+import { TOOL_PIN_RULE, type ToolPinGuard } from './pins.js';
 
 /** The proxy's own name and version in `initialize` / `server/discover` (the upstream's name is in `instructions`). */
 export const PROXY_INFO = { name: 'agp-mcp-proxy', version: '0.1.0' } as const;
@@ -45,7 +48,7 @@ export interface GovernedProxyOptions {
    * The run this session's calls belong to, given on the first `tools/call` (an MCP session is a run). It may create
    * the governor then, e.g. to name the agent after the client (`clientInfo.name`, passed here).
    */
-  run: (client: { name?: string }) => GovernedRun | Promise<GovernedRun>;
+  run: (client: { name?: string }) => ProxyRun | Promise<ProxyRun>;
   /** Whether a policy denies this agent the action by name (for `hide_denied_tools`); absent: nothing is hidden. */
   deniedByName?: (action: string) => boolean;
   /** How often a waiting call (an approval) sends `notifications/progress`, ms. @default 5000 */
@@ -64,7 +67,16 @@ export interface GovernedProxyOptions {
    * client among many agents' requests and sets `false` (its upstream refuses those requests itself). @default true
    */
   relayUpstream?: boolean;
+  /**
+   * Tool pinning: each whole tool list read from the upstream is reported to it, a tool it holds is left out of
+   * `tools/list`, and a call of one is refused (a tool error naming the pending change, the decision in `_meta`) and
+   * recorded as an intervention (`run.refuse`), before any policy decides. Absent: nothing is pinned.
+   */
+  pins?: ToolPinGuard;
 }
+
+/** What the proxy uses of a run: `act` for every call, `refuse` for a call tool pinning holds. */
+export type ProxyRun = GovernedRun & Pick<Run, 'refuse'>;
 
 /** How the proxy decides an approval answered in the client (see {@link GovernedProxyOptions.clientApproval}). */
 export interface ClientApproval {
@@ -112,15 +124,22 @@ export function createGovernedProxy(o: GovernedProxyOptions): Server {
     instructions: [`Tools of the MCP server ${settings.name}${upstreamInfo ? ` (${upstreamInfo.name} ${upstreamInfo.version})` : ''}, governed by AGP: a call a policy stops returns a tool error saying why.`, upstream.getInstructions?.()].filter(Boolean).join('\n\n'),
   });
   const timeout = { timeout: settings.timeout_ms };
-  let run: Promise<GovernedRun> | null = null;
+  let run: Promise<ProxyRun> | null = null;
   // The client's name: from the 2026-07-28 request envelope, else from the 2025 `initialize`.
   const clientName = (envelope: unknown) => ((envelope as { clientInfo?: { name?: string } } | undefined)?.clientInfo?.name ?? server.getClientVersion()?.name);
   const runOf = (envelope: unknown) => (run ??= Promise.resolve(o.run({ name: clientName(envelope) })));
 
   server.setRequestHandler('tools/list', async (req) => {
     const page = await upstream.listTools(req.params, timeout);
-    if (!settings.hide_denied_tools || !o.deniedByName) return page;
-    return { ...page, tools: page.tools.filter((t) => !o.deniedByName!(settings.action_prefix + t.name)) };
+    let tools = page.tools;
+    if (o.pins) {
+      // A whole list (one page) is recorded; a held tool is left out whichever page lists it.
+      if (req.params?.cursor === undefined && page.nextCursor === undefined) await o.pins.listed(tools);
+      const held = await Promise.all(tools.map((t) => o.pins!.held(t.name)));
+      tools = tools.filter((_, i) => held[i] === null);
+    }
+    if (settings.hide_denied_tools && o.deniedByName) tools = tools.filter((t) => !o.deniedByName!(settings.action_prefix + t.name));
+    return tools === page.tools ? page : { ...page, tools };
   });
 
   server.setRequestHandler('tools/call', async (req, ctx) => {
@@ -169,6 +188,11 @@ export function createGovernedProxy(o: GovernedProxyOptions): Server {
     const clientApproves = settings.approval === 'client' && o.clientApproval !== undefined;
     try {
       const governed = await runOf(ctx.mcpReq.envelope);
+      const held = o.pins ? await o.pins.held(tool) : null;
+      if (held !== null) {
+        const refused = governed.refuse(settings.action_prefix + tool, args, held, TOOL_PIN_RULE);
+        return toolError(held, { [GOVERNANCE_META_KEY]: refused.decision });
+      }
       const outcome = await governedToolCall<CallToolResult>(
         governed,
         settings.action_prefix + tool,
@@ -229,7 +253,10 @@ export function createGovernedProxy(o: GovernedProxyOptions): Server {
   if (o.relayUpstream === false) return server;
   // The upstream's notifications, relayed to the agent.
   const relay = (what: string, send: () => Promise<void>) => send().catch((err) => onError(`${what} could not be relayed: ${String(err)}`));
-  upstream.setNotificationHandler('notifications/tools/list_changed', () => relay('tools/list_changed', () => server.sendToolListChanged()));
+  upstream.setNotificationHandler('notifications/tools/list_changed', () => {
+    o.pins?.stale?.();
+    return relay('tools/list_changed', () => server.sendToolListChanged());
+  });
   upstream.setNotificationHandler('notifications/resources/list_changed', () => relay('resources/list_changed', () => server.sendResourceListChanged()));
   upstream.setNotificationHandler('notifications/prompts/list_changed', () => relay('prompts/list_changed', () => server.sendPromptListChanged()));
   upstream.setNotificationHandler('notifications/resources/updated', (n) => relay('resources/updated', () => server.sendResourceUpdated(n.params)));

@@ -61,3 +61,12 @@ export function setAt<T>(args: T, segments: readonly string[], value: unknown): 
 export function argumentsHash(args: Readonly<Record<string, unknown>> | undefined): string {
   return createHash('sha256').update(canonicalJson(args ?? {}), 'utf8').digest('hex');
 }
+
+/**
+ * The hash an MCP tool is pinned by (the MCP proxy's tool pinning, docs/mcp-proxy.md): hex SHA-256 of the canonical
+ * JSON of `{name, description, inputSchema}` (an absent description counts as `''`), so a change of the description or
+ * of the input schema changes it, and key order never does.
+ */
+export function mcpToolPinHash(tool: { name: string; description?: string | undefined; inputSchema: unknown }): string {
+  return createHash('sha256').update(canonicalJson({ name: tool.name, description: tool.description ?? '', inputSchema: tool.inputSchema }), 'utf8').digest('hex');
+}

@@ -210,6 +210,30 @@ export class Run {
     return this.dispatch(c, this.decide(c), approved);
   }
 
+  /**
+   * Record a call its caller stopped itself, before any policy was asked (the MCP proxy's tool pinning holds a tool
+   * whose description or input schema changed): a `hard_block` intervention with outcome `blocked` and `reason`, and
+   * a ledger entry with status `blocked`, reported like `act`'s (deterministic ids, through the spool). `fn` is never
+   * run and no policy decides; the call does not count for rate limits, budgets or loops.
+   * @param rule the decision's `rule` (what stopped it, e.g. `tool_pin`).
+   * @returns `{blocked: true, decision}`: the decision (`block`, risk `high`) the caller reports to the agent.
+   * @throws TypeError for a bad name or arguments; Error when the run has ended or the governor is closed.
+   */
+  refuse(name: string, args: Record<string, unknown>, reason: string, rule: string): BlockedResult {
+    const deps = this.deps;
+    if (this.ended) throw new Error(`run ${this.runId} has ended`);
+    if (deps.isClosed()) throw new Error('the governor is closed');
+    if (typeof name !== 'string' || !name || name.length > 256) throw new TypeError('refuse: the action name must be a string of 1–256 characters');
+    if (!isPlainObject(args)) throw new TypeError(`refuse ${name}: arguments must be a plain object`);
+    const inputs = copyArgs(name, args);
+    const c = new Call(this.runId, `${this.idPrefix}.${++this.seq}`, name, inputs, () => undefined, {}, 0, undefined, undefined, null, []);
+    const d: GovernanceDecision = { ...failClosed(reason, 0, 'high'), rule };
+    if (deps.notifyDecision) deps.notifyDecision({ action_name: name, run_id: this.runId, decision: d, approved: false });
+    deps.reports.intervention(c, d, null);
+    deps.reports.ledger(c, inputs, 'blocked', {});
+    return { blocked: true, decision: d };
+  }
+
   /** Record the end of the run (`run.end`): `completed` or `failed`, with an optional error text. */
   async end(options: { status: 'completed' | 'failed'; error?: string } = { status: 'completed' }): Promise<void> {
     if (options.status !== 'completed' && options.status !== 'failed') throw new TypeError(`run.end: status must be 'completed' or 'failed', got ${JSON.stringify(options.status)}`);

@@ -25,6 +25,8 @@ import {
   GuardrailsSchema,
   PeriodBudgetsSchema,
   McpServerNameSchema,
+  McpToolAcceptSchema,
+  McpToolNameSchema,
   McpServerPatchSchema,
   McpServerRegistrationSchema,
   CreateWebhookSchema,
@@ -457,6 +459,24 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
       await e.ask('mcp-servers.delete', { path: args });
       return { deleted: args.name };
     },
+  }),
+  defineTool({
+    name: 'list_mcp_server_tools',
+    title: 'List an MCP server’s pinned tools',
+    description:
+      'The tools of a registered upstream MCP server as the platform pinned them (tool pinning: the first tool list read after registration is trusted; a tool whose description or input schema changes later, or that appears later, is held: the hosted proxy refuses its calls until someone accepts it). Each tool: status (pinned, changed or new), hash and pinned_hash (SHA-256 of name, description and input schema), description and input_schema as listed now, pinned_description and pinned_input_schema as accepted, listed, seen_at, accepted_at. Returns {server, tools, awaiting_acceptance, seen_at}; read-only.',
+    input: z.strictObject({ name: McpServerNameSchema.describe('The server’s name') }),
+    calls: ['mcp-servers.tools'],
+    run: async (e, args) => e.ask('mcp-servers.tools', { path: args }),
+  }),
+  defineTool({
+    name: 'accept_mcp_server_tool',
+    title: 'Accept an MCP server’s changed tool',
+    description:
+      'Accept the description and input schema a registered upstream MCP server lists now for one held tool (status changed or new): its pin becomes them and its calls through the hosted proxy flow again within seconds. CHANGES STATE. Review the change first (list_mcp_server_tools shows the description and schema as listed and as accepted); pass the hash you reviewed so a tool that changed again since is refused (conflict). A tool the upstream does not list is not found.',
+    input: z.strictObject({ name: McpServerNameSchema.describe('The server’s name'), tool: McpToolNameSchema.describe('The tool’s name as the upstream lists it'), ...McpToolAcceptSchema.shape }),
+    calls: ['mcp-servers.accept-tool'],
+    run: async (e, { name, tool, ...body }) => e.ask('mcp-servers.accept-tool', { path: { name, tool }, body: defined(body) }),
   }),
   defineTool({
     name: 'list_audit_log',

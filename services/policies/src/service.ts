@@ -32,6 +32,11 @@ import {
   type McpServerPatch,
   type McpServerRegistration,
   type McpUpstreamHeaders,
+  type McpSeenTool,
+  type McpToolAccept,
+  type McpToolPin,
+  type McpToolPinList,
+  type McpToolPinState,
   quotaLeaseGraceMs,
   type AuditLogPage,
   type AuditLogQuery,
@@ -51,6 +56,7 @@ import { POLICIES_READ_MODEL, POLICIES_READ_MODEL_EVENT_TYPES, applyPoliciesEven
 import { migratePoliciesReadModel } from './projections/schema.js';
 import { agentGovernance, getAgent, getMcpServer, getPolicy, killSwitchOverview, listAgentsJson, listMcpServers, listPoliciesJson, policiesByIds } from './queries.js';
 import { decideDeleteMcpServer, decideRegisterMcpServer, decideUpdateMcpServer, evolveMcpServer, foldMcpServer, mcpHeadersContext, mcpServerStream, settingsOfServer, type SealedHeaders } from './mcpservers/mcpserver.js';
+import { decideAcceptTool, decideToolsSeen, evolveMcpPins, foldMcpPins, pinList, pinOf, pinStates, type McpPinsState } from './mcpservers/pins.js';
 import { listQuotaCounters } from './quotas/counters.js';
 import { LeaseGranter, type QuotaDeps } from './quotas/leases.js';
 import { migrateQuotas } from './quotas/schema.js';
@@ -436,13 +442,64 @@ export class PoliciesService {
 
   /**
    * `mcp-servers.open` (the gateway's hosted proxy only; no HTTP route): a server's settings and its headers opened,
-   * folded from its stream. @throws NotFoundError (404); ServiceUnavailableError (503) when no configured key opens them.
+   * and its tool pins, folded from its stream. @throws NotFoundError (404); ServiceUnavailableError (503) when no
+   * configured key opens them.
    */
   async openMcpServer(ctx: RequestContext, name: string): Promise<McpServerOpened> {
-    const { record } = foldMcpServer(await this.deps.store.readStream(mcpServerStream(ctx.organization_id, name)));
+    const events = await this.deps.store.readStream(mcpServerStream(ctx.organization_id, name));
+    const { record } = foldMcpServer(events);
     if (!record) throw new NotFoundError(`MCP server ${name} not found`);
     const headers = record.sealed_headers === null ? {} : (JSON.parse(this.secrets!.open(record.sealed_headers, mcpHeadersContext(ctx.organization_id, name))) as Record<string, string>);
-    return { settings: settingsOfServer(record.server), headers };
+    return { settings: settingsOfServer(record.server), headers, pins: pinStates(foldMcpPins(events)) };
+  }
+
+  /**
+   * GET /api/v1/mcp/servers/{name}/tools (`mcp-servers.tools`): the server's tool pins, folded from its stream.
+   * @throws NotFoundError (404), also for another organisation's server.
+   */
+  async mcpServerTools(ctx: RequestContext, name: string): Promise<McpToolPinList> {
+    return pinList(name, (await this.registeredPins(mcpServerStream(ctx.organization_id, name), name)).pins);
+  }
+
+  /** A registered server's stream version and pins. @throws NotFoundError (404) when it is not registered. */
+  private async registeredPins(stream: string, name: string): Promise<{ version: number; pins: McpPinsState }> {
+    const events = await this.deps.store.readStream(stream);
+    const { record, version } = foldMcpServer(events);
+    if (!record) throw new NotFoundError(`MCP server ${name} not found`);
+    return { version, pins: foldMcpPins(events) };
+  }
+
+  /**
+   * POST /api/v1/mcp/servers/{name}/tools/{tool}/accept (`mcp-servers.accept-tool`): append McpServerToolAccepted
+   * (nothing when the tool is pinned as listed already). Returns the tool's pin after it.
+   * @throws NotFoundError (404) for no such server or a tool it does not list; ConflictError (409) when `body.hash` is
+   *   not the hash listed now.
+   */
+  async acceptMcpServerTool(ctx: RequestContext, name: string, tool: string, body: McpToolAccept): Promise<McpToolPin> {
+    const stream = mcpServerStream(ctx.organization_id, name);
+    return retryOnConflict('the server', async () => {
+      const { version, pins } = await this.registeredPins(stream, name);
+      const decided = decideAcceptTool(pins, name, tool, body.hash, this.now().toISOString());
+      if (!decided) return pinOf(pins, tool);
+      const stored = await this.appendUnprojected(ctx, stream, version, [decided]);
+      return pinOf(stored.reduce(evolveMcpPins, pins), tool);
+    });
+  }
+
+  /**
+   * POST /api/v1/mcp/servers/{name}/tools (`mcp-servers.tools-seen`, what the MCP proxy sends): record the tool list the
+   * upstream answered (McpServerToolsSeen, only when it differs from the pins) and answer the pins after it.
+   * @throws NotFoundError (404) for a server not registered.
+   */
+  async recordMcpServerTools(ctx: RequestContext, name: string, tools: McpSeenTool[]): Promise<{ pins: McpToolPinState[] }> {
+    const stream = mcpServerStream(ctx.organization_id, name);
+    return retryOnConflict('the server', async () => {
+      const { version, pins } = await this.registeredPins(stream, name);
+      const decided = decideToolsSeen(pins, name, tools, this.now().toISOString());
+      if (!decided) return { pins: pinStates(pins) };
+      const stored = await this.appendUnprojected(ctx, stream, version, [decided]);
+      return { pins: pinStates(stored.reduce(evolveMcpPins, pins)) };
+    });
   }
 
   /** A server's headers sealed as one value bound to the organisation and name; none: no value (and no key needed). */
@@ -532,6 +589,13 @@ export class PoliciesService {
     const events = decided.map((d) => ({ event_id: newId(), type: d.type, data: d.data as Record<string, unknown>, metadata: requestMetadata(ctx) }));
     const [result] = await this.deps.store.append([{ stream_id: streamId, expected_version: expected, events }]);
     await this.caughtUp(result.appended.at(-1)?.global_position);
+    return result.appended;
+  }
+
+  /** Append events no read model projects (tool pins, read by folding the stream): no waiting for the projections. */
+  private async appendUnprojected(ctx: RequestContext, streamId: string, expected: number, decided: Array<{ type: string; data: object }>): Promise<StoredEvent[]> {
+    const events = decided.map((d) => ({ event_id: newId(), type: d.type, data: d.data as Record<string, unknown>, metadata: requestMetadata(ctx) }));
+    const [result] = await this.deps.store.append([{ stream_id: streamId, expected_version: expected, events }]);
     return result.appended;
   }
 

@@ -59,6 +59,7 @@ describe('MCP server registry (service level)', () => {
     expect(opened).toEqual({
       settings: { name: 'github', url: 'http://127.0.0.1:9/mcp', action_prefix: 'github.', tool_costs_usd: {}, hide_denied_tools: false, timeout_ms: 30000, approval: 'platform' },
       headers: { Authorization: SECRET, 'X-Team': 'a' },
+      pins: [],
     });
     expect(await status(p.service.openMcpServer(ctx('globex'), 'github'))).toMatchObject({ status: 404 });
     const events = await p.store.readStream(mcpServerStream('acme', 'github'));

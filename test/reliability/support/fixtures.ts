@@ -111,6 +111,8 @@ export const ID_RULES: Readonly<Record<string, (o: OrgObjects) => string>> = {
   'mcp:uri': (o) => `platform://runs/${o.runId}`,
   'mcp:name': () => 'analyze_agent_costs',
   'mcp/servers:name': (o) => o.mcpServerName,
+  // A tool of the server (its upstream is never reached here, so none is pinned: A's own accept is a 404 too).
+  'mcp/servers:tool': () => 'echo',
   'mcp/proxy:server': (o) => o.mcpServerName,
   'keys:id': (o) => o.keyId,
   'dead-letters:id': (o) => o.deadLetterId,

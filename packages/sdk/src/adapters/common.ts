@@ -5,8 +5,17 @@
 import type { ActOptions, Run } from '../run.js';
 import type { GovernanceDecision } from '../errors.js';
 import { isBlockedResult, refusalText, type RefusalFn } from '../refusal.js';
+import { mcpToolPinHash as engineMcpToolPinHash } from '@agp/policy-engine';
 
 export { isBlockedResult, refusalText, type RefusalFn };
+
+/**
+ * The hash an MCP tool is pinned by, for the MCP proxy's tool pinning: the policy engine's `mcpToolPinHash` (SHA-256
+ * hex of the canonical JSON of `{name, description, inputSchema}`; an absent description counts as '').
+ */
+export function mcpToolPinHash(tool: { name: string; description?: string | undefined; inputSchema: unknown }): string {
+  return engineMcpToolPinHash(tool);
+}
 
 /** The part of a {@link Run} the adapters use: `act`. */
 export type GovernedRun = Pick<Run, 'act'>;

@@ -25,7 +25,7 @@ import { MCP_MAX_BODY_BYTES, McpServerNameSchema, OpaqueIdSchema, type McpServer
 import { AGENT_ID_HEADER, agentIdOf } from '@agp/auth';
 import { call, type Sender } from '@agp/bus';
 import { Governor, type Run } from '@agp/sdk';
-import { PROXY_INFO, connectUpstream, createGovernedProxy, type GovernedProxyOptions } from '@agp/mcp-proxy';
+import { PROXY_INFO, ToolPins, connectUpstream, createGovernedProxy, listAllTools, type GovernedProxyOptions, type ToolPinGuard } from '@agp/mcp-proxy';
 import { ForbiddenError, ValidationError, checkOutboundUrl, type Logger, type OutboundAllowList } from '@agp/runtime';
 import type { AuthedRequest } from '../edge.js';
 import { presentedKey } from '../edge.js';
@@ -72,6 +72,8 @@ interface HeldUpstream {
   client: Client;
   fingerprint: string;
   agent: Agent | null;
+  /** Tool pinning: what the upstream lists and the pins. */
+  pinning: ToolPins;
 }
 
 
@@ -123,6 +125,8 @@ function fingerprintOf(o: McpServerOpened): string {
 export class HostedMcpProxy {
   private readonly limits: HostedMcpLimits;
   private readonly registrations = new Map<string, { at: number; value: Promise<McpServerOpened> }>();
+  /** When each opened registration was asked for (its pins are as of then). */
+  private readonly openedAt = new WeakMap<McpServerOpened, number>();
   private readonly upstreams: IdlePool<HeldUpstream>;
   private readonly governors: IdlePool<HeldGovernor>;
   private readonly handler: McpHttpHandler;
@@ -188,7 +192,7 @@ export class HostedMcpProxy {
     });
     if (body === null || res.headersSent) return;
     const opened = await this.registration(ctx, server);
-    const upstream = await this.upstream(ctx.organization_id, opened);
+    const { client: upstream, held: heldUpstream } = await this.upstream(ctx.organization_id, opened);
     const governorKey = (agent: string) => [ctx.organization_id, ctx.key_id, agent].join('\u0000');
     const governorOf = (agent: string) => this.governors.get(governorKey(agent), () => this.connectGovernor(key, agent));
     // With the agent known before the call (a bound key, the header), its governor is ready for hide_denied_tools.
@@ -213,6 +217,7 @@ export class HostedMcpProxy {
         return run;
       },
       ...(ready ? { deniedByName: (action: string) => ready.governor.deniedByName(action) } : {}),
+      ...(heldUpstream ? { pins: this.pinGuard(ctx, opened, heldUpstream) } : {}),
     };
     await this.answer(req, res, method, body, exchange);
   }
@@ -258,7 +263,7 @@ export class HostedMcpProxy {
     const held = this.registrations.get(cacheKey);
     if (held && now - held.at < REGISTRATION_TTL_MS) return held.value;
     if (this.registrations.size > 1000) for (const [k, v] of this.registrations) if (now - v.at >= REGISTRATION_TTL_MS) this.registrations.delete(k);
-    const value = call(this.o.bus, 'mcp-servers.open', ctx, { body: { name: server } });
+    const value = call(this.o.bus, 'mcp-servers.open', ctx, { body: { name: server } }).then((o) => (this.openedAt.set(o, now), o));
     const entry = { at: now, value };
     this.registrations.set(cacheKey, entry);
     value.catch(() => {
@@ -272,7 +277,7 @@ export class HostedMcpProxy {
    * timeout changed; the old client is closed once its calls had `timeout_ms`). An upstream that cannot be reached, or
    * whose URL the outbound rules refuse, is an {@link UnreachableUpstream} (not pooled: the next exchange tries again).
    */
-  private async upstream(org: string, opened: McpServerOpened): Promise<Client> {
+  private async upstream(org: string, opened: McpServerOpened): Promise<{ client: Client; held: HeldUpstream | null }> {
     const key = `${org}\u0000${opened.settings.name}`;
     const fingerprint = fingerprintOf(opened);
     const open = async (): Promise<HeldUpstream> => {
@@ -287,8 +292,15 @@ export class HostedMcpProxy {
         await pin?.agent.close().catch(() => {});
         throw err;
       }
-      const held: HeldUpstream = { client, fingerprint, agent: pin?.agent ?? null };
+      const pinning = new ToolPins({
+        server: opened.settings.name,
+        listAll: () => listAllTools(client, opened.settings.timeout_ms),
+        onError: (message) => this.o.logger.warn({ component: 'hosted-mcp-proxy', server: opened.settings.name }, message),
+      });
+      const held: HeldUpstream = { client, fingerprint, agent: pin?.agent ?? null, pinning };
       client.onclose = () => void this.upstreams.retire(key, held);
+      // A changed tool list is read again at the next call (the TTL bounds it when the upstream does not say so).
+      client.setNotificationHandler('notifications/tools/list_changed', () => pinning.stale());
       return held;
     };
     try {
@@ -298,14 +310,14 @@ export class HostedMcpProxy {
         held = await this.upstreams.get(key, open);
       }
       this.failing.delete(key);
-      return held.client;
+      return { client: held.client, held };
     } catch (err) {
       const failure = err instanceof Error ? err : new Error(String(err));
       const since = this.failing.get(key)?.since ?? new Date().toISOString();
       this.failing.delete(key);
       this.failing.set(key, { organization_id: org, server: opened.settings.name, since, reason: failure.message.slice(0, 200) });
       if (this.failing.size > MAX_FAILING) this.failing.delete(this.failing.keys().next().value as string);
-      return new UnreachableUpstream(failure);
+      return { client: new UnreachableUpstream(failure), held: null };
     }
   }
 
@@ -316,6 +328,18 @@ export class HostedMcpProxy {
    */
   failingUpstreams(): FailingUpstream[] {
     return [...this.failing.values()].sort((a, b) => (a.since < b.since ? -1 : a.since > b.since ? 1 : 0));
+  }
+
+  /**
+   * The tool pinning of one exchange (docs/mcp-proxy.md, Tool pinning) over the upstream's shared {@link ToolPins}:
+   * the registration's pins are offered (as of when it was opened: an accept takes effect within
+   * {@link REGISTRATION_TTL_MS}); a list that differs from the pins is recorded in the caller's organisation
+   * (`mcp-servers.tools-seen`: the first list after registration is pinned as it is).
+   */
+  private pinGuard(ctx: RequestContext, opened: McpServerOpened, held: HeldUpstream): ToolPinGuard {
+    held.pinning.offer(opened.pins, this.openedAt.get(opened) ?? 0);
+    const name = opened.settings.name;
+    return held.pinning.guard(async (tools) => (await call(this.o.bus, 'mcp-servers.tools-seen', ctx, { path: { name }, body: { tools } })).pins);
   }
 
   /** A governor for `agent` speaking to this gateway with the caller's key. @throws Error when the gateway is not listening, or the platform refuses. */

@@ -11,9 +11,10 @@
  *   user ticks to include theirs.
  * - The organisation's proxied upstream MCP servers (`GET /api/v1/mcp/servers`): URL, action prefix, approval mode,
  *   timeout, per-tool costs (USD) and header names (never values), each with the `agp mcp proxy` command that governs
- *   an agent's calls to it.
+ *   an agent's calls to it; the selected one's (`?server=`) pinned tools, changes awaiting acceptance with Accept, and
+ *   recent calls ({@link ServerTools}).
  * `/mcp/*` is the API, so this page has no sub-paths: the selected tool, resource and prompt are search parameters
- * (`?tool=`, `?resource=`, `?prompt=`). Source: spec §Tool gateway.
+ * (`?tool=`, `?resource=`, `?prompt=`, `?server=`). Source: spec §Tool gateway.
  */
 import { useMemo, useState, type ReactNode } from 'react';
 import type { UseQueryResult } from '@tanstack/react-query';
@@ -31,6 +32,7 @@ import { Tag } from '../../components/Tag.js';
 import { WriteButton } from '../../components/WriteButton.js';
 import { StatCards } from '../../components/StatCard.js';
 import { formArguments, formFields, SchemaForm, type FormValues, type SchemaNode } from './SchemaForm.js';
+import { ServerTools } from './ServerTools.js';
 import '../evals/areas.css';
 
 /** The placeholder the client config shows instead of the key. */
@@ -444,8 +446,9 @@ function localProxyCommand(s: { name: string; url: string; action_prefix: string
   return `npx agp mcp proxy --server ${s.name} --upstream-url ${s.url}${prefix} --agent <agent id>`;
 }
 
-/** The organisation's registered upstream MCP servers, which the MCP proxy governs. */
-function ProxiedServers() {
+/** The organisation's registered upstream MCP servers, which the MCP proxy governs; the selected one's tools and calls. */
+function ProxiedServers({ selected }: { selected: string }) {
+  const href = useParamHref();
   const q = useApiQuery<McpServerPage>('/api/v1/mcp/servers', { limit: 100 });
   return (
     <section aria-labelledby="servers-heading">
@@ -456,12 +459,21 @@ function ProxiedServers() {
       </p>
       <QueryState query={q} what="MCP servers" isEmpty={(d) => d.servers.length === 0} empty="No upstream MCP server is registered.">
         {(d) => (
+          <>
           <DataTable
             caption="Proxied MCP servers"
             rows={d.servers}
             rowKey={(s) => s.name}
             columns={[
-              { key: 'name', header: 'Server', cell: (s) => <span className="nowrap" data-testid={`server-${s.name}`}>{s.name}</span> },
+              {
+                key: 'name',
+                header: 'Server',
+                cell: (s) => (
+                  <Link to={href({ server: s.name })} className="nowrap" data-testid={`server-${s.name}`} aria-current={s.name === selected ? 'true' : undefined}>
+                    {s.name}
+                  </Link>
+                ),
+              },
               { key: 'url', header: 'Upstream URL', wrap: true, cell: (s) => <code>{s.url}</code> },
               { key: 'prefix', header: 'Action prefix', cell: (s) => <code>{s.action_prefix}</code> },
               { key: 'approval', header: 'Approval', cell: (s) => <Tag value={s.approval} /> },
@@ -477,6 +489,10 @@ function ProxiedServers() {
               { key: 'cmd', header: 'Local proxy', wrap: true, cell: (s) => <code data-testid={`proxy-command-${s.name}`}>{localProxyCommand(s)}</code> },
             ]}
           />
+          {selected && !d.servers.some((s) => s.name === selected) ? <Empty>There is no server named "{selected}".</Empty> : null}
+          {d.servers.filter((s) => s.name === selected).map((s) => <ServerTools key={s.name} server={s} />)}
+          {selected ? null : <p className="muted">Pick a server to see its tools, the changes awaiting acceptance and its recent calls.</p>}
+          </>
         )}
       </QueryState>
     </section>
@@ -515,7 +531,7 @@ export function McpPage() {
       <QueryState query={prompts} what="prompts" isEmpty={(d) => d.prompts.length === 0} empty="The gateway lists no prompts.">
         {(d) => <Prompts prompts={d.prompts} selected={params.get('prompt') ?? ''} />}
       </QueryState>
-      <ProxiedServers />
+      <ProxiedServers selected={params.get('server') ?? ''} />
       <Endpoint />
     </>
   );
