@@ -93,10 +93,12 @@ const PROPERTY_RULES: Readonly<Record<string, (a: OrgObjects) => unknown>> = {
   'list_webhook_deliveries.id': (a) => a.webhookId,
   'redeliver_webhook.id': (a) => a.webhookId,
   delivery_id: () => 'msg_0190000000007000800000000000000a',
+  // The inclusion proof of A's audit record (its leaf holds A's secret): B's log has no such record.
+  record: (a) => a.auditRecordId,
 };
 
 /** Fixed values of the other required tool arguments. */
-const OTHER_ARGUMENTS: Readonly<Record<string, unknown>> = { approver_email: 'mallory@globex.test', format: 'json', engaged: false, name: 'globex policy' };
+const OTHER_ARGUMENTS: Readonly<Record<string, unknown>> = { approver_email: 'mallory@globex.test', format: 'json', engaged: false, name: 'globex policy', from: 0, to: 0 };
 
 /** The document, for each route's query parameters. */
 const DOC = buildOpenApiDocument('/') as Json;
@@ -206,7 +208,7 @@ describeModes('cross-tenant matrix', (platform, mode) => {
     const failures: string[] = [];
     // Routes that address one of A's objects first; then the others, whose bodies name A's ids for B's own new objects
     // (an agent registered, a run ingested under the same ids in B): A's objects must stay as they were.
-    const addressing = (r: HttpRoute) => /\{(?!name\})[^}]+\}/.test(r.path) || r.path.startsWith('/api/v1/mcp/servers/');
+    const addressing = (r: HttpRoute) => /\{(?!name\})[^}]+\}/.test(r.path) || r.path.startsWith('/api/v1/mcp/servers/') || r.path === '/api/v1/audit/proofs/inclusion';
     // The sign-in rows (`auth: 'none'`) take no key and address nothing of an organisation (test/e2e/oidc.test.ts).
     const keyed = HTTP_ROUTES.filter((r) => r.auth !== 'none');
     for (const route of [...keyed.filter(addressing), ...keyed.filter((r) => !addressing(r))]) {
