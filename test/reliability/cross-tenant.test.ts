@@ -55,6 +55,8 @@ const BODIES: Readonly<Record<string, (a: OrgObjects) => unknown>> = {
   // A key cannot switch organisation (409), to A's or any other.
   switchOrganization: () => ({ organization_id: 'acme' }),
   retryDeadLetter: () => ({}),
+  // B signs a checkpoint of its own log (the body is empty): nothing of A's in it.
+  createAuditCheckpoint: () => ({}),
   createWebhook: (a) => ({ url: 'https://93.184.215.14/globex', events: ['approval.requested'], filter: { agent_ids: [a.agentId] }, enabled: false }),
   updateWebhook: () => ({ url: 'https://93.184.215.14/hijacked' }),
   rotateWebhookSecret: () => ({}),
