@@ -17,7 +17,7 @@ const event = (n: number, type: string, stream: string, version: number, actor: 
   global_position: BigInt(n),
   recorded_at: at,
   data,
-  metadata: { organization_id: 'acme', actor, ...(actorName ? { actor_name: actorName } : {}), correlation_id: `c${n}` },
+  metadata: { organization_id: 'acme', actor, ...(actorName ? { actor_name: actorName } : {}), correlation_id: `c${n}`, schema_version: 1 },
 });
 
 const EVENTS = [
