@@ -89,6 +89,17 @@ describe('audit trail storage (PGlite)', () => {
     expect(verifyConsistency(23, 25, c.proof.map((p) => new Uint8Array(Buffer.from(p, 'base64'))), first.root, second.root)).toBe(true);
   });
 
+  it('signs on its own at the interval once started, and stops', async () => {
+    const signer = await loadAuditSigner(sql, secrets, { AGP_AUDIT_LOG_NAME: 'agp-audit' }, logger);
+    const timed = new AuditTrail({ db: sql, signer, logName: 'agp-audit', intervalMs: 50, now: () => new Date(), logger });
+    await sql.transaction((tx) => applyAuditTrailEvents([event('globex', 5)], tx));
+    timed.start();
+    const deadline = Date.now() + 10_000;
+    while ((await timed.list('globex', { skip: 0, limit: 1 })).latest?.tree_size !== 6 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await timed.stop();
+    expect((await timed.list('globex', { skip: 0, limit: 1 })).latest?.tree_size).toBe(6);
+  });
+
   it('keeps a generated key sealed and finds it again; a configured key rotates, the old one stays listed', async () => {
     const again = await loadAuditSigner(sql, secrets, { AGP_AUDIT_LOG_NAME: 'agp-audit' }, logger);
     const [stored] = (await sql.query<{ sealed_private_key: string }>('SELECT sealed_private_key FROM agp_tlog_keys')).rows;
