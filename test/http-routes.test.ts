@@ -62,8 +62,9 @@ describe('HTTP route table', () => {
     const tags = new Set<string>(HTTP_TAGS.map((t) => t.name));
     expect(HTTP_ROUTES.flatMap((r) => r.tags.filter((t) => !tags.has(t)))).toEqual([]);
     // Signing in and out lives under /auth/ (the provider redirects a browser there), the OAuth protected-resource
-    // metadata under /.well-known/ (RFC 9728); every other row under /api/v1/.
-    expect(HTTP_ROUTES.filter((r) => r.path.endsWith('/') || !(r.auth === 'none' ? ['/auth/', '/.well-known/oauth-protected-resource/'] : ['/api/v1/']).some((prefix) => r.path.startsWith(prefix)))).toEqual([]);
+    // metadata under /.well-known/ (RFC 9728), as do the audit trail's public keys (a binding path); every other row
+    // under /api/v1/.
+    expect(HTTP_ROUTES.filter((r) => r.path.endsWith('/') || !(r.auth === 'none' ? ['/auth/', '/.well-known/oauth-protected-resource/', '/.well-known/agp-audit-keys'] : ['/api/v1/']).some((prefix) => r.path.startsWith(prefix)))).toEqual([]);
   });
 
   it('documents exactly the table in the OpenAPI paths', () => {
@@ -165,7 +166,8 @@ describe('HTTP route table against the gateway', () => {
     // /auth/config answers in every mode: the sign-in page reads it to know what to offer.
     const config = await fetch(`${p.url}/auth/config`);
     expect(await config.json()).toEqual({ mode: 'keys', sign_in_url: null, provider: null });
-    const rows = HTTP_ROUTES.filter((r) => r.auth === 'none' && r.path !== '/auth/config');
+    // The audit trail's public keys answer in every mode (test/e2e/audit-trail.test.ts).
+    const rows = HTTP_ROUTES.filter((r) => r.auth === 'none' && r.path !== '/auth/config' && r.path !== '/.well-known/agp-audit-keys');
     expect(rows.map((r) => r.path).sort()).toEqual(['/.well-known/oauth-protected-resource/api/v1/mcp', '/.well-known/oauth-protected-resource/api/v1/mcp/proxy/{server}', '/auth/callback', '/auth/login', '/auth/logout']);
     for (const route of rows) {
       for (const headers of [{}, { authorization: `Bearer ${p.readKey}` }] as Array<Record<string, string>>) {

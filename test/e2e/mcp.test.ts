@@ -107,6 +107,10 @@ const ALL_TOOLS = [
   'delete_mcp_server',
   // The log of administrative changes (an admin key's)
   'list_audit_log',
+  // The verifiable audit trail (read keys)
+  'list_audit_checkpoints',
+  'get_audit_inclusion_proof',
+  'get_audit_consistency_proof',
   // Webhook subscriptions (admin keys)
   'list_webhooks',
   'create_webhook',

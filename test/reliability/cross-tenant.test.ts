@@ -58,6 +58,8 @@ const BODIES: Readonly<Record<string, (a: OrgObjects) => unknown>> = {
   // A key cannot switch organisation (409), to A's or any other.
   switchOrganization: () => ({ organization_id: 'acme' }),
   retryDeadLetter: () => ({}),
+  // B signs a checkpoint of its own log (the body is empty): nothing of A's in it.
+  createAuditCheckpoint: () => ({}),
   createWebhook: (a) => ({ url: 'https://93.184.215.14/globex', events: ['approval.requested'], filter: { agent_ids: [a.agentId] }, enabled: false }),
   updateWebhook: () => ({ url: 'https://93.184.215.14/hijacked' }),
   rotateWebhookSecret: () => ({}),
@@ -99,10 +101,12 @@ const PROPERTY_RULES: Readonly<Record<string, (a: OrgObjects) => unknown>> = {
   'list_webhook_deliveries.id': (a) => a.webhookId,
   'redeliver_webhook.id': (a) => a.webhookId,
   delivery_id: () => 'msg_0190000000007000800000000000000a',
+  // The inclusion proof of A's audit record (its leaf holds A's secret): B's log has no such record.
+  record: (a) => a.auditRecordId,
 };
 
 /** Fixed values of the other required tool arguments. */
-const OTHER_ARGUMENTS: Readonly<Record<string, unknown>> = { approver_email: 'mallory@globex.test', format: 'json', engaged: false, name: 'globex policy' };
+const OTHER_ARGUMENTS: Readonly<Record<string, unknown>> = { approver_email: 'mallory@globex.test', format: 'json', engaged: false, name: 'globex policy', from: 0, to: 0 };
 
 /** The document, for each route's query parameters. */
 const DOC = buildOpenApiDocument('/') as Json;
@@ -212,7 +216,7 @@ describeModes('cross-tenant matrix', (platform, mode) => {
     const failures: string[] = [];
     // Routes that address one of A's objects first; then the others, whose bodies name A's ids for B's own new objects
     // (an agent registered, a run ingested under the same ids in B): A's objects must stay as they were.
-    const addressing = (r: HttpRoute) => /\{(?!name\})[^}]+\}/.test(r.path) || r.path.startsWith('/api/v1/mcp/servers/');
+    const addressing = (r: HttpRoute) => /\{(?!name\})[^}]+\}/.test(r.path) || r.path.startsWith('/api/v1/mcp/servers/') || r.path === '/api/v1/audit/proofs/inclusion';
     // The sign-in rows (`auth: 'none'`) take no key and address nothing of an organisation (test/e2e/oidc.test.ts).
     const keyed = HTTP_ROUTES.filter((r) => r.auth !== 'none');
     for (const route of [...keyed.filter(addressing), ...keyed.filter((r) => !addressing(r))]) {

@@ -42,3 +42,41 @@ describe('canonicalJson', () => {
     expect(canonicalJson({ a: shared, b: shared })).toBe('{"a":{"x":1},"b":{"x":1}}');
   });
 });
+
+/**
+ * RFC 8785 (JSON Canonicalization Scheme) for JSON values parsed from text: the examples of the RFC (§3.2.2 and
+ * §3.2.3) and number serialisations of its Appendix B. The verifiable audit trail's leaves rely on this.
+ */
+describe('canonicalJson is RFC 8785 for JSON data', () => {
+  it('writes the example of RFC 8785 §3.2.2 (numbers, strings and literals) byte for byte', () => {
+    const input = String.raw`{
+      "numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],
+      "string": "\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/",
+      "literals": [null, true, false]
+    }`;
+    expect(canonicalJson(JSON.parse(input))).toBe(String.raw`{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\u000f\nA'B\"\\\\\"/"}`);
+  });
+
+  it('sorts keys by UTF-16 code units as RFC 8785 §3.2.3 does', () => {
+    const input = String.raw`{"\u20ac": "Euro Sign", "\r": "Carriage Return", "\ufb33": "Hebrew Letter Dalet With Dagesh", "1": "One",
+      "\ud83d\ude00": "Emoji: Grinning Face", "\u0080": "Control", "\u00f6": "Latin Small Letter O With Diaeresis"}`;
+    const out = JSON.parse(canonicalJson(JSON.parse(input))) as Record<string, string>;
+    expect(Object.values(out).length).toBe(7);
+    expect(canonicalJson(JSON.parse(input)).match(/"([A-Z][^"]*)"/g)).toEqual(
+      ['"Carriage Return"', '"One"', '"Control"', '"Latin Small Letter O With Diaeresis"', '"Euro Sign"', '"Emoji: Grinning Face"', '"Hebrew Letter Dalet With Dagesh"'],
+    );
+  });
+
+  it.each([
+    [0, '0'],
+    [-0, '0'],
+    [1e21, '1e+21'],
+    [1e-7, '1e-7'],
+    [9007199254740991, '9007199254740991'],
+    [295147905179352830000, '295147905179352830000'],
+    [5e-324, '5e-324'],
+    [-1.7976931348623157e308, '-1.7976931348623157e+308'],
+  ])('writes the number %s as RFC 8785 Appendix B does: %s', (n, text) => {
+    expect(canonicalJson(n)).toBe(text);
+  });
+});

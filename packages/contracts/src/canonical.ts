@@ -1,7 +1,10 @@
 /**
  * Canonical JSON: one text per JSON value whatever its object key order, so that equal values hash equal. Used by
  * the replay bundle's hash, the policy history's diffs and the policy engine's arguments hash (loop and idempotency
- * guardrails). Iterative, so arguments nested 10,000 deep (or deeper) do not overflow the call stack as
+ * guardrails), and the verifiable audit trail's leaves. For JSON data (what `JSON.parse` gives: no `undefined`, no
+ * non-finite number, strings without lone surrogates) the text is RFC 8785's (JSON Canonicalization Scheme): keys
+ * sorted by UTF-16 code units, numbers and strings as ECMAScript writes them (canonical.test.ts checks the RFC's
+ * examples). Iterative, so arguments nested 10,000 deep (or deeper) do not overflow the call stack as
  * `JSON.stringify` does.
  */
 

@@ -5,6 +5,7 @@ import { DeadLetterIdPathSchema, DeadLetterPageSchema, DeadLetterRetrySchema, Li
 import { McpServerNameSchema } from './mcp.js';
 import { AuthConfigSchema, AuthMeSchema, CallbackQuerySchema, CreateMemberSchema, LoginQuerySchema, MemberIdPathSchema, MemberListSchema, MemberSchema, ProtectedResourceMetadataSchema, ProxyResourcePathSchema, SwitchOrganizationSchema, UpdateMemberSchema } from './members.js';
 import type { WireMessage } from './wire.js';
+import { AuditKeysSchema } from './audit-trail.js';
 
 /**
  * Operations the gateway answers itself, without a bus message: the gateway owns the key store (it resolves every
@@ -91,6 +92,12 @@ export const GatewayOps = {
     request: z.object({ path: ProxyResourcePathSchema }),
     reply: ProtectedResourceMetadataSchema,
     summary: "a hosted MCP proxy endpoint's OAuth protected-resource metadata (RFC 9728)",
+  }),
+  'audit.keys': op({
+    scope: 'read',
+    request: z.object({}),
+    reply: AuditKeysSchema,
+    summary: 'the public keys that sign the verifiable audit trail’s checkpoints (read from the platform’s database)',
   }),
   'members.list': op({
     scope: 'admin',

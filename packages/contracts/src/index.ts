@@ -31,4 +31,5 @@ export * from './numbers.js';
 export * from './key-order.js';
 export * from './quota.js';
 export * from './audit-log.js';
+export * from './audit-trail.js';
 export * from './webhooks.js';

@@ -39,6 +39,7 @@ export const PROJECTION_OWNERS = {
   'evals-read-model': 'evals',
   'replay-read-model': 'replay',
   'audit-log-read-model': 'policies',
+  'audit-trail': 'policies',
 } as const satisfies Record<string, ServiceName>;
 
 /** A projection of {@link PROJECTION_OWNERS}. */

@@ -69,6 +69,7 @@ import {
 } from './mcp.js';
 import { IngestResponseSchema } from './ingest.js';
 import { AuditLogPageSchema, AuditLogQuerySchema } from './audit-log.js';
+import { AuditCheckpointPageSchema, AuditCheckpointSchema, AuditConsistencyProofSchema, AuditConsistencyQuerySchema, AuditInclusionProofSchema, AuditInclusionQuerySchema, ListAuditCheckpointsQuerySchema } from './audit-trail.js';
 import { ProjectionRetriedSchema, RetryProjectionDeadLetterSchema } from './dead-letters.js';
 import { LeaseAnswerSchema, LeaseRequestSchema, ListQuotasQuerySchema, QuotaCounterPageSchema } from './quota.js';
 import {
@@ -547,6 +548,34 @@ export const Wire = {
     request: z.object({ query: AuditLogQuerySchema }),
     reply: AuditLogPageSchema,
     summary: 'one filtered page of the organisation’s log of administrative changes, newest first (the gateway pages through it for an export)',
+  }),
+  'audit.checkpoints': row({
+    service: 'policies',
+    scope: 'read',
+    request: z.object({ query: ListAuditCheckpointsQuerySchema }),
+    reply: AuditCheckpointPageSchema,
+    summary: 'one page of the organisation’s signed checkpoints of its verifiable audit trail, newest first, with the latest',
+  }),
+  'audit.checkpoint': row({
+    service: 'policies',
+    scope: 'write',
+    request: z.object({}),
+    reply: AuditCheckpointSchema,
+    summary: 'sign a checkpoint of the organisation’s audit trail now (the latest when the log has not grown since)',
+  }),
+  'audit.inclusion': row({
+    service: 'policies',
+    scope: 'read',
+    request: z.object({ query: AuditInclusionQuerySchema }),
+    reply: AuditInclusionProofSchema,
+    summary: 'the inclusion proof of one record of the organisation’s audit trail in a tree of a given size',
+  }),
+  'audit.consistency': row({
+    service: 'policies',
+    scope: 'read',
+    request: z.object({ query: AuditConsistencyQuerySchema }),
+    reply: AuditConsistencyProofSchema,
+    summary: 'the consistency proof between two sizes of the organisation’s audit trail (the log only appended)',
   }),
   'webhooks.create': row({
     service: 'policies',

@@ -5,3 +5,4 @@
  */
 export * from './merkle.js';
 export * from './checkpoint.js';
+export * from './stored.js';

@@ -28,7 +28,7 @@ export function nodeHash(left: Hash, right: Hash): Hash {
 }
 
 /** The largest power of two strictly below `n` (n ≥ 2): where the tree of n leaves splits. */
-function split(n: number): number {
+export function split(n: number): number {
   let k = 1;
   while (k * 2 < n) k *= 2;
   return k;
@@ -48,12 +48,19 @@ export function rootOf(leaves: readonly Hash[]): Hash {
 }
 
 /**
- * The inclusion proof (audit path, RFC 9162 §2.1.3.1) of leaf `index` in the tree of `leaves`: the sibling hashes from
- * the leaf up to the root.
+ * The root MTH(D[lo:hi]) of a range of leaves, given a way to compute the root of any range the RFC 9162 recursion
+ * visits. The proof functions below are written against this so that the same algorithm runs over leaves in memory
+ * ({@link inclusionProof}) or over stored subtree hashes (./stored.ts).
+ */
+export type RangeRoot = (lo: number, hi: number) => Hash;
+
+/**
+ * The inclusion proof (audit path, RFC 9162 §2.1.3.1) of leaf `index` in the tree of `size` leaves, with the roots of
+ * subtrees from `root`: the sibling hashes from the leaf up to the root.
  * @throws RangeError when `index` is not a leaf of the tree.
  */
-export function inclusionProof(leaves: readonly Hash[], index: number): Hash[] {
-  if (!Number.isInteger(index) || index < 0 || index >= leaves.length) throw new RangeError(`leaf ${index} is not in a tree of ${leaves.length}`);
+export function inclusionProofWith(size: number, index: number, root: RangeRoot): Hash[] {
+  if (!Number.isInteger(index) || index < 0 || index >= size) throw new RangeError(`leaf ${index} is not in a tree of ${size}`);
   const path: Hash[] = [];
   const walk = (m: number, lo: number, hi: number): void => {
     const n = hi - lo;
@@ -61,14 +68,53 @@ export function inclusionProof(leaves: readonly Hash[], index: number): Hash[] {
     const k = split(n);
     if (m < k) {
       walk(m, lo, lo + k);
-      path.push(subtreeRoot(leaves, lo + k, hi));
+      path.push(root(lo + k, hi));
     } else {
       walk(m - k, lo + k, hi);
-      path.push(subtreeRoot(leaves, lo, lo + k));
+      path.push(root(lo, lo + k));
     }
   };
-  walk(index, 0, leaves.length);
+  walk(index, 0, size);
   return path;
+}
+
+/**
+ * The inclusion proof (audit path, RFC 9162 §2.1.3.1) of leaf `index` in the tree of `leaves`: the sibling hashes from
+ * the leaf up to the root.
+ * @throws RangeError when `index` is not a leaf of the tree.
+ */
+export function inclusionProof(leaves: readonly Hash[], index: number): Hash[] {
+  return inclusionProofWith(leaves.length, index, (lo, hi) => subtreeRoot(leaves, lo, hi));
+}
+
+/**
+ * The consistency proof (RFC 9162 §2.1.4.1) between the tree of the first `oldSize` leaves and the tree of `size`
+ * leaves, with the roots of subtrees from `root`. Empty when the sizes are equal or `oldSize` is 0.
+ * @throws RangeError when `oldSize` is not between 0 and `size`.
+ */
+export function consistencyProofWith(oldSize: number, size: number, root: RangeRoot): Hash[] {
+  const n = size;
+  if (!Number.isInteger(oldSize) || oldSize < 0 || oldSize > n) throw new RangeError(`a tree of ${oldSize} is not a prefix of a tree of ${n}`);
+  if (oldSize === 0 || oldSize === n) return [];
+  const proof: Hash[] = [];
+  // SUBPROOF(m, D[lo:hi], b): b is true while the old tree's root is a node of this subtree.
+  const sub = (m: number, lo: number, hi: number, whole: boolean): void => {
+    const size = hi - lo;
+    if (m === size) {
+      if (!whole) proof.push(root(lo, hi));
+      return;
+    }
+    const k = split(size);
+    if (m <= k) {
+      sub(m, lo, lo + k, whole);
+      proof.push(root(lo + k, hi));
+    } else {
+      sub(m - k, lo + k, hi, false);
+      proof.push(root(lo, lo + k));
+    }
+  };
+  sub(oldSize, 0, n, true);
+  return proof;
 }
 
 /**
@@ -77,28 +123,7 @@ export function inclusionProof(leaves: readonly Hash[], index: number): Hash[] {
  * @throws RangeError when `oldSize` is not between 0 and the tree's size.
  */
 export function consistencyProof(leaves: readonly Hash[], oldSize: number): Hash[] {
-  const n = leaves.length;
-  if (!Number.isInteger(oldSize) || oldSize < 0 || oldSize > n) throw new RangeError(`a tree of ${oldSize} is not a prefix of a tree of ${n}`);
-  if (oldSize === 0 || oldSize === n) return [];
-  const proof: Hash[] = [];
-  // SUBPROOF(m, D[lo:hi], b): b is true while the old tree's root is a node of this subtree.
-  const sub = (m: number, lo: number, hi: number, whole: boolean): void => {
-    const size = hi - lo;
-    if (m === size) {
-      if (!whole) proof.push(subtreeRoot(leaves, lo, hi));
-      return;
-    }
-    const k = split(size);
-    if (m <= k) {
-      sub(m, lo, lo + k, whole);
-      proof.push(subtreeRoot(leaves, lo + k, hi));
-    } else {
-      sub(m - k, lo + k, hi, false);
-      proof.push(subtreeRoot(leaves, lo, lo + k));
-    }
-  };
-  sub(oldSize, 0, n, true);
-  return proof;
+  return consistencyProofWith(oldSize, leaves.length, (lo, hi) => subtreeRoot(leaves, lo, hi));
 }
 
 const equal = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((v, i) => v === b[i]);

@@ -11,6 +11,7 @@ import { createPolicy, getPolicy, registerAgent, updateMcpServer, updatePolicy }
 import { getAgentGovernance, streamAgentGovernance } from './routes/governance.js';
 import { exportLedger } from './routes/stats.js';
 import { listAuditLog } from './routes/audit-log.js';
+import { getAuditKeys } from './routes/audit-trail.js';
 import { submitEvalRun } from './routes/evals.js';
 import { getReplayBundle, submitReplay } from './routes/replay.js';
 import { createApiKey, getCallerKey, listApiKeys, revokeApiKey } from './routes/keys.js';
@@ -33,6 +34,7 @@ export const ROUTE_HANDLERS: RouteHandlers = {
   streamAgentGovernance,
   exportLedger,
   listAuditLog,
+  getAuditKeys,
   submitEvalRun,
   submitReplay,
   getReplayBundle,

@@ -37,6 +37,7 @@ import {
   AUDIT_ENTRY_TYPES,
   AUDIT_OBJECT_TYPES,
   AUDIT_PAGE_MAX,
+  AUDIT_CHECKPOINT_PAGE_MAX,
 } from '@agp/contracts';
 import { defineTool, type EntryContext, type ToolDefinition } from './registry.js';
 import { dashboardStats } from './views.js';
@@ -495,6 +496,33 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
     }),
     calls: ['audit-log.list'],
     run: async (e, args) => e.ask('audit-log.list', { query: defined(args) }),
+  }),
+  defineTool({
+    name: 'list_audit_checkpoints',
+    title: 'List audit trail checkpoints',
+    description:
+      'The signed checkpoints of the organisation’s verifiable audit trail, newest first: each {origin, tree_size, root_hash (base64), at, key_id, key_name, note (the C2SP signed note)}, with latest and the log’s current tree_size. Verify a note with the keys of /.well-known/agp-audit-keys (docs/audit.md). Returns {checkpoints, latest, tree_size, total, skip, limit}. Read-only.',
+    input: z.strictObject({ skip: Skip.optional(), limit: Limit(AUDIT_CHECKPOINT_PAGE_MAX, 50).optional() }),
+    calls: ['audit.checkpoints'],
+    run: async (e, args) => e.ask('audit.checkpoints', { query: defined(args) }),
+  }),
+  defineTool({
+    name: 'get_audit_inclusion_proof',
+    title: 'Prove a record is in the audit trail',
+    description:
+      'The inclusion proof of one record of the audit trail: {record, leaf_index, tree_size, leaf (the canonical record, RFC 8785 JSON), leaf_hash, proof (the RFC 9162 audit path, base64), root_hash}. record is the leaf’s id (the id of the event it records; an audit-log entry’s id). tree_size: a checkpoint’s size (default: the current size). Not found for a record of another organisation. Read-only.',
+    input: z.strictObject({ record: Id.describe('The record’s id'), tree_size: z.number().int().min(0).optional().describe('The tree size to prove against (a checkpoint’s tree_size); default: now') }),
+    calls: ['audit.inclusion'],
+    run: async (e, args) => e.ask('audit.inclusion', { query: defined(args) }),
+  }),
+  defineTool({
+    name: 'get_audit_consistency_proof',
+    title: 'Prove the audit trail only appended',
+    description:
+      'The consistency proof between two sizes of the audit trail (e.g. two checkpoints’ tree_size): {from, to, proof (RFC 9162, base64), from_root, to_root}. from ≤ to ≤ the log’s size. Read-only.',
+    input: z.strictObject({ from: z.number().int().min(0).describe('The older tree size'), to: z.number().int().min(0).describe('The newer tree size') }),
+    calls: ['audit.consistency'],
+    run: async (e, args) => e.ask('audit.consistency', { query: args }),
   }),
   defineTool({
     name: 'list_webhooks',

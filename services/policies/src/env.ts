@@ -9,6 +9,11 @@ import { outboundEnv, secretsEnv, type EnvOf } from '@agp/runtime';
 import { DEFAULT_DISABLE_RULE, parseRetrySchedule } from './webhooks/schedule.js';
 import { QUOTA_VACUUM_EVERY_ITEMS } from './quotas/leases.js';
 
+/** The default name of the audit trail's signing key and origin prefix (AGP_AUDIT_LOG_NAME). */
+export const DEFAULT_AUDIT_LOG_NAME = 'agp-audit';
+/** The default interval of the audit trail's checkpoints, ms (AGP_AUDIT_CHECKPOINT_INTERVAL_MS). */
+export const DEFAULT_AUDIT_CHECKPOINT_INTERVAL_MS = 60_000;
+
 /**
  * The policies service's own settings (both modes): the fleet-wide quotas' lease TTL; the outbound address check's
  * allow list and the secrets keys, read where registered MCP servers are checked and their headers sealed.
@@ -42,6 +47,18 @@ export const policiesSettings = {
   AGP_WEBHOOK_DISABLE_AFTER_MS: z.coerce.number().int().min(0).max(7 * 86_400_000).default(DEFAULT_DISABLE_RULE.windowMs),
   /** How often the webhook worker looks for due deliveries when idle, in ms. @default 500 */
   AGP_WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
+  /**
+   * The audit trail's signing key: base64 of a 32-byte Ed25519 private key. Unset: a key generated at first start and
+   * kept in the database sealed with the secrets key. Configuring another key retires the current one (docs/audit.md).
+   */
+  AGP_AUDIT_SIGNING_KEY: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || v === '' || (/^[A-Za-z0-9+/]+={0,2}$/.test(v.trim()) && Buffer.from(v.trim(), 'base64').length === 32), 'expected base64 of a 32-byte Ed25519 private key'),
+  /** The name of the audit trail's signing key and the prefix of each organisation's log origin (`<name>/<org>`): no spaces, no `+`. @default agp-audit */
+  AGP_AUDIT_LOG_NAME: z.string().regex(/^[\x21-\x2a\x2c-\x7e]{1,100}$/, 'expected 1 to 100 printable characters, no spaces and no "+"').default(DEFAULT_AUDIT_LOG_NAME),
+  /** How often checkpoints are signed for the logs that grew, in ms; 0 signs only on request. @default 60000 */
+  AGP_AUDIT_CHECKPOINT_INTERVAL_MS: z.coerce.number().int().min(0).max(86_400_000).default(DEFAULT_AUDIT_CHECKPOINT_INTERVAL_MS),
   AGP_QUOTA_LEASE_TTL_MS: z.coerce.number().int().min(100).max(3_600_000).default(DEFAULT_QUOTA_LEASE_TTL_MS),
   /** Lease items (acquire and report items) after which the granter vacuums the quota tables; 0 never does. @default 20000 */
   AGP_QUOTA_VACUUM_EVERY_ITEMS: z.coerce.number().int().min(0).max(100_000_000).default(QUOTA_VACUUM_EVERY_ITEMS),
@@ -52,3 +69,4 @@ export type PoliciesSettings = EnvOf<typeof policiesSettings>;
 
 /** The policies process of distributed mode (ops port 9463). */
 export const policiesEnvSchema = z.object({ ...serviceProcessEnv(9463), ...policiesSettings });
+

@@ -40,13 +40,25 @@ import {
   quotaLeaseGraceMs,
   type AuditLogPage,
   type AuditLogQuery,
+  AUDIT_LEAF_EVENT_TYPES,
+  type AuditCheckpoint,
+  type AuditCheckpointPage,
+  type AuditConsistencyProof,
+  type AuditConsistencyQuery,
+  type AuditInclusionProof,
+  type AuditInclusionQuery,
+  type ListAuditCheckpointsQuery,
 } from '@agp/contracts';
 import { AUDIT_LOG_EVENT_TYPES, AUDIT_LOG_READ_MODEL, applyAuditEvents } from './audit/projection.js';
 import { listAuditLog } from './audit/queries.js';
 import { migrateAuditLog } from './audit/schema.js';
+import { AUDIT_TRAIL_PROJECTION, applyAuditTrailEvents } from './tlog/leaves.js';
+import { loadAuditSigner } from './tlog/keys.js';
+import { TLOG_DDL } from './tlog/schema.js';
+import { AuditTrail } from './tlog/trail.js';
 import { retryProjectionDeadLetterIn, startEventSourcedService, type BusCallerDeps, type EventSourcedDeps, type IngestConsumerDeps, type IngestDelivery, type RunningEventSourcedService } from '@agp/bus';
 import { migrateSchema, ingestMetadata, ingestedEventId, requestMetadata, retryOnConflict, waitForProjections, type AppendRequest, type NewEvent, type StoredEvent } from '@agp/eventstore';
-import { NotFoundError, ValidationError, assertOutboundUrl, counter, loadSecretBox, newId, parseOutboundAllowList, type HostLookup, type OutboundAllowList, type RawJson, type RequestContext, type SecretBox } from '@agp/runtime';
+import { NotFoundError, ServiceUnavailableError, ValidationError, assertOutboundUrl, counter, loadSecretBox, newId, parseOutboundAllowList, type HostLookup, type OutboundAllowList, type RawJson, type RequestContext, type SecretBox } from '@agp/runtime';
 import { agentStream, decideRegister, evolveAgent, foldAgent, type RegistryAgent } from './agent/agent.js';
 import { evaluateAction } from './evaluate.js';
 import { decideKillSwitch, evolveKillSwitch, foldKillSwitch, killSwitchStream } from './killswitch/killswitch.js';
@@ -60,7 +72,7 @@ import { decideAcceptTool, decideToolsSeen, evolveMcpPins, foldMcpPins, pinList,
 import { listQuotaCounters } from './quotas/counters.js';
 import { LeaseGranter, type QuotaDeps } from './quotas/leases.js';
 import { migrateQuotas } from './quotas/schema.js';
-import type { PoliciesSettings } from './env.js';
+import { DEFAULT_AUDIT_CHECKPOINT_INTERVAL_MS, DEFAULT_AUDIT_LOG_NAME, type PoliciesSettings } from './env.js';
 import { WEBHOOKS_DDL } from './webhooks/store.js';
 import { WEBHOOKS_PROJECTION, applyWebhookEvents } from './webhooks/projection.js';
 import { WEBHOOK_SOURCE_EVENT_TYPES } from './webhooks/events.js';
@@ -87,6 +99,7 @@ async function migratePolicies(sql: Parameters<typeof migratePoliciesReadModel>[
   await migratePoliciesReadModel(sql);
   await migrateQuotas(sql);
   await migrateAuditLog(sql);
+  await migrateSchema(sql, TLOG_DDL);
   await migrateSchema(sql, WEBHOOKS_DDL);
 }
 
@@ -120,6 +133,8 @@ export class PoliciesService {
   private secrets?: SecretBox;
   /** Webhook subscriptions and their delivery worker (./webhooks/). */
   readonly webhooks: Webhooks;
+  /** The verifiable audit trail's proofs and checkpoints (./tlog/); built at start, once the signing key is loaded. */
+  private trail?: AuditTrail;
 
   constructor(private readonly deps: PoliciesDeps) {
     this.now = deps.now ?? (() => new Date());
@@ -164,6 +179,7 @@ export class PoliciesService {
       projections: [
         { name: POLICIES_READ_MODEL, eventTypes: POLICIES_READ_MODEL_EVENT_TYPES, batchSize: 1000, handler: applyPoliciesEvents },
         { name: AUDIT_LOG_READ_MODEL, eventTypes: AUDIT_LOG_EVENT_TYPES, batchSize: 500, handler: applyAuditEvents },
+        { name: AUDIT_TRAIL_PROJECTION, eventTypes: [...AUDIT_LEAF_EVENT_TYPES], batchSize: 1000, handler: applyAuditTrailEvents },
         {
           name: WEBHOOKS_PROJECTION,
           eventTypes: WEBHOOK_SOURCE_EVENT_TYPES,
@@ -175,7 +191,20 @@ export class PoliciesService {
         },
       ],
       ingest: { log: ingestLog, prefix: subjectPrefix, target: 'policies', durable: Durables.policiesIngest, handle: (batch) => this.recordIngested(batch) },
-      parts: [{ start: async () => this.webhooks.start(), stop: () => this.webhooks.stop() }],
+      parts: [
+        { start: async () => this.webhooks.start(), stop: () => this.webhooks.stop() },
+        {
+          start: async () => {
+            const env = this.deps.env ?? {};
+            const logName = env.AGP_AUDIT_LOG_NAME ?? DEFAULT_AUDIT_LOG_NAME;
+            const signer = await loadAuditSigner(db, this.secrets!, { AGP_AUDIT_SIGNING_KEY: env.AGP_AUDIT_SIGNING_KEY?.trim(), AGP_AUDIT_LOG_NAME: logName }, logger);
+            const intervalMs = env.AGP_AUDIT_CHECKPOINT_INTERVAL_MS ?? DEFAULT_AUDIT_CHECKPOINT_INTERVAL_MS;
+            this.trail = new AuditTrail({ db, signer, logName, intervalMs, now: this.now, logger });
+            this.trail.start();
+          },
+          stop: () => this.trail?.stop() ?? Promise.resolve(),
+        },
+      ],
     });
   }
 
@@ -577,6 +606,34 @@ export class PoliciesService {
    */
   async listAuditLog(ctx: RequestContext, query: AuditLogQuery): Promise<AuditLogPage> {
     return listAuditLog(this.deps.db, ctx.organization_id, query);
+  }
+
+  // ---------------------------------------------------------------------------------------------- audit trail
+
+  /** GET /api/v1/audit/checkpoints (`audit.checkpoints`): one page of the organisation's checkpoints, newest first, with the latest. */
+  async listAuditCheckpoints(ctx: RequestContext, query: ListAuditCheckpointsQuery): Promise<AuditCheckpointPage> {
+    return this.auditTrail().list(ctx.organization_id, query);
+  }
+
+  /** POST /api/v1/audit/checkpoints (`audit.checkpoint`): sign a checkpoint now. @throws ServiceUnavailableError (503) without a signing key. */
+  async createAuditCheckpoint(ctx: RequestContext): Promise<AuditCheckpoint> {
+    return this.auditTrail().checkpoint(ctx.organization_id);
+  }
+
+  /** GET /api/v1/audit/proofs/inclusion (`audit.inclusion`). @throws NotFoundError (404); ValidationError (422, `query.tree_size`). */
+  async auditInclusionProof(ctx: RequestContext, query: AuditInclusionQuery): Promise<AuditInclusionProof> {
+    return this.auditTrail().inclusion(ctx.organization_id, query);
+  }
+
+  /** GET /api/v1/audit/proofs/consistency (`audit.consistency`). @throws ValidationError (422, `query.from` / `query.to`). */
+  async auditConsistencyProof(ctx: RequestContext, query: AuditConsistencyQuery): Promise<AuditConsistencyProof> {
+    return this.auditTrail().consistency(ctx.organization_id, query);
+  }
+
+  /** The audit trail, once started. @throws ServiceUnavailableError (503) before the service has started. */
+  private auditTrail(): AuditTrail {
+    if (!this.trail) throw new ServiceUnavailableError('the audit trail is starting');
+    return this.trail;
   }
 
   // ---------------------------------------------------------------------------------------------- helpers

@@ -28,6 +28,8 @@ export interface OrgObjects {
   memberId: string;
   /** A webhook subscription of the organisation (disabled: nothing is sent), created with its admin key. */
   webhookId: string;
+  /** A record of the organisation's verifiable audit trail (the policy's creation, whose leaf holds the secret). */
+  auditRecordId: string;
 }
 
 const uniq = () => Math.random().toString(36).slice(2, 10);
@@ -88,7 +90,10 @@ export async function createOrgObjects(p: BootedPlatform, key: string, adminKey:
   await p.deadLetterIngest(org, [deadEvent]);
   const letters = await ok(p, 'GET', '/api/v1/dead-letters?kind=ingest&limit=200', adminKey);
   const deadLetterId = letters.dead_letters.find((d: { event: { events: Array<{ id: string }> } }) => d.event.events[0]?.id === deadEvent.id).id;
-  return { secret, agentId, policyId: policy.id, interventionId: intervention.id, approvalId, runId, evalRunId: evalRun.id, replaySubmissionId: replay.id, keyId: apiKey.id, deadLetterId, mcpServerName, memberId: member.id, webhookId: webhook.id };
+  const [created] = await p.queryRows('SELECT event_id FROM agp_events WHERE stream_id = $1 ORDER BY stream_version LIMIT 1', [`policy-${policy.id}`]);
+  const auditRecordId = String(created.event_id);
+  await eventually(async () => (await call(p, 'GET', `/api/v1/audit/proofs/inclusion?record=${auditRecordId}`, { key })).status === 200, 30_000);
+  return { secret, agentId, policyId: policy.id, interventionId: intervention.id, approvalId, runId, evalRunId: evalRun.id, replaySubmissionId: replay.id, keyId: apiKey.id, deadLetterId, mcpServerName, memberId: member.id, webhookId: webhook.id, auditRecordId };
 }
 
 /**

@@ -36,12 +36,12 @@ export const AUDIT_LOG_EVENT_TYPES = Object.keys(AUDIT_EVENT_TYPES);
 /** Field names whose values are secrets, removed wherever they appear in before and after. */
 const SECRET_FIELDS = new Set(['sealed_headers', 'headers', 'key', 'key_hash', 'token', 'token_hash', 'secret', 'session_id', 'code_verifier']);
 
-/** `doc` without any field named in {@link SECRET_FIELDS}, at any depth (a copy). Pure. */
-export function scrub(doc: unknown): unknown {
-  if (Array.isArray(doc)) return doc.map(scrub);
+/** `doc` without any field named in `fields` (default {@link SECRET_FIELDS}), at any depth (a copy). Pure. */
+export function scrub(doc: unknown, fields: ReadonlySet<string> = SECRET_FIELDS): unknown {
+  if (Array.isArray(doc)) return doc.map((d) => scrub(d, fields));
   if (doc === null || typeof doc !== 'object') return doc;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(doc)) if (!SECRET_FIELDS.has(k)) out[k] = scrub(v);
+  for (const [k, v] of Object.entries(doc)) if (!fields.has(k)) out[k] = scrub(v, fields);
   return out;
 }
 

@@ -1,0 +1,123 @@
+import { z } from 'zod';
+import { OpaqueIdSchema, paginationShape } from './common.js';
+import { AUDIT_EVENT_TYPES } from './audit-log.js';
+import { InterventionEvents } from './events.js';
+
+/**
+ * The verifiable audit trail: every governance record of an organisation is a leaf of its own RFC 9162 Merkle tree
+ * (SHA-256), in the order the records were stored; signed tree heads (checkpoints, C2SP signed-note, Ed25519) commit to
+ * the tree; inclusion and consistency proofs let anyone check, with the public keys of `/.well-known/agp-audit-keys`,
+ * that a record is in the log and that the log only ever appended. Hashes travel as base64 (standard alphabet, padded),
+ * as in the signed note. Source: docs/audit.md.
+ */
+
+/** The version of the leaf serialisation (the leaf's `v`). */
+export const AUDIT_LEAF_VERSION = 1;
+
+/**
+ * The event types that become leaves: every administrative change of the audit log (policy versions, kill-switch
+ * changes, agent registrations, MCP servers, API keys, members and roles, and their deletions) and the interventions
+ * with their outcome changes, approvals and deletions.
+ */
+export const AUDIT_LEAF_EVENT_TYPES: readonly string[] = [
+  ...Object.keys(AUDIT_EVENT_TYPES),
+  InterventionEvents.Recorded,
+  InterventionEvents.OutcomeChanged,
+  InterventionEvents.ApprovalGiven,
+  InterventionEvents.Deleted,
+];
+
+/** Largest page of `GET /api/v1/audit/checkpoints`. */
+export const AUDIT_CHECKPOINT_PAGE_MAX = 200;
+
+const Base64Hash = z.string().describe('A SHA-256 hash, base64 (standard alphabet, padded: 44 characters)');
+const TreeSize = (what: string) =>
+  z.coerce
+    .number({ message: 'expected a whole number' })
+    .int('expected a whole number')
+    .min(0, 'must be 0 or more')
+    .max(Number.MAX_SAFE_INTEGER, 'too large')
+    .describe(what);
+
+/** One signed tree head of an organisation's log. */
+export const AuditCheckpointSchema = z.object({
+  origin: z.string().describe('The log’s name, first line of the note: `<AGP_AUDIT_LOG_NAME>/<organization id>`'),
+  tree_size: z.number().int().describe('Leaves the checkpoint covers'),
+  root_hash: Base64Hash.describe('RFC 9162 root hash of those leaves, base64'),
+  at: z.string().describe('When it was signed (ISO 8601 UTC); also the note’s `time` extension line'),
+  key_id: z.string().describe('The signing key’s id: 8 hex digits (the signed-note key id)'),
+  key_name: z.string().describe('The signing key’s name'),
+  note: z.string().describe('The checkpoint as a C2SP signed note (text, newline-terminated): what a verifier checks'),
+});
+export type AuditCheckpoint = z.infer<typeof AuditCheckpointSchema>;
+
+/** Query of `GET /api/v1/audit/checkpoints`: newest first, offset pages. */
+export const ListAuditCheckpointsQuerySchema = z.strictObject({ ...paginationShape(50, AUDIT_CHECKPOINT_PAGE_MAX) });
+export type ListAuditCheckpointsQuery = z.infer<typeof ListAuditCheckpointsQuerySchema>;
+
+/** A page of checkpoints with the latest one and the log's current size. */
+export const AuditCheckpointPageSchema = z.object({
+  checkpoints: z.array(AuditCheckpointSchema).describe('Newest (largest) first'),
+  latest: AuditCheckpointSchema.nullable().describe('The newest checkpoint; null before the first'),
+  tree_size: z.number().int().describe('Leaves in the log now (may be ahead of the latest checkpoint)'),
+  total: z.number().int(),
+  skip: z.number().int(),
+  limit: z.number().int(),
+});
+export type AuditCheckpointPage = z.infer<typeof AuditCheckpointPageSchema>;
+
+/** Query of `GET /api/v1/audit/proofs/inclusion`. */
+export const AuditInclusionQuerySchema = z.strictObject({
+  record: OpaqueIdSchema.describe('The record’s id: the leaf’s `id` (the id of the event it records; an audit-log entry’s `id`)'),
+  tree_size: TreeSize('The tree the proof is for (a checkpoint’s tree_size); absent: the log’s current size').optional(),
+});
+export type AuditInclusionQuery = z.infer<typeof AuditInclusionQuerySchema>;
+
+/** An inclusion proof: the record's leaf, its index and the audit path to the root of the tree of `tree_size` leaves. */
+export const AuditInclusionProofSchema = z.object({
+  record: z.string().describe('The record’s id'),
+  leaf_index: z.number().int().describe('Its index in the log (0-based)'),
+  tree_size: z.number().int(),
+  leaf: z.string().describe('The leaf: the record’s canonical serialisation (RFC 8785 JSON, UTF-8); its leaf hash is SHA-256(0x00 || leaf)'),
+  leaf_hash: Base64Hash,
+  proof: z.array(Base64Hash).describe('The audit path (RFC 9162 §2.1.3), from the leaf up'),
+  root_hash: Base64Hash.describe('The root the path leads to: compare with a checkpoint of this tree_size'),
+});
+export type AuditInclusionProof = z.infer<typeof AuditInclusionProofSchema>;
+
+/** Query of `GET /api/v1/audit/proofs/consistency`. */
+export const AuditConsistencyQuerySchema = z
+  .strictObject({
+    from: TreeSize('The older tree’s size (a checkpoint’s tree_size)'),
+    to: TreeSize('The newer tree’s size, at least from'),
+  })
+  .superRefine((q, ctx) => {
+    if (q.from > q.to) ctx.addIssue({ code: 'custom', path: ['to'], message: `must be at least from (${q.from})` });
+  });
+export type AuditConsistencyQuery = z.infer<typeof AuditConsistencyQuerySchema>;
+
+/** A consistency proof between two tree sizes. */
+export const AuditConsistencyProofSchema = z.object({
+  from: z.number().int(),
+  to: z.number().int(),
+  proof: z.array(Base64Hash).describe('The consistency proof (RFC 9162 §2.1.4); empty when from is 0 or equals to'),
+  from_root: Base64Hash.describe('The root of the older tree'),
+  to_root: Base64Hash.describe('The root of the newer tree'),
+});
+export type AuditConsistencyProof = z.infer<typeof AuditConsistencyProofSchema>;
+
+/** One public key that signs (or signed) checkpoints. */
+export const AuditPublicKeySchema = z.object({
+  key_id: z.string().describe('8 hex digits: the signed-note key id'),
+  name: z.string().describe('The key name in the notes’ signature lines'),
+  algorithm: z.literal('ed25519'),
+  verifier_key: z.string().describe('The signed-note verifier key: `<name>+<key id>+<base64(0x01 || Ed25519 public key)>`'),
+  public_key: z.string().describe('The raw 32-byte Ed25519 public key, base64'),
+  created_at: z.string(),
+  retired_at: z.string().nullable().describe('When another key took over signing; its checkpoints still verify with it'),
+});
+export type AuditPublicKey = z.infer<typeof AuditPublicKeySchema>;
+
+/** The document at `/.well-known/agp-audit-keys`. */
+export const AuditKeysSchema = z.object({ keys: z.array(AuditPublicKeySchema).describe('Every key that ever signed, the current one first') });
+export type AuditKeys = z.infer<typeof AuditKeysSchema>;

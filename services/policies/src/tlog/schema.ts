@@ -1,0 +1,55 @@
+/**
+ * Tables of the verifiable audit trail (the policies service alone writes them; the gateway reads `agp_tlog_keys`):
+ * - `agp_tlog_leaves`: one row per leaf: organisation, index (0-based, in stored order), the record's id (the event
+ *   id), the leaf (the canonical record, RFC 8785 JSON text) and its leaf hash (hex).
+ * - `agp_tlog_nodes`: the stored subtree hashes (hex) of each organisation's tree: node (level, index) is the root of
+ *   leaves [index·2^level, (index+1)·2^level), stored once complete (`@agp/tlog` stored.ts); level 0 are the leaf hashes.
+ * - `agp_tlog_trees`: each organisation's tree size, updated in the transaction that appends.
+ * - `agp_tlog_checkpoints`: signed tree heads, one per (organisation, tree size), with the signed note.
+ * - `agp_tlog_keys`: the signing keys: the public part, and the private key sealed with the platform's secrets key
+ *   (null for a key from AGP_AUDIT_SIGNING_KEY, which is never stored).
+ * Source: docs/audit.md.
+ */
+export const TLOG_DDL = `
+CREATE TABLE IF NOT EXISTS agp_tlog_leaves (
+  organization_id text NOT NULL,
+  leaf_index bigint NOT NULL,
+  record_id text NOT NULL,
+  leaf_hash text NOT NULL,
+  leaf text NOT NULL,
+  PRIMARY KEY (organization_id, leaf_index)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS agp_tlog_leaves_record ON agp_tlog_leaves (record_id);
+CREATE TABLE IF NOT EXISTS agp_tlog_nodes (
+  organization_id text NOT NULL,
+  level integer NOT NULL,
+  node_index bigint NOT NULL,
+  hash text NOT NULL,
+  PRIMARY KEY (organization_id, level, node_index)
+);
+CREATE TABLE IF NOT EXISTS agp_tlog_trees (
+  organization_id text PRIMARY KEY,
+  size bigint NOT NULL
+);
+CREATE TABLE IF NOT EXISTS agp_tlog_checkpoints (
+  organization_id text NOT NULL,
+  tree_size bigint NOT NULL,
+  root_hash text NOT NULL,
+  at timestamptz NOT NULL,
+  key_id text NOT NULL,
+  key_name text NOT NULL,
+  origin text NOT NULL,
+  note text NOT NULL,
+  PRIMARY KEY (organization_id, tree_size)
+);
+CREATE TABLE IF NOT EXISTS agp_tlog_keys (
+  key_id text PRIMARY KEY,
+  name text NOT NULL,
+  verifier_key text NOT NULL,
+  public_key text NOT NULL,
+  sealed_private_key text,
+  source text NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  retired_at timestamptz
+);
+`;
