@@ -314,7 +314,7 @@ const MCP_SERVER_NAME: HttpPathParam = { description: 'Server name: lower-case l
 const MCP_SERVER_URL_TEXT =
   'The `url` must be http or https, carry no user name or password, and its host must not resolve to a loopback, link-local (cloud metadata), private or other non-public address unless AGP_OUTBOUND_ALLOWED_HOSTS names it (422 naming `url`). Header values are sealed with the platform\'s secrets key (AES-256-GCM) and never appear in an answer, a tool output or a log.';
 const WEBHOOK_URL_TEXT =
-  'The `url` must be http or https, at most 2048 characters, carry no user name or password, and its host must not resolve to a loopback, link-local (cloud metadata), private or other non-public address unless AGP_OUTBOUND_ALLOWED_HOSTS names it (422 naming `body.url`); redirects are never followed. `events`: the kinds to send; `filter`: agent_ids, intervention_types, min_risk_level, budget_thresholds.';
+  'The `url` must be http or https, at most 2048 characters, carry no user name or password, and its host must not resolve to a loopback, link-local (cloud metadata), private or other non-public address unless AGP_OUTBOUND_ALLOWED_HOSTS names it (422 naming `body.url`); redirects are never followed. `events`: the kinds to send; `filter`: agent_ids, intervention_types, min_risk_level, budget_thresholds, block_rate ({threshold, window_seconds, min_actions} for block_rate.spike).';
 const CONCURRENT_CONFLICT = (what: string) =>
   `${what} changed concurrently 10 times in a row (each concurrent change is re-read and decided again); retry the request`;
 

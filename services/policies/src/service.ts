@@ -40,7 +40,7 @@ import { AUDIT_LOG_EVENT_TYPES, AUDIT_LOG_READ_MODEL, applyAuditEvents } from '.
 import { listAuditLog } from './audit/queries.js';
 import { migrateAuditLog } from './audit/schema.js';
 import { retryProjectionDeadLetterIn, startEventSourcedService, type BusCallerDeps, type EventSourcedDeps, type IngestConsumerDeps, type IngestDelivery, type RunningEventSourcedService } from '@agp/bus';
-import { migrateSchema, ingestMetadata, ingestedEventId, requestMetadata, retryOnConflict, waitForProjections, type AppendRequest, type NewEvent, type StoredEvent } from '@agp/eventstore';
+import { EVENT_SCHEMA_VERSION, migrateSchema, ingestMetadata, ingestedEventId, requestMetadata, retryOnConflict, waitForProjections, type AppendRequest, type NewEvent, type StoredEvent } from '@agp/eventstore';
 import { NotFoundError, ValidationError, assertOutboundUrl, counter, loadSecretBox, newId, parseOutboundAllowList, type HostLookup, type OutboundAllowList, type RawJson, type RequestContext, type SecretBox } from '@agp/runtime';
 import { agentStream, decideRegister, evolveAgent, foldAgent, type RegistryAgent } from './agent/agent.js';
 import { evaluateAction } from './evaluate.js';
@@ -60,6 +60,10 @@ import { WEBHOOKS_PROJECTION, applyWebhookEvents } from './webhooks/projection.j
 import { WEBHOOK_SOURCE_EVENT_TYPES } from './webhooks/events.js';
 import { DEFAULT_DISABLE_RULE, parseRetrySchedule } from './webhooks/schedule.js';
 import { Webhooks } from './webhooks/webhooks.js';
+import { ALERTS_DDL } from './alerts/store.js';
+import { enqueueBudgetThresholds } from './alerts/budget.js';
+import { DECISION_COUNTS_PROJECTION, DECISION_COUNT_EVENT_TYPES, DecisionAlerts, type AutoKillTrip } from './alerts/decisions.js';
+import { autoKillActor } from './alerts/rules.js';
 
 /** Dependencies of the policies service; the same in both run modes. */
 export type PoliciesDeps = EventSourcedDeps &
@@ -82,6 +86,7 @@ async function migratePolicies(sql: Parameters<typeof migratePoliciesReadModel>[
   await migrateQuotas(sql);
   await migrateAuditLog(sql);
   await migrateSchema(sql, WEBHOOKS_DDL);
+  await migrateSchema(sql, ALERTS_DDL);
 }
 
 const agentRegistrations = counter('agp_policies_agent_registrations_total', 'Agent registrations applied, by source and result', ['source', 'result']);
@@ -114,10 +119,19 @@ export class PoliciesService {
   private secrets?: SecretBox;
   /** Webhook subscriptions and their delivery worker (./webhooks/). */
   readonly webhooks: Webhooks;
+  /** Block-rate alerts and the automatic kill switch (./alerts/decisions.ts). */
+  readonly alerts: DecisionAlerts;
 
   constructor(private readonly deps: PoliciesDeps) {
     this.now = deps.now ?? (() => new Date());
-    this.quotas = { db: deps.db, ttlMs: deps.env?.AGP_QUOTA_LEASE_TTL_MS ?? DEFAULT_QUOTA_LEASE_TTL_MS };
+    this.quotas = {
+      db: deps.db,
+      ttlMs: deps.env?.AGP_QUOTA_LEASE_TTL_MS ?? DEFAULT_QUOTA_LEASE_TTL_MS,
+      // budget.threshold: enqueued with the counter's change; the worker is woken once it committed.
+      onSpend: async (tx, org, changes, at) => {
+        if (await enqueueBudgetThresholds(tx, org, changes, at)) setTimeout(() => this.webhooks.wake(), 0).unref?.();
+      },
+    };
     this.outbound = parseOutboundAllowList(deps.env?.AGP_OUTBOUND_ALLOWED_HOSTS);
     this.secrets = deps.secrets;
     const env = deps.env ?? {};
@@ -134,6 +148,7 @@ export class PoliciesService {
       timeoutMs: env.AGP_WEBHOOK_TIMEOUT_MS ?? 10_000,
       pollMs: env.AGP_WEBHOOK_POLL_MS ?? 500,
     });
+    this.alerts = new DecisionAlerts({ db: deps.db, now: this.now, logger: deps.logger, engage: (t) => this.engageAutoKillSwitch(t), wake: () => this.webhooks.wake() });
     this.granter = new LeaseGranter(this.quotas, (org, ids) => policiesByIds(deps.db, org, ids), () => this.now().getTime());
   }
 
@@ -153,6 +168,7 @@ export class PoliciesService {
       projections: [
         { name: POLICIES_READ_MODEL, eventTypes: POLICIES_READ_MODEL_EVENT_TYPES, batchSize: 1000, handler: applyPoliciesEvents },
         { name: AUDIT_LOG_READ_MODEL, eventTypes: AUDIT_LOG_EVENT_TYPES, batchSize: 500, handler: applyAuditEvents },
+        { name: DECISION_COUNTS_PROJECTION, eventTypes: DECISION_COUNT_EVENT_TYPES, batchSize: 1000, handler: (events, tx) => this.alerts.applyLedger(events, tx) },
         {
           name: WEBHOOKS_PROJECTION,
           eventTypes: WEBHOOK_SOURCE_EVENT_TYPES,
@@ -164,7 +180,10 @@ export class PoliciesService {
         },
       ],
       ingest: { log: ingestLog, prefix: subjectPrefix, target: 'policies', durable: Durables.policiesIngest, handle: (batch) => this.recordIngested(batch) },
-      parts: [{ start: async () => this.webhooks.start(), stop: () => this.webhooks.stop() }],
+      parts: [
+        { start: async () => this.webhooks.start(), stop: () => this.webhooks.stop() },
+        { start: async () => undefined, stop: () => this.alerts.idle() },
+      ],
     });
   }
 
@@ -253,7 +272,7 @@ export class PoliciesService {
    *   service cannot be asked for the run.
    */
   async evaluate(ctx: RequestContext, input: EvaluateAction): Promise<PolicyEvaluation> {
-    return evaluateAction({ sql: this.deps.db, bus: this.deps.bus, quotas: this.quotas }, ctx, input, this.now());
+    return evaluateAction({ sql: this.deps.db, bus: this.deps.bus, quotas: this.quotas, alerts: this.alerts }, ctx, input, this.now());
   }
 
   // ---------------------------------------------------------------------------------------------- quotas
@@ -360,6 +379,24 @@ export class PoliciesService {
       if (!decided) return state;
       const stored = await this.append(ctx, stream, state.version === 0 ? 'no_stream' : state.version, [decided]);
       return stored.reduce(evolveKillSwitch, state);
+    });
+  }
+
+  /**
+   * Engage an agent's own kill switch for a policy's `auto_kill_switch` that tripped: KillSwitchEngaged with the
+   * rule's reason, recorded as actor `rule:auto_kill_switch:<policy id>` (its name: the policy's), so the webhooks
+   * send it as `kill_switch.changed` and the audit names the rule. A switch already engaged is left as it is; only a
+   * person releases it (`kill-switches.set`). Source: docs/notifications.md (Automatic kill switch).
+   */
+  async engageAutoKillSwitch(trip: AutoKillTrip): Promise<void> {
+    const stream = killSwitchStream(trip.organization_id, 'agent', trip.agent_id);
+    await retryOnConflict('the kill switch', async () => {
+      const state = foldKillSwitch('agent', trip.agent_id, await this.deps.store.readStream(stream));
+      const decided = decideKillSwitch(state, { engaged: true, reason: trip.reason }, this.now().toISOString());
+      if (!decided) return;
+      const metadata = { organization_id: trip.organization_id, actor: autoKillActor(trip.policy.id), actor_name: trip.policy.name, correlation_id: newId(), schema_version: EVENT_SCHEMA_VERSION };
+      await this.deps.store.append([{ stream_id: stream, expected_version: state.version === 0 ? 'no_stream' : state.version, events: [{ event_id: newId(), type: decided.type, data: decided.data as unknown as Record<string, unknown>, metadata }] }]);
+      this.deps.logger.warn({ organization_id: trip.organization_id, agent_id: trip.agent_id, policy_id: trip.policy.id }, 'automatic kill switch engaged');
     });
   }
 
