@@ -32,3 +32,4 @@ export * from './key-order.js';
 export * from './quota.js';
 export * from './audit-log.js';
 export * from './webhooks.js';
+export * from './slack.js';

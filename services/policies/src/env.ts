@@ -41,6 +41,11 @@ export const policiesSettings = {
   AGP_WEBHOOK_DISABLE_AFTER_MS: z.coerce.number().int().min(0).max(7 * 86_400_000).default(DEFAULT_DISABLE_RULE.windowMs),
   /** How often the webhook worker looks for due deliveries when idle, in ms. @default 500 */
   AGP_WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
+  /**
+   * The Slack Web API's base URL, ending in `/api/` (Slack approvals post and update messages there). Tests point it
+   * at a loopback stand-in. @default https://slack.com/api/
+   */
+  AGP_SLACK_API_URL: z.url({ protocol: /^https?$/ }).default('https://slack.com/api/'),
   AGP_QUOTA_LEASE_TTL_MS: z.coerce.number().int().min(100).max(3_600_000).default(DEFAULT_QUOTA_LEASE_TTL_MS),
 };
 

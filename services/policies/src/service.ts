@@ -64,6 +64,7 @@ import { ALERTS_DDL } from './alerts/store.js';
 import { enqueueBudgetThresholds } from './alerts/budget.js';
 import { DECISION_COUNTS_PROJECTION, DECISION_COUNT_EVENT_TYPES, DecisionAlerts, type AutoKillTrip } from './alerts/decisions.js';
 import { autoKillActor } from './alerts/rules.js';
+import { SLACK_DDL, SlackApprovals } from './slack/slack.js';
 
 /** Dependencies of the policies service; the same in both run modes. */
 export type PoliciesDeps = EventSourcedDeps &
@@ -87,6 +88,7 @@ async function migratePolicies(sql: Parameters<typeof migratePoliciesReadModel>[
   await migrateAuditLog(sql);
   await migrateSchema(sql, WEBHOOKS_DDL);
   await migrateSchema(sql, ALERTS_DDL);
+  await migrateSchema(sql, SLACK_DDL);
 }
 
 const agentRegistrations = counter('agp_policies_agent_registrations_total', 'Agent registrations applied, by source and result', ['source', 'result']);
@@ -121,6 +123,8 @@ export class PoliciesService {
   readonly webhooks: Webhooks;
   /** Block-rate alerts and the automatic kill switch (./alerts/decisions.ts). */
   readonly alerts: DecisionAlerts;
+  /** Approvals in Slack: the connection, the message worker, the interactivity callback (./slack/slack.ts). */
+  readonly slack: SlackApprovals;
 
   constructor(private readonly deps: PoliciesDeps) {
     this.now = deps.now ?? (() => new Date());
@@ -146,6 +150,16 @@ export class PoliciesService {
       schedule: parseRetrySchedule(env.AGP_WEBHOOK_RETRY_SCHEDULE_MS),
       disable: { failures: env.AGP_WEBHOOK_DISABLE_AFTER_FAILURES ?? DEFAULT_DISABLE_RULE.failures, windowMs: env.AGP_WEBHOOK_DISABLE_AFTER_MS ?? DEFAULT_DISABLE_RULE.windowMs },
       timeoutMs: env.AGP_WEBHOOK_TIMEOUT_MS ?? 10_000,
+      pollMs: env.AGP_WEBHOOK_POLL_MS ?? 500,
+    });
+    this.slack = new SlackApprovals({
+      db: deps.db,
+      bus: deps.bus,
+      secrets: () => this.secrets!,
+      logger: deps.logger,
+      now: this.now,
+      apiUrl: env.AGP_SLACK_API_URL ?? 'https://slack.com/api/',
+      schedule: parseRetrySchedule(env.AGP_WEBHOOK_RETRY_SCHEDULE_MS),
       pollMs: env.AGP_WEBHOOK_POLL_MS ?? 500,
     });
     this.alerts = new DecisionAlerts({ db: deps.db, now: this.now, logger: deps.logger, engage: (t) => this.engageAutoKillSwitch(t), wake: () => this.webhooks.wake() });
@@ -176,6 +190,7 @@ export class PoliciesService {
           handler: async (events, tx) => {
             await applyWebhookEvents(events, tx, this.now());
             this.webhooks.wake();
+            this.slack.wake();
           },
         },
       ],
@@ -183,6 +198,7 @@ export class PoliciesService {
       parts: [
         { start: async () => this.webhooks.start(), stop: () => this.webhooks.stop() },
         { start: async () => undefined, stop: () => this.alerts.idle() },
+        { start: async () => this.slack.start(), stop: () => this.slack.stop() },
       ],
     });
   }
