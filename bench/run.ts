@@ -622,7 +622,8 @@ else if (which === 'policy') await (await import('./policy.js')).policyBench();
 else if (which === 'sdk') await (await import('./sdk.js')).sdkBench();
 else if (which === 'quotas') await (await import('./quotas.js')).quotasBench();
 else if (which === 'mcp-proxy') await (await import('./mcp-proxy.js')).mcpProxyBench();
+else if (which === 'webhooks') await (await import('./webhooks.js')).webhooksBench();
 else {
-  console.error(`unknown benchmark ${which}; available: ingest, list, stats, mcp, policy, sdk, quotas, mcp-proxy`);
+  console.error(`unknown benchmark ${which}; available: ingest, list, stats, mcp, policy, sdk, quotas, mcp-proxy, webhooks`);
   process.exit(2);
 }

@@ -12,6 +12,9 @@ import { buildOpenApiDocument, GatewayOps, HTTP_ROUTES, PROJECTION_OWNERS, HTTP_
 import { bootEmbedded } from './support/modes.js';
 import type { BootedPlatform } from './support/http.js';
 
+/** The row Slack signs instead of a key (docs/notifications.md, Approvals in Slack). */
+const SLACK_CALLBACK = '/api/v1/integrations/slack/interactivity';
+
 /**
  * Messages only services call, or the gateway calls behind another message's route or for its hosted MCP proxy (a
  * registered server opened; a bundle's parts; a projection
@@ -63,8 +66,9 @@ describe('HTTP route table', () => {
     expect(HTTP_ROUTES.flatMap((r) => r.tags.filter((t) => !tags.has(t)))).toEqual([]);
     // Signing in and out lives under /auth/ (the provider redirects a browser there), the OAuth protected-resource
     // metadata under /.well-known/ (RFC 9728), as do the audit trail's public keys (a binding path); every other row
-    // under /api/v1/.
-    expect(HTTP_ROUTES.filter((r) => r.path.endsWith('/') || !(r.auth === 'none' ? ['/auth/', '/.well-known/oauth-protected-resource/', '/.well-known/agp-audit-keys'] : ['/api/v1/']).some((prefix) => r.path.startsWith(prefix)))).toEqual([]);
+    // under /api/v1/. The one /api/v1 row without credentials is Slack's interactivity callback, which Slack signs instead.
+    expect(HTTP_ROUTES.filter((r) => r.path.endsWith('/') || !(r.auth === 'none' && r.path !== SLACK_CALLBACK ? ['/auth/', '/.well-known/oauth-protected-resource/', '/.well-known/agp-audit-keys'] : ['/api/v1/']).some((prefix) => r.path.startsWith(prefix)))).toEqual([]);
+    expect(HTTP_ROUTES.filter((r) => r.auth === 'none' && r.path.startsWith('/api/v1/')).map((r) => r.path)).toEqual([SLACK_CALLBACK]);
   });
 
   it('documents exactly the table in the OpenAPI paths', () => {
@@ -167,7 +171,7 @@ describe('HTTP route table against the gateway', () => {
     const config = await fetch(`${p.url}/auth/config`);
     expect(await config.json()).toEqual({ mode: 'keys', sign_in_url: null, provider: null });
     // The audit trail's public keys answer in every mode (test/e2e/audit-trail.test.ts).
-    const rows = HTTP_ROUTES.filter((r) => r.auth === 'none' && r.path !== '/auth/config' && r.path !== '/.well-known/agp-audit-keys');
+    const rows = HTTP_ROUTES.filter((r) => r.auth === 'none' && r.path !== '/auth/config' && r.path !== '/.well-known/agp-audit-keys' && r.path !== SLACK_CALLBACK);
     expect(rows.map((r) => r.path).sort()).toEqual(['/.well-known/oauth-protected-resource/api/v1/mcp', '/.well-known/oauth-protected-resource/api/v1/mcp/proxy/{server}', '/auth/callback', '/auth/login', '/auth/logout']);
     for (const route of rows) {
       for (const headers of [{}, { authorization: `Bearer ${p.readKey}` }] as Array<Record<string, string>>) {

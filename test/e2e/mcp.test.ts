@@ -62,13 +62,13 @@ const STATUS_OF: Record<string, number> = { unknown_tool: 404, invalid_arguments
 
 /**
  * The spec's seven tools: argument types (a string type, an enum's values, or `string[]`) and required arguments.
- * create_policy also takes the engine's action_budget, downgrades, guardrails and period_budgets (optional).
+ * create_policy also takes the engine's action_budget, downgrades, guardrails, period_budgets and auto_kill_switch (optional).
  */
 /** The values of the `purpose` argument of the tools that read runs, actions, interventions or stats. */
 const PURPOSE_ARG = ['production', 'eval', 'all'] as const;
 const SPEC_TOOLS: Record<string, { args: Record<string, string | readonly string[]>; required: string[] }> = {
   create_policy: {
-    args: { name: 'string', description: 'string', enabled: 'boolean', session_budget: 'number', run_budget: 'number', denied_actions: 'string[]', rate_limits: 'object', action_budget: 'number', downgrades: 'array', guardrails: 'object', period_budgets: 'array' },
+    args: { name: 'string', description: 'string', enabled: 'boolean', session_budget: 'number', run_budget: 'number', denied_actions: 'string[]', rate_limits: 'object', action_budget: 'number', downgrades: 'array', guardrails: 'object', period_budgets: 'array', auto_kill_switch: 'object' },
     required: ['name'],
   },
   // `purpose` (production | eval | all) is an optional addition to the spec's arguments: eval data is left out unless asked for.

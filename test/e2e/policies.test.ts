@@ -58,6 +58,7 @@ describeModes('policies, agents and kill switches', (platform) => {
         period_budgets: [],
         approvals_required: 1,
         separation_of_duties: false,
+        auto_kill_switch: null,
       });
       expect(r.headers.get('location')).toBe(`/api/v1/policies/${r.body.id}`);
       expect(r.headers.get('etag')).toBe('"1"');

@@ -63,6 +63,7 @@ const BODIES: Readonly<Record<string, (a: OrgObjects) => unknown>> = {
   createWebhook: (a) => ({ url: 'https://93.184.215.14/globex', events: ['approval.requested'], filter: { agent_ids: [a.agentId] }, enabled: false }),
   updateWebhook: () => ({ url: 'https://93.184.215.14/hijacked' }),
   rotateWebhookSecret: () => ({}),
+  putSlackConnection: (a) => ({ bot_token: 'xoxb-globex-0001', signing_secret: 'globexsigningsecret0001', channels: [{ channel: 'C0GLOBEX', filter: { agent_ids: [a.agentId] } }] }),
   redeliverWebhook: () => ({}),
   // An OTLP/JSON export whose execute_tool span names A's agent (its service.name and gen_ai.agent.id) and carries A's run id as its conversation.
   otlpTraces: (a) => {

@@ -319,7 +319,7 @@ const MCP_SERVER_NAME: HttpPathParam = { description: 'Server name: lower-case l
 const MCP_SERVER_URL_TEXT =
   'The `url` must be http or https, carry no user name or password, and its host must not resolve to a loopback, link-local (cloud metadata), private or other non-public address unless AGP_OUTBOUND_ALLOWED_HOSTS names it (422 naming `url`). Header values are sealed with the platform\'s secrets key (AES-256-GCM) and never appear in an answer, a tool output or a log.';
 const WEBHOOK_URL_TEXT =
-  'The `url` must be http or https, at most 2048 characters, carry no user name or password, and its host must not resolve to a loopback, link-local (cloud metadata), private or other non-public address unless AGP_OUTBOUND_ALLOWED_HOSTS names it (422 naming `body.url`); redirects are never followed. `events`: the kinds to send; `filter`: agent_ids, intervention_types, min_risk_level, budget_thresholds.';
+  'The `url` must be http or https, at most 2048 characters, carry no user name or password, and its host must not resolve to a loopback, link-local (cloud metadata), private or other non-public address unless AGP_OUTBOUND_ALLOWED_HOSTS names it (422 naming `body.url`); redirects are never followed. `events`: the kinds to send; `filter`: agent_ids, intervention_types, min_risk_level, budget_thresholds, block_rate ({threshold, window_seconds, min_actions} for block_rate.spike).';
 const CONCURRENT_CONFLICT = (what: string) =>
   `${what} changed concurrently 10 times in a row (each concurrent change is re-read and decided again); retry the request`;
 
@@ -1579,6 +1579,40 @@ const ROUTES = [
     params: { id: { description: 'Subscription id' }, delivery_id: { description: 'Delivery id (its webhook-id)' } },
     returns: 'The delivery, pending',
     problems: { 403: 'Not an admin', 409: 'The subscription is disabled: enable it first' },
+  },
+
+  // Slack approvals (services/policies; the callback read by the gateway)
+  {
+    method: 'PUT',
+    path: '/api/v1/integrations/slack',
+    message: 'integrations.slack-put',
+    forward: true,
+    status: 200,
+    operationId: 'putSlackConnection',
+    tags: ['Webhooks'],
+    summary: "Set the organisation's Slack connection (admin): approval requests are posted to its channels with Approve / Reject buttons",
+    description:
+      '`bot_token` (xoxb-…) and `signing_secret` are stored sealed with the platform’s secrets key and never answered; `channels`: 1 to 20 `{channel, filter}`, a request going to each channel whose filter (agent_ids, intervention_types, min_risk_level) it passes. The Slack app’s interactivity request URL is `/api/v1/integrations/slack/interactivity`. Replaces any connection whole.',
+    returns: 'The connection (no token, no secret)',
+    problems: { 403: 'Not an admin', 422: 'A bad field (each named)', 503: 'No secrets key is set (distributed mode without AGP_SECRETS_KEY)' },
+  },
+  { method: 'GET', path: '/api/v1/integrations/slack', message: 'integrations.slack-get', forward: true, status: 200, operationId: 'getSlackConnection', tags: ['Webhooks'], summary: "The organisation's Slack connection (admin; never the token or the secret)", returns: 'The connection', problems: { 403: 'Not an admin', 404: 'No Slack connection is set' } },
+  { method: 'DELETE', path: '/api/v1/integrations/slack', message: 'integrations.slack-delete', forward: true, status: 204, operationId: 'deleteSlackConnection', tags: ['Webhooks'], summary: "Remove the organisation's Slack connection (admin)", returns: 'Removed', reply: null, problems: { 403: 'Not an admin', 404: 'No Slack connection is set' } },
+  {
+    method: 'POST',
+    path: '/api/v1/integrations/slack/interactivity',
+    message: 'integrations.slack-interactivity',
+    auth: 'none',
+    bodyAs: 'handler',
+    status: 200,
+    operationId: 'slackInteractivity',
+    tags: ['Webhooks'],
+    summary: 'Slack’s interactivity callback: a click on Approve or Reject of an approval message (signed by Slack, no API key)',
+    description:
+      'Slack signs each request with the app’s signing secret (`X-Slack-Signature: v0=<HMAC-SHA256 of "v0:<timestamp>:<body>">`, `X-Slack-Request-Timestamp` within 5 minutes); an unsigned, wrongly signed or stale request is a 401 and changes nothing. The Slack user is mapped to the organisation’s member with the same e-mail (Slack’s `users.info`), who decides the approval with their role and the policy’s separation of duties; the message is then updated in place with the outcome and the approver. A user who is not a member, or whose role may not decide approvals, gets an ephemeral refusal in Slack (200, `refused`).',
+    requestContent: { 'application/x-www-form-urlencoded': z.object({ payload: z.string().describe('The interaction, JSON (type block_actions)') }) },
+    returns: 'What was done: decided, refused or ignored',
+    problems: { 401: 'Unsigned, wrongly signed or stale (more than 5 minutes off)', 413: 'The body is over 1 MiB' },
   },
 ] as const satisfies readonly HttpRoute[];
 

@@ -33,3 +33,4 @@ export * from './quota.js';
 export * from './audit-log.js';
 export * from './audit-trail.js';
 export * from './webhooks.js';
+export * from './slack.js';

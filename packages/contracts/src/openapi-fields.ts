@@ -85,6 +85,8 @@ export const FIELD_DESCRIPTIONS: Readonly<Record<string, string>> = {
   approval_required_actions: 'Actions escalated to a human for approval.',
   rate_limits: 'Rate limit per action name (or * for every action): max_calls within window_seconds, counted over scope (agent, organization or process).',
   period_budgets: 'Budgets per calendar period in UTC (hour, day or month), each for every agent on its own or for the organisation; at most one per scope and period.',
+  auto_kill_switch: "Engage the agent's kill switch when the share of its stopped decisions over window_seconds exceeds block_rate (after at least min_actions decisions); null for none.",
+  min_actions: 'Fewest decisions in the window before the rule applies.',
   max_calls: 'Most calls within the window.',
   window_seconds: 'Length of the window, in seconds.',
   downgrades: 'Rules that change the arguments of an action instead of blocking it.',

@@ -210,6 +210,21 @@ export const IdempotencyGuardrailSchema = z.strictObject({
   ttl_seconds: z.number().finite().positive('must be greater than 0').max(2_592_000, 'must be at most 2592000 (30 days)'),
 });
 
+/**
+ * `auto_kill_switch`: the platform engages an agent's own kill switch when the share of its governed decisions that
+ * stopped the action (`block_rate`, a fraction above 0 and at most 1) over the last `window_seconds` (10 to 86400)
+ * exceeds `block_rate`, once at least `min_actions` (1 to 100000) decisions were counted in that window. Counted:
+ * ledger entries of the SDKs and the MCP proxy (status `blocked` stopped) and the decision API's `reserve: true`
+ * decisions; a plain evaluate counts nothing. Recorded as actor `rule:auto_kill_switch:<policy id>`; only a person
+ * releases it. Source: docs/notifications.md (Automatic kill switch).
+ */
+export const AutoKillSwitchSchema = z.strictObject({
+  block_rate: z.number().gt(0, 'must be greater than 0').max(1, 'must be at most 1').describe('Share of stopped decisions (0 < x ≤ 1) above which the agent is stopped'),
+  window_seconds: z.number().int('expected an integer').min(10, 'must be at least 10').max(86_400, 'must be at most 86400 (one day)').default(300).describe('Sliding window, in seconds (default 300)'),
+  min_actions: z.number().int('expected an integer').min(1, 'must be 1 or more').max(100_000, 'must be at most 100000').default(50).describe('Fewest decisions in the window before the rule may trip (default 50)'),
+});
+export type AutoKillSwitch = z.infer<typeof AutoKillSwitchSchema>;
+
 /** `guardrails`: each optional; `{}` = none. */
 export const GuardrailsSchema = z.strictObject({
   pii: PiiGuardrailSchema.optional(),
@@ -233,6 +248,7 @@ export type Guardrails = z.infer<typeof GuardrailsSchema>;
  * - `period_budgets`: USD per calendar hour, day or month, per agent or for the organisation ({@link PeriodBudgetSchema}).
  * - `approvals_required` (1 or 2, default 1) and `separation_of_duties` (default false): how the approval of an action
  *   this policy escalates (`approval_required_actions`) is decided ({@link ApprovalRuleSchema}; docs/auth.md).
+ * - `auto_kill_switch`: engage the agent's kill switch when its block rate spikes ({@link AutoKillSwitchSchema}); null or absent = none.
  * `session_budget`, `run_budget`, `period_budgets` and rate limits of scope `agent` or `organization` count every
  * process of the fleet (the platform keeps the count; processes spend leases of it).
  */
@@ -253,12 +269,13 @@ export const CreatePolicySchema = z.strictObject({
   period_budgets: PeriodBudgetsSchema.optional(),
   approvals_required: ApprovalsRequiredSchema.optional(),
   separation_of_duties: SeparationOfDutiesSchema.optional(),
+  auto_kill_switch: AutoKillSwitchSchema.nullable().optional(),
 });
 export type CreatePolicy = z.infer<typeof CreatePolicySchema>;
 
 /**
  * Body of `PATCH /api/v1/policies/{id}` (JSON merge patch semantics, strict, at least one field). `null`
- * clears description, session_budget, run_budget, action_budget and allowed_actions; lists, rate_limits, downgrades,
+ * clears description, session_budget, run_budget, action_budget, allowed_actions and auto_kill_switch; lists, rate_limits, downgrades,
  * guardrails and period_budgets are replaced whole (send `[]` / `{}` to empty them). `enabled` alone emits PolicyEnabled / PolicyDisabled.
  */
 export const UpdatePolicySchema = z
@@ -279,6 +296,7 @@ export const UpdatePolicySchema = z
     period_budgets: PeriodBudgetsSchema,
     approvals_required: ApprovalsRequiredSchema,
     separation_of_duties: SeparationOfDutiesSchema,
+    auto_kill_switch: AutoKillSwitchSchema.nullable(),
   })
   .partial()
   .refine((p) => Object.keys(p).length > 0, { message: 'at least one field to change is required' });
@@ -302,6 +320,7 @@ export const POLICY_FIELDS = [
   'period_budgets',
   'approvals_required',
   'separation_of_duties',
+  'auto_kill_switch',
 ] as const;
 export type PolicyField = (typeof POLICY_FIELDS)[number];
 
@@ -313,6 +332,7 @@ export interface LaterPolicyFields {
   period_budgets: PeriodBudget[];
   approvals_required: number;
   separation_of_duties: boolean;
+  auto_kill_switch: AutoKillSwitch | null;
 }
 
 /**
@@ -332,11 +352,11 @@ export function withRateLimitScopes<T extends Record<string, { scope?: RateLimit
 /**
  * A policy record (or settings, or PolicyCreated data) with the fields it predates filled in: no action budget
  * (null), no downgrades ([]), no guardrails ({}), no period budgets ([]), one approval by anyone (`approvals_required` 1,
- * `separation_of_duties` false), and a rate limit without a scope counted per
+ * `separation_of_duties` false), no automatic kill switch (null), and a rate limit without a scope counted per
  * process ({@link withRateLimitScopes}). Records written before those fields existed read through this.
  */
 export function withPolicyDefaults<T extends object>(p: T): T & LaterPolicyFields {
-  const out = { action_budget: null, downgrades: [], guardrails: {}, period_budgets: [], approvals_required: 1, separation_of_duties: false, ...p } as T & LaterPolicyFields & { rate_limits?: Record<string, { scope?: RateLimitScope }> };
+  const out = { action_budget: null, downgrades: [], guardrails: {}, period_budgets: [], approvals_required: 1, separation_of_duties: false, auto_kill_switch: null, ...p } as T & LaterPolicyFields & { rate_limits?: Record<string, { scope?: RateLimitScope }> };
   if (out.rate_limits !== undefined && out.rate_limits !== null) out.rate_limits = withRateLimitScopes(out.rate_limits);
   return out;
 }
@@ -369,6 +389,8 @@ export const PolicySettingsSchema = z.object({
   approvals_required: z.number().int(),
   /** Only a person, not a key and not the agent's owner or last changer, may decide its approvals. */
   separation_of_duties: z.boolean(),
+  /** The automatic kill switch rule; null = none. */
+  auto_kill_switch: AutoKillSwitchSchema.nullable(),
 });
 export type PolicySettings = z.infer<typeof PolicySettingsSchema>;
 
@@ -483,7 +505,7 @@ export const KillSwitchStateSchema = z.object({
   engaged: z.boolean(),
   reason: z.string().nullable(),
   changed_at: z.string().nullable(),
-  changed_by: z.string().nullable().describe('Who made the last change: `key:<key id>`'),
+  changed_by: z.string().nullable().describe('Who made the last change: `key:<key id>`, `user:<user id>`, or `rule:auto_kill_switch:<policy id>` when a policy\'s automatic kill switch engaged it'),
   actor_name: z.string().nullable().describe('The name the acting key had at the time of the last change; null when it had none'),
   version: z.number().int(),
 });

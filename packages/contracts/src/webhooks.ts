@@ -9,11 +9,7 @@ import { OpaqueIdSchema, paginationShape } from './common.js';
 import { INTERVENTION_TYPES, InterventionOutcomeSchema, InterventionTypeSchema, RISK_LEVELS, RiskLevelSchema } from './enums.js';
 import { GovernanceApprovalDecidedSchema, GovernanceKillSwitchChangedSchema, GovernancePolicyChangedSchema } from './governance.js';
 
-/**
- * Every event kind a subscription may name. The platform sends `approval.requested`, `approval.decided`,
- * `intervention.created`, `kill_switch.changed`, `policy.changed`, `eval.regression` and `delivery.disabled`;
- * `budget.threshold` and `block_rate.spike` are accepted and stored, and not sent yet (docs/notifications.md, Not built yet).
- */
+/** Every event kind a subscription may name; the platform sends each (docs/notifications.md, Event kinds and payloads). */
 export const WEBHOOK_EVENT_KINDS = [
   'approval.requested',
   'approval.decided',
@@ -49,6 +45,21 @@ export const WebhookUrlSchema = z
 export const BUDGET_THRESHOLD_PERCENTS = [50, 80, 100] as const;
 
 /**
+ * The `block_rate.spike` rule of a subscription: it is sent when an agent's share of stopping decisions over the last
+ * `window_seconds` exceeds `threshold`, once at least `min_actions` decisions were counted in the window; again only
+ * after the rate fell back to `threshold` or below. Defaults: 0.5, 300 s, 20.
+ */
+export const BlockRateRuleSchema = z.strictObject({
+  threshold: z.number().gt(0, 'must be greater than 0').max(1, 'must be at most 1').default(0.5).describe('Share of stopped decisions (0 < x ≤ 1) above which it is sent (default 0.5)'),
+  window_seconds: z.number().int('expected an integer').min(10, 'must be at least 10').max(86_400, 'must be at most 86400 (one day)').default(300).describe('Sliding window, in seconds (default 300)'),
+  min_actions: z.number().int('expected an integer').min(1, 'must be 1 or more').max(100_000, 'must be at most 100000').default(20).describe('Fewest decisions in the window before it may be sent (default 20)'),
+});
+/** See {@link BlockRateRuleSchema}. */
+export type BlockRateRule = z.infer<typeof BlockRateRuleSchema>;
+/** The rule of a subscription without `filter.block_rate`. */
+export const DEFAULT_BLOCK_RATE_RULE: BlockRateRule = { threshold: 0.5, window_seconds: 300, min_actions: 20 };
+
+/**
  * Which events of its kinds a subscription receives; every part is optional and they compose with AND. An event that
  * does not carry the filtered property (a policy change has no intervention type) passes that part.
  */
@@ -62,6 +73,7 @@ export const WebhookFilterSchema = z
       .min(1)
       .optional()
       .describe('For budget.threshold: which percentages of a budget to be told about (50, 80, 100; default all)'),
+    block_rate: BlockRateRuleSchema.optional().describe('For block_rate.spike: the threshold, window and minimum volume (default 0.5, 300 s, 20 decisions)'),
   })
   .describe('Which events of the chosen kinds are sent; parts compose with AND');
 /** See {@link WebhookFilterSchema}. */
@@ -229,6 +241,30 @@ export const WebhookEvalRegressionSchema = z.object({
   ci_status: z.string().nullable().describe('pass or fail when the run has a commit; null otherwise'),
 });
 
+/** `data` of `budget.threshold`: a fleet-wide budget counter's spend passed a percentage of its limit. */
+export const WebhookBudgetThresholdSchema = z.object({
+  policy_id: z.string().describe('The policy whose budget it is'),
+  limit: z.string().describe('The budget: `run_budget`, `session_budget` or `period_budget:<scope>:<period>`'),
+  scope_key: z.string().describe('What the budget counts: the run id, session id, agent id or organisation id'),
+  agent_id: z.string().nullable().describe('The agent, for a budget counted per agent; null otherwise'),
+  window_start: z.string().nullable().describe('Start of the budget period, ISO 8601 UTC; null for run and session budgets'),
+  window_end: z.string().nullable().describe('End of the budget period (exclusive), ISO 8601 UTC; null for run and session budgets'),
+  threshold_percent: z.union([z.literal(50), z.literal(80), z.literal(100)]).describe('The percentage passed: 50, 80 or 100'),
+  limit_usd: z.number().describe('The budget, in USD'),
+  spent_usd: z.number().describe('Spent in it when the percentage was passed, in USD'),
+});
+/** `data` of `block_rate.spike`: an agent's share of stopping decisions over the subscription's window passed its threshold. */
+export const WebhookBlockRateSpikeSchema = z.object({
+  agent_id: z.string().describe('The agent'),
+  block_rate: z.number().describe('Stopped decisions over all decisions in the window, a fraction 0..1'),
+  stopped: z.number().int().describe('Decisions in the window that stopped the action'),
+  decisions: z.number().int().describe('Decisions in the window'),
+  window_seconds: z.number().int().describe('The window, in seconds'),
+  threshold: z.number().describe('The subscription’s threshold, a fraction 0..1'),
+  min_actions: z.number().int().describe('The subscription’s minimum volume'),
+  at: z.string().describe('When the spike was seen, ISO 8601 UTC'),
+});
+
 /** Every delivery's body: `{type, timestamp, data}` (the Standard Webhooks payload structure); `data` by `type`. */
 const envelope = <K extends WebhookEventKind, D extends z.ZodType>(type: K, data: D, description: string) =>
   z
@@ -249,6 +285,8 @@ export const WEBHOOK_PAYLOADS = {
   'intervention.created': envelope('intervention.created', WebhookInterventionCreatedSchema, 'An intervention was recorded'),
   'kill_switch.changed': envelope('kill_switch.changed', GovernanceKillSwitchChangedSchema, "The organisation's or an agent's kill switch was engaged or released"),
   'policy.changed': envelope('policy.changed', GovernancePolicyChangedSchema, 'A policy was created, updated, enabled or disabled'),
+  'budget.threshold': envelope('budget.threshold', WebhookBudgetThresholdSchema, 'A budget’s spend passed 50, 80 or 100 % of it'),
+  'block_rate.spike': envelope('block_rate.spike', WebhookBlockRateSpikeSchema, 'An agent’s share of stopping decisions over a sliding window passed a threshold'),
   'eval.regression': envelope('eval.regression', WebhookEvalRegressionSchema, 'A submitted eval run regressed against its suite’s baseline'),
   'delivery.disabled': envelope('delivery.disabled', WebhookDeliveryDisabledSchema, 'Another subscription of the organisation was disabled by the platform'),
 } as const;

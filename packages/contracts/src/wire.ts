@@ -26,6 +26,7 @@ import {
   WebhookSchema,
   WebhookWithSecretSchema,
 } from './webhooks.js';
+import { PutSlackConnectionSchema, SlackConnectionQuerySchema, SlackConnectionSchema, SlackInteractivityReplySchema, SlackInteractivityRequestSchema } from './slack.js';
 import { KeyScopeSchema, type Scope } from './keys.js';
 import { EvaluateActionSchema, PolicyEvaluationSchema } from './decision.js';
 import {
@@ -632,6 +633,34 @@ export const Wire = {
     request: z.object({ path: WebhookDeliveryPathSchema }),
     reply: WebhookDeliverySchema,
     summary: 'send a delivery again now, with the same webhook-id and a fresh retry schedule',
+  }),
+  'integrations.slack-put': row({
+    service: 'policies',
+    scope: 'admin',
+    request: z.object({ body: PutSlackConnectionSchema }),
+    reply: SlackConnectionSchema,
+    summary: "set the organisation's Slack connection (bot token and signing secret sealed, write-only; channels with filters)",
+  }),
+  'integrations.slack-get': row({
+    service: 'policies',
+    scope: 'admin',
+    request: z.object({ query: SlackConnectionQuerySchema }),
+    reply: SlackConnectionSchema,
+    summary: "the organisation's Slack connection (never the token or the secret)",
+  }),
+  'integrations.slack-delete': row({
+    service: 'policies',
+    scope: 'admin',
+    request: z.object({ query: SlackConnectionQuerySchema }),
+    reply: z.null(),
+    summary: "remove the organisation's Slack connection (messages not yet posted are dropped)",
+  }),
+  'integrations.slack-interactivity': row({
+    service: 'policies',
+    scope: 'read',
+    request: z.object({ body: SlackInteractivityRequestSchema }),
+    reply: SlackInteractivityReplySchema,
+    summary: "a Slack interactivity callback as received: verified with the organisation's signing secret, then an Approve or Reject click decides the approval as the mapped person",
   }),
 
   'stats.summary': row({

@@ -124,6 +124,8 @@ export interface EnginePolicy
   approvals_required?: Policy['approvals_required'];
   /** Whether only a person other than the agent's owner or last changer may decide (absent: false). */
   separation_of_duties?: Policy['separation_of_duties'];
+  /** The automatic kill switch rule (absent or null: none); `decide` does not read it, the platform applies it (docs/notifications.md). */
+  auto_kill_switch?: Policy['auto_kill_switch'];
 }
 
 /**

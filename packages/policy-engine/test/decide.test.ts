@@ -61,6 +61,7 @@ const NEUTRAL: Omit<PolicySettings, 'name' | 'description'> = {
   period_budgets: [],
   approvals_required: 1,
   separation_of_duties: false,
+  auto_kill_switch: null,
 };
 
 /** A policy that stops nothing unless `settings` say so; `n` orders creation (p-1 is the oldest). */

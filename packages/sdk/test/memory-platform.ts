@@ -13,7 +13,7 @@ import type { z } from 'zod';
 
 /** A policy record of the snapshot: the settings given, every other one empty, and the record fields. */
 export function policyRecord(settings: Partial<z.input<typeof PolicySettingsSchema>> & { name?: string }, id = `pol-${Math.random().toString(36).slice(2, 8)}`): Record<string, unknown> {
-  const base: PolicySettings = { name: id, description: null, enabled: true, session_budget: null, run_budget: null, denied_actions: [], allowed_actions: null, approval_required_actions: [], rate_limits: {}, agent_ids: [], action_budget: null, downgrades: [], guardrails: {}, period_budgets: [], approvals_required: 1, separation_of_duties: false };
+  const base: PolicySettings = { name: id, description: null, enabled: true, session_budget: null, run_budget: null, denied_actions: [], allowed_actions: null, approval_required_actions: [], rate_limits: {}, agent_ids: [], action_budget: null, downgrades: [], guardrails: {}, period_budgets: [], approvals_required: 1, separation_of_duties: false, auto_kill_switch: null };
   const parsed = PolicySettingsSchema.parse({ ...base, ...settings });
   return { ...parsed, id, organization_id: 'org-1', version: 1, created_at: '2026-11-28T00:00:00.000Z', updated_at: '2026-11-28T00:00:00.000Z' };
 }

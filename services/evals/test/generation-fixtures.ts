@@ -64,6 +64,7 @@ export const policy = (id: string, over: Partial<Policy> = {}): Policy => ({
   period_budgets: [],
   approvals_required: 1,
   separation_of_duties: false,
+  auto_kill_switch: null,
   ...over,
 });
 

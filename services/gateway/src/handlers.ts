@@ -17,6 +17,7 @@ import { getReplayBundle, submitReplay } from './routes/replay.js';
 import { createApiKey, getCallerKey, listApiKeys, revokeApiKey } from './routes/keys.js';
 import { listDeadLetters, retryDeadLetter } from './routes/dead-letters.js';
 import { createMember, getCaller, getMcpProxyResourceMetadata, getMcpResourceMetadata, getSignInConfig, switchOrganization, listMembers, removeMember, signIn, signInCallback, signOut, updateMember } from './routes/people.js';
+import { slackInteractivity } from './routes/slack.js';
 import { callMcpTool, listMcpPrompts, listMcpResources, listMcpTools, mcpEndpoint } from './routes/mcp.js';
 
 /** The gateway's route map: one handler per row of `HTTP_ROUTES` without `forward`. */
@@ -62,4 +63,5 @@ export const ROUTE_HANDLERS: RouteHandlers = {
   listMcpPrompts,
   mcpEndpoint,
   mcpProxy: ({ req, res, ctx, params, deps }) => deps.hostedMcp.serve(req, res, ctx, params.server),
+  slackInteractivity,
 };

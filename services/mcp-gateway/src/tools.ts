@@ -23,6 +23,7 @@ import {
   RateLimitsSchema,
   DowngradesSchema,
   GuardrailsSchema,
+  AutoKillSwitchSchema,
   PeriodBudgetsSchema,
   McpServerNameSchema,
   McpToolAcceptSchema,
@@ -107,6 +108,10 @@ export async function exportLedger(e: EntryContext, query: { format: (typeof EXP
   return { inline: true, format: query.format, row_count: rows, content: header + texts.join('') };
 }
 
+/** What the policy tools say of `auto_kill_switch`. */
+const AUTO_KILL_SWITCH_TEXT =
+  'Automatic kill switch {block_rate, window_seconds, min_actions}: the platform engages the agent’s kill switch when more than block_rate (0 < x ≤ 1) of its governed decisions within window_seconds (default 300) stopped the action, after at least min_actions (default 50); only a person releases it';
+
 /** The platform's tools, in the order the lists show them. */
 export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
   defineTool({
@@ -126,6 +131,7 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
       downgrades: DowngradesSchema.optional().describe('Rules that modify an argument instead of blocking: {action (or "*"), argument (dotted path), max} or {action, argument, replace: {from: to}}'),
       guardrails: GuardrailsSchema.optional().describe('pii, moderation, loop and idempotency guardrails, each optional'),
       period_budgets: PeriodBudgetsSchema.optional().describe(`${PERIOD_BUDGETS_TEXT}, USD`),
+      auto_kill_switch: AutoKillSwitchSchema.optional().describe(AUTO_KILL_SWITCH_TEXT),
     }),
     calls: ['policies.create'],
     run: async (e, args) => e.ask('policies.create', { body: defined(args) }),
@@ -279,7 +285,7 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
     name: 'update_policy',
     title: 'Update a policy',
     description:
-      'Change a policy (JSON merge patch): only the fields given change, null clears description, session_budget, run_budget, action_budget or allowed_actions, and lists, rate_limits, downgrades, guardrails and period_budgets replace the old ones whole (a rate limit given without a scope counts per agent; period budgets are per UTC calendar hour, day or month). CHANGES STATE: creates a new version on the policy’s history. expected_version makes the change conditional (conflict when the policy has moved on). Budgets in USD.',
+      'Change a policy (JSON merge patch): only the fields given change, null clears description, session_budget, run_budget, action_budget, allowed_actions or auto_kill_switch, and lists, rate_limits, downgrades, guardrails and period_budgets replace the old ones whole (a rate limit given without a scope counts per agent; period budgets are per UTC calendar hour, day or month). CHANGES STATE: creates a new version on the policy’s history. expected_version makes the change conditional (conflict when the policy has moved on). Budgets in USD.',
     input: z.strictObject({
       policy_id: Id.describe('The policy id'),
       expected_version: z.number().int().min(1).optional().describe('Only change it if it is still at this version'),
@@ -297,6 +303,7 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
       downgrades: DowngradesSchema.optional().describe('Replaces the downgrade rules; [] removes them'),
       guardrails: GuardrailsSchema.optional().describe('Replaces the guardrails; {} removes them'),
       period_budgets: PeriodBudgetsSchema.optional().describe(`Replaces the period budgets; [] removes them. ${PERIOD_BUDGETS_TEXT}, USD`),
+      auto_kill_switch: AutoKillSwitchSchema.nullable().optional().describe(`${AUTO_KILL_SWITCH_TEXT}; null removes it`),
     }),
     calls: ['policies.update'],
     run: async (e, { policy_id, expected_version, ...patch }) =>

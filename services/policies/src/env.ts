@@ -59,6 +59,11 @@ export const policiesSettings = {
   AGP_AUDIT_LOG_NAME: z.string().regex(/^[\x21-\x2a\x2c-\x7e]{1,100}$/, 'expected 1 to 100 printable characters, no spaces and no "+"').default(DEFAULT_AUDIT_LOG_NAME),
   /** How often checkpoints are signed for the logs that grew, in ms; 0 signs only on request. @default 60000 */
   AGP_AUDIT_CHECKPOINT_INTERVAL_MS: z.coerce.number().int().min(0).max(86_400_000).default(DEFAULT_AUDIT_CHECKPOINT_INTERVAL_MS),
+  /**
+   * The Slack Web API's base URL, ending in `/api/` (Slack approvals post and update messages there). Tests point it
+   * at a loopback stand-in. @default https://slack.com/api/
+   */
+  AGP_SLACK_API_URL: z.url({ protocol: /^https?$/ }).default('https://slack.com/api/'),
   AGP_QUOTA_LEASE_TTL_MS: z.coerce.number().int().min(100).max(3_600_000).default(DEFAULT_QUOTA_LEASE_TTL_MS),
   /** Lease items (acquire and report items) after which the granter vacuums the quota tables; 0 never does. @default 20000 */
   AGP_QUOTA_VACUUM_EVERY_ITEMS: z.coerce.number().int().min(0).max(100_000_000).default(QUOTA_VACUUM_EVERY_ITEMS),

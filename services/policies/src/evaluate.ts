@@ -6,11 +6,12 @@
  * `decide` of `@agp/policy-engine`. Source: docs/api.md (Policy decisions; Quotas).
  */
 import type { ClientProxy } from '@nestjs/microservices';
-import { RATE_LIMIT_ANY_ACTION, RUN_BUDGET_LIMIT, SESSION_BUDGET_LIMIT, quotaLeaseGraceMs, rateLimitAction, withPolicyDefaults, type EvaluateAction, type PolicyDecisionKind, type PolicyEvaluation, type RequestContext } from '@agp/contracts';
+import { DECISION_OUTCOME, RATE_LIMIT_ANY_ACTION, RUN_BUDGET_LIMIT, SESSION_BUDGET_LIMIT, quotaLeaseGraceMs, rateLimitAction, withPolicyDefaults, type EvaluateAction, type PolicyDecisionKind, type PolicyEvaluation, type RequestContext } from '@agp/contracts';
 import { call, RemoteProblemError, tracedDecision } from '@agp/bus';
 import type { SqlExecutor } from '@agp/eventstore';
 import { argumentsHash, decide, quotaNeeds, type IdempotencyRecord, type QuotaView, type RecentCall } from '@agp/policy-engine';
 import { ForbiddenError } from '@agp/runtime';
+import type { DecisionAlerts } from './alerts/decisions.js';
 import { agentGovernance, registeredAction } from './queries.js';
 import { committedOf } from './quotas/counters.js';
 import { QuotaNotGranted, counterId, grantTarget, reserveQuotas, type GrantTarget, type QuotaDeps } from './quotas/leases.js';
@@ -75,6 +76,13 @@ export async function runState(bus: Pick<ClientProxy, 'send'>, ctx: RequestConte
 /** Decisions that let the action run: the ones `reserve: true` draws its needs for. */
 const RUNS: ReadonlySet<PolicyDecisionKind> = new Set(['allow', 'warn', 'downgrade']);
 
+/**
+ * Whether a decision stopped the action, as the block-rate alerts count it: outcome `blocked` (block, a blocking
+ * guardrail, budget_exceeded, rate_limited, loop_detected), but not an idempotent replay (the first call's result is
+ * answered) nor an escalation (a person decides).
+ */
+export const stopsTheAction = (d: PolicyDecisionKind): boolean => DECISION_OUTCOME[d] === 'blocked' && d !== 'idempotent_replay';
+
 /** Times a reserving decision is decided again when a need was drawn by another caller between reading and drawing. */
 const RESERVE_ATTEMPTS = 3;
 
@@ -131,7 +139,12 @@ const viewOf =
  * @param now the decision time (the end of every rate-limit window).
  * @throws ForbiddenError (403) for `reserve: true` with a read key; as {@link runState}.
  */
-export async function evaluateAction(deps: { sql: SqlExecutor; bus: Pick<ClientProxy, 'send'>; quotas: QuotaDeps }, ctx: RequestContext, body: EvaluateAction, now: Date): Promise<PolicyEvaluation> {
+export async function evaluateAction(
+  deps: { sql: SqlExecutor; bus: Pick<ClientProxy, 'send'>; quotas: QuotaDeps; alerts?: Pick<DecisionAlerts, 'noteDecision'> },
+  ctx: RequestContext,
+  body: EvaluateAction,
+  now: Date,
+): Promise<PolicyEvaluation> {
   if (body.reserve && ctx.scope === 'read') throw new ForbiddenError('reserve: true draws from the fleet-wide limits: it needs a write key (a read key may evaluate without reserve)');
   const org = ctx.organization_id;
   const [governance, registered] = await Promise.all([agentGovernance(deps.sql, org, body.agent_id), registeredAction(deps.sql, org, body.agent_id, body.action_name)]);
@@ -184,6 +197,8 @@ export async function evaluateAction(deps: { sql: SqlExecutor; bus: Pick<ClientP
       decision = decideWith(reads);
     }
   }
+  // The enforcing form governs: its decision counts for the block-rate alerts and the automatic kill switch.
+  if (body.reserve) await deps.alerts?.noteDecision(org, body.agent_id, stopsTheAction(decision.decision));
   const quotas = reads.map((r) => ({ policy_id: r.target.key.policy_id, limit: r.target.key.limit, scope_key: r.target.key.scope_key, limit_value: r.target.limit_value, remaining: r.remaining }));
   return { ...decision, context: { now: now.toISOString(), run_spend_usd: run.spend_usd, session_spend_usd: run.spend_usd, recent_calls: run.calls.length, run_found: run.found, quotas }, reservations };
 }

@@ -45,6 +45,10 @@ export function policiesHandlers(service: PoliciesService): WireHandlers<'polici
     'webhooks.update': (ctx, { path, body }) => service.webhooks.update(ctx, path.id, body),
     'webhooks.delete': (ctx, { path }) => service.webhooks.delete(ctx, path.id),
     'webhooks.rotate-secret': (ctx, { path, body }) => service.webhooks.rotateSecret(ctx, path.id, body.overlap_seconds),
+    'integrations.slack-put': (ctx, { body }) => service.slack.put(ctx, body),
+    'integrations.slack-get': (ctx) => service.slack.get(ctx),
+    'integrations.slack-delete': (ctx) => service.slack.delete(ctx),
+    'integrations.slack-interactivity': (ctx, { body }) => service.slack.interactivity(ctx, body),
     'webhooks.deliveries': (ctx, { path, query }) => service.webhooks.deliveries(ctx, path.id, query),
     'webhooks.redeliver': (ctx, { path }) => service.webhooks.redeliver(ctx, path.id, path.delivery_id),
   };

@@ -13,7 +13,7 @@ const record = <T>(schema: Parameters<typeof orderKeys>[0], doc: unknown): T => 
  * downgrades, no guardrails, no period budgets, one approval by anyone: `withPolicyDefaults` of the contracts), so every read returns the whole
  * record. Rate limits without a scope are given theirs by the read model's migration (`addPolicyScopesAndPeriods`).
  */
-const POLICY_DOC = `('{"action_budget":null,"downgrades":[],"guardrails":{},"period_budgets":[],"approvals_required":1,"separation_of_duties":false}'::jsonb || doc)`;
+const POLICY_DOC = `('{"action_budget":null,"downgrades":[],"guardrails":{},"period_budgets":[],"approvals_required":1,"separation_of_duties":false,"auto_kill_switch":null}'::jsonb || doc)`;
 
 /**
  * One page of an organisation's policies, newest first (created_at, then id), as JSON text

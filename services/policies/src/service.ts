@@ -57,7 +57,7 @@ import { loadAuditSigner } from './tlog/keys.js';
 import { TLOG_DDL } from './tlog/schema.js';
 import { AuditTrail } from './tlog/trail.js';
 import { retryProjectionDeadLetterIn, startEventSourcedService, type BusCallerDeps, type EventSourcedDeps, type IngestConsumerDeps, type IngestDelivery, type RunningEventSourcedService } from '@agp/bus';
-import { migrateSchema, ingestMetadata, ingestedEventId, requestMetadata, retryOnConflict, waitForProjections, type AppendRequest, type NewEvent, type StoredEvent } from '@agp/eventstore';
+import { EVENT_SCHEMA_VERSION, migrateSchema, ingestMetadata, ingestedEventId, requestMetadata, retryOnConflict, waitForProjections, type AppendRequest, type NewEvent, type StoredEvent } from '@agp/eventstore';
 import { NotFoundError, ServiceUnavailableError, ValidationError, assertOutboundUrl, counter, loadSecretBox, newId, parseOutboundAllowList, type HostLookup, type OutboundAllowList, type RawJson, type RequestContext, type SecretBox } from '@agp/runtime';
 import { agentStream, decideRegister, evolveAgent, foldAgent, type RegistryAgent } from './agent/agent.js';
 import { evaluateAction } from './evaluate.js';
@@ -78,6 +78,11 @@ import { WEBHOOKS_PROJECTION, applyWebhookEvents } from './webhooks/projection.j
 import { WEBHOOK_SOURCE_EVENT_TYPES } from './webhooks/events.js';
 import { DEFAULT_DISABLE_RULE, parseRetrySchedule } from './webhooks/schedule.js';
 import { Webhooks } from './webhooks/webhooks.js';
+import { ALERTS_DDL } from './alerts/store.js';
+import { enqueueBudgetThresholds } from './alerts/budget.js';
+import { DECISION_COUNTS_PROJECTION, DECISION_COUNT_EVENT_TYPES, DecisionAlerts, type AutoKillTrip } from './alerts/decisions.js';
+import { autoKillActor } from './alerts/rules.js';
+import { SLACK_DDL, SlackApprovals } from './slack/slack.js';
 
 /** Dependencies of the policies service; the same in both run modes. */
 export type PoliciesDeps = EventSourcedDeps &
@@ -101,6 +106,8 @@ async function migratePolicies(sql: Parameters<typeof migratePoliciesReadModel>[
   await migrateAuditLog(sql);
   await migrateSchema(sql, TLOG_DDL);
   await migrateSchema(sql, WEBHOOKS_DDL);
+  await migrateSchema(sql, ALERTS_DDL);
+  await migrateSchema(sql, SLACK_DDL);
 }
 
 const agentRegistrations = counter('agp_policies_agent_registrations_total', 'Agent registrations applied, by source and result', ['source', 'result']);
@@ -135,10 +142,22 @@ export class PoliciesService {
   readonly webhooks: Webhooks;
   /** The verifiable audit trail's proofs and checkpoints (./tlog/); built at start, once the signing key is loaded. */
   private trail?: AuditTrail;
+  /** Block-rate alerts and the automatic kill switch (./alerts/decisions.ts). */
+  readonly alerts: DecisionAlerts;
+  /** Approvals in Slack: the connection, the message worker, the interactivity callback (./slack/slack.ts). */
+  readonly slack: SlackApprovals;
 
   constructor(private readonly deps: PoliciesDeps) {
     this.now = deps.now ?? (() => new Date());
-    this.quotas = { db: deps.db, ttlMs: deps.env?.AGP_QUOTA_LEASE_TTL_MS ?? DEFAULT_QUOTA_LEASE_TTL_MS, vacuumEveryItems: deps.env?.AGP_QUOTA_VACUUM_EVERY_ITEMS };
+    this.quotas = {
+      db: deps.db,
+      ttlMs: deps.env?.AGP_QUOTA_LEASE_TTL_MS ?? DEFAULT_QUOTA_LEASE_TTL_MS,
+      vacuumEveryItems: deps.env?.AGP_QUOTA_VACUUM_EVERY_ITEMS,
+      // budget.threshold: enqueued with the counter's change; the worker is woken once it committed.
+      onSpend: async (tx, org, changes, at) => {
+        if (await enqueueBudgetThresholds(tx, org, changes, at)) setTimeout(() => this.webhooks.wake(), 0).unref?.();
+      },
+    };
     this.outbound = parseOutboundAllowList(deps.env?.AGP_OUTBOUND_ALLOWED_HOSTS);
     this.secrets = deps.secrets;
     const env = deps.env ?? {};
@@ -155,6 +174,17 @@ export class PoliciesService {
       timeoutMs: env.AGP_WEBHOOK_TIMEOUT_MS ?? 10_000,
       pollMs: env.AGP_WEBHOOK_POLL_MS ?? 500,
     });
+    this.slack = new SlackApprovals({
+      db: deps.db,
+      bus: deps.bus,
+      secrets: () => this.secrets!,
+      logger: deps.logger,
+      now: this.now,
+      apiUrl: env.AGP_SLACK_API_URL ?? 'https://slack.com/api/',
+      schedule: parseRetrySchedule(env.AGP_WEBHOOK_RETRY_SCHEDULE_MS),
+      pollMs: env.AGP_WEBHOOK_POLL_MS ?? 500,
+    });
+    this.alerts = new DecisionAlerts({ db: deps.db, now: this.now, logger: deps.logger, engage: (t) => this.engageAutoKillSwitch(t), wake: () => this.webhooks.wake() });
     this.granter = new LeaseGranter(
       this.quotas,
       (org, ids) => policiesByIds(deps.db, org, ids),
@@ -180,6 +210,7 @@ export class PoliciesService {
         { name: POLICIES_READ_MODEL, eventTypes: POLICIES_READ_MODEL_EVENT_TYPES, batchSize: 1000, handler: applyPoliciesEvents },
         { name: AUDIT_LOG_READ_MODEL, eventTypes: AUDIT_LOG_EVENT_TYPES, batchSize: 500, handler: applyAuditEvents },
         { name: AUDIT_TRAIL_PROJECTION, eventTypes: [...AUDIT_LEAF_EVENT_TYPES], batchSize: 1000, handler: applyAuditTrailEvents },
+        { name: DECISION_COUNTS_PROJECTION, eventTypes: DECISION_COUNT_EVENT_TYPES, batchSize: 1000, handler: (events, tx) => this.alerts.applyLedger(events, tx) },
         {
           name: WEBHOOKS_PROJECTION,
           eventTypes: WEBHOOK_SOURCE_EVENT_TYPES,
@@ -187,6 +218,7 @@ export class PoliciesService {
           handler: async (events, tx) => {
             await applyWebhookEvents(events, tx, this.now());
             this.webhooks.wake();
+            this.slack.wake();
           },
         },
       ],
@@ -204,6 +236,8 @@ export class PoliciesService {
           },
           stop: () => this.trail?.stop() ?? Promise.resolve(),
         },
+        { start: async () => undefined, stop: () => this.alerts.idle() },
+        { start: async () => this.slack.start(), stop: () => this.slack.stop() },
       ],
     });
   }
@@ -294,7 +328,7 @@ export class PoliciesService {
    *   service cannot be asked for the run.
    */
   async evaluate(ctx: RequestContext, input: EvaluateAction): Promise<PolicyEvaluation> {
-    return evaluateAction({ sql: this.deps.db, bus: this.deps.bus, quotas: this.quotas }, ctx, input, this.now());
+    return evaluateAction({ sql: this.deps.db, bus: this.deps.bus, quotas: this.quotas, alerts: this.alerts }, ctx, input, this.now());
   }
 
   // ---------------------------------------------------------------------------------------------- quotas
@@ -401,6 +435,24 @@ export class PoliciesService {
       if (!decided) return state;
       const stored = await this.append(ctx, stream, state.version === 0 ? 'no_stream' : state.version, [decided]);
       return stored.reduce(evolveKillSwitch, state);
+    });
+  }
+
+  /**
+   * Engage an agent's own kill switch for a policy's `auto_kill_switch` that tripped: KillSwitchEngaged with the
+   * rule's reason, recorded as actor `rule:auto_kill_switch:<policy id>` (its name: the policy's), so the webhooks
+   * send it as `kill_switch.changed` and the audit names the rule. A switch already engaged is left as it is; only a
+   * person releases it (`kill-switches.set`). Source: docs/notifications.md (Automatic kill switch).
+   */
+  async engageAutoKillSwitch(trip: AutoKillTrip): Promise<void> {
+    const stream = killSwitchStream(trip.organization_id, 'agent', trip.agent_id);
+    await retryOnConflict('the kill switch', async () => {
+      const state = foldKillSwitch('agent', trip.agent_id, await this.deps.store.readStream(stream));
+      const decided = decideKillSwitch(state, { engaged: true, reason: trip.reason }, this.now().toISOString());
+      if (!decided) return;
+      const metadata = { organization_id: trip.organization_id, actor: autoKillActor(trip.policy.id), actor_name: trip.policy.name, correlation_id: newId(), schema_version: EVENT_SCHEMA_VERSION };
+      await this.deps.store.append([{ stream_id: stream, expected_version: state.version === 0 ? 'no_stream' : state.version, events: [{ event_id: newId(), type: decided.type, data: decided.data as unknown as Record<string, unknown>, metadata }] }]);
+      this.deps.logger.warn({ organization_id: trip.organization_id, agent_id: trip.agent_id, policy_id: trip.policy.id }, 'automatic kill switch engaged');
     });
   }
 

@@ -20,7 +20,7 @@ describe('decideCreate', () => {
     const d = decideCreate(CreatePolicySchema.parse({ name: 'p' }), ID, meta);
     expect(d).toEqual({
       type: PolicyEvents.Created,
-      data: { id: ID, at: T0, name: 'p', description: null, enabled: true, session_budget: null, run_budget: null, denied_actions: [], allowed_actions: null, approval_required_actions: [], rate_limits: {}, agent_ids: [], action_budget: null, downgrades: [], guardrails: {}, period_budgets: [], approvals_required: 1, separation_of_duties: false },
+      data: { id: ID, at: T0, name: 'p', description: null, enabled: true, session_budget: null, run_budget: null, denied_actions: [], allowed_actions: null, approval_required_actions: [], rate_limits: {}, agent_ids: [], action_budget: null, downgrades: [], guardrails: {}, period_budgets: [], approvals_required: 1, separation_of_duties: false, auto_kill_switch: null },
     });
     expect(current([created()]).denied_actions).toEqual(['drop_db']);
   });

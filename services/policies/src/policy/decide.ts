@@ -51,6 +51,7 @@ export function normaliseSettings(body: CreatePolicy): PolicySettings {
     period_budgets: body.period_budgets ?? [],
     approvals_required: body.approvals_required ?? 1,
     separation_of_duties: body.separation_of_duties ?? false,
+    auto_kill_switch: body.auto_kill_switch ?? null,
   };
 }
 

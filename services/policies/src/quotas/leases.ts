@@ -34,6 +34,21 @@ export interface CounterKey {
 /** Where a lease stands ({@link LEASE_STATUSES}). */
 type LeaseStatus = (typeof LEASE_STATUSES)[number];
 
+/** A USD counter whose `spent` a call moved up: the counter, its limit and window end, and `spent` before and after. */
+export interface SpendChange {
+  key: CounterKey;
+  window_end: number | null;
+  limit_value: number;
+  from: number;
+  to: number;
+}
+
+/**
+ * Called inside a call's transaction, after its counters are written, with the USD counters whose spend rose (the
+ * `budget.threshold` alerts, ../alerts/budget.ts); what it writes commits or rolls back with the call. `at`: ms.
+ */
+export type SpendHook = (tx: SqlExecutor, org: string, changes: SpendChange[], at: number) => Promise<void>;
+
 /** What the quota functions are built with: the policies service's database and the lease TTL (ms). */
 export interface QuotaDeps {
   db: Sql;
@@ -41,6 +56,8 @@ export interface QuotaDeps {
   ttlMs: number;
   /** Lease items between two vacuums of the quota tables (`AGP_QUOTA_VACUUM_EVERY_ITEMS`; 0 never). @default {@link QUOTA_VACUUM_EVERY_ITEMS} */
   vacuumEveryItems?: number;
+  /** Told of every rise of a USD counter's spend, in the same transaction ({@link SpendHook}); none: nobody. */
+  onSpend?: SpendHook;
 }
 
 /** One grant to make: the counter, its window end (ms, null = none), unit, the policy's current value, the need. */
@@ -308,7 +325,7 @@ export class LeaseGranter {
       }
       if (planned.length === 0) return;
       const calls = planned.map((p) => ({ holder: p.call.req.holder, plan: p.plan }));
-      const settled = await this.deps.db.transaction((tx) => applyCalls(tx, org, calls, now, this.deps.ttlMs, false));
+      const settled = await this.deps.db.transaction((tx) => applyCalls(tx, org, calls, now, this.deps.ttlMs, false, this.deps.onSpend));
       settled.forEach((s, i) => ('answer' in s ? planned[i].call.resolve(s.answer) : planned[i].call.reject(s.error)));
       this.applied(planned.reduce((n, p) => n + p.call.req.acquire.length + p.call.req.report.length, 0));
     } catch (err) {
@@ -328,7 +345,7 @@ export async function reserveQuotas(deps: QuotaDeps, org: string, holder: string
   const plan: CallPlan = { reports: [], acquires: targets.map((target) => ({ target })) };
   // A refusal is thrown inside the transaction: it rolls back (the counters it created too).
   const answer = await deps.db.transaction(async (tx) => {
-    const [settled] = await applyCalls(tx, org, [{ holder, plan }], now, deps.ttlMs, true);
+    const [settled] = await applyCalls(tx, org, [{ holder, plan }], now, deps.ttlMs, true, deps.onSpend);
     if ('error' in settled) throw settled.error;
     return settled.answer;
   });
@@ -416,10 +433,11 @@ interface BatchState {
  * 4. apply each call's reports, then its grants, in memory, one call after another ({@link applyInMemory}); a call
  *    whose report finds its lease ended under the lock is refused before it changes anything, and settled with its 409
  *    (any other error, and every refusal when `exact`, fails the transaction);
- * 5. write the changed counters and leases back in one statement.
+ * 5. write the changed counters and leases back in one statement;
+ * 6. tell `onSpend` of the USD counters whose spend rose.
  * @returns one {@link Settled} per call, in order.
  */
-async function applyCalls(tx: SqlExecutor, org: string, calls: BatchCall[], now: number, ttlMs: number, exact: boolean): Promise<Settled[]> {
+async function applyCalls(tx: SqlExecutor, org: string, calls: BatchCall[], now: number, ttlMs: number, exact: boolean, onSpend?: SpendHook): Promise<Settled[]> {
   const at = new Date(now).toISOString();
   const targets = calls.flatMap((c) => c.plan.acquires.flatMap((a) => ('target' in a ? [a.target] : [])));
   const reports = calls.flatMap((c) => c.plan.reports);
@@ -456,6 +474,7 @@ async function applyCalls(tx: SqlExecutor, org: string, calls: BatchCall[], now:
   }
   // What each counter held when locked: only the counters this call changes are written (and their updated_at moved).
   const before = new Map([...counters].map(([id, c]) => [id, stateOf(c)]));
+  const spentBefore = new Map([...counters].map(([id, c]) => [id, c.spent]));
   // Reclaim and read in one statement: the read sees the rows as they were before the reclaim (one snapshot), so a
   // reclaimed lease is told by `reclaimed` and folded in below. No one else changes these leases: the counters are locked.
   const { rows: leaseRows } = await tx.query<LeaseRow & { reclaimed: boolean }>(
@@ -513,6 +532,10 @@ async function applyCalls(tx: SqlExecutor, org: string, calls: BatchCall[], now:
     ],
     PREPARED,
   );
+  if (onSpend) {
+    const rose = changed.filter((c) => c.unit === 'usd' && c.spent > (spentBefore.get(counterId(c.key)) ?? 0));
+    if (rose.length) await onSpend(tx, org, rose.map((c) => ({ key: c.key, window_end: c.window_end, limit_value: c.limit_value, from: spentBefore.get(counterId(c.key)) ?? 0, to: c.spent })), now);
+  }
 
   return settled;
 }

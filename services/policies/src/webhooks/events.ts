@@ -53,6 +53,8 @@ export interface WebhookEvent {
   agents: readonly string[] | null;
   intervention_type: InterventionType | null;
   risk_level: RiskLevel | null;
+  /** For `budget.threshold`: the percentage passed (50, 80, 100), which `filter.budget_thresholds` selects. */
+  budget_percent?: number;
 }
 
 /** What the mapping reads besides the event: the policy's agent scope before the event, an approval's intervention. */
@@ -145,11 +147,12 @@ const RANK = new Map(RISK_LEVELS.map((r, i) => [r, i]));
  * Whether a subscription with `events` and `filter` receives `ev`. The kind must be one of `events`; each filter part
  * holds or does not apply: `agent_ids` (an event concerning every agent passes), `intervention_types` and
  * `min_risk_level` (only events of an intervention or approval are held to them; one without a risk level fails
- * `min_risk_level`).
+ * `min_risk_level`), `budget_thresholds` (only `budget.threshold` events are held to it).
  */
-export function subscriptionWants(events: readonly string[], filter: WebhookFilter | null, ev: Pick<WebhookEvent, 'kind' | 'agents' | 'intervention_type' | 'risk_level'>): boolean {
+export function subscriptionWants(events: readonly string[], filter: WebhookFilter | null, ev: Pick<WebhookEvent, 'kind' | 'agents' | 'intervention_type' | 'risk_level' | 'budget_percent'>): boolean {
   if (!events.includes(ev.kind)) return false;
   if (!filter) return true;
+  if (ev.kind === 'budget.threshold' && filter.budget_thresholds && !filter.budget_thresholds.includes(ev.budget_percent as 50)) return false;
   if (filter.agent_ids && ev.agents !== null && !ev.agents.some((a) => filter.agent_ids!.includes(a))) return false;
   const aboutIntervention = ev.kind === 'intervention.created' || ev.kind === 'approval.requested' || ev.kind === 'approval.decided';
   if (aboutIntervention && filter.intervention_types && (ev.intervention_type === null || !filter.intervention_types.includes(ev.intervention_type))) return false;

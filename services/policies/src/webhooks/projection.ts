@@ -7,6 +7,8 @@ import { InterventionEvents, InterventionRecordedDataSchema, PolicyEvents, type 
 import type { SqlExecutor, StoredEvent } from '@agp/eventstore';
 import { subscriptionWants, webhookEventsOf, type EscalatedIntervention, type WebhookEvent } from './events.js';
 import { deliveryId, enqueueDeliveries, type NewDelivery } from './store.js';
+import { approvalRequestMessage } from '../slack/message.js';
+import { enqueueSlackPosts, slackChannelsOf, type NewSlackPost } from '../slack/slack.js';
 
 /** Name (and checkpoint) of the webhooks projection. */
 export const WEBHOOKS_PROJECTION = 'policies-webhooks';
@@ -26,7 +28,8 @@ export const payloadOf = (ev: Pick<WebhookEvent, 'kind' | 'at' | 'organization_i
 
 /**
  * Apply a batch: keep the escalated interventions and policy scopes the mapping reads, map each event, and enqueue a
- * delivery for each enabled subscription of its organisation that wants it and was created before it.
+ * delivery for each enabled subscription of its organisation that wants it and was created before it, and for each
+ * `approval.requested` a Slack message to each channel of the organisation's Slack connection whose filter it passes.
  * @param now when the deliveries are due (the projection's clock).
  */
 export async function applyWebhookEvents(events: StoredEvent[], tx: SqlExecutor, now: Date): Promise<void> {
@@ -59,6 +62,8 @@ export async function applyWebhookEvents(events: StoredEvent[], tx: SqlExecutor,
     for (const r of found.rows) scopes.set(k(r.organization_id, r.policy_id), json(r.agent_ids));
   }
 
+  const slackChannels = events.some((e) => e.type === InterventionEvents.Recorded) ? await slackChannelsOf(tx, orgs) : new Map();
+  const slackPosts: NewSlackPost[] = [];
   const newEscalations: Array<{ o: string; i: string; a: string; t: string; r: string | null }> = [];
   const touchedScopes = new Set<string>();
   const out: NewDelivery[] = [];
@@ -82,6 +87,23 @@ export async function applyWebhookEvents(events: StoredEvent[], tx: SqlExecutor,
       }
     }
     for (const ev of mapped) {
+      if (ev.kind === 'approval.requested' && slackChannels.has(org)) {
+        const i = ev.data.intervention as { agent_id: string; action_name: string; reason: string | null; risk_level: string | null; estimated_cost_usd: number | null };
+        const message = approvalRequestMessage({
+          organization_id: org,
+          approval_id: String(ev.data.approval_id),
+          agent_id: i.agent_id,
+          action_name: i.action_name,
+          reason: i.reason,
+          risk_level: i.risk_level,
+          estimated_cost_usd: i.estimated_cost_usd,
+          arguments: (e.data as { original_inputs?: unknown }).original_inputs,
+          expires_at: (ev.data.expires_at as string | null) ?? null,
+        });
+        for (const c of slackChannels.get(org)!) {
+          if (subscriptionWants(['approval.requested'], c.filter ?? null, ev)) slackPosts.push({ organization_id: org, approval_id: String(ev.data.approval_id), channel: c.channel, message });
+        }
+      }
       for (const t of targets.get(org) ?? []) {
         if (e.global_position < t.created_position || !subscriptionWants(t.events, t.filter, ev)) continue;
         out.push({ id: deliveryId(t.id, ev.key), organization_id: org, webhook_id: t.id, event: ev.kind, payload: payloadOf(ev) });
@@ -108,4 +130,5 @@ export async function applyWebhookEvents(events: StoredEvent[], tx: SqlExecutor,
     );
   }
   await enqueueDeliveries(tx, out, now);
+  await enqueueSlackPosts(tx, slackPosts, now);
 }

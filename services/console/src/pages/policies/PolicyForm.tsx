@@ -90,6 +90,8 @@ interface Draft {
   moderation: { on: boolean; mode: string; threshold: string; all: boolean; categories: string[] };
   loop: { on: boolean; mode: string; threshold: string; window_seconds: string };
   idempotency: { on: boolean; actions: string; ttl_seconds: string };
+  /** The automatic kill switch: on or off, and its three numbers as typed. */
+  auto_kill: { on: boolean; block_rate: string; window_seconds: string; min_actions: string };
 }
 
 const text = (v: number | null | undefined) => (v === null || v === undefined ? '' : String(v));
@@ -121,6 +123,7 @@ function draftOf(p?: Policy): Draft {
     moderation: { on: !!g.moderation, mode: g.moderation?.mode ?? 'block', threshold: text(g.moderation?.threshold), all: !g.moderation?.categories, categories: g.moderation?.categories ?? [] },
     loop: { on: !!g.loop, mode: g.loop?.mode ?? 'block', threshold: text(g.loop?.threshold), window_seconds: text(g.loop?.window_seconds) },
     idempotency: { on: !!g.idempotency, actions: (g.idempotency?.actions ?? []).join(', '), ttl_seconds: text(g.idempotency?.ttl_seconds) },
+    auto_kill: { on: !!p?.auto_kill_switch, block_rate: text(p?.auto_kill_switch?.block_rate), window_seconds: text(p?.auto_kill_switch?.window_seconds ?? 300), min_actions: text(p?.auto_kill_switch?.min_actions ?? 50) },
   };
 }
 
@@ -183,6 +186,7 @@ function bodyOf(d: Draft): Record<string, unknown> {
     action_budget: num(d.action_budget, null),
     downgrades: downgradesOf(d.downgrades),
     guardrails: JSON.parse(JSON.stringify(guardrails)) as Record<string, unknown>,
+    auto_kill_switch: d.auto_kill.on ? { block_rate: num(d.auto_kill.block_rate), window_seconds: num(d.auto_kill.window_seconds), min_actions: num(d.auto_kill.min_actions) } : null,
   };
 }
 
@@ -562,6 +566,24 @@ export function PolicyForm({ policy, onSaved, onCancel }: PolicyFormProps) {
               </Field>
               <Field id={`${p}-idem-ttl`} label="Idempotency TTL (seconds)" path="guardrails.idempotency.ttl_seconds" errors={errors}>
                 {(a) => <input {...a} type="text" inputMode="decimal" value={d.idempotency.ttl_seconds} onChange={(e) => up('idempotency', { ttl_seconds: e.target.value })} />}
+              </Field>
+            </div>
+          ) : null}
+        </div>
+        <div className="guardrail">
+          <label className="guardrail-switch">
+            <input type="checkbox" checked={d.auto_kill.on} onChange={(e) => up('auto_kill', { on: e.target.checked })} /> Automatic kill switch
+          </label>
+          {d.auto_kill.on ? (
+            <div className="form-grid">
+              <Field id={`${p}-autokill-rate`} label="Block rate that stops the agent" path="auto_kill_switch.block_rate" errors={errors} hint="share of stopped decisions, above 0 and at most 1">
+                {(a) => <input {...a} type="text" inputMode="decimal" value={d.auto_kill.block_rate} onChange={(e) => up('auto_kill', { block_rate: e.target.value })} />}
+              </Field>
+              <Field id={`${p}-autokill-window`} label="Window (seconds)" path="auto_kill_switch.window_seconds" errors={errors}>
+                {(a) => <input {...a} type="text" inputMode="numeric" value={d.auto_kill.window_seconds} onChange={(e) => up('auto_kill', { window_seconds: e.target.value })} />}
+              </Field>
+              <Field id={`${p}-autokill-min`} label="Fewest decisions in the window" path="auto_kill_switch.min_actions" errors={errors}>
+                {(a) => <input {...a} type="text" inputMode="numeric" value={d.auto_kill.min_actions} onChange={(e) => up('auto_kill', { min_actions: e.target.value })} />}
               </Field>
             </div>
           ) : null}

@@ -4,6 +4,8 @@ import { diffLines, fieldLines } from './policy-text.js';
 describe('a policy in words', () => {
   it('prints every kind of field as words, never JSON', () => {
     expect(fieldLines('agent_ids', [])).toEqual(['every agent']);
+    expect(fieldLines('auto_kill_switch', null)).toEqual(['none']);
+    expect(fieldLines('auto_kill_switch', { block_rate: 0.5, window_seconds: 300, min_actions: 50 })).toEqual(['stop the agent when more than 50% of its decisions within 300 s stop the action (after at least 50)']);
     expect(fieldLines('agent_ids', ['support-bot', 'billing-bot'])).toEqual(['support-bot', 'billing-bot']);
     expect(fieldLines('allowed_actions', null)).toEqual(['every action that is not denied']);
     expect(fieldLines('allowed_actions', [])).toEqual(['none: an empty allow-list blocks every action']);

@@ -6,7 +6,7 @@
  * importing `@agp/contracts` at run time would bundle zod. Source: packages/contracts/src/policy.ts; docs/decisions.md
  * (Policies, agents and kill switches; The policy engine's action budget, downgrades and guardrails).
  */
-import type { BudgetPeriod, DowngradeRule, Guardrails, ModerationCategory, PeriodBudget, PeriodBudgetScope, PiiCategory, PolicyField, RateLimit, RateLimitScope } from '@agp/contracts';
+import type { AutoKillSwitch, BudgetPeriod, DowngradeRule, Guardrails, ModerationCategory, PeriodBudget, PeriodBudgetScope, PiiCategory, PolicyField, RateLimit, RateLimitScope } from '@agp/contracts';
 import { usd } from '../../components/format.js';
 
 type SameUnion<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -23,7 +23,7 @@ export const PII_GUARDRAIL_MODES = ['block', 'warn', 'redact'] as const;
  * The policy fields (exactly the contract's POLICY_FIELDS, checked below) in the order the policy page and the form
  * show them: who it applies to, which actions, how much money, how often, then what it changes or guards.
  */
-export const POLICY_FIELDS = ['name', 'description', 'enabled', 'agent_ids', 'denied_actions', 'allowed_actions', 'approval_required_actions', 'approvals_required', 'separation_of_duties', 'session_budget', 'run_budget', 'action_budget', 'period_budgets', 'rate_limits', 'downgrades', 'guardrails'] as const;
+export const POLICY_FIELDS = ['name', 'description', 'enabled', 'agent_ids', 'denied_actions', 'allowed_actions', 'approval_required_actions', 'approvals_required', 'separation_of_duties', 'session_budget', 'run_budget', 'action_budget', 'period_budgets', 'rate_limits', 'downgrades', 'guardrails', 'auto_kill_switch'] as const;
 /** The key of `rate_limits` and the `action` of a downgrade rule that mean every action (contract RATE_LIMIT_ANY_ACTION, DOWNGRADE_ANY_ACTION). */
 export const ANY_ACTION = '*';
 /** Who a rate limit counts together (contract RATE_LIMIT_SCOPES); the first is the default of a new limit. */
@@ -65,6 +65,7 @@ export const FIELD_LABELS: Record<PolicyField, string> = {
   downgrades: 'Downgrade rules',
   guardrails: 'Guardrails',
   period_budgets: 'Period budgets',
+  auto_kill_switch: 'Automatic kill switch',
 };
 
 /** How each rate-limit scope reads after the limit: `… per 60 s per agent`. */
@@ -112,6 +113,11 @@ export function guardrailTexts(g: Guardrails): string[] {
   if (g.loop) out.push(`Loop: ${g.loop.mode} after ${g.loop.threshold} identical calls within ${g.loop.window_seconds} s`);
   if (g.idempotency) out.push(`Idempotency: ${g.idempotency.actions.join(', ')}, a repeat within ${g.idempotency.ttl_seconds} s returns the first result`);
   return out;
+}
+
+/** The automatic kill switch as a sentence: `stop the agent when over 50% of at least 50 decisions within 300 s stop`. */
+export function autoKillSwitchText(r: AutoKillSwitch): string {
+  return `stop the agent when more than ${Math.round(r.block_rate * 1000) / 10}% of its decisions within ${r.window_seconds} s stop the action (after at least ${r.min_actions})`;
 }
 
 /** The line of a field with nothing set (no budget, no rule, an empty list). */
@@ -166,6 +172,8 @@ export function fieldLines(field: PolicyField, v: unknown): string[] {
       const t = guardrailTexts((v ?? {}) as Guardrails);
       return t.length ? t : [NONE];
     }
+    case 'auto_kill_switch':
+      return v && typeof v === 'object' ? [autoKillSwitchText(v as AutoKillSwitch)] : [NONE];
   }
 }
 
