@@ -94,7 +94,12 @@ function stringArb(s: Json): fc.Arbitrary<string> {
   }
   if (typeof s.pattern === 'string') {
     try {
-      return fc.stringMatching(new RegExp(s.pattern)).filter((x) => x.length >= min && x.length <= (s.maxLength ?? Infinity));
+      // A string of the pattern when it comes out of the allowed length, else text of that length (a filter would
+      // loop for ever on a pattern whose strings are rarely long enough, e.g. `^[A-Za-z0-9]+$` with minLength 16).
+      const upTo = s.maxLength ?? Infinity;
+      return fc
+        .tuple(fc.stringMatching(new RegExp(s.pattern)), fc.string({ minLength: min, maxLength: Math.max(min, Math.min(upTo, min + 40)) }))
+        .map(([matching, text]) => (matching.length >= min && matching.length <= upTo ? matching : text));
     } catch {
       /* a pattern fast-check cannot generate from: plain text */
     }
