@@ -384,8 +384,11 @@ describe('mostRestrictive', () => {
 });
 
 describe('enginePolicy', () => {
-  it('fills every absent setting with what the policies service stores for it, and keeps the given ones', () => {
-    expect(enginePolicy('c', '2026-11-24T00:00:00.000Z', { name: 'candidate' })).toEqual({ id: 'c', name: 'candidate', created_at: '2026-11-24T00:00:00.000Z', ...NEUTRAL });
+  it('fills every absent setting decide() reads with what the policies service stores for it, and keeps the given ones', () => {
+    // `auto_kill_switch` is the policies service's rule over counted decisions, not a setting decide() reads: the
+    // engine's policy leaves it out.
+    const { auto_kill_switch: _alertRule, ...decided } = NEUTRAL;
+    expect(enginePolicy('c', '2026-11-24T00:00:00.000Z', { name: 'candidate' })).toEqual({ id: 'c', name: 'candidate', created_at: '2026-11-24T00:00:00.000Z', ...decided });
     const p = enginePolicy('c', '2026-11-24T00:00:00.000Z', { name: 'x', enabled: false, run_budget: 5, allowed_actions: [], rate_limits: { a: { max_calls: 1, window_seconds: 1 } } });
     expect(p).toMatchObject({ enabled: false, run_budget: 5, session_budget: null, allowed_actions: [], rate_limits: { a: { max_calls: 1, window_seconds: 1 } }, denied_actions: [] });
   });
