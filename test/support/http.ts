@@ -36,6 +36,11 @@ export interface BootedPlatform {
   queryRows(text: string, params?: unknown[]): Promise<Array<Record<string, unknown>>>;
   /** Distributed mode: the pid of each service process, by service name (the gateway included). */
   pids?: Record<string, number>;
+  /**
+   * Distributed mode: each service process that has ended while the platform was up (not stopped by the test), as
+   * `<label> (pid …) ended: code 1` followed by its last lines of output; empty while every process runs.
+   */
+  deadServices?(): string[];
   /** Distributed mode: kill a service's process with SIGKILL, then start it again and wait until it is ready. */
   killAndRestart?(service: string): Promise<void>;
   stop(): Promise<void>;

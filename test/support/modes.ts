@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe } from 'vitest';
 import { startEmbedded } from '@agp/embedded';
 import { createPgSql } from '@agp/eventstore';
 import { startDistributed } from './distributed.js';
@@ -33,6 +33,7 @@ export async function bootDistributed(opts: BootOptions = {}): Promise<BootedPla
     writeKey: 'agp_dist_write_key_001',
     readKey: 'agp_dist_read_key_0001',
     pids: run.pids,
+    deadServices: () => run.services().filter((s) => s.exit !== null).map((s) => `${s.label} (pid ${s.pid}) ended: ${s.exit}\n${s.lastLines()}`),
     async killAndRestart(service) {
       await run.kill(service, 'SIGKILL');
       await run.restart(service);
@@ -63,6 +64,12 @@ export function describeModes(
         const opts = typeof options === 'function' ? await options() : options;
         p = mode === 'embedded' ? await bootEmbedded(opts) : await bootDistributed(opts);
       }, 120_000);
+      // A service process that died mid-file fails the test it died in by name, with its last lines, instead of
+      // every later test failing with 503 "no responders".
+      afterEach(() => {
+        const dead = p?.deadServices?.() ?? [];
+        if (dead.length) throw new Error(`a service of the distributed platform ended during the test:\n${dead.join('\n')}`);
+      });
       afterAll(async () => {
         await p?.stop();
       });
