@@ -7,7 +7,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { startPinUpstream, type PinUpstream } from '../support/mcp-pin-upstream.js';
 
 /**
- * The console's Evals, Benchmarks, Tool gateway, Replay and Audit log pages (docs/console.md) in Chromium, against the real embedded
+ * The console's Evals, Benchmarks, Tool gateway, Replay, Audit log and Audit trail pages (docs/console.md) in Chromium, against the real embedded
  * platform filled by `agp simulate` (test/console/support.ts). Simulate sends no eval runs or replay submissions, so
  * this file submits them first through the public API, as a CI job (`POST /api/v1/evals/`) and the replay CLI
  * (`POST /api/v1/replay/{run_id}/results`) would. Every check compares what the page shows with what the API answers
@@ -403,6 +403,60 @@ describeConsole(
     expect(await reader.getByRole('alert').first().textContent()).toMatch(/admin/);
     expect(ctx().pageErrors).toEqual([]);
   }, 90_000);
+
+  it('audit trail: the latest checkpoint as the API lists it; a real record verified in the browser (signature, leaf hash, root); a wrong id is a clear error', async () => {
+    const { api, platform, screenshot } = ctx();
+    // A governance record: a policy created; its audit-log entry's id is its leaf's record id.
+    const created = await api('POST', '/api/v1/policies', { body: { name: 'ui-audit-trail' } });
+    expect(created.status).toBe(201);
+    let record = '';
+    await expect
+      .poll(async () => ((record = (await api('GET', `/api/v1/audit-log?object_id=${created.body.id}`, { key: platform.adminKey })).body.entries?.[0]?.id ?? ''), record), { timeout: 15_000 })
+      .not.toBe('');
+    await expect.poll(async () => (await api('GET', `/api/v1/audit/proofs/inclusion?record=${record}`)).status, { timeout: 15_000 }).toBe(200);
+    const signed = await api('POST', '/api/v1/audit/checkpoints');
+    expect(signed.status, JSON.stringify(signed.body)).toBe(200);
+    const listed = (await api('GET', '/api/v1/audit/checkpoints?limit=1')).body;
+    expect(listed.latest.tree_size).toBeGreaterThan((await api('GET', `/api/v1/audit/proofs/inclusion?record=${record}`)).body.leaf_index);
+
+    const page = await open('/audit-trail');
+    const latest = page.getByTestId('latest-checkpoint');
+    await expect.poll(() => latest.locator('[data-field="root_hash"]').textContent()).toBe(listed.latest.root_hash);
+    expect(await latest.locator('[data-field="tree_size"]').textContent()).toBe(`${listed.latest.tree_size.toLocaleString('en-US')} records`);
+    expect(await latest.textContent()).toContain(listed.latest.origin);
+    expect(await page.getByTestId('latest-note').textContent()).toBe(listed.latest.note);
+    const keys = (await api('GET', '/.well-known/agp-audit-keys')).body;
+    await page.getByRole('table', { name: 'Signing keys, the current one first' }).getByText(keys.keys[0].verifier_key).waitFor();
+
+    await page.getByLabel('Record id').fill(record);
+    await page.getByRole('button', { name: 'Verify', exact: true }).click();
+    const result = page.getByTestId('verify-result');
+    await result.waitFor();
+    expect(await result.getAttribute('data-valid')).toBe('true');
+    expect(await result.locator('[data-step]').evaluateAll((els) => els.map((e) => `${e.getAttribute('data-step')}:${e.getAttribute('data-status')}`))).toEqual(['signature:pass', 'record:pass', 'leaf-hash:pass', 'tree-size:pass', 'root:pass']);
+    expect(await result.locator('[data-step="root"]').textContent()).toContain(listed.latest.root_hash);
+    expect(await result.locator('[data-step="signature"]').textContent()).toContain(`key id ${listed.latest.key_id}`);
+    expect(new URL(page.url()).searchParams.get('record')).toBe(record);
+    await settle(page, '/audit-trail');
+    await screenshot(page, 'areas-audit-trail');
+
+    // A record id the log does not hold: the API's 404, said on the page; nothing reported valid.
+    await page.getByLabel('Record id').fill('no-such-record');
+    await page.getByRole('button', { name: 'Verify', exact: true }).click();
+    const error = page.getByTestId('verify-error');
+    await error.waitFor();
+    expect(await error.getByRole('alert').textContent()).toMatch(/Not Found.*404.*no-such-record is not in the organisation.s audit trail/);
+    expect(await page.getByTestId('verify-result').count()).toBe(0);
+
+    // The audit log links an entry to its check; at 390 px nothing scrolls sideways.
+    const fromLog = await open(`/audit-log?object_id=${created.body.id}`, { key: platform.adminKey, viewport: PHONE });
+    await fromLog.getByRole('link', { name: `Verify ${record} in the audit trail` }).click();
+    await fromLog.getByTestId('verify-result').waitFor();
+    expect(await fromLog.getByTestId('verify-result').getAttribute('data-valid')).toBe('true');
+    expect(await horizontalOverflow(fromLog)).toBe(0);
+    await ctx().expectAccessible(fromLog, '/audit-trail (phone)');
+    expect(ctx().pageErrors).toEqual([]);
+  }, 120_000);
 
   it('webhooks: an admin creates a subscription and sees its secret once, disables it, opens its delivery log; a write key is told it needs admin', async () => {
     const { open, api, platform, screenshot } = ctx();

@@ -2,7 +2,7 @@
  * Serving the web console (services/console, built by `node scripts/build.mjs` into services/console/dist):
  * - `/assets/*` (Vite's content-hashed files): a year-long immutable cache;
  * - a browser navigation (GET or HEAD accepting text/html) to `/` or a console route — `/interventions`, `/approvals`,
- *   `/policies`, `/runs`, `/evals`, `/replay`, `/webhooks` and their sub-paths, and exactly `/mcp` — gets index.html (history
+ *   `/policies`, `/runs`, `/evals`, `/replay`, `/audit-log`, `/audit-trail`, `/webhooks` and their sub-paths, and exactly `/mcp` — gets index.html (history
  *   fallback), never cached, with a strict Content-Security-Policy;
  * - everything else passes through: `/api/...`, the un-prefixed `/mcp/tools`, `/mcp/resources`, `/mcp/prompts`
  *   (authenticated API lists), `/healthz`, `/readyz`, `/metrics`, `/docs`; and a non-browser request (an API client's
@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import express, { type NextFunction, type Request, type Response } from 'express';
 
 /** Console routes whose sub-paths are console routes too (`/runs/<id>`); `/mcp` is exact: `/mcp/*` is the API. */
-export const CONSOLE_ROUTE_PREFIXES = ['/interventions', '/approvals', '/policies', '/runs', '/evals', '/replay', '/audit-log', '/webhooks'] as const;
+export const CONSOLE_ROUTE_PREFIXES = ['/interventions', '/approvals', '/policies', '/runs', '/evals', '/replay', '/audit-log', '/audit-trail', '/webhooks'] as const;
 
 /** The Content-Security-Policy of the console's pages: scripts, styles and data only from the gateway itself. */
 export const CONSOLE_CSP = [

@@ -6,7 +6,11 @@
 export type {
   Agent,
   ApprovalRecord,
+  AuditCheckpoint,
+  AuditCheckpointPage,
   AuditEntry,
+  AuditInclusionProof,
+  AuditKeys,
   AuditTrailEntry,
   BudgetPeriod,
   AuthConfig,

@@ -1,5 +1,5 @@
 /**
- * The console's routes: the ten pages of docs/console.md (the navigation lists them in this order) and their sub-paths.
+ * The console's routes: the pages of docs/console.md (the navigation lists them in this order) and their sub-paths.
  * Every page is its own lazily loaded chunk, so the initial bundle holds only the shell. The gateway serves
  * index.html for exactly these paths (services/gateway/src/console.ts, CONSOLE_ROUTE_PREFIXES); `/mcp` has no
  * sub-paths because `/mcp/*` is the API (the MCP page keeps its state in search parameters).
@@ -33,6 +33,7 @@ const Benchmarks = page(() => import('../pages/evals/BenchmarksPage.js'), 'Bench
 const Mcp = page(() => import('../pages/mcp/McpPage.js'), 'McpPage');
 const Replay = page(() => import('../pages/replay/ReplayPage.js'), 'ReplayPage');
 const AuditLog = page(() => import('../pages/audit-log/AuditLogPage.js'), 'AuditLogPage');
+const AuditTrail = page(() => import('../pages/audit-trail/AuditTrailPage.js'), 'AuditTrailPage');
 const Webhooks = page(() => import('../pages/webhooks/WebhooksPage.js'), 'WebhooksPage');
 
 /** Every route, navigation entries first in display order. */
@@ -47,6 +48,7 @@ export const ROUTES: PageRoute[] = [
   { path: '/mcp', nav: 'Tool gateway', component: Mcp },
   { path: '/replay', nav: 'Replay', component: Replay },
   { path: '/audit-log', nav: 'Audit log', component: AuditLog },
+  { path: '/audit-trail', nav: 'Audit trail', component: AuditTrail },
   { path: '/webhooks', nav: 'Webhooks', component: Webhooks },
   { path: '/interventions/:id', component: InterventionDetail },
   { path: '/policies/:id', component: PolicyDetail },

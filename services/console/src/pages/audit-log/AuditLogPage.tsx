@@ -1,12 +1,13 @@
 /**
  * Audit log (`/audit-log`): `GET /api/v1/audit-log`, the log of administrative changes, newest first, with its
  * filters (entry type, object type, object id, actor, from, to) in the URL, paged; each entry shows who made the
- * change, when, to what, and the object before and after (secrets are never in the log). Buttons download the
+ * change, when, to what, and the object before and after (secrets are never in the log), and links to its check in
+ * the verifiable audit trail (`/audit-trail?record=<id>`: an entry's id is its leaf's record id). Buttons download the
  * filtered range as CSV or JSON Lines. Needs an admin key: any other key sees the API's 403 problem.
  * Source: docs/auth.md (Audit log).
  */
 import { useState } from 'react';
-import { useSearchParams } from 'react-router';
+import { Link, useSearchParams } from 'react-router';
 import { useSession } from '../../auth/session.js';
 import { PageHeader } from '../../components/PageHeader.js';
 import { AUDIT_ENTRY_TYPES, AUDIT_OBJECT_TYPES, type AuditEntry } from '../../api/types.js';
@@ -98,6 +99,7 @@ export function AuditLogPage() {
           { key: 'object', header: 'Object', cell: (e) => <Truncate text={`${e.object.type} ${e.object.id}`} /> },
           { key: 'actor', header: 'Actor', cell: (e) => <Actor id={actorId(e)} name={e.actor.name} /> },
           { key: 'change', header: 'Before → after', cell: (e) => <BeforeAfter entry={e} /> },
+          { key: 'verify', header: 'Audit trail', cell: (e) => <Link to={`/audit-trail?record=${encodeURIComponent(e.id)}`} aria-label={`Verify ${e.id} in the audit trail`}>Verify</Link> },
         ]}
       />
     </>
