@@ -21,6 +21,10 @@
  * over OTLP/HTTP to a loopback receiver in this process (test/support/otlp-receiver.ts); `sampled` the same with
  * OTEL_TRACES_SAMPLER=parentbased_traceidratio, OTEL_TRACES_SAMPLER_ARG=0.01; `off` sets no endpoint. One table, a row
  * per platform started, with the spans the receiver got).
+ * BENCH_AUDIT_TRAIL=1: the audit trail's cost on the write path: (c)/(d) only, on a fresh distributed platform per
+ * setting, AGP_AUDIT_TRAIL=off then on (the events are interventions, each of which the trail appends as a leaf), each
+ * BENCH_AUDIT_TRAIL_ROUNDS times (default 2); with `on` the work ends when the trail holds every event. One row per
+ * platform, then the CPU per event the trail adds (the platform's processes and this database's PostgreSQL backends).
  * Prints the CPU µs per 100-event batch of every process over c/d (from /proc), to show where the time goes; `postgres`
  * is every PostgreSQL process of the server, `postgres: this db` the backends connected to the platform's database (on
  * a server shared with other work, the platform's own share).
@@ -420,6 +424,70 @@ async function tracingBench(spec: string, js: number, pgRate: number): Promise<v
   for (const r of rows) console.log(r);
 }
 
+/** Wait until the audit trails of the platform's database hold at least `leaves` leaves in all (60 s at most). */
+async function trailHolds(p: DistributedRun, leaves: number): Promise<number> {
+  const client = new pg.Client({ connectionString: p.databaseUrl });
+  await client.connect();
+  try {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const { rows } = await client.query<{ n: string }>('SELECT COALESCE(sum(size), 0)::text AS n FROM agp_tlog_trees');
+      const n = Number(rows[0].n);
+      if (n >= leaves || Date.now() > deadline) return n;
+      await sleep(50);
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * The audit trail's cost on the write path (BENCH_AUDIT_TRAIL, see the module docs): (c) and (d) on a fresh
+ * distributed platform with AGP_AUDIT_TRAIL=off, then on, BENCH_AUDIT_TRAIL_ROUNDS times; with it on, the work ends
+ * only when the trail holds every event sent (warm-up included), so the projection's whole cost is inside the
+ * measurement. Prints a row per platform and the median CPU per event each way, and what the trail adds.
+ */
+async function auditTrailBench(js: number, pgRate: number): Promise<void> {
+  const rounds = Number(process.env.BENCH_AUDIT_TRAIL_ROUNDS ?? 2);
+  const batchesRun = Math.ceil(EVENTS / 100) + WARM_BATCHES;
+  const rows: string[] = [];
+  const perEvent: Record<'off' | 'on', number[]> = { off: [], on: [] };
+  try {
+    for (let round = 1; round <= rounds; round++) {
+      for (const mode of ['off', 'on'] as const) {
+        console.log(`audit trail ${mode} (round ${round}): starting distributed mode ...`);
+        const p = await startIngestPlatform({ AGP_AUDIT_TRAIL: mode });
+        try {
+          let leaves = 0;
+          const { result: ing, perRequest, platformPerRequest } = await withCpu(p, async () => {
+            const r = await agpIngest(p);
+            leaves = mode === 'on' ? await trailHolds(p, batchesRun * 100) : await trailHolds(p, 0);
+            return r;
+          });
+          if (mode === 'on' && leaves < batchesRun * 100) throw new Error(`the audit trail holds ${leaves} leaves after 60 s, not ${batchesRun * 100}`);
+          if (mode === 'off' && leaves !== 0) throw new Error(`AGP_AUDIT_TRAIL=off, yet the trail holds ${leaves} leaves`);
+          const total = platformPerRequest(batchesRun);
+          perEvent[mode].push(total / 100);
+          rows.push(`| ${mode} | ${round} | ${fmt(ing.accepted)} events/s | ${fmt(ing.queryable)} events/s | ${fmt(leaves)} | ${fmt(total)} | ${perRequest(batchesRun)} |`);
+          console.log(rows.at(-1));
+        } finally {
+          await p.stop();
+        }
+      }
+    }
+  } finally {
+    agent.destroy();
+  }
+  const median = (xs: number[]) => pct(xs, 50);
+  const off = median(perEvent.off);
+  const on = median(perEvent.on);
+  console.log(`\n${fmt(EVENTS)} events (+${WARM_BATCHES * 100} warm-up) per platform, every one an intervention (a governance record: one leaf each); (a) raw JetStream ${fmt(js)} msg/s; (b) raw PostgreSQL ${fmt(pgRate)} rows/s\n`);
+  console.log('| audit trail | round | (c) accepted | (d) queryable | leaves appended | CPU per 100-event batch (µs), platform + its PostgreSQL backends | per process (µs per batch) |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const r of rows) console.log(r);
+  console.log(`\nCPU per event, median of ${rounds}: trail off ${off.toFixed(1)} µs, on ${on.toFixed(1)} µs: the trail adds ${(on - off).toFixed(1)} µs per governance event = ${(((on - off) / off) * 100).toFixed(1)} % (target <= 5 %)`);
+}
+
 async function ingestBench(): Promise<void> {
   console.log(`AGP ingest benchmark: ${EVENTS} events, ${CONCURRENCY} HTTP requests in flight, node ${process.version}, ${new Date().toISOString()}`);
   console.log('measuring baselines ...');
@@ -427,6 +495,7 @@ async function ingestBench(): Promise<void> {
   const pgRate = await rawPostgres();
   const tracing = process.env.BENCH_TRACING;
   if (tracing) return tracingBench(tracing, js, pgRate);
+  if (process.env.BENCH_AUDIT_TRAIL) return auditTrailBench(js, pgRate);
   console.log('starting distributed mode (gateway, ingest, interventions as separate processes) ...');
   const profile = process.env.BENCH_PROFILE;
   const p = await startIngestPlatform();
@@ -479,14 +548,15 @@ async function ingestBench(): Promise<void> {
  * Where the CPU went while `work` ran: ms of CPU per service process, PostgreSQL (all backends and server processes,
  * and `postgres: this db`, the backends connected to the platform's database), nats-server and
  * this process (the load generator). `shares` is each as a share of the wall time (1.00 = one core busy);
- * `perRequest(n)` is each in µs per request when the work answered `n` requests; `acceptingAtMark()` the CPU ms of the
+ * `perRequest(n)` is each in µs per request when the work answered `n` requests; `platformPerRequest(n)` the platform's
+ * own processes and this database's PostgreSQL backends together, µs per request (no NATS, no load generator); `acceptingAtMark()` the CPU ms of the
  * accepting side (gateway, ingest, nats-server, load generator) and of the other platform processes (PostgreSQL: the
  * backends of the platform's database) until the mark, with the wall ms until it. Profiling aid (docs/performance.md (`pnpm bench ingest`)).
  */
 async function withCpu<T>(
   p: DistributedRun,
   work: (mark: () => void) => Promise<T>,
-): Promise<{ result: T; shares: string; perRequest(n: number): string; perRequestAtMark(n: number): string; acceptingAtMark(): { acceptingMs: number; othersMs: number; wallMs: number } }> {
+): Promise<{ result: T; shares: string; perRequest(n: number): string; perRequestAtMark(n: number): string; platformPerRequest(n: number): number; acceptingAtMark(): { acceptingMs: number; othersMs: number; wallMs: number } }> {
   const db = new URL(p.databaseUrl).pathname.slice(1);
   const groups = (): Record<string, number[]> => ({ ...Object.fromEntries(Object.entries(p.pids).map(([k, v]) => [k, [v]])), postgres: pidsNamed('postgres'), 'postgres: this db': postgresBackendsOf(db), nats: pidsNamed('nats-server'), 'load generator': [process.pid] });
   const t0 = new Map(Object.values(groups()).flat().map((pid) => [pid, cpuMsOf(pid)]));
@@ -511,6 +581,7 @@ async function withCpu<T>(
     shares: list(used, (ms) => ms / wall, 2, 0.01),
     perRequest: (n) => list(used, (ms) => (ms * 1000) / n, 0, 10),
     perRequestAtMark: (n) => list(marked, (ms) => (ms * 1000) / n, 0, 10),
+    platformPerRequest: (n) => (used.filter(([k]) => k in p.pids || k === 'postgres: this db').reduce((a, [, ms]) => a + ms, 0) * 1000) / n,
     acceptingAtMark: () => {
       const accepting = new Set(['gateway', 'ingest', 'nats', 'load generator']);
       const sum = (pick: (k: string) => boolean) => marked.filter(([k]) => pick(k)).reduce((a, [, ms]) => a + ms, 0);
@@ -623,7 +694,8 @@ else if (which === 'sdk') await (await import('./sdk.js')).sdkBench();
 else if (which === 'quotas') await (await import('./quotas.js')).quotasBench();
 else if (which === 'mcp-proxy') await (await import('./mcp-proxy.js')).mcpProxyBench();
 else if (which === 'webhooks') await (await import('./webhooks.js')).webhooksBench();
+else if (which === 'audit-proofs') await (await import('./audit-proofs.js')).auditProofsBench();
 else {
-  console.error(`unknown benchmark ${which}; available: ingest, list, stats, mcp, policy, sdk, quotas, mcp-proxy, webhooks`);
+  console.error(`unknown benchmark ${which}; available: ingest, list, stats, mcp, policy, sdk, quotas, mcp-proxy, webhooks, audit-proofs`);
   process.exit(2);
 }

@@ -57,6 +57,12 @@ export const policiesSettings = {
     .refine((v) => v === undefined || v === '' || (/^[A-Za-z0-9+/]+={0,2}$/.test(v.trim()) && Buffer.from(v.trim(), 'base64').length === 32), 'expected base64 of a 32-byte Ed25519 private key'),
   /** The name of the audit trail's signing key and the prefix of each organisation's log origin (`<name>/<org>`): no spaces, no `+`. @default agp-audit */
   AGP_AUDIT_LOG_NAME: z.string().regex(/^[\x21-\x2a\x2c-\x7e]{1,100}$/, 'expected 1 to 100 printable characters, no spaces and no "+"').default(DEFAULT_AUDIT_LOG_NAME),
+  /**
+   * Whether the audit trail's projection appends governance records (`on`), or is paused (`off`: nothing is appended
+   * while off; proofs and checkpoints still answer for what is stored). Turned on again, it appends every record stored
+   * meanwhile, in order, from where it stopped. For measuring its cost (`pnpm bench ingest`). @default on
+   */
+  AGP_AUDIT_TRAIL: z.enum(['on', 'off'], { message: 'expected on or off' }).default('on'),
   /** How often checkpoints are signed for the logs that grew, in ms; 0 signs only on request. @default 60000 */
   AGP_AUDIT_CHECKPOINT_INTERVAL_MS: z.coerce.number().int().min(0).max(86_400_000).default(DEFAULT_AUDIT_CHECKPOINT_INTERVAL_MS),
   /**

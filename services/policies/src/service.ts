@@ -200,6 +200,7 @@ export class PoliciesService {
   async start(): Promise<void> {
     const { store, db, logger, ingestLog, subjectPrefix } = this.deps;
     this.secrets ??= await loadSecretBox(this.deps.env ?? {});
+    if (this.deps.env?.AGP_AUDIT_TRAIL === 'off') logger.warn('the audit trail is off (AGP_AUDIT_TRAIL=off): governance records are not appended to it until it is turned on again, when it appends them from where it stopped');
     this.running = await startEventSourcedService<IngestEnvelope>({
       name: 'policies',
       store,
@@ -209,7 +210,8 @@ export class PoliciesService {
       projections: [
         { name: POLICIES_READ_MODEL, eventTypes: POLICIES_READ_MODEL_EVENT_TYPES, batchSize: 1000, handler: applyPoliciesEvents },
         { name: AUDIT_LOG_READ_MODEL, eventTypes: AUDIT_LOG_EVENT_TYPES, batchSize: 500, handler: applyAuditEvents },
-        { name: AUDIT_TRAIL_PROJECTION, eventTypes: [...AUDIT_LEAF_EVENT_TYPES], batchSize: 1000, handler: applyAuditTrailEvents },
+        // AGP_AUDIT_TRAIL=off pauses the projection: its checkpoint stays where it is, so turned on again it appends what it missed.
+        ...(this.deps.env?.AGP_AUDIT_TRAIL === 'off' ? [] : [{ name: AUDIT_TRAIL_PROJECTION, eventTypes: [...AUDIT_LEAF_EVENT_TYPES], batchSize: 1000, handler: applyAuditTrailEvents }]),
         { name: DECISION_COUNTS_PROJECTION, eventTypes: DECISION_COUNT_EVENT_TYPES, batchSize: 1000, handler: (events, tx) => this.alerts.applyLedger(events, tx) },
         {
           name: WEBHOOKS_PROJECTION,
