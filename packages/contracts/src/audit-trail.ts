@@ -76,6 +76,8 @@ export interface AuditRecordsErasedData {
   /** Records whose committed fields were erased, and how many fields. */
   records: number;
   fields: number;
+  /** The interventions whose records it covered: the interventions service erases them in its read models. */
+  intervention_ids: string[];
   at: string;
 }
 
