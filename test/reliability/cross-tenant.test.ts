@@ -60,6 +60,9 @@ const BODIES: Readonly<Record<string, (a: OrgObjects) => unknown>> = {
   retryDeadLetter: () => ({}),
   // B signs a checkpoint of its own log (the body is empty): nothing of A's in it.
   createAuditCheckpoint: () => ({}),
+  // B asks to erase A's agent's records: only B's organisation is searched, so nothing of A's is erased.
+  createAuditErasure: (a) => ({ agent_id: a.agentId, reason: 'globex erasure' }),
+  putAuditRetention: () => ({ audit_retention_days: null }),
   createWebhook: (a) => ({ url: 'https://93.184.215.14/globex', events: ['approval.requested'], filter: { agent_ids: [a.agentId] }, enabled: false }),
   updateWebhook: () => ({ url: 'https://93.184.215.14/hijacked' }),
   rotateWebhookSecret: () => ({}),

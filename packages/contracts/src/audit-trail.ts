@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { OpaqueIdSchema, paginationShape } from './common.js';
 import { AUDIT_EVENT_TYPES } from './audit-log.js';
 import { InterventionEvents } from './events.js';
+import { KillSwitchEvents } from './policy.js';
 
 /**
  * The verifiable audit trail: every governance record of an organisation is a leaf of its own RFC 9162 Merkle tree
@@ -11,8 +12,20 @@ import { InterventionEvents } from './events.js';
  * as in the signed note. Source: docs/audit.md.
  */
 
-/** The version of the leaf serialisation (the leaf's `v`). */
+/** The version of the leaf serialisation (the leaf's `v`) of a record without committed fields. */
 export const AUDIT_LEAF_VERSION = 1;
+
+/**
+ * The version of a leaf whose record holds salted commitments (`{"$commitment": "<base64>"}`) in place of the
+ * values of its {@link AUDIT_COMMITTED_FIELDS}. Leaves logged before commitments existed stay version 1.
+ */
+export const AUDIT_LEAF_VERSION_COMMITTED = 2;
+
+/** Audit trail events: an erasure of personal data (a request, or the organisation's retention), itself a leaf. */
+export const AuditTrailEvents = { RecordsErased: 'AuditRecordsErased' } as const;
+
+/** Stream id of one erasure (`audit-erasure-<id>`). */
+export const auditErasureStream = (id: string) => `audit-erasure-${id}`;
 
 /**
  * The event types that become leaves: every administrative change of the audit log (policy versions, kill-switch
@@ -25,7 +38,91 @@ export const AUDIT_LEAF_EVENT_TYPES: readonly string[] = [
   InterventionEvents.OutcomeChanged,
   InterventionEvents.ApprovalGiven,
   InterventionEvents.Deleted,
+  AuditTrailEvents.RecordsErased,
 ];
+
+/**
+ * The fields that can hold personal data, per event type: JSON Pointers (RFC 6901) into the leaf's record. In a
+ * version 2 leaf each such field present in the event is replaced by `{"$commitment": base64 SHA-256(salt ||
+ * canonicalJson(value))}` with its own random 32-byte salt, kept beside the leaf; erasure and retention delete the
+ * value (from the event store and the read models) and the salt, and the commitment keeps the tree verifying.
+ * Chosen: what people and agents wrote or sent (an intervention's description, reason, intent, blast radius, inputs,
+ * guardrail context with the matched text, remediation payload; approval notes and reasons; deletion, kill-switch
+ * and erasure reasons). Not committed: ids, types, outcomes, amounts, times, policy names, and who acted (`actor`,
+ * `approver_email`: the accountable person stays in the record). Source: docs/audit.md (Salted commitments).
+ */
+export const AUDIT_COMMITTED_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  [InterventionEvents.Recorded]: ['/data/description', '/data/reason', '/data/agent_intent', '/data/blast_radius', '/data/original_inputs', '/data/modified_inputs', '/data/context', '/data/remediation_payload'],
+  [InterventionEvents.OutcomeChanged]: ['/data/notes', '/data/reason'],
+  [InterventionEvents.ApprovalGiven]: ['/data/notes'],
+  [InterventionEvents.Deleted]: ['/data/reason'],
+  [KillSwitchEvents.Engaged]: ['/data/reason'],
+  [KillSwitchEvents.Released]: ['/data/reason'],
+  [AuditTrailEvents.RecordsErased]: ['/data/reason'],
+};
+
+/** Data of AuditRecordsErased: what was erased, why, and how much. */
+export interface AuditRecordsErasedData {
+  /** The erasure's id. */
+  id: string;
+  /** `agent`, `run` (a request) or `retention` (the organisation's retention setting). */
+  scope: 'agent' | 'run' | 'retention';
+  agent_id: string | null;
+  run_id: string | null;
+  /** For retention: records stored before this time (ISO 8601 UTC) were erased. */
+  before: string | null;
+  /** Why (the request's reason; for retention, none). */
+  reason?: string;
+  /** Records whose committed fields were erased, and how many fields. */
+  records: number;
+  fields: number;
+  /** The interventions whose records it covered: the interventions service erases them in its read models. */
+  intervention_ids: string[];
+  at: string;
+}
+
+/** Body of `POST /api/v1/audit/erasures`: erase the personal data of one agent's or one run's records. */
+export const CreateAuditErasureSchema = z
+  .strictObject({
+    agent_id: OpaqueIdSchema.optional().describe('Erase the records of this agent (its interventions, their approvals, outcome changes and deletions, and the kill switches engaged on it)'),
+    run_id: OpaqueIdSchema.optional().describe('Erase the records of this run (its interventions, their approvals, outcome changes and deletions)'),
+    reason: z.string().min(1, 'must not be empty').max(1000, 'at most 1000 characters').describe('Why (e.g. a data subject’s request); committed in the erasure’s own record'),
+  })
+  .superRefine((b, ctx) => {
+    if ((b.agent_id === undefined) === (b.run_id === undefined)) {
+      for (const path of ['agent_id', 'run_id']) ctx.addIssue({ code: 'custom', path: [path], message: 'give exactly one of agent_id or run_id' });
+    }
+  });
+export type CreateAuditErasure = z.infer<typeof CreateAuditErasureSchema>;
+
+/** The answer to an erasure: what it erased. The erasure is bounded by the records of one agent or run and runs in the request. */
+export const AuditErasureSchema = z.object({
+  id: z.string().describe('The erasure’s id; its record (AuditRecordsErased) is a leaf of the log'),
+  scope: z.enum(['agent', 'run', 'retention']),
+  agent_id: z.string().nullable(),
+  run_id: z.string().nullable(),
+  before: z.string().nullable().describe('Retention: records stored before this time were erased'),
+  records: z.number().int().describe('Records whose committed fields were erased'),
+  fields: z.number().int().describe('Committed fields erased (value and salt)'),
+  events_changed: z.number().int().describe('Stored events whose erased fields were removed (0 on KurrentDB, whose events cannot change)'),
+  at: z.string(),
+});
+export type AuditErasure = z.infer<typeof AuditErasureSchema>;
+
+/** Longest retention, in days (100 years). */
+export const AUDIT_RETENTION_DAYS_MAX = 36_500;
+
+/** The organisation's audit retention: `PUT /api/v1/audit/retention` body and the GET answer. */
+export const AuditRetentionSchema = z.strictObject({
+  audit_retention_days: z
+    .number({ message: 'expected a whole number of days or null' })
+    .int('expected a whole number of days')
+    .min(1, 'at least 1 day')
+    .max(AUDIT_RETENTION_DAYS_MAX, `at most ${AUDIT_RETENTION_DAYS_MAX} days`)
+    .nullable()
+    .describe('Records older than this many days lose their committed fields (value and salt); null keeps everything (the default). The EU AI Act asks for at least 6 months (183 days)'),
+});
+export type AuditRetention = z.infer<typeof AuditRetentionSchema>;
 
 /** Largest page of `GET /api/v1/audit/checkpoints`. */
 export const AUDIT_CHECKPOINT_PAGE_MAX = 200;

@@ -70,7 +70,18 @@ import {
 } from './mcp.js';
 import { IngestResponseSchema } from './ingest.js';
 import { AuditLogPageSchema, AuditLogQuerySchema } from './audit-log.js';
-import { AuditCheckpointPageSchema, AuditCheckpointSchema, AuditConsistencyProofSchema, AuditConsistencyQuerySchema, AuditInclusionProofSchema, AuditInclusionQuerySchema, ListAuditCheckpointsQuerySchema } from './audit-trail.js';
+import {
+  AuditCheckpointPageSchema,
+  AuditCheckpointSchema,
+  AuditConsistencyProofSchema,
+  AuditConsistencyQuerySchema,
+  AuditErasureSchema,
+  AuditInclusionProofSchema,
+  AuditInclusionQuerySchema,
+  AuditRetentionSchema,
+  CreateAuditErasureSchema,
+  ListAuditCheckpointsQuerySchema,
+} from './audit-trail.js';
 import { ProjectionRetriedSchema, RetryProjectionDeadLetterSchema } from './dead-letters.js';
 import { LeaseAnswerSchema, LeaseRequestSchema, ListQuotasQuerySchema, QuotaCounterPageSchema } from './quota.js';
 import {
@@ -577,6 +588,27 @@ export const Wire = {
     request: z.object({ query: AuditConsistencyQuerySchema }),
     reply: AuditConsistencyProofSchema,
     summary: 'the consistency proof between two sizes of the organisation’s audit trail (the log only appended)',
+  }),
+  'audit.erase': row({
+    service: 'policies',
+    scope: 'admin',
+    request: z.object({ body: CreateAuditErasureSchema }),
+    reply: AuditErasureSchema,
+    summary: 'erase the personal data (committed fields: values and salts) of one agent’s or one run’s audit records; the proofs still verify',
+  }),
+  'audit.retention-get': row({
+    service: 'policies',
+    scope: 'admin',
+    request: z.object({}),
+    reply: AuditRetentionSchema,
+    summary: 'the organisation’s audit retention in days (null: keep everything)',
+  }),
+  'audit.retention-put': row({
+    service: 'policies',
+    scope: 'admin',
+    request: z.object({ body: AuditRetentionSchema }),
+    reply: AuditRetentionSchema,
+    summary: 'set the organisation’s audit retention; older records lose their committed fields',
   }),
   'webhooks.create': row({
     service: 'policies',

@@ -39,6 +39,24 @@ CREATE TABLE IF NOT EXISTS agp_events (
 );
 `;
 
+/**
+ * Remove the members at RFC 6901 JSON Pointers (`/reason`, `/changes/reason`) from `doc`. Mutates `doc`.
+ * @returns whether anything was removed.
+ */
+export function removeMembers(doc: unknown, pointers: readonly string[]): boolean {
+  let removed = false;
+  for (const pointer of pointers) {
+    const tokens = pointer.split('/').slice(1).map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
+    let parent: unknown = doc;
+    for (const t of tokens.slice(0, -1)) parent = typeof parent === 'object' && parent !== null ? (parent as Record<string, unknown>)[t] : undefined;
+    const last = tokens.at(-1);
+    if (last === undefined || typeof parent !== 'object' || parent === null || !Object.hasOwn(parent, last)) continue;
+    delete (parent as Record<string, unknown>)[last];
+    removed = true;
+  }
+  return removed;
+}
+
 interface EventRow {
   global_position: string;
   event_id: string;
@@ -346,6 +364,26 @@ export class SqlEventStore implements EventStore, CatchUpSource {
 
   hasEvents(eventIds: readonly string[]): Promise<Set<string>> {
     return storedEventIds(this.sql, 'agp_events', eventIds);
+  }
+
+  async eraseData(edits: ReadonlyArray<{ event_id: string; pointers: readonly string[] }>): Promise<number> {
+    if (!edits.length) return 0;
+    const wanted = new Map(edits.map((e) => [e.event_id, e.pointers]));
+    const { rows } = await this.sql.query<{ event_id: string; data: unknown }>(`SELECT event_id, data FROM agp_events WHERE event_id = ANY($1::text[])`, [[...wanted.keys()]]);
+    const changed: Array<{ id: string; d: string }> = [];
+    for (const r of rows) {
+      const data = (typeof r.data === 'string' ? JSON.parse(r.data) : r.data) as Record<string, unknown>;
+      if (removeMembers(data, wanted.get(r.event_id)!)) changed.push({ id: r.event_id, d: JSON.stringify(data) });
+    }
+    // One statement; json is assigned to a jsonb column (a table created with it) by its assignment cast.
+    if (changed.length) {
+      await this.sql.query(
+        `UPDATE agp_events e SET data = x.d::json
+         FROM jsonb_to_recordset($1::jsonb) AS x(id text, d text) WHERE e.event_id = x.id`,
+        [JSON.stringify(changed)],
+      );
+    }
+    return changed.length;
   }
 
 

@@ -253,6 +253,11 @@ export class KurrentDbEventStore implements EventStore, CatchUpSource {
     return storedEventIds(this.db, 'agp_kurrentdb_event_ids', eventIds);
   }
 
+  /** KurrentDB events are immutable: nothing changes (docs/audit.md, Erasure: the salts and read models are erased all the same). */
+  async eraseData(): Promise<number> {
+    return 0;
+  }
+
 
   subscribe(options: SubscriptionOptions): Subscription {
     this.startLive();

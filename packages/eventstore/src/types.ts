@@ -193,6 +193,15 @@ export interface EventStore {
    */
   hasEvents(eventIds: readonly string[]): Promise<Set<string>>;
   /**
+   * Remove members of stored events' `data` in place: personal data erased on request or by retention (the event, its
+   * id, type, stream, version and position stay; projections that read the stream again see the data without them).
+   * Each entry names an event and the members to remove as RFC 6901 JSON Pointers into its `data` (`/reason`); an
+   * absent member or an unknown event id is skipped. The only change the store allows to a stored event.
+   * @returns how many events changed. KurrentDB events cannot change: its adapter changes nothing and answers 0.
+   * Source: docs/audit.md (Erasure).
+   */
+  eraseData(edits: ReadonlyArray<{ event_id: string; pointers: readonly string[] }>): Promise<number>;
+  /**
    * Start a catch-up subscription from its stored checkpoint (0 when new). The checkpoint lives in the read-model
    * database and is committed in the same transaction as the handler's writes (`checkpoints.ts`, `catch-up.ts`).
    */

@@ -13,6 +13,8 @@ import { QUOTA_VACUUM_EVERY_ITEMS } from './quotas/leases.js';
 export const DEFAULT_AUDIT_LOG_NAME = 'agp-audit';
 /** The default interval of the audit trail's checkpoints, ms (AGP_AUDIT_CHECKPOINT_INTERVAL_MS). */
 export const DEFAULT_AUDIT_CHECKPOINT_INTERVAL_MS = 60_000;
+/** The default interval of the audit retention run, ms (AGP_AUDIT_RETENTION_INTERVAL_MS): one hour. */
+export const DEFAULT_AUDIT_RETENTION_INTERVAL_MS = 3_600_000;
 
 /**
  * The policies service's own settings (both modes): the fleet-wide quotas' lease TTL; the outbound address check's
@@ -65,6 +67,8 @@ export const policiesSettings = {
   AGP_AUDIT_TRAIL: z.enum(['on', 'off'], { message: 'expected on or off' }).default('on'),
   /** How often checkpoints are signed for the logs that grew, in ms; 0 signs only on request. @default 60000 */
   AGP_AUDIT_CHECKPOINT_INTERVAL_MS: z.coerce.number().int().min(0).max(86_400_000).default(DEFAULT_AUDIT_CHECKPOINT_INTERVAL_MS),
+  /** How often the organisations' audit retention is applied, in ms; 0 applies it only when it is changed. @default 3600000 */
+  AGP_AUDIT_RETENTION_INTERVAL_MS: z.coerce.number().int().min(0).max(86_400_000).default(DEFAULT_AUDIT_RETENTION_INTERVAL_MS),
   /**
    * The Slack Web API's base URL, ending in `/api/` (Slack approvals post and update messages there). Tests point it
    * at a loopback stand-in. @default https://slack.com/api/

@@ -56,6 +56,7 @@ import { AUDIT_TRAIL_PROJECTION, applyAuditTrailEvents } from './tlog/leaves.js'
 import { loadAuditSigner } from './tlog/keys.js';
 import { TLOG_DDL } from './tlog/schema.js';
 import { AuditTrail } from './tlog/trail.js';
+import { AuditErasures } from './tlog/erasure.js';
 import { retryProjectionDeadLetterIn, startEventSourcedService, type BusCallerDeps, type EventSourcedDeps, type IngestConsumerDeps, type IngestDelivery, type RunningEventSourcedService } from '@agp/bus';
 import { EVENT_SCHEMA_VERSION, migrateSchema, ingestMetadata, ingestedEventId, requestMetadata, retryOnConflict, waitForProjections, type AppendRequest, type NewEvent, type StoredEvent } from '@agp/eventstore';
 import { NotFoundError, ServiceUnavailableError, ValidationError, assertOutboundUrl, counter, loadSecretBox, newId, parseOutboundAllowList, type HostLookup, type OutboundAllowList, type RawJson, type RequestContext, type SecretBox } from '@agp/runtime';
@@ -72,7 +73,7 @@ import { decideAcceptTool, decideToolsSeen, evolveMcpPins, foldMcpPins, pinList,
 import { listQuotaCounters } from './quotas/counters.js';
 import { LeaseGranter, type QuotaDeps } from './quotas/leases.js';
 import { migrateQuotas } from './quotas/schema.js';
-import { DEFAULT_AUDIT_CHECKPOINT_INTERVAL_MS, DEFAULT_AUDIT_LOG_NAME, type PoliciesSettings } from './env.js';
+import { DEFAULT_AUDIT_CHECKPOINT_INTERVAL_MS, DEFAULT_AUDIT_LOG_NAME, DEFAULT_AUDIT_RETENTION_INTERVAL_MS, type PoliciesSettings } from './env.js';
 import { WEBHOOKS_DDL } from './webhooks/store.js';
 import { WEBHOOKS_PROJECTION, applyWebhookEvents } from './webhooks/projection.js';
 import { WEBHOOK_SOURCE_EVENT_TYPES } from './webhooks/events.js';
@@ -142,6 +143,8 @@ export class PoliciesService {
   readonly webhooks: Webhooks;
   /** The verifiable audit trail's proofs and checkpoints (./tlog/); built at start, once the signing key is loaded. */
   private trail?: AuditTrail;
+  /** Erasure requests and the organisations' audit retention (./tlog/erasure.ts). */
+  private erasures?: AuditErasures;
   /** Block-rate alerts and the automatic kill switch (./alerts/decisions.ts). */
   readonly alerts: DecisionAlerts;
   /** Approvals in Slack: the connection, the message worker, the interactivity callback (./slack/slack.ts). */
@@ -235,8 +238,14 @@ export class PoliciesService {
             const intervalMs = env.AGP_AUDIT_CHECKPOINT_INTERVAL_MS ?? DEFAULT_AUDIT_CHECKPOINT_INTERVAL_MS;
             this.trail = new AuditTrail({ db, signer, logName, intervalMs, now: this.now, logger });
             this.trail.start();
+            const retentionIntervalMs = env.AGP_AUDIT_RETENTION_INTERVAL_MS ?? DEFAULT_AUDIT_RETENTION_INTERVAL_MS;
+            this.erasures = new AuditErasures({ db, store, now: this.now, logger, retentionIntervalMs });
+            this.erasures.start();
           },
-          stop: () => this.trail?.stop() ?? Promise.resolve(),
+          stop: async () => {
+            await this.erasures?.stop();
+            await this.trail?.stop();
+          },
         },
         { start: async () => undefined, stop: () => this.alerts.idle() },
         { start: async () => this.slack.start(), stop: () => this.slack.stop() },
@@ -682,6 +691,15 @@ export class PoliciesService {
   /** GET /api/v1/audit/proofs/consistency (`audit.consistency`). @throws ValidationError (422, `query.from` / `query.to`). */
   async auditConsistencyProof(ctx: RequestContext, query: AuditConsistencyQuery): Promise<AuditConsistencyProof> {
     return this.auditTrail().consistency(ctx.organization_id, query);
+  }
+
+  /**
+   * The audit trail's erasures and retention (`audit.erase`, `audit.retention-get`, `audit.retention-put`), once started.
+   * @throws ServiceUnavailableError (503) before the service has started.
+   */
+  auditErasures(): AuditErasures {
+    if (!this.erasures) throw new ServiceUnavailableError('the audit trail is starting');
+    return this.erasures;
   }
 
   /** The audit trail, once started. @throws ServiceUnavailableError (503) before the service has started. */

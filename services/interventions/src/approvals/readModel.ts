@@ -1,4 +1,5 @@
 import { ApprovalRecordSchema, InterventionEvents, approvalId, orderKeys, orderedJson, type ApprovalRecord, type ListApprovalsQuery, type ProjectionName } from '@agp/contracts';
+import { ERASURE_EVENT_TYPE, eraseApprovals, splitErasures } from '../projections/erasures.js';
 import { WhereClause, pageWithTotal, type SqlExecutor, type StoredEvent } from '@agp/eventstore';
 import { rawJson, type RawJson } from '@agp/runtime';
 import { evolveApproval } from './approval.js';
@@ -7,7 +8,7 @@ import { evolveApproval } from './approval.js';
 export const APPROVALS_PROJECTION = 'approvals-read-model' satisfies ProjectionName;
 
 /** Event types it applies: the ones that open, change or remove an approval. */
-export const APPROVALS_EVENT_TYPES: string[] = [InterventionEvents.Recorded, InterventionEvents.Enriched, InterventionEvents.ApprovalGiven, InterventionEvents.OutcomeChanged, InterventionEvents.Deleted];
+export const APPROVALS_EVENT_TYPES: string[] = [InterventionEvents.Recorded, InterventionEvents.Enriched, InterventionEvents.ApprovalGiven, InterventionEvents.OutcomeChanged, InterventionEvents.Deleted, ERASURE_EVENT_TYPE];
 
 /**
  * `agp_approvals`: one row per approval, `doc` the record as the API returns it; the other columns exist for
@@ -52,7 +53,15 @@ const parseDoc = (doc: unknown): ApprovalRecord => ({ ...LATER_FIELDS, ...((type
  * Records that never were escalated cost nothing but the fold.
  * @param ttlSeconds expiry for records without `approval_expires_at`.
  */
-export async function applyApprovalEvents(events: StoredEvent[], tx: SqlExecutor, ttlSeconds: number): Promise<void> {
+export async function applyApprovalEvents(batch: StoredEvent[], tx: SqlExecutor, ttlSeconds: number): Promise<void> {
+  const { erasures, others: events } = splitErasures(batch);
+  await applyApprovalChanges(events, tx, ttlSeconds);
+  // After the batch's other events, in the same transaction.
+  await eraseApprovals(erasures, tx);
+}
+
+/** {@link applyApprovalEvents} of the intervention events of a batch. */
+async function applyApprovalChanges(events: StoredEvent[], tx: SqlExecutor, ttlSeconds: number): Promise<void> {
   const idOf = (e: StoredEvent) => String((e.data as { id?: unknown }).id ?? '');
   const lookup = [...new Set(events.filter((e) => e.type !== InterventionEvents.Recorded).map(idOf))];
   const current = new Map<string, ApprovalRecord | null>();

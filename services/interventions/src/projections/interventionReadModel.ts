@@ -1,4 +1,5 @@
 import { HIGH_RISK_LEVELS, InterventionEvents, type InterventionRecord, type Purpose, type ProjectionName } from '@agp/contracts';
+import { ERASURE_EVENT_TYPE, eraseInterventions, splitErasures } from './erasures.js';
 import type { SqlExecutor, StoredEvent } from '@agp/eventstore';
 import { evolve, isBlocking, type InterventionState } from '../intervention/intervention.js';
 
@@ -6,7 +7,7 @@ import { evolve, isBlocking, type InterventionState } from '../intervention/inte
 export const READ_MODEL_PROJECTION = 'interventions-read-model' satisfies ProjectionName;
 
 /** Event types it applies. */
-export const READ_MODEL_EVENT_TYPES = Object.values(InterventionEvents);
+export const READ_MODEL_EVENT_TYPES = [...Object.values(InterventionEvents), ERASURE_EVENT_TYPE];
 
 /** One record's contribution to the stats tables; subtracting the old and adding the new keeps them exact. */
 interface Contribution {
@@ -160,7 +161,8 @@ const rowOf = (s: InterventionState) => {
  * outcome in the organisation's totals), then new rows are inserted, changed rows updated and deleted rows removed
  * with one statement each. Source: architecture §3 (Projections).
  */
-export async function applyInterventionEvents(events: StoredEvent[], tx: SqlExecutor): Promise<void> {
+export async function applyInterventionEvents(batch: StoredEvent[], tx: SqlExecutor): Promise<void> {
+  const { erasures, others: events } = splitErasures(batch);
   const delta = new StatsDelta();
   /** Records created in this batch, by id, still to be inserted (later events in the batch fold into them). */
   const pending = new Map<string, InterventionState>();
@@ -230,4 +232,5 @@ export async function applyInterventionEvents(events: StoredEvent[], tx: SqlExec
   }
   if (deletes.size) await tx.query('DELETE FROM agp_interventions WHERE id = ANY($1::text[])', [[...deletes]]);
   await delta.flush(tx);
+  await eraseInterventions(erasures, tx);
 }

@@ -1,7 +1,8 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { StoredEvent } from '@agp/eventstore';
 import { ed25519FromSeed } from './keys.js';
-import { leafOf, leafRecord } from './leaves.js';
+import { commitmentOf, committedLeafOf, leafFromStore, leafOf, leafRecord, pointerGet } from './leaves.js';
 import { inclusionProof, openCheckpoint, rootOf, signCheckpoint, verifierKey } from '@agp/tlog';
 
 /**
@@ -51,5 +52,39 @@ describe('audit trail leaves', () => {
     const key = leafRecord(event(5, 'ApiKeyCreated', 'api-key-k2', 1, 'key:k1', undefined, '2026-11-29T10:04:00.000Z', { key: { id: 'k2', name: 'ci', scope: 'read' } }));
     expect(key.data).toEqual({ key: { id: 'k2', name: 'ci', scope: 'read' } });
     expect(() => ed25519FromSeed(Buffer.alloc(31))).toThrow(/32 bytes/);
+  });
+
+  it('logs a record with personal data as a version 2 leaf of salted commitments; the store, its salts and the logged leaf rebuild it (docs/audit.md, Salted commitments)', () => {
+    const e = EVENTS[1];
+    const salt = new Uint8Array(32).fill(9);
+    const logged = committedLeafOf(e, new Map([['/data/reason', salt]]));
+    // The worked example of docs/audit.md: the reason "looping" under the salt 0x09 × 32.
+    expect(logged.text).toBe(
+      '{"actor":"user:u1","actor_name":"alice@acme.test","at":"2026-11-29T10:01:00.000Z","data":{"agent_id":"billing-bot","at":"2026-11-29T10:01:00.000Z","reason":{"$commitment":"' +
+        commitmentOf(salt, 'looping') +
+        '"},"scope":"agent"},"id":"0192f0a0-0000-7000-8000-000000000002","organization_id":"acme","stream":"killswitch-x","stream_version":1,"type":"KillSwitchEngaged","v":2}',
+    );
+    expect(commitmentOf(salt, 'looping')).toBe(createHash('sha256').update(Buffer.concat([Buffer.from(salt), Buffer.from('"looping"')])).digest('base64'));
+    expect(logged.text).not.toContain('looping');
+    // A fresh salt per field, 32 random bytes; a record without committed fields stays version 1.
+    const fresh = committedLeafOf(e);
+    expect(fresh.salts.get('/data/reason')).toHaveLength(32);
+    expect(fresh.text).not.toBe(logged.text);
+    expect(committedLeafOf(EVENTS[0]).text).toBe(leafOf(EVENTS[0]).text);
+
+    // Rebuilt from the store: the same leaf, the reason disclosed with its salt; the disclosure recomputes the commitment.
+    const rebuilt = leafFromStore(e, logged.salts, logged.text);
+    expect(rebuilt.text).toBe(logged.text);
+    expect(rebuilt.disclosures).toEqual({ '/data/reason': { salt: Buffer.from(salt).toString('base64'), value: 'looping' } });
+    expect(pointerGet(JSON.parse(rebuilt.text), '/data/reason')).toEqual({ $commitment: commitmentOf(Buffer.from(rebuilt.disclosures['/data/reason'].salt, 'base64'), 'looping') });
+    // The value edited in the store: the leaf's hash no longer matches the logged one.
+    const edited = leafFromStore({ ...e, data: { ...e.data, reason: 'nothing to see' } }, logged.salts, logged.text);
+    expect(Buffer.from(edited.hash).equals(Buffer.from(logged.hash))).toBe(false);
+    // Erased: the value and the salt are gone; the logged commitment stands in, the field is redacted, the hash unchanged.
+    const { reason: _gone, ...erasedData } = e.data as Record<string, unknown>;
+    const erased = leafFromStore({ ...e, data: erasedData }, new Map(), logged.text);
+    expect(erased).toMatchObject({ text: logged.text, disclosures: {}, redacted: ['/data/reason'] });
+    // A version 1 leaf logged before commitments is rebuilt as version 1.
+    expect(leafFromStore(e, new Map(), leafOf(e).text)).toMatchObject({ text: leafOf(e).text, redacted: [] });
   });
 });

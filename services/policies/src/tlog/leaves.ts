@@ -3,10 +3,13 @@
  * becomes one leaf of its organisation's RFC 9162 tree, in the order the events were stored, appended in the
  * subscription's transaction (its checkpoint commits with the leaves, and the projection never skips an event: a
  * batch that fails is retried or dead-lettered, never passed over). The leaf is the record's canonical serialisation
- * (RFC 8785 JSON: `canonicalJson` of @agp/contracts, checked against the RFC's examples), versioned by `v`.
- * Source: docs/audit.md (Leaves).
+ * (RFC 8785 JSON: `canonicalJson` of @agp/contracts, checked against the RFC's examples), versioned by `v`: a record
+ * with fields that can hold personal data (`AUDIT_COMMITTED_FIELDS`) is a version 2 leaf holding a salted commitment
+ * in place of each such value, its salts kept in `agp_tlog_salts`; a record without them is version 1.
+ * Source: docs/audit.md (Leaves, Salted commitments).
  */
-import { AUDIT_LEAF_VERSION, canonicalJson, type ProjectionName } from '@agp/contracts';
+import { createHash, randomBytes } from 'node:crypto';
+import { AUDIT_COMMITTED_FIELDS, AUDIT_LEAF_VERSION, AUDIT_LEAF_VERSION_COMMITTED, canonicalJson, type ProjectionName } from '@agp/contracts';
 import type { SqlExecutor, StoredEvent } from '@agp/eventstore';
 import { appendLeaves, frontier, leafHash, type Hash } from '@agp/tlog';
 import { scrub } from '../audit/projection.js';
@@ -57,10 +60,155 @@ export function leafRecord(e: StoredEvent): AuditLeafRecord {
   };
 }
 
-/** The leaf of event `e`: its canonical text and leaf hash. Pure. */
+/**
+ * The version 1 leaf of event `e` (every field in clear): its canonical text and leaf hash. Pure. The projection logs
+ * a record with committed fields as version 2 instead ({@link committedLeafOf}).
+ */
 export function leafOf(e: StoredEvent): { text: string; hash: Hash } {
-  const text = canonicalJson(leafRecord(e));
+  return leafOfRecord(leafRecord(e));
+}
+
+function leafOfRecord(record: AuditLeafRecord): { text: string; hash: Hash } {
+  const text = canonicalJson(record);
   return { text, hash: leafHash(new TextEncoder().encode(text)) };
+}
+
+/** A committed field's place in the leaf: `{"$commitment": "<base64 SHA-256(salt || canonical JSON of the value)>"}`. */
+export interface AuditCommitment {
+  $commitment: string;
+}
+
+/**
+ * The salted commitment of `value`: base64 of SHA-256(salt || UTF-8 RFC 8785 canonical JSON of the value).
+ * @param salt the field's 32 random bytes. @throws TypeError for a value JSON cannot hold (as canonicalJson).
+ */
+export function commitmentOf(salt: Uint8Array, value: unknown): string {
+  return createHash('sha256').update(salt).update(canonicalJson(value), 'utf8').digest('base64');
+}
+
+const isCommitment = (v: unknown): v is AuditCommitment => typeof v === 'object' && v !== null && typeof (v as AuditCommitment).$commitment === 'string';
+
+/** The reference tokens of an RFC 6901 JSON Pointer (`/data/reason` → `data`, `reason`; `~1` is `/`, `~0` is `~`). */
+const tokensOf = (pointer: string) => pointer.split('/').slice(1).map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
+
+/** The value at an RFC 6901 JSON Pointer in `doc`, or undefined when absent. Pure. */
+export function pointerGet(doc: unknown, pointer: string): unknown {
+  let at: unknown = doc;
+  for (const t of tokensOf(pointer)) {
+    if (typeof at !== 'object' || at === null || !Object.hasOwn(at, t)) return undefined;
+    at = (at as Record<string, unknown>)[t];
+  }
+  return at;
+}
+
+/** Set the value at `pointer` in `doc` (its parent must exist); `undefined` removes the member. Mutates `doc`. */
+export function pointerSet(doc: unknown, pointer: string, value: unknown): void {
+  const tokens = tokensOf(pointer);
+  let parent: unknown = doc;
+  for (const t of tokens.slice(0, -1)) parent = typeof parent === 'object' && parent !== null ? (parent as Record<string, unknown>)[t] : undefined;
+  if (typeof parent !== 'object' || parent === null || tokens.length === 0) return;
+  const last = tokens.at(-1)!;
+  if (value === undefined) delete (parent as Record<string, unknown>)[last];
+  else (parent as Record<string, unknown>)[last] = value;
+}
+
+/** The committed fields (JSON Pointers into the leaf record) of an event type; none for most types. */
+export const committedFieldsOf = (type: string): readonly string[] => AUDIT_COMMITTED_FIELDS[type] ?? [];
+
+/** The salts of one record's committed fields, by JSON Pointer. */
+export type RecordSalts = ReadonlyMap<string, Uint8Array>;
+
+/**
+ * The leaf the projection logs for event `e`: version 2, each committed field present in the event replaced by its
+ * salted commitment, when the event has any; else the version 1 leaf ({@link leafOf}). Fresh 32-byte salts come from
+ * `randomBytes` unless `salts` gives them (a test's fixed salt).
+ * @returns the leaf's text and hash, and the salts used (by JSON Pointer; empty for version 1).
+ */
+export function committedLeafOf(e: StoredEvent, salts?: RecordSalts): { text: string; hash: Hash; salts: Map<string, Uint8Array> } {
+  const record = leafRecord(e);
+  const used = new Map<string, Uint8Array>();
+  for (const pointer of committedFieldsOf(e.type)) {
+    const value = pointerGet(record, pointer);
+    if (value === undefined) continue;
+    const salt = salts?.get(pointer) ?? new Uint8Array(randomBytes(32));
+    used.set(pointer, salt);
+    pointerSet(record, pointer, { $commitment: commitmentOf(salt, value) } satisfies AuditCommitment);
+  }
+  if (used.size) record.v = AUDIT_LEAF_VERSION_COMMITTED;
+  return { ...leafOfRecord(record), salts: used };
+}
+
+/** One committed field disclosed: its salt (base64) and its value, which recompute the leaf's commitment. */
+export interface AuditDisclosure {
+  salt: string;
+  value: unknown;
+}
+
+/** A record's leaf rebuilt from the platform's store now ({@link leafFromStore}). */
+export interface LeafFromStore {
+  /** The leaf text (RFC 8785) and its leaf hash: equal to the logged leaf unless the store changed since. */
+  text: string;
+  hash: Hash;
+  /** Per committed field still held (JSON Pointer into the leaf record): its salt and current value. */
+  disclosures: Record<string, AuditDisclosure>;
+  /** The committed fields erased (value and salt gone): their commitments are taken from the logged leaf. */
+  redacted: string[];
+}
+
+/**
+ * Rebuild a record's leaf from the event as the store holds it NOW, with its stored salts and the logged leaf, the
+ * way the projection serialised it, so that a field edited in the store changes the leaf (and its hash no longer
+ * matches the log). For each committed field of the event's type:
+ * - with a salt: the commitment is recomputed from the event's current value (`null` when the value is gone but the
+ *   salt is not: the leaf then differs), and the field is disclosed (`{salt, value}`);
+ * - without a salt, where the logged leaf holds a commitment: the field was erased; the logged commitment is used and
+ *   the field listed in `redacted`;
+ * - otherwise the field stays as the event holds it.
+ * A version 1 logged leaf is rebuilt as version 1 ({@link leafOf}: no commitments, nothing disclosed).
+ * @param e the stored event (the record's `id` is its event id).
+ * @param salts the record's salts by JSON Pointer (`saltsOf`); empty when none (version 1, or all erased).
+ * @param storedLeaf the leaf text the log holds for the record (`agp_tlog_leaves.leaf`), or null when not logged.
+ * @throws SyntaxError when `storedLeaf` is not JSON. Source: docs/audit.md (Salted commitments); the evidence pack.
+ */
+export function leafFromStore(e: StoredEvent, salts: RecordSalts, storedLeaf: string | null): LeafFromStore {
+  const logged = storedLeaf === null ? null : (JSON.parse(storedLeaf) as Partial<AuditLeafRecord>);
+  if (logged?.v === AUDIT_LEAF_VERSION) return { ...leafOf(e), disclosures: {}, redacted: [] };
+  const record = leafRecord(e);
+  const disclosures: Record<string, AuditDisclosure> = {};
+  const redacted: string[] = [];
+  for (const pointer of committedFieldsOf(e.type)) {
+    const salt = salts.get(pointer);
+    const loggedValue = logged ? pointerGet(logged, pointer) : undefined;
+    if (salt) {
+      const value = pointerGet(record, pointer) ?? null;
+      pointerSet(record, pointer, { $commitment: commitmentOf(salt, value) } satisfies AuditCommitment);
+      disclosures[pointer] = { salt: Buffer.from(salt).toString('base64'), value };
+    } else if (isCommitment(loggedValue)) {
+      pointerSet(record, pointer, { $commitment: loggedValue.$commitment } satisfies AuditCommitment);
+      redacted.push(pointer);
+    }
+  }
+  record.v = logged?.v ?? (Object.keys(disclosures).length || redacted.length ? AUDIT_LEAF_VERSION_COMMITTED : AUDIT_LEAF_VERSION);
+  return { ...leafOfRecord(record), disclosures, redacted };
+}
+
+/**
+ * The stored salts of `recordIds` (of organisation `org`), by record id and JSON Pointer; a record with none (version
+ * 1, or every committed field erased) is absent. One query.
+ */
+export async function saltsOf(db: SqlExecutor, org: string, recordIds: readonly string[]): Promise<Map<string, Map<string, Uint8Array>>> {
+  const out = new Map<string, Map<string, Uint8Array>>();
+  if (!recordIds.length) return out;
+  const { rows } = await db.query<{ record_id: string; pointer: string; salt: string }>(
+    `SELECT record_id, pointer, salt FROM agp_tlog_salts WHERE organization_id = $1 AND record_id = ANY($2::text[])`,
+    [org, [...recordIds]],
+  );
+  for (const r of rows) {
+    const m = out.get(r.record_id) ?? new Map<string, Uint8Array>();
+    m.set(r.pointer, new Uint8Array(Buffer.from(r.salt, 'base64')));
+    out.set(r.record_id, m);
+  }
+  return out;
 }
 
 const hex = (h: Uint8Array) => Buffer.from(h).toString('hex');
@@ -101,12 +249,18 @@ export async function applyAuditTrailEvents(events: StoredEvent[], tx: SqlExecut
     for (const r of rows) known.set(`${r.organization_id}/${r.level}/${r.node_index}`, unhex(r.hash));
   }
   const leaves: Array<{ o: string; i: number; r: string; h: string; t: string }> = [];
+  const salts: Array<{ o: string; r: string; p: string; s: string; a: string }> = [];
   const nodes: Array<{ o: string; l: number; i: number; h: string }> = [];
   const newSizes: Array<{ o: string; s: number }> = [];
   for (const [org, list] of byOrg) {
     const size = sizes.get(org) ?? 0;
-    const made = list.map(leafOf);
-    made.forEach((leaf, n) => leaves.push({ o: org, i: size + n, r: list[n].event_id, h: hex(leaf.hash), t: leaf.text }));
+    const made = list.map((e) => committedLeafOf(e));
+    made.forEach((leaf, n) => {
+      const e = list[n];
+      leaves.push({ o: org, i: size + n, r: e.event_id, h: hex(leaf.hash), t: leaf.text });
+      const at = typeof e.recorded_at === 'string' ? e.recorded_at : new Date(e.recorded_at).toISOString();
+      for (const [p, salt] of leaf.salts) salts.push({ o: org, r: e.event_id, p, s: Buffer.from(salt).toString('base64'), a: at });
+    });
     const completed = appendLeaves(
       size,
       made.map((m) => m.hash),
@@ -124,6 +278,13 @@ export async function applyAuditTrailEvents(events: StoredEvent[], tx: SqlExecut
      SELECT x.o, x.i, x.r, x.h, x.t FROM jsonb_to_recordset($1::jsonb) AS x(o text, i bigint, r text, h text, t text)`,
     [JSON.stringify(leaves)],
   );
+  if (salts.length) {
+    await tx.query(
+      `INSERT INTO agp_tlog_salts (organization_id, record_id, pointer, salt, at)
+       SELECT x.o, x.r, x.p, x.s, x.a::timestamptz FROM jsonb_to_recordset($1::jsonb) AS x(o text, r text, p text, s text, a text)`,
+      [JSON.stringify(salts)],
+    );
+  }
   await tx.query(
     `INSERT INTO agp_tlog_nodes (organization_id, level, node_index, hash)
      SELECT x.o, x.l, x.i, x.h FROM jsonb_to_recordset($1::jsonb) AS x(o text, l int, i bigint, h text)`,

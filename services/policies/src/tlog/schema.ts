@@ -4,6 +4,10 @@
  *   id), the leaf (the canonical record, RFC 8785 JSON text) and its leaf hash (hex).
  * - `agp_tlog_nodes`: the stored subtree hashes (hex) of each organisation's tree: node (level, index) is the root of
  *   leaves [index·2^level, (index+1)·2^level), stored once complete (`@agp/tlog` stored.ts); level 0 are the leaf hashes.
+ * - `agp_tlog_salts`: the salt (32 random bytes, base64) of each committed field of a version 2 leaf, by record id
+ *   and JSON Pointer (RFC 6901, into the leaf record), with the record's time (for retention). Erasure and retention
+ *   delete rows; a leaf whose commitment has no salt left is a redacted field.
+ * - `agp_tlog_retention`: each organisation's audit retention in days (no row: keep everything).
  * - `agp_tlog_trees`: each organisation's tree size, updated in the transaction that appends.
  * - `agp_tlog_checkpoints`: signed tree heads, one per (organisation, tree size), with the signed note.
  * - `agp_tlog_keys`: the signing keys: the public part, and the private key sealed with the platform's secrets key
@@ -26,6 +30,20 @@ CREATE TABLE IF NOT EXISTS agp_tlog_nodes (
   node_index bigint NOT NULL,
   hash text NOT NULL,
   PRIMARY KEY (organization_id, level, node_index)
+);
+CREATE TABLE IF NOT EXISTS agp_tlog_salts (
+  organization_id text NOT NULL,
+  record_id text NOT NULL,
+  pointer text NOT NULL,
+  salt text NOT NULL,
+  at timestamptz NOT NULL,
+  PRIMARY KEY (record_id, pointer)
+);
+CREATE INDEX IF NOT EXISTS agp_tlog_salts_org_at ON agp_tlog_salts (organization_id, at);
+CREATE TABLE IF NOT EXISTS agp_tlog_retention (
+  organization_id text PRIMARY KEY,
+  days integer NOT NULL,
+  updated_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE TABLE IF NOT EXISTS agp_tlog_trees (
   organization_id text PRIMARY KEY,

@@ -1,0 +1,167 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { expect, it } from 'vitest';
+import { canonicalJson } from '@agp/contracts';
+import { leafHash, openCheckpoint, verifyInclusion } from '@agp/tlog';
+import { call, eventually, expectProblem } from '../support/http.js';
+import { describeModes } from '../support/modes.js';
+
+/**
+ * Salted commitments, erasure and retention of the audit trail in both run modes, over the real HTTP API: a record
+ * with personal data is a version 2 leaf whose commitment the stored salt and value recompute; erasing an agent's
+ * records removes the values from the stored events, the read models and the API answers and deletes the salts, while
+ * the erased record's inclusion proof still verifies against a checkpoint signed before the erasure; another agent's
+ * and another organisation's records keep theirs; the retention erases records older than it; bad input is a 422
+ * naming each field with nothing written. Source: docs/audit.md (Salted commitments, Retention, Erasure).
+ */
+const unb64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
+const tag = () => randomBytes(4).toString('hex');
+
+describeModes(
+  'Audit trail erasure and retention',
+  (platform) => {
+    const state: { agent?: string; secret?: string; otherSecret?: string; globexSecret?: string; recorded?: string; interventionId?: string; vkeys?: string[] } = {};
+
+    const checkpoint = (size: number) =>
+      eventually(async () => {
+        const r = await call(platform(), 'POST', '/api/v1/audit/checkpoints', { key: platform().writeKey });
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        return r.body.tree_size >= size ? (r.body as { tree_size: number; note: string; root_hash: string }) : null;
+      }, 30_000, 200);
+    /** The event ids of a stream (the leaves' record ids), in order. */
+    const eventIds = async (stream: string) => (await platform().queryRows('SELECT event_id FROM agp_events WHERE stream_id = $1 ORDER BY stream_version', [stream])).map((r) => String(r.event_id));
+    const leafOf = async (record: string) => (await platform().queryRows('SELECT leaf FROM agp_tlog_leaves WHERE record_id = $1', [record]))[0]?.leaf as string | undefined;
+    const intervention = async (key: string, agent: string, secret: string, extra: Record<string, unknown> = {}) => {
+      const r = await call(platform(), 'POST', '/api/v1/interventions', {
+        key,
+        body: { type: 'approval_required', outcome: 'escalated', action_name: 'refund', agent_id: agent, run_id: `run-${agent}`, reason: `reason ${secret}`, description: `desc ${secret}`, original_inputs: { note: secret }, ...extra },
+      });
+      expect(r.status, JSON.stringify(r.body)).toBe(201);
+      return r.body.id as string;
+    };
+
+    it('logs a record with personal data as a version 2 leaf: the stored salt and the value recompute its commitment', async () => {
+      const p = platform();
+      state.agent = `erase-${tag()}`;
+      state.secret = `SECRET${tag()}`;
+      state.otherSecret = `KEEP${tag()}`;
+      state.globexSecret = `GLOBEX${tag()}`;
+      state.interventionId = await intervention(p.writeKey, state.agent, state.secret);
+      await intervention(p.writeKey, `${state.agent}-other`, state.otherSecret);
+      await intervention(p.otherOrgWriteKey, state.agent, state.globexSecret);
+      expect((await call(p, 'PUT', `/api/v1/kill-switches/agents/${state.agent}`, { key: p.writeKey, body: { engaged: true, reason: `looping ${state.secret}` } })).status).toBe(200);
+      const approvals = await eventually(async () => {
+        const r = await call(p, 'GET', `/api/v1/approvals?agent_id=${state.agent}`, { key: p.readKey });
+        return r.body.approvals?.length ? r.body.approvals : null;
+      });
+      const approved = await call(p, 'POST', `/api/v1/approvals/${approvals[0].id}/approve`, { key: p.writeKey, body: { approver_email: 'jane@acme.test', notes: `notes ${state.secret}` } });
+      expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+
+      [state.recorded] = await eventIds(`intervention-${state.interventionId}`);
+      const leaf = await eventually(() => leafOf(state.recorded!), 30_000, 200);
+      const record = JSON.parse(leaf);
+      expect(record.v).toBe(2);
+      expect(leaf).not.toContain(state.secret);
+      expect(record.data).toMatchObject({ agent_id: state.agent, reason: { $commitment: expect.any(String) }, original_inputs: { $commitment: expect.any(String) } });
+      const salts = await p.queryRows('SELECT pointer, salt FROM agp_tlog_salts WHERE record_id = $1 ORDER BY pointer', [state.recorded]);
+      expect(salts.map((s) => s.pointer)).toEqual(['/data/description', '/data/original_inputs', '/data/reason']);
+      const salt = Buffer.from(String(salts.find((s) => s.pointer === '/data/reason')!.salt), 'base64');
+      expect(salt).toHaveLength(32);
+      expect(createHash('sha256').update(salt).update(canonicalJson(`reason ${state.secret}`)).digest('base64')).toBe(record.data.reason.$commitment);
+    });
+
+    it('erasing an agent removes the values and salts; the inclusion proof of an erased record still verifies against a checkpoint signed before', async () => {
+      const p = platform();
+      const ids = await eventIds(`intervention-${state.interventionId}`);
+      // Every record of the intervention's stream (recorded, approved) is logged before the checkpoint.
+      await eventually(async () => ((await p.queryRows('SELECT count(*)::int AS n FROM agp_tlog_leaves WHERE record_id = ANY($1::text[])', [ids]))[0].n as number) >= 2 || null, 30_000, 200);
+      const size = Number((await p.queryRows(`SELECT size FROM agp_tlog_trees WHERE organization_id = 'acme'`))[0].size);
+      const before = await checkpoint(size);
+      const keys = await call(p, 'GET', '/.well-known/agp-audit-keys');
+      state.vkeys = keys.body.keys.map((k: { verifier_key: string }) => k.verifier_key);
+      const leafBefore = await leafOf(state.recorded!);
+
+      const erased = await call(p, 'POST', '/api/v1/audit/erasures', { key: p.adminKey, body: { agent_id: state.agent, reason: 'data subject request 7' } });
+      expect(erased.status, JSON.stringify(erased.body)).toBe(201);
+      expect(erased.body).toMatchObject({ scope: 'agent', agent_id: state.agent, run_id: null, before: null, records: expect.any(Number), fields: expect.any(Number) });
+      // The recorded intervention (3 fields), its approval's outcome change (notes), the kill switch (reason).
+      expect(erased.body.records).toBeGreaterThanOrEqual(3);
+      expect(erased.body.fields).toBeGreaterThanOrEqual(5);
+      expect(erased.body.events_changed).toBeGreaterThanOrEqual(3);
+
+      // The proof: the leaf is unchanged and leads to the root of the checkpoint signed before the erasure.
+      const proof = await call(p, 'GET', `/api/v1/audit/proofs/inclusion?record=${state.recorded}&tree_size=${before.tree_size}`, { key: p.readKey });
+      expect(proof.status, JSON.stringify(proof.body)).toBe(200);
+      expect(proof.body.leaf).toBe(leafBefore);
+      const opened = openCheckpoint(before.note, state.vkeys!);
+      expect(verifyInclusion(leafHash(new TextEncoder().encode(proof.body.leaf)), proof.body.leaf_index, before.tree_size, proof.body.proof.map(unb64), opened.root)).toBe(true);
+
+      // Gone from the stored events, the salts and the policies service's tables; kept for the other agent and organisation.
+      const inTable = async (sql: string) => Number((await p.queryRows(sql, [`%${state.secret}%`]))[0].n);
+      expect(await inTable(`SELECT count(*) AS n FROM agp_events WHERE data::text LIKE $1`)).toBe(0);
+      expect(await inTable(`SELECT count(*) AS n FROM agp_audit_log WHERE entry::text LIKE $1`)).toBe(0);
+      expect(await inTable(`SELECT count(*) AS n FROM agp_kill_switches WHERE doc::text LIKE $1`)).toBe(0);
+      expect(await inTable(`SELECT count(*) AS n FROM agp_audit_objects WHERE doc::text LIKE $1`)).toBe(0);
+      expect((await p.queryRows('SELECT count(*)::int AS n FROM agp_tlog_salts WHERE record_id = ANY($1::text[])', [ids]))[0].n).toBe(0);
+      expect(Number((await p.queryRows(`SELECT count(*) AS n FROM agp_events WHERE data::text LIKE $1`, [`%${state.otherSecret}%`]))[0].n)).toBeGreaterThan(0);
+      expect(Number((await p.queryRows(`SELECT count(*) AS n FROM agp_events WHERE data::text LIKE $1`, [`%${state.globexSecret}%`]))[0].n)).toBeGreaterThan(0);
+      // The read models and every API answer, once the interventions service applied the erasure.
+      await eventually(async () => (Number((await p.queryRows(`SELECT count(*) AS n FROM agp_interventions WHERE doc::text LIKE $1`, [`%${state.secret}%`]))[0].n) === 0 ? true : null), 30_000, 200);
+      await eventually(async () => (Number((await p.queryRows(`SELECT count(*) AS n FROM agp_approvals WHERE doc::text LIKE $1`, [`%${state.secret}%`]))[0].n) === 0 ? true : null), 30_000, 200);
+      for (const path of [`/api/v1/interventions/${state.interventionId}`, `/api/v1/interventions?agent_id=${state.agent}`, `/api/v1/approvals?agent_id=${state.agent}`, '/api/v1/kill-switches']) {
+        const r = await call(p, 'GET', path, { key: p.adminKey });
+        expect(JSON.stringify(r.body), path).not.toContain(state.secret);
+      }
+      const one = await call(p, 'GET', `/api/v1/interventions/${state.interventionId}`, { key: p.readKey });
+      expect(one.body).toMatchObject({ id: state.interventionId, agent_id: state.agent, reason: null, description: null, original_inputs: {} });
+      expect(JSON.stringify((await call(p, 'GET', '/api/v1/audit-log', { key: p.adminKey })).body)).not.toContain(state.secret);
+      expect(JSON.stringify((await call(p, 'GET', `/api/v1/interventions?agent_id=${state.agent}`, { key: p.otherOrgWriteKey })).body)).toContain(state.globexSecret);
+
+      // The erasure is itself a record of the log, its reason committed; the log still only appended.
+      const [erasureEvent] = await eventIds(`audit-erasure-${erased.body.id}`);
+      const erasureLeaf = JSON.parse(await eventually(() => leafOf(erasureEvent), 30_000, 200));
+      expect(erasureLeaf).toMatchObject({ type: 'AuditRecordsErased', v: 2, data: { agent_id: state.agent, reason: { $commitment: expect.any(String) } } });
+      const after = await checkpoint(before.tree_size + 1);
+      const consistency = await call(p, 'GET', `/api/v1/audit/proofs/consistency?from=${before.tree_size}&to=${after.tree_size}`, { key: p.readKey });
+      expect(consistency.body).toMatchObject({ from_root: before.root_hash, to_root: after.root_hash });
+    });
+
+    it('retention erases the records older than it; bad input is a 422 naming each field, nothing written', async () => {
+      const p = platform();
+      const secret = `OLD${tag()}`;
+      const id = await intervention(p.writeKey, `retained-${tag()}`, secret);
+      const [recorded] = await eventIds(`intervention-${id}`);
+      await eventually(() => leafOf(recorded), 30_000, 200);
+      expect((await call(p, 'GET', '/api/v1/audit/retention', { key: p.adminKey })).body).toEqual({ audit_retention_days: null });
+
+      // Bad input: nothing written.
+      const erasureStreams = async () => Number((await p.queryRows(`SELECT count(*) AS n FROM agp_events WHERE stream_id LIKE 'audit-erasure-%'`))[0].n);
+      const streamsBefore = await erasureStreams();
+      expectProblem(await call(p, 'POST', '/api/v1/audit/erasures', { key: p.adminKey, body: { reason: 'x' } }), 422, ['body.agent_id', 'body.run_id']);
+      expectProblem(await call(p, 'POST', '/api/v1/audit/erasures', { key: p.adminKey, body: { agent_id: 'a', run_id: 'r', reason: '' } }), 422, ['body.reason', 'body.agent_id', 'body.run_id']);
+      expectProblem(await call(p, 'POST', '/api/v1/audit/erasures', { key: p.adminKey, body: { agent_id: 'a', reason: 'x', extra: 1 } }), 422);
+      expectProblem(await call(p, 'POST', '/api/v1/audit/erasures', { key: p.writeKey, body: { agent_id: 'a', reason: 'x' } }), 403);
+      for (const bad of [0, 1.5, 'x', 36_501]) expectProblem(await call(p, 'PUT', '/api/v1/audit/retention', { key: p.adminKey, body: { audit_retention_days: bad } }), 422, ['body.audit_retention_days']);
+      expectProblem(await call(p, 'PUT', '/api/v1/audit/retention', { key: p.adminKey, body: {} }), 422, ['body.audit_retention_days']);
+      expectProblem(await call(p, 'PUT', '/api/v1/audit/retention', { key: p.writeKey, body: { audit_retention_days: 1 } }), 403);
+      expect(await erasureStreams()).toBe(streamsBefore);
+      expect((await call(p, 'GET', '/api/v1/audit/retention', { key: p.adminKey })).body).toEqual({ audit_retention_days: null });
+      expect(Number((await p.queryRows(`SELECT count(*) AS n FROM agp_events WHERE data::text LIKE $1`, [`%${secret}%`]))[0].n)).toBeGreaterThan(0);
+
+      // The record was logged two days ago (its salts' time moved back), the retention is one day: it is erased.
+      await p.queryRows(`UPDATE agp_tlog_salts SET at = now() - interval '2 days' WHERE record_id = $1`, [recorded]);
+      const leafBefore = await leafOf(recorded);
+      const put = await call(p, 'PUT', '/api/v1/audit/retention', { key: p.adminKey, body: { audit_retention_days: 1 } });
+      expect(put.status, JSON.stringify(put.body)).toBe(200);
+      expect(put.body).toEqual({ audit_retention_days: 1 });
+      await eventually(async () => (Number((await p.queryRows('SELECT count(*) AS n FROM agp_tlog_salts WHERE record_id = $1', [recorded]))[0].n) === 0 ? true : null), 30_000, 200);
+      expect(Number((await p.queryRows(`SELECT count(*) AS n FROM agp_events WHERE data::text LIKE $1`, [`%${secret}%`]))[0].n)).toBe(0);
+      expect(await leafOf(recorded)).toBe(leafBefore);
+      // Newer records keep theirs; the retention run is a record of the log.
+      expect(Number((await p.queryRows(`SELECT count(*) AS n FROM agp_events WHERE data::text LIKE $1`, [`%${state.otherSecret}%`]))[0].n)).toBeGreaterThan(0);
+      await eventually(async () => (Number((await p.queryRows(`SELECT count(*) AS n FROM agp_interventions WHERE doc::text LIKE $1`, [`%${secret}%`]))[0].n) === 0 ? true : null), 30_000, 200);
+      expect((await p.queryRows(`SELECT data FROM agp_events WHERE event_type = 'AuditRecordsErased' AND data::text LIKE '%"retention"%'`)).length).toBeGreaterThan(0);
+      expect((await call(p, 'PUT', '/api/v1/audit/retention', { key: p.adminKey, body: { audit_retention_days: null } })).body).toEqual({ audit_retention_days: null });
+    });
+  },
+  { env: { AGP_AUDIT_CHECKPOINT_INTERVAL_MS: '0', AGP_SECRETS_KEY: randomBytes(32).toString('base64') } },
+);
