@@ -70,7 +70,7 @@ import {
 } from './mcp.js';
 import { IngestResponseSchema } from './ingest.js';
 import { AuditLogPageSchema, AuditLogQuerySchema } from './audit-log.js';
-import { AuditCheckpointPageSchema, AuditCheckpointSchema, AuditConsistencyProofSchema, AuditConsistencyQuerySchema, AuditInclusionProofSchema, AuditInclusionQuerySchema, ListAuditCheckpointsQuerySchema } from './audit-trail.js';
+import { AuditCheckpointPageSchema, AuditCheckpointSchema, AuditConsistencyProofSchema, AuditConsistencyQuerySchema, AuditInclusionProofSchema, AuditInclusionQuerySchema, AuditRangeProofSchema, AuditRangeQuerySchema, AuditRecordPageSchema, AuditRecordsQuerySchema, ListAuditCheckpointsQuerySchema } from './audit-trail.js';
 import { ProjectionRetriedSchema, RetryProjectionDeadLetterSchema } from './dead-letters.js';
 import { LeaseAnswerSchema, LeaseRequestSchema, ListQuotasQuerySchema, QuotaCounterPageSchema } from './quota.js';
 import {
@@ -577,6 +577,20 @@ export const Wire = {
     request: z.object({ query: AuditConsistencyQuerySchema }),
     reply: AuditConsistencyProofSchema,
     summary: 'the consistency proof between two sizes of the organisation’s audit trail (the log only appended)',
+  }),
+  'audit.records': row({
+    service: 'policies',
+    scope: 'read',
+    request: z.object({ query: AuditRecordsQuerySchema }),
+    reply: AuditRecordPageSchema,
+    summary: 'one page of the organisation’s audit-trail records in leaf order: each leaf hash as logged and the record as the store holds it now',
+  }),
+  'audit.range': row({
+    service: 'policies',
+    scope: 'read',
+    request: z.object({ query: AuditRangeQuerySchema }),
+    reply: AuditRangeProofSchema,
+    summary: 'the range proof of the leaves [start, end) of the organisation’s audit trail in a tree of a given size',
   }),
   'webhooks.create': row({
     service: 'policies',

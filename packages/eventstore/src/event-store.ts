@@ -348,6 +348,12 @@ export class SqlEventStore implements EventStore, CatchUpSource {
     return storedEventIds(this.sql, 'agp_events', eventIds);
   }
 
+  async readEvents(eventIds: readonly string[]): Promise<StoredEvent[]> {
+    if (eventIds.length === 0) return [];
+    const { rows } = await this.sql.query<EventRow>(`${SELECT_EVENT} WHERE event_id = ANY($1::text[]) ORDER BY global_position`, [[...eventIds]]);
+    return rows.map(toStored);
+  }
+
 
   async resetCheckpoint(name: string, position = 0n): Promise<void> {
     await setCheckpoint(this.sql, name, position);

@@ -151,6 +151,8 @@ export interface PackSummary {
   checkpoints: number;
   /** The ids of the keys whose signatures verified (8 hex digits). */
   key_ids: string[];
+  /** The verifier keys the checkpoints were checked with (the pack's, or those given instead). */
+  trusted_keys: string[];
   /** The latest checkpoint's signed note. */
   latest_checkpoint: string;
 }
@@ -429,6 +431,7 @@ async function check(input: string | Iterable<string> | AsyncIterable<string>, o
     redacted_records: redactedRecords,
     checkpoints: checkpoints.length,
     key_ids: [...keyIds],
+    trusted_keys: [...trusted],
     latest_checkpoint: latest.note,
   };
 }

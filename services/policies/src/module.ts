@@ -39,6 +39,8 @@ export function policiesHandlers(service: PoliciesService): WireHandlers<'polici
     'audit.checkpoint': (ctx) => service.createAuditCheckpoint(ctx),
     'audit.inclusion': (ctx, { query }) => service.auditInclusionProof(ctx, query),
     'audit.consistency': (ctx, { query }) => service.auditConsistencyProof(ctx, query),
+    'audit.records': (ctx, { query }) => service.listAuditRecords(ctx, query),
+    'audit.range': (ctx, { query }) => service.auditRangeProof(ctx, query),
     'webhooks.create': (ctx, { body }) => service.webhooks.create(ctx, body),
     'webhooks.list': (ctx, { query }) => service.webhooks.list(ctx, query),
     'webhooks.get': (ctx, { path }) => service.webhooks.get(ctx, path.id),
