@@ -140,7 +140,7 @@ export async function auditProofsBench(): Promise<void> {
   await client.connect();
   const sql = createPgSql(db.url, { max: 2 });
   const quiet = { warn: () => {}, error: () => {}, info: () => {}, debug: () => {}, child: () => quiet } as never;
-  const trail = new AuditTrail({ db: sql, signer: null, logName: 'agp-audit', intervalMs: 0, now: () => new Date(), logger: quiet });
+  const trail = new AuditTrail({ db: sql, signer: null, logName: 'agp-audit', intervalMs: 0, now: () => new Date(), logger: quiet, readEvents: async () => [] });
   const rows: string[] = [];
   try {
     for (const i of [0, 1, 999_999, 9_999_999]) if (leafText(i) !== canonicalJson(leafRecord(i))) throw new Error(`leafText(${i}) is not the record's RFC 8785 text`);

@@ -8,6 +8,7 @@ import { AgpHttpError, AgpNetworkError } from '@agp/sdk/http';
 import { registerEvalsCommands } from './evals/command.js';
 import { registerReplayCommand } from './replay/command.js';
 import { registerMcpCommands } from './mcp.js';
+import { registerAuditCommands } from './audit.js';
 
 /** The CLI's version, `agp --version`: the `version` of `@agp/cli`'s package.json (docs/configuration.md, The CLI). */
 export const CLI_VERSION: string = clientPackage.version;
@@ -124,6 +125,7 @@ export function buildProgram(io: CliIo = processIo()): Command {
   registerEvalsCommands(program, io);
   registerReplayCommand(program, io);
   registerMcpCommands(program, io);
+  registerAuditCommands(program, io);
   return program;
 }
 
@@ -161,7 +163,8 @@ interface SimulateFlags {
   json?: boolean;
 }
 
-function problemLine(e: AgpHttpError): string {
+/** One line (and one per bad field) of a problem-details answer. */
+export function problemLine(e: AgpHttpError): string {
   const fields = e.problem.errors?.map((f) => `\n  ${f.path}: ${f.message}`).join('') ?? '';
   return `${e.status} ${e.problem.title}: ${e.problem.detail}${fields}`;
 }

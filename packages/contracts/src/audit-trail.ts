@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { OpaqueIdSchema, paginationShape } from './common.js';
+import { NextCursorSchema, OpaqueIdSchema, paginationShape } from './common.js';
 import { AUDIT_EVENT_TYPES } from './audit-log.js';
 import { InterventionEvents } from './events.js';
 import { KillSwitchEvents } from './policy.js';
@@ -202,6 +202,78 @@ export const AuditConsistencyProofSchema = z.object({
   to_root: Base64Hash.describe('The root of the newer tree'),
 });
 export type AuditConsistencyProof = z.infer<typeof AuditConsistencyProofSchema>;
+
+const Instant = z.iso.datetime({ offset: true, message: 'expected an ISO 8601 date-time, e.g. 2026-11-29T10:00:00Z' });
+
+/** Default and largest page of `GET /api/v1/audit/records`. */
+export const AUDIT_RECORD_PAGE_DEFAULT = 500;
+export const AUDIT_RECORD_PAGE_MAX = 2000;
+
+/**
+ * Query of `GET /api/v1/audit/records`: the leaves [start, end) in leaf order, `start` and `end` given or found from
+ * `from` / `to` (the first leaf whose `at` is at or after each; leaves are in stored order), pages of `limit`.
+ */
+export const AuditRecordsQuerySchema = z
+  .strictObject({
+    from: Instant.optional().describe('ISO 8601 date-time: the records stored at or after it (inclusive); absent: from the first'),
+    to: Instant.optional().describe('ISO 8601 date-time: the records stored before it (exclusive); absent: up to the log’s current size'),
+    start: TreeSize('The first leaf index (inclusive); wins over from').optional(),
+    end: TreeSize('The leaf index to stop before (exclusive); wins over to').optional(),
+    cursor: z.string().regex(/^(0|[1-9]\d{0,15})$/, 'expected the next_cursor of the page before').optional().describe('Opaque: the `next_cursor` of the page before, with the same range'),
+    limit: paginationShape(AUDIT_RECORD_PAGE_DEFAULT, AUDIT_RECORD_PAGE_MAX).limit,
+  })
+  .superRefine((q, ctx) => {
+    if (q.start !== undefined && q.end !== undefined && q.start > q.end) ctx.addIssue({ code: 'custom', path: ['end'], message: `must be at least start (${q.start})` });
+    if (q.from && q.to && Date.parse(q.from) > Date.parse(q.to)) ctx.addIssue({ code: 'custom', path: ['to'], message: 'must not be before from' });
+  });
+export type AuditRecordsQuery = z.infer<typeof AuditRecordsQuerySchema>;
+
+/** One record of the log: its leaf as logged and the record as the platform's store holds it now. */
+export const AuditRecordSchema = z.object({
+  leaf_index: z.number().int(),
+  record_id: z.string().describe('The record’s id: the leaf’s `id`'),
+  at: z.string().nullable().describe('When it was stored (the logged leaf’s `at`)'),
+  position: z.string().nullable().describe('The event’s global position in the event store, decimal; null when it is no longer there'),
+  leaf: z.string().nullable().describe('The record as the store holds it now, serialised as the log serialises a leaf (RFC 8785 JSON): equal to the logged leaf unless the store was changed; null when missing'),
+  leaf_hash: Base64Hash.describe('The leaf hash the log holds (SHA-256 of 0x00 and the leaf as it was logged)'),
+  missing: z.boolean().optional().describe('True when the record is no longer in the event store'),
+});
+export type AuditRecord = z.infer<typeof AuditRecordSchema>;
+
+/** A page of records, with the range and the log's origin and size. */
+export const AuditRecordPageSchema = z.object({
+  organization_id: z.string(),
+  origin: z.string().describe('The log’s origin: the first line of its checkpoints'),
+  start: z.number().int().describe('The range’s first leaf (inclusive)'),
+  end: z.number().int().describe('The range’s end (exclusive)'),
+  tree_size: z.number().int().describe('Leaves in the log now'),
+  records: z.array(AuditRecordSchema).describe('In leaf order'),
+  next_cursor: NextCursorSchema,
+});
+export type AuditRecordPage = z.infer<typeof AuditRecordPageSchema>;
+
+/** Query of `GET /api/v1/audit/proofs/range`. */
+export const AuditRangeQuerySchema = z
+  .strictObject({
+    start: TreeSize('The range’s first leaf (inclusive)'),
+    end: TreeSize('The range’s end (exclusive), at least start'),
+    tree_size: TreeSize('The tree the proof is for (a checkpoint’s tree_size), at least end; absent: the log’s current size').optional(),
+  })
+  .superRefine((q, ctx) => {
+    if (q.start > q.end) ctx.addIssue({ code: 'custom', path: ['end'], message: `must be at least start (${q.start})` });
+    if (q.tree_size !== undefined && q.end > q.tree_size) ctx.addIssue({ code: 'custom', path: ['tree_size'], message: `must be at least end (${q.end})` });
+  });
+export type AuditRangeQuery = z.infer<typeof AuditRangeQuerySchema>;
+
+/** A range proof (docs/audit.md, Range proofs): the roots of the ranges outside [start, end) the RFC 9162 recursion visits. */
+export const AuditRangeProofSchema = z.object({
+  tree_size: z.number().int(),
+  start: z.number().int(),
+  end: z.number().int(),
+  proof: z.array(Base64Hash).describe('Left to right; with the leaf hashes of [start, end) they give the root'),
+  root_hash: Base64Hash.describe('The root they lead to: compare with a checkpoint of this tree_size'),
+});
+export type AuditRangeProof = z.infer<typeof AuditRangeProofSchema>;
 
 /** One public key that signs (or signed) checkpoints. */
 export const AuditPublicKeySchema = z.object({

@@ -386,6 +386,12 @@ export class SqlEventStore implements EventStore, CatchUpSource {
     return changed.length;
   }
 
+  async readEvents(eventIds: readonly string[]): Promise<StoredEvent[]> {
+    if (eventIds.length === 0) return [];
+    const { rows } = await this.sql.query<EventRow>(`${SELECT_EVENT} WHERE event_id = ANY($1::text[]) ORDER BY global_position`, [[...eventIds]]);
+    return rows.map(toStored);
+  }
+
 
   async resetCheckpoint(name: string, position = 0n): Promise<void> {
     await setCheckpoint(this.sql, name, position);

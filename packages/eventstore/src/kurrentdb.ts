@@ -258,6 +258,15 @@ export class KurrentDbEventStore implements EventStore, CatchUpSource {
     return 0;
   }
 
+  /** The events of `eventIds`: their streams (from the id table) read whole, the asked events kept. */
+  async readEvents(eventIds: readonly string[]): Promise<StoredEvent[]> {
+    if (eventIds.length === 0) return [];
+    const { rows } = await this.db.query<{ stream_id: string }>(`SELECT DISTINCT stream_id FROM agp_kurrentdb_event_ids WHERE event_id = ANY($1::text[])`, [[...eventIds]]);
+    const wanted = new Set(eventIds);
+    const events = (await Promise.all(rows.map((r) => this.readStream(r.stream_id)))).flat().filter((e) => wanted.has(e.event_id));
+    return events.sort((a, b) => (a.global_position < b.global_position ? -1 : a.global_position > b.global_position ? 1 : 0));
+  }
+
 
   subscribe(options: SubscriptionOptions): Subscription {
     this.startLive();

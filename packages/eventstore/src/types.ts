@@ -202,6 +202,11 @@ export interface EventStore {
    */
   eraseData(edits: ReadonlyArray<{ event_id: string; pointers: readonly string[] }>): Promise<number>;
   /**
+   * The stored events of `eventIds` (any stream), in global order; ids not stored are left out. Read-only; the audit
+   * trail's records route reads the records its leaves commit to.
+   */
+  readEvents(eventIds: readonly string[]): Promise<StoredEvent[]>;
+  /**
    * Start a catch-up subscription from its stored checkpoint (0 when new). The checkpoint lives in the read-model
    * database and is committed in the same transaction as the handler's writes (`checkpoints.ts`, `catch-up.ts`).
    */

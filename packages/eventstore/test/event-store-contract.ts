@@ -118,12 +118,14 @@ export function eventStoreContract(name: string, open: () => Promise<{ store: Ev
       expect(await store.appendWith(async () => ({ value: 1, events: [] }))).toBe(1);
     });
 
-    it('answers which event ids are stored, and the head position', async () => {
+    it('answers which event ids are stored, the stored events of ids, and the head position', async () => {
       const stored = ev('Known');
       const [r] = await store.append([{ stream_id: `t-${newId()}`, events: [stored] }]);
       const unknown = newId();
       expect(await store.hasEvents([stored.event_id, unknown])).toEqual(new Set([stored.event_id]));
       expect(await store.hasEvents([])).toEqual(new Set());
+      expect((await store.readEvents([unknown, stored.event_id])).map((e) => [e.event_id, e.type])).toEqual([[stored.event_id, 'Known']]);
+      expect(await store.readEvents([])).toEqual([]);
       expect(await store.headPosition()).toBeGreaterThanOrEqual(r.appended[0].global_position);
       const [later] = await store.append([{ stream_id: `t-${newId()}`, events: [ev()] }]);
       expect(await store.headPosition()).toBe(later.appended[0].global_position);

@@ -6,3 +6,5 @@
 export * from './merkle.js';
 export * from './checkpoint.js';
 export * from './stored.js';
+export * from './range.js';
+export * from './pack.js';

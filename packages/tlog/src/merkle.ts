@@ -34,8 +34,8 @@ export function split(n: number): number {
   return k;
 }
 
-/** The tree head MTH(D[lo:hi]) of `leaves[lo..hi)`. */
-function subtreeRoot(leaves: readonly Hash[], lo: number, hi: number): Hash {
+/** The tree head MTH(D[lo:hi]) of `leaves[lo..hi)` (hi > lo), recursing as RFC 9162 §2.1.1 does. */
+export function subtreeRoot(leaves: readonly Hash[], lo: number, hi: number): Hash {
   const n = hi - lo;
   if (n === 1) return leaves[lo];
   const k = split(n);

@@ -10,6 +10,7 @@
  * database first ask which nodes a computation needs ({@link nodesNeeded}), read them in one query, then compute.
  * Pure and synchronous. Source: RFC 9162 §2.1; docs/audit.md (How the tree is stored).
  */
+import { rangeProofWith } from './range.js';
 import { EMPTY_ROOT, consistencyProofWith, inclusionProofWith, nodeHash, split, type Hash } from './merkle.js';
 
 /** A stored node: the root of leaves [index·2^level, (index+1)·2^level). */
@@ -52,6 +53,11 @@ export function inclusionProofFromNodes(size: number, index: number, node: NodeR
 /** The consistency proof between the trees of `oldSize` and `size` leaves, from stored nodes. @throws RangeError */
 export function consistencyProofFromNodes(oldSize: number, size: number, node: NodeReader): Hash[] {
   return consistencyProofWith(oldSize, size, (lo, hi) => rangeRootFromNodes(lo, hi, node));
+}
+
+/** The range proof (range.ts) of leaves [start, end) in the tree of `size` leaves, from stored nodes. @throws RangeProofError */
+export function rangeProofFromNodes(size: number, start: number, end: number, node: NodeReader): Hash[] {
+  return rangeProofWith(size, start, end, (lo, hi) => rangeRootFromNodes(lo, hi, node));
 }
 
 /**

@@ -42,6 +42,8 @@ export function policiesHandlers(service: PoliciesService): WireHandlers<'polici
     'audit.erase': (ctx, { body }) => service.auditErasures().erase(ctx, body),
     'audit.retention-get': (ctx) => service.auditErasures().retention(ctx),
     'audit.retention-put': (ctx, { body }) => service.auditErasures().setRetention(ctx, body),
+    'audit.records': (ctx, { query }) => service.listAuditRecords(ctx, query),
+    'audit.range': (ctx, { query }) => service.auditRangeProof(ctx, query),
     'webhooks.create': (ctx, { body }) => service.webhooks.create(ctx, body),
     'webhooks.list': (ctx, { query }) => service.webhooks.list(ctx, query),
     'webhooks.get': (ctx, { path }) => service.webhooks.get(ctx, path.id),

@@ -47,6 +47,10 @@ import {
   type AuditConsistencyQuery,
   type AuditInclusionProof,
   type AuditInclusionQuery,
+  type AuditRangeProof,
+  type AuditRangeQuery,
+  type AuditRecordPage,
+  type AuditRecordsQuery,
   type ListAuditCheckpointsQuery,
 } from '@agp/contracts';
 import { AUDIT_LOG_EVENT_TYPES, AUDIT_LOG_READ_MODEL, applyAuditEvents } from './audit/projection.js';
@@ -236,7 +240,7 @@ export class PoliciesService {
             const logName = env.AGP_AUDIT_LOG_NAME ?? DEFAULT_AUDIT_LOG_NAME;
             const signer = await loadAuditSigner(db, this.secrets!, { AGP_AUDIT_SIGNING_KEY: env.AGP_AUDIT_SIGNING_KEY?.trim(), AGP_AUDIT_LOG_NAME: logName }, logger);
             const intervalMs = env.AGP_AUDIT_CHECKPOINT_INTERVAL_MS ?? DEFAULT_AUDIT_CHECKPOINT_INTERVAL_MS;
-            this.trail = new AuditTrail({ db, signer, logName, intervalMs, now: this.now, logger });
+            this.trail = new AuditTrail({ db, signer, logName, intervalMs, now: this.now, logger, readEvents: (ids) => this.deps.store.readEvents(ids) });
             this.trail.start();
             const retentionIntervalMs = env.AGP_AUDIT_RETENTION_INTERVAL_MS ?? DEFAULT_AUDIT_RETENTION_INTERVAL_MS;
             this.erasures = new AuditErasures({ db, store, now: this.now, logger, retentionIntervalMs });
@@ -700,6 +704,16 @@ export class PoliciesService {
   auditErasures(): AuditErasures {
     if (!this.erasures) throw new ServiceUnavailableError('the audit trail is starting');
     return this.erasures;
+  }
+
+  /** GET /api/v1/audit/records (`audit.records`). @throws ValidationError (422, `query.start` / `query.end` / `query.cursor`). */
+  async listAuditRecords(ctx: RequestContext, query: AuditRecordsQuery): Promise<AuditRecordPage> {
+    return this.auditTrail().records(ctx.organization_id, query);
+  }
+
+  /** GET /api/v1/audit/proofs/range (`audit.range`). @throws ValidationError (422, `query.tree_size` / `query.end`). */
+  async auditRangeProof(ctx: RequestContext, query: AuditRangeQuery): Promise<AuditRangeProof> {
+    return this.auditTrail().range(ctx.organization_id, query);
   }
 
   /** The audit trail, once started. @throws ServiceUnavailableError (503) before the service has started. */

@@ -49,7 +49,7 @@ describe('audit trail storage (PGlite)', () => {
     for (let at = 0, size = 1; at < all.length; at += size, size += 2) await sql.transaction((tx) => applyAuditTrailEvents(all.slice(at, at + size), tx));
     await sql.transaction((tx) => applyAuditTrailEvents(all.slice(0, 7), tx));
     const signer = await loadAuditSigner(sql, secrets, { AGP_AUDIT_LOG_NAME: 'agp-audit' }, logger);
-    trail = new AuditTrail({ db: sql, signer, logName: 'agp-audit', intervalMs: 0, now: () => new Date('2026-11-29T11:00:00Z'), logger });
+    trail = new AuditTrail({ db: sql, signer, logName: 'agp-audit', intervalMs: 0, now: () => new Date('2026-11-29T11:00:00Z'), logger, readEvents: async () => [] });
     expect(await trail.size('acme')).toBe(23);
     expect(await trail.size('globex')).toBe(5);
     const rows = await sql.query<{ leaf: string }>(`SELECT leaf FROM agp_tlog_leaves WHERE organization_id = 'acme' ORDER BY leaf_index`);
@@ -91,7 +91,7 @@ describe('audit trail storage (PGlite)', () => {
 
   it('signs on its own at the interval once started, and stops', async () => {
     const signer = await loadAuditSigner(sql, secrets, { AGP_AUDIT_LOG_NAME: 'agp-audit' }, logger);
-    const timed = new AuditTrail({ db: sql, signer, logName: 'agp-audit', intervalMs: 50, now: () => new Date(), logger });
+    const timed = new AuditTrail({ db: sql, signer, logName: 'agp-audit', intervalMs: 50, now: () => new Date(), logger, readEvents: async () => [] });
     await sql.transaction((tx) => applyAuditTrailEvents([event('globex', 5)], tx));
     timed.start();
     const deadline = Date.now() + 10_000;
@@ -112,6 +112,6 @@ describe('audit trail storage (PGlite)', () => {
     expect(keys.map((k) => k.key_id)).toEqual([configured!.keyId, again!.keyId]);
     expect(keys[0].retired_at).toBeNull();
     expect(keys[1].retired_at).not.toBeNull();
-    await expect(new AuditTrail({ db: sql, signer: null, logName: 'agp-audit', intervalMs: 0, now: () => new Date(), logger }).checkpoint('acme')).rejects.toMatchObject({ status: 503 });
+    await expect(new AuditTrail({ db: sql, signer: null, logName: 'agp-audit', intervalMs: 0, now: () => new Date(), logger, readEvents: async () => [] }).checkpoint('acme')).rejects.toMatchObject({ status: 503 });
   });
 });

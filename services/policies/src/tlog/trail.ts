@@ -11,12 +11,18 @@ import type {
   AuditConsistencyQuery,
   AuditInclusionProof,
   AuditInclusionQuery,
+  AuditRangeProof,
+  AuditRangeQuery,
+  AuditRecord,
+  AuditRecordPage,
+  AuditRecordsQuery,
   ListAuditCheckpointsQuery,
 } from '@agp/contracts';
-import type { SqlExecutor } from '@agp/eventstore';
+import type { SqlExecutor, StoredEvent } from '@agp/eventstore';
 import { NotFoundError, ServiceUnavailableError, ValidationError, type Logger } from '@agp/runtime';
-import { consistencyProofFromNodes, inclusionProofFromNodes, nodesNeeded, signCheckpoint, treeHeadFromNodes, type Hash, type NodeReader } from '@agp/tlog';
+import { consistencyProofFromNodes, inclusionProofFromNodes, nodesNeeded, rangeProofFromNodes, signCheckpoint, treeHeadFromNodes, type Hash, type NodeReader } from '@agp/tlog';
 import type { AuditSigner } from './keys.js';
+import { leafOf } from './leaves.js';
 
 const b64 = (h: Uint8Array) => Buffer.from(h).toString('base64');
 const iso = (v: unknown) => new Date(v as string).toISOString();
@@ -32,6 +38,8 @@ export interface AuditTrailDeps {
   intervalMs: number;
   now: () => Date;
   logger: Logger;
+  /** The stored events of these ids (the event store's `readEvents`): the records the leaves commit to, as they are now. */
+  readEvents: (eventIds: readonly string[]) => Promise<StoredEvent[]>;
 }
 
 interface CheckpointRow {
@@ -182,5 +190,68 @@ export class AuditTrail {
       to: treeHeadFromNodes(q.to, node),
     }));
     return { from: q.from, to: q.to, proof: proof.map(b64), from_root: b64(from), to_root: b64(to) };
+  }
+
+  /**
+   * The range proof of leaves [q.start, q.end) in the organisation's tree of `q.tree_size` leaves (default: now),
+   * from stored nodes (`@agp/tlog` range.ts).
+   * @throws ValidationError (422, `query.tree_size` / `query.end`) for a tree larger than the log, an empty tree, or a
+   *   range beyond the tree.
+   */
+  async range(org: string, q: AuditRangeQuery): Promise<AuditRangeProof> {
+    const current = await this.size(org);
+    const size = q.tree_size ?? current;
+    if (size > current) throw new ValidationError('tree_size is larger than the log', [{ path: 'query.tree_size', message: `the log holds ${current} leaves` }]);
+    if (size === 0) throw new ValidationError('the log is empty', [{ path: 'query.tree_size', message: 'a range proof is of a tree of at least one leaf' }]);
+    if (q.end > size) throw new ValidationError('the range is beyond the tree', [{ path: 'query.end', message: `the tree holds ${size} leaves` }]);
+    const { proof, root } = await this.withNodes(org, (node) => ({ proof: rangeProofFromNodes(size, q.start, q.end, node), root: treeHeadFromNodes(size, node) }));
+    return { tree_size: size, start: q.start, end: q.end, proof: proof.map(b64), root_hash: b64(root) };
+  }
+
+  /**
+   * One page of the organisation's records in leaf order: the leaves [start, end) (given, or the first leaves stored
+   * at or after `from` and `to`), each with its leaf hash as logged and the record as the event store holds it now,
+   * serialised as the projection serialises a leaf (`leafOf`), so that a record changed in the store since it was
+   * logged shows; `missing` when the store no longer holds it.
+   * @throws ValidationError (422, `query.start` / `query.end` / `query.cursor`) for a range beyond the log or a cursor
+   *   outside the range.
+   */
+  async records(org: string, q: AuditRecordsQuery): Promise<AuditRecordPage> {
+    const size = await this.size(org);
+    const start = q.start ?? (q.from ? await this.firstStoredFrom(org, size, q.from) : 0);
+    const end = Math.max(start, q.end ?? (q.to ? await this.firstStoredFrom(org, size, q.to) : size));
+    const bad = [
+      ...(start > size ? [{ path: 'query.start', message: `the log holds ${size} leaves` }] : []),
+      ...(q.end !== undefined && q.end > size ? [{ path: 'query.end', message: `the log holds ${size} leaves` }] : []),
+    ];
+    if (bad.length) throw new ValidationError('the range is beyond the log', bad);
+    const from = q.cursor === undefined ? start : Number(q.cursor);
+    if (from < start || from > end) throw new ValidationError('a cursor of another range', [{ path: 'query.cursor', message: 'expected the next_cursor of the page before, with the same range' }]);
+    const upto = Math.min(end, from + q.limit);
+    const { rows } = await this.deps.db.query<{ leaf_index: string; record_id: string; leaf_hash: string; leaf: string }>(
+      `SELECT leaf_index::text AS leaf_index, record_id, leaf_hash, leaf FROM agp_tlog_leaves WHERE organization_id = $1 AND leaf_index >= $2 AND leaf_index < $3 ORDER BY leaf_index`,
+      [org, from, upto],
+    );
+    const events = new Map((await this.deps.readEvents(rows.map((r) => r.record_id))).filter((e) => e.metadata.organization_id === org).map((e) => [e.event_id, e]));
+    const records = rows.map((r): AuditRecord => {
+      const e = events.get(r.record_id);
+      const at = (JSON.parse(r.leaf) as { at?: string }).at ?? null;
+      const base = { leaf_index: Number(r.leaf_index), record_id: r.record_id, at, leaf_hash: Buffer.from(r.leaf_hash, 'hex').toString('base64') };
+      return e ? { ...base, position: String(e.global_position), leaf: leafOf(e).text } : { ...base, position: null, leaf: null, missing: true };
+    });
+    return { organization_id: org, origin: `${this.deps.logName}/${org}`, start, end, tree_size: size, records, next_cursor: upto < end ? String(upto) : null };
+  }
+
+  /** The first leaf index whose logged `at` is at or after `iso` (`size` when none): a binary search, the leaves being in stored order. */
+  private async firstStoredFrom(org: string, size: number, iso: string): Promise<number> {
+    const target = new Date(iso).toISOString();
+    let [lo, hi] = [0, size];
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      const { rows } = await this.deps.db.query<{ at: string }>(`SELECT leaf::json->>'at' AS at FROM agp_tlog_leaves WHERE organization_id = $1 AND leaf_index = $2`, [org, mid]);
+      if ((rows[0]?.at ?? '') < target) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   }
 }
