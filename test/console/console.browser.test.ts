@@ -473,10 +473,10 @@ describeConsole(
       await ctx().screenshot(page, 'run-ledger-390');
     });
 
-    it('lays out every page at 390 px without sideways overflow, with the navigation to all eleven pages', T, async () => {
+    it('lays out every page at 390 px without sideways overflow, with the navigation to all twelve pages', T, async () => {
       const page = await ctx().open('/', { viewport: PHONE });
       const nav = page.getByRole('navigation', { name: 'Console' });
-      expect(await nav.getByRole('link').allTextContents()).toEqual(['Overview', 'Interventions', 'Approvals', 'Policies', 'Runs', 'Evals', 'Benchmarks', 'Tool gateway', 'Replay', 'Audit log', 'Webhooks']);
+      expect(await nav.getByRole('link').allTextContents()).toEqual(['Overview', 'Interventions', 'Approvals', 'Policies', 'Runs', 'Evals', 'Benchmarks', 'Tool gateway', 'Replay', 'Audit log', 'Audit trail', 'Webhooks']);
       const run = (await ctx().api('GET', '/api/v1/runs?limit=1')).body.runs[0];
       for (const path of ['/', '/interventions', '/approvals', '/policies', '/runs', `/runs/${encodeURIComponent(run.id)}`]) {
         await page.goto(path);
