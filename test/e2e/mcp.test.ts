@@ -111,6 +111,8 @@ const ALL_TOOLS = [
   'list_audit_checkpoints',
   'get_audit_inclusion_proof',
   'get_audit_consistency_proof',
+  // Erasure of personal data from the audit trail (an admin key's)
+  'erase_audit_data',
   // Webhook subscriptions (admin keys)
   'list_webhooks',
   'create_webhook',
@@ -121,7 +123,7 @@ const ALL_TOOLS = [
   'redeliver_webhook',
 ];
 /** The tools that change state (a read key is refused them). */
-const WRITE_TOOLS = ['create_policy', 'approve_action', 'reject_action', 'set_kill_switch', 'update_policy', 'register_mcp_server', 'update_mcp_server', 'delete_mcp_server', 'accept_mcp_server_tool', 'create_webhook', 'update_webhook', 'delete_webhook', 'rotate_webhook_secret', 'redeliver_webhook'];
+const WRITE_TOOLS = ['create_policy', 'approve_action', 'reject_action', 'set_kill_switch', 'update_policy', 'register_mcp_server', 'update_mcp_server', 'delete_mcp_server', 'accept_mcp_server_tool', 'create_webhook', 'update_webhook', 'delete_webhook', 'rotate_webhook_secret', 'redeliver_webhook', 'erase_audit_data'];
 const RESOURCE_URIS = ['platform://runs/latest', 'platform://approvals/pending', 'platform://stats/dashboard', 'platform://policies/active', 'platform://compliance/summary'];
 const TEMPLATES = ['platform://runs/{run_id}', 'platform://interventions/{id}', 'platform://ledger/{date}'];
 /** The spec's prompts with their arguments' required flags, in order. */

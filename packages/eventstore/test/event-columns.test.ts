@@ -94,5 +94,23 @@ for (const backend of backends) {
       await store.append([{ stream_id: 's-ok', expected_version: 'any', events: [{ event_id: 'ok', type: 'T', data: { emoji: '😀', literal: '\\u0000 \\ud800' }, metadata: meta }] }]);
       expect((await store.readStream('s-ok'))[0].data).toEqual({ emoji: '😀', literal: '\\u0000 \\ud800' });
     });
+
+    it.each(['json', 'jsonb'])('erases members of stored events named by JSON Pointers (%s columns); the rest of each event stays', async (type) => {
+      opened = await backend.open();
+      if (type === 'jsonb') await opened.sql.exec(EVENT_STORE_DDL.replace('data json NOT NULL', 'data jsonb NOT NULL').replace('metadata json NOT NULL', 'metadata jsonb NOT NULL'));
+      store = createEventStore(opened.sql);
+      await store.migrate();
+      await roundTrip(store);
+      const changed = await store.eraseData([
+        { event_id: 'e-0', pointers: ['/text', '/alpha/b', '/absent'] },
+        { event_id: 'e-1', pointers: ['/absent'] },
+        { event_id: 'unknown', pointers: ['/text'] },
+      ]);
+      expect(changed).toBe(1);
+      const [e0, e1] = await store.readStream('s-1');
+      expect(e0.data).toEqual({ zeta: 0, alpha: { a: true } });
+      expect([e0.event_id, e0.stream_version, e0.metadata]).toEqual(['e-0', 1, meta]);
+      expect(e1.data).toEqual(dataOf(1));
+    });
   });
 }

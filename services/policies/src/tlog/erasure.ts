@@ -129,11 +129,12 @@ export class AuditErasures {
     const org = ctx.organization_id;
     const field = body.agent_id !== undefined ? 'agent_id' : 'run_id';
     const value = body.agent_id ?? body.run_id!;
-    // The records that name the agent or run, and the intervention streams among them; then every record of those streams.
+    // The records that name the agent or run (earlier erasures of it aside), and the intervention streams among them;
+    // then every record of those streams.
     const { rows: hits } = await this.deps.db.query<{ record_id: string; stream: string; type: string }>(
       `SELECT record_id, leaf::jsonb->>'stream' AS stream, leaf::jsonb->>'type' AS type FROM agp_tlog_leaves
-        WHERE organization_id = $1 AND leaf::jsonb->'data'->>'${field}' = $2`,
-      [org, value],
+        WHERE organization_id = $1 AND leaf::jsonb->'data'->>'${field}' = $2 AND leaf::jsonb->>'type' <> $3`,
+      [org, value, AuditTrailEvents.RecordsErased],
     );
     const streams = [...new Set(hits.filter((h) => h.type === InterventionEvents.Recorded).map((h) => h.stream))];
     const { rows: inStreams } = streams.length

@@ -64,6 +64,8 @@ describe('audit trail leaves', () => {
         commitmentOf(salt, 'looping') +
         '"},"scope":"agent"},"id":"0192f0a0-0000-7000-8000-000000000002","organization_id":"acme","stream":"killswitch-x","stream_version":1,"type":"KillSwitchEngaged","v":2}',
     );
+    expect(commitmentOf(salt, 'looping')).toBe('4n+849x4VbLSBn6hxj5r/0ax+52k1faiu/VVQ7AtkKQ=');
+    expect(Buffer.from(logged.hash).toString('base64')).toBe('s+SVk3Hkqofi3F1lJ2o3MV4B0aAmzP0Ki+7q82h3XsA=');
     expect(commitmentOf(salt, 'looping')).toBe(createHash('sha256').update(Buffer.concat([Buffer.from(salt), Buffer.from('"looping"')])).digest('base64'));
     expect(logged.text).not.toContain('looping');
     // A fresh salt per field, 32 random bytes; a record without committed fields stays version 1.
