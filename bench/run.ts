@@ -623,7 +623,8 @@ else if (which === 'sdk') await (await import('./sdk.js')).sdkBench();
 else if (which === 'quotas') await (await import('./quotas.js')).quotasBench();
 else if (which === 'mcp-proxy') await (await import('./mcp-proxy.js')).mcpProxyBench();
 else if (which === 'webhooks') await (await import('./webhooks.js')).webhooksBench();
+else if (which === 'audit-verify') await (await import('./audit-verify.js')).auditVerifyBench();
 else {
-  console.error(`unknown benchmark ${which}; available: ingest, list, stats, mcp, policy, sdk, quotas, mcp-proxy, webhooks`);
+  console.error(`unknown benchmark ${which}; available: ingest, list, stats, mcp, policy, sdk, quotas, mcp-proxy, webhooks, audit-verify`);
   process.exit(2);
 }
