@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { once } from 'node:events';
 import { canonicalJson } from '@agp/contracts';
-import { consistencyProofWith, leafHash, PackWriter, rangeProofWith, signCheckpoint, subtreeRoot, verifierKey, verifyPack, type Hash } from '@agp/tlog';
+import { consistencyProofWith, leafHash, nodeHash, PackWriter, rangeProofWith, rangeRootFromNodes, signCheckpoint, verifierKey, verifyPack, type Hash } from '@agp/tlog';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 1_000_000);
 
@@ -49,7 +49,14 @@ async function writePack(dir: string): Promise<{ file: string; proofLength: numb
   const hashes: Hash[] = new Array(tree);
   for (let i = 0; i < tree; i++) hashes[i] = leafHash(Buffer.from(i >= start && i < end ? record(i) : `other ${i}`));
   const key = generateKeyPairSync('ed25519').privateKey;
-  const root = (lo: number, hi: number) => subtreeRoot(hashes, lo, hi);
+  // Every complete subtree's hash, level by level (as the platform stores them), so proofs cost O(log n) each.
+  const levels: Hash[][] = [hashes];
+  while (levels.at(-1)!.length > 1) {
+    const below = levels.at(-1)!;
+    levels.push(Array.from({ length: Math.floor(below.length / 2) }, (_, i) => nodeHash(below[2 * i], below[2 * i + 1])));
+  }
+  const node = (level: number, index: number) => levels[level][index];
+  const root = (lo: number, hi: number) => rangeRootFromNodes(lo, hi, node);
   const mid = start + Math.floor(RECORDS / 2);
   const note = (size: number) => signCheckpoint({ origin: 'agp-audit/acme', size, root: root(0, size), extensions: ['time 2026-12-01T00:00:00Z'] }, [{ name: 'agp-audit', privateKey: key }]);
   const file = join(dir, 'pack.jsonl');

@@ -166,6 +166,9 @@ describe('evidence pack verification', () => {
     b = build();
     [record(b, 4).position, record(b, 5).position] = [record(b, 5).position, record(b, 4).position];
     expect((await failure(write(b.lines))).message).toMatch(/^record rec-5 \(leaf 5\): the store’s order differs from the log’s/);
+    b = build();
+    record(b, 2).record_id = 'rec-7';
+    expect((await failure(write(b.lines))).message).toBe('record rec-7 (leaf 2): its leaf is of another record');
   });
 
   it('refuses a range proof that does not give the signed root, or is of another tree size', async () => {
