@@ -695,7 +695,8 @@ else if (which === 'quotas') await (await import('./quotas.js')).quotasBench();
 else if (which === 'mcp-proxy') await (await import('./mcp-proxy.js')).mcpProxyBench();
 else if (which === 'webhooks') await (await import('./webhooks.js')).webhooksBench();
 else if (which === 'audit-proofs') await (await import('./audit-proofs.js')).auditProofsBench();
+else if (which === 'audit-verify') await (await import('./audit-verify.js')).auditVerifyBench();
 else {
-  console.error(`unknown benchmark ${which}; available: ingest, list, stats, mcp, policy, sdk, quotas, mcp-proxy, webhooks, audit-proofs`);
+  console.error(`unknown benchmark ${which}; available: ingest, list, stats, mcp, policy, sdk, quotas, mcp-proxy, webhooks, audit-proofs, audit-verify`);
   process.exit(2);
 }

@@ -104,7 +104,7 @@ describeModes(
       const header = JSON.parse(readFileSync(file('period.jsonl'), 'utf8').split('\n')[0]);
       expect(header.start).toBe(await leafIndex(made.killSwitch!));
       expect((await verify(file('period.jsonl'))).code).toBe(0);
-    });
+    }, 120_000);
 
     it('a field of an intervention changed in the store: the record is named as changed', async () => {
       const original = await row(made.intervention!);
@@ -115,7 +115,7 @@ describeModes(
         await setData(made.intervention!, original.data);
       }
       expect((await verify(await exportPack('undone1.jsonl'))).code).toBe(0);
-    });
+    }, 120_000);
 
     it('an event deleted from the store: the record is named as no longer there', async () => {
       const r = await row(made.killSwitch!);
@@ -129,7 +129,7 @@ describeModes(
         );
       }
       expect((await verify(await exportPack('undone2.jsonl'))).code).toBe(0);
-    });
+    }, 120_000);
 
     it('two events swapped in the store’s order: the later record is named', async () => {
       const [a, b] = [await row(made.policyV1!), await row(made.policyV2!)];
@@ -146,7 +146,7 @@ describeModes(
         await place(a, a.global_position, b, b.global_position);
       }
       expect((await verify(await exportPack('undone3.jsonl'))).code).toBe(0);
-    });
+    }, 120_000);
 
     it('a policy’s newest version overwritten with an older one: the newest is named', async () => {
       const [v1, v2] = [await row(made.policyV1!), await row(made.policyV2!)];
@@ -156,7 +156,7 @@ describeModes(
       } finally {
         await setData(made.policyV2!, v2.data);
       }
-    });
+    }, 120_000);
 
     it('bad packs and keys fail with one line; a range proof of another tree size fails; bad queries are 422', async () => {
       const text = readFileSync(made.pack!, 'utf8');
@@ -198,7 +198,7 @@ describeModes(
       const theirs = await get('/api/v1/audit/records', platform().otherOrgReadKey);
       expect(theirs.status).toBe(200);
       expect(theirs.body.records.map((r: { record_id: string }) => r.record_id)).not.toContain(made.intervention);
-    });
+    }, 120_000);
 
     it('the log rebuilt from a changed store: live verification of the earlier pack names the record', async () => {
       const p = platform();
@@ -235,7 +235,7 @@ describeModes(
       }
       const again = await runCli(['audit', 'verify', '--live', made.pack!, '--url', p.url], { AGP_KEY: p.readKey });
       expect(again.code, again.err).toBe(0);
-    });
+    }, 120_000);
   },
   { env: { AGP_AUDIT_CHECKPOINT_INTERVAL_MS: '0', AGP_SECRETS_KEY: randomBytes(32).toString('base64') } },
 );

@@ -237,6 +237,11 @@ export const AuditRecordSchema = z.object({
   leaf: z.string().nullable().describe('The record as the store holds it now, serialised as the log serialises a leaf (RFC 8785 JSON): equal to the logged leaf unless the store was changed; null when missing'),
   leaf_hash: Base64Hash.describe('The leaf hash the log holds (SHA-256 of 0x00 and the leaf as it was logged)'),
   missing: z.boolean().optional().describe('True when the record is no longer in the event store'),
+  disclosures: z
+    .record(z.string(), z.object({ salt: z.string().describe('The field’s salt, base64 (32 bytes)'), value: z.unknown().describe('The field’s value as the store holds it now') }))
+    .optional()
+    .describe('A version 2 leaf’s committed fields still held, by JSON Pointer into the leaf (`/data/reason`): each recomputes the leaf’s `{"$commitment"}` as base64 SHA-256(salt || RFC 8785 JSON of the value)'),
+  redacted: z.array(z.string()).optional().describe('The committed fields erased (value and salt gone), by JSON Pointer: their commitments are the logged ones'),
 });
 export type AuditRecord = z.infer<typeof AuditRecordSchema>;
 

@@ -6,7 +6,7 @@
  * proof with the algorithms of RFC 9162 §2.1.3.2 and §2.1.4.2, so a verifier needs nothing but this module.
  * Pure and synchronous; hashes are 32-byte `Uint8Array`s. Source: RFC 9162 §2.1; the verifiable audit trail's design.
  */
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 
 /** A SHA-256 hash, 32 bytes. */
 export type Hash = Uint8Array;
@@ -19,12 +19,17 @@ export const EMPTY_ROOT: Hash = new Uint8Array(createHash('sha256').digest());
 
 /** The hash of a leaf: SHA-256(0x00 || data). */
 export function leafHash(data: Uint8Array): Hash {
-  return new Uint8Array(createHash('sha256').update(Uint8Array.of(0)).update(data).digest());
+  return hash('sha256', Buffer.concat([LEAF_PREFIX, data]), 'buffer');
 }
+
+const LEAF_PREFIX = Uint8Array.of(0);
+const NODE_INPUT = Buffer.alloc(1 + 2 * HASH_BYTES, 1);
 
 /** The hash of an interior node: SHA-256(0x01 || left || right). */
 export function nodeHash(left: Hash, right: Hash): Hash {
-  return new Uint8Array(createHash('sha256').update(Uint8Array.of(1)).update(left).update(right).digest());
+  NODE_INPUT.set(left, 1);
+  NODE_INPUT.set(right, 1 + HASH_BYTES);
+  return hash('sha256', NODE_INPUT, 'buffer');
 }
 
 /** The largest power of two strictly below `n` (n ≥ 2): where the tree of n leaves splits. */

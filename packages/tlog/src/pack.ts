@@ -441,16 +441,22 @@ function checkRecord(r: PackRecordLine, logged: Hash, header: PackHeaderLine): P
   if (r.missing) return recordFailure(r, 'no longer in the platform’s store');
   if (r.leaf === null) return recordFailure(r, 'it has no leaf and is not marked missing');
   if (!Buffer.from(leafHash(Buffer.from(r.leaf, 'utf8'))).equals(Buffer.from(logged))) return recordFailure(r, 'changed since it was logged (its leaf does not hash to the logged leaf hash)');
-  let record: unknown;
-  try {
-    record = JSON.parse(r.leaf);
-  } catch {
-    return recordFailure(r, 'its leaf is not JSON');
-  }
-  if (!isObject(record) || record.id !== r.record_id) return recordFailure(r, 'its leaf is of another record');
-  if (record.organization_id !== header.organization_id) return recordFailure(r, `its leaf is of organisation ${String(record.organization_id)}, not ${header.organization_id}`);
   const disclosures = r.disclosures ?? {};
   const erased = r.redacted ?? [];
+  // A leaf is RFC 8785 JSON: its top-level `id` and `organization_id` are adjacent (keys sorted), so a version-1 leaf
+  // needs no second parse; one with committed fields is parsed to open them.
+  let record: unknown;
+  if (!r.leaf.includes(`,"id":${JSON.stringify(r.record_id)},"organization_id":${JSON.stringify(header.organization_id)},`)) {
+    try {
+      record = JSON.parse(r.leaf);
+    } catch {
+      return recordFailure(r, 'its leaf is not JSON');
+    }
+    if (!isObject(record) || record.id !== r.record_id) return recordFailure(r, 'its leaf is of another record');
+    if (record.organization_id !== header.organization_id) return recordFailure(r, `its leaf is of organisation ${String(record.organization_id)}, not ${header.organization_id}`);
+  }
+  if (!Object.keys(disclosures).length && !erased.length) return undefined;
+  record ??= JSON.parse(r.leaf);
   if (!isObject(disclosures) || !Array.isArray(erased)) return recordFailure(r, 'its disclosures or redacted fields are malformed');
   for (const [pointer, d] of Object.entries(disclosures)) {
     const c = commitmentAt(record, pointer);

@@ -166,6 +166,9 @@ describe('evidence pack verification', () => {
     b = build();
     [record(b, 4).position, record(b, 5).position] = [record(b, 5).position, record(b, 4).position];
     expect((await failure(write(b.lines))).message).toMatch(/^record rec-5 \(leaf 5\): the store’s order differs from the log’s/);
+    b = build();
+    record(b, 2).record_id = 'rec-7';
+    expect((await failure(write(b.lines))).message).toBe('record rec-7 (leaf 2): its leaf is of another record');
   });
 
   it('refuses a range proof that does not give the signed root, or is of another tree size', async () => {
@@ -191,5 +194,17 @@ describe('evidence pack verification', () => {
     b = build();
     record(b, 3).disclosures!['/data/reason'].salt = randomBytes(32).toString('base64');
     expect((await failure(write(b.lines))).message).toMatch(/^record rec-3 \(leaf 3\): its disclosed field \/data\/reason does not match/);
+  });
+});
+
+describe('the worked example of docs/audit.md', () => {
+  it('has the range proofs the document prints for the tree of 3 leaves', () => {
+    const L = ['QinMeQONUEZNpIWHzwVRObSX0SdBFq95lKPL+lMTqsU=', '24lqA3mr+d+aY1Phxgd5kNTh5KA8XEOsM392acwum0w=', 'mn0L/0D58e/VCwD4IycvbrUdRc1nyrr0Q/i2eHgHZSo='].map((s) => new Uint8Array(Buffer.from(s, 'base64')));
+    const proof = (a: number, b: number) => rangeProofWith(3, a, b, (lo, hi) => subtreeRoot(L, lo, hi)).map(b64);
+    expect(proof(1, 3)).toEqual([b64(L[0])]);
+    expect(proof(0, 1)).toEqual([b64(L[1]), b64(L[2])]);
+    expect(proof(2, 3)).toEqual(['l1V7xjBEDmN29zrzp3m1Kg8lWF8NLEk26f1ayibUZtk=']);
+    expect(proof(0, 3)).toEqual([]);
+    expect(b64(rootFromRangeProof(3, 1, 3, L.slice(1), [L[0]]))).toBe('3cZqPKpaaJDY0vyE+xS4GhpVBUYVu4CnEIDSjbtHanI=');
   });
 });

@@ -11,7 +11,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { AUDIT_COMMITTED_FIELDS, AUDIT_LEAF_VERSION, AUDIT_LEAF_VERSION_COMMITTED, canonicalJson, type ProjectionName } from '@agp/contracts';
 import type { SqlExecutor, StoredEvent } from '@agp/eventstore';
-import { appendLeaves, frontier, leafHash, type Hash } from '@agp/tlog';
+import { appendLeaves, commitmentOf, frontier, leafHash, type Hash } from '@agp/tlog';
+
+export { commitmentOf };
 import { scrub } from '../audit/projection.js';
 
 /** Name (and checkpoint key) of the projection. */
@@ -76,14 +78,6 @@ function leafOfRecord(record: AuditLeafRecord): { text: string; hash: Hash } {
 /** A committed field's place in the leaf: `{"$commitment": "<base64 SHA-256(salt || canonical JSON of the value)>"}`. */
 export interface AuditCommitment {
   $commitment: string;
-}
-
-/**
- * The salted commitment of `value`: base64 of SHA-256(salt || UTF-8 RFC 8785 canonical JSON of the value).
- * @param salt the field's 32 random bytes. @throws TypeError for a value JSON cannot hold (as canonicalJson).
- */
-export function commitmentOf(salt: Uint8Array, value: unknown): string {
-  return createHash('sha256').update(salt).update(canonicalJson(value), 'utf8').digest('base64');
 }
 
 const isCommitment = (v: unknown): v is AuditCommitment => typeof v === 'object' && v !== null && typeof (v as AuditCommitment).$commitment === 'string';

@@ -22,7 +22,7 @@ import type { SqlExecutor, StoredEvent } from '@agp/eventstore';
 import { NotFoundError, ServiceUnavailableError, ValidationError, type Logger } from '@agp/runtime';
 import { consistencyProofFromNodes, inclusionProofFromNodes, nodesNeeded, rangeProofFromNodes, signCheckpoint, treeHeadFromNodes, type Hash, type NodeReader } from '@agp/tlog';
 import type { AuditSigner } from './keys.js';
-import { leafOf } from './leaves.js';
+import { leafFromStore, saltsOf } from './leaves.js';
 
 const b64 = (h: Uint8Array) => Buffer.from(h).toString('base64');
 const iso = (v: unknown) => new Date(v as string).toISOString();
@@ -211,8 +211,9 @@ export class AuditTrail {
   /**
    * One page of the organisation's records in leaf order: the leaves [start, end) (given, or the first leaves stored
    * at or after `from` and `to`), each with its leaf hash as logged and the record as the event store holds it now,
-   * serialised as the projection serialises a leaf (`leafOf`), so that a record changed in the store since it was
-   * logged shows; `missing` when the store no longer holds it.
+   * serialised as the projection serialises a leaf (`leafFromStore`: a version 2 leaf's committed fields recomputed
+   * from their stored salts and disclosed, the erased ones redacted), so that a record changed in the store since it
+   * was logged shows; `missing` when the store no longer holds it.
    * @throws ValidationError (422, `query.start` / `query.end` / `query.cursor`) for a range beyond the log or a cursor
    *   outside the range.
    */
@@ -232,12 +233,22 @@ export class AuditTrail {
       `SELECT leaf_index::text AS leaf_index, record_id, leaf_hash, leaf FROM agp_tlog_leaves WHERE organization_id = $1 AND leaf_index >= $2 AND leaf_index < $3 ORDER BY leaf_index`,
       [org, from, upto],
     );
-    const events = new Map((await this.deps.readEvents(rows.map((r) => r.record_id))).filter((e) => e.metadata.organization_id === org).map((e) => [e.event_id, e]));
+    const ids = rows.map((r) => r.record_id);
+    const events = new Map((await this.deps.readEvents(ids)).filter((e) => e.metadata.organization_id === org).map((e) => [e.event_id, e]));
+    const salts = await saltsOf(this.deps.db, org, ids);
     const records = rows.map((r): AuditRecord => {
       const e = events.get(r.record_id);
       const at = (JSON.parse(r.leaf) as { at?: string }).at ?? null;
       const base = { leaf_index: Number(r.leaf_index), record_id: r.record_id, at, leaf_hash: Buffer.from(r.leaf_hash, 'hex').toString('base64') };
-      return e ? { ...base, position: String(e.global_position), leaf: leafOf(e).text } : { ...base, position: null, leaf: null, missing: true };
+      if (!e) return { ...base, position: null, leaf: null, missing: true };
+      const built = leafFromStore(e, salts.get(r.record_id) ?? new Map(), r.leaf);
+      return {
+        ...base,
+        position: String(e.global_position),
+        leaf: built.text,
+        ...(Object.keys(built.disclosures).length ? { disclosures: built.disclosures } : {}),
+        ...(built.redacted.length ? { redacted: built.redacted } : {}),
+      };
     });
     return { organization_id: org, origin: `${this.deps.logName}/${org}`, start, end, tree_size: size, records, next_cursor: upto < end ? String(upto) : null };
   }
