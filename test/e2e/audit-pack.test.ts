@@ -204,7 +204,7 @@ describeModes(
       const p = platform();
       const original = await row(made.intervention!);
       const index = await leafIndex(made.intervention!);
-      const tables = ['agp_tlog_leaves', 'agp_tlog_nodes', 'agp_tlog_trees', 'agp_tlog_checkpoints'];
+      const tables = ['agp_tlog_leaves', 'agp_tlog_nodes', 'agp_tlog_trees', 'agp_tlog_checkpoints', 'agp_tlog_salts'];
       const saved = Object.fromEntries(await Promise.all(tables.map(async (t) => [t, await p.queryRows(`SELECT * FROM ${t}`)] as const)));
       await setData(made.intervention!, JSON.stringify({ ...JSON.parse(original.data), action_name: 'read_balance' }));
       try {
@@ -235,6 +235,27 @@ describeModes(
       }
       const again = await runCli(['audit', 'verify', '--live', made.pack!, '--url', p.url], { AGP_KEY: p.readKey });
       expect(again.code, again.err).toBe(0);
+    }, 120_000);
+
+    it('after an erasure the pack still verifies, listing the erased fields as redacted, not as failures', async () => {
+      const p = platform();
+      const before = await verify(await exportPack('before-erasure.jsonl'));
+      expect(before.out).toMatch(/fields\s+[1-9]\d* disclosed, 0 redacted/);
+      const erased = await call(p, 'POST', '/api/v1/audit/erasures', { key: p.adminKey, body: { agent_id: 'pack-agent', reason: 'a data subject asked' } });
+      expect(erased.status, JSON.stringify(erased.body)).toBe(201);
+      expect(erased.body.fields).toBeGreaterThan(0);
+      // The erasure is itself a record: wait for its leaf, then export and verify.
+      await eventually(async () => (await p.queryRows(`SELECT count(*)::int AS n FROM agp_tlog_leaves WHERE leaf::jsonb->>'type' = 'AuditRecordsErased'`))[0].n > 0, 30_000);
+      const pack = await exportPack('after-erasure.jsonl');
+      const ok = await verify(pack);
+      expect(ok.code, ok.err).toBe(0);
+      expect(ok.out).toMatch(/fields\s+\d+ disclosed, [1-9]\d* redacted/);
+      const killSwitch = readFileSync(pack, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((l) => l.record_id === made.killSwitch);
+      expect(killSwitch.redacted).toContain('/data/reason');
+      expect(JSON.stringify(killSwitch)).not.toContain('pack drill');
+      // The pack exported before the erasure still verifies live: the log only appended.
+      const live = await runCli(['audit', 'verify', '--live', file('before-erasure.jsonl'), '--url', p.url], { AGP_KEY: p.readKey });
+      expect(live.code, live.err).toBe(0);
     }, 120_000);
   },
   { env: { AGP_AUDIT_CHECKPOINT_INTERVAL_MS: '0', AGP_SECRETS_KEY: randomBytes(32).toString('base64') } },
