@@ -57,6 +57,22 @@ describeModes(
       expect(JSON.stringify(got.body)).not.toContain(SECRET);
       expect(JSON.stringify(got.body)).not.toContain(TOKEN);
       expectProblem(await call(p, 'GET', BASE, { key: p.otherOrgAdminKey }), 404);
+
+      // The same connection through the platform's MCP tools: admin keys only, the token and the secret never returned.
+      const tool = (tool_name: string, args: Record<string, unknown>, key = p.adminKey) => call(p, 'POST', '/api/v1/mcp/call', { key, body: { tool_name, arguments: args } });
+      expect((await tool('get_slack_connection', {}, p.writeKey)).body).toMatchObject({ success: false, error: { code: 'forbidden' } });
+      expect((await tool('put_slack_connection', body, p.writeKey)).body).toMatchObject({ success: false, error: { code: 'forbidden' } });
+      const viaTool = await tool('put_slack_connection', { ...body, channels: [{ channel: 'C0ALL' }] });
+      expect(viaTool.body).toMatchObject({ success: true, data: { channels: [{ channel: 'C0ALL' }], bot_token_hint: TOKEN.slice(-4) } });
+      const read = await tool('get_slack_connection', {});
+      expect(read.body).toMatchObject({ success: true, data: { channels: [{ channel: 'C0ALL' }] } });
+      expect(JSON.stringify(read.body)).not.toContain(SECRET);
+      expect(JSON.stringify(read.body)).not.toContain(TOKEN);
+      expect((await tool('put_slack_connection', { ...body, bot_token: 'nope' })).body).toMatchObject({ success: false });
+      expect((await tool('delete_slack_connection', {})).body).toMatchObject({ success: true, data: { deleted: true } });
+      expect((await tool('get_slack_connection', {})).body).toMatchObject({ success: false, error: { code: 'not_found' } });
+      expectProblem(await call(p, 'GET', BASE, { key: p.adminKey }), 404);
+      expect((await call(p, 'PUT', BASE, { key: p.adminKey, body })).status).toBe(200); // as the next test expects it
     });
 
     it('posts an escalation to each channel whose filter it passes, masked, with buttons; an approver’s signed click decides it and updates the message', async () => {
