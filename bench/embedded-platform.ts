@@ -25,10 +25,11 @@ export interface Platform {
 
 /**
  * Start the embedded platform on a random port and wait for `/readyz` (up to 60 s), or use `external`. `env`: more
- * settings of the platform process (e.g. AGP_OUTBOUND_ALLOWED_HOSTS for a loopback upstream).
+ * settings of the platform process (e.g. AGP_OUTBOUND_ALLOWED_HOSTS for a loopback upstream); `nodeArgs`: more node
+ * options of it (e.g. `--cpu-prof`).
  * @throws Error when it does not become ready.
  */
-export async function startEmbeddedPlatform(external?: string, env: Record<string, string> = {}): Promise<Platform> {
+export async function startEmbeddedPlatform(external?: string, env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<Platform> {
   const call = (url: string) => async (method: string, path: string, body?: unknown) => {
     const t0 = performance.now();
     const res = await fetch(url + path, { method, headers: { authorization: `Bearer ${method === 'GET' ? READ_KEY : WRITE_KEY}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
@@ -38,7 +39,7 @@ export async function startEmbeddedPlatform(external?: string, env: Record<strin
   };
   if (external) return { url: external, child: null, call: call(external) };
   const port = 18000 + Math.floor(Math.random() * 1000);
-  const child = spawn(process.execPath, [...EMBEDDED_NODE_FLAGS, join(ROOT, 'services/embedded/dist/main.js')], {
+  const child = spawn(process.execPath, [...EMBEDDED_NODE_FLAGS, ...nodeArgs, join(ROOT, 'services/embedded/dist/main.js')], {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', AGP_DATA_DIR: 'memory', DATABASE_URL: '', NATS_URL: '', LOG_LEVEL: 'warn', AGP_INIT_ORG: 'bench', AGP_INIT_WRITE_KEY: WRITE_KEY, AGP_INIT_READ_KEY: READ_KEY, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -121,9 +121,13 @@ const ALL_TOOLS = [
   'rotate_webhook_secret',
   'list_webhook_deliveries',
   'redeliver_webhook',
+  // The Slack connection (admin keys)
+  'get_slack_connection',
+  'put_slack_connection',
+  'delete_slack_connection',
 ];
 /** The tools that change state (a read key is refused them). */
-const WRITE_TOOLS = ['create_policy', 'approve_action', 'reject_action', 'set_kill_switch', 'update_policy', 'register_mcp_server', 'update_mcp_server', 'delete_mcp_server', 'accept_mcp_server_tool', 'create_webhook', 'update_webhook', 'delete_webhook', 'rotate_webhook_secret', 'redeliver_webhook', 'erase_audit_data'];
+const WRITE_TOOLS = ['create_policy', 'approve_action', 'reject_action', 'set_kill_switch', 'update_policy', 'register_mcp_server', 'update_mcp_server', 'delete_mcp_server', 'accept_mcp_server_tool', 'create_webhook', 'update_webhook', 'delete_webhook', 'rotate_webhook_secret', 'redeliver_webhook', 'erase_audit_data', 'put_slack_connection', 'delete_slack_connection'];
 const RESOURCE_URIS = ['platform://runs/latest', 'platform://approvals/pending', 'platform://stats/dashboard', 'platform://policies/active', 'platform://compliance/summary'];
 const TEMPLATES = ['platform://runs/{run_id}', 'platform://interventions/{id}', 'platform://ledger/{date}'];
 /** The spec's prompts with their arguments' required flags, in order. */

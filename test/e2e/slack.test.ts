@@ -57,6 +57,22 @@ describeModes(
       expect(JSON.stringify(got.body)).not.toContain(SECRET);
       expect(JSON.stringify(got.body)).not.toContain(TOKEN);
       expectProblem(await call(p, 'GET', BASE, { key: p.otherOrgAdminKey }), 404);
+
+      // The same connection through the platform's MCP tools: admin keys only, the token and the secret never returned.
+      const tool = (tool_name: string, args: Record<string, unknown>, key = p.adminKey) => call(p, 'POST', '/api/v1/mcp/call', { key, body: { tool_name, arguments: args } });
+      expect((await tool('get_slack_connection', {}, p.writeKey)).body).toMatchObject({ success: false, error: { code: 'forbidden' } });
+      expect((await tool('put_slack_connection', body, p.writeKey)).body).toMatchObject({ success: false, error: { code: 'forbidden' } });
+      const viaTool = await tool('put_slack_connection', { ...body, channels: [{ channel: 'C0ALL' }] });
+      expect(viaTool.body).toMatchObject({ success: true, data: { channels: [{ channel: 'C0ALL' }], bot_token_hint: TOKEN.slice(-4) } });
+      const read = await tool('get_slack_connection', {});
+      expect(read.body).toMatchObject({ success: true, data: { channels: [{ channel: 'C0ALL' }] } });
+      expect(JSON.stringify(read.body)).not.toContain(SECRET);
+      expect(JSON.stringify(read.body)).not.toContain(TOKEN);
+      expect((await tool('put_slack_connection', { ...body, bot_token: 'nope' })).body).toMatchObject({ success: false });
+      expect((await tool('delete_slack_connection', {})).body).toMatchObject({ success: true, data: { deleted: true } });
+      expect((await tool('get_slack_connection', {})).body).toMatchObject({ success: false, error: { code: 'not_found' } });
+      expectProblem(await call(p, 'GET', BASE, { key: p.adminKey }), 404);
+      expect((await call(p, 'PUT', BASE, { key: p.adminKey, body })).status).toBe(200); // as the next test expects it
     });
 
     it('posts an escalation to each channel whose filter it passes, masked, with buttons; an approver’s signed click decides it and updates the message', async () => {
@@ -86,7 +102,7 @@ describeModes(
       await member(p, org, viewer.email, 'viewer');
       slack.users.set(approver.slack, { id: approver.slack, email: approver.email });
       slack.users.set(viewer.slack, { id: viewer.slack, email: viewer.email });
-      const ts = `${Math.floor(Date.now() / 1000)}.000001`;
+      const ts = post.ts!; // the message the click is on, as Slack answered its post
       const approve = (user: string) => blockActionBody(user, 'C0ALL', ts, buttons[0].value, post.args.blocks);
       const pending = async () => (await call(p, 'GET', `/api/v1/approvals/${approvalId}`, { key: p.readKey })).body.status;
 
@@ -115,16 +131,61 @@ describeModes(
       const approval = (await call(p, 'GET', `/api/v1/approvals/${approvalId}`, { key: p.readKey })).body;
       expect(approval).toMatchObject({ status: 'approved' });
       expect(JSON.stringify(approval)).toContain(approver.email);
-      const update = slack.of('chat.update').at(-1)!;
+      // Updated in place once the decision is in the event log, once.
+      const update = await eventually(async () => slack.of('chat.update').find((c) => c.args.ts === ts) ?? null, 15_000);
       expect(update.args).toMatchObject({ channel: 'C0ALL', ts });
       expect(update.args.text).toContain(approver.email);
+      expect(update.args.text).toContain('Approved');
       expect(JSON.stringify(update.args.blocks)).not.toContain('agp_approve'); // the buttons are gone
+      expect(JSON.stringify(update.args.blocks)).toContain('wire_transfer'); // the request's facts stay
       // A second click: already decided, told in Slack, nothing changes.
       const again = await callback(p, body, slackSignature(SECRET, body));
       expect(again.body).toEqual({ result: 'refused' });
       expect((await call(p, 'GET', `/api/v1/approvals/${approvalId}`, { key: p.readKey })).body.status).toBe('approved');
+      await new Promise((res) => setTimeout(res, 500));
+      expect(slack.of('chat.update').filter((c) => c.args.ts === ts)).toHaveLength(1); // never twice for one decision
       expect((await call(p, 'DELETE', BASE, { key: p.adminKey })).status).toBe(204);
       expectProblem(await call(p, 'GET', BASE, { key: p.adminKey }), 404);
+    });
+
+    it('updates every posted message in place when the approval is decided elsewhere (REST API), once per message', async () => {
+      const p = platform();
+      const put = await call(p, 'PUT', BASE, { key: p.adminKey, body: { bot_token: TOKEN, signing_secret: SECRET, channels: [{ channel: 'C0RISKY', filter: { min_risk_level: 'high' } }, { channel: 'C0ALL' }] } });
+      expect(put.status, JSON.stringify(put.body)).toBe(200);
+      const agent = `slack-agent-${uniq()}`;
+      const r = await call(p, 'POST', '/api/v1/interventions', {
+        key: p.writeKey,
+        body: { type: 'approval_required', outcome: 'escalated', action_name: 'delete_records', agent_id: agent, risk_level: 'critical', reason: 'bulk delete', original_inputs: { table: 'customers' } },
+      });
+      expect(r.status).toBe(201);
+      const approvalId = `apr-${r.body.id}`;
+      // risk critical: both channels.
+      const mine = () => slack.of('chat.postMessage').filter((c) => JSON.stringify(c.args.blocks).includes(approvalId));
+      const posts = await eventually(async () => (mine().length === 2 ? mine() : null), 15_000);
+      expect(posts.map((c) => c.args.channel).sort()).toEqual(['C0ALL', 'C0RISKY']);
+      const decidedBefore = slack.of('chat.update').length;
+
+      const rejected = await call(p, 'POST', `/api/v1/approvals/${approvalId}/reject`, { key: p.writeKey, body: { approver_email: 'lead@example.com', notes: 'not today' } });
+      expect(rejected.status, JSON.stringify(rejected.body)).toBe(200);
+      const updates = await eventually(async () => {
+        const u = slack.of('chat.update').slice(decidedBefore);
+        return u.length >= 2 ? u : null;
+      }, 15_000);
+      for (const post of posts) {
+        const u = updates.find((c) => c.args.channel === post.args.channel && c.args.ts === post.ts);
+        expect(u, `chat.update of ${post.args.channel} ${post.ts}`).toBeDefined();
+        expect(u!.token).toBe(TOKEN);
+        expect(u!.args.text).toMatch(/^Rejected by \S+/);
+        expect(JSON.stringify(u!.args.blocks)).toContain('Rejected');
+        expect(JSON.stringify(u!.args.blocks)).toContain('delete_records');
+        expect(JSON.stringify(u!.args.blocks)).not.toContain('agp_approve');
+      }
+      const decidedBy = (await call(p, 'GET', `/api/v1/approvals/${approvalId}`, { key: p.readKey })).body;
+      expect(decidedBy.status).toBe('rejected');
+      // Never twice for one decision: a later poll of the worker sends nothing more.
+      await new Promise((res) => setTimeout(res, 600));
+      expect(slack.of('chat.update').slice(decidedBefore)).toHaveLength(2);
+      expect((await call(p, 'DELETE', BASE, { key: p.adminKey })).status).toBe(204);
     });
   },
   () => ({

@@ -12,6 +12,8 @@ export interface SlackCall {
   method: string;
   token: string | null;
   args: Record<string, any>;
+  /** The message id (`ts`) a `chat.postMessage` was answered with. */
+  ts?: string;
 }
 
 /** A Slack user the stand-in's `users.info` knows. */
@@ -43,13 +45,14 @@ export class SlackStandIn {
         const args: Record<string, any> = (req.headers['content-type'] ?? '').includes('json') ? JSON.parse(text || '{}') : Object.fromEntries(new URLSearchParams(text));
         for (const k of ['blocks', 'attachments']) if (typeof args[k] === 'string') args[k] = JSON.parse(args[k]);
         const token = (req.headers.authorization ?? '').replace(/^Bearer /, '') || args.token || null;
-        this.calls.push({ method, token, args });
+        const call: SlackCall = { method, token, args };
+        this.calls.push(call);
         const answer = (body: Record<string, unknown>) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
         if (token !== this.token) return answer({ ok: false, error: 'invalid_auth' });
         const ts = () => `${Math.floor(Date.now() / 1000)}.${String(++this.seq).padStart(6, '0')}`;
         switch (method) {
           case 'chat.postMessage': {
-            const t = ts();
+            const t = (call.ts = ts());
             return answer({ ok: true, channel: args.channel, ts: t, message: { type: 'message', text: args.text, blocks: args.blocks, ts: t, bot_id: 'B0STANDIN' } });
           }
           case 'chat.update':

@@ -215,6 +215,13 @@ export class CatchUpSubscription implements Subscription {
         this.persistedAt = Date.now();
         this.advanced();
         backoff = 100;
+        if (moved === last && events.length > 0 && this.opts.onCommitted) {
+          try {
+            this.opts.onCommitted(events);
+          } catch {
+            /* documented: ignored */
+          }
+        }
       } catch (err) {
         if (this.stopped) break;
         // A data error (SQLSTATE 22) will fail the same way on every retry: find the event that causes it by

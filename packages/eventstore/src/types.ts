@@ -101,6 +101,12 @@ export interface SubscriptionOptions {
    */
   handler: (events: StoredEvent[], tx: SqlExecutor) => Promise<void>;
   /**
+   * Called after a batch's transaction committed, with its events: the handler's writes are now visible to every
+   * connection (e.g. wake a worker that reads them over another connection). Not called for a batch another process
+   * had applied first. Must not throw (what it throws is ignored).
+   */
+  onCommitted?: (events: StoredEvent[]) => void;
+  /**
    * Called when a batch fails (it will be retried after a back-off: 100 ms doubling to 5 s, with jitter). A transient
    * infrastructure failure (the database restarting or unreachable: `isTransientInfraError`) is reported once per
    * outage, not on every retry; other failures on each.

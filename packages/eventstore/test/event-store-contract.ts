@@ -212,6 +212,37 @@ export function eventStoreContract(name: string, open: () => Promise<{ store: Ev
       expect(seen).toEqual([e.event_id]);
     });
 
+    it('onCommitted: called after an applied batch committed, with its events (its writes visible on other connections), never for a batch rolled back', async () => {
+      const name = `sub-${newId()}`;
+      await db.exec(`CREATE TABLE IF NOT EXISTS contract_committed (name text, event_id text)`);
+      await store.resetCheckpoint(name, await store.headPosition());
+      let calls = 0;
+      const committed: Array<{ ids: string[]; visible: number }> = [];
+      const checks: Array<Promise<void>> = [];
+      const sub = store.subscribe({
+        name,
+        eventTypes: ['Commit'],
+        idlePollMs: 20,
+        handler: async (events, tx) => {
+          calls += 1;
+          for (const e of events) await tx.query('INSERT INTO contract_committed VALUES ($1, $2)', [name, e.event_id]);
+          if (calls === 1) throw new Error('boom'); // rolled back: no onCommitted for it
+        },
+        onCommitted: (events) => {
+          const ids = events.map((e) => e.event_id);
+          checks.push(db.query<{ n: string }>('SELECT count(*)::text AS n FROM contract_committed WHERE name = $1', [name]).then(({ rows }) => void committed.push({ ids, visible: Number(rows[0].n) })));
+        },
+        onError: () => undefined,
+      });
+      const e = ev('Commit');
+      const [r] = await store.append([{ stream_id: `t-${newId()}`, events: [e] }]);
+      await sub.waitFor(r.appended[0].global_position, 10000);
+      await sub.stop();
+      await Promise.all(checks);
+      expect(calls).toBe(2);
+      expect(committed).toEqual([{ ids: [e.event_id], visible: 1 }]);
+    });
+
     it('parks an event the projection can never apply (an SQL data error) and applies the rest of its batch', async () => {
       const name = `sub-${newId()}`;
       const table = `t_${newId().replace(/-/g, '')}`;

@@ -34,6 +34,7 @@ import {
   RotateWebhookSecretSchema,
   UpdateWebhookSchema,
   WEBHOOK_DELIVERY_STATUSES,
+  PutSlackConnectionSchema,
   type LedgerExportPage,
   AUDIT_ENTRY_TYPES,
   AUDIT_OBJECT_TYPES,
@@ -601,5 +602,34 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
     input: z.strictObject({ id: Id.describe('The subscription id (wh_…)'), delivery_id: Id.describe('The delivery id (msg_…)') }),
     calls: ['webhooks.redeliver'],
     run: async (e, args) => e.ask('webhooks.redeliver', { path: args }),
+  }),
+  defineTool({
+    name: 'get_slack_connection',
+    title: 'Get the Slack connection',
+    description:
+      'The organisation’s Slack connection for approvals: channels (each {channel, filter: agent_ids, intervention_types, min_risk_level}), bot_token_hint (the token’s last 4 characters), created_at, updated_at; never the token or the signing secret. Not found when none is set. Needs an admin key; read-only.',
+    input: z.strictObject({}),
+    calls: ['integrations.slack-get'],
+    run: async (e) => e.ask('integrations.slack-get', { query: {} }),
+  }),
+  defineTool({
+    name: 'put_slack_connection',
+    title: 'Set the Slack connection',
+    description:
+      'Set (or replace whole) the organisation’s Slack connection: bot_token (xoxb-…), signing_secret, channels (1 to 20 {channel, filter}); approval requests are posted to each channel whose filter they pass. The token and the secret are write-only (stored sealed, never returned). Returns the connection. CHANGES STATE; needs an admin key.',
+    input: PutSlackConnectionSchema,
+    calls: ['integrations.slack-put'],
+    run: async (e, args) => e.ask('integrations.slack-put', { body: args }),
+  }),
+  defineTool({
+    name: 'delete_slack_connection',
+    title: 'Remove the Slack connection',
+    description: 'Remove the organisation’s Slack connection; messages not yet posted, and updates not yet made, are dropped. Not found when none is set. CHANGES STATE; needs an admin key.',
+    input: z.strictObject({}),
+    calls: ['integrations.slack-delete'],
+    run: async (e) => {
+      await e.ask('integrations.slack-delete', { query: {} });
+      return { deleted: true };
+    },
   }),
 ];

@@ -224,8 +224,9 @@ export class PoliciesService {
           name: WEBHOOKS_PROJECTION,
           eventTypes: WEBHOOK_SOURCE_EVENT_TYPES,
           batchSize: 500,
-          handler: async (events, tx) => {
-            await applyWebhookEvents(events, tx, this.now());
+          handler: (events, tx) => applyWebhookEvents(events, tx, this.now()),
+          // Woken once the deliveries are committed: a claim on another connection before that would find none.
+          onCommitted: () => {
             this.webhooks.wake();
             this.slack.wake();
           },

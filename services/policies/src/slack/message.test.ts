@@ -38,10 +38,15 @@ describe('approval messages', () => {
     expect(slackCallbackOrganization(new URLSearchParams({ payload: JSON.stringify({ actions: [{ value: buttonValue('acme', 'apr-1', 'approve') }] }) }).toString())).toBe('acme');
     expect(slackCallbackOrganization('payload=not-json')).toBeNull();
   });
-  it('replaces the buttons by the outcome once decided', () => {
-    const done = decidedMessage(approvalRequestMessage(facts), 'rejected', 'vera@example.com', '2026-11-29T10:00:00.000Z');
+  it('replaces the buttons by the outcome once decided; an expiry names no one', () => {
+    const done = decidedMessage(approvalRequestMessage(facts), { status: 'rejected', decided_by: 'vera@example.com', at: '2026-11-29T10:00:00.000Z' });
     expect(JSON.stringify(done.blocks)).not.toContain('"actions"');
+    expect(JSON.stringify(done.blocks)).toContain('wire_transfer'); // the request's facts stay
     expect(done.text).toBe('Rejected by vera@example.com');
+    expect(JSON.stringify(done.blocks.at(-1))).toContain('2026-11-29T10:00:00.000Z');
+    const expired = decidedMessage(approvalRequestMessage(facts), { status: 'expired', decided_by: 'system', at: '2026-11-29T11:00:00.000Z' });
+    expect(expired.text).toBe('Expired');
+    expect(JSON.stringify(expired.blocks)).not.toContain('system');
     expect(maskedArguments(undefined)).toBe('(none recorded)');
   });
 });

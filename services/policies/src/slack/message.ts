@@ -68,11 +68,29 @@ export function approvalRequestMessage(f: ApprovalMessageFacts): { text: string;
   };
 }
 
-/** The message an approval request becomes once decided: the request's blocks without the buttons, and the outcome with the approver. */
-export function decidedMessage(original: { blocks?: unknown[] } | undefined, outcome: 'approved' | 'rejected', approver: string, at: string): { text: string; blocks: unknown[] } {
+/**
+ * How an approval ended, as its message shows it: `status` (`approved`, `rejected`, `expired`), `decided_by` (the
+ * decision's actor: the approver's e-mail, a key's name, `system` for an expiry) and `at` (ISO 8601 UTC), as the
+ * `approval.decided` event carries them (docs/notifications.md, Event kinds and payloads).
+ */
+export interface SlackDecision {
+  status: 'approved' | 'rejected' | 'expired';
+  decided_by: string;
+  at: string;
+}
+
+const OUTCOME = { approved: ['Approved', '✅ Approved'], rejected: ['Rejected', '❌ Rejected'], expired: ['Expired', '⌛ Expired'] } as const;
+
+/**
+ * The message an approval request becomes once decided: the request's blocks without the buttons, and the outcome
+ * with who decided and when (an expiry names no one).
+ */
+export function decidedMessage(original: { blocks?: unknown[] } | undefined, d: SlackDecision): { text: string; blocks: unknown[] } {
   const kept = (original?.blocks ?? []).filter((b) => (b as { type?: string }).type !== 'actions');
-  const text = `${outcome === 'approved' ? 'Approved' : 'Rejected'} by ${approver}`;
-  return { text, blocks: [...kept, { type: 'section', text: { type: 'mrkdwn', text: `*${outcome === 'approved' ? '✅ Approved' : '❌ Rejected'}* by ${esc(approver)} at ${at}` } }] };
+  const [word, mark] = OUTCOME[d.status];
+  const by = d.status === 'expired' ? '' : ` by ${d.decided_by}`;
+  const text = `${word}${by}`;
+  return { text, blocks: [...kept, { type: 'section', text: { type: 'mrkdwn', text: `*${mark}*${d.status === 'expired' ? '' : ` by ${esc(d.decided_by)}`} at ${d.at}` } }] };
 }
 
 /**

@@ -5,8 +5,9 @@
  * webhook schedule) and the interactivity callback: Slack's signature checked, the Slack user mapped to the
  * organisation's member with the same verified e-mail (`users.info`), the approval decided as that person over the bus
  * (`approvals.approve` / `approvals.reject`, so roles and separation of duties apply as anywhere), the message updated
- * in place (`chat.update`); a user who may not decide gets an ephemeral refusal (`chat.postEphemeral`) and nothing
- * changes. Source: docs/notifications.md (Approvals in Slack).
+ * in place (`chat.update`) once decided by any path (Slack, console, API, MCP, expiry: the webhooks projection marks
+ * its messages with the decision, the worker updates each once); a user who may not decide gets an ephemeral refusal
+ * (`chat.postEphemeral`) and nothing changes. Source: docs/notifications.md (Approvals in Slack).
  */
 import { WebClient } from '@slack/web-api';
 import {
@@ -24,13 +25,16 @@ import { call, RemoteProblemError, type Sender } from '@agp/bus';
 import type { Sql, SqlExecutor } from '@agp/eventstore';
 import { NotFoundError, UnauthorizedError, deterministicId, type Logger, type SecretBox } from '@agp/runtime';
 import { nextAttemptAt } from '../webhooks/schedule.js';
-import { decidedMessage, slackSignatureValid } from './message.js';
+import { decidedMessage, slackSignatureValid, type SlackDecision } from './message.js';
 import { jsonOrUndefined } from '@agp/contracts';
 
 /**
  * - `agp_slack_connections`: one per organisation; token and secret sealed, bound to the organisation.
  * - `agp_slack_posts`: one message per (approval, channel): its `text` and `blocks`, `status` (`pending`, `posted`,
  *   `failed`), the attempts, when the next is due, the worker's lease, and once posted its `ts` (Slack's message id).
+ *   Once the approval is decided: `decision` (status, who, when), and its update in place: `update_status`
+ *   (`pending`, `updated`, `failed`), `update_attempts`, `update_next_attempt_at` (the lease is `lease_until`, free
+ *   once the message is posted).
  */
 export const SLACK_DDL = `
 CREATE TABLE IF NOT EXISTS agp_slack_connections (
@@ -57,6 +61,12 @@ CREATE TABLE IF NOT EXISTS agp_slack_posts (
   created_at timestamptz NOT NULL
 );
 CREATE INDEX IF NOT EXISTS agp_slack_posts_due ON agp_slack_posts (next_attempt_at) WHERE status = 'pending';
+ALTER TABLE agp_slack_posts ADD COLUMN IF NOT EXISTS decision jsonb;
+ALTER TABLE agp_slack_posts ADD COLUMN IF NOT EXISTS update_status text;
+ALTER TABLE agp_slack_posts ADD COLUMN IF NOT EXISTS update_attempts integer NOT NULL DEFAULT 0;
+ALTER TABLE agp_slack_posts ADD COLUMN IF NOT EXISTS update_next_attempt_at timestamptz;
+CREATE INDEX IF NOT EXISTS agp_slack_posts_approval ON agp_slack_posts (organization_id, approval_id);
+CREATE INDEX IF NOT EXISTS agp_slack_posts_updates_due ON agp_slack_posts (update_next_attempt_at) WHERE update_status = 'pending';
 `;
 
 /** The contexts the token and the secret are sealed under: they open for this organisation only. */
@@ -85,6 +95,27 @@ export async function enqueueSlackPosts(tx: SqlExecutor, posts: readonly NewSlac
      SELECT x.id, x.o, x.a, x.c, x.m, 'pending', $2::timestamptz, $2::timestamptz FROM jsonb_to_recordset($1::jsonb) AS x(id text, o text, a text, c text, m jsonb)
      ON CONFLICT (id) DO NOTHING`,
     [JSON.stringify(posts.map((p) => ({ id: slackPostId(p.organization_id, p.approval_id, p.channel), o: p.organization_id, a: p.approval_id, c: p.channel, m: p.message }))), now.toISOString()],
+  );
+}
+
+/** An approval decided (approved, rejected, expired): its organisation, approval and decision, from `approval.decided`. */
+export interface SlackDecided {
+  organization_id: string;
+  approval_id: string;
+  decision: SlackDecision;
+}
+
+/**
+ * Mark the messages of decided approvals for an update in place, due at `now`. A message already marked keeps its
+ * first decision (a replay or a second event never updates it twice); an approval with no message changes nothing.
+ */
+export async function enqueueSlackUpdates(tx: SqlExecutor, decided: readonly SlackDecided[], now: Date): Promise<void> {
+  if (decided.length === 0) return;
+  await tx.query(
+    `UPDATE agp_slack_posts p SET decision = x.d, update_status = 'pending', update_attempts = 0, update_next_attempt_at = $2::timestamptz
+       FROM jsonb_to_recordset($1::jsonb) AS x(o text, a text, d jsonb)
+      WHERE p.organization_id = x.o AND p.approval_id = x.a AND p.decision IS NULL`,
+    [JSON.stringify(decided.map((d) => ({ o: d.organization_id, a: d.approval_id, d: d.decision }))), now.toISOString()],
   );
 }
 
@@ -120,6 +151,7 @@ interface ConnectionRow {
 }
 
 const iso = (v: unknown) => new Date(v as string).toISOString();
+const json = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T;
 const connectionOf = (r: ConnectionRow): SlackConnection => ({
   channels: (typeof r.channels === 'string' ? JSON.parse(r.channels) : r.channels) as SlackChannel[],
   bot_token_hint: r.bot_token_hint,
@@ -132,6 +164,8 @@ export class SlackApprovals {
   private timer?: NodeJS.Timeout;
   private stopped = true;
   private polling = false;
+  /** A wake came while a claim ran. */
+  private dirty = false;
   private inFlight?: Promise<void>;
 
   constructor(private readonly deps: SlackDeps) {}
@@ -164,12 +198,13 @@ export class SlackApprovals {
     return connectionOf(await this.row(ctx.organization_id));
   }
 
-  /** `integrations.slack-delete`: the connection and its messages not yet posted. @throws NotFoundError (404) when none is set. */
+  /** `integrations.slack-delete`: the connection, its messages not yet posted and its updates not yet made. @throws NotFoundError (404) when none is set. */
   async delete(ctx: RequestContext): Promise<null> {
     return this.deps.db.transaction(async (tx) => {
       const { rows } = await tx.query('DELETE FROM agp_slack_connections WHERE organization_id = $1 RETURNING organization_id', [ctx.organization_id]);
       if (!rows[0]) throw new NotFoundError('no Slack connection is set');
       await tx.query(`DELETE FROM agp_slack_posts WHERE organization_id = $1 AND status = 'pending'`, [ctx.organization_id]);
+      await tx.query(`UPDATE agp_slack_posts SET update_status = NULL WHERE organization_id = $1 AND update_status = 'pending'`, [ctx.organization_id]);
       return null;
     });
   }
@@ -203,7 +238,6 @@ export class SlackApprovals {
     if (!payload || payload.type !== 'block_actions' || !value?.success || value.data.o !== org || !payload.user?.id) return { result: 'ignored' };
     const slack = this.client(box.open(conn.sealed_bot_token, tokenContext(org)));
     const channel = payload.channel?.id ?? payload.container?.channel_id;
-    const ts = payload.message?.ts ?? payload.container?.message_ts;
     const slackUser = payload.user.id;
     const tell = async (text: string) => {
       if (channel) await slack.chat.postEphemeral({ channel, user: slackUser, text }).catch((err: unknown) => this.deps.logger.warn({ err }, 'Slack refusal could not be posted'));
@@ -242,10 +276,8 @@ export class SlackApprovals {
       }
       throw err;
     }
-    if (channel && ts) {
-      const done = decidedMessage(payload.message as { blocks?: unknown[] } | undefined, kind === 'approve' ? 'approved' : 'rejected', member.name ? `${member.name} (${email})` : email, this.deps.now().toISOString());
-      await slack.chat.update({ channel, ts, text: done.text, blocks: done.blocks as never }).catch((err: unknown) => this.deps.logger.warn({ err }, 'Slack message could not be updated'));
-    }
+    // The message (in every channel it was posted to) is updated by the worker once the decision is in the event log,
+    // as for a decision taken anywhere else: once per message.
     return { result: 'decided' };
   }
 
@@ -277,9 +309,12 @@ export class SlackApprovals {
     await this.inFlight;
   }
 
-  /** Look for due posts now. */
+  /** Look for due posts and updates now. */
   wake(): void {
-    if (!this.stopped) this.schedule(0);
+    if (this.stopped) return;
+    // A wake during a claim may concern rows that claim could not see: claim again once it is done.
+    if (this.polling) this.dirty = true;
+    else this.schedule(0);
   }
 
   private schedule(ms: number): void {
@@ -288,48 +323,107 @@ export class SlackApprovals {
     this.timer.unref?.();
   }
 
-  /** Claim due posts (a lease each, so replicas never post one twice at once), post each, record the outcome. */
+  /**
+   * Claim due posts and due updates (a lease each, so replicas never send one twice at once), send each through the
+   * Web API (`chat.postMessage`, `chat.update`), record the outcome; a failure is retried on the schedule.
+   */
   private async poll(): Promise<void> {
     if (this.stopped || this.polling) return;
     this.polling = true;
+    this.dirty = false;
     let claimed = 0;
     try {
-      const now = this.deps.now();
-      const { rows } = await this.deps.db.query<{ id: string; organization_id: string; channel: string; message: unknown; attempts: number; sealed_bot_token: string }>(
-        `WITH picked AS (
-           SELECT p.id FROM agp_slack_posts p
-            WHERE p.status = 'pending' AND p.next_attempt_at <= $1 AND (p.lease_until IS NULL OR p.lease_until <= $1)
-            ORDER BY p.next_attempt_at LIMIT 32 FOR UPDATE OF p SKIP LOCKED)
-         UPDATE agp_slack_posts p SET lease_until = $2 FROM picked, agp_slack_connections c
-          WHERE p.id = picked.id AND c.organization_id = p.organization_id
-          RETURNING p.id, p.organization_id, p.channel, p.message, p.attempts, c.sealed_bot_token`,
-        [now.toISOString(), new Date(now.getTime() + 20_000).toISOString()],
-      );
-      claimed = rows.length;
-      await Promise.all(
-        rows.map(async (r) => {
-          const message = (typeof r.message === 'string' ? JSON.parse(r.message) : r.message) as { text: string; blocks: unknown[] };
-          try {
-            const token = this.deps.secrets().open(r.sealed_bot_token, tokenContext(r.organization_id));
-            const answer = await this.client(token).chat.postMessage({ channel: r.channel, text: message.text, blocks: message.blocks as never });
-            await this.deps.db.query(`UPDATE agp_slack_posts SET status = 'posted', attempts = attempts + 1, ts = $2, last_error = NULL, lease_until = NULL WHERE id = $1`, [r.id, answer.ts ?? null]);
-          } catch (err) {
-            const next = nextAttemptAt(this.deps.schedule, r.attempts + 1, this.deps.now().getTime());
-            this.deps.logger.warn({ err, organization_id: r.organization_id, channel: r.channel }, 'Slack approval message not posted; retrying');
-            await this.deps.db.query(`UPDATE agp_slack_posts SET status = $2, attempts = attempts + 1, last_error = $3, next_attempt_at = $4, lease_until = NULL WHERE id = $1`, [
-              r.id,
-              next === null ? 'failed' : 'pending',
-              (err as Error).message.slice(0, 500),
-              next === null ? null : new Date(next).toISOString(),
-            ]);
-          }
-        }),
-      );
+      const [posts, updates] = await Promise.all([this.post(), this.update()]);
+      claimed = posts + updates;
     } catch (err) {
       this.deps.logger.warn({ err }, 'Slack worker could not claim posts; retrying');
     } finally {
       this.polling = false;
-      if (!this.stopped) this.schedule(claimed > 0 ? 0 : this.deps.pollMs);
+      if (!this.stopped) this.schedule(claimed > 0 || this.dirty ? 0 : this.deps.pollMs);
     }
+  }
+
+  /** The lease of a claimed post or update: until this long from now, ms (the client's timeout and 10 s). */
+  private lease(now: Date): string {
+    return new Date(now.getTime() + 20_000).toISOString();
+  }
+
+  /**
+   * Post the due approval messages; a message whose approval was decided before it was posted is posted decided
+   * (no buttons), and its update is then done. @returns how many were claimed.
+   */
+  private async post(): Promise<number> {
+    const now = this.deps.now();
+    const { rows } = await this.deps.db.query<{ id: string; organization_id: string; channel: string; message: unknown; decision: unknown; attempts: number; sealed_bot_token: string }>(
+      `WITH picked AS (
+         SELECT p.id FROM agp_slack_posts p
+          WHERE p.status = 'pending' AND p.next_attempt_at <= $1 AND (p.lease_until IS NULL OR p.lease_until <= $1)
+          ORDER BY p.next_attempt_at LIMIT 32 FOR UPDATE OF p SKIP LOCKED)
+       UPDATE agp_slack_posts p SET lease_until = $2 FROM picked, agp_slack_connections c
+        WHERE p.id = picked.id AND c.organization_id = p.organization_id
+        RETURNING p.id, p.organization_id, p.channel, p.message, p.decision, p.attempts, c.sealed_bot_token`,
+      [now.toISOString(), this.lease(now)],
+    );
+    await Promise.all(
+      rows.map(async (r) => {
+        const request = json<{ text: string; blocks: unknown[] }>(r.message);
+        const decision = r.decision === null ? null : json<SlackDecision>(r.decision);
+        const message = decision ? decidedMessage(request, decision) : request;
+        try {
+          const token = this.deps.secrets().open(r.sealed_bot_token, tokenContext(r.organization_id));
+          const answer = await this.client(token).chat.postMessage({ channel: r.channel, text: message.text, blocks: message.blocks as never });
+          await this.deps.db.query(
+            `UPDATE agp_slack_posts SET status = 'posted', attempts = attempts + 1, ts = $2, last_error = NULL, lease_until = NULL,
+               update_status = CASE WHEN $3::boolean THEN 'updated' ELSE update_status END WHERE id = $1`,
+            [r.id, answer.ts ?? null, decision !== null],
+          );
+        } catch (err) {
+          const next = nextAttemptAt(this.deps.schedule, r.attempts + 1, this.deps.now().getTime());
+          this.deps.logger.warn({ err, organization_id: r.organization_id, channel: r.channel }, 'Slack approval message not posted; retrying');
+          await this.deps.db.query(`UPDATE agp_slack_posts SET status = $2, attempts = attempts + 1, last_error = $3, next_attempt_at = $4, lease_until = NULL WHERE id = $1`, [
+            r.id,
+            next === null ? 'failed' : 'pending',
+            (err as Error).message.slice(0, 500),
+            next === null ? null : new Date(next).toISOString(),
+          ]);
+        }
+      }),
+    );
+    return rows.length;
+  }
+
+  /** Update the posted messages of decided approvals in place (`chat.update`: the outcome, who, when). @returns how many were claimed. */
+  private async update(): Promise<number> {
+    const now = this.deps.now();
+    const { rows } = await this.deps.db.query<{ id: string; organization_id: string; channel: string; ts: string; message: unknown; decision: unknown; update_attempts: number; sealed_bot_token: string }>(
+      `WITH picked AS (
+         SELECT p.id FROM agp_slack_posts p
+          WHERE p.update_status = 'pending' AND p.status = 'posted' AND p.ts IS NOT NULL AND p.update_next_attempt_at <= $1 AND (p.lease_until IS NULL OR p.lease_until <= $1)
+          ORDER BY p.update_next_attempt_at LIMIT 32 FOR UPDATE OF p SKIP LOCKED)
+       UPDATE agp_slack_posts p SET lease_until = $2 FROM picked, agp_slack_connections c
+        WHERE p.id = picked.id AND c.organization_id = p.organization_id
+        RETURNING p.id, p.organization_id, p.channel, p.ts, p.message, p.decision, p.update_attempts, c.sealed_bot_token`,
+      [now.toISOString(), this.lease(now)],
+    );
+    await Promise.all(
+      rows.map(async (r) => {
+        const done = decidedMessage(json<{ text: string; blocks: unknown[] }>(r.message), json<SlackDecision>(r.decision));
+        try {
+          const token = this.deps.secrets().open(r.sealed_bot_token, tokenContext(r.organization_id));
+          await this.client(token).chat.update({ channel: r.channel, ts: r.ts, text: done.text, blocks: done.blocks as never });
+          await this.deps.db.query(`UPDATE agp_slack_posts SET update_status = 'updated', update_attempts = update_attempts + 1, last_error = NULL, lease_until = NULL WHERE id = $1`, [r.id]);
+        } catch (err) {
+          const next = nextAttemptAt(this.deps.schedule, r.update_attempts + 1, this.deps.now().getTime());
+          this.deps.logger.warn({ err, organization_id: r.organization_id, channel: r.channel }, 'Slack approval message not updated; retrying');
+          await this.deps.db.query(`UPDATE agp_slack_posts SET update_status = $2, update_attempts = update_attempts + 1, last_error = $3, update_next_attempt_at = $4, lease_until = NULL WHERE id = $1`, [
+            r.id,
+            next === null ? 'failed' : 'pending',
+            (err as Error).message.slice(0, 500),
+            next === null ? null : new Date(next).toISOString(),
+          ]);
+        }
+      }),
+    );
+    return rows.length;
   }
 }

@@ -8,7 +8,8 @@ import type { SqlExecutor, StoredEvent } from '@agp/eventstore';
 import { subscriptionWants, webhookEventsOf, type EscalatedIntervention, type WebhookEvent } from './events.js';
 import { deliveryId, enqueueDeliveries, type NewDelivery } from './store.js';
 import { approvalRequestMessage } from '../slack/message.js';
-import { enqueueSlackPosts, slackChannelsOf, type NewSlackPost } from '../slack/slack.js';
+import { enqueueSlackPosts, enqueueSlackUpdates, slackChannelsOf, type NewSlackPost, type SlackDecided } from '../slack/slack.js';
+import type { SlackDecision } from '../slack/message.js';
 
 /** Name (and checkpoint) of the webhooks projection. */
 export const WEBHOOKS_PROJECTION = 'policies-webhooks';
@@ -29,7 +30,8 @@ export const payloadOf = (ev: Pick<WebhookEvent, 'kind' | 'at' | 'organization_i
 /**
  * Apply a batch: keep the escalated interventions and policy scopes the mapping reads, map each event, and enqueue a
  * delivery for each enabled subscription of its organisation that wants it and was created before it, and for each
- * `approval.requested` a Slack message to each channel of the organisation's Slack connection whose filter it passes.
+ * `approval.requested` a Slack message to each channel of the organisation's Slack connection whose filter it passes;
+ * for each `approval.decided` its Slack messages are marked for an update in place.
  * @param now when the deliveries are due (the projection's clock).
  */
 export async function applyWebhookEvents(events: StoredEvent[], tx: SqlExecutor, now: Date): Promise<void> {
@@ -64,6 +66,7 @@ export async function applyWebhookEvents(events: StoredEvent[], tx: SqlExecutor,
 
   const slackChannels = events.some((e) => e.type === InterventionEvents.Recorded) ? await slackChannelsOf(tx, orgs) : new Map();
   const slackPosts: NewSlackPost[] = [];
+  const slackDecided: SlackDecided[] = [];
   const newEscalations: Array<{ o: string; i: string; a: string; t: string; r: string | null }> = [];
   const touchedScopes = new Set<string>();
   const out: NewDelivery[] = [];
@@ -87,6 +90,10 @@ export async function applyWebhookEvents(events: StoredEvent[], tx: SqlExecutor,
       }
     }
     for (const ev of mapped) {
+      if (ev.kind === 'approval.decided') {
+        const { status, decided_by, at } = ev.data as unknown as SlackDecision;
+        slackDecided.push({ organization_id: org, approval_id: String(ev.data.approval_id), decision: { status, decided_by, at } });
+      }
       if (ev.kind === 'approval.requested' && slackChannels.has(org)) {
         const i = ev.data.intervention as { agent_id: string; action_name: string; reason: string | null; risk_level: string | null; estimated_cost_usd: number | null };
         const message = approvalRequestMessage({
@@ -104,9 +111,10 @@ export async function applyWebhookEvents(events: StoredEvent[], tx: SqlExecutor,
           if (subscriptionWants(['approval.requested'], c.filter ?? null, ev)) slackPosts.push({ organization_id: org, approval_id: String(ev.data.approval_id), channel: c.channel, message });
         }
       }
+      let payload: string | undefined; // the same bytes for every subscription
       for (const t of targets.get(org) ?? []) {
         if (e.global_position < t.created_position || !subscriptionWants(t.events, t.filter, ev)) continue;
-        out.push({ id: deliveryId(t.id, ev.key), organization_id: org, webhook_id: t.id, event: ev.kind, payload: payloadOf(ev) });
+        out.push({ id: deliveryId(t.id, ev.key), organization_id: org, webhook_id: t.id, event: ev.kind, payload: (payload ??= payloadOf(ev)) });
       }
     }
   }
@@ -131,4 +139,5 @@ export async function applyWebhookEvents(events: StoredEvent[], tx: SqlExecutor,
   }
   await enqueueDeliveries(tx, out, now);
   await enqueueSlackPosts(tx, slackPosts, now);
+  await enqueueSlackUpdates(tx, slackDecided, now); // after the posts: a request decided in the same batch is marked too
 }

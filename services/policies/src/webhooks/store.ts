@@ -16,7 +16,8 @@ import type { SqlExecutor } from '@agp/eventstore';
  *   current run of failed attempts.
  * - `agp_webhook_deliveries`: one row per (subscription, event); `payload` the exact bytes signed and sent; `round`
  *   the attempts since the last (re)delivery, which index the retry schedule; `lease_until` the claim of the worker
- *   sending it (a crashed worker's claim lapses).
+ *   sending it (a crashed worker's claim lapses). The worker's claim reads them per subscription through
+ *   `agp_webhook_deliveries_next` and counts the leased ones through `agp_webhook_deliveries_leased`.
  * - `agp_webhook_escalations`, `agp_webhook_policy_scopes`: what the projection needs to describe an approval's
  *   decision (its intervention's agent, type and risk) and a policy change (the policy's agent scope).
  */
@@ -57,7 +58,9 @@ CREATE TABLE IF NOT EXISTS agp_webhook_deliveries (
   created_at timestamptz NOT NULL,
   delivered_at timestamptz
 );
-CREATE INDEX IF NOT EXISTS agp_webhook_deliveries_due ON agp_webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+DROP INDEX IF EXISTS agp_webhook_deliveries_due;
+CREATE INDEX IF NOT EXISTS agp_webhook_deliveries_next ON agp_webhook_deliveries (webhook_id, next_attempt_at, id) WHERE status = 'pending';
+CREATE INDEX IF NOT EXISTS agp_webhook_deliveries_leased ON agp_webhook_deliveries (webhook_id) WHERE status = 'pending' AND lease_until IS NOT NULL;
 CREATE INDEX IF NOT EXISTS agp_webhook_deliveries_by_webhook ON agp_webhook_deliveries (webhook_id, created_at DESC, id DESC);
 CREATE TABLE IF NOT EXISTS agp_webhook_escalations (
   organization_id text NOT NULL,

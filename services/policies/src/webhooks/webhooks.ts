@@ -34,7 +34,10 @@ export interface WebhookDeps {
   pollMs: number;
 }
 
-/** Most attempts in flight in one process, and to one subscription (a slow receiver holds at most this many). */
+/**
+ * Most attempts in flight in one process, and to one subscription (a slow receiver holds at most this many). A
+ * delivery counts until its outcome is recorded.
+ */
 export const MAX_IN_FLIGHT = 64;
 export const MAX_IN_FLIGHT_PER_WEBHOOK = 4;
 
@@ -44,7 +47,15 @@ const attemptsTotal = counter('agp_webhook_attempts_total', 'Webhook delivery at
 export const newWebhookSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
 /** A delivery claimed by the worker, with what sending it needs of its subscription. */
-type Claimed = DeliveryRow & { url: string; sealed_secret: string; sealed_previous_secret: string | null; previous_secret_expires_at: unknown };
+type Claimed = DeliveryRow & { url: string; sealed_secret: string; sealed_previous_secret: string | null; previous_secret_expires_at: unknown; failing: boolean };
+
+/** An attempt's outcome: the HTTP status (null: no answer), the error (null: delivered), how long it took in ms. */
+interface Outcome {
+  d: Claimed;
+  status: number | null;
+  error: string | null;
+  latency: number;
+}
 
 /**
  * The `webhook-signature` header of one attempt: `v1,<signature>` with the current secret and, during a rotation's
@@ -60,6 +71,11 @@ export class Webhooks {
   private stopped = true;
   private readonly inFlight = new Set<Promise<void>>();
   private polling = false;
+  /** A wake came while a claim ran. */
+  private dirty = false;
+  /** Outcomes of ended attempts not yet recorded, and the batch being recorded. */
+  private readonly outcomes: Outcome[] = [];
+  private flushing?: Promise<void>;
 
   constructor(private readonly deps: WebhookDeps) {}
 
@@ -187,16 +203,20 @@ export class Webhooks {
     this.schedule(0);
   }
 
-  /** Stop polling and wait for the attempts in flight (each bounded by the timeout). */
+  /** Stop polling and wait for the attempts in flight (each bounded by the timeout) and their outcomes recorded. */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
     await Promise.allSettled([...this.inFlight]);
+    await this.flushing;
   }
 
-  /** Look for due deliveries now (after the projection enqueued some, or a redelivery). */
+  /** Look for due deliveries now (after the projection committed some, a redelivery, or an outcome recorded). */
   wake(): void {
-    if (!this.stopped) this.schedule(0);
+    if (this.stopped) return;
+    // A wake during a claim may concern rows that claim could not see: claim again once it is done.
+    if (this.polling) this.dirty = true;
+    else this.schedule(0);
   }
 
   private schedule(ms: number): void {
@@ -208,69 +228,80 @@ export class Webhooks {
   private async poll(): Promise<void> {
     if (this.stopped || this.polling) return;
     this.polling = true;
-    let claimed = 0;
+    this.dirty = false;
+    let full = false;
     try {
       const room = MAX_IN_FLIGHT - this.inFlight.size;
       if (room > 0) {
         const rows = await this.claim(room);
-        claimed = rows.length;
+        full = rows.length === room;
+        const secrets = new Map<string, string[]>();
         for (const row of rows) {
-          const p = this.attempt(row).catch((err) => this.deps.logger.error({ err, delivery: row.id }, 'webhook delivery attempt failed to record'));
+          const p = this.attempt(row, secrets).then(
+            (outcome) => this.settle(outcome),
+            (err) => this.deps.logger.error({ err, delivery: row.id }, 'webhook delivery attempt failed'),
+          );
           this.inFlight.add(p);
-          void p.finally(() => {
-            this.inFlight.delete(p);
-            this.wake();
-          });
+          void p.finally(() => this.inFlight.delete(p));
         }
       }
     } catch (err) {
       this.deps.logger.warn({ err }, 'webhook worker could not claim deliveries; retrying');
     } finally {
       this.polling = false;
-      if (!this.stopped) this.schedule(claimed > 0 ? 0 : this.deps.pollMs);
+      // More may be due (a full claim), or a wake came during the claim: claim again at once. Else the next claim
+      // comes with a wake (new deliveries committed, outcomes recorded) or after pollMs (retries falling due).
+      if (!this.stopped) this.schedule(full || this.dirty ? 0 : this.deps.pollMs);
     }
   }
 
   /**
    * Claim up to `limit` due deliveries of enabled subscriptions: each gets a lease (`lease_until`) of the timeout and
    * 5 s, so another worker skips it until then; a subscription with {@link MAX_IN_FLIGHT_PER_WEBHOOK} leased
-   * deliveries gets no more, so a slow receiver never takes the others' turns.
+   * deliveries gets no more, so a slow receiver never takes the others' turns. Reads only the leased rows and, per
+   * enabled subscription, its first due rows (indexes `agp_webhook_deliveries_leased`, `agp_webhook_deliveries_next`):
+   * the cost does not grow with the backlog.
    */
   private async claim(limit: number): Promise<Claimed[]> {
     const now = this.deps.now();
     const until = new Date(now.getTime() + this.deps.timeoutMs + 5_000).toISOString();
     const { rows } = await this.deps.db.query<Claimed>(
       `WITH busy AS (
-         SELECT webhook_id, count(*) AS n FROM agp_webhook_deliveries WHERE status = 'pending' AND lease_until > $1 GROUP BY webhook_id
-       ), due AS (
-         SELECT d.id, row_number() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.id) + COALESCE(b.n, 0) AS rank
-           FROM agp_webhook_deliveries d
-           JOIN agp_webhooks w ON w.id = d.webhook_id AND w.enabled
-           LEFT JOIN busy b ON b.webhook_id = d.webhook_id
-          WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until <= $1)
+         SELECT webhook_id, count(*) AS n FROM agp_webhook_deliveries WHERE status = 'pending' AND lease_until IS NOT NULL AND lease_until > $1 GROUP BY webhook_id
+       ), hooks AS (
+         SELECT w.id, $3 - COALESCE(b.n, 0) AS free FROM agp_webhooks w LEFT JOIN busy b ON b.webhook_id = w.id WHERE w.enabled AND $3 - COALESCE(b.n, 0) > 0
        ), picked AS (
-         SELECT d.id FROM agp_webhook_deliveries d JOIN due ON due.id = d.id
-          WHERE due.rank <= $3 ORDER BY d.next_attempt_at LIMIT $4 FOR UPDATE OF d SKIP LOCKED
+         SELECT x.id FROM hooks h CROSS JOIN LATERAL (
+           SELECT d.id, d.next_attempt_at FROM agp_webhook_deliveries d
+            WHERE d.webhook_id = h.id AND d.status = 'pending' AND d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until <= $1)
+            ORDER BY d.next_attempt_at, d.id LIMIT h.free FOR UPDATE OF d SKIP LOCKED
+         ) x ORDER BY x.next_attempt_at LIMIT $4
        )
        UPDATE agp_webhook_deliveries d SET lease_until = $2 FROM picked, agp_webhooks w
         WHERE d.id = picked.id AND w.id = d.webhook_id
-        RETURNING d.*, w.url, w.sealed_secret, w.sealed_previous_secret, w.previous_secret_expires_at`,
+        RETURNING d.*, w.url, w.sealed_secret, w.sealed_previous_secret, w.previous_secret_expires_at, (w.consecutive_failures <> 0 OR w.failing_since IS NOT NULL) AS failing`,
       [now.toISOString(), until, MAX_IN_FLIGHT_PER_WEBHOOK, limit],
     );
     return rows;
   }
 
-  /** One attempt of a claimed delivery, and its outcome recorded. */
-  private async attempt(d: Claimed): Promise<void> {
+  /** The secrets that sign a claimed delivery: the current one and, during a rotation's overlap, the previous one. */
+  private secretsOf(d: Claimed): string[] {
+    const secrets = [this.deps.secrets().open(d.sealed_secret, webhookSecretContext(d.organization_id, d.webhook_id))];
+    const overlap = d.previous_secret_expires_at ? new Date(d.previous_secret_expires_at as string).getTime() : 0;
+    if (d.sealed_previous_secret && overlap > this.deps.now().getTime()) secrets.push(this.deps.secrets().open(d.sealed_previous_secret, webhookSecretContext(d.organization_id, d.webhook_id)));
+    return secrets;
+  }
+
+  /** One attempt of a claimed delivery; its outcome, to record. `secrets`: opened secrets by subscription, shared by one claim's attempts. */
+  private async attempt(d: Claimed, secrets: Map<string, string[]>): Promise<Outcome> {
     const started = Date.now();
     let status: number | null = null;
     let error: string | null = null;
     try {
       const verdict = await checkOutboundUrl(d.url, this.deps.outbound, this.deps.lookup);
       if (!verdict.ok) throw new Error(`the platform does not call this URL: ${verdict.reason}`);
-      const secrets = [this.deps.secrets().open(d.sealed_secret, webhookSecretContext(d.organization_id, d.webhook_id))];
-      const overlap = d.previous_secret_expires_at ? new Date(d.previous_secret_expires_at as string).getTime() : 0;
-      if (d.sealed_previous_secret && overlap > this.deps.now().getTime()) secrets.push(this.deps.secrets().open(d.sealed_previous_secret, webhookSecretContext(d.organization_id, d.webhook_id)));
+      const signing = secrets.get(d.webhook_id) ?? secrets.set(d.webhook_id, this.secretsOf(d)).get(d.webhook_id)!;
       const at = this.deps.now();
       const res = await fetch(d.url, {
         method: 'POST',
@@ -281,7 +312,7 @@ export class Webhooks {
           'user-agent': 'AGP-Webhooks/1',
           'webhook-id': d.id,
           'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-          'webhook-signature': signatureHeader(secrets, d.id, at, d.payload),
+          'webhook-signature': signatureHeader(signing, d.id, at, d.payload),
         },
         body: d.payload,
       });
@@ -293,39 +324,85 @@ export class Webhooks {
       const e = err as Error & { cause?: { code?: string } };
       error = e.name === 'TimeoutError' ? `no answer within ${this.deps.timeoutMs} ms` : `${e.message}${e.cause?.code ? ` (${e.cause.code})` : ''}`;
     }
-    const latency = Date.now() - started;
-    await this.record(d, status, error, latency);
+    return { d, status, error, latency: Date.now() - started };
   }
 
-  /** Record an attempt's outcome in one transaction (delivery, subscription, and any `delivery.disabled` deliveries). */
-  private async record(d: Claimed, status: number | null, error: string | null, latency: number): Promise<void> {
-    const now = this.deps.now();
-    const ok = error === null;
-    attemptsTotal.inc({ result: ok ? 'delivered' : status === 410 ? 'gone' : 'failed' });
-    await this.deps.db.transaction(async (tx) => {
-      if (ok) {
-        await tx.query(
-          `UPDATE agp_webhook_deliveries SET status = 'delivered', attempts = attempts + 1, round = round + 1, response_status = $2, latency_ms = $3, last_error = NULL, delivered_at = $4, lease_until = NULL WHERE id = $1`,
-          [d.id, status, latency, now.toISOString()],
-        );
-        await tx.query('UPDATE agp_webhooks SET consecutive_failures = 0, failing_since = NULL WHERE id = $1', [d.webhook_id]);
-        return;
+  /**
+   * Queue an attempt's outcome to be recorded. Outcomes are recorded in batches, one transaction at a time: while one
+   * is written the next ones gather, so under load one transaction records many. Until recorded the delivery keeps its
+   * lease (an outcome lost with the process is sent again when the lease lapses: at least once).
+   */
+  private settle(o: Outcome): void {
+    this.outcomes.push(o);
+    this.flushing ??= this.flush();
+  }
+
+  private async flush(): Promise<void> {
+    while (this.outcomes.length > 0) {
+      const batch = this.outcomes.splice(0);
+      try {
+        await this.record(batch);
+      } catch (err) {
+        this.deps.logger.error({ err, deliveries: batch.map((o) => o.d.id) }, 'webhook delivery outcomes could not be recorded; sent again when their leases lapse');
       }
-      const gone = status === 410;
-      const next = gone ? null : nextAttemptAt(this.deps.schedule, d.round + 1, now.getTime());
-      await tx.query(
-        `UPDATE agp_webhook_deliveries SET status = $2, attempts = attempts + 1, round = round + 1, response_status = $3, latency_ms = $4, last_error = $5, next_attempt_at = $6, lease_until = NULL WHERE id = $1`,
-        [d.id, next === null ? 'failed' : 'pending', status, latency, error, next === null ? null : new Date(next).toISOString()],
-      );
-      const { rows } = await tx.query<WebhookRow>(
-        `UPDATE agp_webhooks SET consecutive_failures = consecutive_failures + 1, failing_since = COALESCE(failing_since, $2) WHERE id = $1 AND enabled RETURNING *`,
-        [d.webhook_id, now.toISOString()],
-      );
-      const hook = rows[0];
-      if (!hook) return;
-      const failing = shouldDisable(this.deps.disable, hook.consecutive_failures, new Date(hook.failing_since as string).getTime(), now.getTime());
-      if (gone || failing) await this.disable(tx, hook, gone ? 'gone' : 'failing', status, now);
+    }
+    this.flushing = undefined;
+    this.wake(); // their subscriptions have room again
+  }
+
+  /**
+   * Record outcomes, in the order the attempts ended, in one transaction: deliveries, subscriptions, and any
+   * `delivery.disabled` deliveries. A run of successes is one statement for the deliveries and, when one of their
+   * subscriptions was failing (as claimed, or earlier in the batch), one resetting its failure count; each failure is
+   * its own.
+   */
+  private async record(batch: readonly Outcome[]): Promise<void> {
+    const now = this.deps.now();
+    for (const o of batch) attemptsTotal.inc({ result: o.error === null ? 'delivered' : o.status === 410 ? 'gone' : 'failed' });
+    await this.deps.db.transaction(async (tx) => {
+      let delivered: Outcome[] = [];
+      const failedHere = new Set<string>();
+      const recordDelivered = async () => {
+        if (delivered.length === 0) return;
+        await tx.query(
+          `UPDATE agp_webhook_deliveries d SET status = 'delivered', attempts = d.attempts + 1, round = d.round + 1, response_status = x.s, latency_ms = x.l, last_error = NULL, delivered_at = $2, lease_until = NULL
+             FROM jsonb_to_recordset($1::jsonb) AS x(id text, s integer, l integer) WHERE d.id = x.id`,
+          [JSON.stringify(delivered.map((o) => ({ id: o.d.id, s: o.status, l: o.latency }))), now.toISOString()],
+        );
+        // Only subscriptions that were failing when claimed, or failed within this batch, have a count to reset.
+        const reset = [...new Set(delivered.filter((o) => o.d.failing || failedHere.has(o.d.webhook_id)).map((o) => o.d.webhook_id))];
+        if (reset.length) await tx.query('UPDATE agp_webhooks SET consecutive_failures = 0, failing_since = NULL WHERE id = ANY($1::text[]) AND (consecutive_failures <> 0 OR failing_since IS NOT NULL)', [reset]);
+        delivered = [];
+      };
+      for (const o of batch) {
+        if (o.error === null) {
+          delivered.push(o);
+          continue;
+        }
+        await recordDelivered();
+        await this.recordFailure(tx, o, now);
+        failedHere.add(o.d.webhook_id);
+      }
+      await recordDelivered();
     });
+  }
+
+  /** Record a failed attempt: retry it on the schedule (or fail it), count the failure, disable the subscription when it must. */
+  private async recordFailure(tx: SqlExecutor, { d, status, error, latency }: Outcome, now: Date): Promise<void> {
+    const gone = status === 410;
+    const next = gone ? null : nextAttemptAt(this.deps.schedule, d.round + 1, now.getTime());
+    await tx.query(
+      `UPDATE agp_webhook_deliveries SET status = $2, attempts = attempts + 1, round = round + 1, response_status = $3, latency_ms = $4, last_error = $5, next_attempt_at = $6, lease_until = NULL WHERE id = $1`,
+      [d.id, next === null ? 'failed' : 'pending', status, latency, error, next === null ? null : new Date(next).toISOString()],
+    );
+    const { rows } = await tx.query<WebhookRow>(
+      `UPDATE agp_webhooks SET consecutive_failures = consecutive_failures + 1, failing_since = COALESCE(failing_since, $2) WHERE id = $1 AND enabled RETURNING *`,
+      [d.webhook_id, now.toISOString()],
+    );
+    const hook = rows[0];
+    if (!hook) return;
+    const failing = shouldDisable(this.deps.disable, hook.consecutive_failures, new Date(hook.failing_since as string).getTime(), now.getTime());
+    if (gone || failing) await this.disable(tx, hook, gone ? 'gone' : 'failing', status, now);
   }
 
   /** Disable a subscription and enqueue `delivery.disabled` to the organisation's other enabled subscriptions that want it. */
