@@ -68,11 +68,9 @@ export function leafOf(e: StoredEvent): { text: string; hash: Hash } {
   return leafOfRecord(leafRecord(e));
 }
 
-const utf8 = new TextEncoder();
-
 function leafOfRecord(record: AuditLeafRecord): { text: string; hash: Hash } {
   const text = canonicalJson(record);
-  return { text, hash: leafHash(utf8.encode(text)) };
+  return { text, hash: leafHash(new TextEncoder().encode(text)) };
 }
 
 /** A committed field's place in the leaf: `{"$commitment": "<base64 SHA-256(salt || canonical JSON of the value)>"}`. */
@@ -217,20 +215,14 @@ const hex = (h: Uint8Array) => Buffer.from(h).toString('hex');
 const unhex = (s: string): Hash => new Uint8Array(Buffer.from(s, 'hex'));
 
 /**
- * Append a batch of governance events to their organisations' trees inside the subscription's transaction, in at most
- * three round trips: the batch's organisations' sizes read and locked, with the records already leaves (left out: a
- * replay appends nothing twice); the frontier nodes (one query, when a tree is not empty); then one statement that
- * inserts the new leaves, their salts and the completed nodes and writes the sizes back (columns as `unnest` arrays).
+ * Append a batch of governance events to their organisations' trees inside the subscription's transaction: an event
+ * whose record is already a leaf is left out (a replay appends nothing twice); each organisation's size is read and
+ * locked, the frontier nodes read with one query, the new leaves and completed nodes inserted, the sizes written back.
  */
 export async function applyAuditTrailEvents(events: StoredEvent[], tx: SqlExecutor): Promise<void> {
   if (events.length === 0) return;
-  const { rows: [state] } = await tx.query<{ present: string[]; sizes: Record<string, string> }>(
-    `WITH t AS (SELECT organization_id, size FROM agp_tlog_trees WHERE organization_id = ANY($2::text[]) FOR UPDATE)
-     SELECT (SELECT coalesce(array_agg(record_id), '{}') FROM agp_tlog_leaves WHERE record_id = ANY($1::text[])) AS present,
-            (SELECT coalesce(json_object_agg(organization_id, size::text), '{}') FROM t) AS sizes`,
-    [events.map((e) => e.event_id), [...new Set(events.map((e) => e.metadata.organization_id))]],
-  );
-  const skip = new Set(state.present);
+  const { rows: present } = await tx.query<{ record_id: string }>(`SELECT record_id FROM agp_tlog_leaves WHERE record_id = ANY($1::text[])`, [events.map((e) => e.event_id)]);
+  const skip = new Set(present.map((r) => r.record_id));
   const byOrg = new Map<string, StoredEvent[]>();
   for (const e of events) {
     if (skip.has(e.event_id)) continue;
@@ -240,30 +232,34 @@ export async function applyAuditTrailEvents(events: StoredEvent[], tx: SqlExecut
     byOrg.set(e.metadata.organization_id, list);
   }
   if (byOrg.size === 0) return;
-  const sizes = new Map(Object.entries(state.sizes).map(([o, n]) => [o, Number(n)]));
-  const wanted = [...byOrg.keys()].flatMap((o) => frontier(sizes.get(o) ?? 0).map((n) => ({ o, l: n.level, i: n.index })));
+  const orgs = [...byOrg.keys()];
+  const { rows: trees } = await tx.query<{ organization_id: string; size: string }>(
+    `SELECT organization_id, size::text AS size FROM agp_tlog_trees WHERE organization_id = ANY($1::text[]) FOR UPDATE`,
+    [orgs],
+  );
+  const sizes = new Map(trees.map((t) => [t.organization_id, Number(t.size)]));
+  const wanted = orgs.flatMap((o) => frontier(sizes.get(o) ?? 0).map((n) => ({ o, l: n.level, i: n.index })));
   const known = new Map<string, Hash>();
   if (wanted.length) {
     const { rows } = await tx.query<{ organization_id: string; level: number; node_index: string; hash: string }>(
       `SELECT n.organization_id, n.level, n.node_index::text AS node_index, n.hash FROM agp_tlog_nodes n
-       JOIN unnest($1::text[], $2::int[], $3::bigint[]) AS k(o, l, i) ON n.organization_id = k.o AND n.level = k.l AND n.node_index = k.i`,
-      [wanted.map((w) => w.o), wanted.map((w) => w.l), wanted.map((w) => w.i)],
+       JOIN jsonb_to_recordset($1::jsonb) AS k(o text, l int, i bigint) ON n.organization_id = k.o AND n.level = k.l AND n.node_index = k.i`,
+      [JSON.stringify(wanted)],
     );
     for (const r of rows) known.set(`${r.organization_id}/${r.level}/${r.node_index}`, unhex(r.hash));
   }
-  const leaves = { o: [] as string[], i: [] as number[], r: [] as string[], h: [] as string[], t: [] as string[] };
-  const salts = { o: [] as string[], r: [] as string[], p: [] as string[], s: [] as string[], a: [] as string[] };
-  const nodes = { o: [] as string[], l: [] as number[], i: [] as number[], h: [] as string[] };
-  const trees = { o: [] as string[], s: [] as number[] };
+  const leaves: Array<{ o: string; i: number; r: string; h: string; t: string }> = [];
+  const salts: Array<{ o: string; r: string; p: string; s: string; a: string }> = [];
+  const nodes: Array<{ o: string; l: number; i: number; h: string }> = [];
+  const newSizes: Array<{ o: string; s: number }> = [];
   for (const [org, list] of byOrg) {
     const size = sizes.get(org) ?? 0;
     const made = list.map((e) => committedLeafOf(e));
     made.forEach((leaf, n) => {
       const e = list[n];
-      leaves.o.push(org), leaves.i.push(size + n), leaves.r.push(e.event_id), leaves.h.push(hex(leaf.hash)), leaves.t.push(leaf.text);
-      if (!leaf.salts.size) return;
+      leaves.push({ o: org, i: size + n, r: e.event_id, h: hex(leaf.hash), t: leaf.text });
       const at = typeof e.recorded_at === 'string' ? e.recorded_at : new Date(e.recorded_at).toISOString();
-      for (const [p, salt] of leaf.salts) salts.o.push(org), salts.r.push(e.event_id), salts.p.push(p), salts.s.push(Buffer.from(salt).toString('base64')), salts.a.push(at);
+      for (const [p, salt] of leaf.salts) salts.push({ o: org, r: e.event_id, p, s: Buffer.from(salt).toString('base64'), a: at });
     });
     const completed = appendLeaves(
       size,
@@ -274,22 +270,29 @@ export async function applyAuditTrailEvents(events: StoredEvent[], tx: SqlExecut
         return h;
       },
     );
-    for (const c of completed) nodes.o.push(org), nodes.l.push(c.level), nodes.i.push(c.index), nodes.h.push(hex(c.hash));
-    trees.o.push(org), trees.s.push(size + list.length);
+    for (const c of completed) nodes.push({ o: org, l: c.level, i: c.index, h: hex(c.hash) });
+    newSizes.push({ o: org, s: size + list.length });
   }
   await tx.query(
-    `WITH leaves AS (
-       INSERT INTO agp_tlog_leaves (organization_id, leaf_index, record_id, leaf_hash, leaf)
-       SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[])
-     ), salts AS (
-       INSERT INTO agp_tlog_salts (organization_id, record_id, pointer, salt, at)
-       SELECT * FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::timestamptz[])
-     ), nodes AS (
-       INSERT INTO agp_tlog_nodes (organization_id, level, node_index, hash)
-       SELECT * FROM unnest($11::text[], $12::int[], $13::bigint[], $14::text[])
-     )
-     INSERT INTO agp_tlog_trees (organization_id, size) SELECT * FROM unnest($15::text[], $16::bigint[])
+    `INSERT INTO agp_tlog_leaves (organization_id, leaf_index, record_id, leaf_hash, leaf)
+     SELECT x.o, x.i, x.r, x.h, x.t FROM jsonb_to_recordset($1::jsonb) AS x(o text, i bigint, r text, h text, t text)`,
+    [JSON.stringify(leaves)],
+  );
+  if (salts.length) {
+    await tx.query(
+      `INSERT INTO agp_tlog_salts (organization_id, record_id, pointer, salt, at)
+       SELECT x.o, x.r, x.p, x.s, x.a::timestamptz FROM jsonb_to_recordset($1::jsonb) AS x(o text, r text, p text, s text, a text)`,
+      [JSON.stringify(salts)],
+    );
+  }
+  await tx.query(
+    `INSERT INTO agp_tlog_nodes (organization_id, level, node_index, hash)
+     SELECT x.o, x.l, x.i, x.h FROM jsonb_to_recordset($1::jsonb) AS x(o text, l int, i bigint, h text)`,
+    [JSON.stringify(nodes)],
+  );
+  await tx.query(
+    `INSERT INTO agp_tlog_trees (organization_id, size) SELECT x.o, x.s FROM jsonb_to_recordset($1::jsonb) AS x(o text, s bigint)
      ON CONFLICT (organization_id) DO UPDATE SET size = excluded.size`,
-    [leaves.o, leaves.i, leaves.r, leaves.h, leaves.t, salts.o, salts.r, salts.p, salts.s, salts.a, nodes.o, nodes.l, nodes.i, nodes.h, trees.o, trees.s],
+    [JSON.stringify(newSizes)],
   );
 }
