@@ -35,6 +35,66 @@ function jsonValue(v: unknown, key: string): unknown {
  * @throws TypeError on a cycle or a BigInt (as JSON.stringify does).
  */
 export function canonicalJson(value: unknown): string {
+  try {
+    return writeShallow(value, '', 0) as string;
+  } catch (e) {
+    if (e !== TOO_DEEP) throw e;
+    return writeDeep(value);
+  }
+}
+
+/** Nesting depth beyond which {@link writeShallow} gives up for the constant-stack writer (a cycle gets there too). */
+const SHALLOW_DEPTH = 256;
+/** Thrown by {@link writeShallow} past {@link SHALLOW_DEPTH}. */
+const TOO_DEEP: unique symbol = Symbol('too deep');
+
+/**
+ * The fast path of {@link canonicalJson}: the same text, written recursively in one string, for values nested at most
+ * {@link SHALLOW_DEPTH} deep (all JSON data seen in practice). Returns `undefined` where JSON.stringify drops the
+ * member. @throws TOO_DEEP past that depth (also what a cycle gives); TypeError for a BigInt.
+ */
+function writeShallow(raw: unknown, key: string, depth: number): string | undefined {
+  const v = typeof raw === 'object' && raw !== null && typeof (raw as { toJSON?: unknown }).toJSON === 'function' ? jsonValue(raw, key) : raw;
+  switch (typeof v) {
+    case 'string':
+    case 'number':
+      return JSON.stringify(v);
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'object':
+      break;
+    case 'bigint':
+      throw new TypeError('Do not know how to serialize a BigInt');
+    default:
+      return undefined;
+  }
+  if (v === null) return 'null';
+  if (depth >= SHALLOW_DEPTH) throw TOO_DEEP;
+  if (Array.isArray(v)) {
+    let out = '[';
+    for (let i = 0; i < v.length; i++) {
+      if (i > 0) out += ',';
+      const item = v[i];
+      const s = typeof item === 'object' && item !== null ? writeShallow(item, String(i), depth + 1) : writeShallow(item, '', depth + 1);
+      out += s === undefined ? 'null' : s;
+    }
+    return out + ']';
+  }
+  const keys = Object.keys(v);
+  if (keys.length > 1) keys.sort();
+  let out = '{';
+  let wrote = false;
+  for (const k of keys) {
+    const s = writeShallow((v as Record<string, unknown>)[k], k, depth + 1);
+    if (s === undefined) continue;
+    out += wrote ? ',' + JSON.stringify(k) + ':' + s : JSON.stringify(k) + ':' + s;
+    wrote = true;
+  }
+  return out + '}';
+}
+
+/** The constant-stack path of {@link canonicalJson}, for values nested deeper than {@link SHALLOW_DEPTH}. */
+function writeDeep(value: unknown): string {
   const root = jsonValue(value, '');
   if (root === null || typeof root !== 'object') return root === undefined ? (undefined as unknown as string) : JSON.stringify(root);
   const out: string[] = [];
