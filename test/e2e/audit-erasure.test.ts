@@ -9,7 +9,8 @@ import { describeModes } from '../support/modes.js';
  * Salted commitments, erasure and retention of the audit trail in both run modes, over the real HTTP API: a record
  * with personal data is a version 2 leaf whose commitment the stored salt and value recompute; erasing an agent's
  * records removes the values from the stored events, the read models and the API answers and deletes the salts, while
- * the erased record's inclusion proof still verifies against a checkpoint signed before the erasure; another agent's
+ * the erased record's inclusion proof still verifies against a checkpoint signed before the erasure; deleting an
+ * intervention erases its records the same way (queued with its deletion's leaf); another agent's
  * and another organisation's records keep theirs; the retention erases records older than it; bad input is a 422
  * naming each field with nothing written. Source: docs/audit.md (Salted commitments, Retention, Erasure).
  */
@@ -37,6 +38,21 @@ describeModes(
       });
       expect(r.status, JSON.stringify(r.body)).toBe(201);
       return r.body.id as string;
+    };
+    /** A new intervention of a new agent, its personal data holding `secret`, once its record is a leaf. */
+    const logged = async (secret: string) => {
+      const id = await intervention(platform().writeKey, `agent-${tag()}`, secret);
+      const [recorded] = await eventIds(`intervention-${id}`);
+      await eventually(() => leafOf(recorded), 30_000, 200);
+      return { id, recorded };
+    };
+    /** The record's leaf is `leaf` still, and its inclusion proof verifies against checkpoint `cp` (signed by one of `state.vkeys`). */
+    const provenAgainst = async (record: string, leaf: string | undefined, cp: { tree_size: number; note: string }) => {
+      const proof = await call(platform(), 'GET', `/api/v1/audit/proofs/inclusion?record=${record}&tree_size=${cp.tree_size}`, { key: platform().readKey });
+      expect(proof.status, JSON.stringify(proof.body)).toBe(200);
+      expect(proof.body.leaf).toBe(leaf);
+      const opened = openCheckpoint(cp.note, state.vkeys!);
+      expect(verifyInclusion(leafHash(new TextEncoder().encode(proof.body.leaf)), proof.body.leaf_index, cp.tree_size, proof.body.proof.map(unb64), opened.root)).toBe(true);
     };
 
     it('logs a record with personal data as a version 2 leaf: the stored salt and the value recompute its commitment', async () => {
@@ -89,11 +105,7 @@ describeModes(
       expect(erased.body.events_changed).toBeGreaterThanOrEqual(3);
 
       // The proof: the leaf is unchanged and leads to the root of the checkpoint signed before the erasure.
-      const proof = await call(p, 'GET', `/api/v1/audit/proofs/inclusion?record=${state.recorded}&tree_size=${before.tree_size}`, { key: p.readKey });
-      expect(proof.status, JSON.stringify(proof.body)).toBe(200);
-      expect(proof.body.leaf).toBe(leafBefore);
-      const opened = openCheckpoint(before.note, state.vkeys!);
-      expect(verifyInclusion(leafHash(new TextEncoder().encode(proof.body.leaf)), proof.body.leaf_index, before.tree_size, proof.body.proof.map(unb64), opened.root)).toBe(true);
+      await provenAgainst(state.recorded!, leafBefore, before);
 
       // Gone from the stored events, the salts and the policies service's tables; kept for the other agent and organisation.
       const inTable = async (sql: string) => Number((await p.queryRows(sql, [`%${state.secret}%`]))[0].n);
@@ -125,19 +137,58 @@ describeModes(
       expect(consistency.body).toMatchObject({ from_root: before.root_hash, to_root: after.root_hash });
     });
 
+    it('deleting an intervention erases its records (queued with its leaf); POST with intervention_id erases another; the proof still verifies', async () => {
+      const p = platform();
+      const secret = `DEL${tag()}`;
+      const { id, recorded } = await logged(secret);
+      const size = Number((await p.queryRows(`SELECT size FROM agp_tlog_trees WHERE organization_id = 'acme'`))[0].size);
+      const before = await checkpoint(size);
+      const leafBefore = await leafOf(recorded);
+      const holding = async (s: string) => Number((await p.queryRows(`SELECT count(*) AS n FROM agp_events WHERE data::text LIKE $1`, [`%${s}%`]))[0].n);
+      expect(await holding(secret)).toBeGreaterThan(0);
+
+      expect((await call(p, 'DELETE', `/api/v1/interventions/${id}`, { key: p.writeKey })).status).toBe(204);
+      const erasure = await eventually(async () => {
+        const rows = await p.queryRows(`SELECT data, metadata FROM agp_events WHERE event_type = 'AuditRecordsErased' AND data::jsonb->'intervention_ids' ? $1`, [id]);
+        return rows[0] as { data: Record<string, unknown>; metadata: Record<string, unknown> } | undefined;
+      }, 30_000, 200);
+      expect(erasure.data).toMatchObject({ scope: 'intervention', agent_id: null, run_id: null, intervention_ids: [id], records: 1, fields: 3 });
+      expect(erasure.metadata.actor).toMatch(/^key:/);
+      const ids = await eventIds(`intervention-${id}`);
+      expect(await holding(secret)).toBe(0);
+      expect((await p.queryRows('SELECT count(*)::int AS n FROM agp_tlog_salts WHERE record_id = ANY($1::text[])', [ids]))[0].n).toBe(0);
+      await eventually(async () => ((await p.queryRows('SELECT count(*)::int AS n FROM agp_tlog_pending_erasures WHERE intervention_id = $1', [id]))[0].n === 0 ? true : null), 30_000, 200);
+      const erasureLeaf = JSON.parse(await eventually(() => leafOf(String((erasure.data as { id: string }).id)), 30_000, 200));
+      expect(erasureLeaf).toMatchObject({ type: 'AuditRecordsErased', data: { scope: 'intervention', intervention_ids: [id] } });
+      expectProblem(await call(p, 'GET', `/api/v1/interventions/${id}`, { key: p.readKey }), 404);
+      expect(JSON.stringify((await call(p, 'GET', '/api/v1/audit-log', { key: p.adminKey })).body)).not.toContain(secret);
+      // The deleted record's leaf is unchanged and still proves against the checkpoint signed before.
+      await provenAgainst(recorded, leafBefore, before);
+
+      // An erasure request by intervention id: only that intervention's records.
+      const kept = `KEPT${tag()}`;
+      const { id: target } = await logged(`T${secret}`);
+      await logged(kept);
+      const r = await call(p, 'POST', '/api/v1/audit/erasures', { key: p.adminKey, body: { intervention_id: target, reason: 'data subject request 8' } });
+      expect(r.status, JSON.stringify(r.body)).toBe(201);
+      expect(r.body).toMatchObject({ scope: 'intervention', intervention_id: target, agent_id: null, run_id: null, records: 1, fields: 3 });
+      expect(await holding(`T${secret}`)).toBe(0);
+      expect(await holding(kept)).toBeGreaterThan(0);
+      await eventually(async () => (JSON.stringify((await call(p, 'GET', `/api/v1/interventions/${target}`, { key: p.readKey })).body).includes(secret) ? null : true), 30_000, 200);
+    });
+
     it('retention erases the records older than it; bad input is a 422 naming each field, nothing written', async () => {
       const p = platform();
       const secret = `OLD${tag()}`;
-      const id = await intervention(p.writeKey, `retained-${tag()}`, secret);
-      const [recorded] = await eventIds(`intervention-${id}`);
-      await eventually(() => leafOf(recorded), 30_000, 200);
+      const { recorded } = await logged(secret);
       expect((await call(p, 'GET', '/api/v1/audit/retention', { key: p.adminKey })).body).toEqual({ audit_retention_days: null });
 
       // Bad input: nothing written.
       const erasureStreams = async () => Number((await p.queryRows(`SELECT count(*) AS n FROM agp_events WHERE stream_id LIKE 'audit-erasure-%'`))[0].n);
       const streamsBefore = await erasureStreams();
-      expectProblem(await call(p, 'POST', '/api/v1/audit/erasures', { key: p.adminKey, body: { reason: 'x' } }), 422, ['body.agent_id', 'body.run_id']);
-      expectProblem(await call(p, 'POST', '/api/v1/audit/erasures', { key: p.adminKey, body: { agent_id: 'a', run_id: 'r', reason: '' } }), 422, ['body.reason', 'body.agent_id', 'body.run_id']);
+      expectProblem(await call(p, 'POST', '/api/v1/audit/erasures', { key: p.adminKey, body: { reason: 'x' } }), 422, ['body.agent_id', 'body.run_id', 'body.intervention_id']);
+      expectProblem(await call(p, 'POST', '/api/v1/audit/erasures', { key: p.adminKey, body: { agent_id: 'a', intervention_id: 'i', reason: 'x' } }), 422, ['body.agent_id', 'body.run_id', 'body.intervention_id']);
+      expectProblem(await call(p, 'POST', '/api/v1/audit/erasures', { key: p.adminKey, body: { agent_id: 'a', run_id: 'r', reason: '' } }), 422, ['body.reason', 'body.agent_id', 'body.run_id', 'body.intervention_id']);
       expectProblem(await call(p, 'POST', '/api/v1/audit/erasures', { key: p.adminKey, body: { agent_id: 'a', reason: 'x', extra: 1 } }), 422);
       expectProblem(await call(p, 'POST', '/api/v1/audit/erasures', { key: p.writeKey, body: { agent_id: 'a', reason: 'x' } }), 403);
       for (const bad of [0, 1.5, 'x', 36_501]) expectProblem(await call(p, 'PUT', '/api/v1/audit/retention', { key: p.adminKey, body: { audit_retention_days: bad } }), 422, ['body.audit_retention_days']);

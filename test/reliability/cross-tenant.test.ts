@@ -86,6 +86,7 @@ const PROPERTY_RULES: Readonly<Record<string, (a: OrgObjects) => unknown>> = {
   agent_id: (a) => a.agentId,
   run_id: (a) => a.runId,
   run_ids: (a) => [a.runId],
+  intervention_id: (a) => a.interventionId,
   agent_ids: (a) => [a.agentId],
   policy_id: (a) => a.policyId,
   approval_id: (a) => a.approvalId,

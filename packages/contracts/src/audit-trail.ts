@@ -65,8 +65,11 @@ export const AUDIT_COMMITTED_FIELDS: Readonly<Record<string, readonly string[]>>
 export interface AuditRecordsErasedData {
   /** The erasure's id. */
   id: string;
-  /** `agent`, `run` (a request) or `retention` (the organisation's retention setting). */
-  scope: 'agent' | 'run' | 'retention';
+  /**
+   * `agent`, `run`, `intervention` (a request, or for `intervention` also the deletion of the intervention) or
+   * `retention` (the organisation's retention setting).
+   */
+  scope: 'agent' | 'run' | 'intervention' | 'retention';
   agent_id: string | null;
   run_id: string | null;
   /** For retention: records stored before this time (ISO 8601 UTC) were erased. */
@@ -81,26 +84,31 @@ export interface AuditRecordsErasedData {
   at: string;
 }
 
-/** Body of `POST /api/v1/audit/erasures`: erase the personal data of one agent's or one run's records. */
+/** The selectors of `POST /api/v1/audit/erasures`: exactly one is given. */
+const AUDIT_ERASURE_SELECTORS = ['agent_id', 'run_id', 'intervention_id'] as const;
+
+/** Body of `POST /api/v1/audit/erasures`: erase the personal data of one agent's, one run's or one intervention's records. */
 export const CreateAuditErasureSchema = z
   .strictObject({
     agent_id: OpaqueIdSchema.optional().describe('Erase the records of this agent (its interventions, their approvals, outcome changes and deletions, and the kill switches engaged on it)'),
     run_id: OpaqueIdSchema.optional().describe('Erase the records of this run (its interventions, their approvals, outcome changes and deletions)'),
+    intervention_id: OpaqueIdSchema.optional().describe('Erase the records of this intervention (its record, approvals, outcome changes and deletion)'),
     reason: z.string().min(1, 'must not be empty').max(1000, 'at most 1000 characters').describe('Why (e.g. a data subject’s request); committed in the erasure’s own record'),
   })
   .superRefine((b, ctx) => {
-    if ((b.agent_id === undefined) === (b.run_id === undefined)) {
-      for (const path of ['agent_id', 'run_id']) ctx.addIssue({ code: 'custom', path: [path], message: 'give exactly one of agent_id or run_id' });
+    if (AUDIT_ERASURE_SELECTORS.filter((k) => b[k] !== undefined).length !== 1) {
+      for (const path of AUDIT_ERASURE_SELECTORS) ctx.addIssue({ code: 'custom', path: [path], message: 'give exactly one of agent_id, run_id or intervention_id' });
     }
   });
 export type CreateAuditErasure = z.infer<typeof CreateAuditErasureSchema>;
 
-/** The answer to an erasure: what it erased. The erasure is bounded by the records of one agent or run and runs in the request. */
+/** The answer to an erasure: what it erased. The erasure is bounded by the records of one agent, run or intervention and runs in the request. */
 export const AuditErasureSchema = z.object({
   id: z.string().describe('The erasure’s id; its record (AuditRecordsErased) is a leaf of the log'),
-  scope: z.enum(['agent', 'run', 'retention']),
+  scope: z.enum(['agent', 'run', 'intervention', 'retention']),
   agent_id: z.string().nullable(),
   run_id: z.string().nullable(),
+  intervention_id: z.string().nullable().describe('Scope intervention: the intervention erased'),
   before: z.string().nullable().describe('Retention: records stored before this time were erased'),
   records: z.number().int().describe('Records whose committed fields were erased'),
   fields: z.number().int().describe('Committed fields erased (value and salt)'),

@@ -535,9 +535,9 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
   }),
   defineTool({
     name: 'erase_audit_data',
-    title: 'Erase an agent’s or a run’s personal data from the audit trail',
+    title: 'Erase an agent’s, a run’s or an intervention’s personal data from the audit trail',
     description:
-      'Erase the personal data (the committed fields: inputs, reasons, intents, notes, guardrail context, suggested rewrites) of one agent’s or one run’s records: their interventions with every outcome change, approval and deletion, and for an agent its kill-switch changes. The values are removed from the stored events and the read models and their salts deleted; the leaves hold only commitments, so checkpoints and proofs still verify. Give exactly one of agent_id or run_id, and a reason. Returns {id, scope, agent_id, run_id, before, records, fields, events_changed, at}; the erasure is itself a record of the log. CHANGES STATE and cannot be undone; needs an admin key.',
+      'Erase the personal data (the committed fields: inputs, reasons, intents, notes, guardrail context, suggested rewrites) of one agent’s, one run’s or one intervention’s records: their interventions with every outcome change, approval and deletion, and for an agent its kill-switch changes. The values are removed from the stored events and the read models and their salts deleted; the leaves hold only commitments, so checkpoints and proofs still verify. Give exactly one of agent_id, run_id or intervention_id, and a reason. Returns {id, scope, agent_id, run_id, intervention_id, before, records, fields, events_changed, at}; the erasure is itself a record of the log. CHANGES STATE and cannot be undone; needs an admin key.',
     input: CreateAuditErasureSchema,
     calls: ['audit.erase'],
     run: async (e, args) => e.ask('audit.erase', { body: defined(args) }),

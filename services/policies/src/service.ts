@@ -62,7 +62,7 @@ import { TLOG_DDL } from './tlog/schema.js';
 import { AuditTrail } from './tlog/trail.js';
 import { AuditErasures } from './tlog/erasure.js';
 import { retryProjectionDeadLetterIn, startEventSourcedService, type BusCallerDeps, type EventSourcedDeps, type IngestConsumerDeps, type IngestDelivery, type RunningEventSourcedService } from '@agp/bus';
-import { EVENT_SCHEMA_VERSION, migrateSchema, ingestMetadata, ingestedEventId, requestMetadata, retryOnConflict, waitForProjections, type AppendRequest, type NewEvent, type StoredEvent } from '@agp/eventstore';
+import { EVENT_SCHEMA_VERSION, migrateSchema, ingestMetadata, ingestedEventId, requestMetadata, retryOnConflict, waitForProjections, type AppendRequest, type NewEvent, type SqlExecutor, type StoredEvent } from '@agp/eventstore';
 import { NotFoundError, ServiceUnavailableError, ValidationError, assertOutboundUrl, counter, loadSecretBox, newId, parseOutboundAllowList, type HostLookup, type OutboundAllowList, type RawJson, type RequestContext, type SecretBox } from '@agp/runtime';
 import { agentStream, decideRegister, evolveAgent, foldAgent, type RegistryAgent } from './agent/agent.js';
 import { evaluateAction } from './evaluate.js';
@@ -149,6 +149,8 @@ export class PoliciesService {
   private trail?: AuditTrail;
   /** Erasure requests and the organisations' audit retention (./tlog/erasure.ts). */
   private erasures?: AuditErasures;
+  /** Set by the audit trail projection when a batch queued erasures of deleted interventions; cleared when the worker is woken. */
+  private erasuresQueued = false;
   /** Block-rate alerts and the automatic kill switch (./alerts/decisions.ts). */
   readonly alerts: DecisionAlerts;
   /** Approvals in Slack: the connection, the message worker, the interactivity callback (./slack/slack.ts). */
@@ -218,7 +220,23 @@ export class PoliciesService {
         { name: POLICIES_READ_MODEL, eventTypes: POLICIES_READ_MODEL_EVENT_TYPES, batchSize: 1000, handler: applyPoliciesEvents },
         { name: AUDIT_LOG_READ_MODEL, eventTypes: AUDIT_LOG_EVENT_TYPES, batchSize: 500, handler: applyAuditEvents },
         // AGP_AUDIT_TRAIL=off pauses the projection: its checkpoint stays where it is, so turned on again it appends what it missed.
-        ...(this.deps.env?.AGP_AUDIT_TRAIL === 'off' ? [] : [{ name: AUDIT_TRAIL_PROJECTION, eventTypes: [...AUDIT_LEAF_EVENT_TYPES], batchSize: 1000, handler: applyAuditTrailEvents }]),
+        ...(this.deps.env?.AGP_AUDIT_TRAIL === 'off' ? [] : [
+              {
+                name: AUDIT_TRAIL_PROJECTION,
+                eventTypes: [...AUDIT_LEAF_EVENT_TYPES],
+                batchSize: 1000,
+                // A deleted intervention's erasure is queued with its leaf; the worker is woken once the batch commits
+                // (a claim on another connection before that would find nothing).
+                handler: async (events: StoredEvent[], tx: SqlExecutor) => {
+                  if (await applyAuditTrailEvents(events, tx)) this.erasuresQueued = true;
+                },
+                onCommitted: () => {
+                  if (!this.erasuresQueued) return;
+                  this.erasuresQueued = false;
+                  this.erasures?.wake();
+                },
+              },
+            ]),
         { name: DECISION_COUNTS_PROJECTION, eventTypes: DECISION_COUNT_EVENT_TYPES, batchSize: 1000, handler: (events, tx) => this.alerts.applyLedger(events, tx) },
         {
           name: WEBHOOKS_PROJECTION,

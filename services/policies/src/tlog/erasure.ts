@@ -5,7 +5,9 @@
  * models, and deletes their salts. The leaves, the stored subtree hashes and the checkpoints are not touched, so every
  * inclusion and consistency proof still verifies, and an evidence pack lists the fields as redacted. Each erasure is
  * itself a record: an `AuditRecordsErased` event on `audit-erasure-<id>`, a leaf of the log (its reason committed); the
- * interventions service erases its read models (interventions, approvals) when it applies that event.
+ * interventions service erases its read models (interventions, approvals) when it applies that event. Deleting an
+ * intervention erases its records the same way: the audit-trail projection queues the erasure with the deletion's leaf
+ * (`agp_tlog_pending_erasures`) and a worker here erases it, at least once, right after.
  * Version 1 leaves (logged before commitments) hold their fields in clear: they are left as they are (the stored
  * events too, or the leaf would no longer match the store). Source: docs/audit.md (Retention, Erasure).
  */
@@ -30,6 +32,27 @@ export interface AuditErasureDeps {
   logger: Logger;
   /** How often the retention runs, in ms; 0: only when the setting is changed. */
   retentionIntervalMs: number;
+  /** How often the worker looks for queued erasures of deleted interventions left behind (e.g. by a crash), in ms; default 30 s. */
+  pendingIntervalMs?: number;
+}
+
+/** Queued erasures of deleted interventions claimed per round of the worker. */
+const PENDING_BATCH = 20;
+/** How long a claimed queued erasure is leased to one worker, in ms; after it another replica may take it. */
+const PENDING_LEASE_MS = 60_000;
+
+/** A row of `agp_tlog_pending_erasures`: a deleted intervention to erase (queued by the audit-trail projection). */
+interface PendingErasure {
+  /** The `InterventionDeleted` event's id (its record). */
+  record_id: string;
+  organization_id: string;
+  intervention_id: string;
+  /** The id of the erasure's record, chosen when queued. */
+  erasure_id: string;
+  /** Who deleted it, their name, and the request's correlation id (from the event's metadata). */
+  actor: string;
+  actor_name: string | null;
+  correlation_id: string | null;
 }
 
 /** Records erased per round of a retention run (each round: one read of salts, one store update, one delete). */
@@ -49,21 +72,34 @@ interface Erased {
 /** Erasure requests and the organisations' retention. */
 export class AuditErasures {
   private timer?: NodeJS.Timeout;
+  private pendingTimer?: NodeJS.Timeout;
   private running?: Promise<void>;
+  private draining?: Promise<void>;
+  private again = false;
+  private stopped = false;
 
   constructor(private readonly deps: AuditErasureDeps) {}
 
-  /** Start the periodic retention run (none when the interval is 0). */
+  /**
+   * Start the periodic retention run (none when its interval is 0) and the worker of the queued erasures of deleted
+   * interventions: it drains the queue now (rows left by a crash), when woken ({@link wake}) and on its interval.
+   */
   start(): void {
+    this.stopped = false;
+    this.pendingTimer = setInterval(() => this.wake(), this.deps.pendingIntervalMs ?? 30_000);
+    this.pendingTimer.unref();
+    this.wake();
     if (this.deps.retentionIntervalMs <= 0) return;
     this.timer = setInterval(() => this.kick(), this.deps.retentionIntervalMs);
     this.timer.unref();
   }
 
-  /** Stop the timer and wait for a retention run in progress. */
+  /** Stop the timers and wait for a retention run and a drain of the queue in progress. */
   async stop(): Promise<void> {
+    this.stopped = true;
     clearInterval(this.timer);
-    await this.running;
+    clearInterval(this.pendingTimer);
+    await Promise.all([this.running, this.draining]);
   }
 
   /** Run the retention of every organisation now, unless a run is in progress; failures are logged and retried at the next run. */
@@ -119,14 +155,19 @@ export class AuditErasures {
   }
 
   /**
-   * `POST /api/v1/audit/erasures` (`audit.erase`): erase the committed fields of one agent's or one run's records (the
-   * body parsed by `CreateAuditErasureSchema`): its interventions and every record of their streams (outcome changes,
-   * approvals, deletion; their enrichment events' rewording), and for an agent the kill switches engaged or released on
-   * it. Only the caller's organisation is searched. Bounded by that agent's or run's records; runs in the request.
+   * `POST /api/v1/audit/erasures` (`audit.erase`): erase the committed fields of one agent's, one run's or one
+   * intervention's records (the body parsed by `CreateAuditErasureSchema`): its interventions and every record of their
+   * streams (outcome changes, approvals, deletion; their enrichment events' rewording), and for an agent the kill
+   * switches engaged or released on it. Only the caller's organisation is searched. Bounded by that agent's, run's or
+   * intervention's records; runs in the request.
    * @returns what was erased, with the erasure's id (its own record is a leaf of the log).
    */
   async erase(ctx: RequestContext, body: CreateAuditErasure): Promise<AuditErasure> {
     const org = ctx.organization_id;
+    if (body.intervention_id !== undefined) {
+      const erased = await this.eraseInterventionRecords(org, body.intervention_id);
+      return this.record({ scope: 'intervention', agent_id: null, run_id: null, before: null, reason: body.reason }, erased, requestMetadata(ctx), newId(), body.intervention_id);
+    }
     const field = body.agent_id !== undefined ? 'agent_id' : 'run_id';
     const value = body.agent_id ?? body.run_id!;
     // The records that name the agent or run (earlier erasures of it aside), and the intervention streams among them;
@@ -137,10 +178,7 @@ export class AuditErasures {
       [org, value, AuditTrailEvents.RecordsErased],
     );
     const streams = [...new Set(hits.filter((h) => h.type === InterventionEvents.Recorded).map((h) => h.stream))];
-    const { rows: inStreams } = streams.length
-      ? await this.deps.db.query<{ record_id: string }>(`SELECT record_id FROM agp_tlog_leaves WHERE organization_id = $1 AND leaf::jsonb->>'stream' = ANY($2::text[])`, [org, streams])
-      : { rows: [] };
-    const records = [...new Set([...hits.map((h) => h.record_id), ...inStreams.map((r) => r.record_id)])];
+    const records = [...new Set([...hits.map((h) => h.record_id), ...(await this.streamRecords(org, streams))])];
     const erased = await this.eraseRecords(org, records, streams);
     if (body.agent_id !== undefined) {
       await this.deps.db.query(
@@ -155,14 +193,91 @@ export class AuditErasures {
     return this.record({ scope: field === 'agent_id' ? 'agent' : 'run', agent_id: body.agent_id ?? null, run_id: body.run_id ?? null, before: null, reason: body.reason }, erased, requestMetadata(ctx));
   }
 
-  /** Append the erasure's record (`AuditRecordsErased`, a leaf) and answer it. */
-  private async record(what: Pick<AuditRecordsErasedData, 'scope' | 'agent_id' | 'run_id' | 'before' | 'reason'>, erased: Erased, metadata: EventMetadata): Promise<AuditErasure> {
-    const id = newId();
+  /** The record ids (leaves) of the streams `streams` of organisation `org`; one query, none for no streams. */
+  private async streamRecords(org: string, streams: string[]): Promise<string[]> {
+    if (!streams.length) return [];
+    const { rows } = await this.deps.db.query<{ record_id: string }>(`SELECT record_id FROM agp_tlog_leaves WHERE organization_id = $1 AND leaf::jsonb->>'stream' = ANY($2::text[])`, [org, streams]);
+    return rows.map((r) => r.record_id);
+  }
+
+  /** Erase every logged record of intervention `id`'s stream (and its enrichment events' rewording). */
+  private async eraseInterventionRecords(org: string, id: string): Promise<Erased> {
+    const streams = [interventionStream(id)];
+    return this.eraseRecords(org, await this.streamRecords(org, streams), streams);
+  }
+
+  /** Wake the worker of the pending erasures (after the audit-trail projection queued one); a drain in progress picks it up. */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.draining) this.again = true;
+    else this.drain();
+  }
+
+  /** Drain the queue now, unless a drain is in progress; failures are logged and retried at the next wake or interval. */
+  private drain(): void {
+    this.draining = (async () => {
+      do {
+        this.again = false;
+        while (!this.stopped && (await this.erasePending()) > 0);
+      } while (this.again && !this.stopped);
+    })()
+      .catch((err) => this.deps.logger.warn({ err }, 'erasing the deleted interventions failed; tried again at the next interval'))
+      .finally(() => (this.draining = undefined));
+  }
+
+  /**
+   * One round of the worker: claim up to {@link PENDING_BATCH} queued erasures of deleted interventions
+   * (`agp_tlog_pending_erasures`) with a lease of {@link PENDING_LEASE_MS} (`FOR UPDATE SKIP LOCKED`: replicas never
+   * take the same row at once; a row whose lease ran out, e.g. after a crash, is taken again), erase each
+   * intervention's records, append its `AuditRecordsErased` record (scope `intervention`, the deleting request's actor;
+   * its event id is the row's erasure id, so a second run appends nothing), then delete the row. At least once: a
+   * second run finds no salts left and erases nothing.
+   * @returns how many rows it handled.
+   */
+  async erasePending(): Promise<number> {
+    const { db, now } = this.deps;
+    const at = now();
+    const { rows } = await db.query<PendingErasure>(
+      `UPDATE agp_tlog_pending_erasures p SET lease_until = $2 FROM (
+         SELECT record_id FROM agp_tlog_pending_erasures WHERE lease_until IS NULL OR lease_until <= $1
+          ORDER BY queued_at LIMIT ${PENDING_BATCH} FOR UPDATE SKIP LOCKED) due
+        WHERE p.record_id = due.record_id
+        RETURNING p.record_id, p.organization_id, p.intervention_id, p.erasure_id, p.actor, p.actor_name, p.correlation_id`,
+      [at.toISOString(), new Date(at.getTime() + PENDING_LEASE_MS).toISOString()],
+    );
+    for (const row of rows) {
+      const erased = await this.eraseInterventionRecords(row.organization_id, row.intervention_id);
+      const metadata: EventMetadata = {
+        organization_id: row.organization_id,
+        actor: row.actor,
+        ...(row.actor_name ? { actor_name: row.actor_name } : {}),
+        correlation_id: row.correlation_id ?? newId(),
+        causation_id: row.record_id,
+        schema_version: EVENT_SCHEMA_VERSION,
+      };
+      await this.record({ scope: 'intervention', agent_id: null, run_id: null, before: null }, erased, metadata, row.erasure_id, row.intervention_id);
+      await db.query(`DELETE FROM agp_tlog_pending_erasures WHERE record_id = $1`, [row.record_id]);
+      this.deps.logger.info({ organization_id: row.organization_id, intervention_id: row.intervention_id, records: erased.records, fields: erased.fields }, 'deleted intervention: committed fields of its records erased');
+    }
+    return rows.length;
+  }
+
+  /**
+   * Append the erasure's record (`AuditRecordsErased`, a leaf; its event id is the erasure's id `id`, so appending the
+   * same erasure again stores nothing) and answer it.
+   */
+  private async record(
+    what: Pick<AuditRecordsErasedData, 'scope' | 'agent_id' | 'run_id' | 'before' | 'reason'>,
+    erased: Erased,
+    metadata: EventMetadata,
+    id = newId(),
+    interventionId: string | null = null,
+  ): Promise<AuditErasure> {
     const at = this.deps.now().toISOString();
     const data: AuditRecordsErasedData = { id, ...what, records: erased.records, fields: erased.fields, intervention_ids: erased.intervention_ids, at };
     if (data.reason === undefined) delete data.reason;
-    await this.deps.store.append([{ stream_id: auditErasureStream(id), expected_version: 'no_stream', events: [{ event_id: newId(), type: AuditTrailEvents.RecordsErased, data: { ...data }, metadata }] }]);
-    return { id, scope: what.scope, agent_id: what.agent_id, run_id: what.run_id, before: what.before, records: erased.records, fields: erased.fields, events_changed: erased.events_changed, at };
+    await this.deps.store.append([{ stream_id: auditErasureStream(id), expected_version: 'no_stream', events: [{ event_id: id, type: AuditTrailEvents.RecordsErased, data: { ...data }, metadata }] }]);
+    return { id, scope: what.scope, agent_id: what.agent_id, run_id: what.run_id, intervention_id: interventionId, before: what.before, records: erased.records, fields: erased.fields, events_changed: erased.events_changed, at };
   }
 
   /**

@@ -9,8 +9,9 @@
  * Source: docs/audit.md (Leaves, Salted commitments).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { AUDIT_COMMITTED_FIELDS, AUDIT_LEAF_VERSION, AUDIT_LEAF_VERSION_COMMITTED, canonicalJson, type ProjectionName } from '@agp/contracts';
+import { AUDIT_COMMITTED_FIELDS, AUDIT_LEAF_VERSION, AUDIT_LEAF_VERSION_COMMITTED, InterventionEvents, canonicalJson, type InterventionDeletedData, type ProjectionName } from '@agp/contracts';
 import type { SqlExecutor, StoredEvent } from '@agp/eventstore';
+import { newId } from '@agp/runtime';
 import { appendLeaves, commitmentOf, frontier, leafHash, type Hash } from '@agp/tlog';
 
 export { commitmentOf };
@@ -212,9 +213,12 @@ const unhex = (s: string): Hash => new Uint8Array(Buffer.from(s, 'hex'));
  * Append a batch of governance events to their organisations' trees inside the subscription's transaction: an event
  * whose record is already a leaf is left out (a replay appends nothing twice); each organisation's size is read and
  * locked, the frontier nodes read with one query, the new leaves and completed nodes inserted, the sizes written back.
+ * Each `InterventionDeleted` appended also queues the erasure of its intervention's records
+ * (`agp_tlog_pending_erasures`, same transaction; the `AuditErasures` worker erases it). Source: docs/audit.md (Erasure).
+ * @returns how many erasures it queued (the caller wakes the worker once the transaction commits).
  */
-export async function applyAuditTrailEvents(events: StoredEvent[], tx: SqlExecutor): Promise<void> {
-  if (events.length === 0) return;
+export async function applyAuditTrailEvents(events: StoredEvent[], tx: SqlExecutor): Promise<number> {
+  if (events.length === 0) return 0;
   const { rows: present } = await tx.query<{ record_id: string }>(`SELECT record_id FROM agp_tlog_leaves WHERE record_id = ANY($1::text[])`, [events.map((e) => e.event_id)]);
   const skip = new Set(present.map((r) => r.record_id));
   const byOrg = new Map<string, StoredEvent[]>();
@@ -225,7 +229,7 @@ export async function applyAuditTrailEvents(events: StoredEvent[], tx: SqlExecut
     list.push(e);
     byOrg.set(e.metadata.organization_id, list);
   }
-  if (byOrg.size === 0) return;
+  if (byOrg.size === 0) return 0;
   const orgs = [...byOrg.keys()];
   const { rows: trees } = await tx.query<{ organization_id: string; size: string }>(
     `SELECT organization_id, size::text AS size FROM agp_tlog_trees WHERE organization_id = ANY($1::text[]) FOR UPDATE`,
@@ -284,9 +288,28 @@ export async function applyAuditTrailEvents(events: StoredEvent[], tx: SqlExecut
      SELECT x.o, x.l, x.i, x.h FROM jsonb_to_recordset($1::jsonb) AS x(o text, l int, i bigint, h text)`,
     [JSON.stringify(nodes)],
   );
+  const deleted = [...byOrg.values()].flat().filter((e) => e.type === InterventionEvents.Deleted);
+  if (deleted.length) {
+    const queued = deleted.map((e) => ({
+      r: e.event_id,
+      o: e.metadata.organization_id,
+      i: (e.data as unknown as InterventionDeletedData).id,
+      e: newId(),
+      a: e.metadata.actor || 'system',
+      n: e.metadata.actor_name ?? null,
+      c: e.metadata.correlation_id ?? null,
+    }));
+    await tx.query(
+      `INSERT INTO agp_tlog_pending_erasures (record_id, organization_id, intervention_id, erasure_id, actor, actor_name, correlation_id)
+       SELECT x.r, x.o, x.i, x.e, x.a, x.n, x.c FROM jsonb_to_recordset($1::jsonb) AS x(r text, o text, i text, e text, a text, n text, c text)
+       ON CONFLICT (record_id) DO NOTHING`,
+      [JSON.stringify(queued)],
+    );
+  }
   await tx.query(
     `INSERT INTO agp_tlog_trees (organization_id, size) SELECT x.o, x.s FROM jsonb_to_recordset($1::jsonb) AS x(o text, s bigint)
      ON CONFLICT (organization_id) DO UPDATE SET size = excluded.size`,
     [JSON.stringify(newSizes)],
   );
+  return deleted.length;
 }

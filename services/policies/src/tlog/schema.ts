@@ -7,6 +7,10 @@
  * - `agp_tlog_salts`: the salt (32 random bytes, base64) of each committed field of a version 2 leaf, by record id
  *   and JSON Pointer (RFC 6901, into the leaf record), with the record's time (for retention). Erasure and retention
  *   delete rows; a leaf whose commitment has no salt left is a redacted field.
+ * - `agp_tlog_pending_erasures`: the deleted interventions whose records are still to be erased, one row per
+ *   `InterventionDeleted` record, inserted by the audit-trail projection in the transaction that appends its leaf and
+ *   deleted by the erasure worker once erased (`lease_until`: the claim of a worker); with the erasure's id chosen
+ *   then and the deleting request's actor.
  * - `agp_tlog_retention`: each organisation's audit retention in days (no row: keep everything).
  * - `agp_tlog_trees`: each organisation's tree size, updated in the transaction that appends.
  * - `agp_tlog_checkpoints`: signed tree heads, one per (organisation, tree size), with the signed note.
@@ -40,6 +44,17 @@ CREATE TABLE IF NOT EXISTS agp_tlog_salts (
   PRIMARY KEY (record_id, pointer)
 );
 CREATE INDEX IF NOT EXISTS agp_tlog_salts_org_at ON agp_tlog_salts (organization_id, at);
+CREATE TABLE IF NOT EXISTS agp_tlog_pending_erasures (
+  record_id text PRIMARY KEY,
+  organization_id text NOT NULL,
+  intervention_id text NOT NULL,
+  erasure_id text NOT NULL,
+  actor text NOT NULL,
+  actor_name text,
+  correlation_id text,
+  queued_at timestamptz NOT NULL DEFAULT now(),
+  lease_until timestamptz
+);
 CREATE TABLE IF NOT EXISTS agp_tlog_retention (
   organization_id text PRIMARY KEY,
   days integer NOT NULL,

@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEventStore, createPgliteSql, migrateSchema, type EventStore, type Sql } from '@agp/eventstore';
+import { migrateAuditLog } from '../src/audit/schema.js';
+import { AuditErasures } from '../src/tlog/erasure.js';
+import { applyAuditTrailEvents } from '../src/tlog/leaves.js';
+import { TLOG_DDL } from '../src/tlog/schema.js';
+
+/**
+ * The erasure of a deleted intervention on PGlite, below the HTTP API: the audit-trail projection queues it with the
+ * `InterventionDeleted` leaf; the worker erases the intervention's committed fields and salts, appends one
+ * `AuditRecordsErased` record (scope `intervention`, the deleting actor) and empties the queue; a second run of the
+ * same queued erasure (a crash before the row was deleted) erases nothing, fails nothing and writes no second record;
+ * a row leased by another replica is left alone. Source: docs/audit.md (Erasure).
+ */
+const logger = { warn: () => {}, error: () => {}, info: () => {}, debug: () => {}, child: () => logger } as never;
+let sql: Sql;
+let store: EventStore;
+
+beforeAll(async () => {
+  sql = await createPgliteSql();
+  store = createEventStore(sql);
+  await store.migrate();
+  await migrateAuditLog(sql);
+  await migrateSchema(sql, TLOG_DDL);
+});
+afterAll(async () => {
+  await sql?.close();
+});
+
+describe('erasure of deleted interventions (PGlite)', () => {
+  const meta = { organization_id: 'acme', actor: 'key:k1', actor_name: 'ops', correlation_id: 'c-del', schema_version: 1 };
+  const erasureEvents = async () => (await sql.query<{ data: string; metadata: string }>(`SELECT data::text AS data, metadata::text AS metadata FROM agp_events WHERE event_type = 'AuditRecordsErased'`)).rows;
+
+  it('queues the erasure with the deletion’s leaf; the worker erases once, at least once', async () => {
+    await store.append([
+      {
+        stream_id: 'intervention-i1',
+        expected_version: 'no_stream',
+        events: [
+          { event_id: 'e-rec', type: 'InterventionRecorded', data: { id: 'i1', agent_id: 'a1', reason: 'SECRET reason', description: 'SECRET desc' }, metadata: meta },
+          { event_id: 'e-del', type: 'InterventionDeleted', data: { id: 'i1' }, metadata: meta },
+        ],
+      },
+    ]);
+    const events = await store.readStream('intervention-i1');
+    expect(await sql.transaction((tx) => applyAuditTrailEvents(events, tx))).toBe(1);
+    // A replayed batch queues nothing twice.
+    expect(await sql.transaction((tx) => applyAuditTrailEvents(events, tx))).toBe(0);
+    const queued = (await sql.query<{ record_id: string; intervention_id: string; erasure_id: string; actor: string }>(`SELECT * FROM agp_tlog_pending_erasures`)).rows;
+    expect(queued).toMatchObject([{ record_id: 'e-del', intervention_id: 'i1', actor: 'key:k1' }]);
+    expect((await sql.query(`SELECT 1 FROM agp_tlog_salts WHERE record_id = 'e-rec'`)).rows).toHaveLength(2);
+
+    const erasures = new AuditErasures({ db: sql, store, now: () => new Date(), logger, retentionIntervalMs: 0 });
+    expect(await erasures.erasePending()).toBe(1);
+    expect(JSON.stringify((await store.readStream('intervention-i1')).map((e) => e.data))).not.toContain('SECRET');
+    expect((await sql.query(`SELECT 1 FROM agp_tlog_salts WHERE record_id = 'e-rec'`)).rows).toHaveLength(0);
+    expect((await sql.query(`SELECT 1 FROM agp_tlog_pending_erasures`)).rows).toHaveLength(0);
+    const [erased] = await erasureEvents();
+    expect(JSON.parse(erased.data)).toMatchObject({ id: queued[0].erasure_id, scope: 'intervention', intervention_ids: ['i1'], records: 1, fields: 2 });
+    expect(JSON.parse(erased.metadata)).toMatchObject({ actor: 'key:k1', actor_name: 'ops', correlation_id: 'c-del', causation_id: 'e-del' });
+
+    // The row again, as after a crash before it was deleted: nothing left to erase, no failure, no second record.
+    await sql.query(`INSERT INTO agp_tlog_pending_erasures (record_id, organization_id, intervention_id, erasure_id, actor) VALUES ('e-del', 'acme', 'i1', $1, 'key:k1')`, [queued[0].erasure_id]);
+    expect(await erasures.erasePending()).toBe(1);
+    expect(await erasureEvents()).toHaveLength(1);
+    expect((await sql.query(`SELECT 1 FROM agp_tlog_pending_erasures`)).rows).toHaveLength(0);
+
+    // A row another replica holds the lease of is left to it.
+    await sql.query(`INSERT INTO agp_tlog_pending_erasures (record_id, organization_id, intervention_id, erasure_id, actor, lease_until) VALUES ('e-x', 'acme', 'i2', 'er-x', 'system', now() + interval '1 minute')`);
+    expect(await erasures.erasePending()).toBe(0);
+    await erasures.stop();
+  });
+});
