@@ -245,7 +245,7 @@ describeModes(
       expect(erased.status, JSON.stringify(erased.body)).toBe(201);
       expect(erased.body.fields).toBeGreaterThan(0);
       // The erasure is itself a record: wait for its leaf, then export and verify.
-      await eventually(async () => (await p.queryRows(`SELECT count(*)::int AS n FROM agp_tlog_leaves WHERE leaf::jsonb->>'type' = 'AuditRecordsErased'`))[0].n > 0, 30_000);
+      await eventually(async () => ((await p.queryRows(`SELECT count(*)::int AS n FROM agp_tlog_leaves WHERE leaf::jsonb->>'type' = 'AuditRecordsErased'`))[0].n as number) > 0, 30_000);
       const pack = await exportPack('after-erasure.jsonl');
       const ok = await verify(pack);
       expect(ok.code, ok.err).toBe(0);
