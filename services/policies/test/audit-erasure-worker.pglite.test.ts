@@ -29,7 +29,8 @@ afterAll(async () => {
 
 describe('erasure of deleted interventions (PGlite)', () => {
   const meta = { organization_id: 'acme', actor: 'key:k1', actor_name: 'ops', correlation_id: 'c-del', schema_version: 1 };
-  const erasureEvents = async () => (await sql.query<{ data: string; metadata: string }>(`SELECT data::text AS data, metadata::text AS metadata FROM agp_events WHERE event_type = 'AuditRecordsErased'`)).rows;
+  /** The erasure records, read through the event store's port. */
+  const erasureEvents = () => store.readAll(0n, 100, ['AuditRecordsErased']);
 
   it('queues the erasure with the deletion’s leaf; the worker erases once, at least once', async () => {
     await store.append([
@@ -56,8 +57,8 @@ describe('erasure of deleted interventions (PGlite)', () => {
     expect((await sql.query(`SELECT 1 FROM agp_tlog_salts WHERE record_id = 'e-rec'`)).rows).toHaveLength(0);
     expect((await sql.query(`SELECT 1 FROM agp_tlog_pending_erasures`)).rows).toHaveLength(0);
     const [erased] = await erasureEvents();
-    expect(JSON.parse(erased.data)).toMatchObject({ id: queued[0].erasure_id, scope: 'intervention', intervention_ids: ['i1'], records: 1, fields: 2 });
-    expect(JSON.parse(erased.metadata)).toMatchObject({ actor: 'key:k1', actor_name: 'ops', correlation_id: 'c-del', causation_id: 'e-del' });
+    expect(erased.data).toMatchObject({ id: queued[0].erasure_id, scope: 'intervention', intervention_ids: ['i1'], records: 1, fields: 2 });
+    expect(erased.metadata).toMatchObject({ actor: 'key:k1', actor_name: 'ops', correlation_id: 'c-del', causation_id: 'e-del' });
 
     // The row again, as after a crash before it was deleted: nothing left to erase, no failure, no second record.
     await sql.query(`INSERT INTO agp_tlog_pending_erasures (record_id, organization_id, intervention_id, erasure_id, actor) VALUES ('e-del', 'acme', 'i1', $1, 'key:k1')`, [queued[0].erasure_id]);
