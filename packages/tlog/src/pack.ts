@@ -132,17 +132,8 @@ export class PackWriter {
   }
 }
 
-/** What a good pack holds. */
-export interface PackSummary {
-  origin: string;
-  organization_id: string;
-  from: string | null;
-  to: string | null;
-  exported_at: string;
-  /** The leaves [start, end) and the latest checkpoint's size. */
-  start: number;
-  end: number;
-  tree_size: number;
+/** What a good pack holds: its header's fields (the leaves [start, end) and the latest checkpoint's size), and counts. */
+export interface PackSummary extends Omit<PackHeaderLine, 'kind' | 'version'> {
   records: number;
   /** Committed fields opened (disclosures) and erased (redacted), over all records; records with an erased field. */
   disclosed_fields: number;
