@@ -378,18 +378,21 @@ export class SlackApprovals {
             [r.id, answer.ts ?? null, decision !== null],
           );
         } catch (err) {
-          const next = nextAttemptAt(this.deps.schedule, r.attempts + 1, this.deps.now().getTime());
           this.deps.logger.warn({ err, organization_id: r.organization_id, channel: r.channel }, 'Slack approval message not posted; retrying');
-          await this.deps.db.query(`UPDATE agp_slack_posts SET status = $2, attempts = attempts + 1, last_error = $3, next_attempt_at = $4, lease_until = NULL WHERE id = $1`, [
-            r.id,
-            next === null ? 'failed' : 'pending',
-            (err as Error).message.slice(0, 500),
-            next === null ? null : new Date(next).toISOString(),
-          ]);
+          await this.deps.db.query(`UPDATE agp_slack_posts SET status = $2, attempts = attempts + 1, last_error = $3, next_attempt_at = $4, lease_until = NULL WHERE id = $1`, [r.id, ...this.failedAttempt(r.attempts, err)]);
         }
       }),
     );
     return rows.length;
+  }
+
+  /**
+   * What a failed attempt (the `attempts`-th before it, 0-based count) records: the status (`failed` once the webhook
+   * schedule is spent, else `pending`), the error cut to 500 characters, and the next attempt's time (ISO) or null.
+   */
+  private failedAttempt(attempts: number, err: unknown): [status: 'failed' | 'pending', error: string, next: string | null] {
+    const next = nextAttemptAt(this.deps.schedule, attempts + 1, this.deps.now().getTime());
+    return [next === null ? 'failed' : 'pending', (err as Error).message.slice(0, 500), next === null ? null : new Date(next).toISOString()];
   }
 
   /** Update the posted messages of decided approvals in place (`chat.update`: the outcome, who, when). @returns how many were claimed. */
@@ -413,14 +416,8 @@ export class SlackApprovals {
           await this.client(token).chat.update({ channel: r.channel, ts: r.ts, text: done.text, blocks: done.blocks as never });
           await this.deps.db.query(`UPDATE agp_slack_posts SET update_status = 'updated', update_attempts = update_attempts + 1, last_error = NULL, lease_until = NULL WHERE id = $1`, [r.id]);
         } catch (err) {
-          const next = nextAttemptAt(this.deps.schedule, r.update_attempts + 1, this.deps.now().getTime());
           this.deps.logger.warn({ err, organization_id: r.organization_id, channel: r.channel }, 'Slack approval message not updated; retrying');
-          await this.deps.db.query(`UPDATE agp_slack_posts SET update_status = $2, update_attempts = update_attempts + 1, last_error = $3, update_next_attempt_at = $4, lease_until = NULL WHERE id = $1`, [
-            r.id,
-            next === null ? 'failed' : 'pending',
-            (err as Error).message.slice(0, 500),
-            next === null ? null : new Date(next).toISOString(),
-          ]);
+          await this.deps.db.query(`UPDATE agp_slack_posts SET update_status = $2, update_attempts = update_attempts + 1, last_error = $3, update_next_attempt_at = $4, lease_until = NULL WHERE id = $1`, [r.id, ...this.failedAttempt(r.update_attempts, err)]);
         }
       }),
     );
