@@ -448,6 +448,23 @@ function piiGuardrail(p: EnginePolicy, g: NonNullable<Guardrails['pii']>, d: Dec
 /** Whether a provider category name falls under a configured one (`hate` covers `hate/threatening`). */
 const under = (name: string, configured: readonly string[]) => configured.some((c) => name === c || (name.startsWith(c) && name[c.length] === '/'));
 
+/**
+ * `text` cut to at most `max` UTF-16 code units (the unit of the contract's string limits), dropping a high surrogate
+ * the cut would leave without its pair: PostgreSQL cannot store half a surrogate pair.
+ */
+function cutUnits(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max);
+  const last = cut.charCodeAt(cut.length - 1);
+  return last >= 0xd800 && last <= 0xdbff ? cut.slice(0, -1) : cut;
+}
+
+/** An idempotency key as a reason shows it: its first 24 characters (code points, never half a surrogate pair) and `…`. */
+function shortKey(key: string): string {
+  const chars = Array.from(key);
+  return chars.length > 24 ? `${chars.slice(0, 24).join('')}…` : key;
+}
+
 /** Rule b, moderation: a listed category's score ≥ threshold in some field → content_blocked (block) or warn. */
 function moderationGuardrail(p: EnginePolicy, g: NonNullable<Guardrails['moderation']>, d: DecisionInput): PolicyHit | null {
   const scores = d.action.moderation_scores;
@@ -458,7 +475,7 @@ function moderationGuardrail(p: EnginePolicy, g: NonNullable<Guardrails['moderat
     for (const [name, score] of Object.entries(f.scores)) {
       if (score < g.threshold || !under(name, configured) || matches.length >= 1000) continue;
       const text = getAt(d.action.arguments, pathSegments(f.field_path));
-      matches.push({ category: name, field_path: f.field_path, matched_text: typeof text === 'string' ? maskText(text.slice(0, 64)) : '', score });
+      matches.push({ category: name, field_path: f.field_path, matched_text: typeof text === 'string' ? maskText(Array.from(text).slice(0, 64).join('')) : '', score });
     }
   }
   if (matches.length === 0) return null;
@@ -484,11 +501,11 @@ function idempotencyGuardrail(p: EnginePolicy, g: NonNullable<Guardrails['idempo
   const context: GuardrailContext = {
     guardrail_schema_version: 1,
     guardrail: 'idempotency',
-    idempotency_key: key.slice(0, 512),
+    idempotency_key: cutUnits(key, 512),
     original_timestamp: new Date(first.at).toISOString(),
-    cached_result_ref: (first.cached_result_ref ?? `idempotency:${d.name}:${key}`).slice(0, 1024),
+    cached_result_ref: cutUnits(first.cached_result_ref ?? `idempotency:${d.name}:${key}`, 1024),
   };
-  return hit(p, 'idempotent_replay', 'idempotency_guardrail', `${d.name} repeats idempotency key ${key.length > 24 ? `${key.slice(0, 24)}…` : key} first used at ${context.original_timestamp} (within ${g.ttl_seconds} s); the first call's result is returned under ${quoted(p)}`, context);
+  return hit(p, 'idempotent_replay', 'idempotency_guardrail', `${d.name} repeats idempotency key ${shortKey(key)} first used at ${context.original_timestamp} (within ${g.ttl_seconds} s); the first call's result is returned under ${quoted(p)}`, context);
 }
 
 /** Rule f, loop: `threshold` identical calls already in the window → loop_detected (block) or warn. */

@@ -131,15 +131,17 @@ export function luhnValid(digits: string): boolean {
 
 /**
  * `text` partly masked: a payment card keeps its last 4 digits; anything else keeps its first 2 and last 2
- * characters (nothing for 6 characters or fewer), the rest `*` (at most 12 of them).
+ * characters (nothing for 6 characters or fewer), the rest `*` (at most 12 of them). Characters are code points, so
+ * a masked string never holds half of a surrogate pair (which PostgreSQL cannot store).
  */
 export function maskText(text: string, category?: PiiCategory): string {
   if (category === 'payment_card') {
     const digits = text.replace(/\D/g, '');
     return `${'*'.repeat(Math.min(12, digits.length - 4))}${digits.slice(-4)}`;
   }
-  if (text.length <= 6) return '*'.repeat(text.length);
-  return `${text.slice(0, 2)}${'*'.repeat(Math.min(12, text.length - 4))}${text.slice(-2)}`;
+  const chars = Array.from(text);
+  if (chars.length <= 6) return '*'.repeat(chars.length);
+  return `${chars.slice(0, 2).join('')}${'*'.repeat(Math.min(12, chars.length - 4))}${chars.slice(-2).join('')}`;
 }
 
 /** Whether [start, end) overlaps a span already found. */

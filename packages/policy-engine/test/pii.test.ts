@@ -86,6 +86,11 @@ describe('maskText', () => {
     expect(maskText('1.2.3.4')).toBe('1.***.4');
     expect(maskText('a@b.co')).toBe('******');
   });
+  it('counts characters as code points, never keeping half of a surrogate pair', () => {
+    const m = maskText('\u{1D11E}ab\u{1F600}cdefg\u{1F601}');
+    expect(m).toBe('\u{1D11E}a******g\u{1F601}');
+    expect(m).not.toMatch(/\p{Cs}/u);
+  });
 });
 
 describe('scanPii', () => {

@@ -237,7 +237,7 @@ def _moderation_guardrail(p: Mapping[str, Any], g: Mapping[str, Any], d: _Input)
             if score < g["threshold"] or not _under(name, configured) or len(matches) >= 1000:
                 continue
             text = get_at(d.action.get("arguments"), path_segments(f["field_path"]))
-            matches.append({"category": name, "field_path": f["field_path"], "matched_text": mask_text(u16_slice(text, 0, 64)) if isinstance(text, str) else "", "score": score})
+            matches.append({"category": name, "field_path": f["field_path"], "matched_text": mask_text(text[:64]) if isinstance(text, str) else "", "score": score})
     if not matches:
         return None
     categories = _uniq([m["category"] for m in matches])
@@ -272,12 +272,20 @@ def _idempotency_guardrail(p: Mapping[str, Any], g: Mapping[str, Any], d: _Input
     context = {
         "guardrail_schema_version": 1,
         "guardrail": "idempotency",
-        "idempotency_key": u16_slice(key, 0, 512),
+        "idempotency_key": _cut_units(key, 512),
         "original_timestamp": iso_from_ms(first["at"]),
-        "cached_result_ref": u16_slice(ref, 0, 1024),
+        "cached_result_ref": _cut_units(ref, 1024),
     }
-    shown = u16_slice(key, 0, 24) + "…" if u16_len(key) > 24 else key
+    shown = key[:24] + "…" if len(key) > 24 else key
     return _Hit(p, "idempotent_replay", "idempotency_guardrail", f"{d.name} repeats idempotency key {shown} first used at {context['original_timestamp']} (within {js_number(g['ttl_seconds'])} s); the first call's result is returned under {_quoted(p)}", context)
+
+
+def _cut_units(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` UTF-16 code units, dropping a high surrogate the cut would leave unpaired."""
+    if u16_len(text) <= limit:
+        return text
+    cut = u16_slice(text, 0, limit)
+    return cut[:-1] if cut and "\ud800" <= cut[-1] <= "\udbff" else cut
 
 
 def _loop_guardrail(p: Mapping[str, Any], g: Mapping[str, Any], d: _Input) -> Optional[_Hit]:

@@ -145,15 +145,15 @@ def luhn_valid(digits: str) -> bool:
 
 
 def mask_text(text: str, category: Optional[str] = None) -> str:
-    """``text`` partly masked: a payment card keeps its last 4 digits; anything else its first 2 and last 2 UTF-16
-    code units (nothing for 6 or fewer), the rest ``*`` (at most 12)."""
+    """``text`` partly masked: a payment card keeps its last 4 digits; anything else its first 2 and last 2
+    characters (code points, as the TypeScript engine counts them; nothing for 6 or fewer), the rest ``*`` (at most 12)."""
     if category == "payment_card":
         digits = re.sub(r"\D", "", text, flags=_A)
         return "*" * max(0, min(12, len(digits) - 4)) + digits[-4:]
-    n = u16_len(text)
+    n = len(text)
     if n <= 6:
         return "*" * n
-    return u16_slice(text, 0, 2) + "*" * min(12, n - 4) + u16_slice(text, n - 2)
+    return text[:2] + "*" * min(12, n - 4) + text[-2:]
 
 
 def _overlaps(spans: List[Span], start: int, end: int) -> bool:

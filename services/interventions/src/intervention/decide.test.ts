@@ -39,6 +39,10 @@ describe('maskMatchedText', () => {
     expect(maskMatchedText('4111-****-1111')).toBe('4111-****-1111');
     expect(maskMatchedText('abc')).toBe('a**');
   });
+  it('counts characters as code points, never keeping half of a surrogate pair', () => {
+    expect(maskMatchedText('\u{1F600}bc')).toBe('\u{1F600}**');
+    expect(maskMatchedText('x\u{1F600}cdef\u{1F601}')).toBe('x\u{1F600}***f\u{1F601}');
+  });
 });
 
 describe('fold and decideDelete', () => {

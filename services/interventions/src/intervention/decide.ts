@@ -26,12 +26,14 @@ export interface CommandMeta {
 /**
  * Mask a matched string so personal data never lands in the store: keep the first and last two characters
  * of strings longer than 6, the first one of shorter ones. Text that already contains `*` is taken as masked.
+ * Characters are code points: a masked string never holds half of a surrogate pair, which PostgreSQL cannot store.
  * Source: spec §Guardrail context payload: matched_text is partly masked.
  */
 export function maskMatchedText(text: string): string {
   if (text.includes('*') || text.length === 0) return text;
-  if (text.length <= 6) return text[0] + '*'.repeat(text.length - 1);
-  return text.slice(0, 2) + '*'.repeat(text.length - 4) + text.slice(-2);
+  const chars = Array.from(text);
+  if (chars.length <= 6) return chars[0] + '*'.repeat(chars.length - 1);
+  return chars.slice(0, 2).join('') + '*'.repeat(chars.length - 4) + chars.slice(-2).join('');
 }
 
 /** The guardrail context with every matched_text masked. */
