@@ -555,7 +555,7 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
     name: 'create_webhook',
     title: 'Create a webhook subscription',
     description:
-      'Subscribe a URL to signed (Standard Webhooks) deliveries. CHANGES STATE; needs an admin key. url: http(s), no credentials, at most 2048 characters, a public address unless AGP_OUTBOUND_ALLOWED_HOSTS names the host; events: approval.requested, approval.decided, intervention.created, kill_switch.changed, policy.changed, eval.regression, delivery.disabled (budget.threshold and block_rate.spike are accepted but not sent yet); filter: agent_ids, intervention_types, min_risk_level. Returns the subscription with its signing secret (whsec_…), shown this once.',
+      'Subscribe a URL to signed (Standard Webhooks) deliveries. CHANGES STATE; needs an admin key. url: http(s), no credentials, at most 2048 characters, a public address unless AGP_OUTBOUND_ALLOWED_HOSTS names the host; events: approval.requested, approval.decided, intervention.created, kill_switch.changed, policy.changed, budget.threshold, block_rate.spike, eval.regression, delivery.disabled; filter: agent_ids, intervention_types, min_risk_level, budget_thresholds (50, 80, 100), block_rate ({threshold, window_seconds, min_actions}). Returns the subscription with its signing secret (whsec_…), shown this once.',
     input: CreateWebhookSchema,
     calls: ['webhooks.create'],
     run: async (e, args) => e.ask('webhooks.create', { body: args }),
