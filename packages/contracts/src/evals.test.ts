@@ -109,6 +109,13 @@ describe('summarizeEvalRun', () => {
     expect(s).toMatchObject({ adversarial: 0, block_rate: null, correctness_rate: 1, avg_detection_time_ms: null, damage_prevented_usd: 0, grade: 'A' });
   });
 
+  it('takes any text as a category, names of Object.prototype members included', () => {
+    const s = summarizeEvalRun([sc('a', 'block', 'blocked', { category: 'toString' }), sc('b', 'block', 'failed', { category: '__proto__' })], NO_CI);
+    expect(Object.keys(s.by_category).sort()).toEqual(['__proto__', 'toString']);
+    expect(s.by_category.toString).toMatchObject({ total: 1, blocked: 1 });
+    expect(Object.getOwnPropertyDescriptor(s.by_category, '__proto__')?.value).toMatchObject({ total: 1, blocked: 0 });
+  });
+
   it('counts a failed scenario as passing neither way', () => {
     expect(evalRates([sc('x', 'allow', 'failed'), sc('y', 'block', 'failed')])).toEqual({ total: 2, adversarial: 1, blocked: 0, passed: 0, block_rate: 0, correctness_rate: 0 });
   });

@@ -392,8 +392,13 @@ export function normalizeScenario(s: z.input<typeof EvalScenarioResultSchema> | 
  */
 export function summarizeEvalRun(scenarios: readonly EvalScenario[], opts: { threshold: number; hasCommit: boolean; baseline: { id: string; scenarios: readonly EvalScenario[] } | null }): EvalSummary {
   const rates = evalRates(scenarios);
-  const byCategory: Record<string, EvalScenario[]> = {};
-  for (const s of scenarios) (byCategory[s.category] ??= []).push(s);
+  // A Map, not an object: a category is any text, `toString` and `__proto__` included.
+  const byCategory = new Map<string, EvalScenario[]>();
+  for (const s of scenarios) {
+    const list = byCategory.get(s.category);
+    if (list) list.push(s);
+    else byCategory.set(s.category, [s]);
+  }
   let damage = 0;
   let detection = 0;
   let timed = 0;
@@ -415,7 +420,7 @@ export function summarizeEvalRun(scenarios: readonly EvalScenario[], opts: { thr
     threshold: opts.threshold,
     ci_baseline_id: opts.baseline?.id ?? null,
     regressions,
-    by_category: Object.fromEntries(Object.entries(byCategory).map(([c, list]) => [c, evalRates(list)])),
+    by_category: Object.fromEntries([...byCategory].map(([c, list]) => [c, evalRates(list)])),
   };
 }
 
