@@ -181,7 +181,7 @@ describeModes(
       expect((refused._meta as any)['agp/governance'].decision).toBe('block');
     });
 
-    it('refuses a read key (403), an unknown or another organisation’s server (404), an agent-bound key naming another agent (403), a bad run id or server name (422)', async () => {
+    it('refuses a read key (403), an unknown or another organisation’s server (404), an agent-bound key naming another agent (403), a bad run id, session mode or server name (422)', async () => {
       const p = platform();
       const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
       const headers = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
@@ -191,6 +191,9 @@ describeModes(
       expectProblem(await post(`/api/v1/mcp/proxy/${server}`, p.otherOrgWriteKey), 404);
       expectProblem(await post(`/api/v1/mcp/proxy/${server}`, p.writeKey, { 'AGP-Run-Id': 'x'.repeat(300) }), 422, ['header.AGP-Run-Id']);
       expectProblem(await post('/api/v1/mcp/proxy/Not%20A%20Name', p.writeKey), 422, ['path.server']);
+      const badMode = await post(`/api/v1/mcp/proxy/${server}`, p.writeKey, { 'AGP-MCP-Session': 'sometimes' });
+      expectProblem(badMode, 422, ['header.AGP-MCP-Session']);
+      expect(JSON.stringify(badMode.body)).toContain('stateful, stateless');
       const bound = await call(p, 'POST', '/api/v1/keys', { key: p.adminKey, body: { name: `bound-${uniq()}`, scope: 'write', agent_id: 'bound-agent' } });
       expect(bound.status, JSON.stringify(bound.body)).toBe(201);
       const refused = await post(`/api/v1/mcp/proxy/${server}`, bound.body.key, { 'AGP-Agent-Id': 'another-agent' });

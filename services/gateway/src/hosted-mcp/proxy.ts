@@ -434,7 +434,8 @@ export class HostedMcpProxy {
     const key = `${org}\u0000${opened.settings.name}`;
     const fingerprint = fingerprintOf(opened);
     const open = async (): Promise<HeldUpstream> => {
-      const held = await this.openUpstream(opened);
+      // Shared by every agent: it declares no sampling or elicitation (an upstream asking anyway is answered -32601).
+      const held = await this.openUpstream(opened, {});
       held.client.onclose = () => void this.upstreams.retire(key, held);
       return held;
     };
@@ -464,10 +465,10 @@ export class HostedMcpProxy {
   /**
    * Connect an upstream client from the registration `opened`: its URL checked against the outbound rules, its
    * connections made only to the addresses that check accepted, with its tool pinning.
-   * @param capabilities declared to the upstream (a session's: what its agent's client declared). @default what the proxy relays
+   * @param capabilities declared to the upstream: a session's, what its agent's client declared; the pooled client's, none.
    * @throws Error naming the server when the outbound rules refuse the URL, or the upstream cannot be reached.
    */
-  private async openUpstream(opened: McpServerOpened, capabilities?: ClientCapabilities): Promise<HeldUpstream> {
+  private async openUpstream(opened: McpServerOpened, capabilities: ClientCapabilities): Promise<HeldUpstream> {
     const verdict = await checkOutboundUrl(opened.settings.url, this.o.outbound);
     if (!verdict.ok) throw new Error(`upstream MCP server ${opened.settings.name} is not called: ${verdict.reason}`);
     // Connect to the addresses just checked (none for a host name the allow list names: resolved as usual).
