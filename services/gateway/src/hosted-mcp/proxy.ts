@@ -324,24 +324,33 @@ export class HostedMcpProxy {
       this.noteFailure(failingKey, ctx.organization_id, server, err);
       return false;
     }
-    const agent = o.agent ?? o.initialize.params.clientInfo?.name ?? 'mcp-client';
-    const governorKey = governorKeyOf(ctx, agent);
-    const governorOf = () => this.governors.get(governorKey, () => this.connectGovernor(key, agent));
-    const ready = opened.settings.hide_denied_tools ? await governorOf().catch(() => null) : null;
+    let session: Omit<HostedSession, 'transport' | 'proxy'> & Partial<HostedSession>;
+    let transport: WebStandardStreamableHTTPServerTransport;
+    let proxy: Server;
     const id = randomUUID();
-    const session = { organization: ctx.organization_id, keyId: ctx.key_id, server, governorKey, upstream, run: null } as Omit<HostedSession, 'transport' | 'proxy'> & Partial<HostedSession>;
-    const proxy = createGovernedProxy({
-      upstream: upstream.client,
-      settings: opened.settings,
-      run: async () => (session.run ??= (await governorOf()).governor.startRun({ runId: o.runId ?? randomUUID(), name: `mcp:${server}`, metadata: { mcp_server: server, hosted: true, mcp_session: true } })),
-      ...(ready ? { deniedByName: (action: string) => ready.governor.deniedByName(action) } : {}),
-      pins: this.pinGuard(ctx, opened, upstream),
-      progressIntervalMs: this.limits.progressIntervalMs,
-      onError: this.onError,
-      clientApproval: { decide: async (approvalId, verdict, body) => (await governorOf()).governor.decideApproval(approvalId, verdict, body) },
-    });
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => id, onsessionclosed: () => void this.sessions.drop(id), maxRequestBodySize: MCP_MAX_BODY_BYTES });
-    await proxy.connect(transport);
+    try {
+      const agent = o.agent ?? o.initialize.params.clientInfo?.name ?? 'mcp-client';
+      const governorKey = governorKeyOf(ctx, agent);
+      const governorOf = () => this.governors.get(governorKey, () => this.connectGovernor(key, agent));
+      const ready = opened.settings.hide_denied_tools ? await governorOf().catch(() => null) : null;
+      session = { organization: ctx.organization_id, keyId: ctx.key_id, server, governorKey, upstream, run: null } as Omit<HostedSession, 'transport' | 'proxy'> & Partial<HostedSession>;
+      proxy = createGovernedProxy({
+        upstream: upstream.client,
+        settings: opened.settings,
+        run: async () => (session.run ??= (await governorOf()).governor.startRun({ runId: o.runId ?? randomUUID(), name: `mcp:${server}`, metadata: { mcp_server: server, hosted: true, mcp_session: true } })),
+        ...(ready ? { deniedByName: (action: string) => ready.governor.deniedByName(action) } : {}),
+        pins: this.pinGuard(ctx, opened, upstream),
+        progressIntervalMs: this.limits.progressIntervalMs,
+        onError: this.onError,
+        clientApproval: { decide: async (approvalId, verdict, body) => (await governorOf()).governor.decideApproval(approvalId, verdict, body) },
+      });
+      transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => id, onsessionclosed: () => void this.sessions.drop(id), maxRequestBodySize: MCP_MAX_BODY_BYTES });
+      await proxy.connect(transport);
+    } catch (err) {
+      // Nothing of the session is held yet: its upstream client is closed, and the failure answered as any other.
+      await closeUpstream(upstream);
+      throw err;
+    }
     const held: HostedSession = Object.assign(session, { transport, proxy });
     // An upstream that closes ends the session: the client's next request is answered 404 and it opens a new one.
     upstream.client.onclose = () => void this.sessions.drop(id);
