@@ -10,7 +10,11 @@
  * agent's key never does. Tool pinning: an upstream built with the official SDK changes a tool's description and adds a
  * tool after registration; both are held (left out of tools/list, calls refused with a tool error and recorded as an
  * intervention, never reaching the upstream) until accepted over REST or the platform's MCP tool; bad input is a 4xx
- * naming the field, another organisation's server a 404. Source: docs/mcp-proxy.md (The hosted proxy, Tool pinning).
+ * naming the field, another organisation's server a 404. Sessions (`AGP-MCP-Session: stateful`, a 2025 client): an
+ * upstream built with the official SDK sends progress, a log message and a tool list change, and asks the agent's
+ * client to sample and to answer a form, all relayed; DELETE ends the session and its run; `approval: client` asks the
+ * client's form (approved, rejected), a client without elicitation waits for the platform's approval, and the upstream's
+ * sampling request on a session whose client cannot sample is answered -32601. Source: docs/mcp-proxy.md (The hosted proxy, Tool pinning).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server as HttpServer } from 'node:http';
@@ -20,6 +24,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { call, eventually, expectProblem } from '../support/http.js';
 import { startRecordedUpstream, type RecordedUpstream } from '../support/mcp-upstream.js';
 import { startPinUpstream, type PinUpstream } from '../support/mcp-pin-upstream.js';
+import { startRelayUpstream, type RelayUpstream } from '../support/mcp-relay-upstream.js';
 import { describeModes } from '../support/modes.js';
 
 /** The registration's header value: it must reach the upstream and appear nowhere else. */
@@ -28,6 +33,7 @@ const uniq = () => randomUUID().slice(0, 8);
 
 let upstream: RecordedUpstream;
 let pinning: PinUpstream;
+let relay: RelayUpstream;
 let hanging: HttpServer;
 let hangingUrl = '';
 const clients: Client[] = [];
@@ -35,6 +41,7 @@ const clients: Client[] = [];
 beforeAll(async () => {
   upstream = await startRecordedUpstream();
   pinning = await startPinUpstream();
+  relay = await startRelayUpstream();
   // An upstream that accepts and never answers.
   hanging = createServer(() => {});
   await new Promise<void>((ok) => hanging.listen(0, '127.0.0.1', () => ok()));
@@ -45,6 +52,7 @@ afterAll(async () => {
   await Promise.all(clients.map((c) => c.close().catch(() => {})));
   await upstream?.stop();
   await pinning?.stop();
+  await relay?.stop();
   hanging?.closeAllConnections();
   await new Promise((ok) => hanging?.close(ok));
 });
@@ -66,6 +74,19 @@ describeModes(
       await client.connect(new StreamableHTTPClientTransport(new URL(`${p.url}/api/v1/mcp/proxy/${o.name ?? server}`), { requestInit: { headers } }), { timeout: 30_000 });
       clients.push(client);
       return client;
+    }
+
+    /** A 2025 client that asks for a session (`AGP-MCP-Session: stateful`), declaring sampling and elicitation as told. */
+    async function connectSession(o: { name: string; agentId?: string; runId?: string; sampling?: boolean; elicitation?: boolean }) {
+      const p = platform();
+      const client = new Client({ name: 'hosted-session-e2e', version: '1.0.0' }, { capabilities: { ...(o.sampling ? { sampling: {} } : {}), ...(o.elicitation ? { elicitation: { form: {} } } : {}) } });
+      const headers: Record<string, string> = { authorization: `Bearer ${p.writeKey}`, 'AGP-MCP-Session': 'stateful' };
+      if (o.agentId) headers['AGP-Agent-Id'] = o.agentId;
+      if (o.runId) headers['AGP-Run-Id'] = o.runId;
+      const transport = new StreamableHTTPClientTransport(new URL(`${p.url}/api/v1/mcp/proxy/${o.name}`), { requestInit: { headers } });
+      await client.connect(transport, { timeout: 30_000 });
+      clients.push(client);
+      return { client, transport };
     }
 
     /** Create a policy of the organisation. */
@@ -160,7 +181,7 @@ describeModes(
       expect((refused._meta as any)['agp/governance'].decision).toBe('block');
     });
 
-    it('refuses a read key (403), an unknown or another organisation’s server (404), an agent-bound key naming another agent (403), a bad run id or server name (422)', async () => {
+    it('refuses a read key (403), an unknown or another organisation’s server (404), an agent-bound key naming another agent (403), a bad run id, session mode or server name (422)', async () => {
       const p = platform();
       const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
       const headers = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
@@ -170,6 +191,9 @@ describeModes(
       expectProblem(await post(`/api/v1/mcp/proxy/${server}`, p.otherOrgWriteKey), 404);
       expectProblem(await post(`/api/v1/mcp/proxy/${server}`, p.writeKey, { 'AGP-Run-Id': 'x'.repeat(300) }), 422, ['header.AGP-Run-Id']);
       expectProblem(await post('/api/v1/mcp/proxy/Not%20A%20Name', p.writeKey), 422, ['path.server']);
+      const badMode = await post(`/api/v1/mcp/proxy/${server}`, p.writeKey, { 'AGP-MCP-Session': 'sometimes' });
+      expectProblem(badMode, 422, ['header.AGP-MCP-Session']);
+      expect(JSON.stringify(badMode.body)).toContain('stateful, stateless');
       const bound = await call(p, 'POST', '/api/v1/keys', { key: p.adminKey, body: { name: `bound-${uniq()}`, scope: 'write', agent_id: 'bound-agent' } });
       expect(bound.status, JSON.stringify(bound.body)).toBe(201);
       const refused = await post(`/api/v1/mcp/proxy/${server}`, bound.body.key, { 'AGP-Agent-Id': 'another-agent' });
@@ -313,6 +337,102 @@ describeModes(
       expect((await client.callTool({ name: 'extra', arguments: {} })).content).toEqual([{ type: 'text', text: 'extra' }]);
       expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['add', 'echo', 'extra']);
     }, 90_000);
+
+    it('a session (AGP-MCP-Session: stateful): the upstream’s progress, log message and list change reach the agent, its sampling and elicitation requests are answered by the agent’s client; DELETE ends the session and its run', async () => {
+      const p = platform();
+      const name = `relay-${uniq()}`;
+      const agentId = `hosted-agent-${uniq()}`;
+      const runId = `hosted-run-${uniq()}`;
+      await register({ name, url: relay.url, action_prefix: 'relay.' });
+      const upstreamSessions = relay.sessions.size;
+      const { client, transport } = await connectSession({ name, agentId, runId, sampling: true, elicitation: true });
+      expect(client.getNegotiatedProtocolVersion()).not.toBe('2026-07-28');
+      expect(transport.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+      // The session holds its own upstream client (its own upstream session).
+      expect(relay.sessions.size).toBe(upstreamSessions + 1);
+      const logs: unknown[] = [];
+      let listChanged = 0;
+      client.setNotificationHandler('notifications/message', (n) => void logs.push(n.params.data));
+      client.setNotificationHandler('notifications/tools/list_changed', () => void listChanged++);
+      client.setRequestHandler('sampling/createMessage', async (req) => ({ role: 'assistant', model: 'test-model', content: { type: 'text', text: `echo of ${(req.params.messages[0].content as { text: string }).text}` } }));
+      const forms: unknown[] = [];
+      client.setRequestHandler('elicitation/create', async (req) => (forms.push(req.params), { action: 'accept', content: { colour: 'teal' } }));
+
+      const progress: Array<{ progress: number; total?: number; message?: string }> = [];
+      const worked = await client.callTool({ name: 'work', arguments: {} }, { onprogress: (n) => progress.push(n) });
+      expect(worked.content).toEqual([{ type: 'text', text: 'done' }]);
+      expect(progress).toEqual([{ progress: 1, total: 2, message: 'halfway' }]);
+      await eventually(async () => (logs.length >= 1 && listChanged >= 1) || null, 15_000);
+      expect(logs).toEqual([{ step: 'working' }]);
+
+      const sampled = await client.callTool({ name: 'ask-model', arguments: { prompt: 'hello model' } });
+      expect(sampled.content).toEqual([{ type: 'text', text: 'sampled: echo of hello model' }]);
+      const asked = await client.callTool({ name: 'ask-user', arguments: {} });
+      expect(asked.content).toEqual([{ type: 'text', text: 'accept: {"colour":"teal"}' }]);
+      expect(forms).toEqual([expect.objectContaining({ message: 'Pick a colour' })]);
+
+      // One run: every call of the session, recorded as the agent.
+      const actions = await eventually(async () => {
+        const run = await call(p, 'GET', `/api/v1/runs/${runId}`, { key: p.readKey });
+        return run.status === 200 && run.body.actions.length >= 3 ? (run.body.actions as any[]) : null;
+      }, 30_000);
+      expect(actions.map((a) => a.action_name).sort()).toEqual(['relay.ask-model', 'relay.ask-user', 'relay.work']);
+      expect(actions.every((a) => a.agent_id === agentId && a.status === 'success')).toBe(true);
+
+      // Another key cannot use the session; DELETE closes it, its upstream session and its run.
+      const sessionId = transport.sessionId!;
+      const ping = { jsonrpc: '2.0', id: 9, method: 'ping' };
+      const sessionHeaders = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': client.getNegotiatedProtocolVersion()!, 'mcp-session-id': sessionId };
+      expect((await call(p, 'POST', `/api/v1/mcp/proxy/${name}`, { key: p.otherOrgWriteKey, body: ping, headers: sessionHeaders })).status).toBe(404);
+      await transport.terminateSession();
+      expect((await call(p, 'POST', `/api/v1/mcp/proxy/${name}`, { key: p.writeKey, body: ping, headers: sessionHeaders })).status).toBe(404);
+      await eventually(async () => relay.sessions.size === upstreamSessions || null, 10_000);
+      await eventually(async () => {
+        const run = await call(p, 'GET', `/api/v1/runs/${runId}`, { key: p.readKey });
+        return run.body.status === 'completed' || null;
+      }, 30_000);
+    }, 90_000);
+
+    it('approval: client on a session: approved or rejected in the client’s form and recorded with the approval; a client without elicitation waits for the platform; one without sampling is answered -32601', async () => {
+      const p = platform();
+      const name = `relay-approve-${uniq()}`;
+      const agentId = `hosted-agent-${uniq()}`;
+      await register({ name, url: relay.url, action_prefix: 'approve.', approval: 'client' });
+      await policy({ agent_ids: [agentId], approval_required_actions: ['approve.work'] });
+      const { client } = await connectSession({ name, agentId, elicitation: true });
+      const forms: any[] = [];
+      let answer: Record<string, unknown> = { action: 'accept', content: { approve: true, notes: 'fine by me', approver_email: 'dev@example.com' } };
+      client.setRequestHandler('elicitation/create', async (req) => (forms.push(req.params), answer as never));
+      const approved = await client.callTool({ name: 'work', arguments: {} }, { timeout: 60_000 });
+      expect(approved.content).toEqual([{ type: 'text', text: 'done' }]);
+      expect(forms).toHaveLength(1);
+      expect(forms[0]).toMatchObject({ mode: 'form', message: expect.stringContaining(`${name}: approve the call of work?`), requestedSchema: { required: ['approve', 'approver_email'] } });
+      expect(forms[0].message).toContain('Arguments: {}');
+      const approvedRows = await call(p, 'GET', `/api/v1/approvals?agent_id=${agentId}&status=approved`, { key: p.readKey });
+      expect(approvedRows.body.approvals).toEqual([expect.objectContaining({ approver_email: 'dev@example.com', notes: 'fine by me' })]);
+
+      answer = { action: 'accept', content: { approve: false, notes: 'not now', approver_email: 'dev@example.com' } };
+      const refused = await client.callTool({ name: 'work', arguments: {} }, { timeout: 60_000 });
+      expect(refused.isError).toBe(true);
+      expect((refused.content[0] as { text: string }).text).toMatch(/rejected/);
+      expect(forms).toHaveLength(2);
+      const rejectedRows = await call(p, 'GET', `/api/v1/approvals?agent_id=${agentId}&status=rejected`, { key: p.readKey });
+      expect(rejectedRows.body.approvals).toEqual([expect.objectContaining({ approver_email: 'dev@example.com', notes: 'not now' })]);
+
+      // A client without elicitation: the approval is the platform's; the upstream is not told the client can sample.
+      const { client: plain } = await connectSession({ name, agentId });
+      const waiting = plain.callTool({ name: 'work', arguments: {} }, { timeout: 60_000 });
+      const approval = await eventually(async () => {
+        const r = await call(p, 'GET', `/api/v1/approvals?status=pending&agent_id=${agentId}`, { key: p.readKey });
+        return r.body.total >= 1 ? r.body.approvals[0] : null;
+      }, 20_000);
+      expect((await call(p, 'POST', `/api/v1/approvals/${approval.id}/approve`, { key: p.writeKey, body: { approver_email: 'lead@example.com' } })).status).toBe(200);
+      expect((await waiting).content).toEqual([{ type: 'text', text: 'done' }]);
+      const unsampled = await plain.callTool({ name: 'ask-model', arguments: { prompt: 'x' } });
+      expect(unsampled.isError).toBe(true);
+      // The upstream was not told the client can sample; asking anyway, it is answered -32601 (Method not found).
+      expect((unsampled.content[0] as { text: string }).text).toBe('failed -32601: Method not found');
+    }, 120_000);
 
     it("the registration's header reaches the upstream only; the agent's key never does", async () => {
       const p = platform();

@@ -22,7 +22,7 @@
  * them. Source: docs/mcp-proxy.md.
  */
 import { SUPPORTED_PROTOCOL_VERSIONS, Server, type CallToolResult, type ServerCapabilities } from '@modelcontextprotocol/server';
-import type { Client } from '@modelcontextprotocol/client';
+import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, type Client } from '@modelcontextprotocol/client';
 import { governedToolCall, refusalText, type GovernedRun } from '@agp/sdk/common';
 import type { GovernanceDecision, Run } from '@agp/sdk';
 import type { ApprovalDecision, ApprovalDecisionKind } from '@agp/contracts';
@@ -63,8 +63,10 @@ export interface GovernedProxyOptions {
   clientApproval?: ClientApproval;
   /**
    * Relay the upstream's notifications (list changed, resource updated, log messages) and its sampling and elicitation
-   * requests to this proxy's agent, by setting the upstream client's handlers. The hosted proxy shares one upstream
-   * client among many agents' requests and sets `false` (its upstream refuses those requests itself). @default true
+   * requests to this proxy's agent, by setting the upstream client's handlers (a request the agent's client declares no
+   * capability for is answered -32601). The hosted proxy's stateless serving shares one upstream client among many
+   * agents' requests and sets `false` (its upstream refuses those requests itself); its sessions hold their own
+   * upstream client and relay. @default true
    */
   relayUpstream?: boolean;
   /**
@@ -100,6 +102,19 @@ function refusal(tool: string, d: GovernanceDecision): string {
 
 /** The error text of a failed upstream request, naming the server. */
 const upstreamFailure = (server: string, err: unknown) => `upstream MCP server ${server} failed: ${err instanceof Error ? err.message : String(err)}`;
+
+/**
+ * Set a handler of the upstream's requests unless the upstream client did not declare their capability (the SDK
+ * refuses to set one then, and answers such a request -32601 itself).
+ * @throws whatever else setting the handler throws.
+ */
+function handleIfDeclared(set: () => void): void {
+  try {
+    set();
+  } catch (err) {
+    if (!(err instanceof SdkError && err.code === SdkErrorCode.CapabilityNotSupported)) throw err;
+  }
+}
 
 /**
  * A low-level MCP `Server` standing for `upstream`, governing each `tools/call` (see the module's description). Connect
@@ -261,8 +276,21 @@ export function createGovernedProxy(o: GovernedProxyOptions): Server {
   upstream.setNotificationHandler('notifications/prompts/list_changed', () => relay('prompts/list_changed', () => server.sendPromptListChanged()));
   upstream.setNotificationHandler('notifications/resources/updated', (n) => relay('resources/updated', () => server.sendResourceUpdated(n.params)));
   upstream.setNotificationHandler('notifications/message', (n) => relay('a log message', () => server.sendLoggingMessage(n.params)));
-  // The upstream's requests of the user or the model, relayed when the agent's client supports them.
-  upstream.setRequestHandler('sampling/createMessage', (req) => server.createMessage(req.params));
-  upstream.setRequestHandler('elicitation/create', (req) => server.elicitInput(req.params));
+  // The upstream's requests of the user or the model, relayed when the agent's client supports them; else answered as
+  // a client without the capability answers a request it has no handler for: -32601 (Method not found).
+  const unsupported = (method: string, capability: string) => new ProtocolError(ProtocolErrorCode.MethodNotFound, `Method not found: ${method} (the agent's MCP client does not declare ${capability})`);
+  // A capability the proxy did not declare to the upstream (a hosted session declares only its client's) has no handler.
+  handleIfDeclared(() =>
+    upstream.setRequestHandler('sampling/createMessage', (req) => {
+      if (!server.getClientCapabilities()?.sampling) throw unsupported('sampling/createMessage', 'sampling');
+      return server.createMessage(req.params);
+    }),
+  );
+  handleIfDeclared(() =>
+    upstream.setRequestHandler('elicitation/create', (req) => {
+      if (!server.getClientCapabilities()?.elicitation) throw unsupported('elicitation/create', 'elicitation');
+      return server.elicitInput(req.params);
+    }),
+  );
   return server;
 }

@@ -4,7 +4,7 @@
  * revision itself (`versionNegotiation: auto`: 2026-07-28 when the server speaks it, else the 2025 `initialize`
  * handshake). The agent's AGP key is never among the upstream's headers. Source: docs/mcp-proxy.md.
  */
-import { Client, StreamableHTTPClientTransport, type FetchLike } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport, type ClientCapabilities, type FetchLike } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { PROXY_INFO, PROXY_PROTOCOL_VERSIONS } from './proxy.js';
 
@@ -23,18 +23,20 @@ export type UpstreamTarget =
  */
 export const STDIO_UPSTREAM_START_MS = 30_000;
 
+/** What the proxy declares to its upstream by default: it relays sampling and form elicitation to the agent's client. */
+export const UPSTREAM_CAPABILITIES: ClientCapabilities = { sampling: {}, elicitation: { form: {} } };
+
 /**
  * Start (stdio) or reach (HTTP) the upstream and complete the MCP handshake.
  * The proxy declares sampling and elicitation to the upstream so it can relay them (the agent's client answers them,
- * or refuses when it does not support them).
+ * or refuses when it does not support them); a proxy that knows its agent's client before it connects (a hosted
+ * session) declares only what that client declared, so the upstream does not ask for what cannot be answered.
  * @param timeoutMs how long the handshake may take, ms (a stdio upstream's at least {@link STDIO_UPSTREAM_START_MS}).
+ * @param capabilities what is declared to the upstream. @default `{ sampling: {}, elicitation: { form: {} } }`
  * @throws Error naming the server when it cannot be started or reached, or the handshake fails.
  */
-export async function connectUpstream(server: string, target: UpstreamTarget, timeoutMs: number): Promise<Client> {
-  const client = new Client(
-    { name: PROXY_INFO.name, version: PROXY_INFO.version },
-    { capabilities: { sampling: {}, elicitation: { form: {} } }, versionNegotiation: { mode: 'auto' }, supportedProtocolVersions: PROXY_PROTOCOL_VERSIONS },
-  );
+export async function connectUpstream(server: string, target: UpstreamTarget, timeoutMs: number, capabilities: ClientCapabilities = UPSTREAM_CAPABILITIES): Promise<Client> {
+  const client = new Client({ name: PROXY_INFO.name, version: PROXY_INFO.version }, { capabilities, versionNegotiation: { mode: 'auto' }, supportedProtocolVersions: PROXY_PROTOCOL_VERSIONS });
   const transport =
     'command' in target
       ? new StdioClientTransport({ command: target.command, args: target.args ?? [], env: { ...getDefaultEnvironment(), ...target.env }, cwd: target.cwd, stderr: 'inherit' })

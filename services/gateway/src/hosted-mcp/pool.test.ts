@@ -50,4 +50,19 @@ describe('IdlePool (the hosted MCP proxy pools)', () => {
     await p.close();
     expect(closed).toEqual(expect.arrayContaining(['C', 'D']));
   });
+
+  it('peek: the entry held, marked used (a sweep keeps it), without opening one', async () => {
+    const { p, closed } = pool({ max: 10, idleMs: 1000 });
+    expect(p.peek('a')).toBeUndefined();
+    expect(p.size).toBe(0);
+    await p.get('a', async () => 'A');
+    await p.get('b', async () => 'B');
+    await new Promise((r) => setTimeout(r, 30));
+    const before = Date.now();
+    expect(await p.peek('a')).toBe('A');
+    // b was last used before a's peek: a sweep that makes b idle but not a closes b only.
+    await p.sweep(before + 1000 - 1);
+    expect(closed).toEqual(['B']);
+    expect(await p.peek('a')).toBe('A');
+  });
 });

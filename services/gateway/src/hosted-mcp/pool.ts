@@ -66,6 +66,11 @@ export class IdlePool<V> {
     return value;
   }
 
+  /** The entry of `key` when there is one (marked used, as by {@link get}), else undefined: nothing is opened. */
+  peek(key: string): Promise<V> | undefined {
+    return this.entries.has(key) ? this.get(key, () => Promise.reject(new Error('unreachable'))) : undefined;
+  }
+
   /** Forget `key` and close its value (when it opened). */
   async drop(key: string): Promise<void> {
     const held = this.entries.get(key);

@@ -11,6 +11,11 @@
  *   and its connections made only to the addresses that check accepted (no DNS rebinding after the check);
  * - a `Governor` of `@agp/sdk` per organisation, key and agent, pointed at this gateway's own loopback address with the
  *   caller's key, and a run per `AGP-Run-Id` (else one per agent, key and server while the governor is held).
+ * A 2025 client that opts in (`AGP-MCP-Session: stateful` on its `initialize`) gets a session instead (the SDK's
+ * sessionful `WebStandardStreamableHTTPServerTransport`, `Mcp-Session-Id`): one proxy server, its own upstream client
+ * (declaring to the upstream the sampling and elicitation the agent's client declared) and one run, for as long as the
+ * session lasts, so the upstream's notifications, sampling and elicitation requests have one agent to go to, and a
+ * registration's `approval: client` asks that client (form elicitation), as the local proxy does.
  * Pools are bounded (least recently used closed first) and close idle entries; all close at gateway shutdown.
  * Source: docs/mcp-proxy.md (The hosted proxy); docs/architecture.md.
  */
@@ -19,8 +24,8 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Response } from 'express';
 import type { Agent } from 'undici';
-import { Client } from '@modelcontextprotocol/client';
-import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
+import { Client, StreamableHTTPClientTransport, type ClientCapabilities } from '@modelcontextprotocol/client';
+import { WebStandardStreamableHTTPServerTransport, createMcpHandler, isInitializeRequest, type InitializeRequest, type McpHttpHandler, type Server } from '@modelcontextprotocol/server';
 import { MCP_MAX_BODY_BYTES, McpServerNameSchema, OpaqueIdSchema, type McpServerOpened, type RequestContext } from '@agp/contracts';
 import { AGENT_ID_HEADER, agentIdOf } from '@agp/auth';
 import { call, type Sender } from '@agp/bus';
@@ -35,6 +40,10 @@ import { IdlePool } from './pool.js';
 
 /** The request header naming the run a stateless client's calls are recorded in (`AGP-Run-Id`). */
 export const RUN_ID_HEADER = 'AGP-Run-Id';
+/** The request header with which a 2025 client's `initialize` asks for a session (`stateful`) or not (`stateless`, the default). */
+export const SESSION_MODE_HEADER = 'AGP-MCP-Session';
+/** The values of {@link SESSION_MODE_HEADER}. */
+export const SESSION_MODES = ['stateful', 'stateless'] as const;
 /** How long an opened registration is reused before it is opened again, ms: a PATCH or DELETE takes effect within it. */
 export const REGISTRATION_TTL_MS = 5_000;
 
@@ -42,18 +51,20 @@ export const REGISTRATION_TTL_MS = 5_000;
 export interface HostedMcpLimits {
   /** Most upstream clients held (one per organisation and server). @default 200 */
   maxUpstreams: number;
+  /** Most sessions held (2025 clients that asked for one); opening one more closes the least recently used. @default 200 */
+  maxSessions: number;
   /** Most governors held (one per organisation, key and agent). @default 200 */
   maxGovernors: number;
   /** Most runs one governor holds open (the oldest is ended first). @default 256 */
   maxRunsPerGovernor: number;
-  /** An upstream client or governor unused this long is closed (its runs ended), ms. @default 300000 */
+  /** An upstream client, governor or session unused this long is closed (its runs ended), ms. @default 300000 */
   idleMs: number;
   /** How often a call waiting for an approval sends `notifications/progress`, ms. @default 5000 */
   progressIntervalMs: number;
 }
 
 /** Defaults of {@link HostedMcpLimits}. */
-export const HOSTED_MCP_LIMITS: HostedMcpLimits = { maxUpstreams: 200, maxGovernors: 200, maxRunsPerGovernor: 256, idleMs: 300_000, progressIntervalMs: 5_000 };
+export const HOSTED_MCP_LIMITS: HostedMcpLimits = { maxUpstreams: 200, maxSessions: 200, maxGovernors: 200, maxRunsPerGovernor: 256, idleMs: 300_000, progressIntervalMs: 5_000 };
 
 /** What {@link HostedMcpProxy} is built with. */
 export interface HostedMcpOptions {
@@ -76,6 +87,22 @@ interface HeldUpstream {
   pinning: ToolPins;
 }
 
+
+/**
+ * A session of a 2025 client (`Mcp-Session-Id`): its transport and proxy server, its own upstream client, its run (made
+ * at the first `tools/call`), and whose it is (only the organisation, key and server that opened it may use it).
+ */
+interface HostedSession {
+  organization: string;
+  keyId: string;
+  server: string;
+  /** The governor pool's key of the session's agent (kept from closing while the session is used). */
+  governorKey: string;
+  transport: WebStandardStreamableHTTPServerTransport;
+  proxy: Server;
+  upstream: HeldUpstream;
+  run: Run | null;
+}
 
 /** A governor with the runs it holds open, by run id. */
 interface HeldGovernor {
@@ -121,6 +148,34 @@ function fingerprintOf(o: McpServerOpened): string {
   return createHash('sha256').update(JSON.stringify([o.settings.url, Object.entries(o.headers).sort(([a], [b]) => (a < b ? -1 : 1)), o.settings.timeout_ms])).digest('hex');
 }
 
+/** How long closing an upstream client waits for the upstream to end its session (DELETE), ms. */
+const UPSTREAM_TERMINATE_MS = 2_000;
+
+/** Close an upstream client: a session the upstream gave it is ended first (DELETE, at most {@link UPSTREAM_TERMINATE_MS}), then the connection and its pool. */
+async function closeUpstream(u: HeldUpstream): Promise<void> {
+  const transport = u.client.transport;
+  if (transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([transport.terminateSession().catch(() => {}), new Promise<void>((ok) => (timer = setTimeout(ok, UPSTREAM_TERMINATE_MS)))]);
+    clearTimeout(timer);
+  }
+  await u.client.close().catch(() => {});
+  await u.agent?.close().catch(() => {});
+}
+
+/** The governor pool's key of `agent` for the caller `ctx`: one governor per organisation, key and agent. */
+const governorKeyOf = (ctx: RequestContext, agent: string) => [ctx.organization_id, ctx.key_id, agent].join('\u0000');
+
+/** The `initialize` request `body` holds (a 2025 client opening), else null. */
+function initializeOf(body: Buffer): InitializeRequest | null {
+  try {
+    const message: unknown = JSON.parse(body.toString('utf8'));
+    return isInitializeRequest(message) ? (message as InitializeRequest) : null;
+  } catch {
+    return null;
+  }
+}
+
 /** The hosted MCP proxy (see the module's description): one per gateway, answering every exchange of its route. */
 export class HostedMcpProxy {
   private readonly limits: HostedMcpLimits;
@@ -129,6 +184,8 @@ export class HostedMcpProxy {
   private readonly openedAt = new WeakMap<McpServerOpened, number>();
   private readonly upstreams: IdlePool<HeldUpstream>;
   private readonly governors: IdlePool<HeldGovernor>;
+  /** The sessions, by `Mcp-Session-Id`. */
+  private readonly sessions: IdlePool<HostedSession>;
   private readonly handler: McpHttpHandler;
   /** Upstreams whose last connection attempt failed, by organisation and server (cleared by the next success). */
   private readonly failing = new Map<string, FailingUpstream>();
@@ -138,10 +195,7 @@ export class HostedMcpProxy {
     this.upstreams = new IdlePool<HeldUpstream>({
       max: this.limits.maxUpstreams,
       idleMs: this.limits.idleMs,
-      close: async (u) => {
-        await u.client.close().catch(() => {});
-        await u.agent?.close().catch(() => {});
-      },
+      close: closeUpstream,
     });
     this.governors = new IdlePool<HeldGovernor>({
       max: this.limits.maxGovernors,
@@ -151,7 +205,16 @@ export class HostedMcpProxy {
         await g.governor.close({ timeoutMs: 10_000 });
       },
     });
-    const onError = (message: string) => this.o.logger.warn({ component: 'hosted-mcp-proxy' }, message);
+    this.sessions = new IdlePool<HostedSession>({
+      max: this.limits.maxSessions,
+      idleMs: this.limits.idleMs,
+      close: async (s) => {
+        await s.run?.end({ status: 'completed' }).catch(() => {});
+        await s.proxy.close().catch(() => {});
+        await closeUpstream(s.upstream);
+      },
+    });
+    const onError = this.onError;
     this.handler = createMcpHandler(
       (c) => {
         const exchange = c.authInfo?.extra?.hostedMcp as ExchangeProxy | undefined;
@@ -162,11 +225,14 @@ export class HostedMcpProxy {
     );
   }
 
+  /** Where a proxy's own failures go (a notification that could not be relayed, an approval not asked). */
+  private readonly onError = (message: string) => this.o.logger.warn({ component: 'hosted-mcp-proxy' }, message);
+
   /**
    * Serve one exchange of `/api/v1/mcp/proxy/{server}` as the caller `ctx`: check the agent and run headers, read the
    * body, open the registration, then answer through the SDK's handler (JSON, or SSE while a call waits).
    * @throws ValidationError (422) for a server name that cannot be registered; ForbiddenError (403) for an agent-bound key whose `AGP-Agent-Id` names another agent; ValidationError
-   *   (422) for a bad `AGP-Agent-Id` or `AGP-Run-Id`; NotFoundError (404) for a server the organisation has not
+   *   (422) for a bad `AGP-Agent-Id`, `AGP-Run-Id` or `AGP-MCP-Session`; NotFoundError (404) for a server the organisation has not
    *   registered (after the body is read; thrown through the returned promise).
    */
   async serve(req: AuthedRequest, res: Response, ctx: RequestContext, server: string): Promise<void> {
@@ -183,6 +249,10 @@ export class HostedMcpProxy {
     if (runHeader !== undefined && !OpaqueIdSchema.safeParse(runHeader).success) {
       throw new ValidationError(`1 invalid field: header.${RUN_ID_HEADER}`, [{ path: `header.${RUN_ID_HEADER}`, message: 'expected 1-256 characters' }]);
     }
+    const sessionMode = req.get(SESSION_MODE_HEADER)?.trim().toLowerCase() || undefined;
+    if (sessionMode !== undefined && !(SESSION_MODES as readonly string[]).includes(sessionMode)) {
+      throw new ValidationError(`1 invalid field: header.${SESSION_MODE_HEADER}`, [{ path: `header.${SESSION_MODE_HEADER}`, message: `expected one of: ${SESSION_MODES.join(', ')}` }]);
+    }
     const key = presentedKey(req);
     // A console session (cookie) has no credential the proxy's governor could call the platform with.
     if (!key) throw new ForbiddenError('the hosted MCP proxy needs an API key or an OAuth access token (Authorization: Bearer …); a console session cannot call it');
@@ -191,10 +261,13 @@ export class HostedMcpProxy {
       readMcpBody(req, res, resolve);
     });
     if (body === null || res.headersSent) return;
+    const sessionId = req.get('mcp-session-id');
+    if (sessionId !== undefined) return this.serveSession(req, res, ctx, server, method, body, sessionId);
     const opened = await this.registration(ctx, server);
+    const initialize = sessionMode === 'stateful' && method === 'POST' ? initializeOf(body) : null;
+    if (initialize && (await this.openSession(req, res, ctx, key, opened, { initialize, agent: boundOrNamed, runId: runHeader, body }))) return;
     const { client: upstream, held: heldUpstream } = await this.upstream(ctx.organization_id, opened);
-    const governorKey = (agent: string) => [ctx.organization_id, ctx.key_id, agent].join('\u0000');
-    const governorOf = (agent: string) => this.governors.get(governorKey(agent), () => this.connectGovernor(key, agent));
+    const governorOf = (agent: string) => this.governors.get(governorKeyOf(ctx, agent), () => this.connectGovernor(key, agent));
     // With the agent known before the call (a bound key, the header), its governor is ready for hide_denied_tools.
     const ready = boundOrNamed && opened.settings.hide_denied_tools ? await governorOf(boundOrNamed) : null;
     const exchange: ExchangeProxy = {
@@ -219,11 +292,98 @@ export class HostedMcpProxy {
       ...(ready ? { deniedByName: (action: string) => ready.governor.deniedByName(action) } : {}),
       ...(heldUpstream ? { pins: this.pinGuard(ctx, opened, heldUpstream) } : {}),
     };
-    await this.answer(req, res, method, body, exchange);
+    await this.answer(req, res, method, body, (request) =>
+      this.handler.fetch(request, { authInfo: { token: 'hosted-mcp-proxy', clientId: 'hosted-mcp-proxy', scopes: [], extra: { hostedMcp: exchange } } }),
+    );
   }
 
-  /** Run the exchange through the SDK's handler and write its answer (streamed: SSE goes out as it is produced). */
-  private async answer(req: AuthedRequest, res: Response, method: string, body: Buffer, exchange: ExchangeProxy): Promise<void> {
+  /**
+   * Open a session for a 2025 client's `initialize` (it asked with `AGP-MCP-Session: stateful`) and answer it (the
+   * answer carries the `Mcp-Session-Id`): its own upstream client, declaring the sampling and elicitation the client
+   * declared; the agent is the bound key's or `AGP-Agent-Id`, else the client's `clientInfo.name`; its run is
+   * `AGP-Run-Id`, else a new one, ended when the session closes.
+   * @returns false when the upstream cannot be reached (the exchange is then served statelessly, without a session).
+   */
+  private async openSession(
+    req: AuthedRequest,
+    res: Response,
+    ctx: RequestContext,
+    key: string,
+    opened: McpServerOpened,
+    o: { initialize: InitializeRequest; agent: string | null; runId: string | undefined; body: Buffer },
+  ): Promise<boolean> {
+    const server = opened.settings.name;
+    const declared = o.initialize.params.capabilities ?? {};
+    const capabilities: ClientCapabilities = { ...(declared.sampling ? { sampling: declared.sampling } : {}), ...(declared.elicitation ? { elicitation: declared.elicitation } : {}) };
+    const failingKey = `${ctx.organization_id}\u0000${server}`;
+    let upstream: HeldUpstream;
+    try {
+      upstream = await this.openUpstream(opened, capabilities);
+      this.failing.delete(failingKey);
+    } catch (err) {
+      this.noteFailure(failingKey, ctx.organization_id, server, err);
+      return false;
+    }
+    let session: Omit<HostedSession, 'transport' | 'proxy'> & Partial<HostedSession>;
+    let transport: WebStandardStreamableHTTPServerTransport;
+    let proxy: Server;
+    const id = randomUUID();
+    try {
+      const agent = o.agent ?? o.initialize.params.clientInfo?.name ?? 'mcp-client';
+      const governorKey = governorKeyOf(ctx, agent);
+      const governorOf = () => this.governors.get(governorKey, () => this.connectGovernor(key, agent));
+      const ready = opened.settings.hide_denied_tools ? await governorOf().catch(() => null) : null;
+      session = { organization: ctx.organization_id, keyId: ctx.key_id, server, governorKey, upstream, run: null } as Omit<HostedSession, 'transport' | 'proxy'> & Partial<HostedSession>;
+      proxy = createGovernedProxy({
+        upstream: upstream.client,
+        settings: opened.settings,
+        run: async () => (session.run ??= (await governorOf()).governor.startRun({ runId: o.runId ?? randomUUID(), name: `mcp:${server}`, metadata: { mcp_server: server, hosted: true, mcp_session: true } })),
+        ...(ready ? { deniedByName: (action: string) => ready.governor.deniedByName(action) } : {}),
+        pins: this.pinGuard(ctx, opened, upstream),
+        progressIntervalMs: this.limits.progressIntervalMs,
+        onError: this.onError,
+        clientApproval: { decide: async (approvalId, verdict, body) => (await governorOf()).governor.decideApproval(approvalId, verdict, body) },
+      });
+      transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => id, onsessionclosed: () => void this.sessions.drop(id), maxRequestBodySize: MCP_MAX_BODY_BYTES });
+      await proxy.connect(transport);
+    } catch (err) {
+      // Nothing of the session is held yet: its upstream client is closed, and the failure answered as any other.
+      await closeUpstream(upstream);
+      throw err;
+    }
+    const held: HostedSession = Object.assign(session, { transport, proxy });
+    // An upstream that closes ends the session: the client's next request is answered 404 and it opens a new one.
+    upstream.client.onclose = () => void this.sessions.drop(id);
+    await this.sessions.get(id, async () => held);
+    await this.answer(req, res, 'POST', o.body, async (request) => {
+      const answer = await transport.handleRequest(request);
+      if (transport.sessionId === undefined) void this.sessions.drop(id);
+      return answer;
+    });
+    return true;
+  }
+
+  /**
+   * Serve one exchange of an open session (POST: a message, or the client's answer to a relayed request; GET: the
+   * session's stream of the upstream's notifications and requests; DELETE: close it). The registration is read again
+   * (a DELETE of it ends the session; an accepted tool takes effect). A session this gateway does not hold, or another
+   * key's, organisation's or server's, is answered 404 (`-32001`), upon which a client opens a new one.
+   */
+  private async serveSession(req: AuthedRequest, res: Response, ctx: RequestContext, server: string, method: string, body: Buffer, id: string): Promise<void> {
+    const session = await this.sessions.peek(id)?.catch(() => undefined);
+    if (!session || session.organization !== ctx.organization_id || session.keyId !== ctx.key_id || session.server !== server) return jsonRpcError(res, 404, -32001, 'Session not found');
+    const opened = await this.registration(ctx, server).catch((err: unknown) => {
+      if ((err as { status?: number }).status === 404) void this.sessions.drop(id);
+      throw err;
+    });
+    session.upstream.pinning.offer(opened.pins, this.openedAt.get(opened) ?? 0);
+    // The session's governor stays open while the session is used.
+    void this.governors.peek(session.governorKey)?.catch(() => {});
+    await this.answer(req, res, method, body, (request) => session.transport.handleRequest(request));
+  }
+
+  /** Run the exchange through `serveWith` (the SDK's handler or a session's transport) and write its answer (streamed: SSE goes out as it is produced). */
+  private async answer(req: AuthedRequest, res: Response, method: string, body: Buffer, serveWith: (request: Request) => Promise<globalThis.Response>): Promise<void> {
     const headers = new Headers();
     for (const [name, v] of Object.entries(req.headers)) {
       if (typeof v === 'string' && (FORWARDED_HEADERS.has(name) || name.startsWith('mcp-'))) headers.set(name, v);
@@ -240,7 +400,7 @@ export class HostedMcpProxy {
       ...(method === 'POST' ? { body: new Uint8Array(body) } : {}),
       signal: aborted.signal,
     });
-    const answer = await this.handler.fetch(request, { authInfo: { token: 'hosted-mcp-proxy', clientId: 'hosted-mcp-proxy', scopes: [], extra: { hostedMcp: exchange } } });
+    const answer = await serveWith(request);
     if (res.headersSent) return;
     res.status(answer.status);
     answer.headers.forEach((value, name) => {
@@ -253,6 +413,8 @@ export class HostedMcpProxy {
     res.flushHeaders();
     const stream = Readable.fromWeb(answer.body as WebReadableStream<Uint8Array>);
     stream.on('error', () => res.destroy());
+    // A caller gone away cancels the stream (a session's GET stream is then closed by its transport).
+    res.once('close', () => stream.destroy());
     stream.pipe(res);
   }
 
@@ -281,26 +443,9 @@ export class HostedMcpProxy {
     const key = `${org}\u0000${opened.settings.name}`;
     const fingerprint = fingerprintOf(opened);
     const open = async (): Promise<HeldUpstream> => {
-      const verdict = await checkOutboundUrl(opened.settings.url, this.o.outbound);
-      if (!verdict.ok) throw new Error(`upstream MCP server ${opened.settings.name} is not called: ${verdict.reason}`);
-      // Connect to the addresses just checked (none for a host name the allow list names: resolved as usual).
-      const pin = verdict.addresses.length ? pinnedFetch(verdict.addresses) : null;
-      let client: Client;
-      try {
-        client = await connectUpstream(opened.settings.name, { url: opened.settings.url, headers: opened.headers, ...(pin ? { fetch: pin.fetch } : {}) }, opened.settings.timeout_ms);
-      } catch (err) {
-        await pin?.agent.close().catch(() => {});
-        throw err;
-      }
-      const pinning = new ToolPins({
-        server: opened.settings.name,
-        listAll: () => listAllTools(client, opened.settings.timeout_ms),
-        onError: (message) => this.o.logger.warn({ component: 'hosted-mcp-proxy', server: opened.settings.name }, message),
-      });
-      const held: HeldUpstream = { client, fingerprint, agent: pin?.agent ?? null, pinning };
-      client.onclose = () => void this.upstreams.retire(key, held);
-      // A changed tool list is read again at the next call (the TTL bounds it when the upstream does not say so).
-      client.setNotificationHandler('notifications/tools/list_changed', () => pinning.stale());
+      // Shared by every agent: it declares no sampling or elicitation (an upstream asking anyway is answered -32601).
+      const held = await this.openUpstream(opened, {});
+      held.client.onclose = () => void this.upstreams.retire(key, held);
       return held;
     };
     try {
@@ -312,13 +457,46 @@ export class HostedMcpProxy {
       this.failing.delete(key);
       return { client: held.client, held };
     } catch (err) {
-      const failure = err instanceof Error ? err : new Error(String(err));
-      const since = this.failing.get(key)?.since ?? new Date().toISOString();
-      this.failing.delete(key);
-      this.failing.set(key, { organization_id: org, server: opened.settings.name, since, reason: failure.message.slice(0, 200) });
-      if (this.failing.size > MAX_FAILING) this.failing.delete(this.failing.keys().next().value as string);
-      return { client: new UnreachableUpstream(failure), held: null };
+      return { client: new UnreachableUpstream(this.noteFailure(key, org, opened.settings.name, err)), held: null };
     }
+  }
+
+  /** Remember that the upstream `key` (organisation and server) could not be reached (what `/readyz` names). @returns the failure as an Error. */
+  private noteFailure(key: string, org: string, server: string, err: unknown): Error {
+    const failure = err instanceof Error ? err : new Error(String(err));
+    const since = this.failing.get(key)?.since ?? new Date().toISOString();
+    this.failing.delete(key);
+    this.failing.set(key, { organization_id: org, server, since, reason: failure.message.slice(0, 200) });
+    if (this.failing.size > MAX_FAILING) this.failing.delete(this.failing.keys().next().value as string);
+    return failure;
+  }
+
+  /**
+   * Connect an upstream client from the registration `opened`: its URL checked against the outbound rules, its
+   * connections made only to the addresses that check accepted, with its tool pinning.
+   * @param capabilities declared to the upstream: a session's, what its agent's client declared; the pooled client's, none.
+   * @throws Error naming the server when the outbound rules refuse the URL, or the upstream cannot be reached.
+   */
+  private async openUpstream(opened: McpServerOpened, capabilities: ClientCapabilities): Promise<HeldUpstream> {
+    const verdict = await checkOutboundUrl(opened.settings.url, this.o.outbound);
+    if (!verdict.ok) throw new Error(`upstream MCP server ${opened.settings.name} is not called: ${verdict.reason}`);
+    // Connect to the addresses just checked (none for a host name the allow list names: resolved as usual).
+    const pin = verdict.addresses.length ? pinnedFetch(verdict.addresses) : null;
+    let client: Client;
+    try {
+      client = await connectUpstream(opened.settings.name, { url: opened.settings.url, headers: opened.headers, ...(pin ? { fetch: pin.fetch } : {}) }, opened.settings.timeout_ms, capabilities);
+    } catch (err) {
+      await pin?.agent.close().catch(() => {});
+      throw err;
+    }
+    const pinning = new ToolPins({
+      server: opened.settings.name,
+      listAll: () => listAllTools(client, opened.settings.timeout_ms),
+      onError: (message) => this.o.logger.warn({ component: 'hosted-mcp-proxy', server: opened.settings.name }, message),
+    });
+    // A changed tool list is read again at the next call (the TTL bounds it when the upstream does not say so).
+    client.setNotificationHandler('notifications/tools/list_changed', () => pinning.stale());
+    return { client, fingerprint: fingerprintOf(opened), agent: pin?.agent ?? null, pinning };
   }
 
   /**
@@ -357,8 +535,9 @@ export class HostedMcpProxy {
     return { governor, runs: new Map() };
   }
 
-  /** Close everything: the governors first (ending their runs and delivering their reports through this gateway), then the upstreams and the handler. */
+  /** Close everything: the sessions first (ending their runs), then the governors (ending theirs and delivering their reports through this gateway), the upstreams and the handler. */
   async close(): Promise<void> {
+    await this.sessions.close();
     await this.governors.close();
     await this.upstreams.close();
     await this.handler.close();
