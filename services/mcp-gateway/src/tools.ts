@@ -27,6 +27,7 @@ import {
   PeriodBudgetsSchema,
   McpServerNameSchema,
   McpToolAcceptSchema,
+  McpToolsQuerySchema,
   McpToolNameSchema,
   McpServerPatchSchema,
   McpServerRegistrationSchema,
@@ -474,10 +475,10 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
     name: 'list_mcp_server_tools',
     title: 'List an MCP server’s pinned tools',
     description:
-      'The tools of a registered upstream MCP server as the platform pinned them (tool pinning: the first tool list read after registration is trusted; a tool whose description or input schema changes later, or that appears later, is held: the hosted proxy refuses its calls until someone accepts it). Each tool: status (pinned, changed or new), hash and pinned_hash (SHA-256 of name, description and input schema), description and input_schema as listed now, pinned_description and pinned_input_schema as accepted, listed, seen_at, accepted_at. Returns {server, tools, awaiting_acceptance, seen_at}; read-only.',
-    input: z.strictObject({ name: McpServerNameSchema.describe('The server’s name') }),
+      'The tools of a registered upstream MCP server as the platform pinned them (tool pinning: the first tool list read after registration is trusted; a tool whose description or input schema changes later, or that appears later, is held: the hosted proxy refuses its calls until someone accepts it). Each tool: status (pinned, changed or new), hash and pinned_hash (SHA-256 of name, description and input schema), description and input_schema as listed now, pinned_description and pinned_input_schema as accepted, listed, seen_at, accepted_at. With agent_id, each tool also has its standing for that agent: {agent_id, action (action_prefix + tool), decision (allowed, denied: every call blocked; escalates: every call waits for approval; by name alone, as hide_denied_tools decides), policy ({id, name} deciding it, or null), held (its pin holds its calls)}. Returns {server, tools, awaiting_acceptance, seen_at}; read-only.',
+    input: z.strictObject({ name: McpServerNameSchema.describe('The server’s name'), ...McpToolsQuerySchema.shape }),
     calls: ['mcp-servers.tools'],
-    run: async (e, args) => e.ask('mcp-servers.tools', { path: args }),
+    run: async (e, { name, ...query }) => e.ask('mcp-servers.tools', { path: { name }, query: defined(query) }),
   }),
   defineTool({
     name: 'accept_mcp_server_tool',
