@@ -493,11 +493,11 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
     name: 'list_audit_log',
     title: 'List the audit log',
     description:
-      'The log of administrative changes (needs an admin key), newest first: every change to policies, kill switches, agents, API keys, members and roles, and registered MCP servers, each {id, organization_id, at, actor: {type: user | key | system, id, name}, object: {type, id}, type (e.g. policy.updated, kill_switch.engaged, key.created, member.role_changed), before, after}; secrets are never shown. Filters combine: actor (key:<id>, user:<id> or system), object_type, object_id, type, from and to. Returns {entries, total, skip, limit, next_cursor}; pass next_cursor as cursor for the next page. Read-only.',
+      'The log of administrative changes (needs an admin key), newest first: every change to policies, kill switches, agents, API keys, members and roles, and registered MCP servers and their accepted tools, each {id, organization_id, at, actor: {type: user | key | system, id, name}, object: {type, id}, type (e.g. policy.updated, kill_switch.engaged, key.created, member.role_changed, mcp_tool.accepted), before, after}; secrets are never shown. Filters combine: actor (key:<id>, user:<id> or system), object_type, object_id, type, from and to. Returns {entries, total, skip, limit, next_cursor}; pass next_cursor as cursor for the next page. Read-only.',
     input: z.strictObject({
       actor: z.string().min(1).max(300).optional().describe('Only changes by key:<key id>, user:<user id> or system'),
       object_type: z.array(z.enum(AUDIT_OBJECT_TYPES)).min(1).optional().describe('Only changes of these object types'),
-      object_id: z.string().min(1).max(300).optional().describe('Only changes of this object (policy id, organization or agents/<agent_id> for a kill switch, agent id, server name, key id, member id)'),
+      object_id: z.string().min(1).max(300).optional().describe('Only changes of this object (policy id, organization or agents/<agent_id> for a kill switch, agent id, server name, <server>/<tool> for an MCP server tool, key id, member id)'),
       type: z.array(z.enum(AUDIT_ENTRY_TYPES)).min(1).optional().describe('Only these entry types, e.g. ["policy.updated", "key.created"]'),
       from: DateArg('From (inclusive)').optional(),
       to: DateArg('To (inclusive)').optional(),
