@@ -346,7 +346,7 @@ export type McpToolsSeen = z.infer<typeof McpToolsSeenSchema>;
  * its calls are governed as (the server's `action_prefix` + the tool's name); `decision` what the policies applying to
  * the agent decide of it by name alone (`allowed`, `denied`: every call blocked and, with `hide_denied_tools`, left
  * out of the agent's tool list; `escalates`: every call waits for a human), with the deciding `policy` (the oldest
- * that does; null when allowed); `held` whether its pin holds its calls (status changed or new while listed). By name
+ * that does; null when allowed); `held` whether its pin holds its calls (status changed or new, or no longer listed). By name
  * only: budgets, rate limits, guardrails and kill switches are decided per call. Source: docs/mcp-proxy.md (Tool standing).
  */
 export const McpToolStandingSchema = z.object({
@@ -354,7 +354,7 @@ export const McpToolStandingSchema = z.object({
   action: z.string().describe('The action name its calls are governed as: the server’s action_prefix + the tool’s name'),
   decision: z.enum(['allowed', 'denied', 'escalates']).describe('By name alone: allowed; denied (every call blocked, hidden with hide_denied_tools); escalates (every call waits for approval)'),
   policy: z.object({ id: z.string(), name: z.string() }).nullable().describe('The policy that denies or escalates it (the oldest that does); null when allowed'),
-  held: z.boolean().describe('Whether its pin holds its calls (listed, status changed or new) until accepted'),
+  held: z.boolean().describe('Whether its pin holds its calls: status changed or new (until accepted), or no longer listed by the upstream'),
 });
 /** See {@link McpToolStandingSchema}. */
 export type McpToolStanding = z.infer<typeof McpToolStandingSchema>;

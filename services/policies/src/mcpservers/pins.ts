@@ -98,13 +98,14 @@ export function pinList(server: string, state: McpPinsState): McpToolPinList {
 /**
  * `GET /api/v1/mcp/servers/{name}/tools?agent_id=`: the pin list with each tool's standing for `agentId`: what
  * `policies` (the enabled policies applying to the agent) decide of `actionPrefix` + the tool's name by name alone
- * ({@link standingByName}, the check `hide_denied_tools` makes), and whether its pin holds its calls. Pure.
+ * ({@link standingByName}, the check `hide_denied_tools` makes), and whether its pin holds its calls (changed or new, or no
+ * longer listed: the proxy holds a tool the upstream does not list). Pure.
  */
 export function withStanding(list: McpToolPinList, agentId: string, actionPrefix: string, policies: readonly NamedPolicy[]): McpToolPinList {
   const tools = list.tools.map((t) => {
     const action = actionPrefix + t.tool;
     const { decision, policy } = standingByName(policies, action);
-    return { ...t, standing: { agent_id: agentId, action, decision, policy, held: t.listed && t.status !== 'pinned' } };
+    return { ...t, standing: { agent_id: agentId, action, decision, policy, held: !t.listed || t.status !== 'pinned' } };
   });
   return { ...list, tools };
 }
