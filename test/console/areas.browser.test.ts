@@ -297,6 +297,28 @@ describeConsole(
       expect(await writer.getByTestId('status-echo').textContent()).toBe('pinned');
       const pins = (await api('GET', '/api/v1/mcp/servers/ui-pinned/tools')).body;
       expect(pins.tools.find((t: any) => t.tool === 'echo')).toMatchObject({ status: 'pinned', pinned_description: upstream.descriptions.echo });
+
+      // The agent picker: each tool's standing for the agent typed, as the API answers it, and only its recent calls.
+      const denying = await api('POST', '/api/v1/policies', { key: platform.writeKey, body: { name: 'ui-no-add', agent_ids: ['ui-standing-agent'], denied_actions: ['pinned.add'] } });
+      expect(denying.status).toBe(201);
+      try {
+        await reader.getByLabel('Standing for agent').fill('ui-standing-agent');
+        await reader.getByLabel('Standing for agent').press('Enter');
+        await expect.poll(() => new URL(reader.url()).searchParams.get('agent_id')).toBe('ui-standing-agent');
+        await expect.poll(() => reader.getByTestId('standing-pinned.add').textContent()).toBe('denied by ui-no-add');
+        const standing = (await api('GET', '/api/v1/mcp/servers/ui-pinned/tools?agent_id=ui-standing-agent')).body.tools as any[];
+        expect(standing.find((t) => t.tool === 'add').standing).toMatchObject({ decision: 'denied', policy: { id: denying.body.id, name: 'ui-no-add' } });
+        expect(await reader.getByTestId('standing-pinned.echo').textContent()).toBe('allowed');
+        await expect.poll(() => reader.getByText('No run through the proxy among the newest 200 runs.').count()).toBe(1);
+        await settle(reader, '/mcp?server=ui-pinned&agent_id=ui-standing-agent');
+        await screenshot(reader, 'areas-mcp-standing');
+        await reader.getByLabel('Standing for agent').fill('ui-mcp-agent');
+        await reader.getByLabel('Standing for agent').press('Enter');
+        await expect.poll(() => reader.getByTestId('standing-pinned.add').textContent()).toBe('allowed');
+        await expect.poll(() => reader.getByTestId('run-calls-ui-mcp-run').textContent()).toBe('2');
+      } finally {
+        await api('PATCH', `/api/v1/policies/${denying.body.id}`, { key: platform.writeKey, body: { enabled: false } });
+      }
       expect(ctx().pageErrors).toEqual([]);
     } finally {
       await upstream.stop();

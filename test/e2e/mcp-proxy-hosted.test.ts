@@ -300,6 +300,31 @@ describeModes(
       expect(echo).toMatchObject({ status: 'changed', description: pinning.descriptions.echo, pinned_description: 'Echo the message back', listed: true });
       expect(pins.body.tools.find((t: any) => t.tool === 'extra')).toMatchObject({ status: 'new', pinned_hash: null, pinned_description: null });
 
+      // Each tool's standing for an agent: a policy scoped to it denies add, another escalates echo (the oldest
+      // deciding policy named); echo and extra are held by their pins. Another agent: every tool allowed by name.
+      const other = `standing-agent-${uniq()}`;
+      const denies = await policy({ agent_ids: [other], denied_actions: ['pins.add'] });
+      const escalates = await policy({ agent_ids: [other], approval_required_actions: ['pins.echo', 'pins.add'] });
+      const standing = async (agent: string, key = p.readKey) => {
+        const r = await call(p, 'GET', `/api/v1/mcp/servers/${name}/tools?agent_id=${encodeURIComponent(agent)}`, { key });
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        return Object.fromEntries((r.body.tools as any[]).map((t) => [t.tool, t.standing]));
+      };
+      expect(await standing(other)).toEqual({
+        add: { agent_id: other, action: 'pins.add', decision: 'denied', policy: { id: denies.id, name: denies.name }, held: false },
+        echo: { agent_id: other, action: 'pins.echo', decision: 'escalates', policy: { id: escalates.id, name: escalates.name }, held: true },
+        extra: { agent_id: other, action: 'pins.extra', decision: 'allowed', policy: null, held: true },
+      });
+      expect(Object.values(await standing(agentId)).map((t: any) => [t.action, t.decision, t.held])).toEqual([['pins.add', 'allowed', false], ['pins.echo', 'allowed', true], ['pins.extra', 'allowed', true]]);
+      expect(pins.body.tools.every((t: any) => t.standing === undefined)).toBe(true);
+      expectProblem(await call(p, 'GET', `/api/v1/mcp/servers/${name}/tools?agent_id=`, { key: p.readKey }), 422, ['query.agent_id']);
+      expectProblem(await call(p, 'GET', `/api/v1/mcp/servers/${name}/tools?agent_id=${'a'.repeat(257)}`, { key: p.readKey }), 422, ['query.agent_id']);
+      expectProblem(await call(p, 'GET', `/api/v1/mcp/servers/${name}/tools?agent_id=${other}&agent=x`, { key: p.readKey }), 422);
+      expectProblem(await call(p, 'GET', `/api/v1/mcp/servers/${name}/tools?agent_id=${other}`, { key: p.otherOrgReadKey }), 404);
+      const viaTool = await call(p, 'POST', '/api/v1/mcp/call', { key: p.readKey, body: { tool_name: 'list_mcp_server_tools', arguments: { name, agent_id: other } } });
+      expect(viaTool.status, JSON.stringify(viaTool.body)).toBe(200);
+      expect(viaTool.body.data.tools.map((t: any) => t.standing.decision)).toEqual(['denied', 'escalates', 'allowed']);
+
       // Recorded as an intervention of the agent.
       const intervention = await eventually(async () => {
         const r = await call(p, 'GET', `/api/v1/interventions?agent_id=${agentId}`, { key: p.readKey });
@@ -336,6 +361,19 @@ describeModes(
       expect(flowing.content).toEqual([{ type: 'text', text: 'Echo: accepted' }]);
       expect((await client.callTool({ name: 'extra', arguments: {} })).content).toEqual([{ type: 'text', text: 'extra' }]);
       expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['add', 'echo', 'extra']);
+      expect((await standing(other)).echo).toMatchObject({ decision: 'escalates', held: false });
+
+      // Each accept is an entry of the admin audit log, with its actor (the write key) and the pin as accepted.
+      const writeKeyId = (await call(p, 'GET', '/api/v1/auth/key', { key: p.writeKey })).body.id;
+      const entries = await eventually(async () => {
+        const r = await call(p, 'GET', '/api/v1/audit-log?object_type=mcp_tool&type=mcp_tool.accepted&limit=500', { key: p.adminKey });
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        const mine = (r.body.entries as any[]).filter((e) => e.object.id.startsWith(`${name}/`));
+        return mine.length === 2 ? mine : null;
+      }, 30_000);
+      const byTool = Object.fromEntries(entries.map((e: any) => [e.object.id, e]));
+      expect(byTool[`${name}/echo`]).toMatchObject({ actor: { type: 'key', id: writeKeyId }, object: { type: 'mcp_tool' }, type: 'mcp_tool.accepted', before: null, after: { server: name, tool: 'echo', pinned_hash: echo.hash } });
+      expect(byTool[`${name}/extra`]).toMatchObject({ actor: { type: 'key', id: writeKeyId }, after: { server: name, tool: 'extra', pinned_hash: pins.body.tools.find((t: any) => t.tool === 'extra').hash } });
     }, 90_000);
 
     it('a session (AGP-MCP-Session: stateful): the upstream’s progress, log message and list change reach the agent, its sampling and elicitation requests are answered by the agent’s client; DELETE ends the session and its run', async () => {

@@ -3,12 +3,12 @@ import { DateFilterSchema, NextCursorSchema, enumFilter, keysetPaginationShape }
 import { endExclusive } from './intervention.js';
 import { ApiKeySchema } from './keys.js';
 import { KillSwitchEvents, AgentEvents, PolicyEvents } from './policy.js';
-import { McpServerEvents } from './mcp.js';
+import { McpServerEvents, McpServerPinEvents } from './mcp.js';
 import { MemberSchema } from './members.js';
 
 /**
  * The log of administrative changes: every change to policies, kill switches, agents, API keys, members and their
- * roles, and registered MCP servers, with who made it, when, in which organisation, to what, and the object before and
+ * roles, registered MCP servers and their tools accepted, with who made it, when, in which organisation, to what, and the object before and
  * after (secrets never shown). It is a projection of the events those changes already are (`audit-log-read-model`,
  * run by the policies service); API keys and members are recorded as events by the key and people stores in the
  * transaction of their change. Source: docs/auth.md (Audit log); docs/decisions.md (Key and member changes are events).
@@ -38,7 +38,7 @@ export const MemberChangedDataSchema = z.object({ member: MemberSchema });
 export type MemberChangedData = z.infer<typeof MemberChangedDataSchema>;
 
 /** What an audit entry is about. */
-export const AUDIT_OBJECT_TYPES = ['policy', 'kill_switch', 'agent', 'mcp_server', 'key', 'member'] as const;
+export const AUDIT_OBJECT_TYPES = ['policy', 'kill_switch', 'agent', 'mcp_server', 'mcp_tool', 'key', 'member'] as const;
 export type AuditObjectType = (typeof AUDIT_OBJECT_TYPES)[number];
 
 /**
@@ -57,6 +57,7 @@ export const AUDIT_EVENT_TYPES = {
   [McpServerEvents.Registered]: { type: 'mcp_server.registered', object: 'mcp_server' },
   [McpServerEvents.Updated]: { type: 'mcp_server.updated', object: 'mcp_server' },
   [McpServerEvents.Deleted]: { type: 'mcp_server.deleted', object: 'mcp_server' },
+  [McpServerPinEvents.ToolAccepted]: { type: 'mcp_tool.accepted', object: 'mcp_tool' },
   [AuthEvents.KeyCreated]: { type: 'key.created', object: 'key' },
   [AuthEvents.KeyRevoked]: { type: 'key.revoked', object: 'key' },
   [AuthEvents.MemberInvited]: { type: 'member.invited', object: 'member' },
@@ -88,7 +89,7 @@ export const AuditEntrySchema = z.object({
   actor: AuditActorSchema,
   object: z.object({
     type: z.enum(AUDIT_OBJECT_TYPES),
-    id: z.string().describe('policy: its id; kill_switch: `organization` or `agents/<agent_id>`; agent: agent_id; mcp_server: name; key: key id; member: member id'),
+    id: z.string().describe('policy: its id; kill_switch: `organization` or `agents/<agent_id>`; agent: agent_id; mcp_server: name; mcp_tool: `<server name>/<tool name>`; key: key id; member: member id'),
   }),
   type: z.enum(AUDIT_ENTRY_TYPES).describe('What happened, e.g. policy.updated, kill_switch.engaged, key.created, member.role_changed'),
   before: z.record(z.string(), z.unknown()).nullable().describe('The object before the change; null when it did not exist. Secrets are never shown'),

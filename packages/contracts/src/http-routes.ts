@@ -561,8 +561,9 @@ const ROUTES = [
     status: 200,
     operationId: 'listMcpServerTools',
     tags: ['MCP servers'],
-    summary: "A registered server's pinned tools: each tool's status (pinned, changed, new), its hashes, and its description and input schema as listed and as accepted",
-    description: 'The hosted MCP proxy pins the first tool list it reads from the upstream after registration; a tool whose description or input schema differs from its pin (`changed`), or that appears later (`new`), is held: its calls are refused with a tool error until it is accepted.',
+    summary: "A registered server's pinned tools: each tool's status (pinned, changed, new), its hashes, and its description and input schema as listed and as accepted; with `agent_id`, each tool's standing for that agent",
+    description:
+      'The hosted MCP proxy pins the first tool list it reads from the upstream after registration; a tool whose description or input schema differs from its pin (`changed`), or that appears later (`new`), is held: its calls are refused with a tool error until it is accepted. With `agent_id` (any agent id, registered or not), each tool carries its `standing` for that agent: `decision` is what the enabled policies applying to the agent decide of the action `action_prefix` + tool by name alone (`denied`: in a `denied_actions` list or missing from an `allowed_actions` list, the check `hide_denied_tools` makes; `escalates`: in an `approval_required_actions` list; else `allowed`), with the deciding policy, and `held` whether its pin holds its calls. Budgets, rate limits, guardrails and kill switches are decided per call and are not part of it.',
     params: { name: MCP_SERVER_NAME },
     returns: 'The pins',
   },

@@ -6,7 +6,7 @@
  * Source: spec §Tool, resource and prompt descriptors, §Tool gateway; architecture §4 (Tool call errors, MCP).
  */
 import { z } from 'zod';
-import { paginationShape } from './common.js';
+import { OpaqueIdSchema, paginationShape } from './common.js';
 
 /**
  * A JSON Schema object as `input_schema` carries it: `{type: 'object', properties, required, ...}`; `required` lists
@@ -342,6 +342,31 @@ export const McpToolsSeenSchema = z.strictObject({ tools: z.array(McpSeenToolSch
 export type McpToolsSeen = z.infer<typeof McpToolsSeenSchema>;
 
 /**
+ * A tool's standing for one agent (`GET /api/v1/mcp/servers/{name}/tools?agent_id=`): `action` is the action name
+ * its calls are governed as (the server's `action_prefix` + the tool's name); `decision` what the policies applying to
+ * the agent decide of it by name alone (`allowed`, `denied`: every call blocked and, with `hide_denied_tools`, left
+ * out of the agent's tool list; `escalates`: every call waits for a human), with the deciding `policy` (the oldest
+ * that does; null when allowed); `held` whether its pin holds its calls (status changed or new, or no longer listed). By name
+ * only: budgets, rate limits, guardrails and kill switches are decided per call. Source: docs/mcp-proxy.md (Tool standing).
+ */
+export const McpToolStandingSchema = z.object({
+  agent_id: z.string().describe('The agent asked about'),
+  action: z.string().describe('The action name its calls are governed as: the server’s action_prefix + the tool’s name'),
+  decision: z.enum(['allowed', 'denied', 'escalates']).describe('By name alone: allowed; denied (every call blocked, hidden with hide_denied_tools); escalates (every call waits for approval)'),
+  policy: z.object({ id: z.string(), name: z.string() }).nullable().describe('The policy that denies or escalates it (the oldest that does); null when allowed'),
+  held: z.boolean().describe('Whether its pin holds its calls: status changed or new (until accepted), or no longer listed by the upstream'),
+});
+/** See {@link McpToolStandingSchema}. */
+export type McpToolStanding = z.infer<typeof McpToolStandingSchema>;
+
+/** Query of `GET /api/v1/mcp/servers/{name}/tools`: optionally `agent_id`, to answer each tool's standing for that agent. */
+export const McpToolsQuerySchema = z.strictObject({
+  agent_id: OpaqueIdSchema.optional().describe('An agent id (1–256 characters): each tool then carries its `standing` for that agent (registered or not)'),
+});
+/** See {@link McpToolsQuerySchema}. */
+export type McpToolsQuery = z.infer<typeof McpToolsQuerySchema>;
+
+/**
  * One pinned tool of a registered server. `hash` is the SHA-256 (hex) of the canonical JSON of
  * `{name, description, inputSchema}` as the upstream last listed the tool, `pinned_hash` the one accepted (null for a
  * tool never accepted); `description` and `input_schema` are as last listed, `pinned_description` and
@@ -360,6 +385,7 @@ export const McpToolPinSchema = z.object({
   listed: z.boolean().describe('Whether the upstream’s last tool list had the tool'),
   seen_at: z.string().describe('When the upstream last listed it this way, ISO 8601 UTC'),
   accepted_at: z.string().nullable().describe('When its pin was taken or last accepted, ISO 8601 UTC; null when never'),
+  standing: McpToolStandingSchema.optional().describe('Only with `agent_id`: the tool’s standing for that agent'),
 });
 /** See {@link McpToolPinSchema}. */
 export type McpToolPin = z.infer<typeof McpToolPinSchema>;
@@ -393,7 +419,10 @@ export type McpToolPinState = z.infer<typeof McpToolPinStateSchema>;
 /** Reply of `POST /api/v1/mcp/servers/{name}/tools`: the pins of the tools listed, after the list was recorded. */
 export const McpToolPinStatesSchema = z.object({ pins: z.array(McpToolPinStateSchema).describe('{tool, hash, pinned_hash} of each listed tool; a tool is held unless its hash is its pinned_hash') });
 
-/** Events of tool pinning, in the server's stream (not projected: read by folding the stream). */
+/**
+ * Events of tool pinning, in the server's stream (read by folding the stream; McpServerToolAccepted is also an entry
+ * of the audit log, `mcp_tool.accepted`).
+ */
 export const McpServerPinEvents = { ToolsSeen: 'McpServerToolsSeen', ToolAccepted: 'McpServerToolAccepted' } as const;
 
 /** Data of McpServerToolsSeen: the server's name, the whole list with each tool's hash, the time (ISO 8601 UTC). */

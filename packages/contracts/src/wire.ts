@@ -59,6 +59,7 @@ import {
   McpToolAcceptSchema,
   McpToolPathSchema,
   McpToolPinListSchema,
+  McpToolsQuerySchema,
   McpToolPinSchema,
   McpToolPinStatesSchema,
   McpToolsSeenSchema,
@@ -525,9 +526,9 @@ export const Wire = {
   'mcp-servers.tools': row({
     service: 'policies',
     scope: 'read',
-    request: z.object({ path: McpServerPathSchema }),
+    request: z.object({ path: McpServerPathSchema, query: McpToolsQuerySchema.prefault({}) }),
     reply: McpToolPinListSchema,
-    summary: "a registered server's pinned tools: each with its status (pinned, changed, new), the hashes and what changed",
+    summary: "a registered server's pinned tools: each with its status (pinned, changed, new), the hashes and what changed, and with agent_id its standing for that agent",
   }),
   'mcp-servers.accept-tool': row({
     service: 'policies',

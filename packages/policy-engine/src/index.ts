@@ -10,3 +10,4 @@ export * from './arguments.js';
 export * from './pii.js';
 export * from './quotas.js';
 export * from './results.js';
+export * from './names.js';

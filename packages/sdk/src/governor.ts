@@ -10,6 +10,7 @@
  * Source: docs/sdk.md; docs/architecture.md (The agent SDK).
  */
 import { randomUUID } from 'node:crypto';
+import { deniedByName } from '@agp/policy-engine';
 import { AgpClient } from './http.js';
 import { GovernanceChannel } from './channel.js';
 import { Decider } from './decider.js';
@@ -310,8 +311,7 @@ export class Governor {
    * leaves out of `tools/list`. False while no snapshot is loaded (then `act` decides by the fail mode).
    */
   deniedByName(action: string): boolean {
-    const policies = this.snapshot.current?.policies ?? NO_POLICIES;
-    return policies.some((p) => p.enabled && (p.denied_actions.includes(action) || (p.allowed_actions !== null && !p.allowed_actions.includes(action))));
+    return deniedByName(this.snapshot.current?.policies ?? NO_POLICIES, action);
   }
 
   /** Snapshot age, fail-mode state and reporting counters. */

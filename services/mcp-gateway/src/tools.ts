@@ -27,6 +27,7 @@ import {
   PeriodBudgetsSchema,
   McpServerNameSchema,
   McpToolAcceptSchema,
+  McpToolsQuerySchema,
   McpToolNameSchema,
   McpServerPatchSchema,
   McpServerRegistrationSchema,
@@ -474,10 +475,10 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
     name: 'list_mcp_server_tools',
     title: 'List an MCP server’s pinned tools',
     description:
-      'The tools of a registered upstream MCP server as the platform pinned them (tool pinning: the first tool list read after registration is trusted; a tool whose description or input schema changes later, or that appears later, is held: the hosted proxy refuses its calls until someone accepts it). Each tool: status (pinned, changed or new), hash and pinned_hash (SHA-256 of name, description and input schema), description and input_schema as listed now, pinned_description and pinned_input_schema as accepted, listed, seen_at, accepted_at. Returns {server, tools, awaiting_acceptance, seen_at}; read-only.',
-    input: z.strictObject({ name: McpServerNameSchema.describe('The server’s name') }),
+      'The tools of a registered upstream MCP server as the platform pinned them (tool pinning: the first tool list read after registration is trusted; a tool whose description or input schema changes later, or that appears later, is held: the hosted proxy refuses its calls until someone accepts it). Each tool: status (pinned, changed or new), hash and pinned_hash (SHA-256 of name, description and input schema), description and input_schema as listed now, pinned_description and pinned_input_schema as accepted, listed, seen_at, accepted_at. With agent_id, each tool also has its standing for that agent: {agent_id, action (action_prefix + tool), decision (allowed, denied: every call blocked; escalates: every call waits for approval; by name alone, as hide_denied_tools decides), policy ({id, name} deciding it, or null), held (its pin holds its calls)}. Returns {server, tools, awaiting_acceptance, seen_at}; read-only.',
+    input: z.strictObject({ name: McpServerNameSchema.describe('The server’s name'), ...McpToolsQuerySchema.shape }),
     calls: ['mcp-servers.tools'],
-    run: async (e, args) => e.ask('mcp-servers.tools', { path: args }),
+    run: async (e, { name, ...query }) => e.ask('mcp-servers.tools', { path: { name }, query: defined(query) }),
   }),
   defineTool({
     name: 'accept_mcp_server_tool',
@@ -492,11 +493,11 @@ export const PLATFORM_TOOLS: readonly ToolDefinition[] = [
     name: 'list_audit_log',
     title: 'List the audit log',
     description:
-      'The log of administrative changes (needs an admin key), newest first: every change to policies, kill switches, agents, API keys, members and roles, and registered MCP servers, each {id, organization_id, at, actor: {type: user | key | system, id, name}, object: {type, id}, type (e.g. policy.updated, kill_switch.engaged, key.created, member.role_changed), before, after}; secrets are never shown. Filters combine: actor (key:<id>, user:<id> or system), object_type, object_id, type, from and to. Returns {entries, total, skip, limit, next_cursor}; pass next_cursor as cursor for the next page. Read-only.',
+      'The log of administrative changes (needs an admin key), newest first: every change to policies, kill switches, agents, API keys, members and roles, and registered MCP servers and their accepted tools, each {id, organization_id, at, actor: {type: user | key | system, id, name}, object: {type, id}, type (e.g. policy.updated, kill_switch.engaged, key.created, member.role_changed, mcp_tool.accepted), before, after}; secrets are never shown. Filters combine: actor (key:<id>, user:<id> or system), object_type, object_id, type, from and to. Returns {entries, total, skip, limit, next_cursor}; pass next_cursor as cursor for the next page. Read-only.',
     input: z.strictObject({
       actor: z.string().min(1).max(300).optional().describe('Only changes by key:<key id>, user:<user id> or system'),
       object_type: z.array(z.enum(AUDIT_OBJECT_TYPES)).min(1).optional().describe('Only changes of these object types'),
-      object_id: z.string().min(1).max(300).optional().describe('Only changes of this object (policy id, organization or agents/<agent_id> for a kill switch, agent id, server name, key id, member id)'),
+      object_id: z.string().min(1).max(300).optional().describe('Only changes of this object (policy id, organization or agents/<agent_id> for a kill switch, agent id, server name, <server>/<tool> for an MCP server tool, key id, member id)'),
       type: z.array(z.enum(AUDIT_ENTRY_TYPES)).min(1).optional().describe('Only these entry types, e.g. ["policy.updated", "key.created"]'),
       from: DateArg('From (inclusive)').optional(),
       to: DateArg('To (inclusive)').optional(),

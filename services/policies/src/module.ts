@@ -29,7 +29,7 @@ export function policiesHandlers(service: PoliciesService): WireHandlers<'polici
     'mcp-servers.update': (ctx, { path, headers, body }) => service.updateMcpServer(ctx, path.name, headers.if_match, body),
     'mcp-servers.delete': (ctx, { path }) => service.deleteMcpServer(ctx, path.name),
     'mcp-servers.open': (ctx, { body }) => service.openMcpServer(ctx, body.name),
-    'mcp-servers.tools': (ctx, { path }) => service.mcpServerTools(ctx, path.name),
+    'mcp-servers.tools': (ctx, { path, query }) => service.mcpServerTools(ctx, path.name, query),
     'mcp-servers.accept-tool': (ctx, { path, body }) => service.acceptMcpServerTool(ctx, path.name, path.tool, body),
     'mcp-servers.tools-seen': (ctx, { path, body }) => service.recordMcpServerTools(ctx, path.name, body.tools),
     'quotas.leases': (ctx, { body }) => service.leaseQuotas(ctx, body),

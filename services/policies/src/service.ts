@@ -36,6 +36,7 @@ import {
   type McpToolAccept,
   type McpToolPin,
   type McpToolPinList,
+  type McpToolsQuery,
   type McpToolPinState,
   quotaLeaseGraceMs,
   type AuditLogPage,
@@ -71,9 +72,9 @@ import { decideCreate, decideUpdate } from './policy/decide.js';
 import { evolvePolicy, foldPolicy, policyHistory } from './policy/policy.js';
 import { POLICIES_READ_MODEL, POLICIES_READ_MODEL_EVENT_TYPES, applyPoliciesEvents } from './projections/readModel.js';
 import { migratePoliciesReadModel } from './projections/schema.js';
-import { agentGovernance, getAgent, getMcpServer, getPolicy, killSwitchOverview, listAgentsJson, listMcpServers, listPoliciesJson, policiesByIds } from './queries.js';
+import { agentGovernance, applicablePolicies, getAgent, getMcpServer, getPolicy, killSwitchOverview, listAgentsJson, listMcpServers, listPoliciesJson, policiesByIds } from './queries.js';
 import { decideDeleteMcpServer, decideRegisterMcpServer, decideUpdateMcpServer, evolveMcpServer, foldMcpServer, mcpHeadersContext, mcpServerStream, settingsOfServer, type SealedHeaders } from './mcpservers/mcpserver.js';
-import { decideAcceptTool, decideToolsSeen, evolveMcpPins, foldMcpPins, pinList, pinOf, pinStates, type McpPinsState } from './mcpservers/pins.js';
+import { decideAcceptTool, decideToolsSeen, evolveMcpPins, foldMcpPins, pinList, pinOf, pinStates, withStanding, type McpPinsState } from './mcpservers/pins.js';
 import { listQuotaCounters } from './quotas/counters.js';
 import { LeaseGranter, type QuotaDeps } from './quotas/leases.js';
 import { migrateQuotas } from './quotas/schema.js';
@@ -569,19 +570,24 @@ export class PoliciesService {
   }
 
   /**
-   * GET /api/v1/mcp/servers/{name}/tools (`mcp-servers.tools`): the server's tool pins, folded from its stream.
+   * GET /api/v1/mcp/servers/{name}/tools (`mcp-servers.tools`): the server's tool pins, folded from its stream; with
+   * `query.agent_id`, each tool's standing for that agent ({@link withStanding}: the enabled policies applying to it,
+   * selected as the decision API selects them; the agent need not be registered).
    * @throws NotFoundError (404), also for another organisation's server.
    */
-  async mcpServerTools(ctx: RequestContext, name: string): Promise<McpToolPinList> {
-    return pinList(name, (await this.registeredPins(mcpServerStream(ctx.organization_id, name), name)).pins);
+  async mcpServerTools(ctx: RequestContext, name: string, query: McpToolsQuery = {}): Promise<McpToolPinList> {
+    const { pins, server } = await this.registeredPins(mcpServerStream(ctx.organization_id, name), name);
+    const list = pinList(name, pins);
+    if (query.agent_id === undefined) return list;
+    return withStanding(list, query.agent_id, server.action_prefix, await applicablePolicies(this.deps.db, ctx.organization_id, query.agent_id));
   }
 
-  /** A registered server's stream version and pins. @throws NotFoundError (404) when it is not registered. */
-  private async registeredPins(stream: string, name: string): Promise<{ version: number; pins: McpPinsState }> {
+  /** A registered server's stream version, record and pins. @throws NotFoundError (404) when it is not registered. */
+  private async registeredPins(stream: string, name: string): Promise<{ version: number; pins: McpPinsState; server: McpServer }> {
     const events = await this.deps.store.readStream(stream);
     const { record, version } = foldMcpServer(events);
     if (!record) throw new NotFoundError(`MCP server ${name} not found`);
-    return { version, pins: foldMcpPins(events) };
+    return { version, pins: foldMcpPins(events), server: record.server };
   }
 
   /**
@@ -754,7 +760,10 @@ export class PoliciesService {
     return result.appended;
   }
 
-  /** Append events no read model projects (tool pins, read by folding the stream): no waiting for the projections. */
+  /**
+   * Append events the policies read model does not project (tool pins, read by folding the stream; the audit log
+   * records an accept on its own time, as every change): no waiting for the projections.
+   */
   private async appendUnprojected(ctx: RequestContext, streamId: string, expected: number, decided: Array<{ type: string; data: object }>): Promise<StoredEvent[]> {
     const events = decided.map((d) => ({ event_id: newId(), type: d.type, data: d.data as Record<string, unknown>, metadata: requestMetadata(ctx) }));
     const [result] = await this.deps.store.append([{ stream_id: streamId, expected_version: expected, events }]);

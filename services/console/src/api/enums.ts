@@ -24,7 +24,7 @@ export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'expired'] 
 export const RUN_STATUSES = ['running', 'completed', 'failed'] as const;
 
 /** What an audit log entry is about. */
-export const AUDIT_OBJECT_TYPES = ['policy', 'kill_switch', 'agent', 'mcp_server', 'key', 'member'] as const;
+export const AUDIT_OBJECT_TYPES = ['policy', 'kill_switch', 'agent', 'mcp_server', 'mcp_tool', 'key', 'member'] as const;
 
 /** The audit log's entry types. */
 export const AUDIT_ENTRY_TYPES = [
@@ -39,6 +39,7 @@ export const AUDIT_ENTRY_TYPES = [
   'mcp_server.registered',
   'mcp_server.updated',
   'mcp_server.deleted',
+  'mcp_tool.accepted',
   'key.created',
   'key.revoked',
   'member.invited',

@@ -1,6 +1,7 @@
 /**
  * The audit log projection (`audit-log-read-model`): every administrative event of the global log (policies, kill
- * switches, agents, registered MCP servers, API keys, members; `AUDIT_EVENT_TYPES` of @agp/contracts) becomes one
+ * switches, agents, registered MCP servers and their tools accepted, API keys, members; `AUDIT_EVENT_TYPES` of
+ * @agp/contracts) becomes one
  * entry with its actor, time, organisation, object, and the object before and after. Before and after are folded with
  * the same `evolve` functions the deciders use, from the object's last recorded state (`agp_audit_objects`), so the
  * log is a projection of the events, never a second write. Secrets never reach an entry: MCP server headers are
@@ -17,6 +18,7 @@ import {
   type KillSwitchChangedData,
   type KillSwitchState,
   type McpServer,
+  type McpServerToolAcceptedData,
   type MemberChangedData,
   type Policy,
   type ProjectionName,
@@ -68,6 +70,8 @@ function objectOf(e: StoredEvent): { type: AuditObjectType; id: string } {
       return { type, id: String(d.agent_id) };
     case 'mcp_server':
       return { type, id: String(d.name) };
+    case 'mcp_tool':
+      return { type, id: `${String(d.name)}/${String(d.tool)}` };
     case 'key':
       return { type, id: (d as unknown as ApiKeyChangedData).key.id };
     case 'member':
@@ -92,6 +96,11 @@ function after(type: AuditObjectType, before: Doc | null, e: StoredEvent): Doc |
       const server = before as McpServer | null;
       const state = server ? { version: server.version, record: { organization_id: e.metadata.organization_id, server, sealed_headers: null } } : { version: 0, record: null };
       return (evolveMcpServer(state, e).record?.server ?? null) as Doc | null;
+    }
+    case 'mcp_tool': {
+      // The tool's pin as accepted: its hash (SHA-256 of name, description and input schema) and when.
+      const d = e.data as unknown as McpServerToolAcceptedData;
+      return { server: d.name, tool: d.tool, pinned_hash: d.hash, accepted_at: d.at };
     }
     case 'key':
       return (e.data as unknown as ApiKeyChangedData).key as unknown as Doc;

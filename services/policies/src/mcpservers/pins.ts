@@ -17,7 +17,7 @@ import {
   type McpToolPinState,
   type McpToolPinStatus,
 } from '@agp/contracts';
-import { mcpToolPinHash } from '@agp/policy-engine';
+import { mcpToolPinHash, standingByName, type NamedPolicy } from '@agp/policy-engine';
 import { ConflictError, NotFoundError } from '@agp/runtime';
 import type { McpServerEvent } from './mcpserver.js';
 
@@ -93,6 +93,21 @@ function pinRecord(p: Pin): McpToolPin {
 export function pinList(server: string, state: McpPinsState): McpToolPinList {
   const tools = [...state.pins.values()].sort((a, b) => (a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : 0)).map(pinRecord);
   return { server, tools, awaiting_acceptance: tools.filter((t) => t.listed && t.status !== 'pinned').length, seen_at: state.seen_at };
+}
+
+/**
+ * `GET /api/v1/mcp/servers/{name}/tools?agent_id=`: the pin list with each tool's standing for `agentId`: what
+ * `policies` (the enabled policies applying to the agent) decide of `actionPrefix` + the tool's name by name alone
+ * ({@link standingByName}, the check `hide_denied_tools` makes), and whether its pin holds its calls (changed or new, or no
+ * longer listed: the proxy holds a tool the upstream does not list). Pure.
+ */
+export function withStanding(list: McpToolPinList, agentId: string, actionPrefix: string, policies: readonly NamedPolicy[]): McpToolPinList {
+  const tools = list.tools.map((t) => {
+    const action = actionPrefix + t.tool;
+    const { decision, policy } = standingByName(policies, action);
+    return { ...t, standing: { agent_id: agentId, action, decision, policy, held: !t.listed || t.status !== 'pinned' } };
+  });
+  return { ...list, tools };
 }
 
 /** The pins as the hosted proxy needs them: `{tool, hash, pinned_hash}` of every listed tool. */

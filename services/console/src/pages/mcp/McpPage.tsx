@@ -11,8 +11,8 @@
  *   user ticks to include theirs.
  * - The organisation's proxied upstream MCP servers (`GET /api/v1/mcp/servers`): URL, action prefix, approval mode,
  *   timeout, per-tool costs (USD) and header names (never values), each with the `agp mcp proxy` command that governs
- *   an agent's calls to it; the selected one's (`?server=`) pinned tools, changes awaiting acceptance with Accept, and
- *   recent calls ({@link ServerTools}).
+ *   an agent's calls to it; the selected one's (`?server=`) pinned tools, changes awaiting acceptance with Accept, each
+ *   tool's standing for an agent picked (`?agent_id=`), and recent calls ({@link ServerTools}).
  * `/mcp/*` is the API, so this page has no sub-paths: the selected tool, resource and prompt are search parameters
  * (`?tool=`, `?resource=`, `?prompt=`, `?server=`). Source: spec §Tool gateway.
  */
