@@ -306,7 +306,7 @@ export async function auditErase(o: EraseFlags, io: CliIo, fetchImpl?: typeof fe
   const [kind] = given;
   const erased = await client(o, io, fetchImpl)<AuditErasure>('POST', '/api/v1/audit/erasures', { body: { [`${kind}_id`]: o[kind], reason: o.reason } });
   if (o.json) return `${JSON.stringify(erased)}\n`;
-  return `erased ${erased.fields} ${erased.fields === 1 ? 'field' : 'fields'} of ${erased.records} ${erased.records === 1 ? 'record' : 'records'} of ${kind} ${o[kind]} (${erased.events_changed} stored events changed); the erasure is record ${erased.id} of the log; every proof still verifies\n`;
+  return `erased ${erased.fields} ${erased.fields === 1 ? 'field' : 'fields'} of ${erased.records} ${erased.records === 1 ? 'record' : 'records'} of ${kind} ${o[kind]} (${erased.events_changed} stored ${erased.events_changed === 1 ? 'event' : 'events'} changed); the erasure is record ${erased.id} of the log; every proof still verifies\n`;
 }
 
 interface RetentionFlags extends Connection {

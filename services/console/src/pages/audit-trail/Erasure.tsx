@@ -60,7 +60,7 @@ function Retention({ current }: { current: AuditRetention }) {
       </p>
       <form className="policy-form" onSubmit={submit} aria-label="Audit retention" noValidate>
         <fieldset>
-          <legend>Retention</legend>
+          <legend>Change the retention</legend>
           <label className="check-row">
             <input type="radio" name="retention-mode" checked={mode === 'keep'} onChange={() => setMode('keep')} /> Keep everything
           </label>
@@ -151,7 +151,7 @@ function EraseForm() {
         {erase.error && !confirming ? <ProblemMessage error={erase.error} /> : null}
         {erase.isSuccess ? (
           <p className="success" role="status" data-testid="erasure-result">
-            Erased {count(erase.data.fields)} {erase.data.fields === 1 ? 'field' : 'fields'} of {count(erase.data.records)} {erase.data.records === 1 ? 'record' : 'records'} ({count(erase.data.events_changed)} stored events changed); the erasure's record is <code>{erase.data.id}</code>.
+            Erased {count(erase.data.fields)} {erase.data.fields === 1 ? 'field' : 'fields'} of {count(erase.data.records)} {erase.data.records === 1 ? 'record' : 'records'} ({count(erase.data.events_changed)} stored {erase.data.events_changed === 1 ? 'event' : 'events'} changed); the erasure's record is <code>{erase.data.id}</code>.
           </p>
         ) : null}
         <WriteButton admin type="submit" className="danger" disabled={erase.isPending || target === ''}>
