@@ -512,6 +512,150 @@ describeConsole(
     expect(ctx().pageErrors).toEqual([]);
   }, 120_000);
 
+  it('audit trail: an admin sets the retention and erases an intervention after a confirmation, the answer shown; a 422 under the field it names; a write key sees the controls withheld', async () => {
+    const { api, platform, screenshot } = ctx();
+    const retention = async () => (await api('GET', '/api/v1/audit/retention', { key: platform.adminKey })).body;
+    expect(await retention()).toEqual({ audit_retention_days: null });
+    const page = await open('/audit-trail', { key: platform.adminKey });
+    const shown = page.getByTestId('audit-retention').locator('[data-field="audit_retention_days"]');
+    await expect.poll(() => shown.textContent()).toMatch(/^Keep everything/);
+
+    // Not a whole number: the API's 422 under the days input, nothing saved.
+    const days = async (value: string) => {
+      await page.getByLabel('Erase the committed fields of records older than a number of days').check();
+      await page.getByLabel('Days', { exact: true }).fill(value);
+      await page.getByRole('button', { name: 'Save the retention' }).click();
+      const dialog = page.getByRole('dialog');
+      expect(await dialog.getByRole('heading').textContent()).toBe(`Erase records older than ${value} days?`);
+      expect(await dialog.textContent()).toContain('every inclusion and consistency proof still verifies');
+      await dialog.getByRole('button', { name: 'Save the retention' }).click();
+      await dialog.waitFor({ state: 'hidden' });
+    };
+    await days('1.5');
+    await page.locator('#retention-days-error').waitFor();
+    expect(await page.locator('#retention-days-error').textContent()).toBe('expected a whole number of days');
+    expect(await page.getByLabel('Days', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+    expect(await retention()).toEqual({ audit_retention_days: null });
+    await days('400');
+    await expect.poll(() => shown.textContent()).toMatch(/^400 days/);
+    expect(await retention()).toEqual({ audit_retention_days: 400 });
+    await page.getByLabel('Keep everything').check();
+    await page.getByRole('button', { name: 'Save the retention' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Save the retention' }).click();
+    await expect.poll(() => shown.textContent()).toMatch(/^Keep everything/);
+    expect(await retention()).toEqual({ audit_retention_days: null });
+
+    // An intervention with personal data, once its record is a leaf of the log.
+    const secret = `ERASE-UI-${Date.now()}`;
+    const created = await api('POST', '/api/v1/interventions', { body: { type: 'hard_block', outcome: 'blocked', action_name: 'wire_funds', agent_id: 'ui-erasure', reason: `reason ${secret}`, description: `desc ${secret}`, original_inputs: { note: secret } } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    await expect
+      .poll(async () => Number((await platform.queryRows(`SELECT count(*) AS n FROM agp_tlog_leaves l JOIN agp_events e ON e.event_id = l.record_id WHERE e.stream_id = $1`, [`intervention-${created.body.id}`]))[0].n), { timeout: 15_000 })
+      .toBeGreaterThan(0);
+    const erase = async (kind: string, id: string) => {
+      await page.getByLabel('Erase the records of').selectOption(kind);
+      await page.getByLabel(`${kind[0].toUpperCase()}${kind.slice(1)} id`).fill(id);
+      await page.getByLabel('Reason').fill('a data subject asked (console)');
+      await page.getByRole('button', { name: 'Erase…' }).click();
+      const dialog = page.getByRole('dialog');
+      expect(await dialog.getByRole('heading').textContent()).toBe(`Erase the personal data of ${kind} ${id}?`);
+      expect(await dialog.textContent()).toContain('every inclusion and consistency proof still verifies');
+      await dialog.getByRole('button', { name: 'Erase', exact: true }).click();
+      await dialog.waitFor({ state: 'hidden' });
+    };
+    // An id longer than the API takes: its 422 under the id, nothing erased.
+    await erase('intervention', 'x'.repeat(300));
+    await page.locator('#erase-id-error').waitFor();
+    expect(await page.getByRole('alert').filter({ hasText: '422' }).count()).toBe(1);
+    expect(JSON.stringify((await api('GET', `/api/v1/interventions/${created.body.id}`)).body)).toContain(secret);
+    await erase('intervention', created.body.id);
+    const result = page.getByTestId('erasure-result');
+    await result.waitFor();
+    expect(await result.textContent()).toMatch(/^Erased 3 fields of 1 record \(\d+ stored events? changed\); the erasure's record is \S+\.$/);
+    expect(await page.locator('#erase-id-error').count()).toBe(0);
+    await expect.poll(async () => JSON.stringify((await api('GET', `/api/v1/interventions/${created.body.id}`)).body).includes(secret), { timeout: 15_000 }).toBe(false);
+    await settle(page, '/audit-trail (admin)');
+    await screenshot(page, 'areas-audit-trail-erasure');
+    await page.context().close();
+
+    // A write key: no retention or erasure controls, and why.
+    const writer = await open('/audit-trail', { key: platform.writeKey });
+    await writer.getByRole('heading', { name: 'Retention and erasure' }).waitFor();
+    expect(await writer.getByRole('note').filter({ hasText: 'needs an admin key' }).count()).toBe(1);
+    expect(await writer.getByRole('button', { name: 'Erase…' }).count()).toBe(0);
+    expect(await writer.getByTestId('audit-retention').count()).toBe(0);
+    await writer.context().close();
+    expect(ctx().pageErrors).toEqual([]);
+  }, 120_000);
+
+  it('webhooks: an admin connects Slack (token and secret write-only, a 422 under each bad field), sees the channels and which secrets are set, removes it after a confirmation; a write key is told it needs admin', async () => {
+    const { api, platform, screenshot } = ctx();
+    const slack = () => api('GET', '/api/v1/integrations/slack', { key: platform.adminKey });
+    expect((await slack()).status).toBe(404);
+    const page = await open('/webhooks', { key: platform.adminKey });
+    const section = page.locator('section[aria-labelledby="slack-heading"]');
+    await section.getByText('No Slack connection').waitFor();
+
+    // Bad values: each named under its input by the API's 422; nothing saved.
+    await section.getByLabel('Bot token').fill('not-a-token');
+    await section.getByLabel('Signing secret').fill('short');
+    await section.getByLabel('Channel 1', { exact: true }).fill('bad channel!');
+    await section.getByRole('button', { name: 'Connect Slack' }).click();
+    await section.locator('#slack-token-error').waitFor();
+    expect(await section.locator('#slack-token-error').textContent()).toContain('a Slack bot token (xoxb-…)');
+    expect(await section.locator('#slack-secret-error').textContent()).toContain('at least 16 characters');
+    expect(await section.locator('#slack-channel-0-error').textContent()).toContain('a Slack channel id (C0123ABCD) or name');
+    expect((await slack()).status).toBe(404);
+
+    // Good values: two channels, the second filtered.
+    const token = `xoxb-1111-2222-${Date.now()}wxyz`;
+    const secret = 'f00dfeedcafe4b1d9e2c7a5b3d8e6f10';
+    await section.getByLabel('Bot token').fill(token);
+    await section.getByLabel('Signing secret').fill(secret);
+    await section.getByLabel('Channel 1', { exact: true }).fill('#approvals');
+    await section.getByRole('button', { name: 'Add a channel' }).click();
+    await section.getByLabel('Channel 2', { exact: true }).fill('C0123ABCD');
+    await section.getByLabel('Agents of channel 2').fill('finance-ops, support-bot');
+    await section.getByLabel('Lowest risk of channel 2').selectOption('high');
+    await section.getByTestId('slack-channel-1').getByLabel('approval required').check();
+    await section.getByRole('button', { name: 'Connect Slack' }).click();
+    await section.getByTestId('slack-connection').waitFor();
+    const saved = await slack();
+    expect(saved.status).toBe(200);
+    expect(saved.body).toMatchObject({
+      bot_token_hint: 'wxyz',
+      channels: [{ channel: '#approvals' }, { channel: 'C0123ABCD', filter: { agent_ids: ['finance-ops', 'support-bot'], intervention_types: ['approval_required'], min_risk_level: 'high' } }],
+    });
+    expect(saved.body.channels[0].filter).toBeUndefined();
+    const connection = section.getByTestId('slack-connection');
+    expect(await connection.locator('[data-field="bot_token"]').textContent()).toBe('set, ending in …wxyz');
+    expect(await connection.locator('[data-field="signing_secret"]').textContent()).toBe('set (never shown)');
+    expect(await connection.getByRole('row').filter({ hasText: 'C0123ABCD' }).textContent()).toContain('agents finance-ops, support-bot; types approval_required; risk high or above');
+    // Never shown again, not even in the inputs.
+    const html = await page.content();
+    expect(html).not.toContain(token);
+    expect(html).not.toContain(secret);
+    expect(await section.getByLabel('Bot token').inputValue()).toBe('');
+    expect(await section.getByRole('button', { name: 'Replace the Slack connection' }).count()).toBe(1);
+    await ctx().expectAccessible(page, '/webhooks (Slack)');
+    await screenshot(page, 'webhooks-slack');
+
+    await section.getByRole('button', { name: 'Remove the Slack connection' }).click();
+    const dialog = page.getByRole('dialog');
+    expect(await dialog.textContent()).toContain('approval requests are no longer posted to Slack');
+    await dialog.getByRole('button', { name: 'Remove', exact: true }).click();
+    await section.getByText('No Slack connection').waitFor();
+    expect((await slack()).status).toBe(404);
+    await page.context().close();
+
+    const writer = await open('/webhooks', { key: platform.writeKey });
+    await writer.getByRole('heading', { name: 'Approvals in Slack' }).waitFor();
+    expect(await writer.getByRole('note').filter({ hasText: 'needs an admin key' }).count()).toBe(1);
+    expect(await writer.getByLabel('Bot token').count()).toBe(0);
+    await writer.context().close();
+    expect(ctx().pageErrors).toEqual([]);
+  }, 120_000);
+
   it('every page of these areas fits a 390 px wide screen and a 1280 px one without sideways scrolling', async () => {
     const { screenshot } = ctx();
     for (const path of ['/evals', '/evals/ui-eval-pr', '/evals/compare?baseline=ui-eval-main&current=ui-eval-pr', '/evals/benchmarks', '/mcp?tool=list_interventions', `/replay/${replayed[0]}`, '/webhooks']) {

@@ -1,7 +1,9 @@
+import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { canonicalJson } from '@agp/contracts';
 import { leafHash, openCheckpoint, verifyInclusion } from '@agp/tlog';
+import { REPO_ROOT, runCli } from '../support/cli.js';
 import { call, eventually, expectProblem } from '../support/http.js';
 import { describeModes } from '../support/modes.js';
 
@@ -12,10 +14,16 @@ import { describeModes } from '../support/modes.js';
  * the erased record's inclusion proof still verifies against a checkpoint signed before the erasure; deleting an
  * intervention erases its records the same way (queued with its deletion's leaf); another agent's
  * and another organisation's records keep theirs; the retention erases records older than it; bad input is a 422
- * naming each field with nothing written. Source: docs/audit.md (Salted commitments, Retention, Erasure).
+ * naming each field with nothing written. The CLI (`agp audit erase`, `agp audit retention`), run as users run it,
+ * does the same against the started platform, its refusals one line per problem and field, no stack trace.
+ * Source: docs/audit.md (Salted commitments, Retention, Erasure).
  */
 const unb64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
 const tag = () => randomBytes(4).toString('hex');
+
+beforeAll(() => {
+  execFileSync(process.execPath, ['scripts/build.mjs', '--only', 'cli', '--quiet'], { cwd: REPO_ROOT });
+});
 
 describeModes(
   'Audit trail erasure and retention',
@@ -213,6 +221,77 @@ describeModes(
       expect((await p.queryRows(`SELECT data FROM agp_events WHERE event_type = 'AuditRecordsErased' AND data::text LIKE '%"retention"%'`)).length).toBeGreaterThan(0);
       expect((await call(p, 'PUT', '/api/v1/audit/retention', { key: p.adminKey, body: { audit_retention_days: null } })).body).toEqual({ audit_retention_days: null });
     });
+
+    it('agp audit erase and agp audit retention: what the API erased and set, printed; refusals are one line per problem and field, nothing written', async () => {
+      const p = platform();
+      const cli = (args: string[], key = p.adminKey) => runCli([...args, '--url', p.url], { AGP_KEY: key });
+      const holding = async (s: string) => Number((await p.queryRows(`SELECT count(*) AS n FROM agp_events WHERE data::text LIKE $1`, [`%${s}%`]))[0].n);
+      const erasureStreams = async () => Number((await p.queryRows(`SELECT count(*) AS n FROM agp_events WHERE stream_id LIKE 'audit-erasure-%'`))[0].n);
+      const noTrace = (r: { err: string }) => expect(r.err).not.toMatch(/\n\s+at /);
+
+      // An intervention's records: the line says what was erased; the values are gone from the store.
+      const secret = `CLI${tag()}`;
+      const { id } = await logged(secret);
+      const erased = await cli(['audit', 'erase', '--intervention', id, '--reason', 'a data subject asked (cli)']);
+      expect(erased.code, erased.err).toBe(0);
+      expect(erased.out).toMatch(new RegExp(`^erased 3 fields of 1 record of intervention ${id} \\(\\d+ stored events? changed\\); the erasure is record \\S+ of the log; every proof still verifies\n$`));
+      expect(await holding(secret)).toBe(0);
+
+      // A run's records, as JSON: the API's answer.
+      const runSecret = `RUN${tag()}`;
+      const agent = `cli-${tag()}`;
+      const [runRecord] = await eventIds(`intervention-${await intervention(p.writeKey, agent, runSecret)}`);
+      await eventually(() => leafOf(runRecord), 30_000, 200);
+      const json = await cli(['audit', 'erase', '--run', `run-${agent}`, '--reason', 'retention request', '--json']);
+      expect(json.code, json.err).toBe(0);
+      expect(JSON.parse(json.out)).toMatchObject({ scope: 'run', run_id: `run-${agent}`, agent_id: null, records: 1, fields: 3 });
+      expect(await holding(runSecret)).toBe(0);
+
+      // Refusals: usage errors before any request; the API's 422 and 403 as one line per problem and field.
+      const before = await erasureStreams();
+      const both = await cli(['audit', 'erase', '--agent', 'a', '--run', 'r', '--reason', 'x']);
+      expect([both.code, both.err]).toEqual([1, 'error: give exactly one of --agent, --run or --intervention (got --agent, --run)\n']);
+      const noReason = await cli(['audit', 'erase', '--agent', 'a']);
+      expect(noReason.code).toBe(1);
+      expect(noReason.err).toMatch(/^error: missing --reason/);
+      const empty = await cli(['audit', 'erase', '--agent', 'a', '--reason', '']);
+      expect(empty.code).toBe(1);
+      expect(empty.err).toMatch(/^error: 422 .*\n  body\.reason: must not be empty\n$/);
+      const writer = await cli(['audit', 'erase', '--agent', 'a', '--reason', 'x'], p.writeKey);
+      expect(writer.code).toBe(1);
+      expect(writer.err).toMatch(/^error: 403 [^\n]*\n$/);
+      for (const r of [both, noReason, empty, writer]) noTrace(r);
+      expect(await erasureStreams()).toBe(before);
+
+      // The retention: read, set (as JSON), kept-all again; bad days refused, nothing changed.
+      const read = await cli(['audit', 'retention']);
+      expect([read.code, read.out]).toEqual([0, 'retention: keep everything (no record loses its committed fields by age)\n']);
+      const set = await cli(['audit', 'retention', '--set', '400', '--json']);
+      expect(set.code, set.err).toBe(0);
+      expect(JSON.parse(set.out)).toEqual({ audit_retention_days: 400 });
+      expect((await call(p, 'GET', '/api/v1/audit/retention', { key: p.adminKey })).body).toEqual({ audit_retention_days: 400 });
+      expect((await cli(['audit', 'retention'])).out).toBe('retention: 400 days (older records lose their committed fields)\n');
+      const tooMany = await cli(['audit', 'retention', '--set', '36501']);
+      expect(tooMany.code).toBe(1);
+      expect(tooMany.err).toMatch(/^error: 422 .*\n  body\.audit_retention_days: at most 36500 days\n$/);
+      const zero = await cli(['audit', 'retention', '--set', '0']);
+      expect(zero.code).toBe(1);
+      expect(zero.err).toMatch(/argument '0' is invalid\. expected an integer of 1 or more/);
+      const conflict = await cli(['audit', 'retention', '--set', '5', '--keep-all']);
+      expect([conflict.code, conflict.err]).toEqual([1, 'error: give --set DAYS or --keep-all, not both\n']);
+      const notAdmin = await cli(['audit', 'retention', '--keep-all'], p.writeKey);
+      expect(notAdmin.code).toBe(1);
+      expect(notAdmin.err).toMatch(/^error: 403 /);
+      for (const r of [tooMany, zero, conflict, notAdmin]) noTrace(r);
+      expect((await call(p, 'GET', '/api/v1/audit/retention', { key: p.adminKey })).body).toEqual({ audit_retention_days: 400 });
+      const keepAll = await cli(['audit', 'retention', '--keep-all']);
+      expect([keepAll.code, keepAll.out]).toEqual([0, 'retention set: keep everything (no record loses its committed fields by age)\n']);
+      expect((await call(p, 'GET', '/api/v1/audit/retention', { key: p.adminKey })).body).toEqual({ audit_retention_days: null });
+      // The platform unreachable: exit 2, one line.
+      const down = await runCli(['audit', 'retention', '--url', 'http://127.0.0.1:9'], { AGP_KEY: p.adminKey });
+      expect(down.code).toBe(2);
+      expect(down.err).toMatch(/^error: gateway unreachable: [^\n]*\n$/);
+    }, 180_000);
   },
   { env: { AGP_AUDIT_CHECKPOINT_INTERVAL_MS: '0', AGP_SECRETS_KEY: randomBytes(32).toString('base64') } },
 );

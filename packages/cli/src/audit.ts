@@ -1,5 +1,6 @@
 /**
- * `agp audit export` and `agp audit verify`: the audit trail's evidence pack (docs/audit.md, Evidence packs).
+ * `agp audit export`, `agp audit verify`, `agp audit erase` and `agp audit retention`: the audit trail's evidence
+ * pack, and the erasure of personal data (docs/audit.md, Evidence packs, Retention, Erasure).
  *
  * - `export --from DATE --to DATE --out PACK` asks the platform (read key; a write key also signs a checkpoint when the
  *   log grew since the latest, so the pack covers every record of the period) for its keys, checkpoints, consistency
@@ -7,35 +8,39 @@
  * - `verify PACK [--keys FILE]` checks a pack offline; `--live` then checks the platform has kept it: its latest
  *   checkpoint is consistent with the pack's and its records are the pack's; `--live --checkpoint FILE` checks a kept
  *   checkpoint instead of a pack; `--save FILE` keeps the platform's latest verified checkpoint.
+ * - `erase --agent ID | --run ID | --intervention ID --reason TEXT` erases the committed fields of that agent's, run's
+ *   or intervention's records (`POST /api/v1/audit/erasures`, admin key) and prints what was erased.
+ * - `retention [--set DAYS | --keep-all]` prints the organisation's retention (`GET /api/v1/audit/retention`, admin
+ *   key), or sets it (`PUT`).
  *
- * Exit codes: 0 verified / exported; 1 a pack, checkpoint or record that fails (one line naming it), a refusal or a
- * usage error; 2 the platform unreachable.
+ * Exit codes: 0 verified / exported / done; 1 a pack, checkpoint or record that fails (one line naming it), a refusal
+ * (the problem's status, title, detail and each bad field) or a usage error; 2 the platform unreachable.
  */
 import { createReadStream } from 'node:fs';
 import { open, readFile, rename, writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { Command } from 'commander';
-import type { AuditCheckpoint, AuditCheckpointPage, AuditConsistencyProof, AuditKeys, AuditRangeProof, AuditRecordPage } from '@agp/contracts';
+import type { AuditCheckpoint, AuditCheckpointPage, AuditConsistencyProof, AuditErasure, AuditKeys, AuditRangeProof, AuditRecordPage, AuditRetention } from '@agp/contracts';
 import { AgpNetworkError } from '@agp/sdk/http';
 import { CheckpointError, openCheckpoint, parseVerifierKey, PackWriter, verifyConsistency, verifyPack, type Hash, type OpenedCheckpoint, type PackRecordLine, type PackSummary } from '@agp/tlog';
 import { problemError } from './evals/api.js';
-import { CliError, problemLine, type CliIo } from './program.js';
+import { CliError, positiveInt, problemLine, type CliIo } from './program.js';
 
 interface Connection {
   url?: string;
   key?: string;
 }
 
-/** A GET/POST to the platform as JSON. @throws CliError (1: refused, with the problem; 2: unreachable). */
+/** A GET/POST/PUT to the platform as JSON (`body`: sent as JSON). @throws CliError (1: refused, with the problem; 2: unreachable). */
 function client(o: Connection, io: CliIo, fetchImpl: typeof fetch = globalThis.fetch) {
   const base = (o.url ?? io.env.AGP_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
   const key = o.key ?? io.env.AGP_KEY;
-  return async <T>(method: 'GET' | 'POST', path: string, { auth = true } = {}): Promise<T> => {
+  return async <T>(method: 'GET' | 'POST' | 'PUT', path: string, { auth = true, body }: { auth?: boolean; body?: unknown } = {}): Promise<T> => {
     if (auth && !key) throw new CliError('missing API key: pass --key or set AGP_KEY', 1);
-    const headers: Record<string, string> = { accept: 'application/json, application/problem+json', ...(auth ? { authorization: `Bearer ${key}` } : {}) };
+    const headers: Record<string, string> = { accept: 'application/json, application/problem+json', ...(auth ? { authorization: `Bearer ${key}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) };
     let res: Response;
     try {
-      res = await fetchImpl(base + path, { method, headers, signal: AbortSignal.timeout(120_000) });
+      res = await fetchImpl(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(120_000) });
     } catch (err) {
       throw new CliError(`gateway unreachable: ${new AgpNetworkError(base + path, { cause: err }).message}`, 2, { cause: err });
     }
@@ -281,9 +286,54 @@ function summaryText(pack: string, s: PackSummary): string {
   ].join('\n');
 }
 
-/** Register `agp audit export` and `agp audit verify` on `program`. */
+interface EraseFlags extends Connection {
+  agent?: string;
+  run?: string;
+  intervention?: string;
+  reason?: string;
+  json?: boolean;
+}
+
+/**
+ * `agp audit erase`: erase the committed fields of one agent's, run's or intervention's records (admin key).
+ * @returns the line(s) to print: what was erased, or the API's answer as one JSON object with `--json`.
+ * @throws CliError (1: not exactly one target, no reason, or the platform's refusal; 2: unreachable).
+ */
+export async function auditErase(o: EraseFlags, io: CliIo, fetchImpl?: typeof fetch): Promise<string> {
+  const given = (['agent', 'run', 'intervention'] as const).filter((k) => o[k] !== undefined);
+  if (given.length !== 1) throw new CliError(`give exactly one of --agent, --run or --intervention${given.length ? ` (got ${given.map((k) => `--${k}`).join(', ')})` : ''}`, 1);
+  if (o.reason === undefined) throw new CliError('missing --reason: say why (e.g. a data subject’s request); it is kept in the erasure’s record', 1);
+  const [kind] = given;
+  const erased = await client(o, io, fetchImpl)<AuditErasure>('POST', '/api/v1/audit/erasures', { body: { [`${kind}_id`]: o[kind], reason: o.reason } });
+  if (o.json) return `${JSON.stringify(erased)}\n`;
+  return `erased ${erased.fields} ${erased.fields === 1 ? 'field' : 'fields'} of ${erased.records} ${erased.records === 1 ? 'record' : 'records'} of ${kind} ${o[kind]} (${erased.events_changed} stored ${erased.events_changed === 1 ? 'event' : 'events'} changed); the erasure is record ${erased.id} of the log; every proof still verifies\n`;
+}
+
+interface RetentionFlags extends Connection {
+  set?: number;
+  keepAll?: boolean;
+  json?: boolean;
+}
+
+/** The retention in words. */
+const retentionText = (r: AuditRetention) => (r.audit_retention_days === null ? 'keep everything (no record loses its committed fields by age)' : `${r.audit_retention_days} days (older records lose their committed fields)`);
+
+/**
+ * `agp audit retention`: print the organisation's retention, or set it with `--set DAYS` or `--keep-all` (admin key).
+ * @returns the line to print (one JSON object with `--json`). @throws CliError (1: both flags, or the platform's refusal; 2: unreachable).
+ */
+export async function auditRetention(o: RetentionFlags, io: CliIo, fetchImpl?: typeof fetch): Promise<string> {
+  if (o.set !== undefined && o.keepAll) throw new CliError('give --set DAYS or --keep-all, not both', 1);
+  const call = client(o, io, fetchImpl);
+  const setting = o.set !== undefined || o.keepAll;
+  const r = setting ? await call<AuditRetention>('PUT', '/api/v1/audit/retention', { body: { audit_retention_days: o.keepAll ? null : o.set } }) : await call<AuditRetention>('GET', '/api/v1/audit/retention');
+  if (o.json) return `${JSON.stringify(r)}\n`;
+  return `${setting ? 'retention set: ' : 'retention: '}${retentionText(r)}\n`;
+}
+
+/** Register `agp audit export`, `verify`, `erase` and `retention` on `program`. */
 export function registerAuditCommands(program: Command, io: CliIo): void {
-  const audit = program.command('audit').description('the verifiable audit trail: export an evidence pack, and verify one offline or against the platform (docs/audit.md)');
+  const audit = program.command('audit').description('the verifiable audit trail: export an evidence pack, verify one offline or against the platform, erase personal data, set the retention (docs/audit.md)');
   audit
     .command('export')
     .description('write the evidence pack of the records stored in [--from, --to): keys, checkpoints, consistency proofs, records and their range proof')
@@ -311,5 +361,29 @@ export function registerAuditCommands(program: Command, io: CliIo): void {
     .action(async (pack: string | undefined, o: VerifyFlags) => {
       if (o.save && !o.live) throw new CliError('--save is for --live', 1);
       io.out(await auditVerify(pack, o, io));
+    });
+  audit
+    .command('erase')
+    .description('erase the personal data (committed fields and their salts) of one agent’s, run’s or intervention’s audit records; leaves, checkpoints and proofs stay valid (admin key)')
+    .option('--agent <id>', 'the agent whose records to erase (its interventions, approvals, outcome changes, deletions and kill switches)')
+    .option('--run <id>', 'the run whose records to erase')
+    .option('--intervention <id>', 'the intervention whose records to erase')
+    .option('--reason <text>', 'required: why (e.g. a data subject’s request); kept in the erasure’s own record')
+    .option('--url <url>', 'platform base URL (default: env AGP_URL, else http://127.0.0.1:8080)')
+    .option('--key <key>', 'API key, admin scope (default: env AGP_KEY)')
+    .option('--json', 'print the platform’s answer as one JSON object')
+    .action(async (o: EraseFlags) => {
+      io.out(await auditErase(o, io));
+    });
+  audit
+    .command('retention')
+    .description('print the organisation’s audit retention, or set it: records older than it lose their committed fields; leaves and proofs stay (admin key)')
+    .option('--set <days>', 'erase the committed fields of records older than this many days (a whole number from 1 to 36500)', positiveInt)
+    .option('--keep-all', 'keep everything (the default): no record is erased by age')
+    .option('--url <url>', 'platform base URL (default: env AGP_URL, else http://127.0.0.1:8080)')
+    .option('--key <key>', 'API key, admin scope (default: env AGP_KEY)')
+    .option('--json', 'print the retention as one JSON object')
+    .action(async (o: RetentionFlags) => {
+      io.out(await auditRetention(o, io));
     });
 }

@@ -207,7 +207,8 @@ function integer(v: string): number {
   return Number(v);
 }
 
-function positiveInt(v: string): number {
+/** A commander argument parser: a whole number of 1 or more. @throws InvalidArgumentError for anything else. */
+export function positiveInt(v: string): number {
   const n = integer(v);
   if (n < 1) throw new InvalidArgumentError('expected an integer of 1 or more');
   return n;

@@ -1557,11 +1557,11 @@ const ROUTES = [
     status: 201,
     operationId: 'createAuditErasure',
     tags: ['Audit trail'],
-    summary: 'Erase the personal data of one agent’s or one run’s audit records (admin): the committed fields’ values and salts; leaves, checkpoints and proofs stay valid',
+    summary: 'Erase the personal data of one agent’s, one run’s or one intervention’s audit records (admin): the committed fields’ values and salts; leaves, checkpoints and proofs stay valid',
     description:
-      'Give exactly one of `agent_id` or `run_id`, and a `reason`. The committed fields (`AUDIT_COMMITTED_FIELDS`: inputs, reasons, intents, notes, guardrail context, …) of the matching records — their interventions with every outcome change, approval and deletion, and for an agent its kill-switch changes — are removed from the stored events and the read models, and their salts deleted. The leaves hold only commitments, so every inclusion and consistency proof still verifies; an evidence pack lists the fields as redacted. The erasure is itself a record of the log (AuditRecordsErased). Records logged before commitments existed (leaf version 1) are left as they are. Runs in the request (bounded by that agent’s or run’s records).',
+      'Give exactly one of `agent_id`, `run_id` or `intervention_id`, and a `reason`. The committed fields (`AUDIT_COMMITTED_FIELDS`: inputs, reasons, intents, notes, guardrail context, …) of the matching records — their interventions with every outcome change, approval and deletion, and for an agent its kill-switch changes — are removed from the stored events and the read models, and their salts deleted. The leaves hold only commitments, so every inclusion and consistency proof still verifies; an evidence pack lists the fields as redacted. The erasure is itself a record of the log (AuditRecordsErased). Records logged before commitments existed (leaf version 1) are left as they are. Runs in the request (bounded by that agent’s, run’s or intervention’s records).',
     returns: 'What was erased',
-    problems: { 403: 'Not an admin', 422: 'A bad field (each named): neither or both of agent_id and run_id, an empty or over-long reason' },
+    problems: { 403: 'Not an admin', 422: 'A bad field (each named): not exactly one of agent_id, run_id and intervention_id, an empty or over-long reason' },
   },
   {
     method: 'GET',

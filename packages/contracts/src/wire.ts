@@ -599,7 +599,7 @@ export const Wire = {
     scope: 'admin',
     request: z.object({ body: CreateAuditErasureSchema }),
     reply: AuditErasureSchema,
-    summary: 'erase the personal data (committed fields: values and salts) of one agent’s or one run’s audit records; the proofs still verify',
+    summary: 'erase the personal data (committed fields: values and salts) of one agent’s, one run’s or one intervention’s audit records; the proofs still verify',
   }),
   'audit.retention-get': row({
     service: 'policies',

@@ -1,12 +1,12 @@
 /**
  * The shell around every page: the header (product name, the key's name and scope or the person, their organisation
  * (a switcher when they have several) and role, sign out), the navigation to the pages, and the main region. Also
- * renders, once, the hidden text that disabled write controls point at.
+ * renders, once, the hidden texts that disabled write and admin-only controls point at.
  */
 import type { ReactNode } from 'react';
 import { NavLink } from 'react-router';
 import { useSession, type Role, type Scope } from '../auth/session.js';
-import { READ_ONLY_REASON_ID } from '../components/WriteButton.js';
+import { NOT_ADMIN_REASON_ID, READ_ONLY_REASON_ID } from '../components/WriteButton.js';
 import { ROUTES } from './routes.js';
 
 /** The badge text of each scope. */
@@ -19,7 +19,7 @@ const ROLE_LABEL: Record<Role, string> = { viewer: 'viewer', approver: 'approver
 
 /** The page frame: header (the key's name and scope), navigation, main content. */
 export function Layout({ children }: { children: ReactNode }) {
-  const { scope, keyName, person, readOnlyReason, signOut, switchOrganization } = useSession();
+  const { scope, keyName, person, readOnlyReason, notAdminReason, signOut, switchOrganization } = useSession();
   return (
     <div className="shell">
       <a className="skip-link" href="#main">
@@ -79,6 +79,9 @@ export function Layout({ children }: { children: ReactNode }) {
       </main>
       <span id={READ_ONLY_REASON_ID} className="visually-hidden">
         {readOnlyReason ?? ''}
+      </span>
+      <span id={NOT_ADMIN_REASON_ID} className="visually-hidden">
+        {notAdminReason ?? ''}
       </span>
     </div>
   );

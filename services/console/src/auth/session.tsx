@@ -46,6 +46,8 @@ export interface Session {
   keyName: string | null;
   /** Why a write action is disabled for this session, or null when it may write. */
   readOnlyReason: string | null;
+  /** Why an admin-only action (Slack connection, audit erasure and retention) is disabled, or null for an admin key or role. */
+  notAdminReason: string | null;
   /** Why the last session ended (a 401), shown on the sign-in page; null otherwise. */
   endedBecause: string | null;
   /**
@@ -65,6 +67,10 @@ const SessionContext = createContext<Session | null>(null);
 export const READ_ONLY_REASON = 'Signed in with a read key: this action changes data and needs a write key. Sign out and sign in with a write key to use it.';
 /** The same for a person whose role is viewer. */
 export const VIEWER_REASON = 'You are a viewer in this organisation: this action changes data. Ask an admin for the approver or policy admin role.';
+/** The text a disabled admin-only control shows for a read or write key. */
+export const NOT_ADMIN_KEY_REASON = 'This needs an admin key: sign out and sign in with an admin key to use it.';
+/** The same for a person whose role is not admin. */
+export const NOT_ADMIN_ROLE_REASON = 'This needs the admin role in this organisation: ask an admin.';
 
 function stored(item: string): string | null {
   try {
@@ -169,6 +175,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   const value = useMemo<Session>(() => {
     const scope = person ? ROLE_SCOPE[person.role] : info.scope;
     const readOnlyReason = scope !== 'read' ? null : person ? VIEWER_REASON : READ_ONLY_REASON;
+    const notAdminReason = scope === 'admin' ? null : person ? NOT_ADMIN_ROLE_REASON : NOT_ADMIN_KEY_REASON;
     return {
       api,
       signedIn: key !== null || person !== null,
@@ -179,6 +186,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       scope,
       keyName: person ? null : info.name,
       readOnlyReason,
+      notAdminReason,
       endedBecause,
       signIn,
       signOut: () => signOut(null),

@@ -2,7 +2,7 @@
  * A modal confirmation (the native `<dialog>`, so focus is trapped and Escape cancels) for actions with consequences,
  * such as engaging a kill switch. Shows the action's error inside the dialog when it fails.
  */
-import { useEffect, useRef, type ReactNode } from 'react';
+import { useEffect, useId, useRef, type ReactNode } from 'react';
 import { ProblemMessage } from './States.js';
 
 /** Props of {@link ConfirmDialog}. */
@@ -27,6 +27,8 @@ export interface ConfirmDialogProps {
 /** A modal dialog asking to confirm an action. */
 export function ConfirmDialog({ open, title, children, confirmLabel, danger, busy, error, onConfirm, onCancel }: ConfirmDialogProps) {
   const ref = useRef<HTMLDialogElement>(null);
+  // Its own title id, so a page may hold several dialogs.
+  const titleId = useId();
   useEffect(() => {
     const d = ref.current;
     if (!d) return;
@@ -37,13 +39,13 @@ export function ConfirmDialog({ open, title, children, confirmLabel, danger, bus
     <dialog
       ref={ref}
       className="confirm-dialog"
-      aria-labelledby="confirm-dialog-title"
+      aria-labelledby={titleId}
       onCancel={(e) => {
         e.preventDefault();
         onCancel();
       }}
     >
-      <h2 id="confirm-dialog-title">{title}</h2>
+      <h2 id={titleId}>{title}</h2>
       <div className="confirm-dialog-body">{children}</div>
       {error ? <ProblemMessage error={error} /> : null}
       <div className="confirm-dialog-actions">

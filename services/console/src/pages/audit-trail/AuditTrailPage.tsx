@@ -5,7 +5,8 @@
  * `?record=` in the URL, which the audit log links to) is checked in the browser against the latest checkpoint with Web
  * Crypto (./verify.ts): the checkpoint's Ed25519 signature with the key of `/.well-known/agp-audit-keys`, the leaf
  * hash, and the root recomputed from the inclusion proof (`GET /api/v1/audit/proofs/inclusion` at the checkpoint's
- * tree size), each step shown; the checkpoints, paged (`GET /api/v1/audit/checkpoints`); and the public keys.
+ * tree size), each step shown; the checkpoints, paged (`GET /api/v1/audit/checkpoints`); the public keys; and, for an
+ * admin, the retention and the erasure of an agent's, run's or intervention's personal data (./Erasure.tsx).
  * Source: docs/audit.md; docs/console.md (Audit trail).
  */
 import { useState, type FormEvent } from 'react';
@@ -23,6 +24,7 @@ import { JsonView } from '../../components/LongText.js';
 import { WriteButton } from '../../components/WriteButton.js';
 import { count } from '../../components/format.js';
 import { ed25519Supported, verifyRecord, type VerifyResult } from './verify.js';
+import { PersonalData } from './Erasure.js';
 
 const CHECKPOINTS = '/api/v1/audit/checkpoints';
 const KEYS = '/.well-known/agp-audit-keys';
@@ -269,6 +271,7 @@ export function AuditTrailPage() {
           {(k) => <Keys keys={k} />}
         </QueryState>
       </section>
+      <PersonalData />
     </>
   );
 }

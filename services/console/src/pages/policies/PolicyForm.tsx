@@ -19,6 +19,7 @@ import type { ProblemError, ProblemFieldError } from '../../api/client.js';
 import type { BudgetPeriod, PeriodBudgetScope, Policy, RateLimitScope } from '../../api/types.js';
 import { ProblemMessage } from '../../components/States.js';
 import { WriteButton } from '../../components/WriteButton.js';
+import { errorsAt, Field } from '../../components/Field.js';
 import { ANY_ACTION, BUDGET_PERIODS, GUARDRAIL_MODES, LEGACY_RATE_LIMIT_SCOPE, MODERATION_CATEGORIES, PERIOD_BUDGET_SCOPES, PII_CATEGORIES, PII_GUARDRAIL_MODES, RATE_LIMIT_SCOPES } from './policy-text.js';
 
 /** One downgrade rule as the form holds it: texts as typed; `kind` picks `max` or one `from → to` substitution. */
@@ -206,50 +207,6 @@ function repeatedRateLimits(rows: RateLimitDraft[]): Array<number | undefined> {
 /** The errors of a list's fieldset that no row's inputs show (`rowPaths`: each row's body path). */
 function unclaimed(errors: ProblemFieldError[], path: string, rowPaths: string[]): ProblemFieldError[] {
   return errorsAt(errors, path).filter((e) => !rowPaths.some((r) => e.path === `body.${r}` || e.path.startsWith(`body.${r}.`)));
-}
-
-/** The 422 field errors at `path` (a body field path such as `guardrails.loop.threshold`) or inside it. */
-function errorsAt(errors: ProblemFieldError[], path: string): ProblemFieldError[] {
-  const full = `body.${path}`;
-  return errors.filter((e) => e.path === full || e.path.startsWith(`${full}.`));
-}
-
-/** Props of {@link Field}. */
-interface FieldProps {
-  id: string;
-  label: string;
-  /** The body path whose 422 errors show under the input (errors inside it too, unless `exact`). */
-  path: string;
-  errors: ProblemFieldError[];
-  /** Show only the errors at `path` itself, not those inside it (a rate limit's action, whose numbers have their own inputs). */
-  exact?: boolean;
-  /** A message of the form's own (a row it cannot send), shown like the API's. */
-  local?: string;
-  hint?: string;
-  /** The input, given the attributes that tie it to the label, hint and errors. */
-  children: (a: { id: string; 'aria-invalid'?: true; 'aria-describedby'?: string }) => ReactNode;
-}
-
-/** A labelled input with its hint and, after a 422, the API's messages for its path (announced with the input). */
-function Field({ id, label, path, errors, exact, local, hint, children }: FieldProps) {
-  const mine = [...(exact ? errors.filter((e) => e.path === `body.${path}`) : errorsAt(errors, path)), ...(local ? [{ path, message: local }] : [])];
-  const described = [hint ? `${id}-hint` : '', mine.length ? `${id}-error` : ''].filter(Boolean).join(' ');
-  return (
-    <div className="form-row">
-      <label htmlFor={id}>{label}</label>
-      {children({ id, ...(mine.length ? { 'aria-invalid': true as const } : {}), ...(described ? { 'aria-describedby': described } : {}) })}
-      {hint ? (
-        <span id={`${id}-hint`} className="muted field-hint">
-          {hint}
-        </span>
-      ) : null}
-      {mine.length ? (
-        <span id={`${id}-error`} className="field-error">
-          {mine.map((e) => e.message).join('; ')}
-        </span>
-      ) : null}
-    </div>
-  );
 }
 
 /** A set of checkboxes (categories), with an "all" box that clears the choice. */

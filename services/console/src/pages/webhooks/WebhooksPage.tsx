@@ -4,7 +4,7 @@
  * attempt) with a redeliver button per delivery. An admin creates a subscription (url, event kinds, description),
  * enables or disables it, rotates its secret (24 h overlap) or deletes it; a created or rotated secret is shown once,
  * above the list, until dismissed. Other keys see the page and get the API's 403 as a message: managing webhooks needs
- * admin. Source: docs/notifications.md; docs/console.md (Webhooks).
+ * admin. Below them, the Slack connection (./SlackSection.tsx). Source: docs/notifications.md; docs/console.md (Webhooks).
  */
 import { useState, type FormEvent } from 'react';
 import { PageHeader } from '../../components/PageHeader.js';
@@ -15,6 +15,7 @@ import { Time, Truncate } from '../../components/Cells.js';
 import { ProblemMessage, QueryState } from '../../components/States.js';
 import { Tag } from '../../components/Tag.js';
 import { WriteButton } from '../../components/WriteButton.js';
+import { SlackSection } from './SlackSection.js';
 
 /** The event kinds the platform sends (docs/notifications.md); the others are accepted by the API but not sent yet. */
 const SENT_KINDS = ['approval.requested', 'approval.decided', 'intervention.created', 'kill_switch.changed', 'policy.changed', 'eval.regression', 'delivery.disabled'] as const;
@@ -156,6 +157,7 @@ export function WebhooksPage() {
       </QueryState>
       <h2>New subscription</h2>
       <CreateForm onCreated={setSecret} />
+      <SlackSection />
     </>
   );
 }
