@@ -13,7 +13,8 @@
  *
  * Needs DATABASE_URL (a server where it may create a database) and NATS_URL; defaults to the local ones.
  * Knobs: BENCH_EVENTS (events for c/d, default 100000), BENCH_CONCURRENCY (HTTP requests in flight, default 16),
- * BENCH_PROFILE=<dir> (`--cpu-prof` of the gateway, ingest and interventions processes; stops after c/d), BENCH_ONLY=cd
+ * BENCH_PROFILE=<dir> (`--cpu-prof` of the gateway, ingest, interventions and policies processes, the policies one
+ * named `policies-trail-<on|off>` under BENCH_AUDIT_TRAIL; stops after c/d), BENCH_ONLY=cd
  * (stop after c/d without profiling, for A/B runs of a setting),
  * BENCH_INTERVENTIONS_NODE_ARGS (extra node flags for the interventions process, e.g. `--max-semi-space-size=64`),
  * BENCH_TRACING=off|on|sampled|all or a comma list (the cost of tracing: (c)/(d) only, on a fresh distributed platform
@@ -373,7 +374,13 @@ function startIngestPlatform(env: Record<string, string> = {}): Promise<Distribu
     dbPrefix: 'agp_bench',
     build: false,
     env: { AGP_INIT_ORG: 'bench', AGP_INIT_WRITE_KEY: WRITE_KEY, AGP_INIT_READ_KEY: READ_KEY, LOG_LEVEL: 'warn', ...env },
-    serviceNodeArgs: { gateway: prof('gateway'), ingest: prof('ingest'), interventions: [...prof('interventions'), ...(process.env.BENCH_INTERVENTIONS_NODE_ARGS?.split(' ').filter(Boolean) ?? [])] },
+    serviceNodeArgs: {
+      gateway: prof('gateway'),
+      ingest: prof('ingest'),
+      interventions: [...prof('interventions'), ...(process.env.BENCH_INTERVENTIONS_NODE_ARGS?.split(' ').filter(Boolean) ?? [])],
+      // The policies process runs the audit trail's projection: one profile per AGP_AUDIT_TRAIL setting.
+      policies: prof(env.AGP_AUDIT_TRAIL ? `policies-trail-${env.AGP_AUDIT_TRAIL}` : 'policies'),
+    },
   });
 }
 
@@ -696,7 +703,8 @@ else if (which === 'mcp-proxy') await (await import('./mcp-proxy.js')).mcpProxyB
 else if (which === 'webhooks') await (await import('./webhooks.js')).webhooksBench();
 else if (which === 'audit-proofs') await (await import('./audit-proofs.js')).auditProofsBench();
 else if (which === 'audit-verify') await (await import('./audit-verify.js')).auditVerifyBench();
+else if (which === 'audit-floor') await (await import('./audit-floor.js')).auditFloorBench();
 else {
-  console.error(`unknown benchmark ${which}; available: ingest, list, stats, mcp, policy, sdk, quotas, mcp-proxy, webhooks, audit-proofs, audit-verify`);
+  console.error(`unknown benchmark ${which}; available: ingest, list, stats, mcp, policy, sdk, quotas, mcp-proxy, webhooks, audit-proofs, audit-verify, audit-floor`);
   process.exit(2);
 }

@@ -86,7 +86,7 @@ describeModes(
       expect(record.v).toBe(2);
       expect(leaf).not.toContain(state.secret);
       expect(record.data).toMatchObject({ agent_id: state.agent, reason: { $commitment: expect.any(String) }, original_inputs: { $commitment: expect.any(String) } });
-      const salts = await p.queryRows('SELECT pointer, salt FROM agp_tlog_salts WHERE record_id = $1 ORDER BY pointer', [state.recorded]);
+      const salts = await p.queryRows('SELECT s.key AS pointer, s.value AS salt FROM agp_tlog_record_salts, jsonb_each_text(salts) AS s WHERE record_id = $1 ORDER BY s.key', [state.recorded]);
       expect(salts.map((s) => s.pointer)).toEqual(['/data/description', '/data/original_inputs', '/data/reason']);
       const salt = Buffer.from(String(salts.find((s) => s.pointer === '/data/reason')!.salt), 'base64');
       expect(salt).toHaveLength(32);
@@ -121,7 +121,7 @@ describeModes(
       expect(await inTable(`SELECT count(*) AS n FROM agp_audit_log WHERE entry::text LIKE $1`)).toBe(0);
       expect(await inTable(`SELECT count(*) AS n FROM agp_kill_switches WHERE doc::text LIKE $1`)).toBe(0);
       expect(await inTable(`SELECT count(*) AS n FROM agp_audit_objects WHERE doc::text LIKE $1`)).toBe(0);
-      expect((await p.queryRows('SELECT count(*)::int AS n FROM agp_tlog_salts WHERE record_id = ANY($1::text[])', [ids]))[0].n).toBe(0);
+      expect((await p.queryRows('SELECT count(*)::int AS n FROM agp_tlog_record_salts WHERE record_id = ANY($1::text[])', [ids]))[0].n).toBe(0);
       expect(Number((await p.queryRows(`SELECT count(*) AS n FROM agp_events WHERE data::text LIKE $1`, [`%${state.otherSecret}%`]))[0].n)).toBeGreaterThan(0);
       expect(Number((await p.queryRows(`SELECT count(*) AS n FROM agp_events WHERE data::text LIKE $1`, [`%${state.globexSecret}%`]))[0].n)).toBeGreaterThan(0);
       // The read models and every API answer, once the interventions service applied the erasure.
@@ -164,7 +164,7 @@ describeModes(
       expect(erasure.metadata.actor).toMatch(/^key:/);
       const ids = await eventIds(`intervention-${id}`);
       expect(await holding(secret)).toBe(0);
-      expect((await p.queryRows('SELECT count(*)::int AS n FROM agp_tlog_salts WHERE record_id = ANY($1::text[])', [ids]))[0].n).toBe(0);
+      expect((await p.queryRows('SELECT count(*)::int AS n FROM agp_tlog_record_salts WHERE record_id = ANY($1::text[])', [ids]))[0].n).toBe(0);
       await eventually(async () => ((await p.queryRows('SELECT count(*)::int AS n FROM agp_tlog_pending_erasures WHERE intervention_id = $1', [id]))[0].n === 0 ? true : null), 30_000, 200);
       const erasureLeaf = JSON.parse(await eventually(() => leafOf(String((erasure.data as { id: string }).id)), 30_000, 200));
       expect(erasureLeaf).toMatchObject({ type: 'AuditRecordsErased', data: { scope: 'intervention', intervention_ids: [id] } });
@@ -207,12 +207,12 @@ describeModes(
       expect(Number((await p.queryRows(`SELECT count(*) AS n FROM agp_events WHERE data::text LIKE $1`, [`%${secret}%`]))[0].n)).toBeGreaterThan(0);
 
       // The record was logged two days ago (its salts' time moved back), the retention is one day: it is erased.
-      await p.queryRows(`UPDATE agp_tlog_salts SET at = now() - interval '2 days' WHERE record_id = $1`, [recorded]);
+      await p.queryRows(`UPDATE agp_tlog_record_salts SET at = now() - interval '2 days' WHERE record_id = $1`, [recorded]);
       const leafBefore = await leafOf(recorded);
       const put = await call(p, 'PUT', '/api/v1/audit/retention', { key: p.adminKey, body: { audit_retention_days: 1 } });
       expect(put.status, JSON.stringify(put.body)).toBe(200);
       expect(put.body).toEqual({ audit_retention_days: 1 });
-      await eventually(async () => (Number((await p.queryRows('SELECT count(*) AS n FROM agp_tlog_salts WHERE record_id = $1', [recorded]))[0].n) === 0 ? true : null), 30_000, 200);
+      await eventually(async () => (Number((await p.queryRows('SELECT count(*) AS n FROM agp_tlog_record_salts WHERE record_id = $1', [recorded]))[0].n) === 0 ? true : null), 30_000, 200);
       expect(Number((await p.queryRows(`SELECT count(*) AS n FROM agp_events WHERE data::text LIKE $1`, [`%${secret}%`]))[0].n)).toBe(0);
       expect(await leafOf(recorded)).toBe(leafBefore);
       // Newer records keep theirs; the retention run is a record of the log.

@@ -204,7 +204,7 @@ describeModes(
       const p = platform();
       const original = await row(made.intervention!);
       const index = await leafIndex(made.intervention!);
-      const tables = ['agp_tlog_leaves', 'agp_tlog_nodes', 'agp_tlog_trees', 'agp_tlog_checkpoints', 'agp_tlog_salts'];
+      const tables = ['agp_tlog_leaves', 'agp_tlog_nodes', 'agp_tlog_trees', 'agp_tlog_checkpoints', 'agp_tlog_record_salts'];
       const saved = Object.fromEntries(await Promise.all(tables.map(async (t) => [t, await p.queryRows(`SELECT * FROM ${t}`)] as const)));
       await setData(made.intervention!, JSON.stringify({ ...JSON.parse(original.data), action_name: 'read_balance' }));
       try {

@@ -17,9 +17,9 @@ export const HASH_BYTES = 32;
 /** The root of the empty tree: SHA-256 of the empty string (RFC 9162 §2.1.1). */
 export const EMPTY_ROOT: Hash = new Uint8Array(createHash('sha256').digest());
 
-/** The hash of a leaf: SHA-256(0x00 || data). */
-export function leafHash(data: Uint8Array): Hash {
-  return hash('sha256', Buffer.concat([LEAF_PREFIX, data]), 'buffer');
+/** The hash of a leaf: SHA-256(0x00 || data); a string `data` is hashed as its UTF-8 bytes (no copy of it made first). */
+export function leafHash(data: Uint8Array | string): Hash {
+  return typeof data === 'string' ? hash('sha256', '\0' + data, 'buffer') : hash('sha256', Buffer.concat([LEAF_PREFIX, data]), 'buffer');
 }
 
 const LEAF_PREFIX = Uint8Array.of(0);

@@ -59,7 +59,7 @@ import { listAuditLog } from './audit/queries.js';
 import { migrateAuditLog } from './audit/schema.js';
 import { AUDIT_TRAIL_PROJECTION, applyAuditTrailEvents } from './tlog/leaves.js';
 import { loadAuditSigner } from './tlog/keys.js';
-import { TLOG_DDL } from './tlog/schema.js';
+import { migrateTlog } from './tlog/schema.js';
 import { AuditTrail } from './tlog/trail.js';
 import { AuditErasures } from './tlog/erasure.js';
 import { retryProjectionDeadLetterIn, startEventSourcedService, type BusCallerDeps, type EventSourcedDeps, type IngestConsumerDeps, type IngestDelivery, type RunningEventSourcedService } from '@agp/bus';
@@ -110,7 +110,7 @@ async function migratePolicies(sql: Parameters<typeof migratePoliciesReadModel>[
   await migratePoliciesReadModel(sql);
   await migrateQuotas(sql);
   await migrateAuditLog(sql);
-  await migrateSchema(sql, TLOG_DDL);
+  await migrateTlog(sql);
   await migrateSchema(sql, WEBHOOKS_DDL);
   await migrateSchema(sql, ALERTS_DDL);
   await migrateSchema(sql, SLACK_DDL);

@@ -38,13 +38,34 @@ export const AUDIT_LOG_EVENT_TYPES = Object.keys(AUDIT_EVENT_TYPES);
 /** Field names whose values are secrets, removed wherever they appear in before and after. */
 const SECRET_FIELDS = new Set(['sealed_headers', 'headers', 'key', 'key_hash', 'token', 'token_hash', 'secret', 'session_id', 'code_verifier']);
 
-/** `doc` without any field named in `fields` (default {@link SECRET_FIELDS}), at any depth (a copy). Pure. */
+/**
+ * `doc` without any member named in `fields` (default {@link SECRET_FIELDS}), at any depth. Copy on write: every
+ * object and array that holds none of them is shared with `doc`, not copied (only the objects on the way to a removed
+ * member are new), so `doc` is returned itself when it holds none; change the result only through copies. Pure.
+ */
 export function scrub(doc: unknown, fields: ReadonlySet<string> = SECRET_FIELDS): unknown {
-  if (Array.isArray(doc)) return doc.map((d) => scrub(d, fields));
   if (doc === null || typeof doc !== 'object') return doc;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(doc)) if (!fields.has(k)) out[k] = scrub(v, fields);
-  return out;
+  if (Array.isArray(doc)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < doc.length; i++) {
+      const v = scrub(doc[i], fields);
+      if (v !== doc[i]) (out ??= doc.slice())[i] = v;
+    }
+    return out ?? doc;
+  }
+  let out: Record<string, unknown> | undefined;
+  for (const k in doc) {
+    if (!Object.hasOwn(doc, k)) continue;
+    const v = (doc as Record<string, unknown>)[k];
+    if (fields.has(k)) {
+      out ??= { ...(doc as Record<string, unknown>) };
+      delete out[k];
+      continue;
+    }
+    const w = scrub(v, fields);
+    if (w !== v) (out ??= { ...(doc as Record<string, unknown>) })[k] = w;
+  }
+  return out ?? doc;
 }
 
 /** The actor of an event's metadata: `key:<id>`, `user:<id>`, anything else the platform (`system`). Pure. */

@@ -142,7 +142,7 @@ export class AuditErasures {
       const before = new Date(this.deps.now().getTime() - days * 86_400_000).toISOString();
       for (;;) {
         const { rows: due } = await this.deps.db.query<{ record_id: string }>(
-          `SELECT DISTINCT record_id FROM agp_tlog_salts WHERE organization_id = $1 AND at < $2 LIMIT ${RETENTION_BATCH}`,
+          `SELECT record_id FROM agp_tlog_record_salts WHERE organization_id = $1 AND at < $2 LIMIT ${RETENTION_BATCH}`,
           [org, before],
         );
         if (!due.length) break;
@@ -291,7 +291,7 @@ export class AuditErasures {
     if (!recordIds.length) return { records: 0, fields: 0, events_changed: 0, intervention_ids: interventionStreams?.map(interventionIdOf) ?? [] };
     const { db, store } = this.deps;
     const { rows: salted } = await db.query<{ record_id: string; pointer: string }>(
-      `SELECT record_id, pointer FROM agp_tlog_salts WHERE organization_id = $1 AND record_id = ANY($2::text[])`,
+      `SELECT s.record_id, p.pointer FROM agp_tlog_record_salts s, jsonb_object_keys(s.salts) AS p(pointer) WHERE s.organization_id = $1 AND s.record_id = ANY($2::text[])`,
       [org, recordIds],
     );
     const byRecord = new Map<string, string[]>();
@@ -311,7 +311,7 @@ export class AuditErasures {
     const changed = await store.eraseData(edits);
     const ids = [...byRecord.keys()];
     if (ids.length) {
-      await db.query(`DELETE FROM agp_tlog_salts WHERE organization_id = $1 AND record_id = ANY($2::text[])`, [org, ids]);
+      await db.query(`DELETE FROM agp_tlog_record_salts WHERE organization_id = $1 AND record_id = ANY($2::text[])`, [org, ids]);
       await db.query(`UPDATE agp_audit_log SET entry = entry #- '{after,reason}' #- '{before,reason}' WHERE organization_id = $1 AND id = ANY($2::text[])`, [org, ids]);
     }
     return { records: byRecord.size, fields: salted.length, events_changed: changed, intervention_ids: streams.map(interventionIdOf) };

@@ -5,10 +5,10 @@
  * batch that fails is retried or dead-lettered, never passed over). The leaf is the record's canonical serialisation
  * (RFC 8785 JSON: `canonicalJson` of @agp/contracts, checked against the RFC's examples), versioned by `v`: a record
  * with fields that can hold personal data (`AUDIT_COMMITTED_FIELDS`) is a version 2 leaf holding a salted commitment
- * in place of each such value, its salts kept in `agp_tlog_salts`; a record without them is version 1.
+ * in place of each such value, its salts kept in `agp_tlog_record_salts` (one row per record); a record without them is version 1.
  * Source: docs/audit.md (Leaves, Salted commitments).
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { AUDIT_COMMITTED_FIELDS, AUDIT_LEAF_VERSION, AUDIT_LEAF_VERSION_COMMITTED, InterventionEvents, canonicalJson, type InterventionDeletedData, type ProjectionName } from '@agp/contracts';
 import type { SqlExecutor, StoredEvent } from '@agp/eventstore';
 import { newId } from '@agp/runtime';
@@ -47,7 +47,7 @@ export interface AuditLeafRecord {
   data: unknown;
 }
 
-/** The record of event `e`. Pure. */
+/** The record of event `e`. Pure: its `data` may share objects with `e.data` ({@link scrub}); change a copy. */
 export function leafRecord(e: StoredEvent): AuditLeafRecord {
   return {
     v: AUDIT_LEAF_VERSION,
@@ -64,6 +64,15 @@ export function leafRecord(e: StoredEvent): AuditLeafRecord {
 }
 
 /**
+ * Give `record` (of event `e`) a `data` object of its own (a shallow copy when it is `e.data` itself), so that a
+ * committed field (a member of `data`: every pointer of `AUDIT_COMMITTED_FIELDS` is `/data/<member>`) can be replaced
+ * without changing the event.
+ */
+function ownData(record: AuditLeafRecord, e: StoredEvent): void {
+  if (record.data === e.data && typeof e.data === 'object' && e.data !== null && !Array.isArray(e.data)) record.data = { ...(e.data as Record<string, unknown>) };
+}
+
+/**
  * The version 1 leaf of event `e` (every field in clear): its canonical text and leaf hash. Pure. The projection logs
  * a record with committed fields as version 2 instead ({@link committedLeafOf}).
  */
@@ -73,7 +82,7 @@ export function leafOf(e: StoredEvent): { text: string; hash: Hash } {
 
 function leafOfRecord(record: AuditLeafRecord): { text: string; hash: Hash } {
   const text = canonicalJson(record);
-  return { text, hash: leafHash(new TextEncoder().encode(text)) };
+  return { text, hash: leafHash(text) };
 }
 
 /** A committed field's place in the leaf: `{"$commitment": "<base64 SHA-256(salt || canonical JSON of the value)>"}`. */
@@ -83,8 +92,18 @@ export interface AuditCommitment {
 
 const isCommitment = (v: unknown): v is AuditCommitment => typeof v === 'object' && v !== null && typeof (v as AuditCommitment).$commitment === 'string';
 
+/** The reference tokens of each JSON Pointer seen (the committed fields' few pointers, parsed once each). */
+const TOKENS = new Map<string, readonly string[]>();
+
 /** The reference tokens of an RFC 6901 JSON Pointer (`/data/reason` → `data`, `reason`; `~1` is `/`, `~0` is `~`). */
-const tokensOf = (pointer: string) => pointer.split('/').slice(1).map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
+function tokensOf(pointer: string): readonly string[] {
+  let tokens = TOKENS.get(pointer);
+  if (!tokens) {
+    tokens = pointer.split('/').slice(1).map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
+    if (TOKENS.size < 1024) TOKENS.set(pointer, tokens);
+  }
+  return tokens;
+}
 
 /** The value at an RFC 6901 JSON Pointer in `doc`, or undefined when absent. Pure. */
 export function pointerGet(doc: unknown, pointer: string): unknown {
@@ -100,7 +119,7 @@ export function pointerGet(doc: unknown, pointer: string): unknown {
 export function pointerSet(doc: unknown, pointer: string, value: unknown): void {
   const tokens = tokensOf(pointer);
   let parent: unknown = doc;
-  for (const t of tokens.slice(0, -1)) parent = typeof parent === 'object' && parent !== null ? (parent as Record<string, unknown>)[t] : undefined;
+  for (let i = 0; i < tokens.length - 1; i++) parent = typeof parent === 'object' && parent !== null ? (parent as Record<string, unknown>)[tokens[i]] : undefined;
   if (typeof parent !== 'object' || parent === null || tokens.length === 0) return;
   const last = tokens.at(-1)!;
   if (value === undefined) delete (parent as Record<string, unknown>)[last];
@@ -113,10 +132,29 @@ export const committedFieldsOf = (type: string): readonly string[] => AUDIT_COMM
 /** The salts of one record's committed fields, by JSON Pointer. */
 export type RecordSalts = ReadonlyMap<string, Uint8Array>;
 
+/** Salts drawn per call of `randomBytes` ({@link freshSalt}): one call of the CSPRNG serves this many fields. */
+const SALTS_PER_DRAW = 256;
+let saltPool = new Uint8Array(0);
+let saltAt = 0;
+
+/**
+ * A fresh salt: 32 bytes of `randomBytes` (the CSPRNG), taken from a pool drawn {@link SALTS_PER_DRAW} salts at a
+ * time (a new pool each draw: no byte is handed out twice), as one call of `randomBytes` per field cost more than
+ * the rest of a leaf.
+ */
+function freshSalt(): Uint8Array {
+  if (saltAt + 32 > saltPool.length) {
+    saltPool = new Uint8Array(randomBytes(32 * SALTS_PER_DRAW));
+    saltAt = 0;
+  }
+  saltAt += 32;
+  return saltPool.subarray(saltAt - 32, saltAt);
+}
+
 /**
  * The leaf the projection logs for event `e`: version 2, each committed field present in the event replaced by its
  * salted commitment, when the event has any; else the version 1 leaf ({@link leafOf}). Fresh 32-byte salts come from
- * `randomBytes` unless `salts` gives them (a test's fixed salt).
+ * the CSPRNG ({@link freshSalt}) unless `salts` gives them (a test's fixed salt).
  * @returns the leaf's text and hash, and the salts used (by JSON Pointer; empty for version 1).
  */
 export function committedLeafOf(e: StoredEvent, salts?: RecordSalts): { text: string; hash: Hash; salts: Map<string, Uint8Array> } {
@@ -125,7 +163,8 @@ export function committedLeafOf(e: StoredEvent, salts?: RecordSalts): { text: st
   for (const pointer of committedFieldsOf(e.type)) {
     const value = pointerGet(record, pointer);
     if (value === undefined) continue;
-    const salt = salts?.get(pointer) ?? new Uint8Array(randomBytes(32));
+    ownData(record, e);
+    const salt = salts?.get(pointer) ?? freshSalt();
     used.set(pointer, salt);
     pointerSet(record, pointer, { $commitment: commitmentOf(salt, value) } satisfies AuditCommitment);
   }
@@ -176,9 +215,11 @@ export function leafFromStore(e: StoredEvent, salts: RecordSalts, storedLeaf: st
     const loggedValue = logged ? pointerGet(logged, pointer) : undefined;
     if (salt) {
       const value = pointerGet(record, pointer) ?? null;
+      ownData(record, e);
       pointerSet(record, pointer, { $commitment: commitmentOf(salt, value) } satisfies AuditCommitment);
       disclosures[pointer] = { salt: Buffer.from(salt).toString('base64'), value };
     } else if (isCommitment(loggedValue)) {
+      ownData(record, e);
       pointerSet(record, pointer, { $commitment: loggedValue.$commitment } satisfies AuditCommitment);
       redacted.push(pointer);
     }
@@ -194,14 +235,14 @@ export function leafFromStore(e: StoredEvent, salts: RecordSalts, storedLeaf: st
 export async function saltsOf(db: SqlExecutor, org: string, recordIds: readonly string[]): Promise<Map<string, Map<string, Uint8Array>>> {
   const out = new Map<string, Map<string, Uint8Array>>();
   if (!recordIds.length) return out;
-  const { rows } = await db.query<{ record_id: string; pointer: string; salt: string }>(
-    `SELECT record_id, pointer, salt FROM agp_tlog_salts WHERE organization_id = $1 AND record_id = ANY($2::text[])`,
+  const { rows } = await db.query<{ record_id: string; salts: Record<string, string> | string }>(
+    `SELECT record_id, salts FROM agp_tlog_record_salts WHERE organization_id = $1 AND record_id = ANY($2::text[])`,
     [org, [...recordIds]],
   );
   for (const r of rows) {
-    const m = out.get(r.record_id) ?? new Map<string, Uint8Array>();
-    m.set(r.pointer, new Uint8Array(Buffer.from(r.salt, 'base64')));
-    out.set(r.record_id, m);
+    const m = new Map<string, Uint8Array>();
+    for (const [pointer, salt] of Object.entries(typeof r.salts === 'string' ? (JSON.parse(r.salts) as Record<string, string>) : r.salts)) m.set(pointer, new Uint8Array(Buffer.from(salt, 'base64')));
+    if (m.size) out.set(r.record_id, m);
   }
   return out;
 }
@@ -247,7 +288,7 @@ export async function applyAuditTrailEvents(events: StoredEvent[], tx: SqlExecut
     for (const r of rows) known.set(`${r.organization_id}/${r.level}/${r.node_index}`, unhex(r.hash));
   }
   const leaves: Array<{ o: string; i: number; r: string; h: string; t: string }> = [];
-  const salts: Array<{ o: string; r: string; p: string; s: string; a: string }> = [];
+  const salts: Array<{ o: string; r: string; s: Record<string, string>; a: string }> = [];
   const nodes: Array<{ o: string; l: number; i: number; h: string }> = [];
   const newSizes: Array<{ o: string; s: number }> = [];
   for (const [org, list] of byOrg) {
@@ -256,8 +297,10 @@ export async function applyAuditTrailEvents(events: StoredEvent[], tx: SqlExecut
     made.forEach((leaf, n) => {
       const e = list[n];
       leaves.push({ o: org, i: size + n, r: e.event_id, h: hex(leaf.hash), t: leaf.text });
-      const at = typeof e.recorded_at === 'string' ? e.recorded_at : new Date(e.recorded_at).toISOString();
-      for (const [p, salt] of leaf.salts) salts.push({ o: org, r: e.event_id, p, s: Buffer.from(salt).toString('base64'), a: at });
+      if (!leaf.salts.size) return;
+      const bySalt: Record<string, string> = {};
+      for (const [p, salt] of leaf.salts) bySalt[p] = Buffer.from(salt.buffer, salt.byteOffset, salt.byteLength).toString('base64');
+      salts.push({ o: org, r: e.event_id, s: bySalt, a: typeof e.recorded_at === 'string' ? e.recorded_at : new Date(e.recorded_at).toISOString() });
     });
     const completed = appendLeaves(
       size,
@@ -278,8 +321,8 @@ export async function applyAuditTrailEvents(events: StoredEvent[], tx: SqlExecut
   );
   if (salts.length) {
     await tx.query(
-      `INSERT INTO agp_tlog_salts (organization_id, record_id, pointer, salt, at)
-       SELECT x.o, x.r, x.p, x.s, x.a::timestamptz FROM jsonb_to_recordset($1::jsonb) AS x(o text, r text, p text, s text, a text)`,
+      `INSERT INTO agp_tlog_record_salts (organization_id, record_id, salts, at)
+       SELECT x.o, x.r, x.s, x.a::timestamptz FROM jsonb_to_recordset($1::jsonb) AS x(o text, r text, s jsonb, a text)`,
       [JSON.stringify(salts)],
     );
   }

@@ -1,12 +1,16 @@
+import { migrateSchema, type Sql, type SqlExecutor } from '@agp/eventstore';
+
 /**
  * Tables of the verifiable audit trail (the policies service alone writes them; the gateway reads `agp_tlog_keys`):
  * - `agp_tlog_leaves`: one row per leaf: organisation, index (0-based, in stored order), the record's id (the event
  *   id), the leaf (the canonical record, RFC 8785 JSON text) and its leaf hash (hex).
  * - `agp_tlog_nodes`: the stored subtree hashes (hex) of each organisation's tree: node (level, index) is the root of
  *   leaves [index·2^level, (index+1)·2^level), stored once complete (`@agp/tlog` stored.ts); level 0 are the leaf hashes.
- * - `agp_tlog_salts`: the salt (32 random bytes, base64) of each committed field of a version 2 leaf, by record id
- *   and JSON Pointer (RFC 6901, into the leaf record), with the record's time (for retention). Erasure and retention
- *   delete rows; a leaf whose commitment has no salt left is a redacted field.
+ * - `agp_tlog_record_salts`: one row per version 2 leaf: its record id, the salts of its committed fields (a JSON
+ *   object from JSON Pointer, RFC 6901 into the leaf record, to the salt: 32 random bytes, base64) and the record's
+ *   time (for retention). Erasure and retention delete a record's row (a record's fields are erased together); a
+ *   leaf whose commitment has no salt left is a redacted field. It replaced `agp_tlog_salts` (one row per field),
+ *   whose rows {@link migrateTlog} moves into it.
  * - `agp_tlog_pending_erasures`: the deleted interventions whose records are still to be erased, one row per
  *   `InterventionDeleted` record, inserted by the audit-trail projection in the transaction that appends its leaf and
  *   deleted by the erasure worker once erased (`lease_until`: the claim of a worker); with the erasure's id chosen
@@ -35,15 +39,13 @@ CREATE TABLE IF NOT EXISTS agp_tlog_nodes (
   hash text NOT NULL,
   PRIMARY KEY (organization_id, level, node_index)
 );
-CREATE TABLE IF NOT EXISTS agp_tlog_salts (
+CREATE TABLE IF NOT EXISTS agp_tlog_record_salts (
   organization_id text NOT NULL,
-  record_id text NOT NULL,
-  pointer text NOT NULL,
-  salt text NOT NULL,
-  at timestamptz NOT NULL,
-  PRIMARY KEY (record_id, pointer)
+  record_id text PRIMARY KEY,
+  salts jsonb NOT NULL,
+  at timestamptz NOT NULL
 );
-CREATE INDEX IF NOT EXISTS agp_tlog_salts_org_at ON agp_tlog_salts (organization_id, at);
+CREATE INDEX IF NOT EXISTS agp_tlog_record_salts_org_at ON agp_tlog_record_salts (organization_id, at);
 CREATE TABLE IF NOT EXISTS agp_tlog_pending_erasures (
   record_id text PRIMARY KEY,
   organization_id text NOT NULL,
@@ -86,3 +88,24 @@ CREATE TABLE IF NOT EXISTS agp_tlog_keys (
   retired_at timestamptz
 );
 `;
+
+/**
+ * Move the salts of a database made before `agp_tlog_record_salts` (table `agp_tlog_salts`: one row per committed
+ * field) into it, one row per record (the fields' salts as one JSON object, the record's time kept), and drop the old
+ * table. Runs in the migration's transaction; a no-op once the old table is gone.
+ */
+export async function moveFieldSalts(tx: SqlExecutor): Promise<void> {
+  const { rows } = await tx.query<{ t: string | null }>(`SELECT to_regclass('agp_tlog_salts')::text AS t`);
+  if (!rows[0]?.t) return;
+  await tx.query(
+    `INSERT INTO agp_tlog_record_salts (organization_id, record_id, salts, at)
+     SELECT organization_id, record_id, jsonb_object_agg(pointer, salt), min(at) FROM agp_tlog_salts GROUP BY organization_id, record_id
+     ON CONFLICT (record_id) DO NOTHING`,
+  );
+  await tx.query('DROP TABLE agp_tlog_salts');
+}
+
+/** Create the audit trail's tables ({@link TLOG_DDL}) and migrate an older database's ({@link moveFieldSalts}). */
+export async function migrateTlog(sql: Sql): Promise<void> {
+  await migrateSchema(sql, TLOG_DDL, moveFieldSalts);
+}
