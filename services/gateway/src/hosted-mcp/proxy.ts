@@ -35,7 +35,7 @@ import { ForbiddenError, ValidationError, checkOutboundUrl, type Logger, type Ou
 import type { AuthedRequest } from '../edge.js';
 import { presentedKey } from '../edge.js';
 import { FORWARDED_HEADERS, jsonRpcError, readMcpBody } from '../routes/mcp.js';
-import { pinnedFetch } from './pinned-fetch.js';
+import { pinnedFetch } from '@agp/runtime/pinned-fetch';
 import { IdlePool } from './pool.js';
 
 /** The request header naming the run a stateless client's calls are recorded in (`AGP-Run-Id`). */

@@ -11,6 +11,7 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import type { CreateWebhook, UpdateWebhook, Webhook, WebhookDelivery, WebhookDeliveryPage, WebhookPage, WebhookWithSecret } from '@agp/contracts';
 import type { EventStore, Sql, SqlExecutor } from '@agp/eventstore';
 import { ConflictError, NotFoundError, assertOutboundUrl, checkOutboundUrl, counter, newId, type HostLookup, type Logger, type OutboundAllowList, type RequestContext, type SecretBox } from '@agp/runtime';
+import { pinnedFetch, type PinnedFetchFn } from '@agp/runtime/pinned-fetch';
 import { payloadOf } from './projection.js';
 import { nextAttemptAt, shouldDisable, type DisableRule } from './schedule.js';
 import { deliveryId, deliveryOf, getWebhookRow, listDeliveries, listWebhooks, webhookOf, webhookSecretContext, type DeliveryRow, type WebhookRow } from './store.js';
@@ -41,6 +42,8 @@ export interface WebhookDeps {
 export const MAX_IN_FLIGHT = 64;
 export const MAX_IN_FLIGHT_PER_WEBHOOK = 4;
 
+/** Most pinned HTTP clients kept (one per set of checked addresses; ./webhooks.ts `fetchTo`). */
+const MAX_PINNED_CLIENTS = 64;
 const attemptsTotal = counter('agp_webhook_attempts_total', 'Webhook delivery attempts, by result', ['result']);
 
 /** A fresh signing secret: `whsec_` and 32 random bytes in base64, the Standard Webhooks form. */
@@ -69,6 +72,8 @@ export function signatureHeader(secrets: readonly string[], id: string, at: Date
 export class Webhooks {
   private timer?: NodeJS.Timeout;
   private stopped = true;
+  /** Pinned HTTP clients by their address set, least recently used first. */
+  private readonly pins = new Map<string, ReturnType<typeof pinnedFetch>>();
   private readonly inFlight = new Set<Promise<void>>();
   private polling = false;
   /** A wake came while a claim ran. */
@@ -209,6 +214,31 @@ export class Webhooks {
     clearTimeout(this.timer);
     await Promise.allSettled([...this.inFlight]);
     await this.flushing;
+    const pins = [...this.pins.values()];
+    this.pins.clear();
+    await Promise.allSettled(pins.map((p) => p.agent.close()));
+  }
+
+  /**
+   * The `fetch` of an attempt to the addresses its outbound check accepted: connections go to those addresses only,
+   * so a host name re-pointed at an internal address after the check (DNS rebinding) is not followed. One pinned
+   * client per address set, kept for its connections (at most {@link MAX_PINNED_CLIENTS}, the least recently used
+   * closed first). A host the allow list names has no addresses: resolved as usual.
+   */
+  private fetchTo(addresses: string[]): PinnedFetchFn {
+    if (addresses.length === 0) return fetch;
+    const key = addresses.join(',');
+    let pin = this.pins.get(key);
+    if (pin) this.pins.delete(key);
+    else pin = pinnedFetch(addresses);
+    this.pins.set(key, pin);
+    if (this.pins.size > MAX_PINNED_CLIENTS) {
+      const [oldest, evicted] = this.pins.entries().next().value as [string, ReturnType<typeof pinnedFetch>];
+      this.pins.delete(oldest);
+      // Closed once its requests are done (undici's close waits for them).
+      void evicted.agent.close().catch(() => undefined);
+    }
+    return pin.fetch;
   }
 
   /** Look for due deliveries now (after the projection committed some, a redelivery, or an outcome recorded). */
@@ -303,7 +333,7 @@ export class Webhooks {
       if (!verdict.ok) throw new Error(`the platform does not call this URL: ${verdict.reason}`);
       const signing = secrets.get(d.webhook_id) ?? secrets.set(d.webhook_id, this.secretsOf(d)).get(d.webhook_id)!;
       const at = this.deps.now();
-      const res = await fetch(d.url, {
+      const res = await this.fetchTo(verdict.addresses)(d.url, {
         method: 'POST',
         redirect: 'manual',
         signal: AbortSignal.timeout(this.deps.timeoutMs),

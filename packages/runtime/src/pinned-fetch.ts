@@ -1,16 +1,19 @@
 /**
- * The hosted MCP proxy's outbound `fetch`, pinned to the addresses the outbound check accepted (undici's `Agent` with
- * a fixed `lookup`). Source: docs/mcp-proxy.md (The hosted proxy); docs/decisions.md (Outbound calls).
+ * An outbound `fetch` pinned to the addresses the outbound check accepted (undici's `Agent` with a fixed `lookup`):
+ * the hosted MCP proxy's upstream connections and webhook deliveries. Source: docs/mcp-proxy.md (The hosted proxy);
+ * docs/notifications.md (SSRF); docs/decisions.md (Outbound calls).
  */
 import { Agent, fetch as undiciFetch } from 'undici';
-import type { FetchLike } from '@modelcontextprotocol/client';
+
+/** A WHATWG `fetch` (the shape the MCP SDK's transports and the webhook worker call). */
+export type PinnedFetchFn = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
 /**
  * A `fetch` whose connections go only to `addresses` (those the outbound check resolved and accepted), whatever the
  * host name resolves to later: a name re-pointed at an internal address after the check (DNS rebinding) is not
  * followed. TLS still verifies the URL's host name. Returns the dispatcher too, to be closed with the client.
  */
-export function pinnedFetch(addresses: string[]): { fetch: FetchLike; agent: Agent } {
+export function pinnedFetch(addresses: string[]): { fetch: PinnedFetchFn; agent: Agent } {
   const pinned = addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
   const agent = new Agent({
     connect: {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pinnedFetch } from './pinned-fetch.js';
 
-describe('pinnedFetch (the hosted MCP proxy connects only to the addresses it checked)', () => {
+describe('pinnedFetch (outbound calls connect only to the addresses the outbound check accepted)', () => {
   const server = createServer((req, res) => res.end(`host ${req.headers.host}`));
   let port = 0;
   beforeAll(async () => {
