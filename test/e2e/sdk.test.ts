@@ -9,7 +9,7 @@
  * Source: docs/sdk.md.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer as createTcpServer, connect as tcpConnect, type Server as TcpServer, type Socket } from 'node:net';
@@ -495,6 +495,9 @@ describeModes('@agp/sdk', (platform, mode) => {
     it('connected, but the refetch a policy.changed asks for fails: the snapshot is not fresh (maxStaleness applies) until a retry works', async () => {
       const agentId = 'sdk-refetch';
       let healthy = true;
+      // The push stream, to send policy.changed once the agent is connected with a fresh snapshot (a timer after the
+      // stream opened could fire before the refetch the ready event asks for, on a busy machine).
+      const streams: ServerResponse[] = [];
       const server: Server = createServer((req, res) => {
         if (req.url === `/api/v1/agents/${agentId}/governance`) {
           if (!healthy) {
@@ -507,11 +510,7 @@ describeModes('@agp/sdk', (platform, mode) => {
         if (req.url === `/api/v1/agents/${agentId}/governance/events`) {
           res.writeHead(200, { 'content-type': 'text/event-stream' });
           res.write(`id: 1\nevent: ready\ndata: ${JSON.stringify({ agent_id: agentId, position: '1' })}\n\n`);
-          const change = { policy_id: 'pol-1', version: 2, change: 'updated', fields: ['denied_actions'], agent_ids: [], actor: 'a@example.com', at: new Date().toISOString() };
-          setTimeout(() => {
-            healthy = false;
-            res.write(`id: 2\nevent: policy.changed\ndata: ${JSON.stringify(change)}\n\n`);
-          }, 200);
+          streams.push(res);
           return;
         }
         res.statusCode = 404;
@@ -523,7 +522,10 @@ describeModes('@agp/sdk', (platform, mode) => {
         const run = gov.startRun();
         await eventually(async () => gov.status().channel.state === 'connected' && gov.status().stalenessMs === 0);
         expect(await run.act('x', {}, () => 1)).toBe(1);
-        await eventually(async () => !healthy);
+        healthy = false;
+        const change = { policy_id: 'pol-1', version: 2, change: 'updated', fields: ['denied_actions'], agent_ids: [], actor: 'a@example.com', at: new Date().toISOString() };
+        streams[streams.length - 1].write(`id: 2\nevent: policy.changed\ndata: ${JSON.stringify(change)}\n\n`);
+        await eventually(async () => (gov.status().stalenessMs ?? 0) > 0);
         await new Promise((s) => setTimeout(s, 500));
         expect(gov.status().stalenessMs).toBeGreaterThan(300);
         const err = await run.act('x', {}, () => 1).catch((e) => e);
