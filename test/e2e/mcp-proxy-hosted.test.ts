@@ -14,7 +14,9 @@
  * upstream built with the official SDK sends progress, a log message and a tool list change, and asks the agent's
  * client to sample and to answer a form, all relayed; DELETE ends the session and its run; `approval: client` asks the
  * client's form (approved, rejected), a client without elicitation waits for the platform's approval, and the upstream's
- * sampling request on a session whose client cannot sample is answered -32601. Source: docs/mcp-proxy.md (The hosted proxy, Tool pinning).
+ * sampling request on a session whose client cannot sample is answered -32601. `approval: client` on 2026-07-28 (stateless):
+ * the form comes as `input_required`, the SDK client's retry approves (forwarded) or rejects (not forwarded); a forged
+ * request state is -32602. Source: docs/mcp-proxy.md (The hosted proxy, Tool pinning).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server as HttpServer } from 'node:http';

@@ -4,7 +4,7 @@
  * (`@modelcontextprotocol/server-everything`, stdio), against a real embedded platform. Covers each decision of a
  * `tools/call` (allow with its ledger entry, block as a tool error, hide_denied_tools, downgrade, escalate approved
  * through the approvals API while the client waits with progress, approved or declined in the client by elicitation
- * with --approval client, a kill switch during the session), both protocol
+ * with --approval client (on 2026-07-28 through `input_required` and the client's retry), a kill switch during the session), both protocol
  * eras on the client side, an upstream that dies mid-call or hangs past --timeout-ms, bad input over stdio (answered
  * -32700/-32600/-32601, the proxy stays up), a Streamable HTTP upstream (its own header sent, the AGP
  * key never), and the distributed platform. Source: docs/mcp-proxy.md.
