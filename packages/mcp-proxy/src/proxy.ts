@@ -9,6 +9,8 @@
  * - downgrade: forwarded with the decision's modified arguments.
  * - escalate: the call waits for the approval; while it waits the agent gets `notifications/progress` (when its call
  *   carried a progress token) so its client does not time out; approved → forwarded; rejected or expired → refused.
+ *   With `approval: 'client'` the user is asked in the client: pushed on a 2025 exchange, and on a 2026-07-28 one the
+ *   call is answered `input_required` (the form) and the client's retry carries the answer ({@link ClientApprovalRounds}).
  * - block, rate_limited, budget_exceeded, pii_blocked, content_blocked, loop_detected, a kill switch: not forwarded;
  *   the agent gets MCP's tool error (`isError: true`, the refusal naming the policy, the decision in
  *   `_meta['agp/governance']`), which a model reads as a failed call, not a JSON-RPC error.
