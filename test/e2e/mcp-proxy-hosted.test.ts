@@ -14,7 +14,9 @@
  * upstream built with the official SDK sends progress, a log message and a tool list change, and asks the agent's
  * client to sample and to answer a form, all relayed; DELETE ends the session and its run; `approval: client` asks the
  * client's form (approved, rejected), a client without elicitation waits for the platform's approval, and the upstream's
- * sampling request on a session whose client cannot sample is answered -32601. Source: docs/mcp-proxy.md (The hosted proxy, Tool pinning).
+ * sampling request on a session whose client cannot sample is answered -32601. `approval: client` on 2026-07-28 (stateless):
+ * the form comes as `input_required`, the SDK client's retry approves (forwarded) or rejects (not forwarded); a forged
+ * request state is -32602. Source: docs/mcp-proxy.md (The hosted proxy, Tool pinning).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server as HttpServer } from 'node:http';
@@ -65,9 +67,9 @@ describeModes(
     const answers: unknown[] = [];
 
     /** An MCP client through the hosted endpoint; `modern` pins revision 2026-07-28, else the 2025 handshake. */
-    async function connect(o: { key?: string; agentId?: string; runId?: string; name?: string; modern?: boolean }) {
+    async function connect(o: { key?: string; agentId?: string; runId?: string; name?: string; modern?: boolean; elicitation?: boolean }) {
       const p = platform();
-      const client = new Client({ name: 'hosted-e2e', version: '1.0.0' }, o.modern ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {});
+      const client = new Client({ name: 'hosted-e2e', version: '1.0.0' }, { ...(o.modern ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {}), ...(o.elicitation ? { capabilities: { elicitation: { form: {} } } } : {}) });
       const headers: Record<string, string> = { authorization: `Bearer ${o.key ?? p.writeKey}` };
       if (o.agentId) headers['AGP-Agent-Id'] = o.agentId;
       if (o.runId) headers['AGP-Run-Id'] = o.runId;
@@ -470,6 +472,47 @@ describeModes(
       expect(unsampled.isError).toBe(true);
       // The upstream was not told the client can sample; asking anyway, it is answered -32601 (Method not found).
       expect((unsampled.content[0] as { text: string }).text).toBe('failed -32601: Method not found');
+    }, 120_000);
+
+    it('approval: client on 2026-07-28: the call is answered input_required with the form, and the retry with the answer approves (forwarded) or rejects (a tool error, not forwarded), recorded with the approval', async () => {
+      const p = platform();
+      const name = `mrtr-approve-${uniq()}`;
+      const agentId = `hosted-agent-${uniq()}`;
+      const runId = `hosted-run-${uniq()}`;
+      await register({ name, url: upstream.url, headers: { 'X-Upstream-Token': SECRET }, action_prefix: 'mrtr.', approval: 'client', timeout_ms: 20_000 });
+      await policy({ agent_ids: [agentId], approval_required_actions: ['mrtr.echo'] });
+      const client = await connect({ name, agentId, runId, modern: true, elicitation: true });
+      expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+      const forms: any[] = [];
+      let answer: Record<string, unknown> = { action: 'accept', content: { approve: true, notes: 'fine by me', approver_email: 'dev@example.com' } };
+      client.setRequestHandler('elicitation/create', async (req) => (forms.push(req.params), answer as never));
+      const approved = await client.callTool({ name: 'echo', arguments: { message: 'asked' } }, { timeout: 60_000 });
+      answers.push(approved);
+      expect(approved.content).toEqual([{ type: 'text', text: 'Echo: asked' }]);
+      expect(forms).toHaveLength(1);
+      expect(forms[0]).toMatchObject({ mode: 'form', message: expect.stringContaining(`${name}: approve the call of echo?`), requestedSchema: { required: ['approve', 'approver_email'] } });
+      expect(forms[0].message).toContain('Arguments: {"message":"asked"}');
+      const approvedRows = await call(p, 'GET', `/api/v1/approvals?agent_id=${agentId}&status=approved`, { key: p.readKey });
+      expect(approvedRows.body.approvals).toEqual([expect.objectContaining({ approver_email: 'dev@example.com', notes: 'fine by me' })]);
+
+      answer = { action: 'accept', content: { approve: false, notes: 'not now', approver_email: 'dev@example.com' } };
+      const refused = await client.callTool({ name: 'echo', arguments: { message: 'refused' } }, { timeout: 60_000 });
+      answers.push(refused);
+      expect(refused.isError).toBe(true);
+      expect((refused.content[0] as { text: string }).text).toMatch(/rejected/);
+      expect(forms).toHaveLength(2);
+      const rejectedRows = await call(p, 'GET', `/api/v1/approvals?agent_id=${agentId}&status=rejected`, { key: p.readKey });
+      expect(rejectedRows.body.approvals).toEqual([expect.objectContaining({ approver_email: 'dev@example.com', notes: 'not now' })]);
+      // The ledger: the approved call ran (success, the upstream's result); the rejected one was not forwarded (blocked).
+      const entries = await eventually(async () => {
+        const run = await call(p, 'GET', `/api/v1/runs/${runId}`, { key: p.readKey });
+        return run.status === 200 && run.body.actions.length >= 2 ? (run.body.actions as any[]) : null;
+      }, 30_000);
+      expect(entries.filter((e) => e.action_name === 'mrtr.echo').map((e) => [e.inputs.message, e.status]).sort()).toEqual([['asked', 'success'], ['refused', 'blocked']]);
+      expect(entries.find((e) => e.inputs.message === 'asked')).toMatchObject({ outputs: { content: [{ type: 'text', text: 'Echo: asked' }] } });
+
+      // A request state not signed by the proxy is refused (-32602), nothing decided.
+      await expect(client.request({ method: 'tools/call', params: { name: 'echo', arguments: { message: 'forged' }, requestState: 'v1.e30.AAAA', inputResponses: {} } } as never)).rejects.toThrow(/requestState/);
     }, 120_000);
 
     it("the registration's header reaches the upstream only; the agent's key never does", async () => {

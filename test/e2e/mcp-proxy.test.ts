@@ -4,7 +4,7 @@
  * (`@modelcontextprotocol/server-everything`, stdio), against a real embedded platform. Covers each decision of a
  * `tools/call` (allow with its ledger entry, block as a tool error, hide_denied_tools, downgrade, escalate approved
  * through the approvals API while the client waits with progress, approved or declined in the client by elicitation
- * with --approval client, a kill switch during the session), both protocol
+ * with --approval client (on 2026-07-28 through `input_required` and the client's retry), a kill switch during the session), both protocol
  * eras on the client side, an upstream that dies mid-call or hangs past --timeout-ms, bad input over stdio (answered
  * -32700/-32600/-32601, the proxy stays up), a Streamable HTTP upstream (its own header sent, the AGP
  * key never), and the distributed platform. Source: docs/mcp-proxy.md.
@@ -249,6 +249,31 @@ describe('approval: client (the user answers in the MCP client by elicitation)',
     expect((refused.content[0] as { text: string }).text).toMatch(/rejected/);
     const rejected = await call(p, 'GET', `/api/v1/approvals?agent_id=${agentId}&status=rejected`, { key: p.readKey });
     expect(rejected.body.approvals).toEqual([expect.objectContaining({ approver_email: 'dev@example.com', notes: 'declined in the MCP client' })]);
+  }, 120_000);
+
+  it('on 2026-07-28: the form comes as input_required and the retry answers it; approved: forwarded; rejected: a tool error, not forwarded', async () => {
+    const agentId = `mcp-agent-${uniq()}`;
+    const runId = `mcp-run-${uniq()}`;
+    await policy({ agent_ids: [agentId], approval_required_actions: ['everything.echo'] });
+    const asked: any[] = [];
+    let answer: any = { action: 'accept', content: { approve: true, notes: 'looks fine', approver_email: 'dev@example.com' } };
+    const { client } = await proxied({ agentId, runId, pin: true, upstream: [EVERYTHING], flags: ['--approval', 'client'], onElicit: (params) => (asked.push(params), answer) });
+    expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    const r = await client.callTool({ name: 'echo', arguments: { message: 'modern' } }, { timeout: 60_000 });
+    expect(r.content).toEqual([{ type: 'text', text: 'Echo: modern' }]);
+    expect(asked).toHaveLength(1);
+    expect(asked[0]).toMatchObject({ mode: 'form', message: expect.stringContaining('approve the call of echo?'), requestedSchema: { required: ['approve', 'approver_email'] } });
+    const approved = await call(p, 'GET', `/api/v1/approvals?agent_id=${agentId}&status=approved`, { key: p.readKey });
+    expect(approved.body.approvals).toEqual([expect.objectContaining({ approver_email: 'dev@example.com', notes: 'looks fine' })]);
+
+    answer = { action: 'accept', content: { approve: false, notes: 'no', approver_email: 'dev@example.com' } };
+    const refused = await client.callTool({ name: 'echo', arguments: { message: 'not this' } }, { timeout: 60_000 });
+    expect(refused.isError).toBe(true);
+    expect((refused.content[0] as { text: string }).text).toMatch(/rejected/);
+    const rejected = await call(p, 'GET', `/api/v1/approvals?agent_id=${agentId}&status=rejected`, { key: p.readKey });
+    expect(rejected.body.approvals).toEqual([expect.objectContaining({ approver_email: 'dev@example.com', notes: 'no' })]);
+    const entries = await ledger(runId, 2);
+    expect(entries.map((e) => [e.inputs.message, e.status]).sort()).toEqual([['modern', 'success'], ['not this', 'blocked']]);
   }, 120_000);
 });
 

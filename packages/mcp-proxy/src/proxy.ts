@@ -9,6 +9,8 @@
  * - downgrade: forwarded with the decision's modified arguments.
  * - escalate: the call waits for the approval; while it waits the agent gets `notifications/progress` (when its call
  *   carried a progress token) so its client does not time out; approved → forwarded; rejected or expired → refused.
+ *   With `approval: 'client'` the user is asked in the client: pushed on a 2025 exchange, and on a 2026-07-28 one the
+ *   call is answered `input_required` (the form) and the client's retry carries the answer ({@link ClientApprovalRounds}).
  * - block, rate_limited, budget_exceeded, pii_blocked, content_blocked, loop_detected, a kill switch: not forwarded;
  *   the agent gets MCP's tool error (`isError: true`, the refusal naming the policy, the decision in
  *   `_meta['agp/governance']`), which a model reads as a failed call, not a JSON-RPC error.
@@ -21,7 +23,20 @@
  * updated and log notifications; the upstream's sampling and elicitation requests, when the agent's client supports
  * them. Source: docs/mcp-proxy.md.
  */
-import { SUPPORTED_PROTOCOL_VERSIONS, Server, type CallToolResult, type ServerCapabilities } from '@modelcontextprotocol/server';
+import { randomBytes } from 'node:crypto';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  Server,
+  createRequestStateCodec,
+  inputRequired,
+  type CallToolResult,
+  type ClientCapabilities,
+  type ElicitRequestFormParams,
+  type RequestStateCodec,
+  type ServerCapabilities,
+} from '@modelcontextprotocol/server';
 import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, type Client } from '@modelcontextprotocol/client';
 import { governedToolCall, refusalText, type GovernedRun } from '@agp/sdk/common';
 import type { GovernanceDecision, Run } from '@agp/sdk';
@@ -58,7 +73,8 @@ export interface GovernedProxyOptions {
   /**
    * With `approval: 'client'`: how an approval the agent's user answered in the client is decided on the platform
    * (`POST /api/v1/approvals/{id}/approve` or `/reject`), and the approver's e-mail (absent: the form asks for it).
-   * Absent, or a client without form elicitation, or a 2026-07-28 session: approvals are decided on the platform.
+   * On a 2026-07-28 exchange the call is answered `input_required` (the form) and the client's retry carries the answer
+   * (see {@link ClientApprovalRounds}). Absent, or a client without form elicitation: approvals are decided on the platform.
    */
   clientApproval?: ClientApproval;
   /**
@@ -86,6 +102,91 @@ export interface ClientApproval {
   decide(approvalId: string, verdict: ApprovalDecisionKind, body: ApprovalDecision): Promise<unknown>;
   /** Who approves in the client (an e-mail address); absent: asked in the form. */
   approverEmail?: string;
+  /**
+   * The calls waiting for a 2026-07-28 client's retry, and the key signing their request state. Share one among the
+   * proxies that may receive a retry (the hosted proxy's stateless exchanges). @default one per proxy
+   */
+  rounds?: ClientApprovalRounds;
+}
+
+/** The key of the approval form in an input-required result's `inputRequests` and the retry's `inputResponses`. */
+export const APPROVAL_INPUT = 'agp_approval';
+
+/** The request state of an approval asked on a 2026-07-28 exchange (signed; the client can read it). */
+interface ApprovalRoundState {
+  approval_id: string;
+}
+
+/** A call that escalated on a 2026-07-28 exchange and waits for the client's retry with the form's answer. */
+interface PendingRound {
+  /** The run that opened the approval: a retry must come through the same run (organisation, agent and run). */
+  run: ProxyRun;
+  tool: string;
+  /** The call's arguments, JSON: a retry must carry the same. */
+  args: string;
+  /** The call's outcome (it waits for the approval, then for the claim before the upstream is called). */
+  result: Promise<CallToolResult>;
+  /** The retry takes the call over: the upstream is called with its abort signal. */
+  claim(signal: AbortSignal): void;
+}
+
+/**
+ * The calls of an `approval: client` proxy that escalated on a 2026-07-28 exchange and were answered `input_required`
+ * (the approval form, and a request state naming the approval): held in this process until the client retries with the
+ * answer or `ttlSeconds` pass (the call is then recorded as failed, its upstream never called). The request state is
+ * signed (HMAC-SHA256, the SDK's `createRequestStateCodec`) with a key of this process, bound to `tools/call`, and
+ * valid `ttlSeconds`; a retry reaching another process, or after a restart, is refused (-32602) and the call must be
+ * made again.
+ */
+export class ClientApprovalRounds {
+  /** Signs and checks the request state. */
+  readonly codec: RequestStateCodec<ApprovalRoundState>;
+  /** The waiting calls, by approval id. */
+  readonly pending = new Map<string, PendingRound>();
+  /** @param ttlSeconds how long a client may take to answer the form, s. @default 600 */
+  constructor(readonly ttlSeconds = 600) {
+    this.codec = createRequestStateCodec<ApprovalRoundState>({ key: randomBytes(32), ttlSeconds, bind: (ctx) => ctx.mcpReq.method });
+  }
+}
+
+/** A form elicitation's answer, as the client returns it. */
+type ApprovalAnswer = { action: 'accept' | 'decline' | 'cancel'; content?: unknown };
+
+/**
+ * The approval form of an escalated call (form elicitation): approve (boolean), notes, and the approver's e-mail unless
+ * `approval.approverEmail` is set. The same on a 2025 exchange (pushed) and a 2026-07-28 one (input required).
+ */
+function approvalForm(server: string, tool: string, args: Record<string, unknown>, decision: GovernanceDecision, approval: ClientApproval): ElicitRequestFormParams {
+  const shown = JSON.stringify(args);
+  return {
+    mode: 'form',
+    message: `${server}: approve the call of ${tool}? ${decision.reason ?? ''}\nArguments: ${shown.length > FORM_ARGUMENTS_CHARS ? `${shown.slice(0, FORM_ARGUMENTS_CHARS)}…` : shown}`,
+    requestedSchema: {
+      type: 'object',
+      properties: {
+        approve: { type: 'boolean', title: 'Approve this call', description: `Run ${tool} with these arguments` },
+        notes: { type: 'string', title: 'Notes', description: 'Recorded with the approval' },
+        ...(approval.approverEmail ? {} : { approver_email: { type: 'string', format: 'email', title: 'Your e-mail', description: 'Recorded as who decided' } }),
+      },
+      required: approval.approverEmail ? ['approve'] : ['approve', 'approver_email'],
+    },
+  };
+}
+
+/**
+ * Decide approval `approvalId` from the form's answer: accepted with `approve: true` approves, any other accept or a
+ * decline rejects, with the notes given (else what happened) and the approver's e-mail. A cancel, or no e-mail, leaves
+ * it to the platform (reported to `onError`).
+ * @throws whatever `approval.decide` throws.
+ */
+async function decideAnswer(approval: ClientApproval, approvalId: string, answer: ApprovalAnswer, onError: (message: string) => void): Promise<void> {
+  if (answer.action === 'cancel') return;
+  const content = (answer.content ?? {}) as { approve?: unknown; notes?: unknown; approver_email?: unknown };
+  const verdict: ApprovalDecisionKind = answer.action === 'accept' && content.approve === true ? 'approve' : 'reject';
+  const email = approval.approverEmail ?? (typeof content.approver_email === 'string' ? content.approver_email : undefined);
+  if (!email) return onError(`approval ${approvalId}: answered in the client without an e-mail; left to the platform`);
+  const notes = typeof content.notes === 'string' && content.notes ? content.notes : answer.action === 'decline' ? 'declined in the MCP client' : `${verdict === 'approve' ? 'approved' : 'rejected'} in the MCP client`;
+  await approval.decide(approvalId, verdict, { approver_email: email, notes });
 }
 
 /** Longest text of a call's arguments shown in an approval form, characters. */
@@ -133,9 +234,11 @@ export function createGovernedProxy(o: GovernedProxyOptions): Server {
     ...(caps.logging ? { logging: {} } : {}),
   };
   const upstreamInfo = upstream.getServerVersion();
+  const rounds = o.clientApproval ? (o.clientApproval.rounds ?? new ClientApprovalRounds()) : null;
   const server = new Server(PROXY_INFO, {
     capabilities,
     supportedProtocolVersions: PROXY_PROTOCOL_VERSIONS,
+    ...(rounds ? { requestState: { verify: rounds.codec.verify } } : {}),
     instructions: [`Tools of the MCP server ${settings.name}${upstreamInfo ? ` (${upstreamInfo.name} ${upstreamInfo.version})` : ''}, governed by AGP: a call a policy stops returns a tool error saying why.`, upstream.getInstructions?.()].filter(Boolean).join('\n\n'),
   });
   const timeout = { timeout: settings.timeout_ms };
@@ -169,79 +272,109 @@ export function createGovernedProxy(o: GovernedProxyOptions): Server {
       ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: progressToken!, progress, ...(total !== undefined ? { total } : {}), ...(message ? { message } : {}) } }).catch((err) => onError(`progress could not be sent: ${String(err)}`));
     const waiting = progressToken !== undefined ? setInterval(() => void notifyProgress(++sent, undefined, `waiting for a decision on ${tool}`), o.progressIntervalMs ?? 5000) : null;
     waiting?.unref();
-    // approval: client: the user answers in the client (form elicitation), and the answer decides the approval on the
-    // platform; the call then goes on as for any approval. A dismissed form leaves it to the platform.
+    // approval: client on a 2025 exchange: the user answers in the client (form elicitation, pushed), and the answer
+    // decides the approval on the platform; the call then goes on as for any approval. A dismissed form leaves it to the platform.
     const askInClient = (approvalId: string, decision: GovernanceDecision) => {
       const approval = o.clientApproval!;
-      const shown = JSON.stringify(args);
-      const message = `${settings.name}: approve the call of ${tool}? ${decision.reason ?? ''}\nArguments: ${shown.length > FORM_ARGUMENTS_CHARS ? `${shown.slice(0, FORM_ARGUMENTS_CHARS)}…` : shown}`;
       void ctx.mcpReq
-        .elicitInput({
-          mode: 'form',
-          message,
-          requestedSchema: {
-            type: 'object',
-            properties: {
-              approve: { type: 'boolean', title: 'Approve this call', description: `Run ${tool} with these arguments` },
-              notes: { type: 'string', title: 'Notes', description: 'Recorded with the approval' },
-              ...(approval.approverEmail ? {} : { approver_email: { type: 'string', format: 'email', title: 'Your e-mail', description: 'Recorded as who decided' } }),
-            },
-            required: approval.approverEmail ? ['approve'] : ['approve', 'approver_email'],
-          },
-        })
-        .then(async (answer) => {
-          if (answer.action === 'cancel') return;
-          const content = (answer.content ?? {}) as { approve?: unknown; notes?: unknown; approver_email?: unknown };
-          const verdict: ApprovalDecisionKind = answer.action === 'accept' && content.approve === true ? 'approve' : 'reject';
-          const email = approval.approverEmail ?? (typeof content.approver_email === 'string' ? content.approver_email : undefined);
-          if (!email) return onError(`approval ${approvalId}: answered in the client without an e-mail; left to the platform`);
-          const notes = typeof content.notes === 'string' && content.notes ? content.notes : answer.action === 'decline' ? 'declined in the MCP client' : `${verdict === 'approve' ? 'approved' : 'rejected'} in the MCP client`;
-          await approval.decide(approvalId, verdict, { approver_email: email, notes });
-        })
+        .elicitInput(approvalForm(settings.name, tool, args, decision, approval))
+        .then((answer) => decideAnswer(approval, approvalId, answer as ApprovalAnswer, onError))
         .catch((err: unknown) => onError(`approval ${approvalId} could not be asked in the client (left to the platform): ${err instanceof Error ? err.message : String(err)}`));
     };
     const clientApproves = settings.approval === 'client' && o.clientApproval !== undefined;
+    // approval: client on a 2026-07-28 exchange (no server-to-client requests): the call is answered input_required
+    // with the same form; the client's retry carries the answer (see {@link ClientApprovalRounds}).
+    const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+    const declared = envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
+    const asksByRetry = clientApproves && envelope?.[PROTOCOL_VERSION_META_KEY] !== undefined && declared?.elicitation !== undefined && (declared.elicitation.form !== undefined || declared.elicitation.url === undefined);
+    const state = asksByRetry ? ctx.mcpReq.requestState<ApprovalRoundState>() : undefined;
     try {
       const governed = await runOf(ctx.mcpReq.envelope);
+      if (state !== undefined) {
+        // The retry: the state is signed by this proxy's rounds (checked by the SDK before this handler), and it must
+        // name a call of this run (same organisation, agent and run), of this tool, with these arguments.
+        const pending = typeof state?.approval_id === 'string' ? rounds!.pending.get(state.approval_id) : undefined;
+        if (!pending || pending.run !== governed || pending.tool !== tool || pending.args !== JSON.stringify(args)) {
+          return toolError(`approval ${String(state?.approval_id)} is not awaited by this call of ${tool} (its call was answered, expired, or is another agent's); call the tool again`);
+        }
+        rounds!.pending.delete(state.approval_id);
+        const answer = ctx.mcpReq.inputResponses?.[APPROVAL_INPUT] as { action?: unknown; content?: unknown } | undefined;
+        if (answer && (answer.action === 'accept' || answer.action === 'decline' || answer.action === 'cancel')) {
+          await decideAnswer(o.clientApproval!, state.approval_id, answer as ApprovalAnswer, onError).catch((err: unknown) => onError(`approval ${state.approval_id} could not be decided (left to the platform): ${err instanceof Error ? err.message : String(err)}`));
+        }
+        pending.claim(ctx.mcpReq.signal);
+        return await pending.result;
+      }
       const held = o.pins ? await o.pins.held(tool) : null;
       if (held !== null) {
         const refused = governed.refuse(settings.action_prefix + tool, args, held, TOOL_PIN_RULE);
         return toolError(held, { [GOVERNANCE_META_KEY]: refused.decision });
       }
-      const outcome = await governedToolCall<CallToolResult>(
-        governed,
-        settings.action_prefix + tool,
-        args,
-        async (effective) => {
-          if (waiting) clearInterval(waiting);
-          const offset = sent;
-          return (await upstream.callTool(
-            { ...req.params, arguments: effective },
-            {
-              ...timeout,
-              signal: ctx.mcpReq.signal,
-              ...(progressToken !== undefined ? { onprogress: (p: { progress: number; total?: number; message?: string }) => void notifyProgress(offset + p.progress, p.total !== undefined ? offset + p.total : undefined, p.message) } : {}),
-            },
-          )) as CallToolResult;
-        },
-        {
-          actOptions: {
-            ...(estimatedCostUsd !== undefined ? { estimatedCostUsd } : {}),
-            ...(clientApproves ? { onEscalated: ({ approvalId, decision }: { approvalId: string; decision: GovernanceDecision }) => askInClient(approvalId, decision) } : {}),
+      // On a 2026-07-28 exchange the upstream is called only once the client's retry has claimed the call.
+      let asked = false;
+      let escalated: (e: { approvalId: string; decision: GovernanceDecision }) => void = () => {};
+      const escalation = asksByRetry ? new Promise<{ approvalId: string; decision: GovernanceDecision }>((resolve) => (escalated = (e) => ((asked = true), resolve(e)))) : null;
+      let claim: { resolve: (signal: AbortSignal) => void; reject: (err: Error) => void } | null = null;
+      const claimed = asksByRetry ? new Promise<AbortSignal>((resolve, reject) => (claim = { resolve, reject })) : null;
+      claimed?.catch(() => {});
+      const result = (async (): Promise<CallToolResult> => {
+        const outcome = await governedToolCall<CallToolResult>(
+          governed,
+          settings.action_prefix + tool,
+          args,
+          async (effective) => {
+            if (waiting) clearInterval(waiting);
+            const offset = sent;
+            const retried = asked && claimed !== null;
+            const signal = retried ? await claimed! : ctx.mcpReq.signal;
+            return (await upstream.callTool(
+              { ...req.params, arguments: effective },
+              {
+                ...timeout,
+                signal,
+                ...(progressToken !== undefined && !retried ? { onprogress: (p: { progress: number; total?: number; message?: string }) => void notifyProgress(offset + p.progress, p.total !== undefined ? offset + p.total : undefined, p.message) } : {}),
+              },
+            )) as CallToolResult;
           },
-          failure: (r) => (r.isError ? r.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n') || 'the tool returned isError' : null),
-        },
-      );
-      switch (outcome.kind) {
-        case 'ran':
-          return outcome.value;
-        case 'replayed':
-          return outcome.value as CallToolResult;
-        case 'invalid':
-          return toolError(outcome.error.message);
-        case 'blocked':
-          return toolError(refusal(tool, outcome.decision), { [GOVERNANCE_META_KEY]: outcome.decision });
-      }
+          {
+            actOptions: {
+              ...(estimatedCostUsd !== undefined ? { estimatedCostUsd } : {}),
+              ...(asksByRetry ? { onEscalated: escalated } : clientApproves && server.getClientCapabilities()?.elicitation ? { onEscalated: ({ approvalId, decision }: { approvalId: string; decision: GovernanceDecision }) => askInClient(approvalId, decision) } : {}),
+            },
+            failure: (r) => (r.isError ? r.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n') || 'the tool returned isError' : null),
+          },
+        );
+        switch (outcome.kind) {
+          case 'ran':
+            return outcome.value;
+          case 'replayed':
+            return outcome.value as CallToolResult;
+          case 'invalid':
+            return toolError(outcome.error.message);
+          case 'blocked':
+            return toolError(refusal(tool, outcome.decision), { [GOVERNANCE_META_KEY]: outcome.decision });
+        }
+      })().catch((err: unknown) => toolError(upstreamFailure(settings.name, err)));
+      if (!escalation) return await result;
+      const first = await Promise.race([result.then((done) => ({ done })), escalation.then((asked) => ({ asked }))]);
+      if ('done' in first) return first.done;
+      const { approvalId, decision } = first.asked;
+      const expiry = setTimeout(() => {
+        rounds!.pending.delete(approvalId);
+        claim!.reject(new Error(`the MCP client did not answer approval ${approvalId} within ${rounds!.ttlSeconds} s`));
+      }, rounds!.ttlSeconds * 1000);
+      expiry.unref();
+      rounds!.pending.set(approvalId, {
+        run: governed,
+        tool,
+        args: JSON.stringify(args),
+        result,
+        claim: (signal) => (clearTimeout(expiry), claim!.resolve(signal)),
+      });
+      return inputRequired({
+        inputRequests: { [APPROVAL_INPUT]: inputRequired.elicit(approvalForm(settings.name, tool, args, decision, o.clientApproval!)) },
+        requestState: await rounds!.codec.mint({ approval_id: approvalId }, ctx),
+      }) as unknown as CallToolResult;
     } catch (err) {
       return toolError(upstreamFailure(settings.name, err));
     } finally {

@@ -30,7 +30,7 @@ import { MCP_MAX_BODY_BYTES, McpServerNameSchema, OpaqueIdSchema, type McpServer
 import { AGENT_ID_HEADER, agentIdOf } from '@agp/auth';
 import { call, type Sender } from '@agp/bus';
 import { Governor, type Run } from '@agp/sdk';
-import { PROXY_INFO, ToolPins, connectUpstream, createGovernedProxy, listAllTools, type GovernedProxyOptions, type ToolPinGuard } from '@agp/mcp-proxy';
+import { ClientApprovalRounds, PROXY_INFO, ToolPins, connectUpstream, createGovernedProxy, listAllTools, type GovernedProxyOptions, type ToolPinGuard } from '@agp/mcp-proxy';
 import { ForbiddenError, ValidationError, checkOutboundUrl, type Logger, type OutboundAllowList } from '@agp/runtime';
 import type { AuthedRequest } from '../edge.js';
 import { presentedKey } from '../edge.js';
@@ -189,6 +189,8 @@ export class HostedMcpProxy {
   private readonly handler: McpHttpHandler;
   /** Upstreams whose last connection attempt failed, by organisation and server (cleared by the next success). */
   private readonly failing = new Map<string, FailingUpstream>();
+  /** `approval: client` calls of 2026-07-28 exchanges waiting for the client's retry (shared by the stateless exchanges). */
+  private readonly rounds = new ClientApprovalRounds();
 
   constructor(private readonly o: HostedMcpOptions) {
     this.limits = { ...HOSTED_MCP_LIMITS, ...o.limits };
@@ -270,12 +272,14 @@ export class HostedMcpProxy {
     const governorOf = (agent: string) => this.governors.get(governorKeyOf(ctx, agent), () => this.connectGovernor(key, agent));
     // With the agent known before the call (a bound key, the header), its governor is ready for hide_denied_tools.
     const ready = boundOrNamed && opened.settings.hide_denied_tools ? await governorOf(boundOrNamed) : null;
+    // The governor of the agent this exchange's run belongs to (known once `run` is called).
+    let runGovernor: Promise<HeldGovernor> | null = null;
     const exchange: ExchangeProxy = {
       upstream,
       settings: opened.settings,
       run: async (client) => {
         const agent = boundOrNamed ?? client.name ?? 'mcp-client';
-        const held = await governorOf(agent);
+        const held = await (runGovernor = governorOf(agent));
         const runId = runHeader ?? `default\u0000${server}`;
         let run = held.runs.get(runId);
         if (!run) {
@@ -291,6 +295,12 @@ export class HostedMcpProxy {
       },
       ...(ready ? { deniedByName: (action: string) => ready.governor.deniedByName(action) } : {}),
       ...(heldUpstream ? { pins: this.pinGuard(ctx, opened, heldUpstream) } : {}),
+      // approval: client on 2026-07-28 (input required, answered in the client's retry); a 2025 stateless exchange
+      // cannot ask (no server-to-client requests) and leaves it to the platform.
+      clientApproval: {
+        decide: async (approvalId, verdict, body) => (await (runGovernor ?? governorOf(boundOrNamed ?? 'mcp-client'))).governor.decideApproval(approvalId, verdict, body),
+        rounds: this.rounds,
+      },
     };
     await this.answer(req, res, method, body, (request) =>
       this.handler.fetch(request, { authInfo: { token: 'hosted-mcp-proxy', clientId: 'hosted-mcp-proxy', scopes: [], extra: { hostedMcp: exchange } } }),
